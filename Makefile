@@ -1,0 +1,46 @@
+# Quorum: `make demo` runs the main job on the embedded default and serves the UI;
+# `make test` sets everything up and runs the test suite. Both need only Python 3.11.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements.lock | cksum | cut -d' ' -f1)
+export QUORUM_ENV ?= development
+
+.PHONY: help venv migrate demo test bench serve worker clean
+
+help:
+	@echo "make demo   - set up, run the demo rewrite job end to end, serve the UI on 127.0.0.1:8000"
+	@echo "make test   - set up and run the test suite (PostgreSQL/Redis/Chromium used when present)"
+	@echo "make bench  - run the performance harness in perf/"
+
+$(STAMP): requirements.txt requirements.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c requirements.lock
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+venv: $(STAMP)
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py demo
+
+test: venv
+	scripts/ensure_chromium.sh
+	QUORUM_ENV=test scripts/run_tests.sh $(ARGS)
+
+bench: venv
+	scripts/ensure_services.sh || true
+	QUORUM_ENV=test $(PY) -m perf $(ARGS)
+
+serve: migrate
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+worker: venv
+	$(VENV)/bin/celery -A quorum worker -B --loglevel=info
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,1 @@
+"""What the benchmark publishes (systems, submissions, campaigns, scores). See DESIGN.md."""

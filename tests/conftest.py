@@ -1,0 +1,57 @@
+"""Shared fixtures, and the rule for tests that need real services.
+
+Tests marked `postgres`, `redis` or `browser` run against the machine's PostgreSQL, Redis and
+Debian chromium. Where one is missing they are skipped with a reason that says so, except under
+CI=true, where a missing service fails the test: CI must exercise the real parts.
+"""
+import os
+import shutil
+
+import pytest
+from django.db import connection
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _missing(reason):
+    if IN_CI:
+        pytest.fail(f"CI needs this service: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _require_services(request):
+    if request.node.get_closest_marker("postgres") and connection.vendor != "postgresql":
+        _missing("needs PostgreSQL: set DATABASE_URL=postgres://... or start PostgreSQL on 127.0.0.1:5432")
+    if request.node.get_closest_marker("redis") and not os.environ.get("QUORUM_TEST_REDIS_URL"):
+        _missing("needs Redis: start redis-server on 127.0.0.1:6379 or set QUORUM_TEST_REDIS_URL")
+    if request.node.get_closest_marker("browser") and not CHROMIUM:
+        _missing("needs Debian's chromium package (apt-get install chromium)")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(settings, tmp_path):
+    settings.QUORUM_EXPORT_DIR = tmp_path / "exports"
+    settings.QUORUM_IMPORT_DIR = tmp_path / "imports"
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def organizer(django_user_model):
+    from annotation.roles import make_organizer
+
+    user = django_user_model.objects.create_user("olga", password="organizer-pass-1")
+    make_organizer(user)
+    return user
+
+
+@pytest.fixture
+def make_annotator(django_user_model):
+    from annotation.roles import make_annotator as _make
+
+    def factory(name):
+        user = django_user_model.objects.create_user(name, password=f"{name}-pass-1")
+        return user, _make(user)
+
+    return factory
