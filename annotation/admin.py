@@ -1,0 +1,71 @@
+from django.contrib import admin
+
+from . import models
+
+
+@admin.register(models.Corpus)
+class CorpusAdmin(admin.ModelAdmin):
+    list_display = ("name", "source_format", "created_by", "created_at")
+    search_fields = ("name",)
+
+
+@admin.register(models.Dialog)
+class DialogAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "corpus", "position")
+    list_filter = ("corpus",)
+    search_fields = ("external_id",)
+
+
+@admin.register(models.Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ("dialog", "index", "speaker", "text")
+    list_select_related = ("dialog",)
+    raw_id_fields = ("dialog",)
+    search_fields = ("text",)
+
+
+@admin.register(models.Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ("name", "corpus", "task_type", "state", "redundancy", "reward", "created_at")
+    list_filter = ("state", "task_type")
+    filter_horizontal = ("annotators",)
+
+
+@admin.register(models.Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("id", "job", "position", "state")
+    list_filter = ("state", "job")
+    raw_id_fields = ("turn",)
+
+
+@admin.register(models.Slot)
+class SlotAdmin(admin.ModelAdmin):
+    list_display = ("id", "item", "index", "state", "worker", "claimed_at", "expires_at")
+    list_filter = ("state",)
+    raw_id_fields = ("item", "worker")
+
+
+@admin.register(models.Response)
+class ResponseAdmin(admin.ModelAdmin):
+    list_display = ("id", "item", "worker", "status", "submitted_at", "active_seconds")
+    list_filter = ("status",)
+    raw_id_fields = ("slot", "item", "worker")
+
+
+@admin.register(models.Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("provider", "external_id", "user", "created_at")
+    list_filter = ("provider",)
+    search_fields = ("external_id",)
+
+
+@admin.register(models.ImportRun)
+class ImportRunAdmin(admin.ModelAdmin):
+    list_display = ("corpus_name", "source_format", "status", "done", "total", "created_at")
+    list_filter = ("status",)
+
+
+@admin.register(models.ExportRun)
+class ExportRunAdmin(admin.ModelAdmin):
+    list_display = ("job", "status", "done", "total", "created_at")
+    list_filter = ("status",)

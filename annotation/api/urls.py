@@ -1,0 +1,2 @@
+"""REST API routes (DRF). Included under /api/ by quorum/urls.py."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Organizer pages (dashboards for corpora, jobs, imports, exports). Included under /organize/."""
+urlpatterns = []

@@ -1,0 +1,73 @@
+"""Reads for jobs: what an annotator may see, what an organizer follows."""
+from dataclasses import dataclass
+
+from django.db.models import Avg, Count, F, Q
+
+from ..models import Item, Job, Response, Slot, Turn, Worker
+
+
+def jobs_open_to(worker: Worker):
+    """Live jobs this in-house worker may work on, with how many slots are still open to anyone."""
+    jobs = Job.objects.filter(state=Job.State.LIVE).filter(Q(annotators__isnull=True) | Q(annotators=worker)).distinct()
+    return jobs.annotate(open_slots=Count("items__slots", filter=Q(items__slots__state=Slot.State.OPEN))).order_by("-launched_at")
+
+
+def worker_responses(worker: Worker, job: Job | None = None):
+    qs = Response.objects.filter(worker=worker).select_related("item__job")
+    if job is not None:
+        qs = qs.filter(item__job=job)
+    return qs.order_by("-submitted_at")
+
+
+def dialog_history(item: Item) -> list[dict]:
+    """The dialog up to and including the item's turn: [{"speaker", "text", "is_target"}]."""
+    if item.turn_id is None:
+        return []
+    turn = item.turn
+    turns = Turn.objects.filter(dialog_id=turn.dialog_id, index__lte=turn.index).order_by("index").values("speaker", "text", "index")
+    return [{"speaker": t["speaker"], "text": t["text"], "is_target": t["index"] == turn.index} for t in turns]
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    items_total: int
+    items_complete: int
+    slots_total: int
+    slots_submitted: int
+    slots_claimed: int
+    responses_by_status: dict
+    mean_seconds_per_response: float | None
+    mean_active_seconds: float | None
+    workers: int
+
+    @property
+    def fraction(self) -> float:
+        return self.slots_submitted / self.slots_total if self.slots_total else 0.0
+
+
+def job_progress(job: Job) -> JobProgress:
+    items = Item.objects.filter(job=job).aggregate(total=Count("id"), complete=Count("id", filter=Q(state=Item.State.COMPLETE)))
+    slots = Slot.objects.filter(job=job).aggregate(
+        total=Count("id"),
+        submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)),
+        claimed=Count("id", filter=Q(state=Slot.State.CLAIMED)),
+    )
+    responses = Response.objects.filter(item__job=job)
+    by_status = dict(responses.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    timing = responses.aggregate(
+        active=Avg("active_seconds"),
+        elapsed=Avg(F("submitted_at") - F("claimed_at")),
+        workers=Count("worker", distinct=True),
+    )
+    elapsed = timing["elapsed"]
+    return JobProgress(
+        items_total=items["total"],
+        items_complete=items["complete"],
+        slots_total=slots["total"],
+        slots_submitted=slots["submitted"],
+        slots_claimed=slots["claimed"],
+        responses_by_status=by_status,
+        mean_seconds_per_response=elapsed.total_seconds() if elapsed is not None else None,
+        mean_active_seconds=timing["active"],
+        workers=timing["workers"],
+    )

@@ -1,0 +1,163 @@
+"""Writes for the work loop: claim a slot, submit a response, release expired claims.
+
+The rules (DESIGN.md, "Providers"): work is bound to a worker when the worker claims it; a
+worker never gets an item they already hold or did; an item never gets more responses than its
+redundancy. Slots are rows made with the item, so redundancy is a row count; the partial unique
+constraint `slot_one_worker_per_item` keeps a worker to one slot per item; PostgreSQL's
+`SELECT ... FOR UPDATE SKIP LOCKED` lets concurrent claimers take different slots without waiting.
+On SQLite, transactions begin IMMEDIATE (see settings), which serializes writers instead.
+"""
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import task_types
+from ..models import Item, Job, Response, Slot, Worker
+from ..signals import response_submitted
+
+CLAIM_ATTEMPTS = 5
+
+
+class ClaimError(Exception):
+    """The worker cannot work on this slot (any more); the message says why."""
+
+
+class ResponseRejected(Exception):
+    """The response failed validation; nothing was saved. `problems` say what to fix."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super().__init__("; ".join(p.message for p in self.problems))
+
+
+def job_is_open_to(job: Job, worker: Worker) -> bool:
+    if job.state != Job.State.LIVE:
+        return False
+    if worker.provider != "inhouse":
+        return True  # crowd workers arrive through a provider posting of this job
+    return not job.annotators.exists() or job.annotators.filter(pk=worker.pk).exists()
+
+
+def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
+    """The worker's current claim on this job, or a newly claimed slot; None when no work is left for them."""
+    now = now or timezone.now()
+    if not job_is_open_to(job, worker):
+        raise ClaimError("This job is not open to you.")
+    for _attempt in range(CLAIM_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                held = (
+                    Slot.objects.filter(job=job, worker=worker, state=Slot.State.CLAIMED, expires_at__gt=now)
+                    .order_by("position")
+                    .first()
+                )
+                if held:
+                    return held
+                taken_items = Slot.objects.filter(job=job, worker=worker).values("item_id")
+                slot = (
+                    Slot.objects.select_for_update(skip_locked=True)
+                    .filter(job=job, state=Slot.State.OPEN)
+                    .exclude(item_id__in=taken_items)
+                    .order_by("position", "index")
+                    .first()
+                )
+                if slot is None:
+                    return None
+                slot.state = Slot.State.CLAIMED
+                slot.worker = worker
+                slot.claimed_at = now
+                slot.expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
+                slot.save(update_fields=["state", "worker", "claimed_at", "expires_at"])
+                return slot
+        except IntegrityError:
+            # The same worker claimed another slot of this item in a concurrent request; try again.
+            continue
+    raise ClaimError("Too many simultaneous requests; please try again.")
+
+
+def release_slot(*, slot_id: int, worker: Worker) -> None:
+    """The worker gives the item back (skip)."""
+    Slot.objects.filter(pk=slot_id, worker=worker, state=Slot.State.CLAIMED).update(
+        state=Slot.State.OPEN, worker=None, claimed_at=None, expires_at=None
+    )
+
+
+def release_expired_claims(now=None) -> int:
+    """Free every claim past its expiry; run periodically by Celery beat. Returns how many."""
+    now = now or timezone.now()
+    return Slot.objects.filter(state=Slot.State.CLAIMED, expires_at__lt=now).update(
+        state=Slot.State.OPEN, worker=None, claimed_at=None, expires_at=None
+    )
+
+
+def check_answers(*, slot: Slot, answers: dict):
+    """Validate answers for a slot without saving: (cleaned, problems). Used for live feedback."""
+    item = slot.item
+    kind = task_types.get(item.job.task_type)
+    return kind.validate(item.payload, item.job.settings, answers)
+
+
+def submit_response(*, slot_id: int, worker: Worker, answers: dict, active_seconds=None, now=None) -> Response:
+    """Validate and store a response for a slot the worker holds, atomically.
+
+    Idempotent: a second submission of the same slot by the same worker returns the stored
+    response. A claim that expired and was freed is taken back if the item still has room, so a
+    slow worker's text is not lost.
+    """
+    now = now or timezone.now()
+    slot = Slot.objects.select_related("item__job").filter(pk=slot_id).first()
+    if slot is None:
+        raise ClaimError("This item does not exist.")
+    job = slot.item.job
+    if job.state not in (Job.State.LIVE, Job.State.PAUSED):
+        raise ClaimError("This job is no longer collecting responses.")
+    cleaned, problems = task_types.get(job.task_type).validate(slot.item.payload, job.settings, answers or {})
+    if problems:
+        raise ResponseRejected(problems)
+    if active_seconds is not None:
+        try:
+            active_seconds = max(0.0, min(float(active_seconds), 86400.0))
+        except (TypeError, ValueError):
+            active_seconds = None
+
+    with transaction.atomic():
+        # Lock the item first: concurrent submissions to one item then decide completion in turn.
+        item = Item.objects.select_for_update().get(pk=slot.item_id)
+        slot = Slot.objects.select_for_update().get(pk=slot_id)
+        if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
+            return slot.response
+        if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
+            slot = _take_back(item, worker, now, job)
+        claimed_at = slot.claimed_at or now
+        slot.state = Slot.State.SUBMITTED
+        slot.expires_at = None
+        slot.save(update_fields=["state", "expires_at"])
+        response = Response.objects.create(
+            slot=slot,
+            item=item,
+            worker=worker,
+            answers=cleaned,
+            checks={"passed": True, "problems": []},
+            status=Response.Status.ACCEPTED,
+            claimed_at=claimed_at,
+            active_seconds=active_seconds,
+        )
+        if not Slot.objects.filter(item=item).exclude(state=Slot.State.SUBMITTED).exists():
+            item.state = Item.State.COMPLETE
+            item.save(update_fields=["state"])
+        transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
+    return response
+
+
+def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:
+    if Slot.objects.filter(item=item, worker=worker).exclude(state=Slot.State.OPEN).exists():
+        raise ClaimError("You have already answered this item.")
+    slot = Slot.objects.select_for_update().filter(item=item, state=Slot.State.OPEN).order_by("index").first()
+    if slot is None:
+        raise ClaimError("Your claim on this item expired and other annotators have completed it.")
+    slot.state = Slot.State.CLAIMED
+    slot.worker = worker
+    slot.claimed_at = now
+    slot.save(update_fields=["state", "worker", "claimed_at"])
+    return slot

@@ -1,0 +1,151 @@
+"""Writes for jobs: create a job with its items and slots, launch, pause, resume, finish."""
+import random
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import task_types
+from ..models import Corpus, Dialog, Item, Job, Slot, Turn
+from ..signals import job_launched
+
+ITEM_BATCH = 5000
+
+
+class JobError(ValueError):
+    """A job request that cannot be carried out; the message says what to change."""
+
+    def __init__(self, message, errors=None):
+        super().__init__(message)
+        self.errors = errors or {}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which source turns become items: every one, a random sample of them, or chosen dialogs."""
+
+    mode: str = "all"  # "all" | "sample" | "dialogs"
+    size: int | None = None  # with "sample": number of turns
+    seed: int = 0  # with "sample": the same seed gives the same sample
+    dialog_ids: list[str] = field(default_factory=list)  # with "dialogs": external ids
+
+
+def create_job(
+    *,
+    corpus: Corpus,
+    name: str,
+    task_type: str = "rewrite",
+    settings: dict | None = None,
+    selection: Selection | None = None,
+    redundancy: int = 1,
+    reward: Decimal | str = Decimal("0.50"),
+    instructions: str = "",
+    claim_timeout_minutes: int = 30,
+    created_by=None,
+) -> Job:
+    """Create a draft job with one item per selected source turn and `redundancy` slots per item."""
+    selection = selection or Selection()
+    try:
+        kind = task_types.get(task_type)
+    except KeyError as exc:
+        raise JobError(str(exc.args[0])) from None
+    try:
+        clean_settings = kind.clean_settings(settings)
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors) from None
+    if not name or not name.strip():
+        raise JobError("give the job a name")
+    if not isinstance(redundancy, int) or redundancy < 1 or redundancy > 50:
+        raise JobError("redundancy must be a whole number from 1 to 50")
+    reward = Decimal(str(reward))
+    if reward < 0:
+        raise JobError("reward cannot be negative")
+    if claim_timeout_minutes < 1:
+        raise JobError("claim timeout must be at least one minute")
+
+    turns = _selected_turns(corpus, kind, selection)
+    if not turns:
+        raise JobError("the selection contains no turns to annotate")
+
+    with transaction.atomic():
+        job = Job.objects.create(
+            name=name.strip(),
+            corpus=corpus,
+            task_type=kind.key,
+            settings=clean_settings,
+            instructions=instructions,
+            redundancy=redundancy,
+            reward=reward,
+            claim_timeout_minutes=claim_timeout_minutes,
+            created_by=created_by,
+        )
+        for start in range(0, len(turns), ITEM_BATCH):
+            batch = turns[start : start + ITEM_BATCH]
+            items = Item.objects.bulk_create(
+                [
+                    Item(job=job, turn_id=turn.id, position=start + i, payload=kind.build_payload(turn))
+                    for i, turn in enumerate(batch)
+                ]
+            )
+            Slot.objects.bulk_create(
+                [
+                    Slot(item_id=item.id, job_id=job.id, index=k, position=item.position)
+                    for item in items
+                    for k in range(redundancy)
+                ]
+            )
+    return job
+
+
+def _selected_turns(corpus, kind, selection: Selection) -> list[Turn]:
+    turns = Turn.objects.filter(dialog__corpus=corpus).only("id", "dialog_id", "index", "speaker", "text", "slot_values")
+    if selection.mode == "dialogs":
+        wanted = set(selection.dialog_ids)
+        if not wanted:
+            raise JobError("choose at least one dialog")
+        found = set(Dialog.objects.filter(corpus=corpus, external_id__in=wanted).values_list("external_id", flat=True))
+        missing = sorted(wanted - found)
+        if missing:
+            raise JobError(f"dialogs not in corpus {corpus.name!r}: {', '.join(missing[:10])}")
+        turns = turns.filter(dialog__external_id__in=wanted)
+    elif selection.mode not in ("all", "sample"):
+        raise JobError("selection mode must be all, sample or dialogs")
+    chosen = list(kind.source_turns(turns.order_by("dialog__position", "index").iterator(chunk_size=5000)))
+    if selection.mode == "sample":
+        if not selection.size or selection.size < 1:
+            raise JobError("a sample needs a size of at least 1")
+        if selection.size < len(chosen):
+            keep = set(random.Random(selection.seed).sample(range(len(chosen)), selection.size))
+            chosen = [t for i, t in enumerate(chosen) if i in keep]
+    return chosen
+
+
+def launch_job(job: Job) -> Job:
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.state not in (Job.State.DRAFT, Job.State.PAUSED):
+            raise JobError(f"a {job.get_state_display().lower()} job cannot be launched")
+        job.state = Job.State.LIVE
+        job.launched_at = job.launched_at or timezone.now()
+        job.save(update_fields=["state", "launched_at"])
+        transaction.on_commit(lambda: job_launched.send(sender=Job, job=job))
+    return job
+
+
+def pause_job(job: Job) -> Job:
+    return _transition(job, {Job.State.LIVE}, Job.State.PAUSED)
+
+
+def finish_job(job: Job) -> Job:
+    return _transition(job, {Job.State.LIVE, Job.State.PAUSED}, Job.State.FINISHED)
+
+
+def _transition(job, allowed_from, to):
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.state not in allowed_from:
+            raise JobError(f"a {job.get_state_display().lower()} job cannot become {to}")
+        job.state = to
+        job.save(update_fields=["state"])
+    return job

@@ -1,0 +1,8 @@
+"""The task-type registry: one module per kind of work (see DESIGN.md, "Task types").
+
+A new kind of work (Likert rating, vote, hard-test scoring) is one new module that subclasses
+`TaskType` and calls `register`; views, services and exports look the type up by `job.task_type`
+instead of switching on it.
+"""
+from .base import Problem, TaskType, TaskTypeSettingsError, get, register, registry  # noqa: F401
+from . import rewrite  # noqa: F401,E402  (registers itself)

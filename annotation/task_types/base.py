@@ -1,0 +1,70 @@
+"""The interface every task type implements, and the registry."""
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..rewrite_checks import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
+
+_registry: dict[str, "TaskType"] = {}
+
+
+class TaskTypeSettingsError(ValueError):
+    """A job's settings do not fit its task type; `errors` maps setting name to message."""
+
+    def __init__(self, errors: Mapping[str, str]):
+        self.errors = dict(errors)
+        super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+
+
+class TaskType:
+    key: str = ""
+    label: str = ""
+    template: str = ""
+    #: Krippendorff level of measurement for agreement on this type's answers.
+    agreement_level: str = "nominal"
+    #: Setting name -> (default, help text). The help text is shown wherever the setting is.
+    settings_help: Mapping[str, tuple[Any, str]] = {}
+
+    def default_settings(self) -> dict:
+        return {name: default for name, (default, _help) in self.settings_help.items()}
+
+    def clean_settings(self, settings: Mapping | None) -> dict:
+        """Fill defaults and validate; raise TaskTypeSettingsError with a message per bad setting."""
+        settings = dict(settings or {})
+        unknown = sorted(set(settings) - set(self.settings_help))
+        if unknown:
+            raise TaskTypeSettingsError({name: "unknown setting for this task type" for name in unknown})
+        return {**self.default_settings(), **settings}
+
+    def source_turns(self, turns: Iterable) -> Iterable:
+        """The source turns that become items (e.g. user turns only)."""
+        raise NotImplementedError
+
+    def build_payload(self, turn) -> dict:
+        """What an annotator needs to see for one item, beyond the dialog history."""
+        raise NotImplementedError
+
+    def answer_fields(self, settings: Mapping) -> list[dict]:
+        """The fields of the response form: [{"name", "label", "help"}]."""
+        raise NotImplementedError
+
+    def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        """Clean a response; return (cleaned answers, problems). No problems means it is accepted."""
+        raise NotImplementedError
+
+
+def register(task_type: TaskType) -> TaskType:
+    if task_type.key in _registry:
+        raise ValueError(f"task type {task_type.key!r} is registered twice")
+    _registry[task_type.key] = task_type
+    return task_type
+
+
+def get(key: str) -> TaskType:
+    try:
+        return _registry[key]
+    except KeyError:
+        raise KeyError(f"unknown task type {key!r}; known: {', '.join(sorted(_registry))}") from None
+
+
+def registry() -> dict[str, TaskType]:
+    return dict(_registry)

@@ -1,0 +1,91 @@
+"""RADDLE "language variations": rewrite one user turn as paraphrase, typos, verbose, simplified.
+
+PROTOCOLS.md section 1. Every rewrite must keep the turn's slot values exactly; the checks are in
+`annotation.rewrite_checks`.
+"""
+from collections.abc import Mapping
+
+from .. import rewrite_checks
+from ..rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
+from .base import TaskType, TaskTypeSettingsError, register
+
+VARIANT_HELP = {
+    "paraphrase": "The same meaning in other words.",
+    "typos": "The utterance as it might be typed with mistakes: misspellings, illegitimate abbreviations.",
+    "verbose": "The same intent with more words than needed.",
+    "simplified": "The same intent with fewer words, concisely.",
+}
+MAX_REWRITE_CHARS = 2000
+
+
+class RewriteTaskType(TaskType):
+    key = "rewrite"
+    label = "Rewrite user turns (RADDLE language variations)"
+    template = "annotation/tasks/rewrite.html"
+    agreement_level = "nominal"
+    settings_help = {
+        "variants": (
+            list(VARIANTS),
+            "Which rewrites each annotator writes, from paraphrase, typos, verbose, simplified (RADDLE asks for all four).",
+        ),
+        "typo_max_edit_ratio": (
+            rewrite_checks.DEFAULT_TYPO_MAX_EDIT_RATIO,
+            "Typos may change at most this share of the original's characters (edit distance / length).",
+        ),
+    }
+
+    def clean_settings(self, settings):
+        cleaned = super().clean_settings(settings)
+        variants = cleaned["variants"]
+        errors = {}
+        if not isinstance(variants, list) or not variants or any(v not in VARIANTS for v in variants):
+            errors["variants"] = f"choose one or more of {', '.join(VARIANTS)}"
+        elif len(set(variants)) != len(variants):
+            errors["variants"] = "a variant is listed twice"
+        ratio = cleaned["typo_max_edit_ratio"]
+        if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+            errors["typo_max_edit_ratio"] = "a number above 0 and at most 1"
+        if errors:
+            raise TaskTypeSettingsError(errors)
+        cleaned["variants"] = [v for v in VARIANTS if v in variants]  # canonical order
+        return cleaned
+
+    def source_turns(self, turns):
+        return [t for t in turns if t.speaker == "user"]
+
+    def build_payload(self, turn) -> dict:
+        return {"utterance": turn.text, "slot_values": [sv["value"] for sv in turn.slot_values]}
+
+    def answer_fields(self, settings):
+        return [
+            {"name": v, "label": VARIANT_LABELS[v], "help": VARIANT_HELP[v]}
+            for v in settings.get("variants", VARIANTS)
+        ]
+
+    def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        variants = settings.get("variants", list(VARIANTS))
+        cleaned, problems = {}, []
+        for variant in variants:
+            value = answers.get(variant, "")
+            if not isinstance(value, str):
+                problems.append(Problem(variant, "type", f"{VARIANT_LABELS[variant]}: must be text."))
+                continue
+            value = value.strip()
+            if len(value) > MAX_REWRITE_CHARS:
+                problems.append(
+                    Problem(variant, "too_long", f"{VARIANT_LABELS[variant]}: at most {MAX_REWRITE_CHARS} characters.")
+                )
+            cleaned[variant] = value
+        problems.extend(
+            rewrite_checks.check_all(
+                payload["utterance"],
+                cleaned,
+                payload.get("slot_values", []),
+                variants=[v for v in variants if v in cleaned],
+                typo_max_edit_ratio=settings.get("typo_max_edit_ratio", rewrite_checks.DEFAULT_TYPO_MAX_EDIT_RATIO),
+            )
+        )
+        return cleaned, problems
+
+
+register(RewriteTaskType())

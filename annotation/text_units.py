@@ -1,0 +1,54 @@
+"""Script-aware text measures for the automatic checks. Pure: no Django import.
+
+CGoDial is Chinese: where a text is written without spaces between words, lengths count
+characters and slot values match as plain substrings; elsewhere lengths count words and slot
+values must stand as whole words ("3 people" is not found inside "13 people").
+"""
+import re
+import unicodedata
+
+# Scripts written without spaces between words: CJK ideographs, kana, Thai, Lao, Khmer, Myanmar.
+_UNSPACED = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f]"
+)
+_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+
+
+def is_unspaced(text: str) -> bool:
+    """True when most letters belong to a script written without spaces between words."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    unspaced = sum(1 for c in letters if _UNSPACED.match(c))
+    return unspaced * 2 >= len(letters)
+
+
+def normalize(text: str) -> str:
+    """Unicode-normalized, case-folded, single-spaced text, for comparisons."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def length(text: str, unspaced: bool) -> int:
+    """Words in spaced scripts; non-space, non-punctuation characters in unspaced ones."""
+    if unspaced:
+        return sum(1 for c in text if not c.isspace() and not unicodedata.category(c).startswith("P"))
+    return len(_WORD.findall(text))
+
+
+def unit_name(unspaced: bool, n: int) -> str:
+    if unspaced:
+        return "character" if n == 1 else "characters"
+    return "word" if n == 1 else "words"
+
+
+def contains_value(text: str, value: str, unspaced: bool) -> bool:
+    """Whether `value` occurs in `text` as written (case and spacing aside)."""
+    haystack, needle = normalize(text), normalize(value)
+    if not needle:
+        return True
+    if unspaced or is_unspaced(needle):
+        return needle in haystack
+    left = r"(?<!\w)" if needle[0].isalnum() else ""
+    right = r"(?!\w)" if needle[-1].isalnum() else ""
+    return re.search(left + re.escape(needle) + right, haystack) is not None
