@@ -156,3 +156,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.server": {"level": "WARNING"}},
 }
+
+if QUORUM_ENV == "test":
+    # Tests create many users; the default PBKDF2 hasher would dominate their run time.
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
