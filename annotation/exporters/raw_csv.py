@@ -1,0 +1,90 @@
+"""`responses.csv`: every response of a job, whatever its status, one row each. Pure: no Django import.
+
+Cells hold the text exactly as stored (quotes, commas and newlines are quoted by the csv module),
+so read the file with a CSV parser; a spreadsheet may evaluate cells that start with `=`.
+"""
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+LEADING_COLUMNS = ["item_id", "dialog_id", "turn_index", "source_text", "worker"]
+TRAILING_COLUMNS = ["status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks"]
+
+
+@dataclass(frozen=True)
+class ResponseRecord:
+    item_id: int
+    dialog_id: str  # the dialog's id in the source corpus
+    turn_index: int | None
+    source_text: str
+    worker: str  # provider:external_id
+    answers: Mapping
+    status: str
+    claimed_at: datetime | None
+    submitted_at: datetime | None
+    active_seconds: float | None
+    checks: Mapping
+
+
+def columns(variants: Sequence[str]) -> list[str]:
+    return [*LEADING_COLUMNS, *variants, *TRAILING_COLUMNS]
+
+
+def failed_checks(checks) -> str:
+    """The checks a response failed, as `field:code` joined by `; ` (empty when all passed).
+
+    Responses store {"passed": bool, "problems": [{"field", "code", "message"}]}.
+    """
+    if not isinstance(checks, Mapping):
+        return ""
+    names = []
+    for problem in checks.get("problems") or []:
+        if isinstance(problem, Mapping):
+            names.append(":".join(str(problem[k]) for k in ("field", "code") if problem.get(k)))
+        else:
+            names.append(str(problem))
+    if not names and checks.get("passed") is False:
+        names.append("failed")
+    return "; ".join(n for n in names if n)
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> str:
+    if not start or not end:
+        return ""
+    return f"{(end - start).total_seconds():.3f}"
+
+
+def row(record: ResponseRecord, variants: Sequence[str]) -> list:
+    answers = record.answers if isinstance(record.answers, Mapping) else {}
+    return [
+        record.item_id,
+        record.dialog_id,
+        "" if record.turn_index is None else record.turn_index,
+        record.source_text,
+        record.worker,
+        *(answers.get(v, "") for v in variants),
+        record.status,
+        _time(record.claimed_at),
+        _time(record.submitted_at),
+        _seconds(record.claimed_at, record.submitted_at),
+        "" if record.active_seconds is None else f"{record.active_seconds:.3f}",
+        failed_checks(record.checks),
+    ]
+
+
+def write_responses(fh, records: Iterable[ResponseRecord], variants: Sequence[str], on_row=None) -> int:
+    """Write the header and one row per record to a text file opened with newline=""; return the row count."""
+    writer = csv.writer(fh)
+    writer.writerow(columns(variants))
+    count = 0
+    for record in records:
+        writer.writerow(row(record, variants))
+        count += 1
+        if on_row:
+            on_row()
+    return count

@@ -1,0 +1,73 @@
+"""The README written into every export directory. Pure: no Django import."""
+from collections.abc import Mapping, Sequence
+
+FORMAT_NOTES = {
+    "multiwoz": (
+        "`<variant>/data.json` has the MultiWOZ 2.x shape: a dict from dialog id to `{goal, log}`. "
+        "Every log entry keeps its `metadata`, `dialog_act` and `span_info` as imported. "
+        "**`span_info` start/end word positions refer to the original user text and may not match a "
+        "rewrite**; the slot values themselves were required verbatim in every rewrite, so locate "
+        "them in the text (case-insensitively) rather than by position."
+    ),
+    "dstc9": (
+        "`<variant>/logs.json` has the DSTC9 Track 1 shape (a list of instances, each a list of "
+        "`{speaker: U|S, text}`). `labels.json` is the corpus labels of the exported instances, in "
+        "the same order as `logs.json`, and `knowledge.json` a copy of the corpus knowledge base; "
+        "each is present only if the corpus had it."
+    ),
+    "dstc6": (
+        "`<variant>/dialogs.json` has the DSTC6 Track 1 shape: a list of "
+        "`{dialog_id, utterances, candidates}`; candidates and other fields are as imported."
+    ),
+    "jsonl": (
+        "`<variant>/dialogs.jsonl` holds one dialog per line: "
+        "`{dialog_id, turns: [{speaker, text, slot_values}], meta}`."
+    ),
+}
+
+
+def render(*, manifest: Mapping, files: Sequence[str]) -> str:
+    variants = manifest["variants"]
+    lines = [
+        f"# Export of job {manifest['job']['id']} ({manifest['job']['name']})",
+        "",
+        f"Corpus `{manifest['corpus']['name']}` ({manifest['corpus']['source_format']}), exported "
+        f"{manifest['exported_at']} by Quorum {manifest['quorum_version']}.",
+        "",
+        "## Test sets",
+        "",
+        "One directory per rewrite variant. Each is the source corpus in its own format with every "
+        "user turn that has an accepted rewrite replaced by that rewrite; everything else is as "
+        "imported.",
+        "",
+        FORMAT_NOTES.get(manifest["corpus"]["source_format"], ""),
+        "",
+        "- Dialogs: only those with at least one item in this job are included, in corpus order.",
+        "- Responses: only responses with status `accepted` are used. When a turn has several "
+        "accepted rewrites (redundancy above 1), the test set takes the earliest accepted one "
+        "(by submission time, then response id); `responses.csv` has them all.",
+        "- Turns of the job without an accepted rewrite keep their original text.",
+        "",
+        "| variant | turns replaced | turns without an accepted rewrite |",
+        "|---|---|---|",
+    ]
+    for variant, counts in variants.items():
+        lines.append(f"| {variant} | {counts['turns_replaced']} | {counts['turns_without_accepted_rewrite']} |")
+    lines += [
+        "",
+        "## Other files",
+        "",
+        "- `manifest.json`: the job, its settings, the counts above, and per dialog which turns "
+        "have items and which were replaced in each variant (turn indices from 0).",
+        "- `responses.csv`: one row per response, every status (accepted, rejected, soft-rejected, "
+        "submitted): item id, dialog id, turn index, source text, worker (`provider:id`), one column "
+        "per variant, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
+        "submission, active seconds measured by the browser, and failed checks (`field:code`). "
+        "Text is stored as written; read it with a CSV parser.",
+        "",
+        "## Files",
+        "",
+        *(f"- `{name}`" for name in files),
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,75 @@
+"""Reads for the exports of a job, shaped so that a whole corpus streams in a fixed number of
+queries per chunk of dialogs (no query per dialog, turn or response)."""
+from collections.abc import Iterator
+
+from django.db.models import Prefetch, QuerySet
+
+from ..models import Dialog, ExportRun, Item, Job, Response, Turn
+
+# Dialogs are fetched with their turns, items and accepted responses (four queries per chunk).
+# 500 dialogs keep the turn ids of the item query (about 15 turns a dialog) well under SQLite's
+# limit on query parameters.
+DIALOG_CHUNK = 500
+RESPONSE_CHUNK = 2000
+
+
+def export_dialogs_queryset(job: Job) -> QuerySet:
+    """Dialogs with at least one item in the job, in corpus order.
+
+    Each dialog has `ordered_turns` (by index); each turn `job_items` (its item in this job, if
+    any); each item `accepted_responses` (by submission time, then id).
+    """
+    accepted = (
+        Response.objects.filter(status=Response.Status.ACCEPTED)
+        .only("id", "item_id", "answers", "submitted_at")
+        .order_by("submitted_at", "id")
+    )
+    items = (
+        Item.objects.filter(job=job)
+        .only("id", "turn_id", "job_id")
+        .prefetch_related(Prefetch("responses", queryset=accepted, to_attr="accepted_responses"))
+    )
+    turns = Turn.objects.order_by("index").prefetch_related(Prefetch("items", queryset=items, to_attr="job_items"))
+    # IN (subquery) is computed once; a correlated EXISTS made SQLite scan the job's items per dialog.
+    in_job = Turn.objects.filter(items__job=job).values("dialog_id")
+    return (
+        Dialog.objects.filter(pk__in=in_job)
+        .order_by("position")
+        .prefetch_related(Prefetch("turns", queryset=turns, to_attr="ordered_turns"))
+    )
+
+
+def export_dialogs(job: Job) -> Iterator[Dialog]:
+    return export_dialogs_queryset(job).iterator(chunk_size=DIALOG_CHUNK)
+
+
+def count_export_dialogs(job: Job) -> int:
+    return export_dialogs_queryset(job).count()
+
+
+def job_responses_queryset(job: Job) -> QuerySet:
+    """Every response of the job, any status, with its item, turn, dialog id and worker joined in."""
+    return (
+        Response.objects.filter(item__job=job)
+        .select_related("item__turn__dialog", "worker")
+        .only(
+            "id", "answers", "checks", "status", "claimed_at", "submitted_at", "active_seconds",
+            "item__id", "item__position",
+            "item__turn__id", "item__turn__index", "item__turn__text",
+            "item__turn__dialog__id", "item__turn__dialog__external_id",
+            "worker__id", "worker__provider", "worker__external_id",
+        )
+        .order_by("item__position", "submitted_at", "id")
+    )
+
+
+def job_responses(job: Job) -> Iterator[Response]:
+    return job_responses_queryset(job).iterator(chunk_size=RESPONSE_CHUNK)
+
+
+def count_job_responses(job: Job) -> int:
+    return Response.objects.filter(item__job=job).count()
+
+
+def get_export_run(run_id: int) -> ExportRun | None:
+    return ExportRun.objects.select_related("job__corpus").filter(pk=run_id).first()
