@@ -1,1 +1,151 @@
-"""What the benchmark publishes (systems, submissions, campaigns, scores). See DESIGN.md."""
+"""What the benchmark publishes (systems, submissions, campaigns, scores). See DESIGN.md.
+
+A challenge has test sets (DSTC9 Track 1: labels.json + knowledge.json) and teams; a team's
+entries are system outputs aligned with a test set, with their objective scores. A campaign rates
+chosen entries (finalists, plus the ground truth and the baseline as reference rows) on questions
+with 1-5 ratings. Results are stored per inputs version: a rerun on the same inputs gives the same
+numbers, and pages read the stored report instead of recomputing it.
+"""
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+DEFAULT_QUESTIONS = ["appropriateness", "accuracy"]
+
+
+def default_questions():
+    return list(DEFAULT_QUESTIONS)
+
+
+class Challenge(models.Model):
+    name = models.CharField(max_length=200, unique=True, help_text="e.g. 'DSTC9 Track 1'.")
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+
+class TestSet(models.Model):
+    __test__ = False  # not a pytest test class, despite the name
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="test_sets")
+    name = models.CharField(max_length=200, help_text="e.g. 'test'.")
+    labels = models.JSONField(help_text="labels.json: one {target, knowledge, response} per instance.")
+    knowledge = models.JSONField(default=dict, blank=True, help_text="knowledge.json: domain -> entity -> docs.")
+    size = models.PositiveIntegerField(help_text="Number of instances (length of labels).")
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of labels and knowledge, for result versions.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["challenge", "name"], name="testset_unique_name")]
+
+    def __str__(self):
+        return f"{self.challenge} / {self.name}"
+
+
+class Team(models.Model):
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="teams")
+    team_id = models.CharField(max_length=100, help_text="The team's id as in the submission directory, e.g. 'team3'.")
+
+    class Meta:
+        ordering = ["team_id"]
+        constraints = [models.UniqueConstraint(fields=["challenge", "team_id"], name="team_unique_id")]
+
+    def __str__(self):
+        return self.team_id
+
+
+class Entry(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="entries")
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="entries")
+    entry_id = models.CharField(max_length=100, help_text="The entry's id, e.g. 'entry0'.")
+    outputs = models.JSONField(
+        null=True, blank=True, help_text="The entry's output, aligned with labels.json; null when only ratings are known."
+    )
+    objective_scores = models.JSONField(default=dict, blank=True, help_text="Automatic metrics: {metric: value}.")
+    is_baseline = models.BooleanField(default=False)
+    is_ground_truth = models.BooleanField(default=False, help_text="The reference responses, rated as a reference row.")
+    content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of outputs and flags.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team__team_id", "entry_id"]
+        verbose_name_plural = "entries"
+        constraints = [
+            models.UniqueConstraint(fields=["team", "test_set", "entry_id"], name="entry_unique_id"),
+            models.CheckConstraint(
+                condition=~(Q(is_baseline=True) & Q(is_ground_truth=True)), name="entry_not_both_baseline_and_truth"
+            ),
+        ]
+
+    def __str__(self):
+        return self.label
+
+    @property
+    def label(self):
+        return f"{self.team.team_id}/{self.entry_id}"
+
+    @property
+    def kind(self):
+        if self.is_ground_truth:
+            return "ground_truth"
+        return "baseline" if self.is_baseline else "entry"
+
+
+class Campaign(models.Model):
+    class State(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        COLLECTING = "collecting", "Collecting ratings"
+        CLOSED = "closed", "Closed"
+
+    name = models.CharField(max_length=200, unique=True)
+    test_set = models.ForeignKey(TestSet, on_delete=models.PROTECT, related_name="campaigns")
+    questions = models.JSONField(default=default_questions, help_text="Rated questions, each on a 1-5 scale.")
+    entries = models.ManyToManyField(Entry, related_name="campaigns", blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT)
+    rater_ids_known = models.BooleanField(
+        default=True, help_text="False when ratings were imported as positional lists (DSTC9 human_eval files)."
+    )
+    inputs_version = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of everything the results depend on; refreshed by every write."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class Rating(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ratings")
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="ratings")
+    instance = models.PositiveIntegerField(help_text="Index of the instance in the test set's labels.")
+    question = models.CharField(max_length=64)
+    rater = models.CharField(max_length=200, help_text="Worker id, or a position ('pos1') for imported lists.")
+    value = models.PositiveSmallIntegerField(validators=[MinValueValidator(1), MaxValueValidator(5)])
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "entry", "instance", "question", "rater"], name="rating_unique"),
+            models.CheckConstraint(condition=Q(value__gte=1) & Q(value__lte=5), name="rating_value_1_to_5"),
+        ]
+        indexes = [models.Index(fields=["campaign", "question"])]
+
+
+class CampaignResult(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="results")
+    inputs_version = models.CharField(max_length=64)
+    computed_at = models.DateTimeField(auto_now_add=True)
+    seconds = models.FloatField(default=0, help_text="Time taken to compute the report.")
+    report = models.JSONField(help_text="The full report (evaluation.report.build_report).")
+
+    class Meta:
+        ordering = ["-computed_at"]
+        get_latest_by = "computed_at"
+        constraints = [models.UniqueConstraint(fields=["campaign", "inputs_version"], name="result_unique_version")]
+
+    def __str__(self):
+        return f"{self.campaign} @ {self.inputs_version[:12]}"

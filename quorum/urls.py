@@ -11,5 +11,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("organize/", include("annotation.organizer_urls")),
+    path("evaluation/", include("evaluation.urls")),
     path("", include("annotation.urls")),
 ]

@@ -1,0 +1,342 @@
+"""Krippendorff's alpha for rating data given as a long table (item, rater, value).
+
+Pure module: numpy, pandas and the `krippendorff` package, no Django.
+
+- The point estimate is `krippendorff.alpha` on the table's value counts, with the level of
+  measurement always passed explicitly. For ordinal data the value domain is explicit too
+  (default: the 1-5 Likert scale), because ordinal distances are defined over the domain.
+- The bootstrap (resampling units with replacement, fixed seed) and the leave-one-rater-out
+  diagnostics need thousands of alphas; they use the same coincidence-matrix formula, written
+  once here in matrix form (`_alpha_from_coincidences`), which the tests check against
+  `krippendorff.alpha`. Units are collapsed to their distinct value-count patterns, so that a
+  bootstrap replicate is one multinomial draw over patterns instead of a pass over every unit.
+- Alpha is undefined when no unit has two values (nothing to pair) or when a single value is used
+  (no variation: expected disagreement is 0). The result then says so instead of carrying NaN.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import krippendorff
+import numpy as np
+import pandas as pd
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+LIKERT_1_5 = (1, 2, 3, 4, 5)
+NO_VARIATION = "n/a (no variation)"
+NO_PAIRABLE = "n/a (no pairable values)"
+DEFAULT_BOOTSTRAP = 1000
+DEFAULT_SEED = 20210101
+
+
+@dataclass
+class AlphaResult:
+    level: str
+    alpha: float | None
+    undefined: bool = False
+    reason: str = ""
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_level: float = 0.95
+    bootstrap: int = 0
+    seed: int | None = None
+    units: int = 0
+    pairable_values: int = 0
+    raters: int = 0
+
+    def display(self, digits=3) -> str:
+        if self.undefined:
+            return self.reason
+        text = f"{self.alpha:.{digits}f}"
+        if self.ci_low is not None:
+            text += f" [{self.ci_low:.{digits}f}, {self.ci_high:.{digits}f}]"
+        return text
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RaterDiagnostic:
+    rater: str
+    ratings: int
+    shared_items: int
+    correlation_with_rest: float | None
+    mean_deviation: float | None
+    mean_abs_deviation: float | None
+    alpha_without: float | None
+    alpha_without_reason: str = ""
+
+
+@dataclass
+class AgreementReport:
+    result: AlphaResult
+    raters: list[RaterDiagnostic] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"alpha": self.result.to_dict(), "raters": [asdict(r) for r in self.raters]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Input: long table -> value counts
+
+
+def _check_level(level):
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+
+
+def _as_frame(table) -> pd.DataFrame:
+    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table), columns=["item", "rater", "value"])
+    missing = {"item", "rater", "value"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"the table needs the columns item, rater, value; missing: {', '.join(sorted(missing))}")
+    frame = frame[["item", "rater", "value"]].dropna(subset=["value"])
+    duplicated = frame.duplicated(subset=["item", "rater"])
+    if duplicated.any():
+        row = frame[duplicated].iloc[0]
+        raise ValueError(f"rater '{row['rater']}' rated item '{row['item']}' more than once; keep one value per rater and item")
+    return frame
+
+
+def _domain_for(level, values: np.ndarray, value_domain) -> np.ndarray:
+    if value_domain is None:
+        value_domain = LIKERT_1_5 if level == "ordinal" else np.unique(values)
+    domain = np.asarray(value_domain, dtype=float)
+    if len(domain) and not np.all(np.diff(domain) > 0):
+        raise ValueError("value_domain must be sorted ascending without repeats")
+    outside = ~np.isin(values, domain)
+    if outside.any():
+        raise ValueError(f"value {values[outside][0]:g} is outside the value domain {domain.tolist()}")
+    return domain
+
+
+def value_counts_from_long(table, level, value_domain=None):
+    """(value_counts[N, V], domain[V], frame) for the items of a long table, all items kept."""
+    _check_level(level)
+    frame = _as_frame(table)
+    values = pd.to_numeric(frame["value"], errors="raise").to_numpy(dtype=float)
+    domain = _domain_for(level, values, value_domain)
+    item_codes, _ = pd.factorize(frame["item"], sort=False)
+    value_codes = np.searchsorted(domain, values)
+    n_items, n_values = int(item_codes.max(initial=-1)) + 1, len(domain)
+    flat = np.bincount(item_codes * n_values + value_codes, minlength=n_items * n_values)
+    return flat.reshape(n_items, n_values), domain, frame.assign(_item=item_codes, _value=value_codes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Coincidence-matrix form of alpha (vectorised over bootstrap replicates)
+
+
+def _unit_coincidences(counts: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Sum over units of o_ck = (m_c m_k - [c=k] m_c) / (m_u - 1); units with m_u < 2 add nothing."""
+    m = counts.sum(axis=1)
+    keep = m >= 2
+    counts, m = counts[keep].astype(float), m[keep]
+    w = 1.0 / (m - 1)
+    if weights is not None:
+        w = w * weights[keep]
+    scaled = counts * w[:, None]
+    return scaled.T @ counts - np.diag(scaled.sum(axis=0))
+
+
+def _distances(level, domain: np.ndarray, n_v: np.ndarray) -> np.ndarray:
+    """Distance matrices d[..., V, V]; n_v may be [V] or [B, V] (ordinal distances depend on it)."""
+    a, b = domain[:, None], domain[None, :]
+    if level == "nominal":
+        d = (a != b).astype(float)
+    elif level == "interval":
+        d = (a - b) ** 2
+    elif level == "ratio":
+        total = a + b
+        d = np.divide(a - b, total, out=np.zeros(np.broadcast(a, b).shape), where=total != 0) ** 2
+    else:  # ordinal: (sum of n_g for g between c and k) - (n_c + n_k) / 2, squared
+        cum = np.concatenate([np.zeros(n_v.shape[:-1] + (1,)), np.cumsum(n_v, axis=-1)], axis=-1)
+        idx = np.arange(len(domain))
+        lo, hi = np.minimum.outer(idx, idx), np.maximum.outer(idx, idx)
+        between = cum[..., hi + 1] - cum[..., lo]
+        return (between - (n_v[..., lo] + n_v[..., hi]) / 2.0) ** 2
+    return d if n_v.ndim == 1 else np.broadcast_to(d, n_v.shape[:-1] + d.shape)
+
+
+def _alpha_from_coincidences(o: np.ndarray, level: str, domain: np.ndarray) -> np.ndarray:
+    """Alpha for one coincidence matrix [V, V] or a stack [B, V, V]; NaN where undefined."""
+    n_v = o.sum(axis=-2)
+    n = n_v.sum(axis=-1)
+    d = _distances(level, domain, n_v)
+    e_num = n_v[..., :, None] * n_v[..., None, :] - n_v[..., :, None] * np.eye(len(domain))
+    observed = (o * d).sum(axis=(-2, -1))
+    expected = (e_num * d).sum(axis=(-2, -1)) / np.where(n > 1, n - 1, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, 1.0 - observed / np.where(expected > 0, expected, 1.0), np.nan)
+
+
+def _undefined_reason(counts: np.ndarray) -> str:
+    pairable = counts[counts.sum(axis=1) >= 2]
+    if len(pairable) == 0:
+        return NO_PAIRABLE
+    if np.count_nonzero(pairable.sum(axis=0)) < 2:
+        return NO_VARIATION
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+
+
+def alpha(table, level, value_domain=None, bootstrap=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, ci=0.95) -> AlphaResult:
+    """Krippendorff's alpha of a long table (item, rater, value), with a bootstrap CI over units.
+
+    `level` is required: one of nominal, ordinal, interval, ratio. `bootstrap=0` skips the CI.
+    """
+    counts, domain, frame = value_counts_from_long(table, level, value_domain)
+    return alpha_from_counts(counts, domain, level, bootstrap=bootstrap, seed=seed, ci=ci, raters=frame["rater"].nunique())
+
+
+def alpha_from_counts(counts, domain, level, bootstrap=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, ci=0.95, raters=0) -> AlphaResult:
+    _check_level(level)
+    if bootstrap and bootstrap < 1000:
+        raise ValueError("use at least 1000 bootstrap replicates (or 0 for none)")
+    counts = np.asarray(counts)
+    pairable = counts[counts.sum(axis=1) >= 2]
+    base = dict(level=level, units=len(pairable), pairable_values=int(pairable.sum()), raters=int(raters), ci_level=ci)
+    reason = _undefined_reason(counts)
+    if reason:
+        return AlphaResult(alpha=None, undefined=True, reason=reason, **base)
+    value = float(krippendorff.alpha(value_counts=pairable, value_domain=domain, level_of_measurement=level))
+    result = AlphaResult(alpha=value, **base)
+    if bootstrap:
+        samples = bootstrap_alphas(pairable, domain, level, bootstrap, seed)
+        finite = samples[np.isfinite(samples)]
+        if len(finite):
+            tail = (1 - ci) / 2 * 100
+            result.ci_low, result.ci_high = (float(x) for x in np.percentile(finite, [tail, 100 - tail]))
+        result.bootstrap, result.seed = int(bootstrap), seed
+    return result
+
+
+def _distinct_rows(counts: np.ndarray):
+    """Distinct rows and their frequencies; rows are packed into one integer key when they fit
+    (a 1-D sort is far faster than np.unique(axis=0) on a million rows)."""
+    base = int(counts.max(initial=0)) + 1
+    if counts.shape[1] * np.log2(max(base, 2)) < 62:
+        keys = counts.astype(np.int64) @ (base ** np.arange(counts.shape[1], dtype=np.int64))
+        _, first, frequency = np.unique(keys, return_index=True, return_counts=True)
+        return counts[first], frequency
+    return np.unique(counts, axis=0, return_counts=True)
+
+
+def bootstrap_alphas(counts, domain, level, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, chunk=250) -> np.ndarray:
+    """Alphas of `replicates` resamples of the pairable units (with replacement), seeded.
+
+    Units with the same value counts contribute the same coincidences, so a resample is a
+    multinomial draw of how often each distinct pattern occurs: exact, and independent of N.
+    """
+    counts = np.asarray(counts)
+    counts = counts[counts.sum(axis=1) >= 2]
+    patterns, frequency = _distinct_rows(counts)
+    per_pattern = np.stack([_unit_coincidences(p[None, :]) for p in patterns])  # [K, V, V]
+    flat = per_pattern.reshape(len(patterns), -1)
+    rng = np.random.default_rng(seed)
+    out = np.empty(replicates)
+    n_units, v = int(frequency.sum()), len(domain)
+    for start in range(0, replicates, chunk):
+        size = min(chunk, replicates - start)
+        draws = rng.multinomial(n_units, frequency / n_units, size=size)  # [b, K]
+        o = (draws @ flat).reshape(size, v, v)
+        out[start:start + size] = _alpha_from_coincidences(o, level, domain)
+    return out
+
+
+def _pattern_keys(counts: np.ndarray):
+    """Integer id of each row's value-count pattern, and one row per distinct pattern."""
+    base = int(counts.max(initial=0)) + 1
+    if counts.shape[1] * np.log2(max(base, 2)) < 62:
+        keys = counts.astype(np.int64) @ (base ** np.arange(counts.shape[1], dtype=np.int64))
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return inverse.ravel(), counts[first]
+    patterns, inverse = np.unique(counts, axis=0, return_inverse=True)
+    return inverse.ravel(), patterns
+
+
+def rater_diagnostics(table, level, value_domain=None, prepared=None) -> list[RaterDiagnostic]:
+    """Per rater: correlation of the rater's values with the mean of the other raters on shared
+    items, mean (signed and absolute) deviation from that mean, and alpha without the rater.
+
+    `prepared` is the output of `value_counts_from_long` for the same table, to avoid redoing it.
+    Vectorised: removing one value from a unit changes its coincidences by an amount that depends
+    only on the unit's pattern and the value, so each rater's change is a histogram over
+    (pattern, value) times a small table of changes.
+    """
+    _check_level(level)
+    counts, domain, frame = prepared if prepared is not None else value_counts_from_long(table, level, value_domain)
+    value_codes = frame["_value"].to_numpy()
+    values = domain[value_codes]
+    items = frame["_item"].to_numpy()
+    m = counts.sum(axis=1)
+    total = counts @ domain
+    others_n = m[items] - 1
+    shared = others_n > 0
+    others_mean = np.where(shared, (total[items] - values) / np.where(shared, others_n, 1), 0.0)
+    rater_codes, rater_names = pd.factorize(frame["rater"], sort=True)
+    R, V = len(rater_names), len(domain)
+
+    def per_rater(x):
+        return np.bincount(rater_codes, weights=np.where(shared, x, 0.0), minlength=R)
+
+    n_shared = per_rater(np.ones(len(values)))
+    sx, sy = per_rater(values), per_rater(others_mean)
+    sxx, syy, sxy = per_rater(values * values), per_rater(others_mean * others_mean), per_rater(values * others_mean)
+    sdev, sabs = per_rater(values - others_mean), per_rater(np.abs(values - others_mean))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = sxy - sx * sy / n_shared
+        var_x, var_y = sxx - sx * sx / n_shared, syy - sy * sy / n_shared
+        corr = cov / np.sqrt(var_x * var_y)
+    eps = 1e-12 * np.maximum(1.0, n_shared)
+    corr_ok = (n_shared >= 2) & (var_x > eps) & (var_y > eps)
+
+    # Alpha without each rater, from per-(pattern, value) coincidence changes.
+    pattern_of_unit, patterns = _pattern_keys(counts)
+    K = len(patterns)
+    change = np.zeros((K, V, V * V))
+    for k, pattern in enumerate(patterns):
+        before = _unit_coincidences(pattern[None, :]).ravel()
+        for v in np.flatnonzero(pattern):
+            after = pattern.copy()
+            after[v] -= 1
+            change[k, v] = _unit_coincidences(after[None, :]).ravel() - before
+    combo = pattern_of_unit[items] * V + value_codes
+    histogram = np.bincount(rater_codes * (K * V) + combo, minlength=R * K * V).reshape(R, K * V)
+    o_all = _unit_coincidences(counts)
+    o_without = o_all[None] + (histogram @ change.reshape(K * V, V * V)).reshape(R, V, V)
+    without = _alpha_from_coincidences(o_without, level, domain)
+    ratings = np.bincount(rater_codes, minlength=R)
+
+    out = []
+    for r, name in enumerate(rater_names):
+        has = n_shared[r] > 0
+        out.append(
+            RaterDiagnostic(
+                rater=str(name),
+                ratings=int(ratings[r]),
+                shared_items=int(n_shared[r]),
+                correlation_with_rest=float(corr[r]) if corr_ok[r] else None,
+                mean_deviation=float(sdev[r] / n_shared[r]) if has else None,
+                mean_abs_deviation=float(sabs[r] / n_shared[r]) if has else None,
+                alpha_without=float(without[r]) if np.isfinite(without[r]) else None,
+                alpha_without_reason="" if np.isfinite(without[r]) else _reason_without(counts, items[rater_codes == r], value_codes[rater_codes == r]),
+            )
+        )
+    return out
+
+
+def _reason_without(counts, items, value_codes):
+    reduced = counts.copy()
+    np.subtract.at(reduced, (items, value_codes), 1)
+    return _undefined_reason(reduced) or NO_VARIATION
+
+
+def agreement_report(table, level, value_domain=None, bootstrap=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, with_raters=True) -> AgreementReport:
+    result = alpha(table, level, value_domain=value_domain, bootstrap=bootstrap, seed=seed)
+    raters = rater_diagnostics(table, level, value_domain) if with_raters else []
+    return AgreementReport(result=result, raters=raters)

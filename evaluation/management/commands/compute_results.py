@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation.services import EvaluationInputError, compute_campaign_results
+
+from ._common import get_campaign
+
+
+class Command(BaseCommand):
+    help = "Compute (or find) the stored results of a campaign for its current inputs, in this process."
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="Campaign name or id.")
+
+    def handle(self, *args, **opts):
+        campaign = get_campaign(opts["campaign"])
+        try:
+            result = compute_campaign_results(campaign.pk)
+        except EvaluationInputError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"results for {campaign.name!r} at inputs {result.inputs_version[:12]} (computed {result.computed_at:%Y-%m-%d %H:%M:%S}, {result.seconds:.1f} s)")

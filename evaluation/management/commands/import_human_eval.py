@@ -1,0 +1,34 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation.models import Campaign
+from evaluation.services import EvaluationInputError, create_campaign, import_human_eval
+
+from ._common import add_test_set_arguments, get_test_set
+
+
+class Command(BaseCommand):
+    help = (
+        "Import existing human evaluations in the DSTC9 layout: DIR/<team>/<entry>.json with "
+        "DIR/<team>/<entry>.human_eval.json (null or {question: [ratings]} per instance, aligned with labels). "
+        "All or nothing; the campaign is created when it does not exist."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory")
+        parser.add_argument("--campaign", required=True)
+        add_test_set_arguments(parser)
+        parser.add_argument("--questions", default="appropriateness,accuracy", help="Used when the campaign is created.")
+        parser.add_argument("--replace", action="store_true", help="Replace ratings already imported for the same entries.")
+
+    def handle(self, *args, **opts):
+        test_set = get_test_set(opts["challenge"], opts["test_set"])
+        try:
+            campaign = Campaign.objects.filter(name=opts["campaign"]).first()
+            if campaign is None:
+                campaign = create_campaign(opts["campaign"], test_set, [], questions=opts["questions"].split(","))
+            elif campaign.test_set_id != test_set.pk:
+                raise CommandError(f"campaign {campaign.name!r} rates test set {campaign.test_set}, not {test_set}")
+            summary = import_human_eval(campaign, opts["directory"], replace=opts["replace"])
+        except EvaluationInputError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"imported {summary['ratings']} ratings of {summary['entries']} entries into {campaign.name!r}")

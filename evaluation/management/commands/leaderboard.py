@@ -1,0 +1,25 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import leaderboard
+from evaluation.services import EvaluationInputError, compute_campaign_results
+
+from ._common import get_campaign
+
+
+class Command(BaseCommand):
+    help = (
+        "Print a campaign's leaderboard (system, score per question and final, CI, rank, rank range, n). "
+        "Reads the stored results; computes them first if the inputs changed since."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="Campaign name or id.")
+        parser.add_argument("--format", choices=sorted(leaderboard.FORMATS), default="md")
+
+    def handle(self, *args, **opts):
+        campaign = get_campaign(opts["campaign"])
+        try:
+            result = compute_campaign_results(campaign.pk)
+        except EvaluationInputError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(leaderboard.render(result.report, opts["format"]), ending="")

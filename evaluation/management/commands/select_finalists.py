@@ -1,0 +1,42 @@
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Q
+
+from evaluation.models import Entry
+from evaluation.services import EvaluationInputError, create_campaign, select_finalists
+
+from ._common import add_test_set_arguments, get_test_set
+
+
+class Command(BaseCommand):
+    help = (
+        "Rank entries by the mean reciprocal rank over the chosen objective metrics (competition ranks, "
+        "higher is better unless --lower-is-better) and pick the best entry of each of the top-N teams. "
+        "With --campaign, create a campaign with the finalists plus the baseline and ground-truth entries."
+    )
+
+    def add_arguments(self, parser):
+        add_test_set_arguments(parser)
+        parser.add_argument("--metrics", required=True, help="Comma-separated metric names as in score.csv.")
+        parser.add_argument("--top", type=int, default=12, help="Number of finalist teams (DSTC9: 12).")
+        parser.add_argument("--lower-is-better", default="", help="Comma-separated metrics where lower is better.")
+        parser.add_argument("--campaign", help="Create a campaign of this name with the finalists and the reference rows.")
+        parser.add_argument("--questions", default="appropriateness,accuracy")
+
+    def handle(self, *args, **opts):
+        test_set = get_test_set(opts["challenge"], opts["test_set"])
+        metrics = [m.strip() for m in opts["metrics"].split(",") if m.strip()]
+        lower = [m.strip() for m in opts["lower_is_better"].split(",") if m.strip()]
+        try:
+            finalists = select_finalists(test_set, metrics, opts["top"], lower_is_better=lower)
+            self.stdout.write("rank\tteam\tentry\toverall")
+            for row in finalists.itertuples():
+                self.stdout.write(f"{row.rank}\t{row.team_id}\t{row.entry_id}\t{row.overall:.4f}")
+            if finalists["tied_at_cutoff"].any():
+                self.stderr.write("warning: a team left out ties with the last finalist; decide by hand")
+            if opts["campaign"]:
+                chosen = list(Entry.objects.filter(pk__in=list(finalists["entry_pk"])))
+                references = list(Entry.objects.filter(Q(is_baseline=True) | Q(is_ground_truth=True), test_set=test_set))
+                campaign = create_campaign(opts["campaign"], test_set, chosen + references, questions=opts["questions"].split(","))
+                self.stdout.write(f"created campaign {campaign.name!r} with {len(chosen)} finalists and {len(references)} reference rows")
+        except EvaluationInputError as exc:
+            raise CommandError(str(exc)) from exc

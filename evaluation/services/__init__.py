@@ -1,0 +1,18 @@
+"""Writes for the evaluation app: plain functions, one transaction each. See DESIGN.md."""
+from .campaigns import (  # noqa: F401
+    compute_campaign_results,
+    create_campaign,
+    refresh_inputs_version,
+    request_campaign_results,
+    select_finalists,
+)
+from .exports import export_campaign  # noqa: F401
+from .imports import (  # noqa: F401
+    EvaluationInputError,
+    add_ground_truth_entry,
+    import_entries,
+    import_entry,
+    import_human_eval,
+    import_objective_scores,
+    import_test_set,
+)

@@ -1,0 +1,133 @@
+"""Campaigns: finalists, creation, the inputs version and the stored results."""
+from __future__ import annotations
+
+import hashlib
+import time
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+
+from .. import report as report_module
+from .. import scoring
+from ..models import Campaign, CampaignResult, Entry, Rating
+from .imports import EvaluationInputError
+
+
+def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
+    """Eq. 2 over the chosen metrics for every competing entry, and the best entry of each of the top-n teams.
+
+    Returns the finalists (columns entry_pk, team_id, entry_id, overall, rank, tied_at_cutoff)."""
+    entries = list(Entry.objects.filter(test_set=test_set, is_baseline=False, is_ground_truth=False).select_related("team"))
+    if not entries:
+        raise EvaluationInputError(f"test set {test_set.name!r} has no entries; import them first")
+    scores = pd.DataFrame([e.objective_scores for e in entries], index=[e.label for e in entries])
+    try:
+        overall = scoring.mrr_overall(scores, metrics, lower_is_better=set(lower_is_better))
+    except ValueError as exc:
+        raise EvaluationInputError(f"{exc} (import objective scores with import_scores)") from exc
+    table = pd.DataFrame(
+        {"entry_pk": [e.pk for e in entries], "team_id": [e.team.team_id for e in entries], "entry_id": [e.entry_id for e in entries], "overall": overall.to_numpy()}
+    )
+    return scoring.select_finalists(table, n)
+
+
+select_finalists = finalist_table
+
+
+@transaction.atomic
+def create_campaign(name, test_set, entries, questions=None) -> Campaign:
+    if Campaign.objects.filter(name=name).exists():
+        raise EvaluationInputError(f"a campaign named {name!r} already exists; choose another name")
+    questions = list(questions) if questions else None
+    if questions is not None and (len(set(questions)) != len(questions) or not all(q.strip() for q in questions)):
+        raise EvaluationInputError("questions must be distinct, non-empty names")
+    campaign = Campaign.objects.create(name=name, test_set=test_set, **({"questions": questions} if questions else {}))
+    entries = list(entries)
+    wrong = [e.label for e in entries if e.test_set_id != test_set.pk]
+    if wrong:
+        raise EvaluationInputError(f"entries {', '.join(wrong)} belong to another test set")
+    campaign.entries.set(entries)
+    refresh_inputs_version(campaign)
+    return campaign
+
+
+def inputs_version(campaign: Campaign) -> str:
+    """SHA-256 over everything the results depend on: test set, questions, entries (outputs,
+    flags, objective scores) and every rating, in a fixed order."""
+    digest = hashlib.sha256()
+    digest.update(f"report-format:{report_module.REPORT_FORMAT}|testset:{campaign.test_set.content_hash}|questions:{campaign.questions}|raters-known:{campaign.rater_ids_known}".encode())
+    for entry in campaign.entries.order_by("pk"):
+        digest.update(f"|entry:{entry.pk}:{entry.content_hash}:{sorted(entry.objective_scores.items())}".encode())
+    ratings = Rating.objects.filter(campaign=campaign).order_by("entry_id", "instance", "question", "rater").values_list("entry_id", "instance", "question", "rater", "value")
+    batch = []
+    for row in ratings.iterator(chunk_size=20000):
+        batch.append(row)
+        if len(batch) == 20000:
+            digest.update(repr(batch).encode())
+            batch = []
+    digest.update(repr(batch).encode())
+    return digest.hexdigest()
+
+
+def refresh_inputs_version(campaign: Campaign) -> str:
+    campaign.inputs_version = inputs_version(campaign)
+    campaign.save(update_fields=["inputs_version"])
+    return campaign.inputs_version
+
+
+def _report_inputs(campaign: Campaign):
+    entries = list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id"))
+    if not entries:
+        raise EvaluationInputError(f"campaign {campaign.name!r} has no entries")
+    labels = {e.pk: e.label for e in entries}
+    truth = np.array([bool(item.get("target")) for item in campaign.test_set.labels])
+    systems = [
+        report_module.SystemSpec(
+            label=e.label,
+            kind=e.kind,
+            predicted=None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs]),
+            objective=dict(e.objective_scores),
+        )
+        for e in entries
+    ]
+    rows = list(Rating.objects.filter(campaign=campaign).values_list("entry_id", "question", "instance", "rater", "value").iterator(chunk_size=20000))
+    if not rows:
+        raise EvaluationInputError(f"campaign {campaign.name!r} has no ratings yet")
+    ratings = pd.DataFrame(rows, columns=["entry", "question", "instance", "rater", "value"])
+    unknown = set(ratings["entry"]) - set(labels)
+    if unknown:
+        raise EvaluationInputError(f"campaign {campaign.name!r} has ratings of entries that are not in it (ids {sorted(unknown)})")
+    ratings["system"] = ratings["entry"].map(labels)
+    return ratings, truth, systems
+
+
+def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED) -> CampaignResult:
+    """The stored report for the campaign's current inputs, computing it only if it is missing."""
+    campaign = Campaign.objects.select_related("test_set").get(pk=campaign_id)
+    version = refresh_inputs_version(campaign)
+    existing = CampaignResult.objects.filter(campaign=campaign, inputs_version=version).first()
+    if existing is not None:
+        return existing
+    ratings, truth, systems = _report_inputs(campaign)
+    started = time.perf_counter()
+    try:
+        body = report_module.build_report(
+            ratings, truth, systems, questions=campaign.questions, bootstrap=bootstrap, seed=seed, rater_ids_known=campaign.rater_ids_known
+        )
+    except ValueError as exc:
+        raise EvaluationInputError(f"campaign {campaign.name!r}: {exc}") from exc
+    body["campaign"] = campaign.name
+    body["inputs_version"] = version
+    with transaction.atomic():
+        result, _ = CampaignResult.objects.get_or_create(
+            campaign=campaign, inputs_version=version, defaults={"report": body, "seconds": time.perf_counter() - started}
+        )
+    return result
+
+
+def request_campaign_results(campaign: Campaign) -> None:
+    """Enqueue the computation once the current transaction commits."""
+    from ..tasks import compute_campaign_results as task
+
+    transaction.on_commit(lambda: task.delay(campaign.pk))

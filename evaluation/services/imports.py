@@ -1,0 +1,182 @@
+"""Imports of DSTC9 Track 1 material: test set, entries, objective scores, human evaluations.
+
+Each import is all-or-nothing: every file is checked before anything is written, and the writes
+run in one transaction. Errors name the file (and the instance index or CSV line) to fix.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+from pathlib import Path
+
+from django.db import transaction
+
+from .. import dstc9
+from ..models import Campaign, Challenge, Entry, Rating, Team, TestSet
+
+GROUND_TRUTH_TEAMS = ("ground-truth", "ground_truth")
+BASELINE_TEAMS = ("baseline",)
+
+
+class EvaluationInputError(ValueError):
+    """Bad input: the message says what to fix; nothing was written."""
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _checked(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except dstc9.FormatProblem as exc:
+        raise EvaluationInputError(str(exc)) from exc
+
+
+def test_set_by_name(challenge: str, name: str) -> TestSet:
+    found = TestSet.objects.filter(challenge__name=challenge, name=name).first()
+    if found is None:
+        raise EvaluationInputError(f"no test set {name!r} in challenge {challenge!r}; import it first (import_testset)")
+    return found
+
+
+@transaction.atomic
+def import_test_set(challenge_name, name, labels_path, knowledge_path=None) -> TestSet:
+    knowledge = _checked(dstc9.check_knowledge, _checked(dstc9.load_json, knowledge_path), knowledge_path) if knowledge_path else {}
+    labels = _checked(dstc9.check_outputs, _checked(dstc9.load_json, labels_path), labels_path, knowledge=knowledge if knowledge_path else None)
+    challenge, _ = Challenge.objects.get_or_create(name=challenge_name)
+    if TestSet.objects.filter(challenge=challenge, name=name).exists():
+        raise EvaluationInputError(f"challenge {challenge_name!r} already has a test set {name!r}; choose another name")
+    return TestSet.objects.create(
+        challenge=challenge, name=name, labels=labels, knowledge=knowledge, size=len(labels), content_hash=_digest(labels, knowledge)
+    )
+
+
+def _entry_hash(outputs, is_baseline, is_ground_truth):
+    return _digest(outputs, is_baseline, is_ground_truth)
+
+
+def _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=False, is_ground_truth=False) -> Entry:
+    team, _ = Team.objects.get_or_create(challenge=test_set.challenge, team_id=team_id)
+    entry, created = Entry.objects.get_or_create(
+        team=team, test_set=test_set, entry_id=entry_id,
+        defaults={"outputs": outputs, "is_baseline": is_baseline, "is_ground_truth": is_ground_truth},
+    )
+    if not created:
+        if entry.outputs is not None and outputs is not None and entry.outputs != outputs:
+            raise EvaluationInputError(f"entry {team_id}/{entry_id} already exists with different outputs; it is not replaced")
+        entry.outputs = entry.outputs if outputs is None else outputs
+        entry.is_baseline, entry.is_ground_truth = is_baseline or entry.is_baseline, is_ground_truth or entry.is_ground_truth
+    entry.content_hash = _entry_hash(entry.outputs, entry.is_baseline, entry.is_ground_truth)
+    entry.save()
+    return entry
+
+
+@transaction.atomic
+def import_entry(test_set, team_id, entry_id, path, is_baseline=False) -> Entry:
+    outputs = _checked(dstc9.check_outputs, _checked(dstc9.load_json, path), path, expected_length=test_set.size)
+    return _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=is_baseline)
+
+
+@transaction.atomic
+def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS) -> list[Entry]:
+    """Every <team>/<entry>.json under `directory` (not *.human_eval.json nor *.score.json)."""
+    found = _checked(dstc9.find_entries, directory)
+    if not found:
+        raise EvaluationInputError(f"{directory}: no <team>/<entry>.json files found")
+    checked = [
+        (team, entry, _checked(dstc9.check_outputs, _checked(dstc9.load_json, path), path, expected_length=test_set.size))
+        for team, entry, path in found
+    ]
+    return [_upsert_entry(test_set, team, entry, outputs, is_baseline=team in baseline_teams) for team, entry, outputs in checked]
+
+
+@transaction.atomic
+def add_ground_truth_entry(test_set, team_id="ground-truth", entry_id="labels") -> Entry:
+    """The reference responses as an entry: outputs = labels, so its detection equals the truth."""
+    return _upsert_entry(test_set, team_id, entry_id, test_set.labels, is_ground_truth=True)
+
+
+@transaction.atomic
+def import_objective_scores(test_set, csv_path) -> int:
+    """score.csv: team_id,entry_id,<metric>,... One row per existing entry; values are numbers."""
+    path = Path(csv_path)
+    if not path.is_file():
+        raise EvaluationInputError(f"{path}: file not found")
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        if header[:2] != ["team_id", "entry_id"] or len(header) < 3:
+            raise EvaluationInputError(f"{path}: the header must be team_id,entry_id,<metric>,... (got {','.join(header)})")
+        metrics = header[2:]
+        updates = []
+        for line, row in enumerate(reader, start=2):
+            entry = Entry.objects.filter(test_set=test_set, team__team_id=row["team_id"], entry_id=row["entry_id"]).first()
+            if entry is None:
+                raise EvaluationInputError(f"{path}, line {line}: no entry {row['team_id']}/{row['entry_id']} in test set {test_set.name!r}; import the entry first")
+            scores = {}
+            for metric in metrics:
+                try:
+                    value = float(row[metric])
+                except (TypeError, ValueError):
+                    raise EvaluationInputError(f"{path}, line {line}: {metric} = {row[metric]!r} is not a number") from None
+                if not math.isfinite(value):
+                    raise EvaluationInputError(f"{path}, line {line}: {metric} = {row[metric]!r} is not a finite number")
+                scores[metric] = value
+            updates.append((entry, scores))
+    if not updates:
+        raise EvaluationInputError(f"{path}: no rows")
+    for entry, scores in updates:
+        entry.objective_scores = {**entry.objective_scores, **scores}
+        entry.save(update_fields=["objective_scores"])
+    return len(updates)
+
+
+@transaction.atomic
+def import_human_eval(campaign: Campaign, directory, replace=False, baseline_teams=BASELINE_TEAMS, ground_truth_teams=GROUND_TRUTH_TEAMS) -> dict:
+    """Ratings from a DSTC9 human-evaluation directory: <team>/<entry>.json + <team>/<entry>.human_eval.json.
+
+    Entries are imported (or matched) and added to the campaign. Ratings are lists without rater
+    identities, stored with positional raters 'pos1', 'pos2', ...; the campaign is marked so that
+    per-rater diagnostics are not computed. With replace=False an entry that already has ratings
+    in the campaign is an error.
+    """
+    from .campaigns import refresh_inputs_version
+
+    test_set = campaign.test_set
+    labels = test_set.labels
+    plan = []
+    for team_id, entry_id, entry_path, eval_path in _checked(dstc9.find_human_evals, directory):
+        is_truth = team_id in ground_truth_teams
+        if entry_path is not None:
+            outputs = _checked(dstc9.check_outputs, _checked(dstc9.load_json, entry_path), entry_path, expected_length=test_set.size)
+        elif is_truth:
+            outputs = labels
+        else:
+            existing = Entry.objects.filter(test_set=test_set, team__team_id=team_id, entry_id=entry_id).first()
+            if existing is None or existing.outputs is None:
+                raise EvaluationInputError(f"{eval_path}: the entry's output {entry_id}.json is missing beside it (needed for detection in Eq. 1)")
+            outputs = existing.outputs
+        rows = _checked(dstc9.check_human_eval, _checked(dstc9.load_json, eval_path), eval_path, labels, outputs, campaign.questions)
+        plan.append((team_id, entry_id, outputs, is_truth, team_id in baseline_teams, rows, eval_path))
+
+    total = 0
+    for team_id, entry_id, outputs, is_truth, is_baseline, rows, eval_path in plan:
+        entry = _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=is_baseline, is_ground_truth=is_truth)
+        existing = Rating.objects.filter(campaign=campaign, entry=entry)
+        if existing.exists():
+            if not replace:
+                raise EvaluationInputError(f"{eval_path}: campaign {campaign.name!r} already has ratings of {entry.label}; use replace to reimport")
+            existing.delete()
+        campaign.entries.add(entry)
+        Rating.objects.bulk_create(
+            (Rating(campaign=campaign, entry=entry, instance=i, question=q, rater=f"pos{p}", value=v) for i, q, p, v in rows),
+            batch_size=5000,
+        )
+        total += len(rows)
+    campaign.rater_ids_known = False
+    campaign.save(update_fields=["rater_ids_known"])
+    refresh_inputs_version(campaign)
+    return {"entries": len(plan), "ratings": total}

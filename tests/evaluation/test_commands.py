@@ -1,0 +1,104 @@
+"""The evaluation management commands, on the small DSTC9 fixtures."""
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.models import Campaign, Rating
+
+from .conftest import DSTC9, FIXTURES
+
+pytestmark = pytest.mark.django_db
+TS = ["--challenge", "DSTC9 Track 1", "--test-set", "test"]
+
+
+def run(*args):
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def loaded(db):
+    run("import_testset", str(DSTC9 / "labels.json"), "--knowledge", str(DSTC9 / "knowledge.json"), "--challenge", "DSTC9 Track 1")
+    run("import_entries", str(DSTC9 / "entries"), *TS, "--scores", str(DSTC9 / "score.csv"), "--ground-truth")
+
+
+def test_select_finalists_by_mean_reciprocal_rank(loaded):
+    # f1 ranks: t1e1 1, t2e0 2, t3e0 3, t1e0 4, t4e0 5; r@1: t2e0 1, t1e1 2, t3e0 3, t1e0 4, t4e0 5;
+    # bleu-1: t3e0 1, t1e1 2, t2e0 3, t1e0 4, t4e0 5.
+    # S: t1e1 (1 + 1/2 + 1/2)/3 = 0.6667, t2e0 (1/2 + 1 + 1/3)/3 = 0.6111, t3e0 (1/3 + 1/3 + 1)/3 = 0.5556
+    out = run("select_finalists", *TS, "--metrics", "detection_f1,selection_r@1,generation_bleu-1", "--top", "3", "--campaign", "finals")
+    lines = out.splitlines()
+    assert lines[1:4] == ["1\tteam1\tentry1\t0.6667", "2\tteam2\tentry0\t0.6111", "3\tteam3\tentry0\t0.5556"]
+    campaign = Campaign.objects.get(name="finals")
+    assert sorted(e.label for e in campaign.entries.all()) == ["baseline/entry0", "ground-truth/labels", "team1/entry1", "team2/entry0", "team3/entry0"]
+
+
+def test_select_finalists_unknown_metric(loaded):
+    with pytest.raises(CommandError, match="unknown metric"):
+        run("select_finalists", *TS, "--metrics", "rouge")
+
+
+def test_import_human_eval_and_leaderboards(loaded):
+    out = run("import_human_eval", str(DSTC9 / "human_eval"), "--campaign", "dstc9-human", *TS)
+    assert "into 'dstc9-human'" in out
+    assert Rating.objects.count() == int(out.split()[1])
+    board = json.loads(run("leaderboard", "dstc9-human", "--format", "json"))
+    systems = [row["system"] for row in board["rows"]]
+    assert set(systems) == {"baseline/entry0", "ground-truth/labels", "team1/entry1", "team2/entry0", "team3/entry0"}
+    for row in board["rows"]:
+        assert row["final_ci_low"] <= row["final"] <= row["final_ci_high"]
+    table = list(csv.DictReader(io.StringIO(run("leaderboard", "dstc9-human", "--format", "csv"))))
+    assert [r["system"] for r in table] == systems
+    assert {"rank", "rank_range", "accuracy", "accuracy_ci_low", "appropriateness_ci_high", "final", "n"} <= set(table[0])
+    markdown = run("leaderboard", "dstc9-human", "--format", "md")
+    assert markdown.splitlines()[0].startswith("| Rank | Rank range | System | Appropriateness | Accuracy | Final | n |")
+    assert "(ground truth)" in markdown and "ref" in markdown
+
+
+def test_import_human_eval_error_is_a_command_error(loaded, dstc9_copy):
+    (dstc9_copy / "human_eval" / "team2" / "entry0.human_eval.json").write_text("[]")
+    with pytest.raises(CommandError, match=r"team2/entry0.human_eval.json: has 0 instances but the test set has 12"):
+        run("import_human_eval", str(dstc9_copy / "human_eval"), "--campaign", "x", *TS)
+    assert not Rating.objects.exists()
+
+
+def test_leaderboard_unknown_campaign(db):
+    with pytest.raises(CommandError, match="no campaign 'nope'"):
+        run("leaderboard", "nope")
+
+
+@pytest.mark.parametrize("level,expected", [("nominal", "0.743"), ("ordinal", "0.815"), ("interval", "0.849"), ("ratio", "0.797")])
+def test_agreement_command_on_the_paper_data(level, expected):
+    out = run("agreement", str(FIXTURES / "agreement_paper.csv"), "--level", level)
+    assert out.startswith(f"alpha ({level}) = {expected} [")
+    assert "units=11 values=40 raters=4" in out
+
+
+def test_agreement_command_no_variation_and_raters():
+    assert "alpha (ordinal) = n/a (no variation)" in run("agreement", str(FIXTURES / "agreement_constant.csv"), "--level", "ordinal")
+    out = run("agreement", str(FIXTURES / "agreement_paper.csv"), "--level", "interval", "--raters")
+    assert len([line for line in out.splitlines() if "alpha_without=" in line]) == 4
+    data = json.loads(run("agreement", str(FIXTURES / "agreement_paper.csv"), "--level", "interval", "--json", "--bootstrap", "0"))
+    assert round(data["alpha"]["alpha"], 3) == 0.849
+
+
+def test_agreement_command_errors(tmp_path):
+    with pytest.raises(CommandError):
+        run("agreement", str(FIXTURES / "agreement_paper.csv"), "--level", "likert")
+    with pytest.raises(CommandError, match="cannot read the CSV"):
+        run("agreement", str(tmp_path / "missing.csv"), "--level", "nominal")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,rater,score\nu1,A,1\n")
+    with pytest.raises(CommandError, match="missing: value"):
+        run("agreement", str(bad), "--level", "nominal")
+
+
+def test_export_campaign_command(loaded, tmp_path):
+    run("import_human_eval", str(DSTC9 / "human_eval"), "--campaign", "c", *TS)
+    out = run("export_campaign", "c", "--out", str(tmp_path / "export"))
+    assert {line.split("\t")[0] for line in out.splitlines()} >= {"leaderboard.md", "scores.png", "instance_scores.csv"}
+    assert (tmp_path / "export" / "leaderboard.md").is_file()

@@ -1,0 +1,88 @@
+"""Computing, storing and exporting campaign results."""
+import csv
+import json
+
+import pytest
+
+from evaluation import tasks
+from evaluation.models import CampaignResult, Rating
+from evaluation.services import EvaluationInputError, compute_campaign_results, create_campaign, export_campaign, request_campaign_results
+from evaluation.services.campaigns import refresh_inputs_version
+
+from .conftest import DSTC9
+
+pytestmark = pytest.mark.django_db
+
+
+def eq1_by_hand(team, entry, question):
+    labels = json.loads((DSTC9 / "labels.json").read_text())
+    outputs = json.loads((DSTC9 / "human_eval" / team / f"{entry}.json").read_text())
+    evals = json.loads((DSTC9 / "human_eval" / team / f"{entry}.human_eval.json").read_text())
+    total = sum(sum(e[question]) / len(e[question]) for e in evals if e)
+    p = total / sum(o["target"] for o in outputs)
+    r = total / sum(l["target"] for l in labels)
+    return 2 * p * r / (p + r)
+
+
+def test_results_follow_eq1_and_are_stored_once(campaign):
+    result = compute_campaign_results(campaign.pk)
+    rows = {row["system"]: row for row in result.report["systems"]}
+    team3 = rows["team3/entry0"]
+    assert team3["weighted"]
+    assert team3["questions"]["accuracy"]["score"] == pytest.approx(eq1_by_hand("team3", "entry0", "accuracy"))
+    assert team3["final"] == pytest.approx((eq1_by_hand("team3", "entry0", "accuracy") + eq1_by_hand("team3", "entry0", "appropriateness")) / 2)
+    assert rows["ground-truth/labels"]["rank"] is None and rows["baseline/entry0"]["rank"] is None
+    assert sorted(rows[k]["rank"] for k in ("team1/entry1", "team2/entry0", "team3/entry0")) == [1, 2, 3]
+    again = compute_campaign_results(campaign.pk)
+    assert again.pk == result.pk and CampaignResult.objects.count() == 1
+    assert result.report["agreement"]["accuracy"]["raters"] is None  # positional raters: no diagnostics
+
+
+def test_new_inputs_give_a_new_result_same_inputs_same_numbers(campaign):
+    first = compute_campaign_results(campaign.pk)
+    rating = Rating.objects.filter(campaign=campaign).order_by("pk").first()
+    original = rating.value
+    rating.value = 1 if original != 1 else 5
+    rating.save()
+    second = compute_campaign_results(campaign.pk)
+    assert second.inputs_version != first.inputs_version
+    assert second.report["systems"] != first.report["systems"]
+    rating.value = original
+    rating.save()
+    third = compute_campaign_results(campaign.pk)
+    assert third.pk == first.pk  # back to the first inputs: the stored result, not a recompute
+    CampaignResult.objects.filter(pk=first.pk).delete()
+    fourth = compute_campaign_results(campaign.pk)
+    assert json.dumps(fourth.report, sort_keys=True) == json.dumps(first.report, sort_keys=True)
+
+
+def test_campaign_without_ratings_is_a_clear_error(test_set):
+    empty = create_campaign("empty", test_set, [])
+    with pytest.raises(EvaluationInputError, match="has no entries"):
+        compute_campaign_results(empty.pk)
+
+
+def test_task_is_enqueued_on_commit(campaign, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        request_campaign_results(campaign)
+        assert not CampaignResult.objects.exists()  # nothing runs before the commit
+    assert len(callbacks) == 1
+    assert CampaignResult.objects.filter(campaign=campaign, inputs_version=campaign.inputs_version).exists()
+    assert tasks.compute_campaign_results.delay(campaign.pk).get()["inputs_version"] == campaign.inputs_version
+
+
+def test_export_writes_every_file(campaign, tmp_path):
+    compute_campaign_results(campaign.pk)
+    refresh_inputs_version(campaign)
+    written = export_campaign(campaign, tmp_path / "out")
+    assert set(written) == {"leaderboard.json", "leaderboard.csv", "leaderboard.md", "agreement.json", "instance_scores.csv", "scores.png", "ratings.png"}
+    for name in ("scores.png", "ratings.png"):
+        assert written[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with written["instance_scores.csv"].open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert set(rows[0]) == {"team_id", "entry_id", "instance", "accuracy", "appropriateness", "accuracy_count", "appropriateness_count"}
+    assert len(rows) == len(set(Rating.objects.values_list("entry_id", "instance")))
+    board = json.loads(written["leaderboard.json"].read_text())
+    assert board["rows"][0]["system"] == "ground-truth/labels"
+    agreement = json.loads(written["agreement.json"].read_text())
+    assert set(agreement["agreement"]["accuracy"]["levels"]) == {"ordinal", "interval"}

@@ -1,0 +1,184 @@
+"""Scoring of the DSTC9 Track 1 human evaluation: Eq. 1, Eq. 2, finalists, intervals, tests."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evaluation import scoring
+from evaluation.report import SystemSpec, build_report
+
+
+def ratings_frame(rows):
+    return pd.DataFrame(rows, columns=["system", "question", "instance", "rater", "value"])
+
+
+def test_eq1_hand_example():
+    # 6 instances. Truth f  = 1 1 1 1 0 0 (sum f  = 4)
+    #              Entry f~ = 1 1 0 0 1 0 (sum f~ = 3)
+    # Rated (f*f~ = 1): instance 0 with 5,4,4 -> s = 13/3; instance 1 with 3,3,3 -> s = 3.
+    # sum s*f*f~ = 13/3 + 3 = 22/3
+    # S_p = (22/3)/3 = 22/9 = 2.444..., S_r = (22/3)/4 = 11/6 = 1.833...
+    # S_f = 2*S_p*S_r/(S_p+S_r) = 2*(22/9)*(11/6) / (22/9 + 11/6) = (484/54) / (77/18) = 44/21 = 2.0952...
+    truth = np.array([1, 1, 1, 1, 0, 0], dtype=bool)
+    predicted = np.array([1, 1, 0, 0, 1, 0], dtype=bool)
+    ratings = ratings_frame(
+        [("e", "accuracy", 0, r, v) for r, v in zip("abc", (5, 4, 4))] + [("e", "accuracy", 1, r, 3) for r in "abc"]
+    )
+    scores, counts = scoring.instance_score_matrix(ratings, ["e"], ["accuracy"], 6)
+    assert scores[0, 0, 0] == pytest.approx(13 / 3) and counts[0, 0, 0] == 3
+    result = scoring.system_scores(scoring.eq1_columns(scores, truth, [predicted]))
+    assert result["precision"][0, 0] == pytest.approx(22 / 9)
+    assert result["recall"][0, 0] == pytest.approx(11 / 6)
+    assert result["score"][0, 0] == pytest.approx(44 / 21)
+
+
+def test_plain_mean_without_detection_predictions():
+    truth = np.array([1, 1, 0], dtype=bool)
+    ratings = ratings_frame([("gt", "accuracy", 0, "a", 5), ("gt", "accuracy", 1, "a", 2)])
+    scores, _ = scoring.instance_score_matrix(ratings, ["gt"], ["accuracy"], 3)
+    cols = scoring.eq1_columns(scores, truth, [None])
+    assert scoring.system_scores(cols)["score"][0, 0] == pytest.approx(3.5)
+    assert not cols.weighted[0]
+
+
+def test_eq1_reports_unrated_and_ignored_instances():
+    truth = np.array([1, 1, 0], dtype=bool)
+    predicted = np.array([1, 1, 1], dtype=bool)
+    ratings = ratings_frame([("e", "accuracy", 0, "a", 4), ("e", "accuracy", 2, "a", 5)])
+    scores, _ = scoring.instance_score_matrix(ratings, ["e"], ["accuracy"], 3)
+    cols = scoring.eq1_columns(scores, truth, [predicted])
+    assert cols.unrated_detected[0, 0] == 1  # instance 1 is a detected target without ratings
+    assert cols.ignored_ratings[0, 0] == 1  # instance 2 is not a true target: Eq. 1 leaves it out
+
+
+def test_eq2_hand_example_with_ties():
+    # metric A: 0.9 0.8 0.8 0.7 -> competition ranks 1 2 2 4
+    # metric B:  10  30  20  20 -> ranks 4 1 2 2
+    # S = mean(1/rank): e1 (1 + 1/4)/2 = 0.625, e2 (1/2 + 1)/2 = 0.75, e3 (1/2 + 1/2)/2 = 0.5, e4 (1/4 + 1/2)/2 = 0.375
+    table = pd.DataFrame({"A": [0.9, 0.8, 0.8, 0.7], "B": [10, 30, 20, 20]}, index=["e1", "e2", "e3", "e4"])
+    assert list(scoring.competition_ranks(table["A"])) == [1, 2, 2, 4]
+    overall = scoring.mrr_overall(table, ["A", "B"])
+    assert overall.to_dict() == pytest.approx({"e1": 0.625, "e2": 0.75, "e3": 0.5, "e4": 0.375})
+    # lower-is-better flips the ranks of B: 10 -> 1, 20 -> 2, 20 -> 2, 30 -> 4
+    flipped = scoring.mrr_overall(table, ["A", "B"], lower_is_better={"B"})
+    assert flipped["e1"] == pytest.approx(1.0) and flipped["e2"] == pytest.approx((0.5 + 0.25) / 2)
+
+
+def test_eq2_errors_name_the_problem():
+    table = pd.DataFrame({"A": [0.9, None]}, index=["e1", "e2"])
+    with pytest.raises(ValueError, match="metric 'A' has no value for entry 'e2'"):
+        scoring.mrr_overall(table, ["A"])
+    with pytest.raises(ValueError, match="unknown metric"):
+        scoring.mrr_overall(table, ["nope"])
+
+
+def test_finalists_take_the_best_entry_of_each_top_team():
+    entries = pd.DataFrame(
+        [("t1", "e0", 0.5), ("t1", "e1", 0.9), ("t2", "e0", 0.7), ("t3", "e0", 0.6), ("t3", "e1", 0.8), ("t4", "e0", 0.6)],
+        columns=["team_id", "entry_id", "overall"],
+    )
+    chosen = scoring.select_finalists(entries, 2)
+    assert list(zip(chosen.team_id, chosen.entry_id)) == [("t1", "e1"), ("t3", "e1")]
+    assert list(chosen["rank"]) == [1, 2] and not chosen["tied_at_cutoff"].any()
+    # t3's best is 0.8 and t2's 0.7; with three places, t2 is in; the 4th place (t4, 0.6) is not tied with it
+    assert list(scoring.select_finalists(entries, 3).team_id) == ["t1", "t3", "t2"]
+    assert scoring.select_finalists(entries.replace({0.7: 0.6}), 3)["tied_at_cutoff"].all()
+
+
+def test_holm_hand_example():
+    # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> monotone 0.06
+    assert list(scoring.holm([0.01, 0.04, 0.03, 0.005])) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # 0.5*2 = 1.0 caps at 1; then 0.9*1 = 0.9 is raised to 1.0 to stay monotone
+    assert list(scoring.holm([0.5, 0.9])) == pytest.approx([1.0, 1.0])
+
+
+def _one_system_cols(values):
+    scores = np.asarray(values, dtype=float)[None, None, :]
+    return scoring.eq1_columns(scores, np.ones(len(values), dtype=bool), [None])
+
+
+def test_bootstrap_ci_covers_true_mean_about_95_percent_and_is_seeded():
+    true_mean, covered = 3.5, 0
+    for sim in range(100):
+        rng = np.random.default_rng(1000 + sim)
+        values = rng.choice([2, 3, 4, 5], size=300, p=[0.15, 0.35, 0.3, 0.2])  # mean 3.55
+        values = values - 0.05  # shift so the population mean is exactly 3.5
+        boot, _ = scoring.bootstrap_scores(_one_system_cols(values), 1000, seed=sim)
+        low, high = scoring.percentile_interval(boot)
+        covered += low[0, 0] <= true_mean <= high[0, 0]
+    assert 88 <= covered <= 99
+    cols = _one_system_cols(np.arange(50) % 5 + 1)
+    a, _ = scoring.bootstrap_scores(cols, 1000, seed=4)
+    b, _ = scoring.bootstrap_scores(cols, 1000, seed=4)
+    c, _ = scoring.bootstrap_scores(cols, 1000, seed=5)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    with pytest.raises(ValueError, match="at least 1000"):
+        scoring.bootstrap_scores(cols, 10)
+
+
+def test_shared_ranks_and_rank_ranges():
+    assert list(scoring.shared_ranks([4.3, 4.25, 4.1], [4.4, 4.35, 4.2])) == [1, 1, 3]
+    finals = np.array([[3.0, 2.0, 1.0], [2.0, 3.0, 1.0], [3.0, 2.0, 1.0], [3.0, 3.0, 1.0]] * 10)
+    low, high = scoring.bootstrap_rank_ranges(finals)
+    assert list(low) == [1, 1, 3] and list(high) == [2, 2, 3]
+
+
+def test_paired_wilcoxon_uses_only_shared_instances():
+    a = np.array([5, 4, 5, 4, 5, 4, 5, 4, 5, 4, np.nan, 1.0])
+    b = np.array([3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 5.0, np.nan])
+    p, n, diff = scoring.paired_wilcoxon(a, b)
+    assert n == 10 and diff == pytest.approx(1.5)
+    assert p == pytest.approx(stats.wilcoxon(a[:10] - b[:10]).pvalue)
+    assert scoring.paired_wilcoxon(a, a) == (1.0, 11, 0.0)
+
+
+def _campaign(seed=0, n=400, means=(4.4, 4.2, 4.0, 3.6, 4.6)):
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n) < 0.6
+    labels = ["e1", "e2", "e3", "baseline", "ground-truth"]
+    kinds = ["entry", "entry", "entry", "baseline", "ground_truth"]
+    systems, rows = [], []
+    for label, kind, mean in zip(labels, kinds, means):
+        predicted = truth if kind == "ground_truth" else (truth & (rng.random(n) < 0.95)) | (~truth & (rng.random(n) < 0.05))
+        for i in np.flatnonzero(truth & predicted):
+            for q in ("appropriateness", "accuracy"):
+                for r in range(3):
+                    rows.append((label, q, int(i), f"w{rng.integers(0, 12)}-{r}", int(np.clip(round(rng.normal(mean, 0.8)), 1, 5))))
+        objective = {"bleu": {"e1": 0.3, "e2": 0.2, "e3": 0.1}.get(label, 0), "r@1": {"e1": 0.8, "e2": 0.9, "e3": 0.7}.get(label, 0)}
+        systems.append(SystemSpec(label, kind, predicted, objective if kind == "entry" else {}))
+    return ratings_frame(rows).drop_duplicates(["system", "question", "instance", "rater"]), truth, systems
+
+
+def test_report_is_deterministic_and_ranks_entries_only():
+    ratings, truth, systems = _campaign()
+    first = build_report(ratings, truth, systems, bootstrap=1000, seed=3)
+    second = build_report(ratings, truth, systems, bootstrap=1000, seed=3)
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    rows = {row["system"]: row for row in first["systems"]}
+    assert [row["system"] for row in first["systems"]][0] == "ground-truth"  # sorted by final score
+    assert rows["ground-truth"]["rank"] is None and rows["baseline"]["rank"] is None
+    assert [rows[k]["rank"] for k in ("e1", "e2", "e3")] == [1, 2, 3]
+    for row in first["systems"]:
+        assert row["final_ci_low"] <= row["final"] <= row["final_ci_high"]
+        assert row["final"] == pytest.approx(np.mean([row["questions"][q]["score"] for q in first["questions"]]))
+    assert rows["e1"]["rank_low"] <= 1 <= rows["e1"]["rank_high"]
+    # Spearman: human order e1 > e2 > e3 equals the BLEU order (rho 1) and not the r@1 order
+    assert first["spearman"]["bleu"]["rho"] == pytest.approx(1.0)
+    assert first["spearman"]["r@1"]["rho"] == pytest.approx(stats.spearmanr([3, 2, 1], [0.8, 0.9, 0.7]).statistic)
+    pairs = {(p["a"], p["b"]): p for p in first["pairwise"]["final"]}
+    assert pairs[("e1", "baseline")]["significant_0.05"]
+    assert all(p["p_holm"] >= p["p"] for p in first["pairwise"]["accuracy"] if p["p"] is not None)
+    assert set(first["agreement"]["accuracy"]["levels"]) == {"ordinal", "interval"}
+    assert sum(first["rating_distribution"]["e1"]["accuracy"].values()) == rows["e1"]["questions"]["accuracy"]["ratings"]
+
+
+def test_report_refuses_unknown_systems_and_bad_instances():
+    ratings, truth, systems = _campaign(n=50)
+    with pytest.raises(ValueError, match="not in the campaign"):
+        build_report(ratings.replace({"e1": "zz"}), truth, systems)
+    bad = ratings.copy()
+    bad.loc[bad.index[0], "instance"] = 50
+    with pytest.raises(ValueError, match="instance indices must lie in 0..49"):
+        build_report(bad, truth, systems)
