@@ -1,0 +1,140 @@
+"""Simulated annotators that work through the real HTTP views, as a person in a browser would.
+
+Each one logs in with the login form, asks for the next item of the job, reads the utterance and
+its slot values off the task page, types rewrites, and posts the form. A careless annotator's
+first attempt has a typical mistake; the page refuses it and the annotator corrects it.
+"""
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+import requests
+
+from . import rewriter
+
+
+class TaskPageParser(HTMLParser):
+    """Reads the target utterance and the slot values to keep from the task page."""
+
+    def __init__(self):
+        super().__init__()
+        self.utterance = None
+        self.slot_values = []
+        self.problems = []
+        self._capture = None
+        self._buffer = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if "data-utterance" in attrs and self.utterance is None:
+            self.utterance = attrs["data-utterance"]
+        if "data-slot-value" in attrs:
+            self.slot_values.append(attrs["data-slot-value"])
+        if "problem" in classes:
+            self._capture, self._buffer = "problem", []
+
+    def handle_endtag(self, tag):
+        if self._capture == "problem" and tag in ("li", "p", "span", "div"):
+            text = " ".join("".join(self._buffer).split())
+            if text:
+                self.problems.append(text)
+            self._capture = None
+
+    def handle_data(self, data):
+        if self._capture:
+            self._buffer.append(data)
+
+
+def parse_task_page(html: str) -> TaskPageParser:
+    parser = TaskPageParser()
+    parser.feed(html)
+    return parser
+
+
+@dataclass
+class AnnotatorStats:
+    username: str
+    careless: bool
+    submitted: int = 0
+    refused: int = 0
+    refusal_reasons: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+
+class SimulatedAnnotator:
+    def __init__(self, base_url, username, password, *, careless=False, seed=0, think_seconds=0.0):
+        self.base_url = base_url.rstrip("/")
+        self.username, self.password = username, password
+        self.rng = random.Random(seed)
+        self.careless = careless
+        self.think_seconds = think_seconds
+        self.session = requests.Session()
+        self.stats = AnnotatorStats(username, careless)
+
+    def _csrf(self):
+        return self.session.cookies.get("csrftoken", "")
+
+    def _post(self, path_or_url, data):
+        url = path_or_url if path_or_url.startswith("http") else self.base_url + path_or_url
+        data = {**data, "csrfmiddlewaretoken": self._csrf()}
+        return self.session.post(url, data=data, headers={"Referer": url}, timeout=60)
+
+    def login(self):
+        self.session.get(self.base_url + "/accounts/login/", timeout=60)
+        response = self._post("/accounts/login/", {"username": self.username, "password": self.password})
+        if "/accounts/login/" in response.url:
+            raise RuntimeError(f"{self.username} could not log in")
+
+    def work_on(self, job_id: int):
+        """Do items of the job until the server says nothing is left for this annotator."""
+        page = self._post(f"/jobs/{job_id}/next/", {})
+        while "/work/" in page.url and page.status_code == 200:
+            started = time.monotonic()
+            task = parse_task_page(page.text)
+            if task.utterance is None:
+                self.stats.errors.append(f"no utterance on {page.url}")
+                return
+            if self.think_seconds:
+                time.sleep(self.rng.uniform(0, self.think_seconds))
+            if self.careless and self.rng.random() < 0.5:
+                answers = rewriter.careless_answers(task.utterance, task.slot_values, self.rng)
+                refused = self._submit(page.url, answers, started)
+                if "/work/" in refused.url and refused.url == page.url:
+                    self.stats.refused += 1
+                    self.stats.refusal_reasons.extend(parse_task_page(refused.text).problems)
+                    page = refused
+                else:
+                    page = refused
+                    self.stats.submitted += 1
+                    self.stats.seconds.append(time.monotonic() - started)
+                    continue
+            answers = rewriter.careful_answers(task.utterance, task.slot_values, self.rng)
+            after = self._submit(page.url, answers, started)
+            if after.url == page.url:
+                self.stats.errors.append(f"careful answers refused: {parse_task_page(after.text).problems}")
+                return
+            self.stats.submitted += 1
+            self.stats.seconds.append(time.monotonic() - started)
+            page = after
+
+    def _submit(self, url, answers, started):
+        return self._post(url, {**answers, "active_seconds": f"{time.monotonic() - started:.2f}"})
+
+
+def reason_code(message: str) -> str:
+    """A short label for a refusal message, for the demo's summary."""
+    for pattern, label in [
+        (r"slot value", "a slot value was not kept"),
+        (r"same as the original", "a rewrite copied the original"),
+        (r"more (words|characters)", "verbose was not longer"),
+        (r"fewer (words|characters)", "simplified was not shorter"),
+        (r"typing mistakes", "typos changed too much"),
+        (r"write a rewrite", "a field was left empty"),
+    ]:
+        if re.search(pattern, message):
+            return label
+    return "other"

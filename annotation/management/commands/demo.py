@@ -1,0 +1,55 @@
+"""`manage.py demo`: run the main job end to end on the embedded default, then serve the UI."""
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.demo.runner import DEMO_PASSWORD, DemoOptions, run_demo
+from annotation.demo.server import DemoServer
+
+
+class Command(BaseCommand):
+    help = "Simulate a corpus, import it, run a rewrite job with simulated annotators over HTTP, export, and serve the UI."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-serve", action="store_true", help="Exit after the job instead of serving the UI.")
+        parser.add_argument("--out", type=Path, help="Directory for the exports (default: var/demo-exports).")
+        parser.add_argument("--dialogs", type=int, default=30, help="Dialogs to simulate (3 user turns each).")
+        parser.add_argument("--annotators", type=int, default=6, help="Simulated annotators.")
+        parser.add_argument("--careless", type=int, default=2, help="How many of them are careless.")
+        parser.add_argument("--redundancy", type=int, default=2, help="Rewrites wanted per user turn.")
+        parser.add_argument("--port", type=int, default=8000, help="Port to serve on (127.0.0.1).")
+        parser.add_argument("--json", action="store_true", help="Also print the summary as one JSON line.")
+
+    def handle(self, *args, **opts):
+        if opts["careless"] > opts["annotators"]:
+            raise CommandError("--careless cannot exceed --annotators")
+        if opts["annotators"] < opts["redundancy"]:
+            raise CommandError("--annotators must be at least --redundancy, or items could never be completed")
+        options = DemoOptions(
+            dialogs=opts["dialogs"], annotators=opts["annotators"], careless=opts["careless"],
+            redundancy=opts["redundancy"], out=opts["out"], port=0 if opts["no_serve"] else opts["port"],
+        )
+        try:
+            server = DemoServer(port=options.port).start()
+        except OSError as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            summary = run_demo(options, server, say=self.stdout.write)
+        except RuntimeError as exc:
+            server.stop()
+            raise CommandError(str(exc)) from exc
+        if opts["json"]:
+            self.stdout.write(json.dumps(summary))
+        if opts["no_serve"]:
+            server.stop()
+            return
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"Quorum is serving on {server.url}/  (Ctrl+C to stop)"))
+        self.stdout.write(f"  organizer:  organizer / {DEMO_PASSWORD}   -> {server.url}/organize/  and  {server.url}/admin/")
+        self.stdout.write(f"  annotators: annotator1 ... annotator{options.annotators} / {DEMO_PASSWORD}   -> {server.url}/")
+        self.stdout.write(f"  API docs:   {server.url}/api/docs/")
+        try:
+            server.thread.join()
+        except KeyboardInterrupt:
+            server.stop()

@@ -1,0 +1,34 @@
+"""`python -m perf [NAME ...]`: run the benchmarks and print their figures (also saved in perf/results/)."""
+import importlib
+import json
+import sys
+import traceback
+
+BENCHMARKS = {
+    "import": "perf.bench_import",
+    "claims": "perf.bench_claims",
+    "evaluation": "perf.bench_evaluation",
+    "mturk": "perf.bench_mturk",
+}
+
+
+def main(names):
+    failed = False
+    for name in names or BENCHMARKS:
+        print(f"== {name}", flush=True)
+        try:
+            module = importlib.import_module(BENCHMARKS[name])
+            figures = module.run()
+        except ModuleNotFoundError as exc:
+            print(f"   not available: {exc}")
+            continue
+        except Exception:  # noqa: BLE001 - report and go on with the other benchmarks
+            traceback.print_exc()
+            failed = True
+            continue
+        print(json.dumps(figures, indent=2, sort_keys=True), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

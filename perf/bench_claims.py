@@ -1,0 +1,187 @@
+"""Benchmark (b) of the foundation issue: claim-and-submit throughput over HTTP.
+
+32 concurrent clients (4 processes x 8 threads, so the client is not the bottleneck of one GIL)
+against gunicorn and PostgreSQL. One cycle is what an annotator does per item: post the four
+rewrites (validated, stored, the item's completion decided under row locks) and follow the
+redirect to the next claimed item's page. Baseline: the same clients calling a bare Django view
+that does one SELECT and one INSERT, on the same server. Target: at least half the baseline's
+rate, zero errors; p50/p99 latency reported.
+"""
+import json
+import multiprocessing
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .common import ROOT, save
+
+CLIENT_PROCESSES, THREADS_PER_PROCESS = 4, 8
+CLIENTS = CLIENT_PROCESSES * THREADS_PER_PROCESS
+DURATION = float(os.environ.get("QUORUM_BENCH_SECONDS", "15"))
+DB_NAME = "quorum_bench_claims"
+PG = os.environ.get("QUORUM_BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env():
+    return {
+        **os.environ,
+        "QUORUM_ENV": "test",
+        "DJANGO_SETTINGS_MODULE": "perf.settings",
+        "DATABASE_URL": f"{PG}/{DB_NAME}?conn_max_age=600",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def _prepare():
+    """A fresh database with a live job of 20,000 items and 32 annotators."""
+    import psycopg
+
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    code = r"""
+import django, json, sys
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from django.db import connection
+from django.contrib.auth import get_user_model
+from annotation.demo.corpus import generate_corpus
+from annotation.roles import make_annotator
+from annotation.services.imports import import_corpus
+from annotation.services.jobs import create_job, launch_job
+from pathlib import Path
+import tempfile
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(generate_corpus(5000, seed=3, follow_ups=1), f)
+corpus = import_corpus(name="bench", source_format="multiwoz", files={"data": Path(f.name)})
+job = launch_job(create_job(corpus=corpus, name="bench", redundancy=1, claim_timeout_minutes=60))
+User = get_user_model()
+for i in range(%d):
+    u = User.objects.create_user(f"bench{i}", password="bench-pass")
+    make_annotator(u)
+with connection.cursor() as c:
+    c.execute("CREATE TABLE perf_baseline (id bigserial primary key, item_id bigint, body text)")
+print(json.dumps({"job": job.pk, "items": job.items.count()}))
+""" % CLIENTS
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _client_process(args):
+    """One client process: THREADS_PER_PROCESS threads, each looping until the deadline."""
+    import threading
+
+    import requests
+
+    from annotation.demo.annotators import parse_task_page
+    from annotation.demo.rewriter import careful_answers
+
+    mode, base, job_id, first_user, deadline = args
+    results = []
+    lock = threading.Lock()
+
+    def run(user_index):
+        session = requests.Session()
+        latencies, errors = [], []
+        rng = random.Random(user_index)
+        try:
+            if mode == "baseline":
+                while time.time() < deadline:
+                    t = time.perf_counter()
+                    r = session.post(f"{base}/perf/baseline/", data="paraphrase=hello", timeout=30)
+                    (latencies if r.status_code == 200 else errors).append(time.perf_counter() - t if r.status_code == 200 else r.status_code)
+            else:
+                session.get(f"{base}/accounts/login/", timeout=30)
+                csrf = session.cookies.get("csrftoken")
+                session.post(f"{base}/accounts/login/", data={"username": f"bench{user_index}", "password": "bench-pass", "csrfmiddlewaretoken": csrf},
+                             headers={"Referer": f"{base}/accounts/login/"}, timeout=30)
+                csrf = session.cookies.get("csrftoken")
+                page = session.post(f"{base}/jobs/{job_id}/next/", data={"csrfmiddlewaretoken": csrf}, headers={"Referer": base + "/"}, timeout=30)
+                while time.time() < deadline and "/work/" in page.url:
+                    task = parse_task_page(page.text)
+                    answers = careful_answers(task.utterance, task.slot_values, rng)
+                    t = time.perf_counter()
+                    nxt = session.post(page.url, data={**answers, "active_seconds": "30"}, headers={"Referer": page.url}, timeout=30)
+                    elapsed = time.perf_counter() - t
+                    if nxt.status_code == 200 and nxt.url != page.url:
+                        latencies.append(elapsed)
+                    else:
+                        errors.append(f"{nxt.status_code} {parse_task_page(nxt.text).problems[:1]}")
+                    page = nxt
+        except Exception as exc:  # noqa: BLE001 - counted as an error
+            errors.append(repr(exc))
+        with lock:
+            results.append((latencies, errors))
+
+    threads = [threading.Thread(target=run, args=(first_user + i,)) for i in range(THREADS_PER_PROCESS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def _load(mode, base, job_id):
+    deadline = time.time() + DURATION
+    started = time.time()
+    with multiprocessing.get_context("spawn").Pool(CLIENT_PROCESSES) as pool:
+        chunks = pool.map(_client_process, [(mode, base, job_id, p * THREADS_PER_PROCESS, deadline) for p in range(CLIENT_PROCESSES)])
+    elapsed = max(time.time() - started, DURATION)
+    latencies = sorted(x for chunk in chunks for lat, _ in chunk for x in lat)
+    errors = [e for chunk in chunks for _, errs in chunk for e in errs]
+    def pct(q):
+        return round(latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000, 1) if latencies else None
+    return {"ops": len(latencies), "rate": len(latencies) / elapsed, "p50_ms": pct(0.50), "p99_ms": pct(0.99), "errors": len(errors), "error_examples": errors[:3]}
+
+
+def run() -> dict:
+    prepared = _prepare()
+    port = _free_port()
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    server = subprocess.Popen(
+        [str(gunicorn), "perf.wsgi_app:application", "--bind", f"127.0.0.1:{port}", "--workers", "4", "--log-level", "warning"],
+        cwd=ROOT, env=_env(),
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        import requests
+
+        for _ in range(100):
+            try:
+                requests.get(base + "/accounts/login/", timeout=1)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        baseline = _load("baseline", base, prepared["job"])
+        ours = _load("claims", base, prepared["job"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    figures = {
+        "clients": CLIENTS,
+        "seconds_per_phase": DURATION,
+        "server": "gunicorn, 4 sync workers, PostgreSQL",
+        "baseline_rate_per_s": round(baseline["rate"], 1),
+        "baseline_p50_ms": baseline["p50_ms"], "baseline_p99_ms": baseline["p99_ms"], "baseline_errors": baseline["errors"],
+        "claim_submit_rate_per_s": round(ours["rate"], 1),
+        "claim_submit_p50_ms": ours["p50_ms"], "claim_submit_p99_ms": ours["p99_ms"],
+        "claim_submit_errors": ours["errors"], "error_examples": ours["error_examples"] + baseline["error_examples"],
+        "ratio": round(ours["rate"] / baseline["rate"], 3) if baseline["rate"] else None,
+        "target_ratio": 0.5,
+    }
+    save("claims", figures)
+    return figures
