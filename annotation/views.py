@@ -1,7 +1,289 @@
+"""Annotator pages: the job list, claiming the next item, and the work page of one claimed slot.
+
+The work pages (`/work/<token>/...`) learn who is working from a signed per-slot token in the URL
+(annotation.work_tokens), not from the session, so that they also serve crowd workers inside a
+provider's iframe, where third-party cookies are blocked. In-house workers, who have accounts,
+must in addition be logged in as the token's owner, so a copied link is of no use to anyone else.
+"""
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.contrib.auth.views import redirect_to_login
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from . import task_types
+from .after_submit import after_submit_url
+from .highlight import slot_segments
+from .models import Item, Job, Slot, Worker
+from .roles import is_organizer, worker_for
+from .selectors import work as work_selectors
+from .selectors.jobs import dialog_history, worker_responses
+from .services.claims import (
+    ClaimError,
+    ResponseRejected,
+    check_answers,
+    claim_next_slot,
+    job_is_open_to,
+    release_slot,
+    submit_response,
+)
+from .work_tokens import InvalidToken, make_token, read_token
+
+RECENT_RESPONSES = 10
+
+
+def _message(request, status, title, message, *, links=(), answers=None):
+    """A page that says what happened and what to do next."""
+    context = {"title": title, "message": message, "links": links, "answers": answers or {}}
+    return render(request, "annotation/message.html", context, status=status)
+
+
+def _not_an_annotator(request):
+    links = [("/organize/", "Go to the organizer pages")] if is_organizer(request.user) else []
+    return _message(
+        request,
+        403,
+        "Annotators only",
+        "This page is for annotators, and your account has no annotator identity. "
+        "Ask an organizer to add you as an annotator.",
+        links=links,
+    )
+
+
+# --- Session pages: the home page and claiming -----------------------------------------------
 
 
 @login_required
 def home(request):
-    return render(request, "annotation/home.html")
+    worker = worker_for(request.user)
+    context = {"is_organizer": is_organizer(request.user), "worker": worker}
+    if worker is not None:
+        context["rows"] = work_selectors.annotator_jobs(worker)
+        context["recent"] = list(worker_responses(worker)[:RECENT_RESPONSES])
+        context["response_total"] = worker_responses(worker).count()
+    return render(request, "annotation/home.html", context)
+
+
+@login_required
+@require_POST
+def job_next(request, job_id):
+    """Claim the worker's next slot in a job (or the one they hold) and open it."""
+    worker = worker_for(request.user)
+    if worker is None:
+        return _not_an_annotator(request)
+    job = get_object_or_404(Job, pk=job_id)
+    if not job_is_open_to(job, worker):
+        reason = (
+            "This job is not open to you."
+            if job.state == Job.State.LIVE
+            else "This job is not collecting responses right now."
+        )
+        return _message(request, 403, "Job not open to you", reason, links=[(reverse("home"), "Back to your jobs")])
+    try:
+        slot = claim_next_slot(job=job, worker=worker)
+    except ClaimError as exc:
+        return _message(request, 409, "Please try again", str(exc), links=[(reverse("home"), "Back to your jobs")])
+    if slot is None:
+        context = {
+            "job": job,
+            "saved": False,
+            "can_look_again": True,
+            "your_responses": work_selectors.response_count(worker, job),
+        }
+        return render(request, "annotation/nothing_left.html", context)
+    return redirect("work", token=make_token(slot))
+
+
+# --- Token pages: the work page, live checks, skip, done ---------------------------------------
+#
+# These views are csrf_exempt on purpose. CSRF protection guards against a foreign site making the
+# browser send a request that an *ambient* credential (a cookie) authorizes. Here the credential is
+# the signed token in the URL path, which a foreign site cannot know or forge; a crowd worker in an
+# iframe has no cookie at all, and a CSRF cookie could not be set there either. (In-house workers'
+# session cookies are SameSite=Lax, so they are not sent with a cross-site POST anyway.)
+
+
+@dataclass(frozen=True)
+class _Work:
+    token: str
+    slot: Slot
+    item: Item
+    job: Job
+    worker: Worker
+
+
+def _resolve(request, token, *, as_json=False, need_open_job=True):
+    """(work, None) when the token and the requester may use this slot, else (None, an error response)."""
+
+    def deny(status, title, message):
+        if as_json:
+            return None, JsonResponse({"error": message}, status=status)
+        links = [(reverse("home"), "Your jobs")] if request.user.is_authenticated else []
+        return None, _message(request, status, title, message, links=links)
+
+    try:
+        slot_id, worker_id = read_token(token)
+    except InvalidToken as exc:
+        return deny(403, "Link not valid", str(exc))
+    slot = Slot.objects.select_related("item__job", "item__turn").filter(pk=slot_id).first()
+    worker = Worker.objects.filter(pk=worker_id).first()
+    if slot is None or worker is None:
+        return deny(404, "Item not found", "This item no longer exists.")
+    if worker.user_id is not None:  # an in-house annotator: must be logged in as themselves
+        if not request.user.is_authenticated:
+            if as_json:
+                return deny(401, "Log in", "Your session has ended; log in again.")
+            return None, redirect_to_login(request.get_full_path())
+        if request.user.pk != worker.user_id:
+            return deny(403, "Not your item", "This item was given to another annotator; you cannot open it.")
+    job = slot.item.job
+    if need_open_job and job.state not in (Job.State.LIVE, Job.State.PAUSED):
+        return deny(403, "Job closed", "This job is no longer collecting responses.")
+    if not work_selectors.job_admits(job, worker):
+        return deny(403, "Job not open to you", "This job is not open to you.")
+    return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
+
+
+def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", status=200):
+    kind = task_types.get(work.job.task_type)
+    fields = kind.answer_fields(work.job.settings)
+    names = {f["name"] for f in fields}
+    answers = answers or {}
+    by_field = defaultdict(list)
+    for problem in problems:
+        by_field[problem.field].append(problem.message)
+    rows = [{**f, "value": answers.get(f["name"], ""), "problems": by_field.get(f["name"], [])} for f in fields]
+    summary = [
+        {"message": p.message, "field_id": f"id_{p.field}" if p.field in names else ""} for p in problems
+    ]
+    first_bad = next((r["name"] for r in rows if r["problems"]), None)
+    payload = work.item.payload
+    slot_values = list(dict.fromkeys(str(v) for v in payload.get("slot_values", [])))  # de-duplicated, in order
+    context = {
+        "token": work.token,
+        "job": work.job,
+        "item": work.item,
+        "task_template": kind.template,
+        "earlier_turns": [t for t in dialog_history(work.item) if not t["is_target"]],
+        "segments": slot_segments(payload.get("utterance", ""), slot_values),
+        "slot_values": slot_values,
+        "fields": rows,
+        "problems": summary,
+        "focus_field": first_bad or (rows[0]["name"] if rows else None),
+        "active_seconds": active_seconds,
+        "position": work.item.position + 1,
+        "total_items": work_selectors.item_count(work.job),
+        "your_responses": work_selectors.response_count(work.worker, work.job),
+        "saved": request.GET.get("saved") == "1",
+        "is_inhouse": work.worker.user_id is not None,
+    }
+    return render(request, "annotation/work.html", context, status=status)
+
+
+def _answers_from(request, work: _Work) -> dict:
+    fields = task_types.get(work.job.task_type).answer_fields(work.job.settings)
+    return {f["name"]: request.POST.get(f["name"], "") for f in fields}
+
+
+@csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
+@never_cache
+@require_http_methods(["GET", "POST"])
+def work(request, token):
+    """GET shows the item; POST submits the answers."""
+    current, denied = _resolve(request, token)
+    if denied:
+        return denied
+    done = work_selectors.response_of(current.worker, current.item)
+    if request.method == "GET":
+        if done is not None:
+            return _message(
+                request,
+                200,
+                "Already saved",
+                "You have already answered this item; your response is saved.",
+                links=[(reverse("home"), "Your jobs")] if current.worker.user_id else [],
+            )
+        return _work_page(request, current)
+
+    if done is not None:  # a repeated submission (double click, reload): the first one stands
+        return redirect(after_submit_url(done.slot, done))
+    answers = _answers_from(request, current)
+    active_seconds = request.POST.get("active_seconds", "")
+    try:
+        response = submit_response(
+            slot_id=current.slot.pk, worker=current.worker, answers=answers, active_seconds=active_seconds or None
+        )
+    except ResponseRejected as exc:
+        return _work_page(request, current, answers=answers, problems=exc.problems, active_seconds=active_seconds, status=400)
+    except ClaimError as exc:
+        return _message(
+            request,
+            409,
+            "Not saved",
+            f"{exc} Your text is shown below so that you can keep a copy.",
+            links=[(reverse("home"), "Your jobs")] if current.worker.user_id else [],
+            answers=answers,
+        )
+    return redirect(after_submit_url(response.slot, response))
+
+
+@csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
+@never_cache
+@require_POST
+def work_check(request, token):
+    """Live feedback: POST {"answers": {field: text}} -> {"ok", "problems": [{field, code, message}]}.
+
+    Runs the same validation as a submission and saves nothing.
+    """
+    current, denied = _resolve(request, token, as_json=True)
+    if denied:
+        return denied
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    answers = body.get("answers") if isinstance(body, dict) else None
+    if not isinstance(answers, dict):
+        return JsonResponse({"error": 'Send a JSON object like {"answers": {"paraphrase": "..."}}.'}, status=400)
+    fields = task_types.get(current.job.task_type).answer_fields(current.job.settings)
+    answers = {f["name"]: answers.get(f["name"], "") for f in fields}
+    _cleaned, problems = check_answers(slot=current.slot, answers=answers)
+    return JsonResponse({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+
+
+@csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
+@require_POST
+def work_skip(request, token):
+    """Give the item back without answering."""
+    current, denied = _resolve(request, token, need_open_job=False)
+    if denied:
+        return denied
+    release_slot(slot_id=current.slot.pk, worker=current.worker)
+    if current.worker.user_id is not None:
+        messages.info(request, f"You skipped an item of “{current.job.name}”; it went back to the pool.")
+        return redirect("home")
+    return _message(request, 200, "Item skipped", "The item went back to the pool. You can close this page.")
+
+
+@never_cache
+@require_GET
+def work_done(request, token):
+    """'Nothing left for you in this job', reached after the last item the worker could do."""
+    current, denied = _resolve(request, token, need_open_job=False)
+    if denied:
+        return denied
+    context = {
+        "job": current.job,
+        "saved": request.GET.get("saved") == "1",
+        "can_look_again": current.worker.user_id is not None and current.job.state == Job.State.LIVE,
+        "your_responses": work_selectors.response_count(current.worker, current.job),
+    }
+    return render(request, "annotation/nothing_left.html", context)

@@ -1,0 +1,135 @@
+/* The annotator work page: live checks, Ctrl+Enter, focus, and active-time measurement.
+ *
+ * No check is implemented here. While the annotator types, the answers are posted (debounced) to
+ * the server's check endpoint, which runs the very code that judges the submission, and its
+ * messages are shown under the fields. Messages are inserted with textContent, never as HTML.
+ * Without JavaScript the page still works: the server checks on submit.
+ */
+(function () {
+  "use strict";
+
+  var form = document.getElementById("work-form");
+  if (!form) return;
+
+  var DEBOUNCE_MS = 300;
+  var checkUrl = form.getAttribute("data-check-url");
+  var fields = Array.prototype.slice.call(form.querySelectorAll("textarea[data-answer]"));
+  var activeInput = document.getElementById("active_seconds");
+  var status = document.getElementById("check-status");
+
+  /* --- Active time: seconds during which the page is visible and has focus. --- */
+  var active = parseFloat(activeInput && activeInput.value) || 0; // carried over a refused submit
+  var lastTick = Date.now();
+  function pageInUse() {
+    return document.visibilityState === "visible" && document.hasFocus();
+  }
+  function tick() {
+    var now = Date.now();
+    // Cap each step: a sleeping laptop or a throttled background timer must not add minutes.
+    if (pageInUse()) active += Math.min(now - lastTick, 2000) / 1000;
+    lastTick = now;
+  }
+  setInterval(tick, 1000);
+  document.addEventListener("visibilitychange", function () { lastTick = Date.now(); });
+  window.addEventListener("focus", function () { lastTick = Date.now(); });
+  function recordActiveTime() {
+    tick();
+    if (activeInput) activeInput.value = active.toFixed(1);
+  }
+  form.addEventListener("submit", recordActiveTime);
+
+  /* --- Keyboard: focus the first field (or the first one with a problem); Ctrl+Enter submits. --- */
+  var first = form.querySelector("textarea[autofocus]") || fields[0];
+  if (first && document.activeElement !== first) first.focus();
+  if (first) first.setSelectionRange(first.value.length, first.value.length);
+
+  form.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      if (typeof form.requestSubmit === "function") {
+        form.requestSubmit(document.getElementById("submit-button"));
+      } else {
+        recordActiveTime();
+        form.submit();
+      }
+    }
+  });
+
+  /* --- Live checks. A field shows messages once it has been typed in (or was refused). --- */
+  var touched = {};
+  fields.forEach(function (field) {
+    if (field.value.trim() !== "" || field.getAttribute("aria-invalid") === "true") touched[field.name] = true;
+  });
+
+  function showProblems(field, messages) {
+    var list = document.getElementById("problems_" + field.name);
+    if (!list) return;
+    while (list.firstChild) list.removeChild(list.firstChild);
+    var box = field.closest(".field");
+    if (messages.length === 0) {
+      field.removeAttribute("aria-invalid");
+      if (box) box.classList.remove("has-problems");
+      if (field.value.trim() !== "") {
+        var ok = document.createElement("li");
+        ok.className = "passes";
+        ok.textContent = "Looks good.";
+        list.appendChild(ok);
+      }
+      return;
+    }
+    field.setAttribute("aria-invalid", "true");
+    if (box) box.classList.add("has-problems");
+    messages.forEach(function (message) {
+      var item = document.createElement("li");
+      item.textContent = message;
+      list.appendChild(item);
+    });
+  }
+
+  var timer = null;
+  var sequence = 0;
+  function answers() {
+    var values = {};
+    fields.forEach(function (field) { values[field.name] = field.value; });
+    return values;
+  }
+
+  function runCheck() {
+    var mine = ++sequence;
+    fetch(checkUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: JSON.stringify({ answers: answers() })
+    })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.json();
+      })
+      .then(function (result) {
+        if (mine !== sequence) return; // a newer check is on its way; this answer is stale
+        var byField = {};
+        (result.problems || []).forEach(function (problem) {
+          (byField[problem.field] = byField[problem.field] || []).push(problem.message);
+        });
+        var allTouched = true;
+        fields.forEach(function (field) {
+          if (touched[field.name]) showProblems(field, byField[field.name] || []);
+          else allTouched = false;
+        });
+        if (status) status.textContent = result.ok && allTouched ? "All checks pass. Press Submit or Ctrl+Enter." : "";
+      })
+      .catch(function () {
+        if (mine !== sequence) return;
+        if (status) status.textContent = "Could not check your text just now; it will be checked when you submit.";
+      });
+  }
+
+  fields.forEach(function (field) {
+    field.addEventListener("input", function () {
+      touched[field.name] = true;
+      clearTimeout(timer);
+      timer = setTimeout(runCheck, DEBOUNCE_MS);
+    });
+  });
+})();
