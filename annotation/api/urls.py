@@ -1,2 +1,25 @@
-"""REST API routes (DRF). Included under /api/ by quorum/urls.py."""
-urlpatterns = []
+"""REST API routes (DRF). Included under /api/ by quorum/urls.py; names are in the "api" namespace."""
+from django.urls import path
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import SimpleRouter
+
+from . import views
+
+app_name = "api"
+
+router = SimpleRouter()
+router.register("corpora", views.CorpusViewSet, basename="corpus")
+router.register("imports", views.ImportRunViewSet, basename="import")
+router.register("jobs", views.JobViewSet, basename="job")
+router.register("exports", views.ExportRunViewSet, basename="export")
+
+urlpatterns = [
+    path("token/", obtain_auth_token, name="token"),
+    path("task-types/", views.TaskTypeListView.as_view(), name="task-types"),
+    path(
+        "exports/<int:pk>/files/<path:name>",
+        views.ExportRunViewSet.as_view({"get": "download"}),
+        name="export-file",
+    ),
+    *router.urls,
+]

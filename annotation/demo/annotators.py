@@ -16,36 +16,49 @@ from . import rewriter
 
 
 class TaskPageParser(HTMLParser):
-    """Reads the target utterance and the slot values to keep from the task page."""
+    """Reads what a person reads on the task page: the utterance to rewrite, the slot values to
+    keep (the "keep" list), and any problems the page reports."""
 
     def __init__(self):
         super().__init__()
         self.utterance = None
         self.slot_values = []
         self.problems = []
-        self._capture = None
-        self._buffer = []
+        self._stack = []  # (tag, classes) of open elements
+        self._utterance_parts = None
+        self._text = None
+
+    def _inside(self, tag, cls):
+        return any(t == tag and cls in c for t, c in self._stack)
 
     def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        classes = (attrs.get("class") or "").split()
-        if "data-utterance" in attrs and self.utterance is None:
-            self.utterance = attrs["data-utterance"]
-        if "data-slot-value" in attrs:
-            self.slot_values.append(attrs["data-slot-value"])
-        if "problem" in classes:
-            self._capture, self._buffer = "problem", []
+        classes = (dict(attrs).get("class") or "").split()
+        self._stack.append((tag, classes))
+        if tag == "span" and "utterance" in classes:
+            self._utterance_parts = []
+        if (tag == "mark" and self._inside("ul", "keep")) or (tag == "li" and self._inside("div", "problem-summary")):
+            self._text = []
 
     def handle_endtag(self, tag):
-        if self._capture == "problem" and tag in ("li", "p", "span", "div"):
-            text = " ".join("".join(self._buffer).split())
-            if text:
-                self.problems.append(text)
-            self._capture = None
+        while self._stack:
+            open_tag, classes = self._stack.pop()
+            if open_tag == tag:
+                break
+        if tag == "span" and "utterance" in classes and self._utterance_parts is not None:
+            self.utterance = "".join(self._utterance_parts).strip()
+            self._utterance_parts = None
+        if tag == "mark" and self._text is not None and self._inside("ul", "keep"):
+            self.slot_values.append("".join(self._text).strip())
+            self._text = None
+        if tag == "li" and self._text is not None and self._inside("div", "problem-summary"):
+            self.problems.append(" ".join("".join(self._text).split()))
+            self._text = None
 
     def handle_data(self, data):
-        if self._capture:
-            self._buffer.append(data)
+        if self._utterance_parts is not None:
+            self._utterance_parts.append(data)
+        if self._text is not None:
+            self._text.append(data)
 
 
 def parse_task_page(html: str) -> TaskPageParser:
@@ -92,7 +105,7 @@ class SimulatedAnnotator:
     def work_on(self, job_id: int):
         """Do items of the job until the server says nothing is left for this annotator."""
         page = self._post(f"/jobs/{job_id}/next/", {})
-        while "/work/" in page.url and page.status_code == 200:
+        while "/work/" in page.url and "/done/" not in page.url and page.status_code == 200:
             started = time.monotonic()
             task = parse_task_page(page.text)
             if task.utterance is None:

@@ -1,0 +1,236 @@
+"""Serializers of the organizer API: what a corpus, job or run looks like, and what a request must hold."""
+from decimal import Decimal
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .. import task_types
+from ..import_requests import FILE_ROLES
+from ..models import Corpus, ExportRun, ImportRun, Job, SourceFormat, Worker
+from ..selectors.jobs import job_progress
+from ..services.jobs import Selection
+
+
+class CorpusSerializer(serializers.ModelSerializer):
+    dialog_count = serializers.IntegerField(read_only=True, help_text="Dialogs in the corpus.")
+    turn_count = serializers.IntegerField(read_only=True, help_text="Turns in the corpus, user and system.")
+
+    class Meta:
+        model = Corpus
+        fields = ["id", "name", "source_format", "dialog_count", "turn_count", "created_at"]
+
+
+class CorpusUploadSerializer(serializers.Serializer):
+    """A corpus upload (multipart): the files are imported in the background."""
+
+    name = serializers.CharField(max_length=200, help_text="A name unique across Quorum.")
+    source_format = serializers.ChoiceField(choices=SourceFormat.choices)
+    data = serializers.FileField(help_text="The corpus file (MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON, JSONL).")
+    labels = serializers.FileField(required=False, help_text="DSTC9 labels.json, aligned with logs.json.")
+    knowledge = serializers.FileField(required=False, help_text="DSTC9 knowledge.json.")
+
+    def validate_name(self, value):
+        value = value.strip()
+        if Corpus.objects.filter(name=value).exists():
+            raise serializers.ValidationError(f"a corpus named {value!r} already exists; choose another name")
+        return value
+
+    def files(self) -> dict:
+        return {role: self.validated_data.get(role) for role in FILE_ROLES if self.validated_data.get(role)}
+
+
+class BackgroundRunFields(serializers.ModelSerializer):
+    progress = serializers.FloatField(read_only=True, help_text="Share done, from 0 to 1.")
+
+    run_fields = ["id", "status", "done", "total", "progress", "error", "created_at", "started_at", "finished_at"]
+
+
+class ImportRunSerializer(BackgroundRunFields):
+    files = serializers.SerializerMethodField(help_text="Roles of the uploaded files (data, labels, knowledge).")
+
+    class Meta:
+        model = ImportRun
+        fields = BackgroundRunFields.run_fields + ["corpus_name", "source_format", "files", "corpus"]
+        read_only_fields = fields
+
+    def get_files(self, run) -> list[str]:
+        # Only the roles: the server's paths are nobody's business.
+        return sorted(run.files) if isinstance(run.files, dict) else []
+
+
+class ExportFileSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="Path of the file inside the export.")
+    url = serializers.CharField(help_text="Where to download it.")
+
+
+class ExportRunSerializer(BackgroundRunFields):
+    files = serializers.SerializerMethodField(help_text="Files of the export, each with its download URL.")
+
+    class Meta:
+        model = ExportRun
+        fields = BackgroundRunFields.run_fields + ["job", "files"]
+        read_only_fields = fields
+
+    @extend_schema_field(ExportFileSerializer(many=True))
+    def get_files(self, run) -> list[dict]:
+
+        request = self.context.get("request")
+        out = []
+        for name in run.files or []:
+            url = reverse("api:export-file", kwargs={"pk": run.pk, "name": name})
+            out.append({"name": name, "url": request.build_absolute_uri(url) if request else url})
+        return out
+
+
+class SelectionSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(
+        choices=["all", "sample", "dialogs"],
+        default="all",
+        help_text="all: every source turn; sample: `size` turns drawn with `seed`; dialogs: the turns of `dialog_ids`.",
+    )
+    size = serializers.IntegerField(required=False, min_value=1, help_text="With mode sample: how many turns.")
+    seed = serializers.IntegerField(default=0, help_text="With mode sample: the same seed draws the same sample.")
+    dialog_ids = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list,
+        help_text="With mode dialogs: the dialogs' ids in the source corpus.",
+    )
+
+    def validate(self, attrs):
+        if attrs["mode"] == "sample" and not attrs.get("size"):
+            raise serializers.ValidationError({"size": "a sample needs a size of at least 1"})
+        if attrs["mode"] == "dialogs" and not attrs.get("dialog_ids"):
+            raise serializers.ValidationError({"dialog_ids": "list at least one dialog id"})
+        return attrs
+
+    @staticmethod
+    def to_selection(attrs) -> Selection:
+        return Selection(
+            mode=attrs.get("mode", "all"),
+            size=attrs.get("size"),
+            seed=attrs.get("seed", 0),
+            dialog_ids=list(attrs.get("dialog_ids", [])),
+        )
+
+
+class JobSerializer(serializers.ModelSerializer):
+    """A job as read back; `annotators` are Worker ids (empty: open to every in-house annotator)."""
+
+    annotators = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    item_count = serializers.IntegerField(read_only=True, help_text="Items (source turns) in the job.")
+
+    class Meta:
+        model = Job
+        fields = [
+            "id", "name", "corpus", "task_type", "settings", "instructions", "redundancy", "reward",
+            "claim_timeout_minutes", "state", "annotators", "item_count", "created_at", "launched_at",
+        ]
+        read_only_fields = fields
+
+
+class JobCreateSerializer(serializers.Serializer):
+    corpus = serializers.PrimaryKeyRelatedField(queryset=Corpus.objects.all())
+    name = serializers.CharField(max_length=200)
+    task_type = serializers.CharField(default="rewrite", help_text="Key of a task type; see /api/task-types/.")
+    settings = serializers.DictField(
+        required=False, default=dict, help_text="Task-type settings; omitted ones take their defaults."
+    )
+    selection = SelectionSerializer(required=False)
+    redundancy = serializers.IntegerField(default=1, min_value=1, max_value=50, help_text="Responses wanted per item.")
+    reward = serializers.DecimalField(
+        max_digits=8, decimal_places=2, min_value=Decimal("0"), default=Decimal("0.50"), help_text="Pay per response, in USD."
+    )
+    instructions = serializers.CharField(required=False, allow_blank=True, default="")
+    claim_timeout_minutes = serializers.IntegerField(default=30, min_value=1, max_value=24 * 60)
+    annotators = serializers.PrimaryKeyRelatedField(
+        queryset=Worker.objects.filter(provider="inhouse"), many=True, required=False, default=list,
+        help_text="Worker ids of the in-house annotators the job is open to; empty means all.",
+    )
+
+    def validate_task_type(self, value):
+        try:
+            return task_types.get(value).key
+        except KeyError as exc:
+            raise serializers.ValidationError(exc.args[0]) from None
+
+    def validate(self, attrs):
+        kind = task_types.get(attrs["task_type"])
+        try:
+            attrs["settings"] = kind.clean_settings(attrs.get("settings"))
+        except task_types.TaskTypeSettingsError as exc:
+            raise serializers.ValidationError({"settings": exc.errors}) from None
+        return attrs
+
+
+class TaskTypeSettingSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    default = serializers.JSONField()
+    help = serializers.CharField()
+
+
+class TaskTypeSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    agreement_level = serializers.CharField()
+    settings = TaskTypeSettingSerializer(many=True)
+
+    @staticmethod
+    def describe(kind) -> dict:
+        return {
+            "key": kind.key,
+            "label": kind.label,
+            "agreement_level": kind.agreement_level,
+            "settings": [{"name": n, "default": d, "help": h} for n, (d, h) in kind.settings_help.items()],
+        }
+
+
+class MessageSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class JobProgressSerializer(serializers.Serializer):
+    """How far a job is: items, slots (one per wanted response), responses, time, workers."""
+
+    items_total = serializers.IntegerField()
+    items_complete = serializers.IntegerField(help_text="Items with every wanted response submitted.")
+    slots_total = serializers.IntegerField(help_text="Responses wanted: items x redundancy.")
+    slots_submitted = serializers.IntegerField(help_text="Responses submitted.")
+    slots_claimed = serializers.IntegerField(help_text="Items being worked on right now.")
+    fraction = serializers.FloatField(help_text="Responses submitted / responses wanted, from 0 to 1.")
+    responses_per_item = serializers.FloatField(help_text="Responses submitted per item, on average.")
+    responses_by_status = serializers.DictField(child=serializers.IntegerField())
+    mean_seconds_per_response = serializers.FloatField(
+        allow_null=True, help_text="Mean time from claim to submission, in seconds."
+    )
+    mean_active_seconds = serializers.FloatField(
+        allow_null=True, help_text="Mean time the page was in use, as the browser measured it."
+    )
+    workers = serializers.IntegerField(help_text="Distinct workers who submitted a response.")
+
+    @staticmethod
+    def describe(progress) -> dict:
+        return {
+            "items_total": progress.items_total,
+            "items_complete": progress.items_complete,
+            "slots_total": progress.slots_total,
+            "slots_submitted": progress.slots_submitted,
+            "slots_claimed": progress.slots_claimed,
+            "fraction": progress.fraction,
+            "responses_per_item": progress.slots_submitted / progress.items_total if progress.items_total else 0.0,
+            "responses_by_status": progress.responses_by_status,
+            "mean_seconds_per_response": progress.mean_seconds_per_response,
+            "mean_active_seconds": progress.mean_active_seconds,
+            "workers": progress.workers,
+        }
+
+
+class JobDetailSerializer(JobSerializer):
+    progress = serializers.SerializerMethodField()
+
+    class Meta(JobSerializer.Meta):
+        fields = JobSerializer.Meta.fields + ["progress"]
+        read_only_fields = fields
+
+    @extend_schema_field(JobProgressSerializer)
+    def get_progress(self, job) -> dict:
+        return JobProgressSerializer.describe(job_progress(job))

@@ -1,0 +1,209 @@
+"""The organizer REST API: thin views over the services and selectors.
+
+Every route is for organizers only (class and object level). A refusal by a service (JobError,
+ImportFailed, ExportError, a refused upload) becomes a 400 whose body names the field to fix;
+a missing object is a 404.
+"""
+from pathlib import Path
+
+from django.conf import settings
+from django.http import FileResponse, Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import task_types
+from ..exporters import ExportError
+from ..import_requests import UploadError, import_error_field, start_upload_import
+from ..job_requests import change_state, create_job_for_request, job_error_fields
+from ..models import ExportRun, ImportRun
+from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
+from ..selectors.jobs import job_progress
+from ..services.exports import start_export
+from ..services.imports import ImportFailed
+from ..services.jobs import JobError
+from . import serializers as s
+from .permissions import IsOrganizer
+
+ERRORS = {400: OpenApiResponse(description="The request cannot be carried out; the body names the field to fix.")}
+NOT_FOUND = {404: OpenApiResponse(s.MessageSerializer, description="No such object.")}
+
+
+class OrganizerAPI:
+    """Organizers only; service refusals become 400s that name the field."""
+
+    permission_classes = [IsOrganizer]
+
+    def handle_exception(self, exc):
+        if isinstance(exc, JobError):
+            return Response(job_error_fields(exc), status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, UploadError):
+            return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, ImportFailed):
+            return Response({import_error_field(exc): [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, ExportError):
+            return Response({"job": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return super().handle_exception(exc)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List corpora with their dialog and turn counts"),
+    retrieve=extend_schema(summary="One corpus with its dialog and turn counts", responses={200: s.CorpusSerializer, **NOT_FOUND}),
+)
+class CorpusViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Corpora of dialogs; a new one is uploaded as files and imported in the background."""
+
+    serializer_class = s.CorpusSerializer
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return corpora_with_counts()
+
+    @extend_schema(
+        summary="Upload a corpus; it is imported in the background",
+        request={"multipart/form-data": s.CorpusUploadSerializer},
+        responses={202: s.ImportRunSerializer, **ERRORS},
+    )
+    def create(self, request, *args, **kwargs):
+        upload = s.CorpusUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        run = start_upload_import(
+            name=upload.validated_data["name"],
+            source_format=upload.validated_data["source_format"],
+            files=upload.files(),
+            created_by=request.user,
+        )
+        run.refresh_from_db()  # without a broker the import has already run
+        return Response(s.ImportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List corpus import runs, newest first"),
+    retrieve=extend_schema(summary="One import run: status, progress and error", responses={200: s.ImportRunSerializer, **NOT_FOUND}),
+)
+class ImportRunViewSet(OrganizerAPI, viewsets.ReadOnlyModelViewSet):
+    """Corpus imports: pending, running, succeeded (with the corpus) or failed (with the reason)."""
+
+    serializer_class = s.ImportRunSerializer
+    queryset = ImportRun.objects.order_by("-created_at", "-id")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List jobs"),
+    retrieve=extend_schema(summary="One job with its progress", responses={200: s.JobDetailSerializer, **NOT_FOUND}),
+)
+class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Annotation jobs: created as drafts from a corpus, then launched, paused and finished."""
+
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    def get_queryset(self):
+        return jobs_with_progress().prefetch_related("annotators")
+
+    def get_serializer_class(self):
+        if self.action == "retrieve":
+            return s.JobDetailSerializer
+        return s.JobSerializer
+
+    @extend_schema(
+        summary="Create a draft job: one item per selected source turn",
+        request=s.JobCreateSerializer,
+        responses={201: s.JobSerializer, **ERRORS},
+    )
+    def create(self, request, *args, **kwargs):
+        form = s.JobCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        selection = s.SelectionSerializer.to_selection(data.pop("selection", None) or {})
+        job = create_job_for_request(selection=selection, created_by=request.user, **data)
+        job = self.get_queryset().get(pk=job.pk)
+        return Response(s.JobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+    def _change_state(self, request, name):
+        job = change_state(self.get_object(), name)
+        return Response(s.JobSerializer(self.get_queryset().get(pk=job.pk), context={"request": request}).data)
+
+    @extend_schema(summary="Launch a draft job, or resume a paused one", request=None, responses={200: s.JobSerializer, **ERRORS, **NOT_FOUND})
+    @action(detail=True, methods=["post"])
+    def launch(self, request, pk=None):
+        return self._change_state(request, "launch")
+
+    @extend_schema(summary="Pause a live job", request=None, responses={200: s.JobSerializer, **ERRORS, **NOT_FOUND})
+    @action(detail=True, methods=["post"])
+    def pause(self, request, pk=None):
+        return self._change_state(request, "pause")
+
+    @extend_schema(summary="Finish a live or paused job", request=None, responses={200: s.JobSerializer, **ERRORS, **NOT_FOUND})
+    @action(detail=True, methods=["post"])
+    def finish(self, request, pk=None):
+        return self._change_state(request, "finish")
+
+    @extend_schema(summary="How far the job is", responses={200: s.JobProgressSerializer, **NOT_FOUND})
+    @action(detail=True, methods=["get"])
+    def progress(self, request, pk=None):
+        return Response(s.JobProgressSerializer.describe(job_progress(self.get_object())))
+
+    @extend_schema(
+        methods=["GET"], summary="The job's export runs, newest first", request=None,
+        responses={200: s.ExportRunSerializer(many=True), **NOT_FOUND},
+    )
+    @extend_schema(
+        methods=["POST"], summary="Export the job's results in the background", request=None,
+        responses={202: s.ExportRunSerializer, **ERRORS, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get", "post"], serializer_class=s.ExportRunSerializer, pagination_class=None)
+    def exports(self, request, pk=None):
+        job = self.get_object()
+        if request.method == "GET":
+            runs = job.export_runs.order_by("-created_at", "-id")
+            return Response(s.ExportRunSerializer(runs, many=True, context={"request": request}).data)
+        run = start_export(job, created_by=request.user)
+        run.refresh_from_db()  # without a broker the export has already run
+        return Response(s.ExportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List export runs, newest first"),
+    retrieve=extend_schema(summary="One export run: status, progress, error and files", responses={200: s.ExportRunSerializer, **NOT_FOUND}),
+)
+class ExportRunViewSet(OrganizerAPI, viewsets.ReadOnlyModelViewSet):
+    """Exports of jobs' results; a finished run lists its files for download."""
+
+    serializer_class = s.ExportRunSerializer
+    queryset = ExportRun.objects.order_by("-created_at", "-id")
+
+    @extend_schema(
+        summary="Download one file of a finished export",
+        parameters=[OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, description="A name from the run's files.")],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **NOT_FOUND},
+    )
+    def download(self, request, pk=None, name=None):
+        run = self.get_object()
+        return FileResponse(open(export_file_path(run, name), "rb"), as_attachment=True, filename=Path(name).name)
+
+
+def export_file_path(run: ExportRun, name: str) -> Path:
+    """The file `name` of a run, if the run lists it and it lies inside the run's directory; else 404."""
+    if not run.directory or name not in (run.files or []):
+        raise Http404("This export has no file of that name.")
+    directory = Path(run.directory)
+    if not directory.is_absolute():
+        directory = Path(settings.QUORUM_EXPORT_DIR) / directory
+    directory = directory.resolve()
+    path = (directory / name).resolve()
+    if not path.is_relative_to(directory) or not path.is_file():
+        raise Http404("This export has no file of that name.")
+    return path
+
+
+class TaskTypeListView(OrganizerAPI, APIView):
+    """The kinds of work a job can ask for, with the settings each one takes."""
+
+    @extend_schema(summary="Task types with their settings, defaults and help", responses=s.TaskTypeSerializer(many=True))
+    def get(self, request):
+        kinds = sorted(task_types.registry().values(), key=lambda k: k.key)
+        return Response([s.TaskTypeSerializer.describe(kind) for kind in kinds])

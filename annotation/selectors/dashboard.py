@@ -1,0 +1,38 @@
+"""Reads for the organizer's overview (dashboard and API lists): counts in one query per list."""
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from ..models import Corpus, ExportRun, ImportRun, Item, Job, Slot
+
+
+def corpora_with_counts():
+    """Corpora, newest first, each with `dialog_count` and `turn_count`."""
+    return Corpus.objects.annotate(
+        dialog_count=Count("dialogs", distinct=True), turn_count=Count("dialogs__turns")
+    ).order_by("-created_at", "-id")
+
+
+def _count_for_job(model, **filters):
+    rows = model.objects.filter(job=OuterRef("pk"), **filters).order_by().values("job").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(rows[:1], output_field=IntegerField()), Value(0))
+
+
+def jobs_with_progress():
+    """Jobs, newest first, with `item_count`, `slots_total` and `slots_submitted` (for a progress bar)."""
+    return (
+        Job.objects.select_related("corpus")
+        .annotate(
+            item_count=_count_for_job(Item),
+            slots_total=_count_for_job(Slot),
+            slots_submitted=_count_for_job(Slot, state=Slot.State.SUBMITTED),
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def recent_import_runs(limit=10):
+    return ImportRun.objects.select_related("corpus").order_by("-created_at", "-id")[:limit]
+
+
+def recent_export_runs(limit=10):
+    return ExportRun.objects.select_related("job").order_by("-created_at", "-id")[:limit]
