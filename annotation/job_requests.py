@@ -4,53 +4,22 @@ The API and the organizer pages both create jobs and change their state; this mo
 two in step: the same selection, the same annotator restriction, and the same mapping of a
 service error to the request field it is about, so that every error names what to fix.
 """
-from django.db import transaction
-
 from .models import Corpus, Job
 from .services.jobs import JobError, Selection, create_job, finish_job, launch_job, pause_job
 
 #: State changes an organizer can ask for, by the name used in URLs and buttons.
 JOB_ACTIONS = {"launch": launch_job, "pause": pause_job, "finish": finish_job}
 
-# Which request field a JobError message is about, by a word it contains (first match wins).
-# The services word their errors for people; this keeps the 400 pointing at the right field.
-_FIELD_BY_WORD = (
-    ("cannot be launched", "state"),
-    ("cannot become", "state"),
-    ("dialog", "selection"),  # before "name": this message quotes the corpus name
-    ("selection", "selection"),
-    ("sample", "selection"),
-    ("task type", "task_type"),
-    ("settings", "settings"),
-    ("redundancy", "redundancy"),
-    ("reward", "reward"),
-    ("claim timeout", "claim_timeout_minutes"),
-    ("name", "name"),
-)
-
-
-def field_for(message: str) -> str:
-    lowered = message.lower()
-    for word, field in _FIELD_BY_WORD:
-        if word in lowered:
-            return field
-    return "non_field_errors"
-
-
 def job_error_fields(exc: JobError) -> dict:
     """{field: [message]} for a JobError; settings errors keep their per-setting messages."""
     if exc.errors:
         return {"settings": {name: [msg] for name, msg in exc.errors.items()}}
-    return {field_for(str(exc)): [str(exc)]}
+    return {exc.field: [str(exc)]}
 
 
 def create_job_for_request(*, corpus: Corpus, annotators=(), selection: Selection | None = None, **fields) -> Job:
     """Create a draft job (see `services.jobs.create_job`) open to `annotators` (empty: to all)."""
-    with transaction.atomic():
-        job = create_job(corpus=corpus, selection=selection, **fields)
-        if annotators:
-            job.annotators.set(annotators)
-    return job
+    return create_job(corpus=corpus, selection=selection, annotators=annotators, **fields)
 
 
 def change_state(job: Job, action: str) -> Job:
@@ -58,5 +27,5 @@ def change_state(job: Job, action: str) -> Job:
     try:
         service = JOB_ACTIONS[action]
     except KeyError:
-        raise JobError(f"unknown job action {action!r}; use one of {', '.join(JOB_ACTIONS)}") from None
+        raise JobError(f"unknown job action {action!r}; use one of {', '.join(JOB_ACTIONS)}", field="action") from None
     return service(job)

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files, not a CDN
     "annotation",
     "hits",
     "evaluation",
@@ -73,6 +74,7 @@ TEMPLATES = [
 VAR_DIR = Path(env.str("QUORUM_VAR_DIR", default=str(BASE_DIR / "var")))
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'quorum.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # WAL lets the simulated annotators read while a submission writes.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
@@ -126,13 +128,16 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import corpora, create and launch annotation jobs, follow progress, fetch exports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: Redis in production; without CELERY_BROKER_URL tasks run in-process (eagerly),
 # which is what the embedded default (`make demo`) and unit tests use.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or "memory://"
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL == "memory://")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -158,7 +163,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.server": {"level": "WARNING"}},
+    "loggers": {"django.server": {"level": "WARNING"}, "celery.app.trace": {"level": "WARNING"}},
 }
 
 if QUORUM_ENV == "test":

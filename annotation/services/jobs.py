@@ -16,9 +16,10 @@ ITEM_BATCH = 5000
 class JobError(ValueError):
     """A job request that cannot be carried out; the message says what to change."""
 
-    def __init__(self, message, errors=None):
+    def __init__(self, message, errors=None, field="non_field_errors"):
         super().__init__(message)
-        self.errors = errors or {}
+        self.errors = errors or {}  # per-setting messages, for invalid task-type settings
+        self.field = field  # the request field the error is about
 
 
 @dataclass(frozen=True)
@@ -42,31 +43,35 @@ def create_job(
     reward: Decimal | str = Decimal("0.50"),
     instructions: str = "",
     claim_timeout_minutes: int = 30,
+    annotators=(),
     created_by=None,
 ) -> Job:
-    """Create a draft job with one item per selected source turn and `redundancy` slots per item."""
+    """Create a draft job with one item per selected source turn and `redundancy` slots per item.
+
+    `annotators`: in-house Workers the job is open to; empty means every annotator.
+    """
     selection = selection or Selection()
     try:
         kind = task_types.get(task_type)
     except KeyError as exc:
-        raise JobError(str(exc.args[0])) from None
+        raise JobError(str(exc.args[0]), field="task_type") from None
     try:
         clean_settings = kind.clean_settings(settings)
     except task_types.TaskTypeSettingsError as exc:
-        raise JobError(f"invalid settings: {exc}", exc.errors) from None
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
     if not name or not name.strip():
-        raise JobError("give the job a name")
+        raise JobError("give the job a name", field="name")
     if not isinstance(redundancy, int) or redundancy < 1 or redundancy > 50:
-        raise JobError("redundancy must be a whole number from 1 to 50")
+        raise JobError("redundancy must be a whole number from 1 to 50", field="redundancy")
     reward = Decimal(str(reward))
     if reward < 0:
-        raise JobError("reward cannot be negative")
+        raise JobError("reward cannot be negative", field="reward")
     if claim_timeout_minutes < 1:
-        raise JobError("claim timeout must be at least one minute")
+        raise JobError("claim timeout must be at least one minute", field="claim_timeout_minutes")
 
     turns = _selected_turns(corpus, kind, selection)
     if not turns:
-        raise JobError("the selection contains no turns to annotate")
+        raise JobError("the selection contains no turns to annotate", field="selection")
 
     with transaction.atomic():
         job = Job.objects.create(
@@ -80,6 +85,8 @@ def create_job(
             claim_timeout_minutes=claim_timeout_minutes,
             created_by=created_by,
         )
+        if annotators:
+            job.annotators.set(annotators)
         for start in range(0, len(turns), ITEM_BATCH):
             batch = turns[start : start + ITEM_BATCH]
             items = Item.objects.bulk_create(
@@ -103,18 +110,18 @@ def _selected_turns(corpus, kind, selection: Selection) -> list[Turn]:
     if selection.mode == "dialogs":
         wanted = set(selection.dialog_ids)
         if not wanted:
-            raise JobError("choose at least one dialog")
+            raise JobError("choose at least one dialog", field="selection")
         found = set(Dialog.objects.filter(corpus=corpus, external_id__in=wanted).values_list("external_id", flat=True))
         missing = sorted(wanted - found)
         if missing:
-            raise JobError(f"dialogs not in corpus {corpus.name!r}: {', '.join(missing[:10])}")
+            raise JobError(f"dialogs not in corpus {corpus.name!r}: {', '.join(missing[:10])}", field="selection")
         turns = turns.filter(dialog__external_id__in=wanted)
     elif selection.mode not in ("all", "sample"):
-        raise JobError("selection mode must be all, sample or dialogs")
+        raise JobError("selection mode must be all, sample or dialogs", field="selection")
     chosen = list(kind.source_turns(turns.order_by("dialog__position", "index").iterator(chunk_size=5000)))
     if selection.mode == "sample":
         if not selection.size or selection.size < 1:
-            raise JobError("a sample needs a size of at least 1")
+            raise JobError("a sample needs a size of at least 1", field="selection")
         if selection.size < len(chosen):
             keep = set(random.Random(selection.seed).sample(range(len(chosen)), selection.size))
             chosen = [t for i, t in enumerate(chosen) if i in keep]
@@ -125,7 +132,7 @@ def launch_job(job: Job) -> Job:
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state not in (Job.State.DRAFT, Job.State.PAUSED):
-            raise JobError(f"a {job.get_state_display().lower()} job cannot be launched")
+            raise JobError(f"a {job.get_state_display().lower()} job cannot be launched", field="state")
         job.state = Job.State.LIVE
         job.launched_at = job.launched_at or timezone.now()
         job.save(update_fields=["state", "launched_at"])
@@ -145,7 +152,7 @@ def _transition(job, allowed_from, to):
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state not in allowed_from:
-            raise JobError(f"a {job.get_state_display().lower()} job cannot become {to}")
+            raise JobError(f"a {job.get_state_display().lower()} job cannot become {to}", field="state")
         job.state = to
         job.save(update_fields=["state"])
     return job
