@@ -1,9 +1,10 @@
 """Writes for jobs: create a job with its items and slots, launch, pause, resume, finish."""
+import json
 import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import task_types
@@ -87,26 +88,48 @@ def create_job(
         )
         if annotators:
             job.annotators.set(annotators)
-        for start in range(0, len(turns), ITEM_BATCH):
-            batch = turns[start : start + ITEM_BATCH]
-            items = Item.objects.bulk_create(
-                [
-                    Item(job=job, turn_id=turn.id, position=start + i, payload=kind.build_payload(turn))
-                    for i, turn in enumerate(batch)
-                ]
-            )
-            Slot.objects.bulk_create(
-                [
-                    Slot(item_id=item.id, job_id=job.id, index=k, position=item.position)
-                    for item in items
-                    for k in range(redundancy)
-                ]
-            )
+        _insert_items(job, kind, turns)
+        _insert_slots(job, redundancy)
     return job
 
 
-def _selected_turns(corpus, kind, selection: Selection) -> list[Turn]:
-    turns = Turn.objects.filter(dialog__corpus=corpus).only("id", "dialog_id", "index", "speaker", "text", "slot_values")
+def _insert_items(job: Job, kind, turns) -> None:
+    """One item per turn, written with executemany.
+
+    Why not bulk_create: a job over a whole corpus has ~70,000 items, and building that many model
+    instances costs several times the insert itself (see perf/bench_import.py). The rows are
+    plain values, so nothing a model instance would check is skipped; constraints still hold in
+    the database.
+    """
+    table = connection.ops.quote_name(Item._meta.db_table)
+    sql = f"INSERT INTO {table} (job_id, turn_id, position, payload, state) VALUES (%s, %s, %s, %s, %s)"
+    with connection.cursor() as cursor:
+        for start in range(0, len(turns), ITEM_BATCH):
+            cursor.executemany(
+                sql,
+                [
+                    (job.id, turn.id, start + i, json.dumps(kind.build_payload(turn)), Item.State.OPEN)
+                    for i, turn in enumerate(turns[start : start + ITEM_BATCH])
+                ],
+            )
+
+
+def _insert_slots(job: Job, redundancy: int) -> None:
+    """`redundancy` open slots per item of the job, in one INSERT ... SELECT."""
+    q = connection.ops.quote_name
+    indexes = " UNION ALL ".join(f"SELECT {k} AS n" for k in range(redundancy))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {q(Slot._meta.db_table)} (item_id, job_id, {q('index')}, position, state) "
+            f"SELECT i.id, i.job_id, k.n, i.position, %s FROM {q(Item._meta.db_table)} i, ({indexes}) k "
+            f"WHERE i.job_id = %s",
+            [Slot.State.OPEN, job.id],
+        )
+
+
+def _selected_turns(corpus, kind, selection: Selection) -> list:
+    # Light named rows (id, speaker, text, slot_values) rather than model instances: see _insert_items.
+    turns = Turn.objects.filter(dialog__corpus=corpus)
     if selection.mode == "dialogs":
         wanted = set(selection.dialog_ids)
         if not wanted:
@@ -118,7 +141,8 @@ def _selected_turns(corpus, kind, selection: Selection) -> list[Turn]:
         turns = turns.filter(dialog__external_id__in=wanted)
     elif selection.mode not in ("all", "sample"):
         raise JobError("selection mode must be all, sample or dialogs", field="selection")
-    chosen = list(kind.source_turns(turns.order_by("dialog__position", "index").iterator(chunk_size=5000)))
+    rows = turns.order_by("dialog__position", "index").values_list("id", "speaker", "text", "slot_values", named=True)
+    chosen = list(kind.source_turns(rows.iterator(chunk_size=5000)))
     if selection.mode == "sample":
         if not selection.size or selection.size < 1:
             raise JobError("a sample needs a size of at least 1", field="selection")
