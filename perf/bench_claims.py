@@ -164,7 +164,7 @@ def run() -> dict:
             try:
                 requests.get(base + "/accounts/login/", timeout=1)
                 break
-            except requests.ConnectionError:
+            except requests.RequestException:
                 time.sleep(0.2)
         baseline = _load("baseline", base, prepared["job"])
         ours = _load("claims", base, prepared["job"])

@@ -15,6 +15,7 @@ from django.utils import timezone
 from .. import task_types
 from ..models import Item, Job, Response, Slot, Worker
 from ..signals import response_submitted
+from . import quality
 
 CLAIM_ATTEMPTS = 5
 
@@ -54,12 +55,17 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
                 )
                 if held:
                     return held
+                # Quality control: a soft-blocked worker is refused; gold or onboarding items come first.
+                gold = quality.gate_claim(job, worker, now)
+                if gold is not None:
+                    return gold
                 taken_items = Slot.objects.filter(job=job, worker=worker).values("item_id")
                 slot = (
                     Slot.objects.select_for_update(skip_locked=True)
                     .filter(job=job, state=Slot.State.OPEN)
                     .exclude(item_id__in=taken_items)
-                    .order_by("position", "index")
+                    .exclude(barred_worker=worker)  # never a vote on one's own work
+                    .order_by("position")  # matches the (job, state, position) index; any slot of an item will do
                     .first()
                 )
                 if slot is None:
@@ -98,12 +104,16 @@ def check_answers(*, slot: Slot, answers: dict):
     return kind.validate(item.payload, item.job.settings, answers)
 
 
-def submit_response(*, slot_id: int, worker: Worker, answers: dict, active_seconds=None, now=None) -> Response:
+def submit_response(
+    *, slot_id: int, worker: Worker, answers: dict, active_seconds=None, telemetry=None, now=None
+) -> Response:
     """Validate and store a response for a slot the worker holds, atomically.
 
     Idempotent: a second submission of the same slot by the same worker returns the stored
     response. A claim that expired and was freed is taken back if the item still has room, so a
-    slow worker's text is not lost.
+    slow worker's text is not lost. `telemetry` is what the page recorded about typing (see
+    `clean_telemetry`); the task type's `after_response` hook runs in the same transaction
+    (gold grading, putting the response to a vote, counting a vote).
     """
     now = now or timezone.now()
     slot = Slot.objects.select_related("item__job").filter(pk=slot_id).first()
@@ -112,7 +122,8 @@ def submit_response(*, slot_id: int, worker: Worker, answers: dict, active_secon
     job = slot.item.job
     if job.state not in (Job.State.LIVE, Job.State.PAUSED):
         raise ClaimError("This job is no longer collecting responses.")
-    cleaned, problems = task_types.get(job.task_type).validate(slot.item.payload, job.settings, answers or {})
+    kind = task_types.get(job.task_type)
+    cleaned, problems = kind.validate(slot.item.payload, job.settings, answers or {})
     if problems:
         raise ResponseRejected(problems)
     if active_seconds is not None:
@@ -120,6 +131,7 @@ def submit_response(*, slot_id: int, worker: Worker, answers: dict, active_secon
             active_seconds = max(0.0, min(float(active_seconds), 86400.0))
         except (TypeError, ValueError):
             active_seconds = None
+    telemetry = clean_telemetry(telemetry)
 
     with transaction.atomic():
         # Lock the item first: concurrent submissions to one item then decide completion in turn.
@@ -142,10 +154,13 @@ def submit_response(*, slot_id: int, worker: Worker, answers: dict, active_secon
             status=Response.Status.ACCEPTED,
             claimed_at=claimed_at,
             active_seconds=active_seconds,
+            telemetry=telemetry,
         )
         if not Slot.objects.filter(item=item).exclude(state=Slot.State.SUBMITTED).exists():
             item.state = Item.State.COMPLETE
             item.save(update_fields=["state"])
+        response.item = item
+        kind.after_response(response)
         transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return response
 
@@ -153,6 +168,8 @@ def submit_response(*, slot_id: int, worker: Worker, answers: dict, active_secon
 def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:
     if Slot.objects.filter(item=item, worker=worker).exclude(state=Slot.State.OPEN).exists():
         raise ClaimError("You have already answered this item.")
+    if Slot.objects.filter(item=item, barred_worker=worker).exists():
+        raise ClaimError("You cannot vote on your own work.")
     slot = Slot.objects.select_for_update().filter(item=item, state=Slot.State.OPEN).order_by("index").first()
     if slot is None:
         raise ClaimError("Your claim on this item expired and other annotators have completed it.")
@@ -161,3 +178,29 @@ def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:
     slot.claimed_at = now
     slot.save(update_fields=["state", "worker", "claimed_at"])
     return slot
+
+
+TELEMETRY_FIELDS = ("pasted_chars", "typed_chars", "keystrokes", "paste_events")
+
+
+def clean_telemetry(telemetry) -> dict:
+    """Keep only what the annotator page is meant to record: per answer field, small counts.
+
+    Shape: {field: {"pasted_chars", "typed_chars", "keystrokes", "paste_events"}}; anything else,
+    or a value that is not a whole number from 0 to 10^6, is dropped rather than refused: telemetry
+    is evidence for a reviewer, never a reason to lose a worker's answer.
+    """
+    if not isinstance(telemetry, dict):
+        return {}
+    cleaned = {}
+    for field, counts in list(telemetry.items())[:20]:
+        if not isinstance(field, str) or not isinstance(counts, dict):
+            continue
+        kept = {
+            k: int(v)
+            for k, v in counts.items()
+            if k in TELEMETRY_FIELDS and isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 10**6
+        }
+        if kept:
+            cleaned[field[:64]] = kept
+    return cleaned
