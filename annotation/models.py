@@ -9,7 +9,7 @@ from decimal import Decimal
 from django.conf import settings as django_settings
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 
 class SourceFormat(models.TextChoices):
@@ -145,6 +145,14 @@ class Job(models.Model):
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     launched_at = models.DateTimeField(null=True, blank=True)
+    reviews = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="review_jobs",
+        help_text="For a vote job: the job whose responses it reviews (CGoDial voting).",
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -164,6 +172,19 @@ class Item(models.Model):
     position = models.PositiveIntegerField(help_text="Order in which items are offered.")
     payload = models.JSONField(help_text="What the annotator sees, built by the task type.")
     state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
+    subject_response = models.ForeignKey(
+        "Response",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="review_items",
+        help_text="For an item of a vote job: the response under review.",
+    )
+    gold = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Known answer of a gold item (mixed into the work to check workers); null for ordinary items.",
+    )
 
     class Meta:
         ordering = ["job", "position"]
@@ -210,6 +231,14 @@ class Slot(models.Model):
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="slots")
     claimed_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    barred_worker = models.ForeignKey(
+        Worker,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="A worker who may never hold this slot: the author of the response a vote slot reviews.",
+    )
 
     class Meta:
         ordering = ["job", "position", "index"]
@@ -222,6 +251,9 @@ class Slot(models.Model):
                 condition=(Q(state="open") & Q(worker__isnull=True)) | (~Q(state="open") & Q(worker__isnull=False)),
                 name="slot_worker_iff_taken",
             ),
+            # The database guard behind "never a vote on the worker's own rewrite". NULL on either
+            # side makes the comparison NULL, which a CHECK accepts.
+            models.CheckConstraint(condition=~Q(worker=F("barred_worker")), name="slot_not_barred_worker"),
         ]
         indexes = [
             models.Index(fields=["job", "state", "position"]),
@@ -245,6 +277,11 @@ class Response(models.Model):
     claimed_at = models.DateTimeField()
     submitted_at = models.DateTimeField(auto_now_add=True)
     active_seconds = models.FloatField(null=True, blank=True, help_text="Time the page was in use, as the browser measured it.")
+    telemetry = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Typing telemetry the annotator page records (workers are told): per field {"pasted_chars", "typed_chars", "keystrokes"}.',
+    )
 
     class Meta:
         ordering = ["submitted_at"]
@@ -256,3 +293,171 @@ class ExportRun(BackgroundRun):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="export_runs")
     directory = models.CharField(max_length=500, blank=True, help_text="Where the export files were written.")
     files = models.JSONField(default=list, blank=True, help_text="Names of the files written, relative to directory.")
+
+
+# --- Quality control (issue 5): voting with re-collection, gold checks, worker flags, overrides ---
+
+
+class OnVotedDown(models.TextChoices):
+    REJECT = "reject", "Reject (not paid)"
+    SOFT_REJECT = "soft_reject", "Soft-reject (paid, data excluded)"
+
+
+class QualityPolicy(models.Model):
+    """A job's quality-control settings. Absent means: no voting, no gold, default flag thresholds."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="quality")
+    # Voting (PROTOCOLS.md section 5).
+    voting_enabled = models.BooleanField(
+        default=False, help_text="Show every response to other workers, who vote whether it is recognizable and unambiguous."
+    )
+    votes_per_response = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)], help_text="Votes collected per response (CGoDial: three other workers)."
+    )
+    against_threshold = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1)], help_text="Votes against at or above which a response is re-collected (CGoDial: two)."
+    )
+    max_rounds = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MinValueValidator(1)],
+        help_text="Collections per item before a response that is voted down again is flagged for the builder instead.",
+    )
+    on_voted_down = models.CharField(
+        max_length=16,
+        choices=OnVotedDown.choices,
+        default=OnVotedDown.SOFT_REJECT,
+        help_text="What happens to a response that is voted down.",
+    )
+    # Gold items and onboarding.
+    gold_start_rate = models.FloatField(
+        default=0.5, help_text="Share of gold items among the first items of a worker's session."
+    )
+    gold_floor_rate = models.FloatField(default=0.1, help_text="Share of gold items once the session is under way.")
+    gold_decay_items = models.PositiveSmallIntegerField(
+        default=10, help_text="Items over which the gold share falls from the start rate to the floor rate."
+    )
+    session_gap_minutes = models.PositiveSmallIntegerField(
+        default=30, validators=[MinValueValidator(1)], help_text="A pause this long starts a new session."
+    )
+    onboarding_items = models.PositiveSmallIntegerField(
+        default=0, help_text="Gold items a worker answers before any real work (0: no onboarding qualification)."
+    )
+    onboarding_pass_rate = models.FloatField(
+        default=0.8, help_text="Share of onboarding gold items a worker must answer correctly to qualify."
+    )
+    gold_min_answered = models.PositiveSmallIntegerField(
+        default=5, help_text="Gold answers needed before the failure rate can soft-block a worker."
+    )
+    gold_max_failure_rate = models.FloatField(
+        default=0.3, help_text="A worker failing more than this share of gold items is soft-blocked and their pending work is held for review."
+    )
+    # Worker flags (evidence for a reviewer).
+    fast_ratio = models.FloatField(
+        default=0.25, help_text="Flag a response whose time is below this share of the job's median time per response."
+    )
+    flag_share = models.FloatField(
+        default=0.2,
+        help_text="Flag a worker when at least this share of their responses carry a response flag (fast, pasted, near-duplicate).",
+    )
+    straight_line_share = models.FloatField(
+        default=0.9, help_text="Flag a rater who gives the same rating to at least this share of at least `pattern_min_ratings` items."
+    )
+    pattern_min_ratings = models.PositiveSmallIntegerField(
+        default=10, help_text="Ratings a worker must have before straight-lining or alternating patterns are judged."
+    )
+    low_agreement = models.FloatField(
+        default=0.5, help_text="Flag a rater who agrees with the other raters of the same items less often than this share."
+    )
+    paste_share = models.FloatField(
+        default=0.5, help_text="Flag a response when at least this share of its text was pasted rather than typed."
+    )
+    near_duplicate_similarity = models.FloatField(
+        default=0.9, help_text="Flag rewrites of different workers whose similarity (0-1) is at least this."
+    )
+    flags_reject = models.BooleanField(
+        default=False, help_text="Soft-reject flagged responses automatically (off: flags are evidence for a reviewer)."
+    )
+
+    class Meta:
+        verbose_name_plural = "quality policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(against_threshold__gte=1) & Q(against_threshold__lte=F("votes_per_response")),
+                name="quality_threshold_within_votes",
+            ),
+            models.CheckConstraint(condition=Q(max_rounds__gte=1), name="quality_max_rounds_positive"),
+        ]
+
+
+class ReviewRound(models.Model):
+    """One response of an item under vote: round k is the k-th collection of that item.
+
+    State machine (transitions only in annotation.services.voting):
+    voting -> passed | recollected | exhausted | cancelled; all four are final.
+    """
+
+    class State(models.TextChoices):
+        VOTING = "voting", "Voting"
+        PASSED = "passed", "Passed"
+        RECOLLECTED = "recollected", "Voted down, re-collected"
+        EXHAUSTED = "exhausted", "Voted down at the last round; flagged for the builder"
+        CANCELLED = "cancelled", "Cancelled (settled by a reviewer)"
+
+    FINAL = (State.PASSED, State.RECOLLECTED, State.EXHAUSTED, State.CANCELLED)
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="review_rounds", help_text="The reviewed item.")
+    response = models.OneToOneField(Response, on_delete=models.CASCADE, related_name="review_round")
+    vote_item = models.OneToOneField(
+        Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviewed_round", help_text="The item of the vote job."
+    )
+    round = models.PositiveSmallIntegerField(help_text="1 for the first collection of the item, 2 after one re-collection, ...")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.VOTING)
+    votes_for = models.PositiveSmallIntegerField(default=0)
+    votes_against = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["item", "round", "id"]
+        indexes = [models.Index(fields=["item", "state"])]
+
+
+class WorkerStanding(models.Model):
+    """A worker's gold record and standing in one job."""
+
+    class State(models.TextChoices):
+        ONBOARDING = "onboarding", "Onboarding"
+        QUALIFIED = "qualified", "Qualified"
+        SOFT_BLOCKED = "soft_blocked", "Soft-blocked"
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="standings")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="standings")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.ONBOARDING)
+    gold_answered = models.PositiveIntegerField(default=0)
+    gold_failed = models.PositiveIntegerField(default=0)
+    reason = models.TextField(blank=True, help_text="Why the worker was soft-blocked.")
+    changed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "job"], name="standing_one_per_worker_job")]
+
+
+class CheckOverride(models.Model):
+    """A reviewer's decision that replaces an automatic verdict on a response, with the reason."""
+
+    class Check(models.TextChoices):
+        VOTE = "vote", "Vote outcome"
+        REWRITE_CHECKS = "rewrite_checks", "Automatic rewrite checks"
+        GOLD = "gold", "Gold check"
+        FLAGS = "flags", "Worker flags"
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="overrides")
+    check_name = models.CharField(max_length=16, choices=Check.choices, help_text="Which automatic verdict is overridden.")
+    previous_status = models.CharField(max_length=16, choices=Response.Status.choices)
+    new_status = models.CharField(max_length=16, choices=Response.Status.choices)
+    reason = models.TextField(help_text="Why the automatic verdict was overridden.")
+    by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]

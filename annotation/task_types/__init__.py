@@ -5,4 +5,4 @@ A new kind of work (Likert rating, vote, hard-test scoring) is one new module th
 instead of switching on it.
 """
 from .base import Problem, TaskType, TaskTypeSettingsError, get, register, registry  # noqa: F401
-from . import rewrite  # noqa: F401,E402  (registers itself)
+from . import hard_score, rewrite, vote  # noqa: F401,E402  (each registers itself)

@@ -23,6 +23,9 @@ class TaskType:
     agreement_level: str = "nominal"
     #: Setting name -> (default, help text). The help text is shown wherever the setting is.
     settings_help: Mapping[str, tuple[Any, str]] = {}
+    #: Whether this type's responses can be put to a vote (CGoDial voting; see services.voting).
+    #: True for content-producing types; the vote type itself and pure rating types say False.
+    supports_voting: bool = True
 
     def default_settings(self) -> dict:
         return {name: default for name, (default, _help) in self.settings_help.items()}
@@ -50,6 +53,50 @@ class TaskType:
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
         """Clean a response; return (cleaned answers, problems). No problems means it is accepted."""
         raise NotImplementedError
+
+    # --- Quality-control hooks (issue 5). Defaults suit any type. ---------------------------------
+
+    def review_payload(self, payload: Mapping, answers: Mapping, settings: Mapping) -> dict:
+        """What a voter sees of one response: {"utterance", "slot_values", "shown": [{"label", "text"}]}.
+
+        Only types with `supports_voting` are asked. The default shows every answer field under its label.
+        """
+        shown = [
+            {"name": f["name"], "label": f["label"], "text": str(answers.get(f["name"], ""))}
+            for f in self.answer_fields(settings)
+            if answers.get(f["name"]) not in (None, "")
+        ]
+        return {
+            "utterance": payload.get("utterance", ""),
+            "slot_values": list(payload.get("slot_values", [])),
+            "shown": shown,
+        }
+
+    def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
+        """Whether cleaned answers match a gold item's known answer: every key of `gold` equal."""
+        return all(answers.get(key) == value for key, value in gold.items())
+
+    def rating_values(self, answers: Mapping) -> dict:
+        """The ratings in a response, {key: number}, for the rating flags and agreement. Default: the
+        whole-number answers."""
+        return {k: v for k, v in answers.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+    def text_of(self, answers: Mapping) -> str:
+        """The free text of a response, for near-duplicate flags. Default: the text answers joined."""
+        return "\n".join(v for v in answers.values() if isinstance(v, str) and v)
+
+    def after_response(self, response) -> None:
+        """Called by submit_response inside its transaction, with the response's item row locked.
+
+        Grades gold answers and, where the job votes on this type, puts the response to a vote.
+        Must be idempotent: it runs once per stored response, never for a repeated submission.
+        """
+        from ..services import quality, voting  # services import the registry; import late
+
+        if response.item.gold is not None:
+            quality.grade_gold_answer(response, self)
+        elif self.supports_voting:
+            voting.start_review_if_enabled(response)
 
 
 def register(task_type: TaskType) -> TaskType:

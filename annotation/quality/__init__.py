@@ -1,0 +1,1 @@
+"""Pure quality-control modules (no Django import): gold scheduling and worker flags."""

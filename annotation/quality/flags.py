@@ -1,0 +1,237 @@
+"""Worker flags: evidence for a reviewer that a worker's responses deserve a look. Pure: no Django.
+
+Input is three tables (pandas DataFrames), so that a million responses are judged with array
+operations rather than a loop over rows:
+
+- `responses`: response, worker, job, item, seconds (time spent; NaN when unknown)
+- `ratings`:   response, worker, item, key (criterion or field), value (number), order (submission order)
+- `texts`:     response, worker, item, text, pasted_chars, typed_chars
+
+Response-level flags (each names the responses that carry it):
+- `fast`: time below `fast_ratio` x the median time per response of the same job;
+- `pasted`: at least `paste_share` of the typed-or-pasted characters were pasted (telemetry);
+- `near_duplicate`: the text is at least `near_duplicate_similarity` similar to another worker's
+  text on the same item.
+Worker-level flags:
+- those above, when at least `flag_share` of the worker's responses carry them;
+- `straight_lining`: one rating value makes up at least `straight_line_share` of the worker's
+  ratings (with at least `pattern_min_ratings` ratings);
+- `alternating`: the ratings alternate between two values (a, b, a, b, ...) in at least
+  `straight_line_share` of the positions where that can be judged;
+- `low_agreement`: the worker's ratings agree with the other raters of the same items (same
+  value; within one point for ordinal keys) less often than `low_agreement`.
+
+Flags are evidence, never verdicts: what is done with them is the job's and the reviewer's call.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from rapidfuzz.distance import Indel
+
+from .. import text_units
+
+
+@dataclass(frozen=True)
+class FlagThresholds:
+    """Defaults equal the QualityPolicy defaults; `from_policy` reads a job's settings."""
+
+    fast_ratio: float = 0.25
+    flag_share: float = 0.2
+    straight_line_share: float = 0.9
+    pattern_min_ratings: int = 10
+    low_agreement: float = 0.5
+    paste_share: float = 0.5
+    near_duplicate_similarity: float = 0.9
+    ordinal_keys: frozenset = frozenset()  # rating keys compared within one point
+
+    @classmethod
+    def from_policy(cls, policy, ordinal_keys=()):
+        if policy is None:
+            return cls(ordinal_keys=frozenset(ordinal_keys))
+        names = [f for f in cls.__dataclass_fields__ if f != "ordinal_keys"]
+        return cls(**{n: getattr(policy, n) for n in names}, ordinal_keys=frozenset(ordinal_keys))
+
+
+@dataclass
+class WorkerFlag:
+    code: str
+    message: str
+    value: float  # the measured share (or agreement)
+    count: int  # responses or ratings it is based on
+
+
+@dataclass
+class FlagReport:
+    #: worker -> flags raised on the worker
+    workers: dict = field(default_factory=dict)
+    #: response -> list of response-level flag codes
+    responses: dict = field(default_factory=dict)
+    #: worker -> measures, for a worker page even when nothing is flagged
+    measures: dict = field(default_factory=dict)
+
+    def flagged_workers(self) -> list:
+        return sorted(w for w, flags in self.workers.items() if flags)
+
+
+RESPONSE_COLUMNS = ["response", "worker", "job", "item", "seconds"]
+RATING_COLUMNS = ["response", "worker", "item", "key", "value", "order"]
+TEXT_COLUMNS = ["response", "worker", "item", "text", "pasted_chars", "typed_chars"]
+
+
+def empty(columns) -> pd.DataFrame:
+    return pd.DataFrame({c: [] for c in columns})
+
+
+def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, texts: pd.DataFrame | None = None,
+                  thresholds: FlagThresholds = FlagThresholds()) -> FlagReport:
+    """Every flag for every worker in the tables."""
+    ratings = empty(RATING_COLUMNS) if ratings is None else ratings
+    texts = empty(TEXT_COLUMNS) if texts is None else texts
+    report = FlagReport()
+    response_flags: dict[str, np.ndarray] = {}
+
+    fast = fast_responses(responses, thresholds.fast_ratio)
+    response_flags["fast"] = responses["response"].to_numpy()[fast]
+    pasted = pasted_responses(texts, thresholds.paste_share)
+    response_flags["pasted"] = texts["response"].to_numpy()[pasted]
+    response_flags["near_duplicate"] = near_duplicates(texts, thresholds.near_duplicate_similarity)
+
+    per_worker_total = responses.groupby("worker").size()
+    for code, ids in response_flags.items():
+        for rid in ids.tolist():
+            report.responses.setdefault(rid, []).append(code)
+    worker_of = pd.Series(responses["worker"].to_numpy(), index=responses["response"].to_numpy())
+    labels = {
+        "fast": "responses far faster than the job's norm",
+        "pasted": "responses mostly pasted rather than typed",
+        "near_duplicate": "texts nearly identical to another worker's on the same item",
+    }
+    for code, ids in response_flags.items():
+        if len(ids) == 0:
+            continue
+        counts = worker_of.reindex(ids).value_counts()
+        shares = counts / per_worker_total.reindex(counts.index)
+        for worker, share in shares.items():
+            n = int(counts[worker])
+            report.measures.setdefault(worker, {})[f"{code}_share"] = float(share)
+            if share >= thresholds.flag_share:
+                report.workers.setdefault(worker, []).append(
+                    WorkerFlag(code, f"{n} of {int(per_worker_total[worker])} {labels[code]} ({share:.0%})", float(share), n)
+                )
+
+    if len(ratings):
+        _rating_flags(ratings, thresholds, report)
+    for worker in per_worker_total.index:
+        report.workers.setdefault(worker, [])
+    return report
+
+
+def fast_responses(responses: pd.DataFrame, ratio: float) -> np.ndarray:
+    """Boolean mask: time below `ratio` x its job's median time (responses without a time are never fast)."""
+    seconds = responses["seconds"].astype(float)
+    median = seconds.groupby(responses["job"]).transform("median")
+    return (seconds < ratio * median).fillna(False).to_numpy(dtype=bool)
+
+
+def pasted_responses(texts: pd.DataFrame, share: float) -> np.ndarray:
+    pasted = texts["pasted_chars"].astype(float).fillna(0).to_numpy()
+    typed = texts["typed_chars"].astype(float).fillna(0).to_numpy()
+    total = pasted + typed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (total > 0) & (pasted / np.where(total > 0, total, 1) >= share)
+
+
+def similarity(a: str, b: str) -> float:
+    """0-1 similarity of two texts after normalization (1 - normalized Indel distance)."""
+    return Indel.normalized_similarity(a, b)
+
+
+def near_duplicates(texts: pd.DataFrame, threshold: float) -> np.ndarray:
+    """Ids of responses whose text is near-identical to a different worker's text on the same item."""
+    if len(texts) < 2:
+        return np.array([], dtype=np.int64)
+    frame = texts[["response", "worker", "item", "text"]].sort_values("item", kind="stable")
+    items = frame["item"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
+    ends = np.r_[starts[1:], len(items)]
+    multi = np.flatnonzero(ends - starts >= 2)
+    rids, workers = frame["response"].to_numpy(), frame["worker"].to_numpy()
+    texts_list = frame["text"].tolist()
+    flagged = set()
+    for g in multi.tolist():
+        s, e = int(starts[g]), int(ends[g])
+        normalized = [text_units.normalize(t or "") for t in texts_list[s:e]]
+        for i in range(e - s):
+            for j in range(i + 1, e - s):
+                if workers[s + i] == workers[s + j] or not normalized[i] or not normalized[j]:
+                    continue
+                if normalized[i] == normalized[j] or Indel.normalized_similarity(normalized[i], normalized[j], score_cutoff=threshold):
+                    flagged.add(rids[s + i])
+                    flagged.add(rids[s + j])
+    return np.array(sorted(flagged), dtype=np.int64)
+
+
+def _rating_flags(ratings: pd.DataFrame, t: FlagThresholds, report: FlagReport) -> None:
+    frame = ratings.sort_values(["worker", "key", "order"], kind="stable").reset_index(drop=True)
+    workers = frame["worker"].to_numpy()
+    values = frame["value"].to_numpy(dtype=float)
+    keys = frame["key"].astype(str).to_numpy()
+    n_per_worker = frame.groupby("worker").size()
+
+    # Straight-lining: the share of the worker's most used value.
+    mode_share = frame.groupby(["worker", "value"]).size().groupby(level=0).max() / n_per_worker
+    # Alternating: v[i] == v[i-2] != v[i-1], within one worker and one key.
+    same_run = np.zeros(len(frame), dtype=bool)
+    same_run[2:] = (workers[2:] == workers[:-2]) & (keys[2:] == keys[:-2])
+    alt = np.zeros(len(frame), dtype=bool)
+    alt[2:] = (values[2:] == values[:-2]) & (values[2:] != values[1:-1])
+    judged = pd.Series(same_run).groupby(workers).sum()
+    alternations = pd.Series(alt & same_run).groupby(workers).sum()
+
+    # Agreement with the other raters of the same item and key.
+    agree, others = _agreement(frame, t.ordinal_keys)
+    comparable = others > 0
+    agree_share = pd.Series(np.where(comparable, agree / np.where(comparable, others, 1), np.nan)).groupby(workers)
+    mean_agreement = agree_share.mean()
+    n_comparable = pd.Series(comparable).groupby(workers).sum()
+
+    for worker, n in n_per_worker.items():
+        m = report.measures.setdefault(worker, {})
+        m["ratings"] = int(n)
+        m["mode_share"] = float(mode_share[worker])
+        j = int(judged.get(worker, 0))
+        m["alternating_share"] = float(alternations.get(worker, 0) / j) if j else None
+        m["agreement"] = None if np.isnan(mean_agreement.get(worker, np.nan)) else float(mean_agreement[worker])
+        flags = report.workers.setdefault(worker, [])
+        if n >= t.pattern_min_ratings and m["mode_share"] >= t.straight_line_share:
+            flags.append(WorkerFlag("straight_lining", f"{m['mode_share']:.0%} of {n} ratings are the same value", m["mode_share"], int(n)))
+        if j >= t.pattern_min_ratings and m["alternating_share"] >= t.straight_line_share:
+            flags.append(WorkerFlag("alternating", f"ratings alternate between two values in {m['alternating_share']:.0%} of {j} places", m["alternating_share"], j))
+        c = int(n_comparable.get(worker, 0))
+        if c >= t.pattern_min_ratings and m["agreement"] is not None and m["agreement"] < t.low_agreement:
+            flags.append(WorkerFlag("low_agreement", f"agrees with the other raters of the same items {m['agreement']:.0%} of the time ({c} ratings)", m["agreement"], c))
+
+
+def _agreement(frame: pd.DataFrame, ordinal_keys) -> tuple[np.ndarray, np.ndarray]:
+    """Per rating: how many other raters of its (item, key) gave an agreeing value, and how many there are."""
+    group = pd.MultiIndex.from_arrays([frame["item"].to_numpy(), frame["key"].astype(str).to_numpy()])
+    gcode, _ = pd.factorize(group)
+    vcode, domain = pd.factorize(frame["value"].to_numpy(dtype=float), sort=True)
+    counts = np.zeros((gcode.max() + 1, len(domain)), dtype=np.int32)
+    np.add.at(counts, (gcode, vcode), 1)
+    totals = counts.sum(axis=1)
+    others = totals[gcode] - 1
+    same = counts[gcode, vcode] - 1
+    if ordinal_keys:
+        ordinal = frame["key"].astype(str).isin(list(ordinal_keys)).to_numpy()
+        # Neighbouring values of the domain within one point count as agreement for ordinal keys.
+        near = same.copy()
+        for shift in (-1, 1):
+            neighbour = vcode + shift
+            valid = (neighbour >= 0) & (neighbour < len(domain))
+            idx = np.clip(neighbour, 0, len(domain) - 1)
+            close = valid & (np.abs(domain[idx] - domain[vcode]) <= 1)
+            near = near + np.where(close, counts[gcode, idx], 0)
+        same = np.where(ordinal, near, same)
+    return same, others

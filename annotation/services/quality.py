@@ -1,0 +1,306 @@
+"""Writes for quality control: quality settings, gold items and onboarding, soft blocks, overrides.
+
+Gold items are items of a job with a known answer (`Item.gold`). They have no slots of their own:
+when the schedule in `annotation.quality.gold` says a worker's next item should be gold, a slot is
+added to a gold item that worker has not answered and claimed for them in the same transaction
+(`serve_gold`, called by claim_next_slot). A job with `onboarding_items` > 0 first gives each
+worker that many gold items; a worker who fails them, or later fails more than the allowed share
+of gold, is soft-blocked on the job: they get no more work there, and their responses that are
+not settled yet are held (status `submitted`, `checks["held"]`) for a reviewer.
+"""
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Max
+
+from .. import task_types
+from ..models import CheckOverride, Item, Job, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
+from ..quality import gold as gold_schedule
+
+SESSION_LOOKBACK = 500  # submissions read to find the start of a session
+
+
+class QualityError(ValueError):
+    """A quality-control request that cannot be carried out; the message says what to change."""
+
+
+# --- Settings ----------------------------------------------------------------------------------
+
+RATE_FIELDS = (
+    "gold_start_rate", "gold_floor_rate", "onboarding_pass_rate", "gold_max_failure_rate", "fast_ratio", "flag_share",
+    "straight_line_share", "low_agreement", "paste_share", "near_duplicate_similarity",
+)
+COUNT_FIELDS = ("gold_decay_items", "session_gap_minutes", "onboarding_items", "gold_min_answered", "pattern_min_ratings")
+
+
+def set_quality(job: Job, **values) -> QualityPolicy:
+    """Create or update a job's quality settings (voting is set with services.voting.enable_voting)."""
+    known = set(RATE_FIELDS) | set(COUNT_FIELDS) | {"flags_reject"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise QualityError(f"unknown quality settings: {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    errors = []
+    for name in RATE_FIELDS:
+        if name in values:
+            v = values[name]
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1:
+                errors.append(f"{name} must be a number from 0 to 1")
+    for name in COUNT_FIELDS:
+        if name in values:
+            v = values[name]
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > 10000:
+                errors.append(f"{name} must be a whole number from 0 to 10000")
+    if values.get("session_gap_minutes") == 0:
+        errors.append("session_gap_minutes must be at least 1")
+    if "flags_reject" in values and not isinstance(values["flags_reject"], bool):
+        errors.append("flags_reject must be true or false")
+    if errors:
+        raise QualityError("; ".join(errors))
+    policy, _ = QualityPolicy.objects.update_or_create(job=job, defaults=values)
+    return policy
+
+
+# --- Gold items ---------------------------------------------------------------------------------
+
+
+def add_gold_item(job: Job, *, payload: dict, gold: dict) -> Item:
+    """Add a gold item: what the worker sees (`payload`, in the task type's shape) and the known answer.
+
+    The known answer is checked by the task type's own validation, so it can be met at all.
+    """
+    kind = task_types.get(job.task_type)
+    if not isinstance(gold, dict) or not gold:
+        raise QualityError('give the known answer as an object, e.g. {"vote": "against"}')
+    fields = {f["name"] for f in kind.answer_fields(job.settings)}
+    unknown = sorted(set(gold) - fields)
+    if unknown:
+        raise QualityError(f"the known answer names fields this task type does not have: {', '.join(unknown)}")
+    cleaned, problems = kind.validate(payload, job.settings, gold)
+    problems = [p for p in problems if p.field in gold]
+    if problems:
+        raise QualityError("the known answer is not a valid answer: " + "; ".join(p.message for p in problems))
+    with transaction.atomic():
+        Job.objects.select_for_update().get(pk=job.pk)  # positions are allocated one at a time
+        last = Item.objects.filter(job=job).aggregate(m=Max("position"))["m"]
+        return Item.objects.create(
+            job=job, position=(last + 1) if last is not None else 0, payload=payload, gold={k: cleaned[k] for k in gold}
+        )
+
+
+def _session_counts(job: Job, worker: Worker, policy: QualityPolicy, now) -> tuple[int, int]:
+    rows = list(
+        Response.objects.filter(worker=worker, item__job=job)
+        .order_by("-submitted_at")
+        .values_list("submitted_at", "item__gold")[:SESSION_LOOKBACK]
+    )
+    if rows and now - rows[0][0] >= timedelta(minutes=policy.session_gap_minutes):
+        return 0, 0  # the last submission is long ago: a new session starts now
+    n = gold_schedule.session_start([t for t, _ in rows], timedelta(minutes=policy.session_gap_minutes))
+    return n, sum(1 for _, gold in rows[:n] if gold is not None)
+
+
+def gate_claim(job: Job, worker: Worker, now) -> Slot | None:
+    """Called by claim_next_slot inside its transaction before ordinary work is looked for.
+
+    Raises ClaimError for a soft-blocked worker; returns a claimed gold slot when gold is due (or
+    onboarding is under way); None when the worker should get ordinary work.
+    """
+    from .claims import ClaimError
+
+    policy = QualityPolicy.objects.filter(job=job).first()
+    if policy is None:
+        return None
+    standing = WorkerStanding.objects.filter(job=job, worker=worker).first()
+    if standing is not None and standing.state == WorkerStanding.State.SOFT_BLOCKED:
+        raise ClaimError("You are paused on this job while a reviewer looks at your recent work.")
+    onboarding = policy.onboarding_items > 0 and (standing is None or standing.state == WorkerStanding.State.ONBOARDING)
+    if onboarding:
+        slot = serve_gold(job, worker, now)
+        if slot is None and (standing is None or standing.gold_answered < policy.onboarding_items):
+            answered = standing.gold_answered if standing else 0
+            if answered == 0 and not Item.objects.filter(job=job, gold__isnull=False).exists():
+                return None  # no gold items exist: onboarding cannot be run, so it does not hold work back
+            raise ClaimError("The qualification items of this job are not available right now; please try later.")
+        return slot
+    done, gold_done = _session_counts(job, worker, policy, now)
+    if gold_schedule.gold_due(done, gold_done, policy.gold_start_rate, policy.gold_floor_rate, policy.gold_decay_items):
+        return serve_gold(job, worker, now)
+    return None
+
+
+def serve_gold(job: Job, worker: Worker, now) -> Slot | None:
+    """Claim a new slot on a gold item this worker has not had; None when none is left for them."""
+    had = Slot.objects.filter(job=job, worker=worker).values("item_id")
+    item = (
+        Item.objects.filter(job=job, gold__isnull=False).exclude(pk__in=had).order_by("position").first()
+    )
+    if item is None:
+        return None
+    Item.objects.select_for_update().get(pk=item.pk)  # one new slot index at a time
+    last = Slot.objects.filter(item=item).aggregate(m=Max("index"))["m"]
+    next_index = 0 if last is None else last + 1
+    return Slot.objects.create(
+        item=item,
+        job=job,
+        index=next_index,
+        position=item.position,
+        state=Slot.State.CLAIMED,
+        worker=worker,
+        claimed_at=now,
+        expires_at=now + timedelta(minutes=job.claim_timeout_minutes),
+    )
+
+
+def grade_gold_answer(response: Response, kind) -> bool:
+    """Grade a stored answer to a gold item, update the worker's standing, soft-block if warranted.
+
+    Called from the task type's `after_response`, inside submit_response's transaction; runs once
+    per stored response. The gold answer itself is paid and kept, but never exported as data.
+    """
+    item = response.item
+    correct = bool(kind.grade_gold(item.gold, response.answers))
+    checks = dict(response.checks or {})
+    checks["gold"] = {"correct": correct, "expected": item.gold}
+    Response.objects.filter(pk=response.pk).update(checks=checks)
+    response.checks = checks
+    policy = QualityPolicy.objects.filter(job_id=item.job_id).first()
+    standing, _ = WorkerStanding.objects.select_for_update().get_or_create(
+        job_id=item.job_id,
+        worker_id=response.worker_id,
+        defaults={"state": WorkerStanding.State.ONBOARDING if policy and policy.onboarding_items else WorkerStanding.State.QUALIFIED},
+    )
+    standing = WorkerStanding.objects.select_for_update().get(pk=standing.pk)
+    standing.gold_answered += 1
+    standing.gold_failed += 0 if correct else 1
+    if policy is not None and standing.state == WorkerStanding.State.ONBOARDING:
+        verdict = gold_schedule.onboarding_verdict(
+            standing.gold_answered, standing.gold_answered - standing.gold_failed, policy.onboarding_items, policy.onboarding_pass_rate
+        )
+        if verdict == "qualified":
+            standing.state = WorkerStanding.State.QUALIFIED
+        elif verdict == "failed":
+            _soft_block(standing, f"failed the onboarding qualification ({standing.gold_failed} of {standing.gold_answered} wrong)")
+    elif (
+        policy is not None
+        and standing.state == WorkerStanding.State.QUALIFIED
+        and gold_schedule.fails_too_many(standing.gold_answered, standing.gold_failed, policy.gold_min_answered, policy.gold_max_failure_rate)
+    ):
+        _soft_block(standing, f"failed {standing.gold_failed} of {standing.gold_answered} gold items")
+    standing.save()
+    return correct
+
+
+def _soft_block(standing: WorkerStanding, reason: str) -> None:
+    standing.state = WorkerStanding.State.SOFT_BLOCKED
+    standing.reason = reason
+    hold_pending_work(standing.worker_id, standing.job_id, f"held for review: the author {reason}")
+
+
+def hold_pending_work(worker_id: int, job_id: int, reason: str) -> int:
+    """Hold a worker's unsettled, non-gold responses in a job for review. Returns how many."""
+    held = 0
+    pending = Response.objects.filter(
+        worker_id=worker_id, item__job_id=job_id, item__gold__isnull=True,
+        status__in=[Response.Status.ACCEPTED, Response.Status.SUBMITTED],
+    )
+    for response in pending.only("pk", "checks", "status"):
+        checks = dict(response.checks or {})
+        if "held" in checks:
+            continue
+        checks["held"] = reason
+        Response.objects.filter(pk=response.pk).update(checks=checks, status=Response.Status.SUBMITTED)
+        held += 1
+    return held
+
+
+def unblock_worker(worker: Worker, job: Job, *, by=None) -> WorkerStanding:
+    """A reviewer lets a soft-blocked worker work again (their gold record is kept)."""
+    with transaction.atomic():
+        standing = WorkerStanding.objects.select_for_update().filter(worker=worker, job=job).first()
+        if standing is None or standing.state != WorkerStanding.State.SOFT_BLOCKED:
+            raise QualityError("this worker is not soft-blocked on this job")
+        standing.state = WorkerStanding.State.QUALIFIED
+        standing.reason = ""
+        standing.save()
+    return standing
+
+
+# --- Overrides ----------------------------------------------------------------------------------
+
+SETTLED = {Response.Status.ACCEPTED, Response.Status.REJECTED, Response.Status.SOFT_REJECTED}
+
+
+def override_verdict(
+    response: Response, *, status: str, reason: str, check: str, by=None, recollect: bool = False
+) -> CheckOverride:
+    """Replace an automatic verdict (vote, rewrite checks, gold, flags) on a response, with the reason.
+
+    The response gets `status`; a vote still running on it is cancelled (votes held by voters are
+    then ignored). With `recollect`, a rejected response's item is reopened for a new response.
+    Repeating the same override changes nothing and returns the first record.
+    """
+    from . import voting
+
+    reason = (reason or "").strip()
+    if not reason:
+        raise QualityError("give the reason for overriding the automatic verdict")
+    if status not in SETTLED:
+        raise QualityError(f"status must be one of {', '.join(sorted(SETTLED))}")
+    if check not in CheckOverride.Check.values:
+        raise QualityError(f"check must be one of {', '.join(CheckOverride.Check.values)}")
+    if recollect and status == Response.Status.ACCEPTED:
+        raise QualityError("only a rejected response can be re-collected")
+    voting.cancel_review(response)  # its own transaction; takes the vote item lock first
+    with transaction.atomic():
+        Item.objects.select_for_update().get(pk=response.item_id)
+        response = Response.objects.select_for_update().get(pk=response.pk)
+        last = response.overrides.order_by("-created_at", "-pk").first()
+        if last is not None and last.new_status == status and last.check_name == check and response.status == status:
+            return last
+        record = CheckOverride.objects.create(
+            response=response, check_name=check, previous_status=response.status, new_status=status, reason=reason, by=by
+        )
+        checks = dict(response.checks or {})
+        checks.pop("held", None)
+        checks["override"] = {"status": status, "check": check, "reason": reason}
+        Response.objects.filter(pk=response.pk).update(status=status, checks=checks)
+        already_reopened = ReviewRound.objects.filter(response=response, state=ReviewRound.State.RECOLLECTED).exists()
+        if recollect and not already_reopened:
+            voting.reopen_item(response.item_id)
+            # The response was re-collected: its round counts as one (see voting.start_review_if_enabled).
+            ReviewRound.objects.filter(response=response).update(state=ReviewRound.State.RECOLLECTED)
+    return record
+
+
+# --- Flags ----------------------------------------------------------------------------------------
+
+
+def apply_flags(job: Job) -> dict:
+    """Record each response's flags in its checks; where the job says so (`flags_reject`), soft-reject
+    the flagged responses that are not settled by a reviewer. Idempotent. Returns counts."""
+    from ..selectors.quality import job_flags
+
+    policy = QualityPolicy.objects.filter(job=job).first()
+    report = job_flags(job)
+    recorded = rejected = 0
+    for response_id, codes in report.responses.items():
+        with transaction.atomic():
+            response = Response.objects.select_for_update().filter(pk=response_id).first()
+            if response is None:
+                continue
+            checks = dict(response.checks or {})
+            status = response.status
+            reject = (
+                policy is not None and policy.flags_reject and status == Response.Status.ACCEPTED
+                and not response.overrides.exists()  # a reviewer's decision stands
+            )
+            if checks.get("flags") == sorted(codes) and not reject:
+                continue
+            checks["flags"] = sorted(codes)
+            if reject:
+                status = Response.Status.SOFT_REJECTED
+                rejected += 1
+            Response.objects.filter(pk=response.pk).update(checks=checks, status=status)
+            recorded += 1
+    return {"flagged_responses": len(report.responses), "recorded": recorded, "soft_rejected": rejected,
+            "flagged_workers": len(report.flagged_workers())}

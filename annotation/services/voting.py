@@ -1,0 +1,253 @@
+"""Voting with re-collection (PROTOCOLS.md section 5, CGoDial).
+
+Every response of a voting job is shown, as an item of the job's vote job, to
+`votes_per_response` workers other than its author (three by default). When all votes are in:
+
+- `against_threshold` or more votes against (two of three by default) -> the response is rejected
+  or soft-rejected as the job says and, below `max_rounds`, its item reopens with one new slot for
+  a new response: round k+1. At `max_rounds` the item is not reopened but flagged for the builder.
+- otherwise the response is accepted.
+
+While under vote a response stays `submitted`: it is neither exported nor paid as accepted
+before the vote settles it.
+
+The state machine is ReviewRound.State: voting -> passed | recollected | exhausted | cancelled.
+Every transition happens here, under row locks, in this order: vote item, then review round,
+then the reviewed item (submit_response has already locked the item it stores a response on).
+The decision counts the stored votes rather than incrementing counters, and only a round in
+state `voting` is decided, so running it twice changes nothing.
+
+A vote that arrives after its round was settled (a reviewer overrode the response and cancelled
+the vote while the voter held a claim) is stored, paid, and ignored: `checks["ignored"]` says why.
+Refusing it would lose work the voter did in good faith.
+"""
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from .. import task_types
+from ..models import Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
+from ..task_types.vote import AGAINST, FOR
+
+DEFAULT_VOTE_REWARD = Decimal("0.10")  # CGoDial paid $0.10-0.20 per turn
+VOTE_INSTRUCTIONS = (
+    "Another worker wrote the text shown for the user's turn. Vote yes if you can recognize what "
+    "the user means and the text keeps every highlighted slot value; vote no if it is unrecognizable "
+    "or ambiguous. A reason helps. You never see your own work here."
+)
+
+
+class VotingError(ValueError):
+    """Voting cannot be set up as asked; the message says what to change."""
+
+
+def _validate_settings(votes_per_response, against_threshold, max_rounds, on_voted_down):
+    errors = []
+    for name, value in (("votes_per_response", votes_per_response), ("against_threshold", against_threshold), ("max_rounds", max_rounds)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            errors.append(f"{name} must be a whole number of at least 1")
+    if not errors and against_threshold > votes_per_response:
+        errors.append("against_threshold cannot exceed votes_per_response")
+    if on_voted_down not in OnVotedDown.values:
+        errors.append(f"on_voted_down must be one of {', '.join(OnVotedDown.values)}")
+    if errors:
+        raise VotingError("; ".join(errors))
+
+
+def enable_voting(
+    job: Job,
+    *,
+    votes_per_response: int = 3,
+    against_threshold: int = 2,
+    max_rounds: int = 3,
+    on_voted_down: str = OnVotedDown.SOFT_REJECT,
+    vote_reward: Decimal | str = DEFAULT_VOTE_REWARD,
+) -> Job:
+    """Turn voting on for `job` (idempotent; later calls update the settings). Returns the vote job.
+
+    The vote job is live from the start: it only ever holds items for responses that exist. The
+    job's accepted responses that were never voted on are put to the vote now.
+    """
+    _validate_settings(votes_per_response, against_threshold, max_rounds, on_voted_down)
+    kind = task_types.get(job.task_type)
+    if not kind.supports_voting:
+        raise VotingError(f"responses of task type {job.task_type!r} cannot be voted on")
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        QualityPolicy.objects.update_or_create(
+            job=job,
+            defaults={
+                "voting_enabled": True,
+                "votes_per_response": votes_per_response,
+                "against_threshold": against_threshold,
+                "max_rounds": max_rounds,
+                "on_voted_down": on_voted_down,
+            },
+        )
+        vote_job = vote_job_of(job)
+        if vote_job is None:
+            vote_kind = task_types.get("vote")
+            vote_job = Job.objects.create(
+                name=f"{job.name} · votes"[:200],
+                corpus=job.corpus,
+                task_type=vote_kind.key,
+                settings=vote_kind.clean_settings({}),
+                instructions=VOTE_INSTRUCTIONS,
+                redundancy=votes_per_response,
+                reward=Decimal(str(vote_reward)),
+                claim_timeout_minutes=job.claim_timeout_minutes,
+                state=Job.State.LIVE,
+                launched_at=timezone.now(),
+                reviews=job,
+                created_by=job.created_by,
+            )
+            vote_job.annotators.set(job.annotators.all())
+        elif vote_job.redundancy != votes_per_response:
+            Job.objects.filter(pk=vote_job.pk).update(redundancy=votes_per_response)
+    backlog = Response.objects.filter(item__job=job, item__gold__isnull=True, status=Response.Status.ACCEPTED, review_round__isnull=True)
+    for response_id in backlog.values_list("pk", flat=True).iterator():
+        with transaction.atomic():
+            response = Response.objects.select_related("item__job").get(pk=response_id)
+            Item.objects.select_for_update().get(pk=response.item_id)
+            start_review_if_enabled(response)
+    return vote_job
+
+
+def disable_voting(job: Job) -> None:
+    """New responses are no longer voted on; rounds already voting are finished as started."""
+    QualityPolicy.objects.filter(job=job).update(voting_enabled=False)
+
+
+def vote_job_of(job: Job) -> Job | None:
+    return Job.objects.filter(reviews=job, task_type="vote").order_by("pk").first()
+
+
+def start_review_if_enabled(response: Response) -> ReviewRound | None:
+    """Put a stored response to the vote if its job votes. Call with the response's item locked.
+
+    Idempotent: a response has at most one round (unique), and its vote item's position is the
+    response's id (unique per job).
+    """
+    job = response.item.job
+    policy = QualityPolicy.objects.filter(job=job, voting_enabled=True).first()
+    if policy is None:
+        return None
+    existing = ReviewRound.objects.filter(response=response).first()
+    if existing is not None:
+        return existing
+    vote_job = vote_job_of(job)
+    if vote_job is None:  # voting enabled by hand without a vote job: nothing can be voted on
+        return None
+    item = response.item
+    round_no = 1 + ReviewRound.objects.filter(item=item, state=ReviewRound.State.RECOLLECTED).count()
+    kind = task_types.get(job.task_type)
+    payload = kind.review_payload(item.payload, response.answers, job.settings)
+    payload.update({"history": _history(item), "round": round_no, "source_job": job.name})
+    vote_item = Item.objects.create(job=vote_job, position=response.pk, payload=payload, subject_response=response)
+    Slot.objects.bulk_create(
+        [
+            Slot(item=vote_item, job=vote_job, index=k, position=vote_item.position, barred_worker_id=response.worker_id)
+            for k in range(policy.votes_per_response)
+        ]
+    )
+    if response.status == Response.Status.ACCEPTED:
+        Response.objects.filter(pk=response.pk).update(status=Response.Status.SUBMITTED)
+        response.status = Response.Status.SUBMITTED
+    return ReviewRound.objects.create(item=item, response=response, vote_item=vote_item, round=round_no)
+
+
+def _history(item: Item) -> list[dict]:
+    """The dialog before the reviewed turn, so voters judge the turn in its context."""
+    if item.turn_id is None:
+        return []
+    turn = item.turn
+    rows = turn.dialog.turns.filter(index__lt=turn.index).order_by("index").values_list("speaker", "text")
+    return [{"speaker": speaker, "text": text} for speaker, text in rows]
+
+
+def record_vote(vote: Response) -> ReviewRound | None:
+    """Count a stored vote; decide the round when the last vote is in. Call with the vote item locked."""
+    round_ = ReviewRound.objects.select_for_update().filter(vote_item_id=vote.item_id).first()
+    if round_ is None:
+        return None
+    if round_.state != ReviewRound.State.VOTING:
+        if "ignored" in (vote.checks or {}) or (round_.decided_at and vote.submitted_at <= round_.decided_at):
+            return round_  # already marked, or counted in the decision: a repeated call changes nothing
+        checks = dict(vote.checks or {})
+        checks["ignored"] = (
+            f"The response was already settled ({round_.get_state_display().lower()}) when this vote "
+            "arrived; the vote is kept but not counted."
+        )
+        Response.objects.filter(pk=vote.pk).update(checks=checks)
+        vote.checks = checks
+        return round_
+    votes = list(Response.objects.filter(item_id=vote.item_id).values_list("answers", flat=True))
+    round_.votes_against = sum(1 for answers in votes if answers.get("vote") == AGAINST)
+    round_.votes_for = sum(1 for answers in votes if answers.get("vote") == FOR)
+    policy = QualityPolicy.objects.get(job_id=round_.response.item.job_id)
+    if round_.votes_for + round_.votes_against < policy.votes_per_response:
+        round_.save(update_fields=["votes_for", "votes_against"])
+        return round_
+    return _decide(round_, policy)
+
+
+def voted_down(votes_against: int, against_threshold: int) -> bool:
+    """The CGoDial rule, stated directly: at least `against_threshold` (two) of the votes are against."""
+    return votes_against >= against_threshold
+
+
+def _decide(round_: ReviewRound, policy: QualityPolicy) -> ReviewRound:
+    now = timezone.now()
+    response = round_.response
+    if voted_down(round_.votes_against, policy.against_threshold):
+        status = Response.Status.REJECTED if policy.on_voted_down == OnVotedDown.REJECT else Response.Status.SOFT_REJECTED
+        Response.objects.filter(pk=response.pk).update(status=status)
+        if round_.round >= policy.max_rounds:
+            round_.state = ReviewRound.State.EXHAUSTED  # flagged: the builder decides
+        else:
+            reopen_item(round_.item_id)
+            round_.state = ReviewRound.State.RECOLLECTED
+    else:
+        Response.objects.filter(pk=response.pk).update(status=Response.Status.ACCEPTED)
+        round_.state = ReviewRound.State.PASSED
+    round_.decided_at = now
+    round_.save(update_fields=["votes_for", "votes_against", "state", "decided_at"])
+    return round_
+
+
+def reopen_item(item_id: int) -> Slot:
+    """Add one open slot to an item so that a new worker collects it again; the item is open again.
+
+    The author of the rejected response keeps their old slot, so `slot_one_worker_per_item` keeps
+    them from collecting the same item again.
+    """
+    item = Item.objects.select_for_update().get(pk=item_id)
+    next_index = (Slot.objects.filter(item=item).aggregate(m=Max("index"))["m"] or 0) + 1
+    slot = Slot.objects.create(item=item, job_id=item.job_id, index=next_index, position=item.position)
+    if item.state != Item.State.OPEN:
+        item.state = Item.State.OPEN
+        item.save(update_fields=["state"])
+    return slot
+
+
+def cancel_review(response: Response) -> ReviewRound | None:
+    """Stop the vote on a response a reviewer has settled. Votes still held by voters will be ignored."""
+    round_ = ReviewRound.objects.filter(response=response).first()
+    if round_ is None or round_.state != ReviewRound.State.VOTING:
+        return round_
+    with transaction.atomic():
+        if round_.vote_item_id is not None:
+            Item.objects.select_for_update().get(pk=round_.vote_item_id)
+        round_ = ReviewRound.objects.select_for_update().get(pk=round_.pk)
+        if round_.state != ReviewRound.State.VOTING:
+            return round_
+        if round_.vote_item_id is not None:
+            Slot.objects.filter(item_id=round_.vote_item_id, state=Slot.State.OPEN).delete()
+            if not Slot.objects.filter(item_id=round_.vote_item_id, state=Slot.State.CLAIMED).exists():
+                Item.objects.filter(pk=round_.vote_item_id).update(state=Item.State.COMPLETE)
+        round_.state = ReviewRound.State.CANCELLED
+        round_.decided_at = timezone.now()
+        round_.save(update_fields=["state", "decided_at"])
+    return round_

@@ -1,0 +1,78 @@
+"""CGoDial quality voting: is this collected response recognizable, and its annotation unambiguous?
+
+PROTOCOLS.md section 5. A vote job is made by `annotation.services.voting.enable_voting` on
+another job, never from corpus turns: each of its items shows one response of that job (the item's
+`subject_response`) to workers other than its author. The decision rule lives in the voting
+service; this module only says what a vote is.
+"""
+from collections.abc import Mapping
+
+from .base import Problem, TaskType, register
+
+FOR, AGAINST = "for", "against"
+CHOICES = {
+    FOR: "Yes: I can recognize what the user means, and the annotation is unambiguous",
+    AGAINST: "No: it is not recognizable, or its annotation is ambiguous",
+}
+MAX_REASON_CHARS = 500
+DEFAULT_QUESTION = "Is this rewrite recognizable as the user's request, with every slot value kept and nothing ambiguous?"
+
+
+class VoteTaskType(TaskType):
+    key = "vote"
+    label = "Vote on collected responses (CGoDial quality control)"
+    template = "annotation/tasks/vote.html"
+    agreement_level = "nominal"
+    supports_voting = False  # votes are not voted on
+    settings_help = {
+        "question": (DEFAULT_QUESTION, "The question voters answer with yes or no for every response shown."),
+    }
+
+    def source_turns(self, turns):
+        from ..services.jobs import JobError  # late: services.jobs imports the registry
+
+        raise JobError(
+            "a vote job is not made from corpus turns: enable voting on the job whose responses should be "
+            "voted on (annotation.services.voting.enable_voting)"
+        )
+
+    def build_payload(self, turn) -> dict:  # pragma: no cover - never called, see source_turns
+        raise NotImplementedError
+
+    def answer_fields(self, settings):
+        return [
+            {"name": "vote", "label": settings.get("question", DEFAULT_QUESTION), "help": "Choose yes or no.", "choices": CHOICES},
+            {"name": "reason", "label": "Reason (optional)", "help": "What is wrong, if anything: it helps the writer and the builder."},
+        ]
+
+    def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        vote = answers.get("vote", "")
+        reason = answers.get("reason", "") or ""
+        problems = []
+        if not isinstance(vote, str) or vote.strip().lower() not in CHOICES:
+            problems.append(Problem("vote", "required", "Vote: choose yes or no."))
+            vote = ""
+        if not isinstance(reason, str):
+            problems.append(Problem("reason", "type", "Reason: must be text."))
+            reason = ""
+        reason = reason.strip()
+        if len(reason) > MAX_REASON_CHARS:
+            problems.append(Problem("reason", "too_long", f"Reason: at most {MAX_REASON_CHARS} characters."))
+        return {"vote": vote.strip().lower(), "reason": reason}, problems
+
+    def rating_values(self, answers: Mapping) -> dict:
+        vote = answers.get("vote")
+        return {"vote": 1 if vote == FOR else 0} if vote in CHOICES else {}
+
+    def text_of(self, answers: Mapping) -> str:
+        return ""  # a reason is not a rewrite: short reasons ("fine") repeat honestly
+
+    def after_response(self, response) -> None:
+        super().after_response(response)  # gold vote items are graded there
+        if response.item.subject_response_id is not None:
+            from ..services import voting
+
+            voting.record_vote(response)
+
+
+register(VoteTaskType())

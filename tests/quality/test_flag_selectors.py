@@ -1,0 +1,67 @@
+"""Flags as a reviewer sees them: on a job's review list and on a worker page, from stored responses."""
+
+import pytest
+
+from annotation.models import Response
+from annotation.selectors.quality import review_list, worker_quality
+from annotation.services.claims import claim_next_slot, clean_telemetry, submit_response
+from annotation.services.quality import apply_flags, set_quality
+from tests.factories import good_answers, make_corpus, make_live_job
+
+pytestmark = pytest.mark.django_db
+
+
+def _do(job, worker, seconds, telemetry=None):
+    slot = claim_next_slot(job=job, worker=worker)
+    return submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item), active_seconds=seconds, telemetry=telemetry)
+
+
+@pytest.fixture
+def flagged_job(make_annotator):
+    job = make_live_job(make_corpus(dialogs=5, user_turns=2), redundancy=2)  # 10 items x 2
+    steady = make_annotator("steady")[1]
+    rusher = make_annotator("rusher")[1]
+    for _ in range(10):
+        _do(job, steady, 90)
+        _do(job, rusher, 4, telemetry={"paraphrase": {"pasted_chars": 60, "typed_chars": 0}})
+    return job, steady, rusher
+
+
+def test_the_review_list_shows_fast_pasted_and_duplicate_evidence(flagged_job):
+    job, steady, rusher = flagged_job
+    rows = review_list(job)
+    assert rows and {r.worker_id for r in rows} == {rusher.pk, steady.pk}
+    rusher_rows = [r for r in rows if r.worker_id == rusher.pk]
+    assert all({"fast", "pasted"} <= set(r.response_flags) for r in rusher_rows)
+    assert {"fast", "pasted"} <= set(rusher_rows[0].worker_flags)
+    # good_answers() writes the same rewrites for an item whoever the worker: near-duplicates across workers.
+    assert all("near_duplicate" in r.response_flags for r in rows)
+    steady_rows = [r for r in rows if r.worker_id == steady.pk]
+    assert all("fast" not in r.response_flags for r in steady_rows)
+
+
+def test_flags_do_not_reject_unless_the_job_says_so(flagged_job):
+    job, _steady, rusher = flagged_job
+    apply_flags(job)
+    assert not Response.objects.filter(item__job=job).exclude(status=Response.Status.ACCEPTED).exists()
+    assert "fast" in Response.objects.filter(worker=rusher).first().checks["flags"]
+    set_quality(job, flags_reject=True)
+    result = apply_flags(job)
+    assert result["soft_rejected"] == 20  # every response is flagged (near-duplicate at least)
+    assert apply_flags(job)["recorded"] == 0  # idempotent
+
+
+def test_the_worker_page_lists_flags_and_measures_per_job(flagged_job):
+    job, steady, rusher = flagged_job
+    [entry] = worker_quality(rusher)
+    assert entry.job == job and entry.responses == 10
+    assert {"fast", "pasted"} <= {f.code for f in entry.flags}
+    assert entry.measures["fast_share"] == 1.0
+
+
+def test_telemetry_is_cleaned_not_refused():
+    assert clean_telemetry({"paraphrase": {"pasted_chars": 12, "keystrokes": 3.0, "evil": "x"}, "x": "y"}) == {
+        "paraphrase": {"pasted_chars": 12, "keystrokes": 3}
+    }
+    assert clean_telemetry("garbage") == {}
+    assert clean_telemetry({"f": {"pasted_chars": -5, "typed_chars": True}}) == {}

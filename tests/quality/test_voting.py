@@ -1,0 +1,211 @@
+"""CGoDial voting with re-collection: who may vote, the two-of-three rule, rounds, late votes."""
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Item, Response, ReviewRound, Slot
+from annotation.selectors.quality import item_reviews, voting_summary
+from annotation.services.claims import ClaimError, ResponseRejected, claim_next_slot, release_expired_claims, submit_response
+from annotation.services.quality import override_verdict
+from annotation.services.voting import VotingError, enable_voting, record_vote, vote_job_of
+from tests.factories import make_corpus, make_live_job
+
+from .helpers import vote, voting_job, write
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(make_annotator):
+    return {name: make_annotator(name)[1] for name in ("author", "v1", "v2", "v3", "v4", "second")}
+
+
+def test_an_accepted_rewrite_goes_to_three_votes_and_waits_for_them(people):
+    job, vote_job = voting_job()
+    response = write(job, people["author"])
+    assert vote_job.task_type == "vote" and vote_job.reviews == job and vote_job.state == "live"
+    vote_item = vote_job.items.get()
+    assert vote_item.subject_response == response
+    assert vote_item.payload["utterance"] == response.item.payload["utterance"]
+    assert {row["text"] for row in vote_item.payload["shown"]} == set(response.answers.values())
+    assert vote_item.slots.count() == 3
+    response.refresh_from_db()
+    assert response.status == Response.Status.SUBMITTED  # under vote: neither exported nor paid as accepted
+    assert ReviewRound.objects.get(response=response).state == ReviewRound.State.VOTING
+
+
+def test_the_author_never_gets_their_own_rewrite_to_vote_on(people):
+    job, vote_job = voting_job()
+    write(job, people["author"])
+    assert claim_next_slot(job=vote_job, worker=people["author"]) is None
+    assert all(vote(vote_job, people[v], "for") is not None for v in ("v1", "v2", "v3"))
+    assert not Response.objects.filter(item__job=vote_job, worker=people["author"]).exists()
+
+
+def test_the_database_refuses_a_vote_slot_held_by_the_author(people):
+    job, vote_job = voting_job()
+    write(job, people["author"])
+    slot = Slot.objects.filter(job=vote_job).first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Slot.objects.filter(pk=slot.pk).update(state=Slot.State.CLAIMED, worker=people["author"], claimed_at=timezone.now())
+
+
+def test_an_author_submitting_to_a_vote_slot_directly_is_refused(people):
+    job, vote_job = voting_job()
+    write(job, people["author"])
+    slot = Slot.objects.filter(job=vote_job).first()
+    with pytest.raises(ClaimError, match="your own work"):
+        submit_response(slot_id=slot.pk, worker=people["author"], answers={"vote": "for"})
+    assert not Response.objects.filter(item__job=vote_job).exists()
+
+
+def test_two_votes_against_soft_reject_and_reopen_the_item_for_someone_else(people):
+    job, vote_job = voting_job()
+    first = write(job, people["author"])
+    vote(vote_job, people["v1"], "against", "the slot value 'centre' is hard to spot")
+    vote(vote_job, people["v2"], "for")
+    assert ReviewRound.objects.get(response=first).state == ReviewRound.State.VOTING  # not before the third vote
+    vote(vote_job, people["v3"], "against")
+    first.refresh_from_db()
+    round1 = ReviewRound.objects.get(response=first)
+    assert first.status == Response.Status.SOFT_REJECTED
+    assert (round1.state, round1.votes_for, round1.votes_against) == (ReviewRound.State.RECOLLECTED, 1, 2)
+    item = first.item
+    item.refresh_from_db()
+    assert item.state == Item.State.OPEN
+    assert claim_next_slot(job=job, worker=people["author"]) is None  # the author does not redo it
+    second = write(job, people["second"])
+    assert second.item_id == item.pk
+    assert ReviewRound.objects.get(response=second).round == 2
+    item.refresh_from_db()
+    assert item.state == Item.State.COMPLETE
+
+
+def test_one_vote_against_accepts_the_rewrite(people):
+    job, vote_job = voting_job()
+    response = write(job, people["author"])
+    for voter, verdict in (("v1", "against"), ("v2", "for"), ("v3", "for")):
+        vote(vote_job, people[voter], verdict)
+    response.refresh_from_db()
+    assert response.status == Response.Status.ACCEPTED
+    assert ReviewRound.objects.get(response=response).state == ReviewRound.State.PASSED
+    assert Slot.objects.filter(item=response.item).count() == 1  # nothing reopened
+
+
+def test_the_job_can_reject_instead_of_soft_rejecting(people):
+    job, vote_job = voting_job(on_voted_down="reject")
+    response = write(job, people["author"])
+    for voter in ("v1", "v2", "v3"):
+        vote(vote_job, people[voter], "against")
+    response.refresh_from_db()
+    assert response.status == Response.Status.REJECTED
+
+
+def test_the_loop_stops_at_the_maximum_rounds_and_flags_the_item(people):
+    job, vote_job = voting_job(max_rounds=2)
+    for writer in ("author", "second"):
+        write(job, people[writer])
+        for voter in ("v1", "v2", "v3"):
+            vote(vote_job, people[voter], "against")
+    rounds = list(ReviewRound.objects.order_by("round").values_list("round", "state"))
+    assert rounds == [(1, ReviewRound.State.RECOLLECTED), (2, ReviewRound.State.EXHAUSTED)]
+    item = job.items.get()
+    assert item.state == Item.State.COMPLETE and item.slots.count() == 2  # not reopened a third time
+    [flagged] = item_reviews(job, flagged_only=True)
+    assert flagged.item_id == item.pk and [r.votes_against for r in flagged.rounds] == [3, 3]
+    summary = voting_summary(job)
+    assert (summary.voted_down, summary.recollected, summary.flagged) == (2, 1, 1)
+
+
+def test_a_vote_after_the_rewrite_was_recollected_by_a_reviewer_is_kept_but_not_counted(people, organizer):
+    job, vote_job = voting_job()
+    response = write(job, people["author"])
+    vote(vote_job, people["v1"], "for")
+    held = claim_next_slot(job=vote_job, worker=people["v2"])  # v2 is reading the rewrite...
+    override_verdict(response, status=Response.Status.REJECTED, reason="copied from the web", check="vote", by=organizer, recollect=True)
+    assert claim_next_slot(job=vote_job, worker=people["v3"]) is None  # the open vote slot is withdrawn
+    late = submit_response(slot_id=held.pk, worker=people["v2"], answers={"vote": "for"})
+    assert "not counted" in late.checks["ignored"]
+    round_ = ReviewRound.objects.get(response=response)
+    assert (round_.state, round_.votes_for) == (ReviewRound.State.RECOLLECTED, 1)
+    response.refresh_from_db()
+    assert response.status == Response.Status.REJECTED
+    assert job.items.get().slots.filter(state=Slot.State.OPEN).count() == 1  # reopened once, by the override
+
+
+def test_a_vote_whose_claim_expired_after_the_decision_is_refused_with_a_reason(people, make_annotator):
+    job, vote_job = voting_job()
+    write(job, people["author"])
+    slow = claim_next_slot(job=vote_job, worker=people["v4"])
+    release_expired_claims(now=timezone.now() + timedelta(hours=2))
+    for voter in ("v1", "v2", "v3"):
+        vote(vote_job, people[voter], "against")
+    with pytest.raises(ClaimError, match="expired"):
+        submit_response(slot_id=slow.pk, worker=people["v4"], answers={"vote": "for"})
+    assert ReviewRound.objects.get().votes_against == 3
+
+
+def test_counting_a_vote_twice_changes_nothing(people):
+    job, vote_job = voting_job()
+    response = write(job, people["author"])
+    votes = [vote(vote_job, people[v], "against") for v in ("v1", "v2", "v3")]
+    record_vote(votes[-1])  # a retried hook
+    record_vote(votes[0])
+    assert Slot.objects.filter(item=response.item).count() == 2  # reopened exactly once
+    assert not any("ignored" in Response.objects.get(pk=v.pk).checks for v in votes)  # all three counted
+    assert ReviewRound.objects.get(response=response).votes_against == 3
+
+
+def test_enable_voting_is_idempotent_and_puts_earlier_responses_to_the_vote(people):
+    job = make_live_job(make_corpus(dialogs=1, user_turns=2))
+    earlier = write(job, people["author"])
+    vote_job = enable_voting(job)
+    assert enable_voting(job, max_rounds=4).pk == vote_job.pk
+    assert vote_job_of(job).pk == vote_job.pk
+    assert ReviewRound.objects.get(response=earlier).round == 1
+    write(job, people["second"])
+    assert vote_job.items.count() == 2
+    assert job.quality.max_rounds == 4
+
+
+def test_bad_voting_settings_are_refused_and_change_nothing():
+    job = make_live_job()
+    with pytest.raises(VotingError, match="against_threshold"):
+        enable_voting(job, votes_per_response=3, against_threshold=4)
+    with pytest.raises(VotingError, match="on_voted_down"):
+        enable_voting(job, on_voted_down="delete")
+    assert vote_job_of(job) is None
+    vote_job = enable_voting(job)
+    with pytest.raises(VotingError, match="cannot be voted on"):
+        enable_voting(vote_job)
+
+
+def test_a_vote_must_be_yes_or_no(people):
+    job, vote_job = voting_job()
+    write(job, people["author"])
+    slot = claim_next_slot(job=vote_job, worker=people["v1"])
+    with pytest.raises(ResponseRejected, match="choose yes or no"):
+        submit_response(slot_id=slot.pk, worker=people["v1"], answers={"vote": "maybe"})
+
+
+def test_summary_reports_recollection_rate_and_vote_alpha(people, make_annotator):
+    job, vote_job = voting_job(dialogs=2, user_turns=2)  # four items
+    writers = [make_annotator(f"w{i}")[1] for i in range(4)]
+    for w in writers:
+        write(job, w)
+    # Item 1 and 2: unanimous; item 3: split; item 4: voted down unanimously.
+    plans = [("for", "for", "for"), ("for", "for", "for"), ("for", "against", "for"), ("against", "against", "against")]
+    voters = [people["v1"], people["v2"], people["v3"]]
+    for plan in plans:
+        for voter, verdict in zip(voters, plan):
+            vote(vote_job, voter, verdict)
+    summary = voting_summary(job)
+    assert summary.items_reviewed == 4 and summary.items_recollected == 1
+    assert summary.recollection_rate == pytest.approx(0.25)
+    # Nominal alpha by hand: pairable values n = 12; item 3 has 4 of its 6 ordered pairs disagreeing,
+    # weighted 1/(3-1) -> D_o = 2 / 12 = 1/6; n_for = 8, n_against = 4 ->
+    # D_e = 2 * 8 * 4 / (12 * 11) = 64/132. alpha = 1 - D_o / D_e.
+    assert summary.vote_alpha == pytest.approx(1 - (1 / 6) / (64 / 132))
+    assert summary.votes == 12
