@@ -1,0 +1,229 @@
+"""What every corpus reader shares: the records it yields, its error, and JSON streaming helpers.
+
+Readers are pure Python (no Django): they stream a source file, validate each dialog, and yield
+`DialogRecord`s; `annotation.services.imports` writes them in one transaction. A reader raises
+`FormatError` with a message that names the file, the place in it (dialog id, index or line) and
+the reason, so the person who uploaded the file knows what to fix.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, NamedTuple
+
+import ijson
+
+from .json_errors import locate_syntax_error
+
+USER = "user"
+SYSTEM = "system"
+
+# Dialog.external_id is a CharField(max_length=200).
+MAX_EXTERNAL_ID = 200
+
+_BOM = b"\xef\xbb\xbf"
+
+# Marks the end of a stream in next(stream, END): a JSON null is a value, not the end.
+END = object()
+
+
+class FormatError(Exception):
+    """A source file does not have the structure of its format; the message says where and why."""
+
+
+class TurnRecord(NamedTuple):
+    speaker: str  # USER or SYSTEM
+    text: str
+    slot_values: list  # [{"slot": str, "value": surface form found in text}]
+    raw: dict  # other source fields of the turn, kept for export
+
+
+class DialogRecord(NamedTuple):
+    external_id: str
+    meta: dict
+    turns: list  # [TurnRecord]
+
+
+class CorpusReader:
+    """Reads one corpus from its files. Use as a context manager, then iterate `dialogs()`.
+
+    Subclasses set `label` (the format's name in messages), `optional_roles` and implement
+    `dialogs()`; files with roles other than "data" are opened in `_open_extra()`.
+    """
+
+    label = "corpus"
+    optional_roles: tuple[str, ...] = ()
+
+    def __init__(self, files: Mapping[str, Path]):
+        self.paths = {role: Path(path) for role, path in files.items()}
+        self.data_path = self.paths["data"]
+        self.data_name = self.data_path.name
+        self.corpus_meta: dict = {}
+        self._data: IO[bytes] | None = None
+        self._seen_ids: set[str] = set()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self):
+        self._data = open(self.data_path, "rb")  # noqa: SIM115 - closed in __exit__
+        if self._data.read(len(_BOM)) != _BOM:
+            self._data.seek(0)
+        try:
+            self._open_extra()
+        except BaseException:
+            self._data.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._close_extra()
+        if self._data is not None:
+            self._data.close()
+        return False
+
+    def _open_extra(self):
+        """Open or load the files of other roles (labels, knowledge)."""
+
+    def _close_extra(self):
+        """Close what `_open_extra` opened."""
+
+    # -- progress --------------------------------------------------------------------------
+    @property
+    def total_bytes(self) -> int:
+        return os.path.getsize(self.data_path)
+
+    def bytes_read(self) -> int:
+        """How far the data file has been read (the parser reads ahead by one buffer)."""
+        if self._data is None or self._data.closed:
+            return 0
+        return min(self._data.tell(), self.total_bytes)
+
+    # -- reading ---------------------------------------------------------------------------
+    def dialogs(self) -> Iterator[DialogRecord]:
+        raise NotImplementedError
+
+    def _claim_id(self, external_id: str, where: str) -> str:
+        """Check an external id (non-empty, short enough, not seen before) and remember it."""
+        if not external_id:
+            raise FormatError(f"{where}: the dialog id is empty")
+        if len(external_id) > MAX_EXTERNAL_ID:
+            raise FormatError(f"{where}: the dialog id is longer than {MAX_EXTERNAL_ID} characters")
+        if external_id in self._seen_ids:
+            raise FormatError(f"{where}: the dialog id {external_id!r} appears more than once")
+        self._seen_ids.add(external_id)
+        return external_id
+
+
+# -- JSON helpers ------------------------------------------------------------------------------
+def first_json_char(f: IO[bytes]) -> str:
+    """The first non-blank character of a JSON stream, without consuming the stream."""
+    start = f.tell()
+    try:
+        while True:
+            chunk = f.read(4096)
+            if not chunk:
+                return ""
+            stripped = chunk.lstrip()
+            if stripped:
+                return chr(stripped[0])
+    finally:
+        f.seek(start)
+
+
+def require_top_level(f: IO[bytes], name: str, expected: str, description: str) -> None:
+    """Refuse a file whose top-level JSON value is not `expected` ("{" or "[")."""
+    found = first_json_char(f)
+    if found == expected:
+        return
+    kinds = {"{": "an object", "[": "a list", "": "nothing (the file is empty)"}
+    got = kinds.get(found, "something that is not a JSON object or list")
+    raise FormatError(f"{name}: expected {description}, but the file holds {got}")
+
+
+def json_error_reason(exc: Exception) -> str:
+    """ijson's message, reduced to its reason and the text near the error."""
+    message = str(exc)
+    if message[:2] in ("b'", 'b"'):  # the C backend sometimes returns a bytes repr
+        message = message[2:-1].replace("\\n", "\n")
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return "not valid JSON"
+    reason = lines[0].removeprefix("parse error: ").removeprefix("lexical error: ").rstrip(".")
+    near = lines[1] if len(lines) > 1 and not lines[1].startswith("(right here)") else ""
+    return f"{reason} (near: {near})" if near else reason
+
+
+def invalid_json(path: Path, exc: Exception, item_name) -> FormatError:
+    """The error for a file the streaming parser rejected, with the line and item if they can be found.
+
+    `item_name(index, key)` names a top-level item in words, e.g. 'dialog "SNG0073.json"'.
+    """
+    located = locate_syntax_error(path, item_name)
+    if located:
+        return FormatError(f"{path.name} {located}")
+    return FormatError(f"{path.name}: not valid JSON ({json_error_reason(exc)})")
+
+
+JSON_ERRORS = (ijson.JSONError, UnicodeDecodeError)
+
+
+def kind_of(value) -> str:
+    """A JSON value's type in words, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def field_problem(key: str, value, what: str) -> str:
+    """Why a required field is not acceptable: it is missing (or null), or `value` is not `what`."""
+    if value is None:
+        return f'"{key}" is missing'
+    shown = repr(value) if isinstance(value, str) else kind_of(value)
+    return f'"{key}" must be {what}, not {shown}'
+
+
+# -- slot values -------------------------------------------------------------------------------
+# Values that say "no value" rather than name one; a rewrite has nothing to keep for them.
+# yes/no are MultiWOZ's boolean slots (parking, internet), not words said in the turn.
+NON_VALUES = frozenset(
+    {"", "none", "?", "dontcare", "dont care", "don't care", "do n't care", "do nt care", "not mentioned", "yes", "no"}
+)
+
+
+def locate(text: str, lowered: str, value: str) -> str | None:
+    """The surface form of `value` in `text` (case-insensitive), or None if it is not there.
+
+    `lowered` is text.lower() (computed once per turn). An occurrence must start at a word
+    boundary, so "east" is not found in "least" while "guesthouse" is found in "guesthouses".
+    """
+    needle = value.strip().lower()
+    if needle in NON_VALUES:
+        return None
+    if len(lowered) != len(text):  # lower() changed the length (rare scripts): compare per match
+        return _locate_slow(text, needle)
+    start = lowered.find(needle)
+    check_boundary = needle[0].isalnum()
+    while start != -1:
+        if start == 0 or not check_boundary or not lowered[start - 1].isalnum():
+            return text[start : start + len(needle)]
+        start = lowered.find(needle, start + 1)
+    return None
+
+
+def _locate_slow(text: str, needle: str) -> str | None:
+    for match in re.finditer(re.escape(needle), text, re.IGNORECASE):
+        start = match.start()
+        if start == 0 or not needle[0].isalnum() or not text[start - 1].isalnum():
+            return match.group(0)
+    return None
