@@ -9,6 +9,7 @@ BENCHMARKS = {
     "claims": "perf.bench_claims",
     "evaluation": "perf.bench_evaluation",
     "mturk": "perf.bench_mturk",
+    "flags": "perf.bench_flags",
 }
 
 

@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hits.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
 ]
 
 ROOT_URLCONF = "quorum.urls"
@@ -135,9 +136,9 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: Redis in production; without CELERY_BROKER_URL tasks run in-process (eagerly),
 # which is what the embedded default (`make demo`) and unit tests use.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or "memory://"
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or "memory://localhost/"
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL == "memory://")
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL.startswith("memory://"))
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -149,6 +150,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.release_expired_claims",
         "schedule": timedelta(seconds=env.int("QUORUM_CLAIM_SWEEP_SECONDS", default=60)),
     },
+    "reconcile-crowd-providers": {
+        "task": "hits.tasks.reconcile_all",
+        "schedule": timedelta(seconds=env.int("QUORUM_RECONCILE_SECONDS", default=300)),
+    },
 }
 
 # Quorum's own settings.
@@ -156,6 +161,24 @@ QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says 
 QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
+
+# Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
+# environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.
+QUORUM_PUBLIC_BASE_URL = env.str("QUORUM_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")  # what providers link to
+QUORUM_MTURK_LIVE = env.bool("QUORUM_MTURK_LIVE", default=False)  # False: the MTurk sandbox; True spends real money
+QUORUM_MTURK_ENDPOINT_URL = env.str("QUORUM_MTURK_ENDPOINT_URL", default="")  # an MTurk-compatible endpoint, if any
+QUORUM_MTURK_CALLS_PER_SECOND = env.float("QUORUM_MTURK_CALLS_PER_SECOND", default=20)  # client-side rate limit
+QUORUM_MTURK_CONCURRENCY = env.int("QUORUM_MTURK_CONCURRENCY", default=8)  # parallel create calls when posting
+QUORUM_MTURK_MAX_ATTEMPTS = env.int("QUORUM_MTURK_MAX_ATTEMPTS", default=5)  # botocore retries of throttling/faults
+QUORUM_MTURK_OUTER_RETRIES = env.int("QUORUM_MTURK_OUTER_RETRIES", default=3)  # our retries after botocore's
+QUORUM_MTURK_BLOCK_QUALIFICATION_ID = env.str("QUORUM_MTURK_BLOCK_QUALIFICATION_ID", default="")  # soft blocks
+QUORUM_PROLIFIC_API_URL = env.str("QUORUM_PROLIFIC_API_URL", default="https://api.prolific.com")
+QUORUM_PROLIFIC_TOKEN_ENV = env.str("QUORUM_PROLIFIC_TOKEN_ENV", default="PROLIFIC_TOKEN")
+QUORUM_PROLIFIC_FEE_RATE = env.str("QUORUM_PROLIFIC_FEE_RATE", default="0.3333")  # Prolific's service fee share
+QUORUM_REQUEST_TOKEN_PREFIX = env.str("QUORUM_REQUEST_TOKEN_PREFIX", default="quorum")  # idempotency tokens
+QUORUM_RECONCILE_GRACE_SECONDS = env.int("QUORUM_RECONCILE_GRACE_SECONDS", default=300)  # before an intent is repaired
+QUORUM_SETTLE_MARGIN_HOURS = env.int("QUORUM_SETTLE_MARGIN_HOURS", default=12)  # settle before auto-approval
+QUORUM_EXTRA_FRAME_ORIGINS = env.list("QUORUM_EXTRA_FRAME_ORIGINS", default=[])  # other origins that may frame tasks
 
 LOGGING = {
     "version": 1,

@@ -12,5 +12,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("organize/", include("annotation.organizer_urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("crowd/", include("hits.urls")),
+    path("api/crowd/", include("hits.api_urls")),
     path("", include("annotation.urls")),
 ]

@@ -24,8 +24,13 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["items"] == 36 and summary["items_complete"] == 36
-    assert summary["responses"] == 72  # redundancy 2
+    # Redundancy 2, plus a new rewrite for every one voted down and re-collected.
+    voting = summary["voting"]
+    assert summary["responses"] == 72 + voting["recollected"]
     assert summary["refused_submissions"] > 0, "careless annotators should have been refused"
+    assert voting["voted_down"] > 0 and voting["recollected"] > 0, "sloppy rewrites should have been voted down"
+    assert voting["votes"] == 3 * voting["responses_reviewed"]
+    assert voting["vote_alpha"] is not None and 0 < voting["vote_alpha"] <= 1
     job_dir = Path(summary["export_dir"])
     assert job_dir.parent == out
     for variant in ("paraphrase", "typos", "verbose", "simplified"):
@@ -37,4 +42,4 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp
     source_turn = next(iter(generated.values()))["log"][0]["text"]
     verbose_turn = next(iter(json.loads((job_dir / "verbose" / "data.json").read_text()).values()))["log"][0]["text"]
     assert verbose_turn != source_turn and len(verbose_turn.split()) > len(source_turn.split())
-    assert (job_dir / "responses.csv").read_text().count("\n") == 73
+    assert (job_dir / "responses.csv").read_text().count("\n") == summary["responses"] + 1  # header + one row each

@@ -27,6 +27,8 @@ class TaskPageParser(HTMLParser):
         self._stack = []  # (tag, classes) of open elements
         self._utterance_parts = None
         self._text = None
+        self.shown = {}  # label -> text of the response under vote
+        self._shown_label = None
 
     def _inside(self, tag, cls):
         return any(t == tag and cls in c for t, c in self._stack)
@@ -37,6 +39,8 @@ class TaskPageParser(HTMLParser):
         if tag == "span" and "utterance" in classes:
             self._utterance_parts = []
         if (tag == "mark" and self._inside("ul", "keep")) or (tag == "li" and self._inside("div", "problem-summary")):
+            self._text = []
+        if tag in ("dt", "dd") and self._inside("dl", "shown"):
             self._text = []
 
     def handle_endtag(self, tag):
@@ -49,6 +53,13 @@ class TaskPageParser(HTMLParser):
             self._utterance_parts = None
         if tag == "mark" and self._text is not None and self._inside("ul", "keep"):
             self.slot_values.append("".join(self._text).strip())
+            self._text = None
+        if tag in ("dt", "dd") and self._text is not None and self._inside("dl", "shown"):
+            text = " ".join("".join(self._text).split())
+            if tag == "dt":
+                self._shown_label = text
+            elif self._shown_label is not None:
+                self.shown[self._shown_label] = text
             self._text = None
         if tag == "li" and self._text is not None and self._inside("div", "problem-summary"):
             self.problems.append(" ".join("".join(self._text).split()))
@@ -72,6 +83,7 @@ class AnnotatorStats:
     username: str
     careless: bool
     submitted: int = 0
+    votes: int = 0
     refused: int = 0
     refusal_reasons: list = field(default_factory=list)
     seconds: list = field(default_factory=list)
@@ -126,12 +138,34 @@ class SimulatedAnnotator:
                     self.stats.seconds.append(time.monotonic() - started)
                     continue
             answers = rewriter.careful_answers(task.utterance, task.slot_values, self.rng)
+            if self.careless and self.rng.random() < 0.4:
+                answers["paraphrase"] = rewriter.sloppy(answers["paraphrase"], self.rng)  # passes the checks, fails a reader
             after = self._submit(page.url, answers, started)
             if after.url == page.url:
                 self.stats.errors.append(f"careful answers refused: {parse_task_page(after.text).problems}")
                 return
             self.stats.submitted += 1
             self.stats.seconds.append(time.monotonic() - started)
+            page = after
+
+    def vote_on(self, job_id: int):
+        """Vote on other annotators' rewrites until none is left for this annotator."""
+        page = self._post(f"/jobs/{job_id}/next/", {})
+        while "/work/" in page.url and "/done/" not in page.url and page.status_code == 200:
+            started = time.monotonic()
+            shown = parse_task_page(page.text).shown
+            if not shown:
+                self.stats.errors.append(f"no response to vote on at {page.url}")
+                return
+            readable = all(rewriter.looks_recognizable(text) for label, text in shown.items() if label.lower() != "simplified")
+            if self.rng.random() < 0.1:  # readers disagree now and then
+                readable = not readable
+            answers = {"vote": "for" if readable else "against", "reason": "" if readable else "I cannot make sense of it."}
+            after = self._submit(page.url, answers, started)
+            if after.url == page.url:
+                self.stats.errors.append(f"vote refused: {parse_task_page(after.text).problems}")
+                return
+            self.stats.votes += 1
             page = after
 
     def _submit(self, url, answers, started):

@@ -73,3 +73,16 @@ def careless_answers(text, slot_values, rng):
     else:
         answers["verbose"] = simplified(text, slot_values)
     return answers
+
+
+def sloppy(text, rng):
+    """Words shuffled, lower-cased, unpunctuated: passes the automatic checks, fails a human reader."""
+    words = re.findall(r"[\w']+", text.lower())
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def looks_recognizable(text):
+    """The simulated voters' reading: a sentence that starts with a capital and ends like one."""
+    text = text.strip()
+    return bool(text) and text[0].isupper() and text[-1] in ".?!"

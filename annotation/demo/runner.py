@@ -16,6 +16,8 @@ from django.utils import timezone
 from ..models import ImportRun, Response, RunStatus
 from ..roles import make_annotator, make_organizer
 from ..selectors.jobs import job_progress
+from ..selectors.quality import voting_summary
+from ..services.voting import enable_voting
 from ..services.exports import export_job
 from ..services.imports import start_import
 from ..services.jobs import create_job, launch_job
@@ -28,7 +30,7 @@ DEMO_PASSWORD = "quorum-demo"
 
 @dataclass(frozen=True)
 class DemoOptions:
-    dialogs: int = 30
+    dialogs: int = 20
     annotators: int = 6
     careless: int = 2
     redundancy: int = 2
@@ -78,8 +80,10 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         ),
         created_by=organizer,
     )
+    vote_job = enable_voting(job)  # CGoDial: every rewrite goes to three other annotators
     launch_job(job)
-    say(f"3. Launched rewrite job {job.pk}: {job.items.count()} user turns x {options.redundancy} rewrites each")
+    say(f"3. Launched rewrite job {job.pk}: {job.items.count()} user turns x {options.redundancy} rewrites each;"
+        f" every rewrite is voted on by 3 other annotators (vote job {vote_job.pk})")
 
     say(f"4. {options.annotators} simulated annotators ({options.careless} careless) work through {server.url} ...")
     annotators = [
@@ -89,20 +93,27 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
 
     def work(annotator):
         try:
-            annotator.login()
             annotator.work_on(job.pk)
+            annotator.vote_on(vote_job.pk)
         except Exception as exc:  # noqa: BLE001 - reported in the summary
             annotator.stats.errors.append(repr(exc))
 
-    threads = [threading.Thread(target=work, args=(a,)) for a in annotators]
     request_log = logging.getLogger("django.request")
     level = request_log.level
     request_log.setLevel(logging.ERROR)  # refused submissions are 400s by design; the summary counts them
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        for annotator in annotators:
+            annotator.login()
+        # Rewrite, then vote, in passes: a rewrite voted down reopens its item for someone else.
+        for _pass in range(10):
+            before = sum(a.stats.submitted + a.stats.votes for a in annotators)
+            threads = [threading.Thread(target=work, args=(a,)) for a in annotators]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if sum(a.stats.submitted + a.stats.votes for a in annotators) == before:
+                break
     finally:
         request_log.setLevel(level)
 
@@ -126,15 +137,21 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         "refused_submissions": sum(a.stats.refused for a in annotators),
         "refusal_reasons": dict(reasons),
         "median_seconds_per_response": round(statistics.median(seconds), 3) if seconds else None,
+        "voting": voting_summary(job).as_dict(),
         "export_dir": str(target),
         "files": files,
-        "per_annotator": {a.username: {"submitted": a.stats.submitted, "refused": a.stats.refused, "careless": a.careless} for a in annotators},
+        "per_annotator": {a.username: {"submitted": a.stats.submitted, "votes": a.stats.votes, "refused": a.stats.refused, "careless": a.careless} for a in annotators},
     }
     say(f"5. Done: {summary['items_complete']}/{summary['items']} items complete, {summary['responses']} responses stored")
     say(f"   Refused submissions (then corrected): {summary['refused_submissions']}")
     for reason, n in reasons.most_common():
         say(f"     - {reason}: {n}")
     say(f"   Median time per response: {summary['median_seconds_per_response']} s")
+    v = summary["voting"]
+    alpha = f"{v['vote_alpha']:.3f}" if v["vote_alpha"] is not None else v["vote_alpha_note"]
+    say(f"   Voting (3 votes per rewrite, 2 against re-collects): {v['votes']} votes on {v['responses_reviewed']} rewrites;"
+        f" {v['voted_down']} voted down, {v['recollected']} re-collected, {v['flagged']} flagged after the last round;"
+        f" re-collection rate {v['recollection_rate']:.1%} of items; vote agreement (Krippendorff's alpha, nominal) {alpha}")
     say(f"6. Exported {len(files)} files to {target}:")
     for name in files:
         say(f"     {name}")

@@ -105,7 +105,7 @@ class MultiWOZReader(CorpusReader):
 
 
 class _Place:
-    """ 'data.json: dialog "X", turn 3', formatted only when an error message needs it."""
+    """Where a turn is ('data.json: dialog "X", turn 3'), formatted only if a message needs it."""
 
     __slots__ = ("dialog", "index")
 
@@ -116,16 +116,20 @@ class _Place:
         return f"{self.dialog}, turn {self.index}"
 
 
+# "Restaurant-Inform", "Food" -> "restaurant-food"; a corpus has few distinct pairs. Bounded, as
+# the pairs come from uploaded files and the cache lives as long as the worker.
 _slot_names: dict[tuple, str] = {}
+_SLOT_NAMES_CACHED = 10_000
 
 
 def _slot_name(act, slot, where) -> str:
-    """ "Restaurant-Inform", "Food" -> "restaurant-food" (cached: there are few distinct pairs)."""
+    if type(act) is not str or type(slot) is not str:
+        raise FormatError(f"{where}: act and slot names must be strings, not {act!r} and {slot!r}")
     name = _slot_names.get((act, slot))
     if name is None:
-        if not (isinstance(act, str) and isinstance(slot, str)):
-            raise FormatError(f"{where}: act and slot names must be strings, not {act!r} and {slot!r}")
-        name = _slot_names[(act, slot)] = f"{act.split('-', 1)[0].lower()}-{slot.lower()}"
+        name = f"{act.split('-', 1)[0].lower()}-{slot.lower()}"
+        if len(_slot_names) < _SLOT_NAMES_CACHED:
+            _slot_names[(act, slot)] = name
     return name
 
 

@@ -22,6 +22,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 
 
+def _drop_broker_pools():
+    """Forget connections and producers made for the previous broker (the in-memory one)."""
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def redis_celery(settings):
     url = os.environ["QUORUM_TEST_REDIS_URL"]
@@ -41,17 +47,19 @@ def redis_celery(settings):
     )
     old = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager")}
     celery_app.conf.update(broker_url=url, task_always_eager=False)
-    celery_app._pool = None  # drop any connection pool made for the old broker
+    _drop_broker_pools()
     try:
         yield worker
     finally:
         celery_app.conf.update(**old)
-        celery_app._pool = None
+        _drop_broker_pools()
         worker.terminate()
         try:
-            worker.wait(timeout=20)
+            output, _ = worker.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             worker.kill()
+            output, _ = worker.communicate()
+        print("celery worker output:\n" + output.decode(errors="replace")[-5000:])
 
 
 def _wait_for(run_id, timeout=60):

@@ -426,6 +426,17 @@ def test_command_imports_and_prints_a_summary(capsys):
     assert Corpus.objects.get(name="restaurants").dialogs.count() == 1
 
 
+def test_command_prints_progress_to_stderr_for_big_files(capsys, monkeypatch):
+    from annotation.management.commands import import_corpus as command
+
+    monkeypatch.setattr(command, "PROGRESS_FROM_BYTES", MULTIWOZ.stat().st_size)  # the sample counts as big
+    call_command("import_corpus", "restaurants", str(MULTIWOZ), "--format", "multiwoz")
+
+    captured = capsys.readouterr()
+    assert "read 100%" in captured.err
+    assert "read" not in captured.out
+
+
 def test_command_takes_dstc9_labels_and_knowledge(capsys):
     call_command(
         "import_corpus", "kg", str(DSTC9 / "logs.json"), "--format", "dstc9",

@@ -14,7 +14,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--no-serve", action="store_true", help="Exit after the job instead of serving the UI.")
         parser.add_argument("--out", type=Path, help="Directory for the exports (default: var/demo-exports).")
-        parser.add_argument("--dialogs", type=int, default=30, help="Dialogs to simulate (3 user turns each).")
+        parser.add_argument("--dialogs", type=int, default=20, help="Dialogs to simulate (3 user turns each).")
         parser.add_argument("--annotators", type=int, default=6, help="Simulated annotators.")
         parser.add_argument("--careless", type=int, default=2, help="How many of them are careless.")
         parser.add_argument("--redundancy", type=int, default=2, help="Rewrites wanted per user turn.")

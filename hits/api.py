@@ -1,0 +1,160 @@
+"""Organizer API for a job's crowd (DRF, organizers only). Thin: validate, call a service, answer.
+
+GET    crowd/jobs/<id>/            settings, estimate (fees, hourly pay), budget, postings, assignments, payments
+PUT    crowd/jobs/<id>/            choose the provider, set the budget and requirements
+POST   crowd/jobs/<id>/launch/     launch on the crowd; 409 when over budget (nothing changes)
+GET    crowd/jobs/<id>/assignments/   the job's provider assignments
+POST   crowd/jobs/<id>/settle/     {"action": approve|reject|soft_reject, "assignments": [...], "message": ...}
+POST   crowd/jobs/<id>/bonus/      {"bonuses": [{"assignment": id, "amount": "0.25", "reason": "..."}]}
+POST   crowd/jobs/<id>/reconcile/  enqueue a reconciliation now
+"""
+from decimal import Decimal
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.permissions import IsOrganizer
+from annotation.models import Job
+from annotation.services.jobs import JobError
+
+from .models import ProviderAssignment
+from .selectors.crowd import crowd_overview
+from .services.config import CrowdConfigError, configure_crowd
+from .services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
+from .services.postings import BudgetExceeded, launch_crowd_job
+
+MAX_BULK = 1000
+
+
+class CrowdConfigSerializer(serializers.Serializer):
+    provider = serializers.ChoiceField(choices=["inhouse", "prolific", "mturk"], required=False)
+    budget = serializers.DecimalField(max_digits=12, decimal_places=2, required=False, allow_null=True, min_value=Decimal("0"))
+    minutes_per_assignment = serializers.DecimalField(max_digits=6, decimal_places=2, required=False, min_value=Decimal("0.1"))
+    auto_approval_days = serializers.IntegerField(required=False, min_value=1, max_value=30)
+    assignments_per_posting = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    lifetime_days = serializers.IntegerField(required=False, min_value=1, max_value=365)
+    requirements = serializers.JSONField(required=False)
+    prolific_fee_rate = serializers.DecimalField(max_digits=5, decimal_places=4, required=False, min_value=Decimal("0"))
+    sandbox = serializers.BooleanField(required=False)
+    pay_unmatched_submissions = serializers.BooleanField(required=False)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+class SettleSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["approve", "reject", "soft_reject"])
+    assignments = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=MAX_BULK)
+    message = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class BonusItemSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    amount = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
+    reason = serializers.CharField(max_length=1000)
+
+
+class BonusSerializer(serializers.Serializer):
+    bonuses = BonusItemSerializer(many=True, allow_empty=False, max_length=MAX_BULK)
+
+
+class _JobView(APIView):
+    permission_classes = [IsOrganizer]
+
+    def job(self, pk) -> Job:
+        job = get_object_or_404(Job, pk=pk)
+        self.check_object_permissions(self.request, job)
+        return job
+
+
+class CrowdJobView(_JobView):
+    def get(self, request, pk):
+        return Response(crowd_overview(self.job(pk)))
+
+    def put(self, request, pk):
+        job = self.job(pk)
+        data = CrowdConfigSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            configure_crowd(job, **data.validated_data)
+        except CrowdConfigError as exc:
+            return Response({"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(crowd_overview(job))
+
+
+class LaunchView(_JobView):
+    def post(self, request, pk):
+        job = self.job(pk)
+        try:
+            launch_crowd_job(job)
+        except BudgetExceeded as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except JobError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(crowd_overview(job), status=status.HTTP_202_ACCEPTED)
+
+
+class AssignmentsView(_JobView):
+    def get(self, request, pk):
+        job = self.job(pk)
+        rows = (
+            ProviderAssignment.objects.filter(posting__job=job)
+            .select_related("worker", "response")
+            .order_by("pk")
+            .values("id", "external_id", "state", "provider_status", "missing_response", "worker__external_id",
+                    "response_id", "response__status", "submitted_at", "settled_at")[:5000]
+        )
+        return Response({"results": list(rows)})
+
+
+class SettleView(_JobView):
+    def post(self, request, pk):
+        job = self.job(pk)
+        data = SettleSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = _ids_of_job(job, data.validated_data["assignments"])
+        action, message = data.validated_data["action"], data.validated_data["message"]
+        if action == "approve":
+            results = approve_assignments(ids, message)
+        elif action == "reject":
+            results = reject_assignments(ids, message)
+        else:
+            results = soft_reject_assignments(ids, message)
+        return _results(results, data.validated_data["assignments"], ids)
+
+
+class BonusView(_JobView):
+    def post(self, request, pk):
+        job = self.job(pk)
+        data = BonusSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        items = data.validated_data["bonuses"]
+        ids = _ids_of_job(job, [b["assignment"] for b in items])
+        results = bonus_assignments([(b["assignment"], b["amount"], b["reason"]) for b in items if b["assignment"] in ids])
+        return _results(results, [b["assignment"] for b in items], ids)
+
+
+class ReconcileView(_JobView):
+    def post(self, request, pk):
+        job = self.job(pk)
+        from .tasks import reconcile_job
+
+        transaction.on_commit(lambda: reconcile_job.delay(job.pk))
+        return Response({"detail": "reconciliation enqueued"}, status=status.HTTP_202_ACCEPTED)
+
+
+def _ids_of_job(job, requested) -> list[int]:
+    mine = set(ProviderAssignment.objects.filter(posting__job=job, pk__in=requested).values_list("pk", flat=True))
+    return [i for i in requested if i in mine]
+
+
+def _results(results, requested, allowed):
+    by_id = {r.assignment_id: r.as_dict() for r in results}
+    out = [
+        by_id.get(i) or {"assignment_id": i, "ok": False, "state": "", "error": "no such assignment in this job"}
+        for i in requested
+    ]
+    failed = sum(1 for r in out if not r["ok"])
+    return Response({"results": out, "ok": len(out) - failed, "failed": failed})

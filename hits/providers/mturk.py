@@ -1,0 +1,327 @@
+"""Amazon Mechanical Turk through boto3's `mturk` client: the one module that talks to MTurk.
+
+The client comes from settings, checked once: credentials from boto3's standard chain (never read
+or stored here), the sandbox endpoint unless QUORUM_MTURK_LIVE=true and the job asks for live
+work, or QUORUM_MTURK_ENDPOINT_URL for an MTurk-compatible endpoint (and the tests' fake).
+Throttling and 5xx faults are retried by botocore's standard retry mode; what still fails with
+ThrottlingException or ServiceFault is retried here with a longer backoff; anything else is not.
+
+Idempotency: CreateHITWithHITType carries the posting's request_token as UniqueRequestToken and
+RequesterAnnotation. A repeat inside MTurk's 24 hours is answered with an "already exists" error;
+the HIT id is taken from the message, else found by RequesterAnnotation. SendBonus carries the
+payment's idempotency key as UniqueRequestToken and in its Reason, so a paid bonus can be found.
+"""
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Mapping
+from datetime import timedelta
+from xml.sax.saxutils import escape
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
+from django.conf import settings
+from django.utils import timezone
+
+from .. import links, requirements
+from ..ratelimit import RateLimiter
+from .base import Completion, CrowdProvider, Entry, EntryError, ProviderError, RemoteAssignment, TransientProviderError
+
+log = logging.getLogger(__name__)
+
+SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
+LIVE_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
+WORKER_ORIGINS = ("https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com")
+SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com", "https://worker.mturk.com")
+PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
+RETRYABLE_CODES = {"ServiceFault", "ThrottlingException", "Throttling", "RequestThrottled", "TooManyRequestsException"}
+ALREADY_EXISTS = re.compile(r"already (exists|been processed)|unique ?request ?token", re.I)
+HIT_ID_IN_MESSAGE = re.compile(r"\b([A-Z0-9]{20,64})\b")
+ID_PATTERN = re.compile(r"^[A-Z0-9]{1,64}$")
+QUESTION_XML = (
+    '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/'
+    'ExternalQuestion.xsd"><ExternalURL>{url}</ExternalURL><FrameHeight>0</FrameHeight></ExternalQuestion>'
+)
+STATUS = {"Submitted": "submitted", "Approved": "approved", "Rejected": "rejected"}
+TOKEN_WINDOW = timedelta(hours=23)  # MTurk forgets a UniqueRequestToken after 24 hours
+
+
+def is_live() -> bool:
+    return bool(getattr(settings, "QUORUM_MTURK_LIVE", False))
+
+
+def endpoint_for(sandbox: bool) -> str:
+    custom = getattr(settings, "QUORUM_MTURK_ENDPOINT_URL", "")
+    if custom:
+        return custom
+    return LIVE_ENDPOINT if (is_live() and not sandbox) else SANDBOX_ENDPOINT
+
+
+def build_client(sandbox: bool = True):
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": int(getattr(settings, "QUORUM_MTURK_MAX_ATTEMPTS", 5))},
+        max_pool_connections=int(getattr(settings, "QUORUM_MTURK_CONCURRENCY", 8)) + 2,
+        connect_timeout=10,
+        read_timeout=30,
+    )
+    return boto3.session.Session().client(
+        "mturk", region_name="us-east-1", endpoint_url=endpoint_for(sandbox), config=config
+    )
+
+
+class MTurkProvider(CrowdProvider):
+    key = "mturk"
+    frame_origins = WORKER_ORIGINS
+    bonus_is_idempotent = True
+
+    def __init__(self, client=None, *, rate=None, outer_retries=None, sleep=time.sleep):
+        self._client = client
+        self._clients = {}
+        self._lock = threading.Lock()
+        self.limiter = RateLimiter(
+            rate or float(getattr(settings, "QUORUM_MTURK_CALLS_PER_SECOND", 20)),
+            burst=int(getattr(settings, "QUORUM_MTURK_CONCURRENCY", 8)),
+        )
+        self.outer_retries = int(getattr(settings, "QUORUM_MTURK_OUTER_RETRIES", 3) if outer_retries is None else outer_retries)
+        self._sleep = sleep
+        self._annotation_index = None
+
+    # Client and calls ---------------------------------------------------------------------------
+    def client(self, sandbox: bool = True):
+        if self._client is not None:
+            return self._client
+        live = is_live() and not sandbox
+        with self._lock:
+            if live not in self._clients:
+                self._clients[live] = build_client(sandbox=not live)
+            return self._clients[live]
+
+    def _call(self, operation: str, sandbox: bool = True, **params):
+        client = self.client(sandbox)
+        for attempt in range(self.outer_retries + 1):
+            self.limiter.acquire()
+            try:
+                return getattr(client, operation)(**params)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code not in RETRYABLE_CODES or attempt == self.outer_retries:
+                    if code in RETRYABLE_CODES:
+                        raise TransientProviderError(f"MTurk {operation}: {code} after retries") from None
+                    raise
+            except (BotoConnectionError, HTTPClientError) as exc:
+                if attempt == self.outer_retries:
+                    raise TransientProviderError(f"MTurk {operation}: {type(exc).__name__}") from None
+            # Full jitter backoff: spread retries of many threads.
+            self._sleep(random.uniform(0, min(8.0, 0.2 * 2**attempt)))
+        raise TransientProviderError(f"MTurk {operation} failed")  # pragma: no cover
+
+    @staticmethod
+    def _message(exc: ClientError) -> str:
+        return exc.response.get("Error", {}).get("Message", "") or str(exc)
+
+    # Postings -------------------------------------------------------------------------------
+    def prepare_job(self, config) -> str:
+        """The HIT type of the job (CreateHITType returns the same id for the same properties)."""
+        if config.external_type_id:
+            return config.external_type_id
+        job = config.job
+        req = requirements.clean(config.requirements, "mturk")
+        params = {
+            "AutoApprovalDelayInSeconds": int(config.auto_approval_days) * 86400,
+            "AssignmentDurationInSeconds": max(60, int(job.claim_timeout_minutes) * 60),
+            "Reward": f"{job.reward:.2f}",
+            "Title": (config.title or job.name)[:128],
+            "Keywords": "dialog, rewrite, text, quorum",
+            "Description": (config.description or job.instructions or job.name)[:2000],
+        }
+        quals = requirements.mturk_qualification_requirements(req)
+        if quals:
+            params["QualificationRequirements"] = quals
+        try:
+            return self._call("create_hit_type", config.sandbox, **params)["HITTypeId"]
+        except ClientError as exc:
+            raise ProviderError(f"MTurk refused the HIT type: {self._message(exc)}") from None
+
+    def create_posting(self, posting, config) -> str:
+        type_id = config.external_type_id or self.prepare_job(config)
+        url = links.entry_url("mturk", posting.job_id)
+        if posting.created_at and timezone.now() - posting.created_at > TOKEN_WINDOW:
+            # MTurk no longer remembers the token: look before creating again.
+            found = self.find_posting(posting, sandbox=config.sandbox)
+            if found:
+                return found
+        try:
+            response = self._call(
+                "create_hit_with_hit_type",
+                config.sandbox,
+                HITTypeId=type_id,
+                MaxAssignments=int(posting.assignments),
+                LifetimeInSeconds=int(config.lifetime_days) * 86400,
+                Question=QUESTION_XML.format(url=escape(url)),
+                RequesterAnnotation=posting.request_token,
+                UniqueRequestToken=posting.request_token,
+            )
+            return response["HIT"]["HITId"]
+        except ClientError as exc:
+            message = self._message(exc)
+            if not ALREADY_EXISTS.search(message):
+                raise ProviderError(f"MTurk refused the HIT: {message}") from None
+            match = HIT_ID_IN_MESSAGE.search(message)
+            if match:
+                return match.group(1)
+            found = self.find_posting(posting, sandbox=config.sandbox, fresh=True)
+            if found:
+                return found
+            raise TransientProviderError("MTurk reports the HIT exists but it is not listed yet") from None
+
+    def find_posting(self, posting, sandbox: bool = True, fresh: bool = False) -> str | None:
+        """Find a HIT by RequesterAnnotation (our request token), scanning ListHITs once per minute."""
+        now = time.monotonic()
+        if fresh or self._annotation_index is None or now - self._annotation_index[0] > 60:
+            index, token = {}, None
+            while True:
+                page = self._call("list_hits", sandbox, MaxResults=100, **({"NextToken": token} if token else {}))
+                for hit in page.get("HITs", []):
+                    if hit.get("RequesterAnnotation"):
+                        index[hit["RequesterAnnotation"]] = hit["HITId"]
+                token = page.get("NextToken")
+                if not token or not page.get("HITs"):
+                    break
+            self._annotation_index = (now, index)
+        return self._annotation_index[1].get(posting.request_token)
+
+    def close_posting(self, posting) -> None:
+        self._call("update_expiration_for_hit", self._sandbox_of(posting), HITId=posting.external_id, ExpireAt=timezone.now())
+
+    # Assignments ----------------------------------------------------------------------------
+    def list_assignments(self, posting) -> list[RemoteAssignment]:
+        out, token = [], None
+        while True:
+            params = {"HITId": posting.external_id, "MaxResults": 100, "AssignmentStatuses": list(STATUS)}
+            if token:
+                params["NextToken"] = token
+            page = self._call("list_assignments_for_hit", self._sandbox_of(posting), **params)
+            for a in page.get("Assignments", []):
+                out.append(
+                    RemoteAssignment(
+                        external_id=a["AssignmentId"],
+                        worker_external_id=a["WorkerId"],
+                        status=STATUS.get(a.get("AssignmentStatus"), "submitted"),
+                        provider_status=a.get("AssignmentStatus", ""),
+                        posting_external_id=a.get("HITId", posting.external_id),
+                    )
+                )
+            token = page.get("NextToken")
+            if not token or not page.get("Assignments"):
+                return out
+
+    @staticmethod
+    def _sandbox_of(obj) -> bool:
+        job = getattr(obj, "job", None)
+        crowd = getattr(job, "crowd", None) if job is not None else None
+        return True if crowd is None else crowd.sandbox
+
+    def parse_entry(self, params: Mapping) -> Entry:
+        assignment = params.get("assignmentId", "")
+        hit = params.get("hitId", "")
+        if not assignment or assignment == PREVIEW_ASSIGNMENT:
+            return Entry(preview=True, posting_external_id=hit if ID_PATTERN.match(hit or "") else "")
+        worker = params.get("workerId", "")
+        submit_to = (params.get("turkSubmitTo", "") or "").rstrip("/")
+        if not all(ID_PATTERN.match(v or "") for v in (assignment, hit, worker)):
+            raise EntryError("The link from MTurk is missing assignmentId, hitId or workerId; open the HIT again.")
+        allowed = tuple(getattr(settings, "QUORUM_MTURK_SUBMIT_HOSTS", SUBMIT_HOSTS))
+        if submit_to not in allowed:
+            raise EntryError("turkSubmitTo is not an MTurk address; open the HIT from MTurk.")
+        return Entry(False, hit, assignment, worker, submit_to)
+
+    def completion(self, assignment, config) -> Completion:
+        return Completion(
+            url=f"{assignment.return_url.rstrip('/')}/mturk/externalSubmit",
+            method="POST",
+            fields={"assignmentId": assignment.external_id, "quorumSaved": "true"},
+        )
+
+    # Money ----------------------------------------------------------------------------------
+    def _settle(self, payment, operation: str, expected: str, **params) -> str:
+        assignment = payment.assignment
+        sandbox = self._sandbox_of(assignment.posting)
+        try:
+            self._call(operation, sandbox, AssignmentId=assignment.external_id, **params)
+            return expected
+        except ClientError as exc:
+            # Settling twice is refused; that is success if MTurk already holds our decision.
+            status = self._call("get_assignment", sandbox, AssignmentId=assignment.external_id)["Assignment"].get(
+                "AssignmentStatus"
+            )
+            if status == expected:
+                return expected
+            raise ProviderError(f"MTurk refused to {operation.split('_')[0]}: {self._message(exc)}") from None
+
+    def approve(self, payment) -> str:
+        params = {"RequesterFeedback": payment.message[:1024]} if payment.message else {}
+        return self._settle(payment, "approve_assignment", "Approved", **params)
+
+    def reject(self, payment) -> str:
+        if not payment.message.strip():
+            raise ProviderError("MTurk needs a message to reject an assignment")
+        return self._settle(payment, "reject_assignment", "Rejected", RequesterFeedback=payment.message[:1024])
+
+    def bonus(self, payment) -> str:
+        assignment = payment.assignment
+        try:
+            self._call(
+                "send_bonus",
+                self._sandbox_of(assignment.posting),
+                WorkerId=assignment.worker.external_id,
+                BonusAmount=f"{payment.amount:.2f}",
+                AssignmentId=assignment.external_id,
+                Reason=self.bonus_reason(payment),
+                UniqueRequestToken=payment.idempotency_key,
+            )
+        except ClientError as exc:
+            message = self._message(exc)
+            if ALREADY_EXISTS.search(message):
+                return "already-paid"
+            raise ProviderError(f"MTurk refused the bonus: {message}") from None
+        return "paid"
+
+    @staticmethod
+    def bonus_reason(payment) -> str:
+        reason = (payment.message or "Thank you for your careful work.").strip()
+        return f"{reason} (ref {payment.idempotency_key})"
+
+    def bonus_was_paid(self, payment) -> bool | None:
+        assignment = payment.assignment
+        ref = f"(ref {payment.idempotency_key})"
+        token = None
+        while True:
+            params = {"AssignmentId": assignment.external_id, "MaxResults": 100}
+            if token:
+                params["NextToken"] = token
+            page = self._call("list_bonus_payments", self._sandbox_of(assignment.posting), **params)
+            if any(ref in (b.get("Reason") or "") for b in page.get("BonusPayments", [])):
+                return True
+            token = page.get("NextToken")
+            if not token or not page.get("BonusPayments"):
+                return False
+
+    # Blocks ---------------------------------------------------------------------------------
+    def apply_block(self, block, worker_external_id: str, requirements_: Mapping) -> None:
+        if block.kind == "soft":
+            qual = requirements_.get("block_qualification_id") or getattr(settings, "QUORUM_MTURK_BLOCK_QUALIFICATION_ID", "")
+            if not qual:
+                raise ProviderError("a soft block on MTurk needs block_qualification_id in the job's requirements")
+            self._call(
+                "associate_qualification_with_worker",
+                True,
+                QualificationTypeId=qual,
+                WorkerId=worker_external_id,
+                IntegerValue=1,
+                SendNotification=False,
+            )
+        else:
+            self._call("create_worker_block", True, WorkerId=worker_external_id, Reason=block.reason[:1024] or "Blocked")

@@ -1,0 +1,120 @@
+"""Writes for a crowd worker's visit: arrive from the provider, claim a slot, finish.
+
+The worker is identified by the provider's parameters on the entry URL; from there on a signed
+per-assignment token in the URL carries identity (no session, no third-party cookie). The item is
+bound when the worker claims a slot here, not when the posting was made.
+"""
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import Job, Response, Slot, Worker
+from annotation.services.claims import ClaimError, claim_next_slot
+
+from .. import providers
+from ..models import Block, JobCrowdConfig, Posting, ProviderAssignment
+from ..providers import EntryError
+
+
+@dataclass
+class Arrival:
+    preview: bool
+    assignment: ProviderAssignment | None = None
+    slot: Slot | None = None
+    already_submitted: bool = False
+
+
+def _config_for(job: Job, provider_key: str) -> JobCrowdConfig:
+    config = JobCrowdConfig.objects.filter(job=job).first()
+    if config is None or config.provider != provider_key:
+        raise EntryError("This task is not offered on this crowd.")
+    return config
+
+
+def is_blocked(worker: Worker, job: Job) -> bool:
+    return Block.objects.filter(worker=worker).filter(Q(job=job) | Q(job__isnull=True)).exists()
+
+
+def arrive(*, provider_key: str, job: Job, params) -> Arrival:
+    """Record the worker's assignment and claim a slot for it; EntryError or ClaimError says why not."""
+    config = _config_for(job, provider_key)
+    entry = providers.get(provider_key).parse_entry(params)
+    if entry.preview:
+        return Arrival(preview=True)
+    posting = Posting.objects.filter(job=job, provider=provider_key, external_id=entry.posting_external_id).first()
+    if posting is None:
+        raise EntryError("This listing is not (or no longer) part of this task.")
+    worker, _ = Worker.objects.get_or_create(provider=provider_key, external_id=entry.worker_external_id)
+    if is_blocked(worker, job):
+        raise EntryError("You are not able to take this task. Please return it.")
+    allow = (config.requirements or {}).get("allow_list") or []
+    if allow and worker.external_id not in allow:
+        raise EntryError("This task is open to invited workers only. Please return it.")
+    try:
+        assignment, _ = ProviderAssignment.objects.get_or_create(
+            provider=provider_key,
+            external_id=entry.assignment_external_id,
+            defaults={"posting": posting, "worker": worker, "return_url": entry.return_url},
+        )
+    except IntegrityError:
+        assignment = ProviderAssignment.objects.get(provider=provider_key, external_id=entry.assignment_external_id)
+    if assignment.worker_id != worker.id or assignment.posting_id != posting.id:
+        raise EntryError("This assignment belongs to another worker or listing.")
+    if entry.return_url and assignment.return_url != entry.return_url:
+        ProviderAssignment.objects.filter(pk=assignment.pk).update(return_url=entry.return_url)
+        assignment.return_url = entry.return_url
+    if assignment.response_id or assignment.state != ProviderAssignment.State.ACCEPTED:
+        return Arrival(preview=False, assignment=assignment, already_submitted=True)
+
+    slot = assignment.slot
+    if slot is None or slot.state != Slot.State.CLAIMED or slot.worker_id != worker.id:
+        slot = claim_next_slot(job=job, worker=worker)
+        if slot is None:
+            raise ClaimError("No work is left in this task for you. Please return it.")
+        with transaction.atomic():
+            other = ProviderAssignment.objects.filter(slot=slot).exclude(pk=assignment.pk).first()
+            if other is not None and other.state == ProviderAssignment.State.ACCEPTED:
+                raise ClaimError(
+                    "You already have an item of this task open in another assignment. "
+                    "Finish or return that one first."
+                )
+            if other is not None:
+                ProviderAssignment.objects.filter(pk=other.pk).update(slot=None)
+            ProviderAssignment.objects.filter(pk=assignment.pk).update(slot=slot)
+        assignment.slot = slot
+    return Arrival(preview=False, assignment=assignment, slot=slot)
+
+
+def record_submission(response: Response) -> ProviderAssignment | None:
+    """Link a committed response to the worker's provider assignment; idempotent."""
+    assignment = (
+        ProviderAssignment.objects.filter(slot_id=response.slot_id, worker_id=response.worker_id).first()
+        if response.slot_id
+        else None
+    )
+    if assignment is None:
+        return None
+    if assignment.response_id != response.id or assignment.state == ProviderAssignment.State.ACCEPTED:
+        ProviderAssignment.objects.filter(pk=assignment.pk).update(
+            response=response,
+            state=ProviderAssignment.State.SUBMITTED
+            if assignment.state == ProviderAssignment.State.ACCEPTED
+            else assignment.state,
+            submitted_at=assignment.submitted_at or timezone.now(),
+            missing_response=False,
+        )
+        assignment.refresh_from_db()
+    return assignment
+
+
+def saved_response_of(assignment: ProviderAssignment) -> Response | None:
+    """The committed response of an assignment, if there is one (save first, then tell the crowd)."""
+    if assignment.response_id:
+        return assignment.response
+    if assignment.slot_id:
+        response = Response.objects.filter(slot_id=assignment.slot_id, worker_id=assignment.worker_id).first()
+        if response is not None:
+            return response
+    return None

@@ -1,0 +1,245 @@
+"""Writes for settling and paying: approve, reject, soft-reject and bonus, in bulk, one result each.
+
+Each action writes a Payment intent row (idempotency key derived from our ids) before any call,
+then `execute_payment` makes the call. A bulk action never stops at the first failure: every
+element gets its own result, and one element's failure changes nothing for the others.
+"""
+import hashlib
+import logging
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Response
+
+from .. import costs, providers
+from ..models import JobCrowdConfig, Payment, ProviderAssignment
+
+log = logging.getLogger(__name__)
+
+
+class PaymentError(ValueError):
+    """This element cannot be settled or paid as asked; the message says why."""
+
+
+@dataclass
+class ElementResult:
+    assignment_id: int
+    ok: bool
+    state: str = ""
+    error: str = ""
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def settle_key(assignment_id: int) -> str:
+    return f"quorum-a{assignment_id}-settle"
+
+
+def bonus_key(assignment_id: int, amount: Decimal, reason: str) -> str:
+    """The same bonus (assignment, amount, reason) asked twice is one payment."""
+    digest = hashlib.sha256(f"{amount:.2f}|{reason}".encode()).hexdigest()[:16]
+    return f"quorum-a{assignment_id}-b{digest}"
+
+
+def _intend_settlement(assignment: ProviderAssignment, kind: str, message: str) -> Payment:
+    with transaction.atomic():
+        assignment = ProviderAssignment.objects.select_for_update().get(pk=assignment.pk)
+        existing = assignment.payments.filter(kind__in=[Payment.Kind.APPROVE, Payment.Kind.REJECT]).first()
+        if existing is not None:
+            if existing.kind != kind and existing.state != Payment.State.FAILED:
+                raise PaymentError(f"already {existing.kind}d; a settled assignment cannot be {kind}d")
+            if existing.state == Payment.State.FAILED:
+                existing.kind, existing.message, existing.state, existing.error = kind, message, Payment.State.INTENDED, ""
+                existing.save(update_fields=["kind", "message", "state", "error", "updated_at"])
+            return existing
+        if assignment.state not in (ProviderAssignment.State.SUBMITTED,):
+            raise PaymentError(f"the assignment is {assignment.get_state_display().lower()}, not submitted")
+        return Payment.objects.create(
+            assignment=assignment,
+            kind=kind,
+            amount=assignment.posting.reward if kind == Payment.Kind.APPROVE else Decimal("0.00"),
+            idempotency_key=settle_key(assignment.pk),
+            message=message,
+        )
+
+
+def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment:
+    """Write a bonus intent, its cost committed against the budget under the config's row lock."""
+    try:
+        amount = costs.cents(amount)
+    except (InvalidOperation, ValueError):
+        raise PaymentError("the bonus must be an amount in USD such as 0.25") from None
+    if amount <= 0:
+        raise PaymentError("the bonus must be above zero")
+    if not reason.strip():
+        raise PaymentError("give the worker a reason for the bonus")
+    key = bonus_key(assignment.pk, amount, reason)
+    existing = Payment.objects.filter(idempotency_key=key).first()
+    if existing is not None:
+        return existing
+    with transaction.atomic():
+        config = JobCrowdConfig.objects.select_for_update().get(job_id=assignment.posting.job_id)
+        cost = costs.bonus_cost(config.provider, amount, prolific_fee_rate=config.prolific_fee_rate)
+        if config.budget is not None and config.committed + cost > config.budget:
+            raise PaymentError(
+                f"a bonus of {amount} USD costs {cost} USD with fees; only {config.budget - config.committed} USD "
+                "of the budget is left"
+            )
+        try:
+            with transaction.atomic():
+                payment = Payment.objects.create(
+                    assignment=assignment, kind=Payment.Kind.BONUS, amount=amount, cost=cost,
+                    idempotency_key=key, message=reason.strip(),
+                )
+        except IntegrityError:
+            return Payment.objects.get(idempotency_key=key)
+        config.committed += cost
+        config.save(update_fields=["committed"])
+    return payment
+
+
+def _release(payment: Payment) -> None:
+    if payment.cost:
+        from .postings import release_cost
+
+        release_cost(payment.assignment.posting.job_id, payment.cost)
+
+
+def execute_payment(payment_id: int) -> Payment:
+    """Make the provider call for a payment intent, at most once where the provider cannot deduplicate."""
+    with transaction.atomic():
+        payment = Payment.objects.select_for_update(of=("self",)).select_related("assignment__posting", "assignment__worker").get(pk=payment_id)
+        if payment.state in (Payment.State.CONFIRMED, Payment.State.FAILED):
+            return payment
+        provider = providers.get(payment.assignment.provider)
+        repeat_unsafe = payment.kind == Payment.Kind.BONUS and not provider.bonus_is_idempotent
+        if payment.state == Payment.State.SENT and repeat_unsafe:
+            # The paying call may have gone through: never make it again; confirm or ask a human.
+            paid = provider.bonus_was_paid(payment)
+            if paid:
+                payment.state, payment.needs_attention = Payment.State.CONFIRMED, False
+            else:
+                payment.needs_attention = True
+            payment.save(update_fields=["state", "needs_attention", "updated_at"])
+            return payment
+    if repeat_unsafe and not payment.provider_reference:
+        try:
+            reference = provider.prepare_bonus(payment)
+        except providers.ProviderError as exc:
+            return _fail_or_wait(payment, exc)
+        Payment.objects.filter(pk=payment.pk).update(provider_reference=reference)
+        payment.provider_reference = reference
+    # Recorded as sent before the call: after a crash the reconciler knows the call may have happened.
+    Payment.objects.filter(pk=payment.pk).update(state=Payment.State.SENT, sent_at=timezone.now())
+    payment.state = Payment.State.SENT
+    try:
+        if payment.kind == Payment.Kind.APPROVE:
+            reference = provider.approve(payment)
+        elif payment.kind == Payment.Kind.REJECT:
+            reference = provider.reject(payment)
+        else:
+            reference = provider.bonus(payment)
+    except providers.TransientProviderError as exc:
+        fields = {"error": str(exc)[:1000]}
+        if repeat_unsafe:
+            fields["needs_attention"] = True
+        Payment.objects.filter(pk=payment.pk).update(**fields)
+        return Payment.objects.get(pk=payment.pk)
+    except providers.ProviderError as exc:
+        return _fail_or_wait(payment, exc)
+    with transaction.atomic():
+        Payment.objects.filter(pk=payment.pk).update(
+            state=Payment.State.CONFIRMED, provider_reference=payment.provider_reference or str(reference)[:128], error=""
+        )
+        if payment.kind in (Payment.Kind.APPROVE, Payment.Kind.REJECT):
+            ProviderAssignment.objects.filter(pk=payment.assignment_id).update(
+                state=ProviderAssignment.State.APPROVED if payment.kind == Payment.Kind.APPROVE else ProviderAssignment.State.REJECTED,
+                settled_at=timezone.now(),
+            )
+    return Payment.objects.get(pk=payment.pk)
+
+
+def _fail_or_wait(payment: Payment, exc: Exception) -> Payment:
+    if isinstance(exc, providers.TransientProviderError):
+        Payment.objects.filter(pk=payment.pk).update(error=str(exc)[:1000])
+    else:
+        with transaction.atomic():
+            if Payment.objects.filter(pk=payment.pk).exclude(state=Payment.State.FAILED).update(
+                state=Payment.State.FAILED, error=str(exc)[:1000]
+            ):
+                _release(payment)
+    return Payment.objects.get(pk=payment.pk)
+
+
+def _set_response_status(assignment: ProviderAssignment, status: str) -> None:
+    # The response's status belongs to annotation; until it offers a service, the change is made here.
+    if assignment.response_id:
+        Response.objects.filter(pk=assignment.response_id).update(status=status)
+
+
+def _each(assignment_ids, action) -> list[ElementResult]:
+    results = []
+    for assignment_id in assignment_ids:
+        try:
+            assignment = ProviderAssignment.objects.select_related("posting", "worker").get(pk=assignment_id)
+            payment = action(assignment)
+            ok = payment.state in (Payment.State.CONFIRMED, Payment.State.SENT, Payment.State.INTENDED)
+            results.append(ElementResult(assignment_id, ok and not payment.needs_attention, payment.state, payment.error))
+        except ProviderAssignment.DoesNotExist:
+            results.append(ElementResult(assignment_id, False, "", "no such assignment"))
+        except PaymentError as exc:
+            results.append(ElementResult(assignment_id, False, "", str(exc)))
+        except Exception as exc:  # one element's surprise must not skip the others
+            log.exception("payment action failed for assignment %s", assignment_id)
+            results.append(ElementResult(assignment_id, False, "", f"unexpected error: {type(exc).__name__}"))
+    return results
+
+
+def approve_assignments(assignment_ids, message: str = "") -> list[ElementResult]:
+    def action(assignment):
+        payment = _intend_settlement(assignment, Payment.Kind.APPROVE, message)
+        return execute_payment(payment.pk)
+
+    return _each(assignment_ids, action)
+
+
+def reject_assignments(assignment_ids, message: str) -> list[ElementResult]:
+    """Reject (not paid, data excluded); the message tells the worker why and is required."""
+    if not message or not message.strip():
+        return [ElementResult(i, False, "", "a rejection needs a message for the worker") for i in assignment_ids]
+
+    def action(assignment):
+        payment = _intend_settlement(assignment, Payment.Kind.REJECT, message.strip())
+        payment = execute_payment(payment.pk)
+        if payment.state == Payment.State.CONFIRMED:
+            _set_response_status(assignment, Response.Status.REJECTED)
+        return payment
+
+    return _each(assignment_ids, action)
+
+
+def soft_reject_assignments(assignment_ids, message: str = "") -> list[ElementResult]:
+    """Soft-reject: the worker is paid (approved at the provider) and the data is excluded."""
+
+    def action(assignment):
+        payment = _intend_settlement(assignment, Payment.Kind.APPROVE, message)
+        payment = execute_payment(payment.pk)
+        if payment.state == Payment.State.CONFIRMED:
+            _set_response_status(assignment, Response.Status.SOFT_REJECTED)
+        return payment
+
+    return _each(assignment_ids, action)
+
+
+def bonus_assignments(bonuses) -> list[ElementResult]:
+    """Pay bonuses: `bonuses` is a list of (assignment_id, amount, reason)."""
+    results = []
+    for assignment_id, amount, reason in bonuses:
+        results.extend(
+            _each([assignment_id], lambda a, amount=amount, reason=reason: execute_payment(intend_bonus(a, amount, reason).pk))
+        )
+    return results

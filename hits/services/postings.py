@@ -1,0 +1,221 @@
+"""Writes for postings: reserve spend under the budget, write intent rows, make the provider calls.
+
+Order of work, so that a crash at any point is repaired by the reconciler without a duplicate:
+1. one transaction locks the job's crowd config, checks the budget, adds the cost to `committed`
+   and writes the postings as `intended`, each with a request token derived from our ids;
+2. each posting's call is made outside any transaction, after `attempts` is counted; the call
+   carries the token, so a repeat returns the listing the first call made;
+3. the result moves the posting to `created` (or `failed`, which releases its cost).
+"""
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from annotation.models import Job, Slot
+from annotation.services.jobs import launch_job
+
+from .. import costs, providers
+from ..models import JobCrowdConfig, Posting, ProviderAssignment, Provider
+from .config import crowd_config
+
+log = logging.getLogger(__name__)
+
+
+class BudgetExceeded(ValueError):
+    """The postings asked for would take the job's committed spend above its budget."""
+
+
+def request_token(job_id: int, seq: int) -> str:
+    prefix = getattr(settings, "QUORUM_REQUEST_TOKEN_PREFIX", "quorum")
+    token = f"{prefix}-j{job_id}-p{seq}"
+    if len(token) > 64:
+        raise ValueError("request token longer than MTurk's 64 characters; shorten QUORUM_REQUEST_TOKEN_PREFIX")
+    return token
+
+
+def posting_sizes(config: JobCrowdConfig, assignments: int) -> list[int]:
+    if config.provider == Provider.MTURK:
+        return costs.split_into_postings(assignments, config.assignments_per_posting)
+    return [assignments] if assignments else []
+
+
+def cost_of(config: JobCrowdConfig, sizes: list[int], reward) -> Decimal:
+    return sum(
+        (costs.posting_cost(config.provider, reward, n, prolific_fee_rate=config.prolific_fee_rate) for n in sizes),
+        Decimal("0.00"),
+    )
+
+
+def _uncovered_assignments(job: Job) -> int:
+    """Slots of the job that no open posting carries and no finished posting used."""
+    slots = Slot.objects.filter(job=job).count()
+    open_places = Posting.objects.filter(job=job, state__in=Posting.OPEN_STATES).aggregate(n=Sum("assignments"))["n"] or 0
+    used_elsewhere = ProviderAssignment.objects.filter(
+        posting__job=job, posting__state__in=[Posting.State.EXPIRED, Posting.State.CLOSED]
+    ).exclude(state=ProviderAssignment.State.RETURNED).count()
+    return max(0, slots - open_places - used_elsewhere)
+
+
+def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Posting]:
+    """Write intended postings for `assignments` more assignments (default: every uncovered slot).
+
+    The budget is checked and the cost committed under a row lock on the job's crowd config, so
+    concurrent launches and re-collections never commit more than the budget. BudgetExceeded
+    leaves everything unchanged.
+    """
+    with transaction.atomic():
+        config = JobCrowdConfig.objects.select_for_update(of=("self",)).select_related("job").get(job=job)
+        job = config.job
+        wanted = _uncovered_assignments(job) if assignments is None else int(assignments)
+        if wanted <= 0:
+            return []
+        sizes = posting_sizes(config, wanted)
+        total = cost_of(config, sizes, job.reward)
+        if config.provider != Provider.INHOUSE and config.budget is None:
+            raise BudgetExceeded("set a budget for this job before posting it to a paid crowd")
+        if config.budget is not None and config.committed + total > config.budget:
+            raise BudgetExceeded(
+                f"posting {wanted} assignments costs {total} USD with fees; the budget of {config.budget} USD "
+                f"has {config.budget - config.committed} USD left. Raise the budget or post fewer."
+            )
+        last = Posting.objects.filter(job=job).order_by("-seq").values_list("seq", flat=True).first() or 0
+        rows = []
+        for i, size in enumerate(sizes, start=last + 1):
+            rows.append(
+                Posting(
+                    job=job,
+                    provider=config.provider,
+                    seq=i,
+                    request_token=request_token(job.id, i),
+                    assignments=size,
+                    reward=job.reward,
+                    committed_cost=costs.posting_cost(
+                        config.provider, job.reward, size, prolific_fee_rate=config.prolific_fee_rate
+                    ),
+                )
+            )
+        created = Posting.objects.bulk_create(rows)
+        config.committed = config.committed + total
+        config.save(update_fields=["committed"])
+    return created
+
+
+def release_cost(job_id: int, amount: Decimal) -> None:
+    with transaction.atomic():
+        config = JobCrowdConfig.objects.select_for_update().get(job_id=job_id)
+        config.committed = max(Decimal("0.00"), config.committed - amount)
+        config.save(update_fields=["committed"])
+
+
+def send_posting(posting_id: int, *, grace_seconds: float | None = None) -> Posting:
+    """Make (or repeat) the provider call for an intended posting.
+
+    A posting whose last attempt began less than `grace_seconds` ago is left alone: another
+    process may still be waiting for that call.
+    """
+    grace = timedelta(seconds=getattr(settings, "QUORUM_RECONCILE_GRACE_SECONDS", 300) if grace_seconds is None else grace_seconds)
+    now = timezone.now()
+    with transaction.atomic():
+        posting = Posting.objects.select_for_update(of=("self",)).select_related("job__crowd").get(pk=posting_id)
+        if posting.state != Posting.State.INTENDED:
+            return posting
+        if posting.attempted_at and now - posting.attempted_at < grace:
+            return posting
+        posting.attempts += 1
+        posting.attempted_at = now
+        posting.save(update_fields=["attempts", "attempted_at"])
+    config = posting.job.crowd
+    provider = providers.get(posting.provider)
+    try:
+        external_id = provider.create_posting(posting, config)
+    except providers.TransientProviderError as exc:
+        Posting.objects.filter(pk=posting.pk).update(error=str(exc)[:1000])
+        log.warning("posting %s not sent yet: %s", posting.request_token, exc)
+        return Posting.objects.get(pk=posting.pk)
+    except providers.ProviderError as exc:
+        with transaction.atomic():
+            if Posting.objects.filter(pk=posting.pk, state=Posting.State.INTENDED).update(
+                state=Posting.State.FAILED, error=str(exc)[:1000]
+            ):
+                release_cost(posting.job_id, posting.committed_cost)
+        return Posting.objects.get(pk=posting.pk)
+    Posting.objects.filter(pk=posting.pk, state=Posting.State.INTENDED).update(
+        state=Posting.State.CREATED, external_id=external_id, posted_at=timezone.now(), error=""
+    )
+    return Posting.objects.get(pk=posting.pk)
+
+
+def _send_in_thread(posting_id: int, grace_seconds):
+    try:
+        return send_posting(posting_id, grace_seconds=grace_seconds).state
+    finally:
+        close_old_connections()
+        connection.close()
+
+
+def send_postings(posting_ids: list[int], *, concurrency: int | None = None, grace_seconds: float | None = None) -> dict:
+    """Send many postings, `concurrency` at a time (the provider's rate limiter paces the calls)."""
+    concurrency = int(getattr(settings, "QUORUM_MTURK_CONCURRENCY", 8) if concurrency is None else concurrency)
+    states = []
+    if concurrency <= 1 or len(posting_ids) <= 1:
+        states = [send_posting(pid, grace_seconds=grace_seconds).state for pid in posting_ids]
+    else:
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            states = list(pool.map(lambda pid: _send_in_thread(pid, grace_seconds), posting_ids))
+    summary = {}
+    for state in states:
+        summary[state] = summary.get(state, 0) + 1
+    return summary
+
+
+def prepare_provider(job: Job) -> None:
+    """Provider set-up shared by the job's postings (MTurk: the HIT type), saved once."""
+    config = JobCrowdConfig.objects.select_related("job").get(job=job)
+    provider = providers.get(config.provider)
+    prepare = getattr(provider, "prepare_job", None)
+    if prepare and not config.external_type_id:
+        type_id = prepare(config)
+        JobCrowdConfig.objects.filter(pk=config.pk).update(external_type_id=type_id)
+
+
+def post_job(job: Job, *, concurrency: int | None = None) -> dict:
+    """Post every uncovered slot of the job and send the calls. Returns counts by posting state."""
+    reserve_postings(job)
+    if crowd_config(job).provider != Provider.INHOUSE:
+        prepare_provider(job)
+    pending = list(
+        Posting.objects.filter(job=job, state=Posting.State.INTENDED, attempts=0).order_by("seq").values_list("pk", flat=True)
+    )
+    return send_postings(pending, concurrency=concurrency, grace_seconds=0)
+
+
+def launch_crowd_job(job: Job) -> Job:
+    """Launch a job on its crowd: refused (nothing changes) when its postings would exceed the budget.
+
+    The spend is reserved before the job goes live; the calls to the provider follow in a task
+    enqueued after commit (see hits.receivers), and the reconciler repeats what a crash cut short.
+    """
+    crowd_config(job)  # in-house defaults when the job has no crowd settings yet
+    with transaction.atomic():
+        reserve_postings(job)  # BudgetExceeded propagates and rolls back
+        job = launch_job(job)
+    return job
+
+
+def job_posting_counts(job: Job) -> dict:
+    rows = Posting.objects.filter(job=job).values("state").annotate(n=Count("id"), places=Sum("assignments"))
+    return {r["state"]: {"postings": r["n"], "assignments": r["places"]} for r in rows}
+
+
+def stale_intended_postings(now=None, grace_seconds: float | None = None):
+    now = now or timezone.now()
+    grace = timedelta(seconds=getattr(settings, "QUORUM_RECONCILE_GRACE_SECONDS", 300) if grace_seconds is None else grace_seconds)
+    return Posting.objects.filter(state=Posting.State.INTENDED).filter(
+        Q(attempted_at__isnull=True) | Q(attempted_at__lte=now - grace)
+    )

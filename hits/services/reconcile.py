@@ -1,0 +1,201 @@
+"""Bring Quorum's state in line with the provider's, after a crash, an outage, or a worker who
+submitted at the provider but not here. Run by Celery beat; safe to run at any time, any number
+of times.
+
+Steps for a job: (1) repeat the calls of postings left `intended` (same request token, so no
+duplicate); (2) list each posting's assignments and record what Quorum missed; (3) repeat pending
+payments (never a non-idempotent one that may have been made); (4) settle every submitted
+assignment whose response is decided, and any other before the provider's auto-approval deadline;
+(5) close the listings of a job whose slots are all submitted.
+"""
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import Response, Slot, Worker
+from annotation.services.claims import release_slot
+
+from .. import providers
+from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment, Provider
+from . import payments as payment_services
+from .entry import saved_response_of
+from .postings import send_postings, stale_intended_postings
+
+log = logging.getLogger(__name__)
+UNMATCHED_REJECTION = (
+    "We did not receive your answers for this task in our system, so we cannot accept this submission. "
+    "If you believe this is our mistake, please contact us with your worker id and the task name."
+)
+
+REJECTION_MESSAGE = (
+    "Your answers did not meet the requirements stated in the task instructions, as judged by other "
+    "workers' votes and our automatic checks, so this submission cannot be accepted. Thank you for your time."
+)
+
+
+def _grace(grace_seconds):
+    return timedelta(
+        seconds=getattr(settings, "QUORUM_RECONCILE_GRACE_SECONDS", 300) if grace_seconds is None else grace_seconds
+    )
+
+
+def sync_remote_assignment(posting: Posting, remote, now) -> str:
+    """Record one assignment as the provider reports it; returns what changed (for the summary)."""
+    worker, _ = Worker.objects.get_or_create(provider=posting.provider, external_id=remote.worker_external_id)
+    try:
+        with transaction.atomic():
+            assignment, created = ProviderAssignment.objects.get_or_create(
+                provider=posting.provider,
+                external_id=remote.external_id,
+                defaults={"posting": posting, "worker": worker, "provider_status": remote.provider_status},
+            )
+    except IntegrityError:
+        assignment, created = ProviderAssignment.objects.get(provider=posting.provider, external_id=remote.external_id), False
+    change = "new" if created else ""
+    updates = {}
+    if assignment.provider_status != remote.provider_status:
+        updates["provider_status"] = remote.provider_status
+    state = assignment.state
+    if remote.status in ("submitted", "approved", "rejected") and state == ProviderAssignment.State.ACCEPTED:
+        response = saved_response_of(assignment)
+        updates["submitted_at"] = assignment.submitted_at or now
+        updates["state"] = ProviderAssignment.State.SUBMITTED
+        if response is not None:
+            updates["response"] = response
+        else:
+            # Submitted at the provider, never here: free the claim so the item is done by someone else.
+            updates["missing_response"] = True
+            if assignment.slot_id:
+                release_slot(slot_id=assignment.slot_id, worker=worker)
+            change = change or "missing_response"
+        state = ProviderAssignment.State.SUBMITTED
+    if remote.status in ("approved", "rejected") and state == ProviderAssignment.State.SUBMITTED:
+        # Settled at the provider (auto-approval, or by hand there): follow it.
+        updates["state"] = remote.status
+        updates["settled_at"] = now
+        kind = Payment.Kind.APPROVE if remote.status == "approved" else Payment.Kind.REJECT
+        assignment.payments.filter(kind=kind, state__in=Payment.PENDING).update(state=Payment.State.CONFIRMED)
+        change = change or "settled_at_provider"
+    if remote.status == "returned" and state == ProviderAssignment.State.ACCEPTED:
+        updates["state"] = ProviderAssignment.State.RETURNED
+        if assignment.slot_id:
+            release_slot(slot_id=assignment.slot_id, worker=worker)
+        change = change or "returned"
+    if updates:
+        ProviderAssignment.objects.filter(pk=assignment.pk).update(**updates)
+        change = change or "updated"
+    return change
+
+
+def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
+    """Submitted, unsettled assignments and the action each needs now (approve / reject), if any."""
+    margin = timedelta(hours=getattr(settings, "QUORUM_SETTLE_MARGIN_HOURS", 12))
+    deadline_cut = now - (timedelta(days=config.auto_approval_days) - margin)
+    due = []
+    in_hand = Payment.objects.filter(
+        assignment__posting__job_id=job_id, kind__in=[Payment.Kind.APPROVE, Payment.Kind.REJECT]
+    ).exclude(state=Payment.State.FAILED).values("assignment_id")
+    pending = ProviderAssignment.objects.filter(
+        posting__job_id=job_id, state=ProviderAssignment.State.SUBMITTED
+    ).exclude(pk__in=in_hand)
+    for assignment in pending.select_related("response"):
+        response = assignment.response or saved_response_of(assignment)
+        near_deadline = assignment.submitted_at and assignment.submitted_at <= deadline_cut
+        if response is None:
+            if assignment.submitted_at and assignment.submitted_at <= now - grace:
+                if config.pay_unmatched_submissions:
+                    due.append((assignment.pk, "approve", ""))
+                else:
+                    due.append((assignment.pk, "reject", UNMATCHED_REJECTION))
+        elif response.status in (Response.Status.ACCEPTED, Response.Status.SOFT_REJECTED):
+            due.append((assignment.pk, "approve", ""))
+        elif response.status == Response.Status.REJECTED:
+            due.append((assignment.pk, "reject", getattr(settings, "QUORUM_REJECTION_MESSAGE", REJECTION_MESSAGE)))
+        elif near_deadline:
+            due.append((assignment.pk, "approve", ""))  # undecided at the deadline: the provider would approve anyway
+    return due
+
+
+def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) -> dict:
+    now = now or timezone.now()
+    grace = _grace(grace_seconds)
+    config = JobCrowdConfig.objects.select_related("job").filter(job_id=job_id).first()
+    summary = {"job": job_id, "postings_sent": {}, "assignments": {}, "payments": {}, "settled": {}, "errors": []}
+    if config is None:
+        return summary
+    provider = providers.get(config.provider)
+
+    # 1. Postings whose call may not have happened or finished.
+    stale = list(stale_intended_postings(now=now, grace_seconds=grace.total_seconds()).filter(job_id=job_id).values_list("pk", flat=True))
+    if stale:
+        summary["postings_sent"] = send_postings(stale, concurrency=1, grace_seconds=grace.total_seconds())
+
+    # 2. Assignments at the provider.
+    if config.provider != Provider.INHOUSE:
+        for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
+            try:
+                remotes = provider.list_assignments(posting)
+            except providers.ProviderError as exc:
+                summary["errors"].append(f"{posting.request_token}: {exc}")
+                continue
+            for remote in remotes:
+                change = sync_remote_assignment(posting, remote, now)
+                if change:
+                    summary["assignments"][change] = summary["assignments"].get(change, 0) + 1
+
+    # 3. Payments left pending by a crash or an outage.
+    pending = Payment.objects.filter(assignment__posting__job_id=job_id, state__in=Payment.PENDING).filter(
+        Q(state=Payment.State.INTENDED, created_at__lte=now - grace) | Q(state=Payment.State.SENT, sent_at__lte=now - grace)
+        | Q(state=Payment.State.SENT, sent_at__isnull=True)
+    )
+    for payment_id in pending.values_list("pk", flat=True):
+        payment = payment_services.execute_payment(payment_id)
+        key = "needs_attention" if payment.needs_attention else payment.state
+        summary["payments"][key] = summary["payments"].get(key, 0) + 1
+
+    # 4. Settle before the auto-approval deadline.
+    for assignment_id, action, message in _settle_due(job_id, config, now, grace):
+        if action == "approve":
+            result = payment_services.approve_assignments([assignment_id])[0]
+        else:
+            result = payment_services.reject_assignments([assignment_id], message)[0]
+        key = action if result.ok else f"{action}_failed"
+        summary["settled"][key] = summary["settled"].get(key, 0) + 1
+
+    # 5. Listings with nothing left to claim stop taking workers.
+    if config.provider != Provider.INHOUSE:
+        summary["closed"] = expire_finished_postings(job_id)
+    return summary
+
+
+def jobs_to_reconcile() -> list[int]:
+    """Jobs with something the provider may still change: open postings, unsettled work, pending payments."""
+    open_jobs = set(
+        Posting.objects.filter(state__in=Posting.OPEN_STATES).exclude(provider=Provider.INHOUSE).values_list("job_id", flat=True)
+    )
+    open_jobs |= set(
+        ProviderAssignment.objects.filter(state=ProviderAssignment.State.SUBMITTED).values_list("posting__job_id", flat=True)
+    )
+    open_jobs |= set(Payment.objects.filter(state__in=Payment.PENDING).values_list("assignment__posting__job_id", flat=True))
+    return sorted(open_jobs)
+
+
+def expire_finished_postings(job_id: int) -> int:
+    """Close the open postings of a job whose slots are all submitted (nothing left to claim)."""
+    if Slot.objects.filter(job_id=job_id).exclude(state=Slot.State.SUBMITTED).exists():
+        return 0
+    closed = 0
+    provider = None
+    for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
+        provider = provider or providers.get(posting.provider)
+        try:
+            provider.close_posting(posting)
+        except providers.ProviderError as exc:
+            log.warning("could not close %s: %s", posting.request_token, exc)
+            continue
+        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(state=Posting.State.CLOSED)
+    return closed

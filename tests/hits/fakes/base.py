@@ -1,0 +1,61 @@
+"""A small threaded HTTP server that runs in the background of a test or a benchmark."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one small response must not wait for a delayed ACK
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def _handle(self, method):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        status, body, headers = self.server.fake.handle(method, self.path, dict(self.headers), raw)
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self._handle("GET")
+
+    def do_POST(self):
+        self._handle("POST")
+
+
+class FakeServer:
+    """Subclasses implement handle(method, path, headers, raw_body) -> (status, json_body, headers)."""
+
+    def __init__(self, host="127.0.0.1", port=0):
+        self._httpd = ThreadingHTTPServer((host, port), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.fake = self
+        self._thread = None
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self):
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

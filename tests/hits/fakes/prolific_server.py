@@ -1,0 +1,154 @@
+"""A fake of the parts of Prolific's HTTP API that Quorum uses.
+
+Like Prolific, it checks the `Authorization: Token ...` header, creates studies unpublished,
+requires a rejection message of at least 100 characters, and pays a bulk bonus every time its pay
+endpoint is called (not idempotent) — so a test can count double payments. Simulated participants
+start and complete submissions with `start_submission` and `complete`.
+"""
+import json
+import random
+import string
+import time
+from collections import Counter
+from urllib.parse import parse_qs, urlparse
+
+from .base import FakeServer
+
+
+def _oid(rng):
+    return "".join(rng.choice("0123456789abcdef") for _ in range(24))
+
+
+class FakeProlific(FakeServer):
+    def __init__(self, *, token="test-token", latency=0.0, seed=0, **kw):
+        super().__init__(**kw)
+        self.token = token
+        self.latency = latency
+        self.rng = random.Random(seed)
+        self.studies = {}
+        self.submissions = {}
+        self.bulk_bonuses = {}
+        self.paid = []  # one entry per pay call that paid: (bulk id, participant, amount)
+        self.calls = Counter()
+
+    def handle(self, method, path, headers, raw):
+        if path.startswith("/_control/simulate"):
+            # For tests whose Quorum runs in another process: a participant starts and completes.
+            body = json.loads(raw or b"{}")
+            session = self.start_submission(body["posting"], body["worker"])
+            self.complete(session)
+            return 200, {"id": session}, {}
+        if self.latency:
+            time.sleep(self.latency)
+        auth = headers.get("Authorization") or headers.get("authorization") or ""
+        if auth != f"Token {self.token}":
+            return 401, {"error": "Invalid token"}, {}
+        url = urlparse(path)
+        parts = [p for p in url.path.split("/") if p][2:]  # after api/v1
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        body = json.loads(raw or b"{}")
+        with self.lock:
+            self.calls[f"{method} /{'/'.join(parts)}"] += 1
+            try:
+                return self._route(method, parts, query, body)
+            except KeyError as exc:
+                return 404, {"error": f"not found: {exc}"}, {}
+            except ValueError as exc:
+                return 400, {"error": str(exc)}, {}
+
+    def _route(self, method, parts, query, body):
+        if parts == ["studies"] and method == "POST":
+            return 201, self._create_study(body), {}
+        if parts == ["studies"] and method == "GET":
+            return 200, {"results": list(self.studies.values())}, {}
+        if len(parts) == 2 and parts[0] == "studies" and method == "GET":
+            return 200, self.studies[parts[1]], {}
+        if len(parts) == 3 and parts[0] == "studies" and parts[2] == "transition":
+            study = self.studies[parts[1]]
+            action = body.get("action")
+            if action == "PUBLISH":
+                if study["status"] != "UNPUBLISHED":
+                    raise ValueError("the study is already published")
+                study["status"] = "ACTIVE"
+            elif action == "STOP":
+                study["status"] = "COMPLETED"
+            else:
+                raise ValueError(f"unknown action {action}")
+            return 200, study, {}
+        if parts == ["submissions"] and method == "GET":
+            items = [s for s in self.submissions.values() if s["study_id"] == query.get("study")]
+            page, size = int(query.get("page", 1)), int(query.get("page_size", 20))
+            chunk = items[(page - 1) * size : page * size]
+            more = page * size < len(items)
+            return 200, {"results": chunk, "_links": {"next": {"href": f"?page={page + 1}" if more else None}}}, {}
+        if len(parts) == 2 and parts[0] == "submissions" and method == "GET":
+            return 200, self.submissions[parts[1]], {}
+        if len(parts) == 3 and parts[0] == "submissions" and parts[2] == "transition":
+            return 200, self._transition(self.submissions[parts[1]], body), {}
+        if parts == ["submissions", "bonus-payments"] and method == "POST":
+            return 201, self._setup_bonus(body), {}
+        if len(parts) == 3 and parts[0] == "bulk-bonus-payments" and parts[2] == "pay":
+            bulk = self.bulk_bonuses[parts[1]]
+            for pid, amount in bulk["rows"]:
+                self.paid.append((parts[1], pid, amount))
+                for s in self.submissions.values():
+                    if s["participant_id"] == pid and s["study_id"] == bulk["study"]:
+                        s["bonus_payments"].append(int(round(amount * 100)))
+            return 202, {}, {}
+        raise KeyError("/".join(parts))
+
+    def _create_study(self, body):
+        for field in ("name", "external_study_url", "completion_codes", "total_available_places", "reward", "prolific_id_option"):
+            if field not in body:
+                raise ValueError(f"{field} is required")
+        if "{{%PROLIFIC_PID%}}" not in body["external_study_url"]:
+            raise ValueError("external_study_url should carry {{%PROLIFIC_PID%}}")
+        study = dict(body, id=_oid(self.rng), status="UNPUBLISHED")
+        self.studies[study["id"]] = study
+        return study
+
+    def _transition(self, submission, body):
+        action = body.get("action")
+        target = {"APPROVE": "APPROVED", "REJECT": "REJECTED"}.get(action)
+        if target is None:
+            raise ValueError(f"unknown action {action}")
+        if submission["status"] == target:
+            return submission  # idempotent, as documented
+        if submission["status"] != "AWAITING REVIEW":
+            raise ValueError(f"cannot {action.lower()} a submission that is {submission['status']}")
+        if action == "REJECT":
+            if len(body.get("message", "")) < 100:
+                raise ValueError("message must be at least 100 characters")
+            if not body.get("rejection_category"):
+                raise ValueError("rejection_category is required")
+        submission["status"] = target
+        return submission
+
+    def _setup_bonus(self, body):
+        study = self.studies[body["study_id"]]
+        rows = []
+        for line in body.get("csv_bonuses", "").strip().splitlines():
+            pid, amount = line.split(",")
+            rows.append((pid.strip(), float(amount)))
+        bulk_id = _oid(self.rng)
+        self.bulk_bonuses[bulk_id] = {"id": bulk_id, "study": study["id"], "rows": rows}
+        return {"id": bulk_id, "study": study["id"], "amount": sum(a for _, a in rows)}
+
+    # Simulated participants ---------------------------------------------------------------------
+    def start_submission(self, study_id, participant_id) -> str:
+        with self.lock:
+            if self.studies[study_id]["status"] != "ACTIVE":
+                raise RuntimeError("the study is not published")
+            sid = "".join(self.rng.choice(string.ascii_lowercase + string.digits) for _ in range(24))
+            self.submissions[sid] = {
+                "id": sid, "study_id": study_id, "participant_id": participant_id, "status": "ACTIVE",
+                "started_at": time.time(), "bonus_payments": [],
+            }
+            return sid
+
+    def complete(self, submission_id):
+        with self.lock:
+            self.submissions[submission_id]["status"] = "AWAITING REVIEW"
+
+    def payments_per_participant(self) -> Counter:
+        return Counter(pid for _, pid, _ in self.paid)

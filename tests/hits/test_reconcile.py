@@ -1,0 +1,107 @@
+"""Settlement before the provider's auto-approval deadline, and following what the provider did."""
+from datetime import timedelta
+
+from django.utils import timezone
+
+from annotation.models import Response, Slot
+from hits.models import Payment, Posting, ProviderAssignment
+from hits.services.config import configure_crowd
+from hits.services.postings import launch_crowd_job, post_job
+from hits.services.reconcile import jobs_to_reconcile, reconcile_job
+from tests.hits.contract import submit_response
+from tests.hits.conftest import ANSWERS
+
+
+def _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3):
+    from urllib.parse import urlencode
+
+    job = job_factory(turns=2)
+    configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=2, auto_approval_days=auto_approval_days)
+    launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    hit = Posting.objects.get(job=job).external_id
+    assignment_id = fake_mturk.accept(hit, "A1SETTLE")
+    client.get(f"/crowd/mturk/{job.pk}/?" + urlencode(
+        {"assignmentId": assignment_id, "hitId": hit, "workerId": "A1SETTLE", "turkSubmitTo": "https://www.mturk.com"}
+    ))
+    assignment = ProviderAssignment.objects.get(external_id=assignment_id)
+    response = submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
+    fake_mturk.submit(assignment_id)
+    return job, assignment_id, response
+
+
+def test_undecided_responses_wait_and_are_settled_before_the_deadline(fake_mturk, job_factory, client, work_tokens):
+    job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3)
+    Response.objects.filter(pk=response.pk).update(status=Response.Status.SUBMITTED)  # votes still open
+
+    reconcile_job(job.pk, grace_seconds=0)
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Submitted"
+
+    # Two and a half days later (12 hours before MTurk would approve by itself) Quorum settles.
+    later = timezone.now() + timedelta(days=2, hours=13)
+    summary = reconcile_job(job.pk, grace_seconds=0, now=later)
+    assert summary["settled"] == {"approve": 1}
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Approved"
+
+
+def test_a_rejected_response_is_rejected_at_the_provider_with_a_message(fake_mturk, job_factory, client, work_tokens):
+    job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client)
+    Response.objects.filter(pk=response.pk).update(status=Response.Status.REJECTED)
+    reconcile_job(job.pk, grace_seconds=0)
+    remote = fake_mturk.assignments[assignment_id]
+    assert remote["AssignmentStatus"] == "Rejected" and len(remote["RequesterFeedback"]) > 50
+
+
+def test_a_settlement_made_at_the_provider_is_followed_not_repeated(fake_mturk, job_factory, client, work_tokens):
+    job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client)
+    Response.objects.filter(pk=response.pk).update(status=Response.Status.SUBMITTED)
+    fake_mturk.assignments[assignment_id]["AssignmentStatus"] = "Approved"  # auto-approved at MTurk
+    calls_before = fake_mturk.calls["ApproveAssignment"]
+    reconcile_job(job.pk, grace_seconds=0)
+    assert ProviderAssignment.objects.get(external_id=assignment_id).state == "approved"
+    assert fake_mturk.calls["ApproveAssignment"] == calls_before
+    assert not Payment.objects.filter(kind="approve", state__in=["intended", "sent"]).exists()
+
+
+def test_a_returned_prolific_submission_frees_the_slot(fake_prolific, job_factory, client, work_tokens):
+    from urllib.parse import urlencode
+
+    job = job_factory(turns=1)
+    configure_crowd(job, provider="prolific", budget="10")
+    launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    study = Posting.objects.get(job=job).external_id
+    session = fake_prolific.start_submission(study, "pidreturn")
+    client.get(f"/crowd/prolific/{job.pk}/?" + urlencode({"PROLIFIC_PID": "pidreturn", "STUDY_ID": study, "SESSION_ID": session}))
+    assert Slot.objects.filter(job=job, state="claimed").count() == 1
+    fake_prolific.submissions[session]["status"] = "RETURNED"
+    reconcile_job(job.pk, grace_seconds=0)
+    assert ProviderAssignment.objects.get(external_id=session).state == "returned"
+    assert Slot.objects.filter(job=job, state="open").count() == 1
+
+
+def test_jobs_with_open_work_are_the_ones_reconciled(fake_mturk, job_factory, client, work_tokens):
+    job, _, _ = _job_with_submission(fake_mturk, job_factory, client)
+    idle = job_factory(turns=1, name="idle")
+    assert job.pk in jobs_to_reconcile() and idle.pk not in jobs_to_reconcile()
+
+
+def test_listings_close_when_every_slot_is_submitted(fake_mturk, job_factory, client, work_tokens):
+    from urllib.parse import urlencode
+
+    job = job_factory(turns=1)
+    configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=1)
+    launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    posting = Posting.objects.get(job=job)
+    assert reconcile_job(job.pk, grace_seconds=0)["closed"] == 0  # work left: the HIT stays up
+    assignment_id = fake_mturk.accept(posting.external_id, "A1LAST")
+    client.get(f"/crowd/mturk/{job.pk}/?" + urlencode(
+        {"assignmentId": assignment_id, "hitId": posting.external_id, "workerId": "A1LAST", "turkSubmitTo": "https://www.mturk.com"}
+    ))
+    assignment = ProviderAssignment.objects.get(external_id=assignment_id)
+    submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
+    fake_mturk.submit(assignment_id)
+    assert reconcile_job(job.pk, grace_seconds=0)["closed"] == 1
+    assert Posting.objects.get(pk=posting.pk).state == "closed"
+    assert fake_mturk.hits[posting.external_id]["HITStatus"] == "Unassignable"
