@@ -261,6 +261,17 @@ class Slot(models.Model):
         ]
 
 
+class SkippedItem(models.Model):
+    """An item a worker gave back; it is not offered to that worker again."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="skipped_items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="skips")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "item"], name="skip_once_per_worker_item")]
+
+
 class Response(models.Model):
     class Status(models.TextChoices):
         SUBMITTED = "submitted", "Submitted"

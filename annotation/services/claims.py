@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .. import task_types
-from ..models import Item, Job, Response, Slot, Worker
+from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..signals import response_submitted
 from . import quality
 
@@ -64,6 +64,7 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
                     Slot.objects.select_for_update(skip_locked=True)
                     .filter(job=job, state=Slot.State.OPEN)
                     .exclude(item_id__in=taken_items)
+                    .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
                     .exclude(barred_worker=worker)  # never a vote on one's own work
                     .order_by("position")  # matches the (job, state, position) index; any slot of an item will do
                     .first()
@@ -83,10 +84,14 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
 
 
 def release_slot(*, slot_id: int, worker: Worker) -> None:
-    """The worker gives the item back (skip)."""
-    Slot.objects.filter(pk=slot_id, worker=worker, state=Slot.State.CLAIMED).update(
-        state=Slot.State.OPEN, worker=None, claimed_at=None, expires_at=None
-    )
+    """The worker gives the item back (skip); it goes to others and is not offered to them again."""
+    with transaction.atomic():
+        slot = Slot.objects.select_for_update().filter(pk=slot_id, worker=worker, state=Slot.State.CLAIMED).first()
+        if slot is None:
+            return
+        SkippedItem.objects.get_or_create(worker=worker, item_id=slot.item_id)
+        slot.state, slot.worker, slot.claimed_at, slot.expires_at = Slot.State.OPEN, None, None, None
+        slot.save(update_fields=["state", "worker", "claimed_at", "expires_at"])
 
 
 def release_expired_claims(now=None) -> int:

@@ -133,3 +133,16 @@ def test_job_restricted_to_listed_annotators(make_annotator):
     assert claim_next_slot(job=job, worker=listed) is not None
     with pytest.raises(ClaimError):
         claim_next_slot(job=job, worker=outsider)
+
+
+def test_a_skipped_item_goes_to_others_and_is_not_offered_again_to_the_skipper(make_annotator):
+    from annotation.services.claims import release_slot
+
+    job = make_live_job(make_corpus(dialogs=1, user_turns=2))
+    _, skipper = make_annotator("skipper")
+    _, other = make_annotator("other")
+    first = claim_next_slot(job=job, worker=skipper)
+    release_slot(slot_id=first.id, worker=skipper)
+    second = claim_next_slot(job=job, worker=skipper)
+    assert second.item_id != first.item_id
+    assert claim_next_slot(job=job, worker=other).item_id == first.item_id
