@@ -152,7 +152,7 @@ def _resolve(request, token, *, as_json=False, need_open_job=True):
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
 
 
-def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", status=200):
+def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", status=200):
     kind = task_types.get(work.job.task_type)
     fields = kind.answer_fields(work.job.settings)
     names = {f["name"] for f in fields}
@@ -179,6 +179,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "problems": summary,
         "focus_field": first_bad or (rows[0]["name"] if rows else None),
         "active_seconds": active_seconds,
+        "telemetry": telemetry,  # carried over a refused submission, so the counts go on
         "position": work.item.position + 1,
         "total_items": work_selectors.item_count(work.job),
         "your_responses": work_selectors.response_count(work.worker, work.job),
@@ -186,6 +187,23 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "is_inhouse": work.worker.user_id is not None,
     }
     return render(request, "annotation/work.html", context, status=status)
+
+
+TELEMETRY_MAX_CHARS = 4000  # twenty fields of four small counts fit many times over
+
+
+def _telemetry_from(text: str):
+    """The page's typing counts (JSON in a hidden field); None when absent or not JSON.
+
+    submit_response cleans the shape (services.claims.clean_telemetry): telemetry is evidence for a
+    reviewer and never a reason to refuse a worker's answer.
+    """
+    if not text or len(text) > TELEMETRY_MAX_CHARS:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _answers_from(request, work: _Work) -> dict:
@@ -217,12 +235,20 @@ def work(request, token):
         return redirect(after_submit_url(done.slot, done))
     answers = _answers_from(request, current)
     active_seconds = request.POST.get("active_seconds", "")
+    telemetry_text = request.POST.get("telemetry", "")
     try:
         response = submit_response(
-            slot_id=current.slot.pk, worker=current.worker, answers=answers, active_seconds=active_seconds or None
+            slot_id=current.slot.pk,
+            worker=current.worker,
+            answers=answers,
+            active_seconds=active_seconds or None,
+            telemetry=_telemetry_from(telemetry_text),
         )
     except ResponseRejected as exc:
-        return _work_page(request, current, answers=answers, problems=exc.problems, active_seconds=active_seconds, status=400)
+        return _work_page(
+            request, current, answers=answers, problems=exc.problems, active_seconds=active_seconds,
+            telemetry=telemetry_text[:TELEMETRY_MAX_CHARS], status=400,
+        )
     except ClaimError as exc:
         return _message(
             request,
@@ -268,8 +294,12 @@ def work_skip(request, token):
         return denied
     release_slot(slot_id=current.slot.pk, worker=current.worker)
     if current.worker.user_id is not None:
-        messages.info(request, f"You skipped an item of “{current.job.name}”; it went back to the pool.")
-        return redirect("home")
+        messages.info(request, "Item skipped: it went back to the pool and will not be offered to you again.")
+        try:
+            following = claim_next_slot(job=current.job, worker=current.worker)
+        except ClaimError:
+            following = None
+        return redirect("work", make_token(following)) if following else redirect("home")
     return _message(request, 200, "Item skipped", "The item went back to the pool. You can close this page.")
 
 
