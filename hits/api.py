@@ -12,6 +12,8 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +25,12 @@ from annotation.services.jobs import JobError
 from .models import ProviderAssignment
 from .selectors.crowd import crowd_overview
 from .services.config import CrowdConfigError, configure_crowd
-from .services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
+from .services.payments import (
+    approve_assignments,
+    bonus_assignments,
+    reject_assignments,
+    soft_reject_assignments,
+)
 from .services.postings import BudgetExceeded, launch_crowd_job
 
 MAX_BULK = 1000
@@ -70,9 +77,11 @@ class _JobView(APIView):
 
 
 class CrowdJobView(_JobView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Crowd settings, estimate and spend of a job")
     def get(self, request, pk):
         return Response(crowd_overview(self.job(pk)))
 
+    @extend_schema(request=CrowdConfigSerializer, responses=OpenApiTypes.OBJECT, summary="Set the provider, budget and requirements")
     def put(self, request, pk):
         job = self.job(pk)
         data = CrowdConfigSerializer(data=request.data)
@@ -85,6 +94,7 @@ class CrowdJobView(_JobView):
 
 
 class LaunchView(_JobView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Launch on the crowd within budget (409 over budget)")
     def post(self, request, pk):
         job = self.job(pk)
         try:
@@ -97,6 +107,7 @@ class LaunchView(_JobView):
 
 
 class AssignmentsView(_JobView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Postings, assignments and payments of a job")
     def get(self, request, pk):
         job = self.job(pk)
         rows = (
@@ -110,6 +121,7 @@ class AssignmentsView(_JobView):
 
 
 class SettleView(_JobView):
+    @extend_schema(request=SettleSerializer, responses=OpenApiTypes.OBJECT, summary="Approve, reject or soft-reject in bulk; a result per element")
     def post(self, request, pk):
         job = self.job(pk)
         data = SettleSerializer(data=request.data)
@@ -126,6 +138,7 @@ class SettleView(_JobView):
 
 
 class BonusView(_JobView):
+    @extend_schema(request=BonusSerializer, responses=OpenApiTypes.OBJECT, summary="Pay bonuses in bulk; a result per element")
     def post(self, request, pk):
         job = self.job(pk)
         data = BonusSerializer(data=request.data)
@@ -137,6 +150,7 @@ class BonusView(_JobView):
 
 
 class ReconcileView(_JobView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Reconcile the job with its provider now")
     def post(self, request, pk):
         job = self.job(pk)
         from .tasks import reconcile_job
