@@ -69,3 +69,41 @@ class ImportRunAdmin(admin.ModelAdmin):
 class ExportRunAdmin(admin.ModelAdmin):
     list_display = ("job", "status", "done", "total", "created_at")
     list_filter = ("status",)
+
+
+# --- Quality control -------------------------------------------------------------------------------
+
+
+@admin.register(models.QualityPolicy)
+class QualityPolicyAdmin(admin.ModelAdmin):
+    list_display = ("job", "voting_enabled", "votes_per_response", "against_threshold", "max_rounds", "on_voted_down", "onboarding_items")
+    list_filter = ("voting_enabled", "on_voted_down")
+    raw_id_fields = ("job",)
+
+
+@admin.register(models.ReviewRound)
+class ReviewRoundAdmin(admin.ModelAdmin):
+    list_display = ("id", "item", "response", "round", "state", "votes_for", "votes_against", "decided_at")
+    list_filter = ("state",)
+    raw_id_fields = ("item", "response", "vote_item")
+
+
+@admin.register(models.WorkerStanding)
+class WorkerStandingAdmin(admin.ModelAdmin):
+    list_display = ("worker", "job", "state", "gold_answered", "gold_failed", "changed_at")
+    list_filter = ("state",)
+    raw_id_fields = ("worker", "job")
+
+
+@admin.register(models.CheckOverride)
+class CheckOverrideAdmin(admin.ModelAdmin):
+    list_display = ("response", "check_name", "previous_status", "new_status", "by", "created_at")
+    list_filter = ("check_name", "new_status")
+    raw_id_fields = ("response", "by")
+    search_fields = ("reason",)
+
+
+@admin.register(models.SkippedItem)
+class SkippedItemAdmin(admin.ModelAdmin):
+    list_display = ("worker", "item", "created_at")
+    raw_id_fields = ("worker", "item")

@@ -1,4 +1,5 @@
-"""Forms of the organizer pages: corpus upload and job creation.
+"""Forms of the organizer pages: corpus upload, job creation, and quality control (voting, quality
+settings, verdict overrides).
 
 The job form builds one field per task-type setting from the task type's `settings_help`, so a
 new task type brings its settings to the form without a change here.
@@ -10,8 +11,10 @@ from decimal import Decimal
 from django import forms
 
 from . import task_types
-from .models import Corpus, SourceFormat, Worker
+from .models import CheckOverride, Corpus, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker
 from .services.jobs import Selection
+from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
+from .services.quality import RATE_FIELDS as QUALITY_RATE_FIELDS
 
 SELECTION_MODES = [
     ("all", "Every source turn"),
@@ -173,3 +176,121 @@ class JobForm(forms.Form):
                 messages = [f"{name}: {'; '.join(msgs)}" for name, msgs in messages.items()]
             for message in messages:
                 self.add_error(target, message)
+
+
+# --- Quality control (issue 5): voting, quality settings, verdict overrides ------------------------
+
+
+def _policy_help(name: str) -> str:
+    """The help text of a QualityPolicy setting: one wording for the model, the form and the API."""
+    return str(QualityPolicy._meta.get_field(name).help_text)
+
+
+def _policy_label(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+class VotingForm(forms.Form):
+    """Voting on or off, with its settings (services.voting.enable_voting checks them again)."""
+
+    enabled = forms.BooleanField(label="Voting on", required=False, help_text=_policy_help("voting_enabled"))
+    votes_per_response = forms.IntegerField(
+        min_value=1, max_value=50, initial=3, help_text=_policy_help("votes_per_response")
+    )
+    against_threshold = forms.IntegerField(
+        label="Votes against to re-collect", min_value=1, max_value=50, initial=2, help_text=_policy_help("against_threshold")
+    )
+    max_rounds = forms.IntegerField(label="Max rounds", min_value=1, max_value=50, initial=3, help_text=_policy_help("max_rounds"))
+    on_voted_down = forms.ChoiceField(
+        label="A voted-down response is", choices=OnVotedDown.choices, initial=OnVotedDown.SOFT_REJECT,
+        help_text=_policy_help("on_voted_down"),
+    )
+
+    def clean(self):
+        data = super().clean()
+        votes, against = data.get("votes_per_response"), data.get("against_threshold")
+        if votes is not None and against is not None and against > votes:
+            self.add_error("against_threshold", f"Cannot exceed the votes per response ({votes}).")
+        return data
+
+    @classmethod
+    def initial_for(cls, policy) -> dict:
+        if policy is None:
+            return {"enabled": False}
+        return {
+            "enabled": policy.voting_enabled,
+            "votes_per_response": policy.votes_per_response,
+            "against_threshold": policy.against_threshold,
+            "max_rounds": policy.max_rounds,
+            "on_voted_down": policy.on_voted_down,
+        }
+
+    def settings(self) -> dict:
+        """Keyword arguments for enable_voting."""
+        return {k: self.cleaned_data[k] for k in ("votes_per_response", "against_threshold", "max_rounds", "on_voted_down")}
+
+
+class QualitySettingsForm(forms.Form):
+    """Gold, onboarding and flag thresholds (services.quality.set_quality); one field per setting."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in QUALITY_RATE_FIELDS:
+            self.fields[name] = forms.FloatField(
+                label=_policy_label(name), min_value=0, max_value=1, help_text=f"{_policy_help(name)} From 0 to 1.",
+                initial=QualityPolicy._meta.get_field(name).default,
+            )
+        for name in QUALITY_COUNT_FIELDS:
+            self.fields[name] = forms.IntegerField(
+                label=_policy_label(name), min_value=1 if name == "session_gap_minutes" else 0, max_value=10000,
+                help_text=_policy_help(name), initial=QualityPolicy._meta.get_field(name).default,
+            )
+        self.fields["flags_reject"] = forms.BooleanField(
+            label="Soft-reject flagged responses", required=False, help_text=_policy_help("flags_reject"),
+        )
+
+    @staticmethod
+    def initial_for(policy) -> dict:
+        if policy is None:
+            return {}
+        return {name: getattr(policy, name) for name in (*QUALITY_RATE_FIELDS, *QUALITY_COUNT_FIELDS, "flags_reject")}
+
+    def groups(self):
+        """[(heading, [bound fields])] for the template."""
+        gold = ("gold_start_rate", "gold_floor_rate", "gold_decay_items", "session_gap_minutes", "gold_min_answered", "gold_max_failure_rate")
+        onboarding = ("onboarding_items", "onboarding_pass_rate")
+        shown = set(gold) | set(onboarding)
+        flags = [n for n in self.fields if n not in shown]
+        return [
+            ("Gold items", [self[n] for n in gold]),
+            ("Onboarding", [self[n] for n in onboarding]),
+            ("Worker flags", [self[n] for n in flags]),
+        ]
+
+
+class OverrideForm(forms.Form):
+    """A reviewer's decision on one response, replacing an automatic verdict; the reason is required."""
+
+    status = forms.ChoiceField(
+        label="New status",
+        choices=[(s.value, s.label) for s in (Response.Status.ACCEPTED, Response.Status.SOFT_REJECTED, Response.Status.REJECTED)],
+    )
+    check = forms.ChoiceField(label="Verdict overridden", choices=CheckOverride.Check.choices, initial=CheckOverride.Check.VOTE)
+    reason = forms.CharField(
+        max_length=2000, widget=forms.TextInput(attrs={"size": 30}), help_text="Why the automatic verdict is wrong; kept with the decision.",
+    )
+    recollect = forms.BooleanField(
+        label="Re-collect the item", required=False, help_text="With a rejection: reopen the item for a new response.",
+    )
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("Give the reason for overriding the automatic verdict.")
+        return reason
+
+    def clean(self):
+        data = super().clean()
+        if data.get("recollect") and data.get("status") == Response.Status.ACCEPTED:
+            self.add_error("recollect", "Only a rejected response can be re-collected.")
+        return data

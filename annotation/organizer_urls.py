@@ -1,4 +1,4 @@
-"""Organizer pages (dashboards for corpora, jobs, imports, exports). Included under /organize/."""
+"""Organizer pages (dashboards for corpora, jobs, imports, exports, quality control). Included under /organize/."""
 from django.urls import path
 
 from . import organizer_views as views
@@ -12,5 +12,12 @@ urlpatterns = [
     path("jobs/new/", views.job_new, name="job-new"),
     path("jobs/<int:pk>/", views.job_detail, name="job"),
     path("jobs/<int:pk>/export/", views.job_export, name="job-export"),
+    # Quality control; listed before the catch-all state action below.
+    path("jobs/<int:pk>/voting/", views.job_voting, name="job-voting"),
+    path("jobs/<int:pk>/quality/", views.job_quality, name="job-quality"),
+    path("jobs/<int:pk>/hard-subset.csv", views.job_hard_subset, name="job-hard-subset"),
+    path("responses/<int:pk>/override/", views.response_override, name="response-override"),
+    path("workers/<int:pk>/", views.worker_detail, name="worker"),
+    path("workers/<int:pk>/unblock/<int:job_pk>/", views.worker_unblock, name="worker-unblock"),
     path("jobs/<int:pk>/<slug:action>/", views.job_action, name="job-action"),
 ]

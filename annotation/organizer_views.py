@@ -1,26 +1,44 @@
-"""Organizer pages: the dashboard, corpus upload and its import run, job creation and the job page.
+"""Organizer pages: the dashboard, corpus upload and its import run, job creation and the job page
+with its quality control (voting, review list, verdict overrides, quality settings), and the worker
+page (flags with their evidence, gold record, standing, unblock).
 
 Thin views over the services and selectors; organizers only (anonymous users are sent to log
 in, everyone else gets a 403 page that says why). Writes are POST only.
 """
+import csv
 from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from . import task_types
 from .exporters import ExportError
 from .import_requests import UploadError, import_error_field, start_upload_import
 from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, job_error_fields
-from .models import ImportRun, Job, RunStatus
-from .organizer_forms import CorpusUploadForm, JobForm
+from .models import ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from .organizer_forms import CorpusUploadForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
-from .selectors.dashboard import corpora_with_counts, jobs_with_progress, recent_export_runs, recent_import_runs
+from .selectors import quality as quality_selectors
+from .selectors.dashboard import (
+    corpora_with_counts,
+    jobs_with_progress,
+    recent_export_runs,
+    recent_import_runs,
+    worker_recent_responses,
+)
 from .selectors.jobs import job_progress
 from .services.exports import start_export
 from .services.imports import ImportFailed
 from .services.jobs import JobError
+from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
+
+#: Rows of the review lists shown on the job page; the API serves them all.
+REVIEW_ROWS = 200
 
 
 def organizer_required(view):
@@ -97,19 +115,52 @@ def job_new(request):
 @organizer_required
 def job_detail(request, pk):
     job = get_object_or_404(Job.objects.select_related("corpus").prefetch_related("annotators"), pk=pk)
+    return _job_page(request, job)
+
+
+def _job_page(request, job, *, voting_form=None, quality_form=None, override_forms=None, status=200):
+    """The job page; a refused quality form is passed back bound, so its errors show by its fields."""
     progress = job_progress(job)
-    return render(
-        request,
-        "annotation/organizer/job_detail.html",
-        {
-            "job": job,
-            "progress": progress,
-            "responses_per_item": progress.slots_submitted / progress.items_total if progress.items_total else 0.0,
-            "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
-            "actions": _allowed_actions(job),
-            "export_runs": job.export_runs.order_by("-created_at", "-id"),
-        },
-    )
+    policy = QualityPolicy.objects.filter(job=job).first()
+    # A refused override lists every response, so the refused form is on the page whatever its evidence.
+    show_all = request.GET.get("reviews") == "all" or bool(override_forms)
+    review_rows = quality_selectors.review_list(job, flagged_only=not show_all)
+    override_forms = override_forms or {}
+    reviews = [
+        (row, override_forms.get(row.response_id) or OverrideForm(auto_id=f"id_override_{row.response_id}_%s"))
+        for row in review_rows[:REVIEW_ROWS]
+    ]
+    kind = _task_type_or_none(job.task_type)
+    context = {
+        "job": job,
+        "progress": progress,
+        "responses_per_item": progress.slots_submitted / progress.items_total if progress.items_total else 0.0,
+        "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
+        "actions": _allowed_actions(job),
+        "export_runs": job.export_runs.order_by("-created_at", "-id"),
+        # Quality control
+        "supports_voting": bool(kind and kind.supports_voting),
+        "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),
+        "quality_form": quality_form or QualitySettingsForm(initial=QualitySettingsForm.initial_for(policy), auto_id="id_quality_%s"),
+        "voting_summary": quality_selectors.voting_summary(job),
+        "vote_job": vote_job_of(job),
+        "reviewed_for": job.reviews,
+        "item_reviews": quality_selectors.item_reviews(job)[:REVIEW_ROWS],
+        "reviews": reviews,
+        "review_total": len(review_rows),
+        "review_rows_cap": REVIEW_ROWS,
+        "show_all_reviews": show_all,
+        "gold_items": job.items.filter(gold__isnull=False).count(),
+        "hard_subset": job.task_type == "hard_score",
+    }
+    return render(request, "annotation/organizer/job_detail.html", context, status=status)
+
+
+def _task_type_or_none(key):
+    try:
+        return task_types.get(key)
+    except KeyError:
+        return None
 
 
 def _readable(value) -> str:
@@ -156,3 +207,124 @@ def job_export(request, pk):
     else:
         messages.success(request, "Export started; its files are listed below when it has finished.")
     return redirect("organizer:job", pk=job.pk)
+
+
+# --- Quality control ------------------------------------------------------------------------------
+
+
+def _service_errors_to_form(form, message: str) -> None:
+    """A service refusal ("votes_per_response must be ...; ...") shown by the fields it names."""
+    for part in (p.strip() for p in message.split(";")):
+        if not part:
+            continue
+        name = part.split(" ", 1)[0]
+        form.add_error(name if name in form.fields else None, f"{part[0].upper()}{part[1:]}.")
+
+
+@organizer_required
+@require_POST
+def job_voting(request, pk):
+    """Turn voting on (with its settings) or off."""
+    job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
+    form = VotingForm(request.POST, auto_id="id_voting_%s")
+    if form.is_valid():
+        try:
+            if form.cleaned_data["enabled"]:
+                vote_job = enable_voting(job, **form.settings())
+            else:
+                disable_voting(job)
+        except VotingError as exc:
+            _service_errors_to_form(form, str(exc))
+        else:
+            if form.cleaned_data["enabled"]:
+                messages.success(request, f"Voting is on: responses go to the vote job {vote_job.name!r}.")
+            else:
+                messages.success(request, "Voting is off: new responses are no longer voted on; votes under way finish.")
+            return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#quality")
+    return _job_page(request, job, voting_form=form, status=400)
+
+
+@organizer_required
+@require_POST
+def job_quality(request, pk):
+    """Save the gold, onboarding and flag settings."""
+    job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
+    form = QualitySettingsForm(request.POST, auto_id="id_quality_%s")
+    if form.is_valid():
+        try:
+            set_quality(job, **form.cleaned_data)
+        except QualityError as exc:
+            _service_errors_to_form(form, str(exc))
+        else:
+            messages.success(request, "Quality settings saved.")
+            return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#quality-settings")
+    return _job_page(request, job, quality_form=form, status=400)
+
+
+@organizer_required
+@require_POST
+def response_override(request, pk):
+    """Replace the automatic verdict on one response; the reason is required and kept."""
+    response = get_object_or_404(Response.objects.select_related("item__job"), pk=pk)
+    job = response.item.job
+    form = OverrideForm(request.POST, auto_id=f"id_override_{response.pk}_%s")
+    if form.is_valid():
+        try:
+            override_verdict(
+                response,
+                status=form.cleaned_data["status"],
+                reason=form.cleaned_data["reason"],
+                check=form.cleaned_data["check"],
+                recollect=form.cleaned_data["recollect"],
+                by=request.user,
+            )
+        except QualityError as exc:
+            form.add_error(None, f"{exc}.")
+        else:
+            messages.success(request, f"Response {response.pk} is now {Response.Status(form.cleaned_data['status']).label.lower()}.")
+            return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "?reviews=all#reviews")
+    messages.error(request, f"Response {response.pk} was not changed: see the form in its row.")
+    return _job_page(request, job, override_forms={response.pk: form}, status=400)
+
+
+@organizer_required
+def job_hard_subset(request, pk):
+    """CGoDial's hard test subset of a hard_score job, as CSV (items whose mean score is above the threshold)."""
+    job = get_object_or_404(Job, pk=pk)
+    try:
+        subset = quality_selectors.hard_subset(job)
+    except ValueError as exc:
+        messages.error(request, f"No hard subset: {exc}.")
+        return redirect("organizer:job", pk=job.pk)
+    out = HttpResponse(content_type="text/csv; charset=utf-8")
+    out["Content-Disposition"] = f'attachment; filename="job-{job.pk}-hard-subset.csv"'
+    writer = csv.writer(out)
+    writer.writerow(["item_id", "turn_id", "utterance", "mean_score", "responses"])
+    for row in subset:
+        writer.writerow([row.item_id, "" if row.turn_id is None else row.turn_id, row.utterance, row.mean_score, row.responses])
+    return out
+
+
+@organizer_required
+def worker_detail(request, pk):
+    worker = get_object_or_404(Worker.objects.select_related("user"), pk=pk)
+    return render(
+        request,
+        "annotation/organizer/worker_detail.html",
+        {"worker": worker, "jobs": quality_selectors.worker_quality(worker), "responses": worker_recent_responses(worker)},
+    )
+
+
+@organizer_required
+@require_POST
+def worker_unblock(request, pk, job_pk):
+    """Let a soft-blocked worker work on a job again (their gold record is kept)."""
+    worker = get_object_or_404(Worker, pk=pk)
+    job = get_object_or_404(Job, pk=job_pk)
+    try:
+        unblock_worker(worker, job, by=request.user)
+    except QualityError as exc:
+        messages.error(request, f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+    else:
+        messages.success(request, f"{worker} may work on {job.name!r} again.")
+    return redirect("organizer:worker", pk=worker.pk)

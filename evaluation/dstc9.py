@@ -44,6 +44,21 @@ def check_knowledge(knowledge, path="knowledge.json"):
     return knowledge
 
 
+def check_logs(logs, path="logs.json", expected_length=None):
+    """logs.json: a list of instances, each a non-empty list of {speaker: "U"|"S", text}."""
+    if not isinstance(logs, list):
+        raise FormatProblem(path, "expected a list with one conversation per instance")
+    if expected_length is not None and len(logs) != expected_length:
+        raise FormatProblem(path, f"has {len(logs)} instances but labels.json has {expected_length}; the lists must be aligned")
+    for index, turns in enumerate(logs):
+        if not isinstance(turns, list) or not turns:
+            raise FormatProblem(path, "expected a non-empty list of {speaker, text}", index)
+        for turn in turns:
+            if not isinstance(turn, dict) or turn.get("speaker") not in ("U", "S") or not isinstance(turn.get("text"), str):
+                raise FormatProblem(path, 'every turn must be {"speaker": "U" | "S", "text": "..."}', index)
+    return logs
+
+
 def _knowledge_ref_exists(knowledge, ref):
     entity = knowledge.get(ref.get("domain"), {}).get(str(ref.get("entity_id")))
     return entity is not None and str(ref.get("doc_id")) in entity.get("docs", {})

@@ -31,8 +31,12 @@ def rows(report: dict) -> list[dict]:
     return out
 
 
+def to_json_dict(report: dict) -> dict:
+    return {"campaign": report.get("campaign"), "inputs_version": report.get("inputs_version"), "method": report["method"], "rows": rows(report)}
+
+
 def to_json(report: dict) -> str:
-    return json.dumps({"campaign": report.get("campaign"), "inputs_version": report.get("inputs_version"), "method": report["method"], "rows": rows(report)}, indent=2)
+    return json.dumps(to_json_dict(report), indent=2)
 
 
 def to_csv(report: dict) -> str:

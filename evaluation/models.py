@@ -33,6 +33,9 @@ class TestSet(models.Model):
     name = models.CharField(max_length=200, help_text="e.g. 'test'.")
     labels = models.JSONField(help_text="labels.json: one {target, knowledge, response} per instance.")
     knowledge = models.JSONField(default=dict, blank=True, help_text="knowledge.json: domain -> entity -> docs.")
+    logs = models.JSONField(
+        default=list, blank=True, help_text="logs.json: the dialog context of every instance; needed to rate responses in a crowd campaign."
+    )
     size = models.PositiveIntegerField(help_text="Number of instances (length of labels).")
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of labels and knowledge, for result versions.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -149,3 +152,35 @@ class CampaignResult(models.Model):
 
     def __str__(self):
         return f"{self.campaign} @ {self.inputs_version[:12]}"
+
+
+class CampaignJob(models.Model):
+    """The crowd job that collects a campaign's ratings (a Likert job of the annotation app).
+
+    Its items carry only what raters see; which entry and instance an item rates is kept here,
+    in `CampaignItem`, so that no system identity reaches the raters' pages.
+    """
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="crowd_job")
+    job = models.OneToOneField("annotation.Job", on_delete=models.PROTECT, related_name="evaluation_campaign")
+    instances = models.JSONField(help_text="Indices of the test-set instances rated, the same for every entry.")
+    order_seed = models.BigIntegerField(help_text="Seed of the random order in which items are offered.")
+    skipped = models.JSONField(
+        default=dict, blank=True, help_text="Per entry label: instances not rated because the entry gave no response there."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.campaign} -> job {self.job_id}"
+
+
+class CampaignItem(models.Model):
+    """Which (entry, instance) an item of a campaign's crowd job rates: one item per pair."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="crowd_items")
+    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, related_name="evaluation_pair")
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="crowd_items")
+    instance = models.PositiveIntegerField(help_text="Index of the instance in the test set's labels.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "entry", "instance"], name="crowd_item_unique_pair")]

@@ -14,3 +14,45 @@ def current_result(campaign: Campaign):
 
 def latest_result(campaign: Campaign):
     return CampaignResult.objects.filter(campaign=campaign).order_by("-computed_at").first()
+
+
+def campaigns_with_status():
+    """Campaigns with `n_ratings` and `results_status` (current | stale | none), in three queries' worth of SQL."""
+    from django.db.models import Count, Exists, OuterRef
+
+    current = CampaignResult.objects.filter(campaign=OuterRef("pk"), inputs_version=OuterRef("inputs_version"))
+    any_result = CampaignResult.objects.filter(campaign=OuterRef("pk"))
+    rows = campaigns().annotate(n_ratings=Count("ratings", distinct=True), has_current=Exists(current), has_any=Exists(any_result))
+    return rows
+
+
+def results_status(campaign) -> str:
+    if getattr(campaign, "has_current", False):
+        return "current"
+    return "stale" if getattr(campaign, "has_any", False) else "none"
+
+
+def shown_result(campaign):
+    """(result, stale): the current stored result, else the latest older one flagged stale; (None, False) without any."""
+    current = current_result(campaign)
+    if current is not None:
+        return current, False
+    latest = latest_result(campaign)
+    return latest, latest is not None
+
+
+def crowd_progress(campaign):
+    """The campaign's crowd job with item and slot counts, or None for a campaign of imported ratings."""
+    from django.db.models import Count, Q
+
+    from annotation.models import Slot
+
+    from .models import CampaignJob
+
+    crowd = CampaignJob.objects.select_related("job").filter(campaign=campaign).first()
+    if crowd is None:
+        return None
+    counts = Slot.objects.filter(job_id=crowd.job_id).aggregate(
+        slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
+    )
+    return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}

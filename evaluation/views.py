@@ -42,5 +42,6 @@ def campaign_results(request, pk):
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
         "questions": campaign.questions,
         "agreement": shown.report["agreement"] if shown else {},
+        "crowd": selectors.crowd_progress(campaign),
     }
     return render(request, "evaluation/campaign_results.html", context)

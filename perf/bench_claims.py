@@ -135,12 +135,13 @@ def _client_process(args):
     return results
 
 
-def _load(mode, base, job_id):
-    deadline = time.time() + DURATION
+def _load(mode, base, job_id, duration=None):
+    duration = duration or DURATION
+    deadline = time.time() + duration
     started = time.time()
     with multiprocessing.get_context("spawn").Pool(CLIENT_PROCESSES) as pool:
         chunks = pool.map(_client_process, [(mode, base, job_id, p * THREADS_PER_PROCESS, deadline) for p in range(CLIENT_PROCESSES)])
-    elapsed = max(time.time() - started, DURATION)
+    elapsed = max(time.time() - started, duration)
     latencies = sorted(x for chunk in chunks for lat, _ in chunk for x in lat)
     errors = [e for chunk in chunks for _, errs in chunk for e in errs]
     def pct(q):
@@ -153,7 +154,7 @@ def run() -> dict:
     port = _free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     server = subprocess.Popen(
-        [str(gunicorn), "perf.wsgi_app:application", "--bind", f"127.0.0.1:{port}", "--workers", "4", "--log-level", "warning"],
+        [str(gunicorn), "perf.wsgi_app:application", "--bind", f"127.0.0.1:{port}", "--workers", "4", "--preload", "--log-level", "warning"],
         cwd=ROOT, env=_env(),
     )
     base = f"http://127.0.0.1:{port}"
@@ -166,6 +167,9 @@ def run() -> dict:
                 break
             except requests.RequestException:
                 time.sleep(0.2)
+        # Warm up both paths first: each gunicorn worker imports some modules on first use.
+        _load("baseline", base, prepared["job"], duration=3)
+        _load("claims", base, prepared["job"], duration=5)
         baseline = _load("baseline", base, prepared["job"])
         ours = _load("claims", base, prepared["job"])
     finally:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/evaluation/", include("evaluation.api_urls")),
     path("api/", include("annotation.api.urls")),
     path("organize/", include("annotation.organizer_urls")),
     path("evaluation/", include("evaluation.urls")),

@@ -1,4 +1,4 @@
-/* The annotator work page: live checks, Ctrl+Enter, focus, and active-time measurement.
+/* The annotator work page: live checks, Ctrl+Enter, focus, active-time measurement, typing counts.
  *
  * No check is implemented here. While the annotator types, the answers are posted (debounced) to
  * the server's check endpoint, which runs the very code that judges the submission, and its
@@ -38,6 +38,53 @@
   }
   form.addEventListener("submit", recordActiveTime);
 
+  /* --- Typing telemetry (the page tells the worker): per text field, characters typed, characters
+   * pasted, keystrokes and paste events. Only counts are kept, never the keys. The server's
+   * `clean_telemetry` keeps the same four names; reviewers see "mostly pasted" as a flag. --- */
+  var telemetryInput = document.getElementById("telemetry");
+  var counts = {};
+  try {
+    var carried = JSON.parse((telemetryInput && telemetryInput.value) || "{}"); // kept over a refused submit
+    if (carried && typeof carried === "object") counts = carried;
+  } catch (e) { counts = {}; }
+  function countsFor(name) {
+    var c = counts[name];
+    if (!c || typeof c !== "object") {
+      c = counts[name] = {};
+    }
+    ["typed_chars", "pasted_chars", "keystrokes", "paste_events"].forEach(function (k) {
+      if (typeof c[k] !== "number") c[k] = 0;
+    });
+    return c;
+  }
+  function recordTelemetry() {
+    if (telemetryInput) telemetryInput.value = JSON.stringify(counts);
+  }
+  Array.prototype.slice.call(form.querySelectorAll("textarea, input[type=text]")).forEach(function (field) {
+    if (!field.name) return;
+    field.addEventListener("keydown", function (event) {
+      if (event.isComposing || ["Shift", "Control", "Alt", "Meta", "CapsLock"].indexOf(event.key) >= 0) return;
+      countsFor(field.name).keystrokes += 1;
+    });
+    field.addEventListener("paste", function (event) {
+      var text = (event.clipboardData || window.clipboardData);
+      text = text ? text.getData("text") : "";
+      var c = countsFor(field.name);
+      c.pasted_chars += text.length;
+      c.paste_events += 1;
+    });
+    field.addEventListener("input", function (event) {
+      var kind = event.inputType || "";
+      if (kind === "insertText" || kind === "insertCompositionText" || kind === "insertReplacementText") {
+        countsFor(field.name).typed_chars += (event.data || "").length;
+      } else if (kind === "insertLineBreak" || kind === "insertParagraph") {
+        countsFor(field.name).typed_chars += 1;
+      }
+      // insertFromPaste and insertFromDrop are counted by the paste handler (drops count as neither).
+    });
+  });
+  form.addEventListener("submit", recordTelemetry);
+
   /* --- Keyboard: focus the first field (or the first one with a problem); Ctrl+Enter submits. --- */
   var first = form.querySelector("textarea[autofocus]") || fields[0];
   if (first && document.activeElement !== first) first.focus();
@@ -50,6 +97,7 @@
         form.requestSubmit(document.getElementById("submit-button"));
       } else {
         recordActiveTime();
+        recordTelemetry();
         form.submit();
       }
     }

@@ -7,9 +7,12 @@ from rest_framework import serializers
 
 from .. import task_types
 from ..import_requests import FILE_ROLES
-from ..models import Corpus, ExportRun, ImportRun, Job, SourceFormat, Worker
+from ..models import CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
+from ..services.quality import COUNT_FIELDS, RATE_FIELDS
+
+QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 
 
 class CorpusSerializer(serializers.ModelSerializer):
@@ -234,3 +237,182 @@ class JobDetailSerializer(JobSerializer):
     @extend_schema_field(JobProgressSerializer)
     def get_progress(self, job) -> dict:
         return JobProgressSerializer.describe(job_progress(job))
+
+
+# --- Quality control (issue 5) ----------------------------------------------------------------------
+
+
+def _policy_help(name: str) -> str:
+    return str(QualityPolicy._meta.get_field(name).help_text)
+
+
+class VotingSettingsSerializer(serializers.Serializer):
+    """Voting on (with its settings) or off; services.voting.enable_voting checks the settings again."""
+
+    enabled = serializers.BooleanField(default=True, help_text="false turns voting off; rounds under way finish.")
+    votes_per_response = serializers.IntegerField(default=3, min_value=1, max_value=50, help_text=_policy_help("votes_per_response"))
+    against_threshold = serializers.IntegerField(default=2, min_value=1, max_value=50, help_text=_policy_help("against_threshold"))
+    max_rounds = serializers.IntegerField(default=3, min_value=1, max_value=50, help_text=_policy_help("max_rounds"))
+    on_voted_down = serializers.ChoiceField(choices=OnVotedDown.choices, default=OnVotedDown.SOFT_REJECT, help_text=_policy_help("on_voted_down"))
+
+    def validate(self, attrs):
+        if attrs["against_threshold"] > attrs["votes_per_response"]:
+            raise serializers.ValidationError(
+                {"against_threshold": [f"cannot exceed votes_per_response ({attrs['votes_per_response']})"]}
+            )
+        return attrs
+
+
+class VotingSummarySerializer(serializers.Serializer):
+    """A job's voting settings and how its responses fared (CGoDial voting with re-collection)."""
+
+    voting_enabled = serializers.BooleanField()
+    settings = serializers.DictField(allow_null=True, help_text="votes_per_response, against_threshold, max_rounds, on_voted_down; null before voting was ever set.")
+    vote_job = serializers.IntegerField(allow_null=True, help_text="Id of the job whose items are the votes.")
+    responses_reviewed = serializers.IntegerField(help_text="Responses put to the vote.")
+    voting = serializers.IntegerField(help_text="Rounds still waiting for votes.")
+    passed = serializers.IntegerField()
+    voted_down = serializers.IntegerField(help_text="Re-collected plus flagged.")
+    recollected = serializers.IntegerField(help_text="Voted down and reopened for a new response.")
+    flagged = serializers.IntegerField(help_text="Voted down at the last round: the builder decides.")
+    items_reviewed = serializers.IntegerField()
+    items_recollected = serializers.IntegerField()
+    recollection_rate = serializers.FloatField(allow_null=True, help_text="items_recollected / items_reviewed; null before any review.")
+    votes = serializers.IntegerField()
+    vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes; null with a note when it cannot be computed.")
+    vote_alpha_note = serializers.CharField(allow_blank=True)
+
+    @staticmethod
+    def describe(summary, policy, vote_job) -> dict:
+        settings = None
+        if policy is not None:
+            settings = {k: getattr(policy, k) for k in ("votes_per_response", "against_threshold", "max_rounds", "on_voted_down")}
+        return {**summary.as_dict(), "settings": settings, "vote_job": vote_job.pk if vote_job else None}
+
+
+class RoundRowSerializer(serializers.Serializer):
+    round = serializers.IntegerField()
+    response_id = serializers.IntegerField()
+    author = serializers.CharField()
+    state = serializers.CharField()
+    votes_for = serializers.IntegerField()
+    votes_against = serializers.IntegerField()
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class ItemReviewSerializer(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    position = serializers.IntegerField()
+    utterance = serializers.CharField(allow_blank=True)
+    rounds = RoundRowSerializer(many=True)
+    final_state = serializers.CharField(help_text="passed, voting, re-collecting, flagged or cancelled.")
+
+
+class ReviewRowSerializer(serializers.Serializer):
+    response_id = serializers.IntegerField()
+    worker_id = serializers.IntegerField()
+    worker = serializers.CharField()
+    item_id = serializers.IntegerField()
+    status = serializers.CharField()
+    response_flags = serializers.ListField(child=serializers.CharField())
+    worker_flags = serializers.ListField(child=serializers.CharField())
+    held = serializers.CharField(allow_blank=True, help_text="Why the response is held for review after a soft block.")
+    gold = serializers.DictField(allow_null=True, help_text='{"correct", "expected"} for an answer to a gold item.')
+    vote_state = serializers.CharField(allow_blank=True)
+    overrides = serializers.IntegerField()
+
+
+class JobReviewsSerializer(serializers.Serializer):
+    responses = ReviewRowSerializer(many=True, help_text="Responses with their evidence, flagged ones first.")
+    items = ItemReviewSerializer(many=True, help_text="Reviewed items with their rounds and votes.")
+
+
+def _quality_setting_fields() -> dict:
+    fields = {}
+    for name in RATE_FIELDS:
+        fields[name] = serializers.FloatField(required=False, min_value=0, max_value=1, help_text=f"{_policy_help(name)} From 0 to 1.")
+    for name in COUNT_FIELDS:
+        fields[name] = serializers.IntegerField(
+            required=False, min_value=1 if name == "session_gap_minutes" else 0, max_value=10000, help_text=_policy_help(name)
+        )
+    fields["flags_reject"] = serializers.BooleanField(required=False, help_text=_policy_help("flags_reject"))
+    return fields
+
+
+#: The gold, onboarding and flag settings of a job (services.quality.set_quality); POST any subset.
+QualitySettingsSerializer = type(
+    "QualitySettingsSerializer",
+    (serializers.Serializer,),
+    {**_quality_setting_fields(), "__doc__": "The gold, onboarding and flag settings of a job; POST any subset of them."},
+)
+
+
+SETTLED_STATUSES = [Response.Status.ACCEPTED.value, Response.Status.REJECTED.value, Response.Status.SOFT_REJECTED.value]
+
+
+# A plain string in the schema: an enum named "status" would collide with the run status enum.
+@extend_schema_field({"type": "string", "description": f"One of: {', '.join(SETTLED_STATUSES)}."})
+class SettledStatusField(serializers.CharField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value not in SETTLED_STATUSES:
+            raise serializers.ValidationError(f"{value!r} is not a status a reviewer can give; use one of {', '.join(SETTLED_STATUSES)}")
+        return value
+
+
+class OverrideSerializer(serializers.Serializer):
+    status = SettledStatusField(help_text="The response's new status.")
+    check = serializers.ChoiceField(choices=CheckOverride.Check.choices, default=CheckOverride.Check.VOTE, help_text="Which automatic verdict is overridden.")
+    reason = serializers.CharField(max_length=2000, help_text="Why the automatic verdict is wrong; required.")
+    recollect = serializers.BooleanField(default=False, help_text="With a rejection: reopen the item for a new response.")
+
+
+class CheckOverrideSerializer(serializers.ModelSerializer):
+    check = serializers.CharField(source="check_name")
+    previous_status = serializers.CharField(help_text="The response's status before the override.")
+    new_status = serializers.CharField()
+    by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = CheckOverride
+        fields = ["id", "response", "check", "previous_status", "new_status", "reason", "by", "created_at"]
+        read_only_fields = fields
+
+
+class WorkerFlagSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField(help_text="The evidence, in words.")
+    value = serializers.FloatField(help_text="The measured share or agreement.")
+    count = serializers.IntegerField(help_text="Responses or ratings it is based on.")
+
+
+class WorkerJobQualitySerializer(serializers.Serializer):
+    job = serializers.IntegerField(source="job.pk")
+    job_name = serializers.CharField(source="job.name")
+    responses = serializers.IntegerField()
+    flags = WorkerFlagSerializer(many=True)
+    measures = serializers.DictField(child=serializers.FloatField())
+    standing = serializers.CharField(allow_blank=True, help_text="onboarding, qualified, soft_blocked, or empty without a gold record.")
+    gold_answered = serializers.IntegerField()
+    gold_failed = serializers.IntegerField()
+    block_reason = serializers.CharField(allow_blank=True)
+
+
+class WorkerQualitySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    provider = serializers.CharField()
+    external_id = serializers.CharField()
+    jobs = WorkerJobQualitySerializer(many=True)
+
+
+class UnblockSerializer(serializers.Serializer):
+    job = serializers.PrimaryKeyRelatedField(queryset=Job.objects.all(), help_text="The job the worker is soft-blocked on.")
+
+
+class StandingSerializer(serializers.ModelSerializer):
+    state = serializers.CharField(help_text="onboarding, qualified or soft_blocked.")
+
+    class Meta:
+        model = WorkerStanding
+        fields = ["worker", "job", "state", "gold_answered", "gold_failed", "reason", "changed_at"]
+        read_only_fields = fields

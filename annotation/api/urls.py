@@ -21,5 +21,8 @@ urlpatterns = [
         views.ExportRunViewSet.as_view({"get": "download"}),
         name="export-file",
     ),
+    path("responses/<int:pk>/override/", views.ResponseOverrideView.as_view(), name="response-override"),
+    path("workers/<int:pk>/quality/", views.WorkerQualityView.as_view(), name="worker-quality"),
+    path("workers/<int:pk>/unblock/", views.WorkerUnblockView.as_view(), name="worker-unblock"),
     *router.urls,
 ]

@@ -1,13 +1,15 @@
 """The organizer REST API: thin views over the services and selectors.
 
 Every route is for organizers only (class and object level). A refusal by a service (JobError,
-ImportFailed, ExportError, a refused upload) becomes a 400 whose body names the field to fix;
+ImportFailed, ExportError, VotingError, QualityError, a refused upload) becomes a 400 whose body
+names the field to fix;
 a missing object is a 404.
 """
 from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -20,12 +22,16 @@ from .. import task_types
 from ..exporters import ExportError
 from ..import_requests import UploadError, import_error_field, start_upload_import
 from ..job_requests import change_state, create_job_for_request, job_error_fields
-from ..models import ExportRun, ImportRun
+from ..models import ExportRun, ImportRun, QualityPolicy, Worker
+from ..models import Response as ResponseRow
+from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.jobs import job_progress
 from ..services.exports import start_export
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError
+from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from . import serializers as s
 from .permissions import IsOrganizer
 
@@ -37,6 +43,8 @@ class OrganizerAPI:
     """Organizers only; service refusals become 400s that name the field."""
 
     permission_classes = [IsOrganizer]
+    #: Request fields a quality service's message may name (see service_error_fields).
+    error_fields: tuple = ()
 
     def handle_exception(self, exc):
         if isinstance(exc, JobError):
@@ -47,7 +55,23 @@ class OrganizerAPI:
             return Response({import_error_field(exc): [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, ExportError):
             return Response({"job": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, (VotingError, QualityError)):
+            return Response(service_error_fields(str(exc), getattr(self, "error_fields", ())), status=status.HTTP_400_BAD_REQUEST)
         return super().handle_exception(exc)
+
+
+def service_error_fields(message: str, fields) -> dict:
+    """A quality service's message ("max_rounds must be ...; ...") as {field: [messages]}.
+
+    Each part goes under the field it starts with when that is a field of the request, else under
+    non_field_errors.
+    """
+    out: dict[str, list[str]] = {}
+    for part in (p.strip() for p in message.split(";")):
+        if part:
+            name = part.split(" ", 1)[0]
+            out.setdefault(name if name in fields else "non_field_errors", []).append(part)
+    return out
 
 
 @extend_schema_view(
@@ -166,6 +190,65 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return Response(s.ExportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
+    # --- quality control ---
+
+    def _voting(self, request, job, code=status.HTTP_200_OK):
+        summary = quality_selectors.voting_summary(job)
+        policy = QualityPolicy.objects.filter(job=job).first()
+        return Response(s.VotingSummarySerializer.describe(summary, policy, vote_job_of(job)), status=code)
+
+    @extend_schema(methods=["GET"], summary="The job's voting settings and summary", request=None,
+                   responses={200: s.VotingSummarySerializer, **NOT_FOUND})
+    @extend_schema(
+        methods=["POST"], summary="Turn voting on with its settings, or off (enabled: false)",
+        request=s.VotingSettingsSerializer, responses={200: s.VotingSummarySerializer, **ERRORS, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get", "post"], serializer_class=s.VotingSettingsSerializer, pagination_class=None,
+            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down"))
+    def voting(self, request, pk=None):
+        job = self.get_object()
+        if request.method == "POST":
+            form = s.VotingSettingsSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            data = dict(form.validated_data)
+            if data.pop("enabled"):
+                enable_voting(job, **data)
+            else:
+                disable_voting(job)
+        return self._voting(request, job)
+
+    @extend_schema(
+        summary="The job's review list: responses with their evidence, and reviewed items with rounds and votes",
+        parameters=[OpenApiParameter("all", OpenApiTypes.BOOL, description="true: every response, not only those with evidence.")],
+        responses={200: s.JobReviewsSerializer, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"], serializer_class=s.JobReviewsSerializer, pagination_class=None)
+    def reviews(self, request, pk=None):
+        job = self.get_object()
+        every = request.query_params.get("all", "").lower() in ("1", "true", "yes")
+        body = {
+            "responses": quality_selectors.review_list(job, flagged_only=not every),
+            "items": quality_selectors.item_reviews(job),
+        }
+        return Response(s.JobReviewsSerializer(body).data)
+
+    @extend_schema(methods=["GET"], summary="The job's gold, onboarding and flag settings", request=None,
+                   responses={200: s.QualitySettingsSerializer, **NOT_FOUND})
+    @extend_schema(methods=["POST"], summary="Change some of the job's gold, onboarding and flag settings",
+                   request=s.QualitySettingsSerializer, responses={200: s.QualitySettingsSerializer, **ERRORS, **NOT_FOUND})
+    @action(detail=True, methods=["get", "post"], serializer_class=s.QualitySettingsSerializer, pagination_class=None,
+            error_fields=s.QUALITY_SETTINGS)
+    def quality(self, request, pk=None):
+        job = self.get_object()
+        if request.method == "POST":
+            form = s.QualitySettingsSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            policy = set_quality(job, **form.validated_data)
+        else:
+            policy = QualityPolicy.objects.filter(job=job).first() or QualityPolicy(job=job)
+        return Response(s.QualitySettingsSerializer(policy).data)
+
+
 @extend_schema_view(
     list=extend_schema(summary="List export runs, newest first"),
     retrieve=extend_schema(summary="One export run: status, progress, error and files", responses={200: s.ExportRunSerializer, **NOT_FOUND}),
@@ -207,3 +290,52 @@ class TaskTypeListView(OrganizerAPI, APIView):
     def get(self, request):
         kinds = sorted(task_types.registry().values(), key=lambda k: k.key)
         return Response([s.TaskTypeSerializer.describe(kind) for kind in kinds])
+
+
+class ResponseOverrideView(OrganizerAPI, APIView):
+    """A reviewer's decision on one response, replacing an automatic verdict (vote, checks, gold, flags)."""
+
+    error_fields = ("status", "check", "reason", "recollect")
+
+    @extend_schema(
+        summary="Override the automatic verdict on a response; the reason is required",
+        request=s.OverrideSerializer, responses={200: s.CheckOverrideSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request, pk):
+        response = get_object_or_404(ResponseRow, pk=pk)
+        self.check_object_permissions(request, response)
+        form = s.OverrideSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        record = override_verdict(response, by=request.user, **form.validated_data)
+        return Response(s.CheckOverrideSerializer(record).data)
+
+
+class WorkerQualityView(OrganizerAPI, APIView):
+    """A worker's quality record per job: flags with their evidence, gold answers, standing."""
+
+    @extend_schema(summary="A worker's flags, gold record and standing, per job", responses={200: s.WorkerQualitySerializer, **NOT_FOUND})
+    def get(self, request, pk):
+        worker = get_object_or_404(Worker, pk=pk)
+        self.check_object_permissions(request, worker)
+        body = {"id": worker.pk, "provider": worker.provider, "external_id": worker.external_id,
+                "jobs": quality_selectors.worker_quality(worker)}
+        return Response(s.WorkerQualitySerializer(body).data)
+
+
+class WorkerUnblockView(OrganizerAPI, APIView):
+    """Let a soft-blocked worker work on a job again; their gold record is kept."""
+
+    error_fields = ("job",)
+
+    @extend_schema(summary="Unblock a worker soft-blocked on a job", request=s.UnblockSerializer,
+                   responses={200: s.StandingSerializer, **ERRORS, **NOT_FOUND})
+    def post(self, request, pk):
+        worker = get_object_or_404(Worker, pk=pk)
+        self.check_object_permissions(request, worker)
+        form = s.UnblockSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            standing = unblock_worker(worker, form.validated_data["job"], by=request.user)
+        except QualityError as exc:
+            return Response({"job": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(s.StandingSerializer(standing).data)

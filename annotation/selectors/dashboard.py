@@ -36,3 +36,15 @@ def recent_import_runs(limit=10):
 
 def recent_export_runs(limit=10):
     return ExportRun.objects.select_related("job").order_by("-created_at", "-id")[:limit]
+
+
+def worker_recent_responses(worker, limit=50):
+    """A worker's latest responses for the worker page, with job, status and the checks' evidence."""
+    from ..models import Response
+
+    return (
+        Response.objects.filter(worker=worker)
+        .select_related("item__job")
+        .only("id", "status", "checks", "submitted_at", "active_seconds", "telemetry", "item__id", "item__gold", "item__job__id", "item__job__name")
+        .order_by("-submitted_at", "-id")[:limit]
+    )

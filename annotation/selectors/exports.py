@@ -1,5 +1,9 @@
 """Reads for the exports of a job, shaped so that a whole corpus streams in a fixed number of
-queries per chunk of dialogs (no query per dialog, turn or response)."""
+queries per chunk of dialogs (no query per dialog, turn or response).
+
+Gold items (`Item.gold` set: known answers mixed into the work to check workers) are never data:
+their responses are left out of the test sets and of responses.csv.
+"""
 from collections.abc import Iterator
 
 from django.db.models import Prefetch, QuerySet
@@ -25,13 +29,13 @@ def export_dialogs_queryset(job: Job) -> QuerySet:
         .order_by("submitted_at", "id")
     )
     items = (
-        Item.objects.filter(job=job)
+        Item.objects.filter(job=job, gold__isnull=True)
         .only("id", "turn_id", "job_id")
         .prefetch_related(Prefetch("responses", queryset=accepted, to_attr="accepted_responses"))
     )
     turns = Turn.objects.order_by("index").prefetch_related(Prefetch("items", queryset=items, to_attr="job_items"))
     # IN (subquery) is computed once; a correlated EXISTS made SQLite scan the job's items per dialog.
-    in_job = Turn.objects.filter(items__job=job).values("dialog_id")
+    in_job = Turn.objects.filter(items__job=job, items__gold__isnull=True).values("dialog_id")
     return (
         Dialog.objects.filter(pk__in=in_job)
         .order_by("position")
@@ -48,9 +52,10 @@ def count_export_dialogs(job: Job) -> int:
 
 
 def job_responses_queryset(job: Job) -> QuerySet:
-    """Every response of the job, any status, with its item, turn, dialog id and worker joined in."""
+    """Every response of the job's ordinary items, any status, with its item, turn, dialog id and
+    worker joined in (answers to gold items are left out)."""
     return (
-        Response.objects.filter(item__job=job)
+        Response.objects.filter(item__job=job, item__gold__isnull=True)
         .select_related("item__turn__dialog", "worker")
         .only(
             "id", "answers", "checks", "status", "claimed_at", "submitted_at", "active_seconds",
@@ -68,7 +73,7 @@ def job_responses(job: Job) -> Iterator[Response]:
 
 
 def count_job_responses(job: Job) -> int:
-    return Response.objects.filter(item__job=job).count()
+    return Response.objects.filter(item__job=job, item__gold__isnull=True).count()
 
 
 def get_export_run(run_id: int) -> ExportRun | None:

@@ -6,3 +6,4 @@ instead of switching on it.
 """
 from .base import Problem, TaskType, TaskTypeSettingsError, get, register, registry  # noqa: F401
 from . import hard_score, rewrite, vote  # noqa: F401,E402  (each registers itself)
+from . import likert  # noqa: F401,E402

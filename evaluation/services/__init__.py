@@ -6,6 +6,13 @@ from .campaigns import (  # noqa: F401
     request_campaign_results,
     select_finalists,
 )
+from .crowd import (  # noqa: F401
+    create_crowd_campaign,
+    create_crowd_job,
+    launch_crowd_job,
+    record_response_ratings,
+    sync_campaign_ratings,
+)
 from .exports import export_campaign  # noqa: F401
 from .imports import (  # noqa: F401
     EvaluationInputError,
@@ -15,4 +22,5 @@ from .imports import (  # noqa: F401
     import_human_eval,
     import_objective_scores,
     import_test_set,
+    import_test_set_logs,
 )

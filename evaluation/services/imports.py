@@ -43,15 +43,27 @@ def test_set_by_name(challenge: str, name: str) -> TestSet:
 
 
 @transaction.atomic
-def import_test_set(challenge_name, name, labels_path, knowledge_path=None) -> TestSet:
+def import_test_set(challenge_name, name, labels_path, knowledge_path=None, logs_path=None) -> TestSet:
+    """labels.json, optionally knowledge.json (checked against the labels) and logs.json (the
+    dialog contexts, needed to rate responses in a crowd campaign)."""
     knowledge = _checked(dstc9.check_knowledge, _checked(dstc9.load_json, knowledge_path), knowledge_path) if knowledge_path else {}
     labels = _checked(dstc9.check_outputs, _checked(dstc9.load_json, labels_path), labels_path, knowledge=knowledge if knowledge_path else None)
+    logs = _checked(dstc9.check_logs, _checked(dstc9.load_json, logs_path), logs_path, expected_length=len(labels)) if logs_path else []
     challenge, _ = Challenge.objects.get_or_create(name=challenge_name)
     if TestSet.objects.filter(challenge=challenge, name=name).exists():
         raise EvaluationInputError(f"challenge {challenge_name!r} already has a test set {name!r}; choose another name")
     return TestSet.objects.create(
-        challenge=challenge, name=name, labels=labels, knowledge=knowledge, size=len(labels), content_hash=_digest(labels, knowledge)
+        challenge=challenge, name=name, labels=labels, knowledge=knowledge, logs=logs, size=len(labels), content_hash=_digest(labels, knowledge)
     )
+
+
+@transaction.atomic
+def import_test_set_logs(test_set, logs_path) -> TestSet:
+    """Add (or replace) the dialog contexts of a test set imported without logs.json. The results
+    do not depend on them, so the content hash is unchanged."""
+    test_set.logs = _checked(dstc9.check_logs, _checked(dstc9.load_json, logs_path), logs_path, expected_length=test_set.size)
+    test_set.save(update_fields=["logs"])
+    return test_set
 
 
 def _entry_hash(outputs, is_baseline, is_ground_truth):

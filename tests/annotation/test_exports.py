@@ -328,6 +328,31 @@ def test_responses_csv_has_every_response_with_its_status(tmp_path):
     assert r["paraphrase"] == rejected.answers["paraphrase"]
 
 
+def test_gold_items_are_left_out_of_test_sets_and_responses_csv(multiwoz, tmp_path):
+    """Answers to gold items (known answers that check workers) are never exported as data."""
+    corpus, job, d1, d2, d3 = multiwoz
+    ordinary = item_for(job, d1, 0)
+    respond(ordinary, "alice", minutes=1)
+    # A gold item built on a source turn the job does not otherwise cover, and one without a turn.
+    gold_turn = Turn.objects.get(dialog=d3, index=0)
+    gold_on_turn = Item.objects.create(job=job, turn=gold_turn, position=100, payload={"utterance": gold_turn.text}, gold={"paraphrase": "x"})
+    gold_bare = Item.objects.create(job=job, position=101, payload={"utterance": "A gold turn."}, gold={"paraphrase": "y"})
+    respond(gold_on_turn, "alice", minutes=2, tag="GOLD")
+    respond(gold_bare, "bob", minutes=3, tag="GOLD")
+
+    out = tmp_path / "export"
+    export_job(job, out)
+
+    for variant in VARIANTS:
+        data = read_json(out / variant / "data.json")
+        assert list(data) == ["SNG0001.json", "PMUL0002.json"]  # MUL0003 only has a gold item
+        assert "GOLD" not in json.dumps(data)
+    rows = read_csv(out / "responses.csv")
+    assert [(r["item_id"], r["worker"]) for r in rows] == [(str(ordinary.id), "prolific:alice")]
+    manifest = read_json(out / "manifest.json")
+    assert [d["dialog_id"] for d in manifest["dialogs"]] == ["SNG0001.json", "PMUL0002.json"]
+
+
 # --- streaming and failure ----------------------------------------------------------------------------
 
 

@@ -1,0 +1,105 @@
+"""Writes for jobs whose items are built from payloads given by the caller, not from corpus turns.
+
+Used where the thing to annotate is not a turn of a corpus, e.g. a system's response to rate
+(the evaluation app's crowd campaigns). Items are written with the same inserts as `create_job`
+(`_insert_items`, `_insert_slots`); an item's `turn` is NULL, and its position is its index in
+`payloads`, so the caller decides the order in which items are offered.
+"""
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import transaction
+
+from .. import task_types
+from ..models import Corpus, Item, Job
+from .jobs import JobError, _insert_items, _insert_slots
+
+MAX_REDUNDANCY = 50
+
+
+@dataclass(frozen=True)
+class PayloadSource:
+    """A source row for `_insert_items`: no turn, a payload already built."""
+
+    payload: dict
+    id: None = None  # Item.turn_id
+
+
+class _Prebuilt:
+    """Hands `_insert_items` the payloads the task type has already checked."""
+
+    @staticmethod
+    def build_payload(source: PayloadSource) -> dict:
+        return source.payload
+
+
+def create_payload_job(
+    *,
+    corpus: Corpus,
+    name: str,
+    task_type: str,
+    payloads: list[dict],
+    redundancy: int = 1,
+    settings: dict | None = None,
+    reward: Decimal | str = Decimal("0.50"),
+    instructions: str = "",
+    claim_timeout_minutes: int = 30,
+    annotators=(),
+    created_by=None,
+) -> Job:
+    """A draft job with one item per payload (position = index) and `redundancy` slots per item.
+
+    The task type must build its items from payloads (`builds_from_payloads`); it checks every
+    payload (`build_payload`) before anything is written. `corpus` is the job's corpus (a job
+    always has one), which its items do not refer to.
+    """
+    try:
+        kind = task_types.get(task_type)
+    except KeyError as exc:
+        raise JobError(str(exc.args[0]), field="task_type") from None
+    if not getattr(kind, "builds_from_payloads", False):
+        raise JobError(f"task type {task_type!r} builds its items from corpus turns; use create_job", field="task_type")
+    try:
+        clean_settings = kind.clean_settings(settings)
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
+    if not name or not name.strip():
+        raise JobError("give the job a name", field="name")
+    if isinstance(redundancy, bool) or not isinstance(redundancy, int) or not 1 <= redundancy <= MAX_REDUNDANCY:
+        raise JobError(f"redundancy must be a whole number from 1 to {MAX_REDUNDANCY}", field="redundancy")
+    reward = Decimal(str(reward))
+    if reward < 0:
+        raise JobError("reward cannot be negative", field="reward")
+    if claim_timeout_minutes < 1:
+        raise JobError("claim timeout must be at least one minute", field="claim_timeout_minutes")
+    if not isinstance(payloads, list) or not payloads:
+        raise JobError("give at least one payload", field="payloads")
+    sources = []
+    for index, payload in enumerate(payloads):
+        try:
+            sources.append(PayloadSource(payload=kind.build_payload(PayloadSource(payload=payload))))
+        except ValueError as exc:
+            raise JobError(f"payload {index}: {exc}", field="payloads") from None
+
+    with transaction.atomic():
+        job = Job.objects.create(
+            name=name.strip(),
+            corpus=corpus,
+            task_type=kind.key,
+            settings=clean_settings,
+            instructions=instructions,
+            redundancy=redundancy,
+            reward=reward,
+            claim_timeout_minutes=claim_timeout_minutes,
+            created_by=created_by,
+        )
+        if annotators:
+            job.annotators.set(annotators)
+        _insert_items(job, _Prebuilt(), sources)
+        _insert_slots(job, redundancy)
+    return job
+
+
+def item_ids_by_position(job: Job) -> dict[int, int]:
+    """{position: item id} of a job's items, for callers that keep their own link to each payload."""
+    return dict(Item.objects.filter(job=job).values_list("position", "id"))

@@ -1,0 +1,222 @@
+"""The evaluation REST API: campaigns, their results, leaderboard and agreement. Organizers only.
+
+Thin views: results are computed by a Celery task (`POST .../results/`) and every read serves the
+stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason.
+"""
+import io
+import math
+
+import pandas as pd
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.roles import is_organizer
+
+from . import agreement, leaderboard, selectors
+from . import serializers as s
+from .models import Campaign, Rating
+from .services import EvaluationInputError, refresh_inputs_version, request_campaign_results, sync_campaign_ratings
+
+ORGANIZERS_ONLY = "Only organizers may use the evaluation API; ask an administrator to add you to the organizers group."
+NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
+ERRORS = {400: OpenApiResponse(s.EvaluationMessageSerializer, description="The request cannot be carried out; the body says why.")}
+NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
+NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
+
+
+class IsOrganizer(BasePermission):
+    message = ORGANIZERS_ONLY
+
+    def has_permission(self, request, view):
+        return is_organizer(request.user)
+
+    def has_object_permission(self, request, view, obj):
+        return is_organizer(request.user)
+
+
+class EvaluationAPI:
+    permission_classes = [IsOrganizer]
+
+    def handle_exception(self, exc):
+        if isinstance(exc, EvaluationInputError):
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return super().handle_exception(exc)
+
+    def get_campaign(self, pk) -> Campaign:
+        campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+        self.check_object_permissions(self.request, campaign)
+        return campaign
+
+
+@extend_schema(summary="List evaluation campaigns with their rating counts and result status")
+class CampaignListView(EvaluationAPI, generics.ListAPIView):
+    serializer_class = s.CampaignSerializer
+
+    def get_queryset(self):
+        return selectors.campaigns_with_status()
+
+
+@extend_schema(summary="One campaign: entries, crowd job progress, result status", responses={200: s.CampaignDetailSerializer, **NOT_FOUND})
+class CampaignDetailView(EvaluationAPI, generics.RetrieveAPIView):
+    serializer_class = s.CampaignDetailSerializer
+
+    def get_queryset(self):
+        return selectors.campaigns_with_status()
+
+
+class CampaignResultsView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="Recompute a campaign's results for its current ratings (in the background)",
+        description=(
+            "Brings a crowd campaign's ratings up to date with its responses, then returns 200 when stored results "
+            "already match the inputs, or 202 when their computation was queued."
+        ),
+        request=None,
+        responses={200: s.ResultsRequestSerializer, 202: s.ResultsRequestSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request, pk):
+        campaign = self.get_campaign(pk)
+        synced = sync_campaign_ratings(campaign)
+        if not campaign.entries.exists():
+            raise EvaluationInputError(f"campaign {campaign.name!r} has no entries")
+        if not Rating.objects.filter(campaign=campaign).exists():
+            raise EvaluationInputError(f"campaign {campaign.name!r} has no ratings yet; results need at least one")
+        version = refresh_inputs_version(campaign)
+        ready = selectors.current_result(campaign) is not None
+        if not ready:
+            request_campaign_results(campaign)
+        body = {"status": "ready" if ready else "queued", "inputs_version": version, "ratings_added": synced["added"], "ratings_removed": synced["removed"]}
+        return Response(body, status=status.HTTP_200_OK if ready else status.HTTP_202_ACCEPTED)
+
+
+class TextRenderer(BaseRenderer):
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, str):
+            return data.encode(self.charset)
+        # An error body (a dict) in a text format: its reason, readable.
+        return str(data.get("detail", data) if isinstance(data, dict) else data).encode(self.charset)
+
+
+class CSVRenderer(TextRenderer):
+    media_type = "text/csv"
+    format = "csv"
+
+
+class MarkdownRenderer(TextRenderer):
+    media_type = "text/markdown"
+    format = "md"
+
+
+def _stored_result(campaign):
+    result, stale = selectors.shown_result(campaign)
+    if result is None:
+        return None, False, Response({"detail": NO_RESULTS}, status=status.HTTP_409_CONFLICT)
+    return result, stale, None
+
+
+class LeaderboardView(EvaluationAPI, APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer, MarkdownRenderer]
+
+    def perform_content_negotiation(self, request, force=False):
+        # ?format= picks the renderer (DRF's URL format override); an unknown one is a 400, not DRF's 404.
+        wanted = request.query_params.get("format")
+        if wanted is not None and wanted not in leaderboard.FORMATS:
+            if force:
+                return JSONRenderer(), JSONRenderer.media_type
+            raise ValidationError({"format": [f"format must be one of {', '.join(leaderboard.FORMATS)}; got {wanted!r}"]})
+        return super().perform_content_negotiation(request, force)
+
+    @extend_schema(
+        summary="A campaign's leaderboard from its stored results, as JSON, CSV or Markdown",
+        description="Served from the stored results; when the ratings changed since, the older results are served with stale=true (header X-Results-Stale: 1).",
+        parameters=[OpenApiParameter("format", str, enum=list(leaderboard.FORMATS), description="json (default), csv or md.")],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, (200, "text/markdown"): OpenApiTypes.STR, **ERRORS, **NOT_FOUND, **NOT_READY},
+    )
+    def get(self, request, pk):
+        campaign = self.get_campaign(pk)
+        result, stale, refusal = _stored_result(campaign)
+        if refusal is not None:
+            return refusal
+        fmt = request.accepted_renderer.format
+        if fmt == "json":
+            body = {**leaderboard.to_json_dict(result.report), "stale": stale, "computed_at": result.computed_at}
+        else:
+            body = leaderboard.render(result.report, fmt)
+        response = Response(body)
+        if stale:
+            response["X-Results-Stale"] = "1"
+        return response
+
+
+class CampaignAgreementView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="Krippendorff's alpha per question from a campaign's stored results",
+        responses={200: OpenApiTypes.OBJECT, **NOT_FOUND, **NOT_READY},
+    )
+    def get(self, request, pk):
+        campaign = self.get_campaign(pk)
+        result, stale, refusal = _stored_result(campaign)
+        if refusal is not None:
+            return refusal
+        body = {
+            "campaign": campaign.name,
+            "inputs_version": result.inputs_version,
+            "stale": stale,
+            "computed_at": result.computed_at,
+            "agreement": result.report["agreement"],
+        }
+        return Response(body, headers={"X-Results-Stale": "1"} if stale else None)
+
+
+class AgreementUploadView(EvaluationAPI, APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Krippendorff's alpha of an uploaded CSV (item,rater,value) at a level of measurement",
+        request={"multipart/form-data": s.AgreementUploadSerializer},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def post(self, request):
+        form = s.AgreementUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            raw = data["file"].read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValidationError({"file": ["the file is not UTF-8 text"]}) from None
+        try:
+            table = pd.read_csv(io.StringIO(raw), dtype={"item": str, "rater": str})
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise ValidationError({"file": [f"cannot read the CSV: {exc}"]}) from None
+        if list(table.columns[:3]) != ["item", "rater", "value"]:
+            raise ValidationError({"file": [f"the header must be item,rater,value (got {','.join(map(str, table.columns))})"]})
+        try:
+            report = agreement.agreement_report(
+                table, data["level"], value_domain=data.get("domain"), bootstrap=data["bootstrap"], seed=data["seed"], with_raters=data["raters"]
+            )
+        except ValueError as exc:
+            raise ValidationError({"file": [str(exc)]}) from None
+        return Response(_json_safe({"rows": len(table), **report.to_dict()}))
+
+
+def _json_safe(value):
+    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,15 @@
+"""Evaluation API routes (DRF), for organizers. Meant to be included under /api/evaluation/."""
+from django.urls import path
+
+from . import api
+
+app_name = "evaluation-api"
+
+urlpatterns = [
+    path("campaigns/", api.CampaignListView.as_view(), name="campaigns"),
+    path("campaigns/<int:pk>/", api.CampaignDetailView.as_view(), name="campaign"),
+    path("campaigns/<int:pk>/results/", api.CampaignResultsView.as_view(), name="campaign-results"),
+    path("campaigns/<int:pk>/leaderboard/", api.LeaderboardView.as_view(), name="campaign-leaderboard"),
+    path("campaigns/<int:pk>/agreement/", api.CampaignAgreementView.as_view(), name="campaign-agreement"),
+    path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
+]

@@ -1,0 +1,12 @@
+"""Receivers of annotation signals: a submitted Likert response of a campaign's crowd job becomes
+Rating rows. Connected in EvaluationConfig.ready(); annotation never imports evaluation."""
+from django.dispatch import receiver
+
+from annotation.signals import response_submitted
+
+
+@receiver(response_submitted, dispatch_uid="evaluation.ratings_from_response")
+def ratings_from_response(sender, response, **kwargs):
+    from .services.crowd import record_response_ratings
+
+    record_response_ratings(response)

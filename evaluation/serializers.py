@@ -1,0 +1,118 @@
+"""Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
+from django.db.models import Count, Q
+from rest_framework import serializers
+
+from annotation.models import Slot
+
+from . import agreement, selectors
+from .models import Campaign, CampaignJob
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+MAX_BOOTSTRAP = 5000
+
+
+class EvaluationMessageSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class EntrySummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    label = serializers.CharField()
+    kind = serializers.CharField()
+
+
+class CrowdJobSerializer(serializers.ModelSerializer):
+    job = serializers.IntegerField(source="job_id")
+    job_state = serializers.CharField(source="job.state")
+    items = serializers.SerializerMethodField()
+    slots = serializers.SerializerMethodField()
+    slots_submitted = serializers.SerializerMethodField()
+    redundancy = serializers.IntegerField(source="job.redundancy")
+
+    class Meta:
+        model = CampaignJob
+        fields = ["job", "job_state", "redundancy", "instances", "skipped", "order_seed", "items", "slots", "slots_submitted"]
+
+    def _counts(self, obj):
+        if not hasattr(obj, "_counts"):
+            obj._counts = Slot.objects.filter(job_id=obj.job_id).aggregate(
+                slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
+            )
+        return obj._counts
+
+    def get_items(self, obj) -> int:
+        return self._counts(obj)["items"]
+
+    def get_slots(self, obj) -> int:
+        return self._counts(obj)["slots"]
+
+    def get_slots_submitted(self, obj) -> int:
+        return self._counts(obj)["submitted"]
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    challenge = serializers.CharField(source="test_set.challenge.name")
+    test_set = serializers.CharField(source="test_set.name")
+    state = serializers.CharField(read_only=True, help_text="draft, collecting or closed.")
+    ratings = serializers.IntegerField(source="n_ratings", read_only=True)
+    results = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "challenge", "test_set", "state", "questions", "rater_ids_known", "ratings", "inputs_version", "results", "created_at"]
+
+    def get_results(self, obj) -> str:
+        """current: stored results match the inputs; stale: only older results; none: never computed."""
+        return selectors.results_status(obj)
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    entries = serializers.SerializerMethodField()
+    crowd_job = serializers.SerializerMethodField()
+
+    class Meta(CampaignSerializer.Meta):
+        fields = CampaignSerializer.Meta.fields + ["entries", "crowd_job"]
+
+    def get_entries(self, obj) -> list[dict]:
+        entries = obj.entries.select_related("team").order_by("team__team_id", "entry_id")
+        return EntrySummarySerializer(entries, many=True).data
+
+    def get_crowd_job(self, obj) -> dict | None:
+        crowd = CampaignJob.objects.select_related("job").filter(campaign=obj).first()
+        return CrowdJobSerializer(crowd).data if crowd else None
+
+
+class ResultsRequestSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="ready: stored results match the inputs; queued: their computation was queued.")
+    inputs_version = serializers.CharField()
+    ratings_added = serializers.IntegerField()
+    ratings_removed = serializers.IntegerField()
+
+
+class AgreementUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV with the header item,rater,value; one row per rating.")
+    level = serializers.ChoiceField(choices=list(agreement.LEVELS), help_text="Level of measurement.")
+    domain = serializers.CharField(
+        required=False, help_text="Comma-separated ordered values (default for ordinal: 1,2,3,4,5)."
+    )
+    bootstrap = serializers.IntegerField(
+        required=False, default=agreement.DEFAULT_BOOTSTRAP, help_text=f"Bootstrap replicates: 0 for none, or 1000 to {MAX_BOOTSTRAP}."
+    )
+    seed = serializers.IntegerField(required=False, default=agreement.DEFAULT_SEED)
+    raters = serializers.BooleanField(required=False, default=False, help_text="Also compute per-rater diagnostics.")
+
+    def validate_file(self, value):
+        if value.size > MAX_UPLOAD_BYTES:
+            raise serializers.ValidationError(f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB; use the agreement command for big files")
+        return value
+
+    def validate_bootstrap(self, value):
+        if value != 0 and not 1000 <= value <= MAX_BOOTSTRAP:
+            raise serializers.ValidationError(f"give 0 (no interval) or 1000 to {MAX_BOOTSTRAP} replicates")
+        return value
+
+    def validate_domain(self, value):
+        try:
+            return [float(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise serializers.ValidationError("give numbers separated by commas, e.g. 1,2,3,4,5") from None
