@@ -74,22 +74,30 @@ def create_job(
     if not turns:
         raise JobError("the selection contains no turns to annotate", field="selection")
 
+    return save_job(
+        item_builder=kind,
+        sources=turns,
+        annotators=annotators,
+        name=name.strip(),
+        corpus=corpus,
+        task_type=kind.key,
+        settings=clean_settings,
+        instructions=instructions,
+        redundancy=redundancy,
+        reward=reward,
+        claim_timeout_minutes=claim_timeout_minutes,
+        created_by=created_by,
+    )
+
+
+def save_job(*, item_builder, sources, annotators=(), **job_fields) -> Job:
+    """Write a validated job, one item per source (payload from `item_builder.build_payload`), and its slots."""
     with transaction.atomic():
-        job = Job.objects.create(
-            name=name.strip(),
-            corpus=corpus,
-            task_type=kind.key,
-            settings=clean_settings,
-            instructions=instructions,
-            redundancy=redundancy,
-            reward=reward,
-            claim_timeout_minutes=claim_timeout_minutes,
-            created_by=created_by,
-        )
+        job = Job.objects.create(**job_fields)
         if annotators:
             job.annotators.set(annotators)
-        _insert_items(job, kind, turns)
-        _insert_slots(job, redundancy)
+        _insert_items(job, item_builder, sources)
+        _insert_slots(job, job.redundancy)
     return job
 
 

@@ -2,31 +2,30 @@
 
 Used where the thing to annotate is not a turn of a corpus, e.g. a system's response to rate
 (the evaluation app's crowd campaigns). Items are written with the same inserts as `create_job`
-(`_insert_items`, `_insert_slots`); an item's `turn` is NULL, and its position is its index in
+(`jobs.save_job`); an item's `turn` is NULL, and its position is its index in
 `payloads`, so the caller decides the order in which items are offered.
 """
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import transaction
 
 from .. import task_types
 from ..models import Corpus, Item, Job
-from .jobs import JobError, _insert_items, _insert_slots
+from .jobs import JobError, save_job
 
 MAX_REDUNDANCY = 50
 
 
 @dataclass(frozen=True)
 class PayloadSource:
-    """A source row for `_insert_items`: no turn, a payload already built."""
+    """A source row for `jobs.save_job`: no turn, a payload already built."""
 
     payload: dict
     id: None = None  # Item.turn_id
 
 
 class _Prebuilt:
-    """Hands `_insert_items` the payloads the task type has already checked."""
+    """Hands `jobs.save_job` the payloads the task type has already checked."""
 
     @staticmethod
     def build_payload(source: PayloadSource) -> dict:
@@ -81,23 +80,20 @@ def create_payload_job(
         except ValueError as exc:
             raise JobError(f"payload {index}: {exc}", field="payloads") from None
 
-    with transaction.atomic():
-        job = Job.objects.create(
-            name=name.strip(),
-            corpus=corpus,
-            task_type=kind.key,
-            settings=clean_settings,
-            instructions=instructions,
-            redundancy=redundancy,
-            reward=reward,
-            claim_timeout_minutes=claim_timeout_minutes,
-            created_by=created_by,
-        )
-        if annotators:
-            job.annotators.set(annotators)
-        _insert_items(job, _Prebuilt(), sources)
-        _insert_slots(job, redundancy)
-    return job
+    return save_job(
+        item_builder=_Prebuilt(),
+        sources=sources,
+        annotators=annotators,
+        name=name.strip(),
+        corpus=corpus,
+        task_type=kind.key,
+        settings=clean_settings,
+        instructions=instructions,
+        redundancy=redundancy,
+        reward=reward,
+        claim_timeout_minutes=claim_timeout_minutes,
+        created_by=created_by,
+    )
 
 
 def item_ids_by_position(job: Job) -> dict[int, int]:
