@@ -31,6 +31,16 @@ def _require_services(request):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Primary keys repeat across rolled-back tests, so cached per-job figures must not."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_dirs(settings, tmp_path):
     settings.QUORUM_EXPORT_DIR = tmp_path / "exports"
     settings.QUORUM_IMPORT_DIR = tmp_path / "imports"

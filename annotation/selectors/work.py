@@ -1,6 +1,7 @@
 """Reads for the annotator pages: the jobs on an annotator's home page, progress on a work page."""
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db.models import Count
 from django.utils import timezone
 
@@ -67,5 +68,15 @@ def response_count(worker: Worker, job: Job) -> int:
     return Response.objects.filter(worker=worker, item__job=job).count()
 
 
+ITEM_COUNT_SECONDS = 30
+
+
 def item_count(job: Job) -> int:
-    return Item.objects.filter(job=job).count()
+    """Items in the job, for the "item N of M" line: cached briefly, since counting a large job's
+    items on every page view was the slowest query of the annotation loop (perf/bench_claims.py)."""
+    key = f"quorum:job-item-count:{job.pk}"
+    count = cache.get(key)
+    if count is None:
+        count = Item.objects.filter(job=job).count()
+        cache.set(key, count, ITEM_COUNT_SECONDS)
+    return count
