@@ -37,7 +37,7 @@ class Corpus(models.Model):
 
 
 class Dialog(models.Model):
-    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="dialogs")
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="dialogs", db_index=False)  # led by a unique constraint below
     external_id = models.CharField(max_length=200, help_text="The dialog's id in the source corpus.")
     position = models.PositiveIntegerField(help_text="Order of the dialog in the source file.")
     meta = models.JSONField(
@@ -61,7 +61,7 @@ class Speaker(models.TextChoices):
 
 
 class Turn(models.Model):
-    dialog = models.ForeignKey(Dialog, on_delete=models.CASCADE, related_name="turns")
+    dialog = models.ForeignKey(Dialog, on_delete=models.CASCADE, related_name="turns", db_index=False)  # led by a unique constraint below
     index = models.PositiveIntegerField(help_text="Position of the turn in its dialog, from 0.")
     speaker = models.CharField(max_length=8, choices=Speaker.choices)
     text = models.TextField()
@@ -167,7 +167,7 @@ class Item(models.Model):
         OPEN = "open", "Open"
         COMPLETE = "complete", "Complete"
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="items")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="items", db_index=False)  # led by a unique constraint below
     turn = models.ForeignKey(Turn, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
     position = models.PositiveIntegerField(help_text="Order in which items are offered.")
     payload = models.JSONField(help_text="What the annotator sees, built by the task type.")
@@ -223,7 +223,7 @@ class Slot(models.Model):
         CLAIMED = "claimed", "Claimed"
         SUBMITTED = "submitted", "Submitted"
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots", db_index=False)  # led by a unique constraint below
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+", help_text="Copy of item.job, for the claim query.")
     index = models.PositiveSmallIntegerField()
     position = models.PositiveIntegerField(help_text="Copy of item.position, for the claim query's order.")
