@@ -7,8 +7,13 @@ class HitsConfig(AppConfig):
 
     def ready(self):
         from annotation import signals
+        from annotation.services.jobs import LAUNCH_CHECKS
 
         from . import receivers
+        from .services.postings import launch_budget_check
+
+        if launch_budget_check not in LAUNCH_CHECKS:
+            LAUNCH_CHECKS.append(launch_budget_check)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
         signals.response_submitted.connect(receivers.on_response_submitted, dispatch_uid="hits.response_submitted")

@@ -11,6 +11,7 @@ from django.conf import settings
 from . import providers
 
 FRAMED_PREFIXES = ("/crowd/", "/work/")
+NOT_FRAMED = ("/crowd/jobs/",)  # organizer actions: never framed by anyone
 
 
 def frame_ancestors() -> str:
@@ -41,6 +42,6 @@ class ProviderFramingMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if request.path.startswith(FRAMED_PREFIXES):
+        if request.path.startswith(FRAMED_PREFIXES) and not request.path.startswith(NOT_FRAMED):
             _apply(response)
         return response

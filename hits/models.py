@@ -72,6 +72,11 @@ class JobCrowdConfig(models.Model):
     title = models.CharField(max_length=200, blank=True, help_text="Listing title; the job name when empty.")
     description = models.TextField(blank=True, help_text="Listing description; the job's instructions when empty.")
     external_type_id = models.CharField(max_length=64, blank=True, help_text="MTurk HIT type id, once made.")
+    rehearsal = models.BooleanField(
+        default=False,
+        help_text="A copy made by `manage.py rehearse` and posted to a local fake: never posted, reconciled or "
+        "paid at a real provider.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

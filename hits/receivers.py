@@ -3,29 +3,21 @@ import logging
 
 from django.db import transaction
 
-from annotation.models import Job
-
 from .models import JobCrowdConfig
 
 log = logging.getLogger(__name__)
 
 
 def on_job_launched(sender, job, **kwargs):
-    """Post a launched crowd job's slots, after commit, in a task (the reserve is repeated there)."""
-    config = JobCrowdConfig.objects.filter(job=job).first()
-    if config is None:
-        return  # a plain in-house job: the database queue is all there is
-    from .services.postings import BudgetExceeded, reserve_postings
+    """Send a launched crowd job's postings, after commit, in a task.
 
-    try:
-        reserve_postings(job)
-    except BudgetExceeded as exc:
-        # A launch that went around hits.services.postings.launch_crowd_job: refuse it by pausing.
-        from annotation.services.jobs import pause_job
-
-        log.warning("job %s launched beyond its budget; paused: %s", job.pk, exc)
-        pause_job(Job.objects.get(pk=job.pk))
-        return
+    The spend was reserved inside the launch's transaction (hits.services.postings.launch_budget_check),
+    so a job over its budget never goes live; the task reserves whatever is still uncovered (in-house
+    postings, slots added since) and sends the calls. A rehearsal copy is posted by the rehearsal alone.
+    """
+    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
+    if config is None or config.rehearsal:
+        return  # no crowd settings: the database queue is all there is; or a rehearsal copy
     from .tasks import post_job
 
     transaction.on_commit(lambda: post_job.delay(job.pk))

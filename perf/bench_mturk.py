@@ -5,7 +5,7 @@ rate, and how many duplicate HITs were made (must be 0).
     python -m perf.bench_mturk [--hits 10000] [--rate 100] [--concurrency 8] [--latency 0.05] [--throttle 0.05]
 
 It uses its own SQLite file in a temporary directory (or DATABASE_URL if set) and never reaches the
-internet: the fake (tests/hits/fakes/mturk_server.py) runs in a separate local process, so that its
+internet: the fake (hits/fakes/mturk_server.py) runs in a separate local process, so that its
 work does not share this interpreter's CPU with Quorum's (--fake-in-process to compare).
 """
 import argparse
@@ -121,7 +121,7 @@ class _FakeProcess:
 
     def __init__(self, args):
         self.proc = subprocess.Popen(
-            [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "tests.hits.fakes.mturk_server", "--latency", str(args.latency),
+            [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "hits.fakes.mturk_server", "--latency", str(args.latency),
              "--throttle", str(args.throttle), "--seed", "11"],
             cwd=ROOT, stdout=subprocess.PIPE, text=True,
         )
@@ -137,7 +137,7 @@ class _FakeProcess:
 
 def _start_fake(args):
     if args.fake_in_process:
-        from tests.hits.fakes import FakeMTurk
+        from hits.fakes import FakeMTurk
 
         return FakeMTurk(latency=args.latency, throttle_rate=args.throttle, seed=11).start()
     return _FakeProcess(args)

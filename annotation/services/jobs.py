@@ -1,6 +1,7 @@
 """Writes for jobs: create a job with its items and slots, launch, pause, resume, finish."""
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -12,6 +13,11 @@ from ..models import Corpus, Dialog, Item, Job, Slot, Turn
 from ..signals import job_launched
 
 ITEM_BATCH = 5000
+
+#: Checks a higher app registers (from its AppConfig.ready) to refuse a launch, e.g. hits's budget
+#: check for crowd jobs. Each is called with the locked job inside launch_job's transaction, before
+#: the state changes; a message (not None) refuses the launch with that reason and changes nothing.
+LAUNCH_CHECKS: list[Callable[[Job], str | None]] = []
 
 
 class JobError(ValueError):
@@ -165,6 +171,10 @@ def launch_job(job: Job) -> Job:
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state not in (Job.State.DRAFT, Job.State.PAUSED):
             raise JobError(f"a {job.get_state_display().lower()} job cannot be launched", field="state")
+        for check in LAUNCH_CHECKS:
+            message = check(job)
+            if message is not None:
+                raise JobError(message, field="state")
         job.state = Job.State.LIVE
         job.launched_at = job.launched_at or timezone.now()
         job.save(update_fields=["state", "launched_at"])

@@ -144,7 +144,9 @@ class ProlificProvider(CrowdProvider):
         return Entry(False, study, session, pid, "")
 
     def completion(self, assignment, config) -> Completion:
-        return Completion(url=COMPLETE_URL.format(code=links.completion_code(config.job_id)))
+        # QUORUM_PROLIFIC_COMPLETE_URL exists for `manage.py rehearse`, which points it at the local fake.
+        template = getattr(settings, "QUORUM_PROLIFIC_COMPLETE_URL", "") or COMPLETE_URL
+        return Completion(url=template.format(code=links.completion_code(config.job_id)))
 
     # Money ----------------------------------------------------------------------------------
     def _transition(self, payment, body) -> str:

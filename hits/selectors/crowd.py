@@ -51,3 +51,41 @@ def crowd_overview(job: Job) -> dict:
         },
         "payments_needing_attention": payments.filter(needs_attention=True).count(),
     }
+
+
+#: Assignments listed on the job page; the API lists them all.
+PAGE_ASSIGNMENTS = 200
+
+
+def crowd_page(job: Job) -> dict:
+    """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd)."""
+    from ..forms import BonusForm, CrowdSettingsForm, SettleForm
+
+    config = JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
+    estimate = estimate_for_job(job, config)
+    assignments = list(
+        ProviderAssignment.objects.filter(posting__job=job)
+        .select_related("worker", "response", "posting")
+        .prefetch_related("payments")
+        .order_by("pk")[:PAGE_ASSIGNMENTS]
+    )
+    left = config.budget - config.committed if config.budget is not None else None
+    return {
+        "config": config,
+        "configured": config.pk is not None,
+        "estimate": estimate,
+        "fits_budget": config.provider == "inhouse" or (config.budget is not None and config.committed + estimate.total <= config.budget),
+        "left": left,
+        "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),
+        "posting_count": Posting.objects.filter(job=job).count(),
+        "assignments": assignments,
+        "assignment_count": ProviderAssignment.objects.filter(posting__job=job).count(),
+        "assignment_states": _by(ProviderAssignment.objects.filter(posting__job=job), "state"),
+        "payment_states": list(
+            Payment.objects.filter(assignment__posting__job=job)
+            .values("kind", "state").annotate(n=Count("id"), amount=Sum("amount")).order_by("kind", "state")
+        ),
+        "settings_form": CrowdSettingsForm(initial=CrowdSettingsForm.initial_for(config), auto_id="id_crowd_%s"),
+        "settle_form": SettleForm(auto_id="id_settle_%s"),
+        "bonus_form": BonusForm(auto_id="id_bonus_%s"),
+    }

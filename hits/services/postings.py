@@ -185,8 +185,14 @@ def prepare_provider(job: Job) -> None:
 
 
 def post_job(job: Job, *, concurrency: int | None = None) -> dict:
-    """Post every uncovered slot of the job and send the calls. Returns counts by posting state."""
-    reserve_postings(job)
+    """Post every uncovered slot of the job and send the calls. Returns counts by posting state.
+
+    Slots that the budget cannot carry stay unposted (logged); what is already reserved is sent.
+    """
+    try:
+        reserve_postings(job)
+    except BudgetExceeded as exc:
+        log.warning("job %s: more slots than the budget carries stay unposted: %s", job.pk, exc)
     if crowd_config(job).provider != Provider.INHOUSE:
         prepare_provider(job)
     pending = list(
@@ -203,9 +209,31 @@ def launch_crowd_job(job: Job) -> Job:
     """
     crowd_config(job)  # in-house defaults when the job has no crowd settings yet
     with transaction.atomic():
+        # Lock the job before the config, in the same order as launch_job and its budget check.
+        Job.objects.select_for_update().filter(pk=job.pk).exists()
         reserve_postings(job)  # BudgetExceeded propagates and rolls back
-        job = launch_job(job)
+        job = launch_job(job)  # launch_budget_check finds nothing left to reserve
     return job
+
+
+def launch_budget_check(job: Job) -> str | None:
+    """The launch check hits registers in annotation's LAUNCH_CHECKS (see hits.apps).
+
+    A crowd (not in-house) job goes live only with the spend of its postings reserved within the
+    budget, whichever path launches it (the organizer's Launch button, the jobs API, a command).
+    It runs inside launch_job's transaction and reserves with `reserve_postings`, the same budget
+    logic as `launch_crowd_job`: the spend is committed in the launch's own transaction, so nothing
+    can take the budget between this check and the posting, and a refused launch keeps nothing.
+    Returns the reason to refuse, or None.
+    """
+    config = JobCrowdConfig.objects.filter(job=job).only("provider").first()
+    if config is None or config.provider == Provider.INHOUSE:
+        return None
+    try:
+        reserve_postings(job)
+    except BudgetExceeded as exc:
+        return f"not launched on {config.get_provider_display()}: {exc}"
+    return None
 
 
 def job_posting_counts(job: Job) -> dict:

@@ -181,6 +181,8 @@ def jobs_to_reconcile() -> list[int]:
         ProviderAssignment.objects.filter(state=ProviderAssignment.State.SUBMITTED).values_list("posting__job_id", flat=True)
     )
     open_jobs |= set(Payment.objects.filter(state__in=Payment.PENDING).values_list("assignment__posting__job_id", flat=True))
+    # A rehearsal copy's listings live at a local fake that is gone: never ask a real provider about them.
+    open_jobs -= set(JobCrowdConfig.objects.filter(rehearsal=True).values_list("job_id", flat=True))
     return sorted(open_jobs)
 
 

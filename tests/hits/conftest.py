@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.core import signing
 
-from tests.hits.fakes import FakeMTurk, FakeProlific
+from hits.fakes import FakeMTurk, FakeProlific
 
 ANSWERS = {"paraphrase": "please find me a cheap hotel located in the centre"}
 UTTERANCE = "i need a cheap hotel in the centre"

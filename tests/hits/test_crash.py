@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hits.fakes import FakeMTurk, FakeProlific
+from hits.fakes import FakeMTurk, FakeProlific
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

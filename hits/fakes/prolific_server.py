@@ -3,7 +3,8 @@
 Like Prolific, it checks the `Authorization: Token ...` header, creates studies unpublished,
 requires a rejection message of at least 100 characters, and pays a bulk bonus every time its pay
 endpoint is called (not idempotent) — so a test can count double payments. Simulated participants
-start and complete submissions with `start_submission` and `complete`.
+start submissions with `start_submission` and complete them with `complete`, or as a browser does:
+by opening `<fake url>/submissions/complete?cc=CODE` with their session cookie (`completions`).
 """
 import json
 import random
@@ -13,6 +14,8 @@ from collections import Counter
 from urllib.parse import parse_qs, urlparse
 
 from .base import FakeServer
+
+SESSION_COOKIE = "prolific_session"
 
 
 def _oid(rng):
@@ -30,6 +33,7 @@ class FakeProlific(FakeServer):
         self.bulk_bonuses = {}
         self.paid = []  # one entry per pay call that paid: (bulk id, participant, amount)
         self.calls = Counter()
+        self.completions = []  # every visit to the completion URL with a valid code
 
     def handle(self, method, path, headers, raw):
         if path.startswith("/_control/simulate"):
@@ -38,6 +42,8 @@ class FakeProlific(FakeServer):
             session = self.start_submission(body["posting"], body["worker"])
             self.complete(session)
             return 200, {"id": session}, {}
+        if path.startswith("/submissions/complete"):
+            return self._complete_by_code(path, headers)
         if self.latency:
             time.sleep(self.latency)
         auth = headers.get("Authorization") or headers.get("authorization") or ""
@@ -149,6 +155,26 @@ class FakeProlific(FakeServer):
     def complete(self, submission_id):
         with self.lock:
             self.submissions[submission_id]["status"] = "AWAITING REVIEW"
+
+    def _complete_by_code(self, path, headers):
+        """The participant's browser opens the completion URL; Prolific knows them by their own session
+        cookie (here `prolific_session=<submission id>`) and checks the code against the study's."""
+        code = parse_qs(urlparse(path).query).get("cc", [""])[0]
+        cookies = dict(
+            part.strip().split("=", 1) for part in (headers.get("Cookie") or headers.get("cookie") or "").split(";")
+            if "=" in part
+        )
+        with self.lock:
+            submission = self.submissions.get(cookies.get(SESSION_COOKIE, ""))
+            if submission is None:
+                return 401, {"error": "log in to Prolific to complete a study"}, {}
+            codes = [c.get("code") for c in self.studies[submission["study_id"]].get("completion_codes", [])]
+            if code not in codes:
+                return 400, {"error": "this completion code does not belong to the study"}, {}
+            if submission["status"] == "ACTIVE":
+                submission["status"] = "AWAITING REVIEW"
+            self.completions.append({"submission": submission["id"], "code": code})
+            return 200, {"status": submission["status"]}, {}
 
     def payments_per_participant(self) -> Counter:
         return Counter(pid for _, pid, _ in self.paid)

@@ -5,15 +5,18 @@ a repeated UniqueRequestToken creates nothing and answers RequestError "already 
 without the HIT id in the message, to exercise both recoveries); SendBonus deduplicates by token;
 settling an assignment twice is refused. It can add latency and throttle a share of the calls
 (ThrottlingException, HTTP 400) or fault them (ServiceFault, HTTP 500). Simulated workers accept
-HITs and submit assignments through `accept` and `submit`.
+HITs through `accept` and submit either through `submit` or, as a browser does, by posting the
+form to `<fake url>/mturk/externalSubmit` (recorded in `external_submits`).
 
-Run standalone for manual rehearsal: `python -m tests.hits.fakes.mturk_server --port 8765`.
+Run standalone: `python -m hits.fakes.mturk_server --port 8765` (the benchmark does); `manage.py rehearse`
+runs it in-process.
 """
 import json
 import random
 import string
 import time
 from collections import Counter
+from urllib.parse import parse_qs
 
 from .base import FakeServer
 
@@ -46,6 +49,7 @@ class FakeMTurk(FakeServer):
         self.faulted = 0
         self.duplicates_refused = 0
         self.requests = []  # (operation, params) of every accepted call, for assertions
+        self.external_submits = []  # the forms workers posted to /mturk/externalSubmit
 
     # HTTP ---------------------------------------------------------------------------------------
     def handle(self, method, path, headers, raw):
@@ -58,6 +62,8 @@ class FakeMTurk(FakeServer):
             assignment_id = self.accept(body["posting"], body["worker"])
             self.submit(assignment_id)
             return 200, {"id": assignment_id}, {}
+        if path.startswith("/mturk/externalSubmit"):
+            return self._external_submit(method, raw)
         if self.latency:
             time.sleep(self.latency)
         target = headers.get("X-Amz-Target") or headers.get("x-amz-target") or ""
@@ -222,6 +228,20 @@ class FakeMTurk(FakeServer):
         return {}
 
     # Simulated workers --------------------------------------------------------------------------
+    def _external_submit(self, method, raw):
+        """The worker's form POST to turkSubmitTo/mturk/externalSubmit, as MTurk's worker site takes it."""
+        form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+        assignment_id = form.get("assignmentId", "")
+        with self.lock:
+            a = self.assignments.get(assignment_id)
+            if method != "POST" or a is None:
+                return 400, {"error": "post the form with the assignmentId of an accepted assignment"}, {}
+            if a["AssignmentStatus"] != "Accepted":
+                return 409, {"error": f"the assignment is already {a['AssignmentStatus'].lower()}"}, {}
+            self.external_submits.append(form)
+        self.submit(assignment_id)
+        return 200, {"submitted": assignment_id}, {}
+
     def accept(self, hit_id, worker_id) -> str:
         """A worker accepts a HIT: an assignment that MTurk does not list until it is submitted."""
         with self.lock:
@@ -271,8 +291,7 @@ class RequestError(Exception):
     pass
 
 
-
-if __name__ == "__main__":  # pragma: no cover - manual rehearsal and the benchmark
+def main(argv=None):  # pragma: no cover - the benchmark runs the fake in its own process
     import argparse
 
     parser = argparse.ArgumentParser(description="A fake MTurk endpoint; prints its URL on the first line.")
@@ -280,7 +299,7 @@ if __name__ == "__main__":  # pragma: no cover - manual rehearsal and the benchm
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--throttle", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     fake = FakeMTurk(port=args.port, latency=args.latency, throttle_rate=args.throttle, seed=args.seed).start()
     print(fake.url, flush=True)
     try:
@@ -288,3 +307,7 @@ if __name__ == "__main__":  # pragma: no cover - manual rehearsal and the benchm
             time.sleep(3600)
     except KeyboardInterrupt:
         fake.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,112 @@
+"""Organizer actions of the crowd section on the job page (hits/templates/hits/_job_crowd.html).
+
+POST only, organizers only (annotation's organizer_required: anonymous users log in, others get
+403). Thin: validate the form, call a service, and go back to the job page with a message per
+outcome; a bulk action reports a result for every ticked assignment.
+"""
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.models import Job
+from annotation.organizer_views import organizer_required
+from annotation.services.jobs import JobError
+
+from .forms import BonusForm, CrowdSettingsForm, SettleForm, service_errors
+from .models import JobCrowdConfig, ProviderAssignment
+from .services.config import CrowdConfigError, configure_crowd
+from .services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
+from .services.postings import BudgetExceeded, launch_crowd_job
+
+#: Results listed one by one; beyond this the page says how many more.
+RESULT_LINES = 50
+SETTLE = {"approve": approve_assignments, "reject": reject_assignments, "soft_reject": soft_reject_assignments}
+
+
+def _back(job):
+    return redirect(reverse("organizer:job", args=[job.pk]) + "#crowd")
+
+
+def _form_errors(request, form):
+    for name, errors in form.errors.items():
+        label = form.fields[name].label or name.replace("_", " ").capitalize() if name in form.fields else ""
+        for error in errors:
+            messages.error(request, f"{label}: {error}" if label else error)
+
+
+def _job_assignment_ids(job):
+    return ProviderAssignment.objects.filter(posting__job=job).values_list("pk", flat=True)
+
+
+@organizer_required
+@require_POST
+def crowd_settings(request, pk):
+    job = get_object_or_404(Job, pk=pk)
+    form = CrowdSettingsForm(request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+        return _back(job)
+    current = JobCrowdConfig.objects.filter(job=job).values_list("requirements", flat=True).first() or {}
+    try:
+        configure_crowd(job, **form.settings_for(current))
+    except CrowdConfigError as exc:
+        for line in service_errors(exc):
+            messages.error(request, f"Crowd settings not saved. {line}")
+    else:
+        messages.success(request, "Crowd settings saved.")
+    return _back(job)
+
+
+@organizer_required
+@require_POST
+def crowd_launch(request, pk):
+    job = get_object_or_404(Job, pk=pk)
+    try:
+        launch_crowd_job(job)
+    except BudgetExceeded as exc:
+        messages.error(request, f"Not launched: {exc}")
+    except JobError as exc:
+        messages.error(request, f"Not launched: {exc}.")
+    else:
+        messages.success(request, "Launched on the crowd; the postings are being sent.")
+    return _back(job)
+
+
+def _report(request, label, results):
+    failed = [r for r in results if not r.ok]
+    for r in results[:RESULT_LINES]:
+        if r.ok:
+            messages.success(request, f"Assignment {r.assignment_id}: {label} ({r.state}).")
+        else:
+            messages.error(request, f"Assignment {r.assignment_id}: not {label}: {r.error or r.state}.")
+    if len(results) > RESULT_LINES:
+        messages.info(request, f"{len(results) - RESULT_LINES} more results not listed.")
+    messages.info(request, f"{len(results) - len(failed)} of {len(results)} {label}.")
+
+
+@organizer_required
+@require_POST
+def crowd_settle(request, pk):
+    job = get_object_or_404(Job, pk=pk)
+    form = SettleForm(request.POST, assignment_ids=_job_assignment_ids(job))
+    if not form.is_valid():
+        _form_errors(request, form)
+        return _back(job)
+    action, ids, message = form.cleaned_data["action"], form.cleaned_data["assignments"], form.cleaned_data["message"]
+    label = {"approve": "approved", "reject": "rejected", "soft_reject": "soft-rejected"}[action]
+    _report(request, label, SETTLE[action](ids, message))
+    return _back(job)
+
+
+@organizer_required
+@require_POST
+def crowd_bonus(request, pk):
+    job = get_object_or_404(Job, pk=pk)
+    form = BonusForm(request.POST, assignment_ids=_job_assignment_ids(job))
+    if not form.is_valid():
+        _form_errors(request, form)
+        return _back(job)
+    amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]
+    _report(request, "paid a bonus", bonus_assignments([(i, amount, reason) for i in form.cleaned_data["assignments"]]))
+    return _back(job)

@@ -1,0 +1,15 @@
+"""Template tags through which annotation's pages show hits's sections without importing hits.
+
+`{% job_crowd job as crowd %}` gives the crowd section of the organizer's job page its context
+(hits.selectors.crowd.crowd_page); the section is hits/templates/hits/_job_crowd.html.
+"""
+from django import template
+
+register = template.Library()
+
+
+@register.simple_tag
+def job_crowd(job) -> dict:
+    from ..selectors.crowd import crowd_page
+
+    return crowd_page(job)

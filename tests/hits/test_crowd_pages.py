@@ -1,0 +1,223 @@
+"""The crowd section of the organizer's job page, and its actions under /crowd/jobs/<id>/."""
+from decimal import Decimal as D
+
+import pytest
+
+from annotation.models import Job, Response, Worker
+from hits.models import JobCrowdConfig, Payment, Posting, ProviderAssignment
+from hits.services.config import configure_crowd
+from hits.services.entry import arrive
+from hits.services.postings import launch_crowd_job, post_job
+from tests.hits.conftest import ANSWERS
+from tests.hits.contract import LONG_REJECTION, submit_response  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def _project_urls(settings):
+    settings.ROOT_URLCONF = "quorum.urls"  # the organizer pages live in the project's URLs
+
+
+@pytest.fixture
+def org_client(client, organizer):
+    client.force_login(organizer)
+    return client
+
+
+def _page(client, job):
+    response = client.get(f"/organize/jobs/{job.pk}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _messages(response):
+    return [str(m) for m in response.context["messages"]]
+
+
+ACTIONS = ["settings", "launch", "settle", "bonus"]
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_only_organizers_may_act(job_factory, client, make_annotator, action):
+    job = job_factory()
+    url = f"/crowd/jobs/{job.pk}/{action}/"
+    anonymous = client.post(url, {"provider": "mturk", "budget": "1"})
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    user, _ = make_annotator("annie")
+    client.force_login(user)
+    assert client.post(url, {"provider": "mturk", "budget": "1"}).status_code == 403
+    assert not JobCrowdConfig.objects.filter(job=job).exists()
+    assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_actions_are_post_only(job_factory, org_client, action):
+    job = job_factory()
+    assert org_client.get(f"/crowd/jobs/{job.pk}/{action}/").status_code == 405
+
+
+def test_page_shows_cost_with_fees_hourly_pay_and_spend(job_factory, org_client):
+    job = job_factory(turns=20, redundancy=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="100", minutes_per_assignment="1.5", assignments_per_posting=9)
+    body = _page(org_client, job)
+    assert 'id="crowd"' in body
+    assert "Amazon Mechanical Turk (sandbox)" in body
+    assert "$100.00" in body
+    # 60 assignments x (0.50 + 20% fee) in 7 HITs of up to 9
+    assert "$36.00 for 60 assignments in 7 postings: $30.00 rewards + $6.00 fees" in body
+    assert "$20.00 an hour at 1.5 minutes per assignment" in body
+    assert "$0.00 ($100.00 of the budget left)" in body
+    # Help texts are shown beside the fields.
+    assert "10 or more raises MTurk&#x27;s fee from 20% to 40%" in body
+
+
+def test_page_without_crowd_settings_says_in_house_default(job_factory, org_client):
+    job = job_factory()
+    body = _page(org_client, job)
+    assert "In-house" in body and "default; not set yet" in body
+    assert not JobCrowdConfig.objects.filter(job=job).exists()  # showing the page writes nothing
+
+
+def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_client):
+    job = job_factory()
+    response = org_client.post(
+        f"/crowd/jobs/{job.pk}/settings/",
+        {"provider": "mturk", "budget": "12.50", "minutes_per_assignment": "2", "assignments_per_posting": "5",
+         "locales": "us, gb", "min_approval_rate": "95", "min_hits_approved": "", "prolific_filters": ""},
+        follow=True,
+    )
+    assert "Crowd settings saved." in _messages(response)
+    config = JobCrowdConfig.objects.get(job=job)
+    assert (config.provider, config.budget, config.assignments_per_posting) == ("mturk", D("12.50"), 5)
+    assert config.requirements["locales"] == ["US", "GB"] and config.requirements["min_approval_rate"] == 95
+    assert "min_hits_approved" not in config.requirements
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"prolific_filters": "not json"}, "Write the filters as JSON"),
+        ({"locales": "USA"}, "two-letter country codes"),
+        ({"min_approval_rate": "101"}, "less than or equal to 100"),
+        ({"budget": ""}, "a crowd job needs a budget"),
+    ],
+)
+def test_bad_settings_say_what_to_fix_and_change_nothing(job_factory, org_client, change, reason):
+    job = job_factory()
+    configure_crowd(job, provider="mturk", budget="10")
+    before = JobCrowdConfig.objects.get(job=job)
+    data = {"provider": "mturk", "budget": "20", "minutes_per_assignment": "2", "assignments_per_posting": "9",
+            "locales": "US", "min_approval_rate": "90", "min_hits_approved": "", "prolific_filters": ""}
+    response = org_client.post(f"/crowd/jobs/{job.pk}/settings/", {**data, **change}, follow=True)
+    assert any(reason in m for m in _messages(response)), _messages(response)
+    after = JobCrowdConfig.objects.get(job=job)
+    assert (after.budget, after.requirements) == (before.budget, before.requirements)
+
+
+def test_launch_over_budget_is_refused_with_the_reason(job_factory, org_client):
+    job = job_factory(turns=20, redundancy=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="35.99")
+    response = org_client.post(f"/crowd/jobs/{job.pk}/launch/", follow=True)
+    assert any("Not launched" in m and "36.00 USD with fees" in m and "35.99" in m for m in _messages(response))
+    assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
+    assert not Posting.objects.filter(job=job).exists()
+
+
+def test_launch_within_budget_goes_live_and_commits(job_factory, org_client):
+    job = job_factory(turns=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="5")
+    response = org_client.post(f"/crowd/jobs/{job.pk}/launch/", follow=True)
+    assert any("Launched" in m for m in _messages(response))
+    assert Job.objects.get(pk=job.pk).state == Job.State.LIVE
+    assert JobCrowdConfig.objects.get(job=job).committed == D("1.80")
+
+
+@pytest.fixture
+def submitted(job_factory, fake_mturk):
+    """A posted MTurk job with three submitted assignments."""
+    job = job_factory(turns=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=3)
+    launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    job.refresh_from_db()
+    hit = Posting.objects.get(job=job).external_id
+    out = []
+    for n in range(3):
+        worker = f"A{n}WORKER"
+        assignment_id = fake_mturk.accept(hit, worker)
+        arrival = arrive(provider_key="mturk", job=job, params={
+            "assignmentId": assignment_id, "hitId": hit, "workerId": worker,
+            "turkSubmitTo": "https://workersandbox.mturk.com"})
+        submit_response(slot_id=arrival.slot.pk, worker=arrival.assignment.worker, answers=ANSWERS)
+        fake_mturk.submit(assignment_id)
+        out.append(ProviderAssignment.objects.get(pk=arrival.assignment.pk))
+    return job, out
+
+
+def test_page_lists_assignments_and_payments_with_states(submitted, org_client):
+    job, assignments = submitted
+    body = _page(org_client, job)
+    for a in assignments:
+        assert a.external_id in body and f'value="{a.pk}"' in body
+    assert body.count("Submitted") >= 3
+    assert "Created at the provider" in body
+
+
+def test_bulk_approve_and_reject_give_a_result_per_element(submitted, org_client, fake_mturk):
+    job, (a, b, c) = submitted
+    url = f"/crowd/jobs/{job.pk}/settle/"
+    org_client.post(url, {"action": "approve", "assignments": [a.pk]})
+    response = org_client.post(url, {"action": "reject", "assignments": [a.pk, b.pk], "message": LONG_REJECTION}, follow=True)
+    lines = _messages(response)
+    assert any(f"Assignment {a.pk}: not rejected" in m and "already approved" in m for m in lines)
+    assert f"Assignment {b.pk}: rejected (confirmed)." in lines
+    assert "1 of 2 rejected." in lines
+    assert fake_mturk.assignments[a.external_id]["AssignmentStatus"] == "Approved"
+    assert fake_mturk.assignments[b.external_id]["AssignmentStatus"] == "Rejected"
+    assert Response.objects.get(pk=b.response_id).status == Response.Status.REJECTED
+    # Settled lines show on the page with their payment states.
+    body = _page(org_client, job)
+    assert "Approve $0.50: Confirmed" in body and "Reject $0.00: Confirmed" in body
+
+
+def test_reject_without_message_is_refused_per_element(submitted, org_client):
+    job, (a, b, c) = submitted
+    response = org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "reject", "assignments": [a.pk, b.pk]}, follow=True)
+    lines = _messages(response)
+    assert sum("needs a message" in m for m in lines) == 2 and "0 of 2 rejected." in lines
+    assert not Payment.objects.exists()
+
+
+def test_soft_reject_pays_and_excludes_the_data(submitted, org_client, fake_mturk):
+    job, (a, b, c) = submitted
+    response = org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "soft_reject", "assignments": [c.pk]}, follow=True)
+    assert f"Assignment {c.pk}: soft-rejected (confirmed)." in _messages(response)
+    assert fake_mturk.assignments[c.external_id]["AssignmentStatus"] == "Approved"
+    assert Response.objects.get(pk=c.response_id).status == Response.Status.SOFT_REJECTED
+
+
+def test_bonus_in_bulk_is_paid_once_each_and_counted(submitted, org_client, fake_mturk):
+    job, (a, b, c) = submitted
+    committed = JobCrowdConfig.objects.get(job=job).committed
+    data = {"assignments": [a.pk, b.pk], "amount": "0.25", "reason": "Careful work"}
+    response = org_client.post(f"/crowd/jobs/{job.pk}/bonus/", data, follow=True)
+    assert "2 of 2 paid a bonus." in _messages(response)
+    org_client.post(f"/crowd/jobs/{job.pk}/bonus/", data)  # the same bonus asked twice is one payment
+    assert fake_mturk.bonuses_per_assignment() == {a.external_id: 1, b.external_id: 1}
+    assert JobCrowdConfig.objects.get(job=job).committed == committed + 2 * D("0.30")
+
+
+def test_assignments_of_another_job_are_refused(submitted, org_client, job_factory):
+    job, (a, b, c) = submitted
+    other = job_factory(name="other job")
+    response = org_client.post(f"/crowd/jobs/{other.pk}/settle/", {"action": "approve", "assignments": [a.pk]}, follow=True)
+    assert any("valid choice" in m for m in _messages(response))
+    assert not Payment.objects.exists()
+
+
+def test_provider_text_is_escaped(submitted, org_client):
+    job, (a, b, c) = submitted
+    Worker.objects.filter(pk=a.worker_id).update(external_id="<script>alert(1)</script>")
+    Posting.objects.filter(job=job).update(error='<img src=x onerror="alert(2)">')
+    body = _page(org_client, job)
+    assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<img src=x" not in body and "&lt;img src=x" in body
