@@ -294,3 +294,53 @@ class OverrideForm(forms.Form):
         if data.get("recollect") and data.get("status") == Response.Status.ACCEPTED:
             self.add_error("recollect", "Only a rejected response can be re-collected.")
         return data
+
+
+class GoldItemForm(forms.Form):
+    """A gold item from an item of the job: its id, and the known answer per answer field.
+
+    One field per answer field of the job's task type (`gold__<name>`); blank ones are not graded.
+    annotation.gold_requests checks the request again and says what to fix.
+    """
+
+    item = forms.IntegerField(
+        label="Item id", min_value=1,
+        help_text="An item of this job (ids are in the review list); the gold item shows workers the same content.",
+    )
+
+    def __init__(self, *args, answer_fields=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.answer_names = []
+        for f in answer_fields:
+            name = self.field_name(f["name"])
+            common = {"label": f"Known answer: {f['label']}", "required": False, "help_text": f.get("help", "")}
+            if f.get("choices"):
+                self.fields[name] = forms.ChoiceField(choices=[("", "(not graded)")] + [(str(c), str(c)) for c in f["choices"]], **common)
+            else:
+                self.fields[name] = forms.CharField(max_length=5000, **common)
+            self.answer_names.append(f["name"])
+
+    @staticmethod
+    def field_name(answer: str) -> str:
+        return f"gold__{answer}"
+
+    def clean(self):
+        data = super().clean()
+        if self.answer_names and not any(data.get(self.field_name(n)) for n in self.answer_names):
+            self.add_error(None, "Give the known answer to at least one field.")
+        return data
+
+    def gold(self) -> dict:
+        """The known answer as the service takes it: {answer field: value}, blank fields left out."""
+        return {n: self.cleaned_data[self.field_name(n)] for n in self.answer_names if self.cleaned_data.get(self.field_name(n))}
+
+    def add_request_error(self, exc) -> None:
+        """Show a GoldRequestError under the fields it names."""
+        for message in exc.item:
+            self.add_error("item", f"{message[0].upper()}{message[1:]}.")
+        for message in exc.gold:
+            self.add_error(None, f"{message[0].upper()}{message[1:]}.")
+        for answer, messages in exc.fields.items():
+            target = self.field_name(answer) if self.field_name(answer) in self.fields else None
+            for message in messages:
+                self.add_error(target, message)

@@ -15,6 +15,8 @@ urlpatterns = [
     # Quality control; listed before the catch-all state action below.
     path("jobs/<int:pk>/voting/", views.job_voting, name="job-voting"),
     path("jobs/<int:pk>/quality/", views.job_quality, name="job-quality"),
+    path("jobs/<int:pk>/gold/", views.job_gold, name="job-gold"),
+    path("jobs/<int:pk>/flags/", views.job_flags, name="job-flags"),
     path("jobs/<int:pk>/hard-subset.csv", views.job_hard_subset, name="job-hard-subset"),
     path("responses/<int:pk>/override/", views.response_override, name="response-override"),
     path("workers/<int:pk>/", views.worker_detail, name="worker"),

@@ -1,6 +1,6 @@
 """Organizer pages: the dashboard, corpus upload and its import run, job creation and the job page
-with its quality control (voting, review list, verdict overrides, quality settings), and the worker
-page (flags with their evidence, gold record, standing, unblock).
+with its quality control (voting, review list, verdict overrides, quality settings, gold items,
+recomputing flags), and the worker page (flags with their evidence, gold record, standing, unblock).
 
 Thin views over the services and selectors; organizers only (anonymous users are sent to log
 in, everyone else gets a 403 page that says why). Writes are POST only.
@@ -10,6 +10,7 @@ from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,12 +18,15 @@ from django.views.decorators.http import require_POST
 
 from . import task_types
 from .exporters import ExportError
+from .gold_requests import GoldRequestError, add_gold_from_item
+from .gold_requests import answer_fields as gold_answer_fields
 from .import_requests import UploadError, import_error_field, start_upload_import
 from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, job_error_fields
 from .models import ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
-from .organizer_forms import CorpusUploadForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
+from .organizer_forms import CorpusUploadForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
+from .selectors.gold import gold_items
 from .selectors.dashboard import (
     corpora_with_counts,
     jobs_with_progress,
@@ -36,6 +40,7 @@ from .services.imports import ImportFailed
 from .services.jobs import JobError
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
+from .tasks import apply_worker_flags
 
 #: Rows of the review lists shown on the job page; the API serves them all.
 REVIEW_ROWS = 200
@@ -118,7 +123,7 @@ def job_detail(request, pk):
     return _job_page(request, job)
 
 
-def _job_page(request, job, *, voting_form=None, quality_form=None, override_forms=None, status=200):
+def _job_page(request, job, *, voting_form=None, quality_form=None, override_forms=None, gold_form=None, status=200):
     """The job page; a refused quality form is passed back bound, so its errors show by its fields."""
     progress = job_progress(job)
     policy = QualityPolicy.objects.filter(job=job).first()
@@ -131,6 +136,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
         for row in review_rows[:REVIEW_ROWS]
     ]
     kind = _task_type_or_none(job.task_type)
+    gold_rows = gold_items(job)
     context = {
         "job": job,
         "progress": progress,
@@ -150,7 +156,9 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
         "review_total": len(review_rows),
         "review_rows_cap": REVIEW_ROWS,
         "show_all_reviews": show_all,
-        "gold_items": job.items.filter(gold__isnull=False).count(),
+        "gold_rows": gold_rows,
+        "gold_items": len(gold_rows),
+        "gold_form": gold_form or _gold_form(job),
         "hard_subset": job.task_type == "hard_score",
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
@@ -259,6 +267,38 @@ def job_quality(request, pk):
             messages.success(request, "Quality settings saved.")
             return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#quality-settings")
     return _job_page(request, job, quality_form=form, status=400)
+
+
+def _gold_form(job, data=None):
+    kind = _task_type_or_none(job.task_type)
+    return GoldItemForm(data, answer_fields=gold_answer_fields(job) if kind else (), auto_id="id_gold_%s")
+
+
+@organizer_required
+@require_POST
+def job_gold(request, pk):
+    """Add a gold item: a copy of an item of the job with its known answer."""
+    job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
+    form = _gold_form(job, request.POST)
+    if form.is_valid():
+        try:
+            item = add_gold_from_item(job, item_id=form.cleaned_data["item"], gold=form.gold())
+        except GoldRequestError as exc:
+            form.add_request_error(exc)
+        else:
+            messages.success(request, f"Added gold item {item.pk} (a copy of item {form.cleaned_data['item']}).")
+            return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#gold")
+    return _job_page(request, job, gold_form=form, status=400)
+
+
+@organizer_required
+@require_POST
+def job_flags(request, pk):
+    """Recompute the job's worker flags and record them on its responses, in the background."""
+    job = get_object_or_404(Job, pk=pk)
+    transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
+    messages.success(request, "Recomputing worker flags; the review list shows them once they are recorded.")
+    return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#reviews")
 
 
 @organizer_required

@@ -6,8 +6,11 @@ again on the same id. Sections belong to their services; keep each task small.
 import logging
 
 from celery import shared_task
+from django.db.models import Exists, OuterRef
 
-from annotation.services import imports
+from annotation.models import Job, Response
+from annotation.services import claims, imports, quality
+from annotation.tasks_exports import run_export  # noqa: F401  (registered here: the worker autodiscovers annotation.tasks)
 
 logger = logging.getLogger(__name__)
 
@@ -40,3 +43,36 @@ def run_import(run_id: int) -> None:
         raise
     finally:
         progress.close()
+
+
+# --- quality control: worker flags ---
+@shared_task(acks_late=True)
+def apply_worker_flags(job_id: int) -> dict | None:
+    """Record the worker flags of job `job_id` on its responses (services.quality.apply_flags).
+
+    Idempotent: a second run records nothing new. None when the job is gone.
+    """
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None:
+        return None
+    return quality.apply_flags(job)
+
+
+@shared_task(acks_late=True)
+def sweep_worker_flags() -> int:
+    """Run from Celery beat: queue `apply_worker_flags` for every live job with responses.
+
+    One task per job, so a slow or failing job does not hold the others back. Returns how many.
+    """
+    has_responses = Exists(Response.objects.filter(item__job=OuterRef("pk")))
+    job_ids = list(Job.objects.filter(state=Job.State.LIVE).filter(has_responses).values_list("pk", flat=True))
+    for job_id in job_ids:
+        apply_worker_flags.delay(job_id)
+    return len(job_ids)
+
+
+# --- claims ---
+@shared_task(acks_late=True)
+def release_expired_claims() -> int:
+    """Free claims past their expiry (Celery beat, every QUORUM_CLAIM_SWEEP_SECONDS); idempotent."""
+    return claims.release_expired_claims()

@@ -154,6 +154,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "hits.tasks.reconcile_all",
         "schedule": timedelta(seconds=env.int("QUORUM_RECONCILE_SECONDS", default=300)),
     },
+    # Worker flags (fast, pasted, near-duplicate, straight-lining, low agreement) recorded on the
+    # responses of every live job, so reviewers and `flags_reject` see them without a button press.
+    # Each run rereads a job's responses; QUORUM_FLAG_SWEEP_SECONDS trades freshness for load.
+    "sweep-worker-flags": {
+        "task": "annotation.tasks.sweep_worker_flags",
+        "schedule": timedelta(seconds=env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)),
+    },
 }
 
 # Quorum's own settings.

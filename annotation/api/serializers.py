@@ -416,3 +416,29 @@ class StandingSerializer(serializers.ModelSerializer):
         model = WorkerStanding
         fields = ["worker", "job", "state", "gold_answered", "gold_failed", "reason", "changed_at"]
         read_only_fields = fields
+
+
+class GoldItemSerializer(serializers.Serializer):
+    """A gold item of a job with what workers made of it."""
+
+    item_id = serializers.IntegerField(help_text="Id of the gold item.")
+    position = serializers.IntegerField()
+    shown = serializers.CharField(allow_blank=True, help_text="What a worker is asked about, shortened.")
+    expected = serializers.DictField(help_text="The known answer: {answer field: value}.")
+    answered = serializers.IntegerField(help_text="Graded answers.")
+    correct = serializers.IntegerField()
+    pass_rate = serializers.FloatField(allow_null=True, help_text="correct / answered; null before any answer.")
+
+
+class GoldItemCreateSerializer(serializers.Serializer):
+    """A gold item copied from an item of the job, with its known answer."""
+
+    item = serializers.IntegerField(min_value=1, help_text="Id of an item of the job; the gold item shows the same content.")
+    gold = serializers.DictField(
+        help_text='The known answer per answer field, e.g. {"accuracy": 4}; fields left out are not graded.'
+    )
+
+
+class FlagsQueuedSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    detail = serializers.CharField()

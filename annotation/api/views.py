@@ -1,13 +1,14 @@
 """The organizer REST API: thin views over the services and selectors.
 
 Every route is for organizers only (class and object level). A refusal by a service (JobError,
-ImportFailed, ExportError, VotingError, QualityError, a refused upload) becomes a 400 whose body
+ImportFailed, ExportError, VotingError, QualityError, GoldRequestError, a refused upload) becomes a 400 whose body
 names the field to fix;
 a missing object is a 404.
 """
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -20,18 +21,21 @@ from rest_framework.views import APIView
 
 from .. import task_types
 from ..exporters import ExportError
+from ..gold_requests import GoldRequestError, add_gold_from_item
 from ..import_requests import UploadError, import_error_field, start_upload_import
 from ..job_requests import change_state, create_job_for_request, job_error_fields
 from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
+from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..services.exports import start_export
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
+from ..tasks import apply_worker_flags
 from . import serializers as s
 from .permissions import IsOrganizer
 
@@ -55,6 +59,8 @@ class OrganizerAPI:
             return Response({import_error_field(exc): [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, ExportError):
             return Response({"job": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, GoldRequestError):
+            return Response(exc.as_api_errors(), status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, (VotingError, QualityError)):
             return Response(service_error_fields(str(exc), getattr(self, "error_fields", ())), status=status.HTTP_400_BAD_REQUEST)
         return super().handle_exception(exc)
@@ -247,6 +253,34 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         else:
             policy = QualityPolicy.objects.filter(job=job).first() or QualityPolicy(job=job)
         return Response(s.QualitySettingsSerializer(policy).data)
+
+    @extend_schema(methods=["GET"], summary="The job's gold items with their pass rates", request=None,
+                   responses={200: s.GoldItemSerializer(many=True), **NOT_FOUND})
+    @extend_schema(
+        methods=["POST"], summary="Add a gold item: a copy of an item of the job with its known answer",
+        request=s.GoldItemCreateSerializer, responses={201: s.GoldItemSerializer, **ERRORS, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get", "post"], serializer_class=s.GoldItemCreateSerializer, pagination_class=None)
+    def gold(self, request, pk=None):
+        job = self.get_object()
+        if request.method == "GET":
+            return Response(s.GoldItemSerializer([row.as_dict() for row in gold_items(job)], many=True).data)
+        form = s.GoldItemCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        item = add_gold_from_item(job, item_id=form.validated_data["item"], gold=form.validated_data["gold"])
+        row = next(r for r in gold_items(job) if r.item_id == item.pk)
+        return Response(s.GoldItemSerializer(row.as_dict()).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Recompute the job's worker flags and record them on its responses, in the background",
+        request=None, responses={202: s.FlagsQueuedSerializer, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"], serializer_class=s.FlagsQueuedSerializer, pagination_class=None)
+    def flags(self, request, pk=None):
+        job = self.get_object()
+        transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
+        body = {"job": job.pk, "detail": f"Recomputing flags; GET /api/jobs/{job.pk}/reviews/ shows them once recorded."}
+        return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
 @extend_schema_view(

@@ -60,15 +60,24 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
                 if gold is not None:
                     return gold
                 taken_items = Slot.objects.filter(job=job, worker=worker).values("item_id")
-                slot = (
+                open_slots = (
                     Slot.objects.select_for_update(skip_locked=True)
                     .filter(job=job, state=Slot.State.OPEN)
                     .exclude(item_id__in=taken_items)
                     .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
                     .exclude(barred_worker=worker)  # never a vote on one's own work
-                    .order_by("position")  # matches the (job, state, position) index; any slot of an item will do
-                    .first()
                 )
+                # Each query orders by position alone, matching the (job, state, position) index; any
+                # slot of an item will do. A task type may rotate the order per worker (claim_start):
+                # positions from the offset on first, then the ones before it, two ordered index scans.
+                start = task_types.get(job.task_type).claim_start(job, worker)
+                if start:
+                    slot = (
+                        open_slots.filter(position__gte=start).order_by("position").first()
+                        or open_slots.filter(position__lt=start).order_by("position").first()
+                    )
+                else:
+                    slot = open_slots.order_by("position").first()
                 if slot is None:
                     return None
                 slot.state = Slot.State.CLAIMED

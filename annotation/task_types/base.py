@@ -54,6 +54,17 @@ class TaskType:
         """Clean a response; return (cleaned answers, problems). No problems means it is accepted."""
         raise NotImplementedError
 
+    # --- Work order -----------------------------------------------------------------------------
+
+    def claim_start(self, job, worker) -> int | None:
+        """Where in the job's position order this worker's claims begin, or None for the plain order.
+
+        Called by claim_next_slot inside its transaction. An offset makes the worker meet the items
+        as a rotation of the position order: positions >= offset first, then the ones before it.
+        Each branch is still an ordered scan of the (job, state, position) index.
+        """
+        return None
+
     # --- Quality-control hooks (issue 5). Defaults suit any type. ---------------------------------
 
     def review_payload(self, payload: Mapping, answers: Mapping, settings: Mapping) -> dict:

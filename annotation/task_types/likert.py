@@ -9,6 +9,7 @@ Payload: {"context": [{"speaker": "user"|"system", "text"}], "response": "...",
 "knowledge": [{"entity", "title", "body"}]}. The context ends with the user turn the response
 answers; the knowledge is the reference knowledge of that turn.
 """
+import hashlib
 from collections.abc import Mapping
 
 from .base import Problem, TaskType, TaskTypeSettingsError, register
@@ -157,6 +158,30 @@ class LikertTaskType(TaskType):
 
     def text_of(self, answers: Mapping) -> str:
         return ""  # ratings have no free text
+
+    def claim_start(self, job, worker) -> int | None:
+        """Each rater meets the (shuffled) items in their own rotation, so order effects do not fall
+        on the same items for every rater (issue 4: order randomised per rater).
+
+        The offset is a stable hash of (job, worker) modulo the job's span of positions: the same
+        rater gets the same order on every claim and after a restart (hashlib, not Python's salted
+        `hash`). The span is the highest position + 1, read from the (job, position) unique index;
+        for payload jobs it is the item count (positions 0..n-1; gold items are appended after).
+        """
+        from django.db.models import Max
+
+        from ..models import Item  # late: task-type modules import no models when they load
+
+        highest = Item.objects.filter(job=job).aggregate(m=Max("position"))["m"]
+        if highest is None:
+            return None
+        return rotation_offset(job.pk, worker.pk, highest + 1)
+
+
+def rotation_offset(job_id: int, worker_id: int, span: int) -> int:
+    """A stable offset in [0, span) for one rater on one job. Pure."""
+    digest = hashlib.sha256(f"quorum-order:{job_id}:{worker_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % span if span > 0 else 0
 
 
 def clean_payload(payload) -> dict:

@@ -6,10 +6,10 @@ baseline as reference rows) on the same instances: one item per (instance, entry
 the instance's reference knowledge (from the ground truth, so it is the same for every entry);
 which entry wrote the response is kept in `CampaignItem`, never in the payload.
 
-Order: items are offered in position order (annotation.services.claims), and positions are a
-seeded random permutation of the (instance, entry) pairs, so no system's responses come in a
-block and an instance's responses are not side by side. The claim query has no per-worker hook,
-so every rater meets the items in that same random order (see the report to the lead).
+Order: positions are a seeded random permutation of the (instance, entry) pairs, so no system's
+responses come in a block and an instance's responses are not side by side; and each rater starts
+at their own point of that order (the Likert type's `claim_start` hook), so raters meet the items
+in different rotations of it.
 """
 from __future__ import annotations
 

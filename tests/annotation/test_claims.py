@@ -146,3 +146,25 @@ def test_a_skipped_item_goes_to_others_and_is_not_offered_again_to_the_skipper(m
     second = claim_next_slot(job=job, worker=skipper)
     assert second.item_id != first.item_id
     assert claim_next_slot(job=job, worker=other).item_id == first.item_id
+
+
+def test_beat_schedule_names_only_registered_tasks():
+    from django.conf import settings
+
+    from quorum.celery import app
+
+    app.loader.import_default_modules()  # what a worker does at start: autodiscover every app's tasks
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["task"] in app.tasks, f"beat sends {entry['task']}, which no worker would know"
+    assert "annotation.tasks_exports.run_export" in app.tasks and "annotation.tasks.run_import" in app.tasks
+
+
+def test_the_periodic_task_frees_expired_claims(make_annotator):
+    from annotation.tasks import release_expired_claims as task
+
+    job = make_live_job()
+    _, ann = make_annotator("ann")
+    slot = claim_next_slot(job=job, worker=ann)
+    Slot.objects.filter(pk=slot.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    assert task.delay().get() == 1
+    assert Slot.objects.get(pk=slot.pk).state == Slot.State.OPEN
