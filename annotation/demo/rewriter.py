@@ -4,7 +4,6 @@ A careful annotator writes four rewrites that keep every slot value; a careless 
 mistakes the checks exist to catch (drops a slot value, copies the original, pads too little),
 then corrects them when the page refuses the submission.
 """
-import random
 import re
 
 _SWAPS = [

@@ -1,6 +1,5 @@
 """Organizer pages: who may see them, upload -> import run, job form -> job page, state buttons, exports."""
 import io
-import json
 from pathlib import Path
 
 import pytest

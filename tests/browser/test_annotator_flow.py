@@ -63,7 +63,7 @@ def replace_text(page, text):
 
 def test_rewrite_by_keyboard_refused_then_saved_then_next_item(page, dialogs, make_annotator):
     _user, worker = make_annotator("anna")
-    job = make_job(
+    make_job(
         "Hotel rewrites",
         [
             ("user", HOTEL, ["cheap", "centre", "4 people"]),
