@@ -1,11 +1,12 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.roles import is_organizer
 
-from . import leaderboard, selectors
+from . import leaderboard, plots, selectors
 from .models import Campaign
 
 
@@ -45,3 +46,21 @@ def campaign_results(request, pk):
         "crowd": selectors.crowd_progress(campaign),
     }
     return render(request, "evaluation/campaign_results.html", context)
+
+
+PLOTS = {"scores": plots.scores_with_intervals, "ratings": plots.rating_distributions}
+
+
+@login_required
+def campaign_plot(request, pk, kind):
+    """A PNG drawn from the stored report (no statistic is recomputed here)."""
+    _organizer_only(request)
+    draw = PLOTS.get(kind)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    shown = selectors.current_result(campaign) or selectors.latest_result(campaign)
+    if draw is None or shown is None:
+        raise Http404("No such plot, or no results yet.")
+    response = HttpResponse(content_type="image/png")
+    draw(shown.report, response)
+    response["Cache-Control"] = "private, max-age=300"
+    return response
