@@ -18,7 +18,7 @@ from ..roles import make_annotator, make_organizer
 from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary
 from ..services.voting import enable_voting
-from ..services.exports import export_job
+from ..services.exports import start_export
 from ..services.imports import start_import
 from ..services.jobs import create_job, launch_job
 from .annotators import SimulatedAnnotator, reason_code
@@ -125,7 +125,14 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     target = out / f"job-{job.pk}"
     if target.exists():
         shutil.rmtree(target)
-    files = export_job(job, target)
+    # Through an export run, as an organizer would start it, so the export is listed on the
+    # dashboard and downloadable from the job page; then copied to the demo's output folder.
+    export_run = start_export(job, created_by=organizer)
+    export_run.refresh_from_db()
+    if export_run.status != RunStatus.SUCCEEDED:
+        raise RuntimeError(f"the demo export did not succeed ({export_run.status}): {export_run.error}")
+    shutil.copytree(export_run.directory, target)
+    files = list(export_run.files)
     progress = job_progress(job)
     reasons = Counter(reason_code(r) for a in annotators for r in a.stats.refusal_reasons)
     seconds = [s for a in annotators for s in a.stats.seconds]
