@@ -9,4 +9,6 @@ from annotation.signals import response_submitted
 def ratings_from_response(sender, response, **kwargs):
     from .services.crowd import record_response_ratings
 
+    if response.item.job.task_type != "likert":
+        return  # only campaign (Likert) jobs produce ratings; skip the lookup for every other job
     record_response_ratings(response)
