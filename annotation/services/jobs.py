@@ -155,6 +155,8 @@ def _selected_turns(corpus, kind, selection: Selection) -> list:
         turns = turns.filter(dialog__external_id__in=wanted)
     elif selection.mode not in ("all", "sample"):
         raise JobError("selection mode must be all, sample or dialogs", field="selection")
+    if kind.source_speaker is not None:
+        turns = turns.filter(speaker=kind.source_speaker)
     rows = turns.order_by("dialog__position", "index").values_list("id", "speaker", "text", "slot_values", named=True)
     chosen = list(kind.source_turns(rows.iterator(chunk_size=5000)))
     if selection.mode == "sample":

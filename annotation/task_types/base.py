@@ -38,9 +38,13 @@ class TaskType:
             raise TaskTypeSettingsError({name: "unknown setting for this task type" for name in unknown})
         return {**self.default_settings(), **settings}
 
+    #: Only turns of this speaker become items ("user" for rewrites); None: every turn. Applied in
+    #: the database query, so a job over a large corpus does not read the turns it would drop.
+    source_speaker: str | None = None
+
     def source_turns(self, turns: Iterable) -> Iterable:
-        """The source turns that become items (e.g. user turns only)."""
-        raise NotImplementedError
+        """The source turns that become items, from turns already limited to `source_speaker`."""
+        return list(turns)
 
     def build_payload(self, turn) -> dict:
         """What an annotator needs to see for one item, beyond the dialog history."""

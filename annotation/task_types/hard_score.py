@@ -21,6 +21,7 @@ def field_name(index: int) -> str:
 
 class HardScoreTaskType(TaskType):
     key = "hard_score"
+    source_speaker = "user"
     label = "Score how hard items are (CGoDial hard test subset)"
     template = "annotation/tasks/hard_score.html"
     agreement_level = "ordinal"
@@ -56,9 +57,6 @@ class HardScoreTaskType(TaskType):
             raise TaskTypeSettingsError(errors)
         cleaned["criteria"] = [c.strip() for c in criteria]
         return cleaned
-
-    def source_turns(self, turns):
-        return [t for t in turns if t.speaker == "user"]
 
     def build_payload(self, turn) -> dict:
         return {"utterance": turn.text, "slot_values": [sv["value"] for sv in turn.slot_values]}

@@ -20,6 +20,7 @@ MAX_REWRITE_CHARS = 2000
 
 class RewriteTaskType(TaskType):
     key = "rewrite"
+    source_speaker = "user"
     label = "Rewrite user turns (RADDLE language variations)"
     template = "annotation/tasks/rewrite.html"
     agreement_level = "nominal"
@@ -49,9 +50,6 @@ class RewriteTaskType(TaskType):
             raise TaskTypeSettingsError(errors)
         cleaned["variants"] = [v for v in VARIANTS if v in variants]  # canonical order
         return cleaned
-
-    def source_turns(self, turns):
-        return [t for t in turns if t.speaker == "user"]
 
     def build_payload(self, turn) -> dict:
         return {"utterance": turn.text, "slot_values": [sv["value"] for sv in turn.slot_values]}
