@@ -13,6 +13,7 @@ from ..models import Corpus, Dialog, Item, Job, Slot, Turn
 from ..signals import job_launched
 
 ITEM_BATCH = 5000
+MAX_REDUNDANCY = 50
 
 #: Checks a higher app registers (from its AppConfig.ready) to refuse a launch, e.g. hits's budget
 #: check for crowd jobs. Each is called with the locked job inside launch_job's transaction, before
@@ -58,23 +59,8 @@ def create_job(
     `annotators`: in-house Workers the job is open to; empty means every annotator.
     """
     selection = selection or Selection()
-    try:
-        kind = task_types.get(task_type)
-    except KeyError as exc:
-        raise JobError(str(exc.args[0]), field="task_type") from None
-    try:
-        clean_settings = kind.clean_settings(settings)
-    except task_types.TaskTypeSettingsError as exc:
-        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
-    if not name or not name.strip():
-        raise JobError("give the job a name", field="name")
-    if not isinstance(redundancy, int) or redundancy < 1 or redundancy > 50:
-        raise JobError("redundancy must be a whole number from 1 to 50", field="redundancy")
-    reward = Decimal(str(reward))
-    if reward < 0:
-        raise JobError("reward cannot be negative", field="reward")
-    if claim_timeout_minutes < 1:
-        raise JobError("claim timeout must be at least one minute", field="claim_timeout_minutes")
+    kind = task_type_or_error(task_type)
+    clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
 
     turns = _selected_turns(corpus, kind, selection)
     if not turns:
@@ -94,6 +80,31 @@ def create_job(
         claim_timeout_minutes=claim_timeout_minutes,
         created_by=created_by,
     )
+
+
+def task_type_or_error(key: str):
+    try:
+        return task_types.get(key)
+    except KeyError as exc:
+        raise JobError(str(exc.args[0]), field="task_type") from None
+
+
+def validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes) -> tuple[dict, Decimal]:
+    """Check the fields every job has; return (cleaned task settings, reward). JobError names the field."""
+    try:
+        clean_settings = kind.clean_settings(settings)
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
+    if not name or not name.strip():
+        raise JobError("give the job a name", field="name")
+    if isinstance(redundancy, bool) or not isinstance(redundancy, int) or not 1 <= redundancy <= MAX_REDUNDANCY:
+        raise JobError(f"redundancy must be a whole number from 1 to {MAX_REDUNDANCY}", field="redundancy")
+    reward = Decimal(str(reward))
+    if reward < 0:
+        raise JobError("reward cannot be negative", field="reward")
+    if claim_timeout_minutes < 1:
+        raise JobError("claim timeout must be at least one minute", field="claim_timeout_minutes")
+    return clean_settings, reward
 
 
 def save_job(*, item_builder, sources, annotators=(), **job_fields) -> Job:

@@ -8,12 +8,8 @@ Used where the thing to annotate is not a turn of a corpus, e.g. a system's resp
 from dataclasses import dataclass
 from decimal import Decimal
 
-
-from .. import task_types
 from ..models import Corpus, Item, Job
-from .jobs import JobError, save_job
-
-MAX_REDUNDANCY = 50
+from .jobs import JobError, save_job, task_type_or_error, validated_job_fields
 
 
 @dataclass(frozen=True)
@@ -52,25 +48,10 @@ def create_payload_job(
     payload (`build_payload`) before anything is written. `corpus` is the job's corpus (a job
     always has one), which its items do not refer to.
     """
-    try:
-        kind = task_types.get(task_type)
-    except KeyError as exc:
-        raise JobError(str(exc.args[0]), field="task_type") from None
+    kind = task_type_or_error(task_type)
     if not getattr(kind, "builds_from_payloads", False):
         raise JobError(f"task type {task_type!r} builds its items from corpus turns; use create_job", field="task_type")
-    try:
-        clean_settings = kind.clean_settings(settings)
-    except task_types.TaskTypeSettingsError as exc:
-        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
-    if not name or not name.strip():
-        raise JobError("give the job a name", field="name")
-    if isinstance(redundancy, bool) or not isinstance(redundancy, int) or not 1 <= redundancy <= MAX_REDUNDANCY:
-        raise JobError(f"redundancy must be a whole number from 1 to {MAX_REDUNDANCY}", field="redundancy")
-    reward = Decimal(str(reward))
-    if reward < 0:
-        raise JobError("reward cannot be negative", field="reward")
-    if claim_timeout_minutes < 1:
-        raise JobError("claim timeout must be at least one minute", field="claim_timeout_minutes")
+    clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")
     sources = []
