@@ -180,4 +180,7 @@
       timer = setTimeout(runCheck, DEBOUNCE_MS);
     });
   });
+
+  // Every listener is attached: typing from here on is counted and checked.
+  form.setAttribute("data-ready", "true");
 })();

@@ -52,7 +52,12 @@ def claim_by_keyboard(page, job_name):
     button = page.get_by_role("button", name=f"Start {job_name}", exact=True)
     tab_to(page, button)
     page.keyboard.press("Enter")
-    expect(page.locator("#work-form")).to_be_visible()
+    wait_until_ready(page)
+
+
+def wait_until_ready(page):
+    """The work page is shown and its script has attached its listeners (typing is counted from here)."""
+    expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
 
 
 def replace_text(page, text):
@@ -113,6 +118,7 @@ def test_rewrite_by_keyboard_refused_then_saved_then_next_item(page, dialogs, ma
     page.keyboard.press("Control+Enter")
     summary = page.get_by_role("alert")
     expect(summary).to_contain_text("Not saved: fix 3 problems")
+    wait_until_ready(page)
     expect(summary).to_contain_text("Typos: keep the slot value \"cheap\" exactly as written.")
     expect(page.locator("#id_paraphrase")).to_have_value(HOTEL)
     expect(page.locator("#id_typos")).to_have_value("I ned a cheep hotel in teh centre for 4 people.")

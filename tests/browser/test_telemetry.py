@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from annotation.models import Response
 
-from .test_annotator_flow import HOTEL, claim_by_keyboard, log_in, make_job
+from .test_annotator_flow import HOTEL, claim_by_keyboard, log_in, make_job, wait_until_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,6 +47,7 @@ def test_typed_and_pasted_characters_are_counted_per_field(page, dialogs, make_a
     page.keyboard.type("cheap")  # drops "centre" and "4 people": refused
     page.keyboard.press("Control+Enter")
     expect(page.get_by_role("alert")).to_contain_text("Not saved")
+    wait_until_ready(page)
     assert not Response.objects.exists()
 
     # The counts survived the refusal; finish the last field and save.
