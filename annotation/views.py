@@ -31,6 +31,7 @@ from .services.claims import (
     ResponseRejected,
     check_answers,
     claim_next_slot,
+    job_admits,
     job_is_open_to,
     release_slot,
     submit_response,
@@ -147,7 +148,7 @@ def _resolve(request, token, *, as_json=False, need_open_job=True):
     job = slot.item.job
     if need_open_job and job.state not in (Job.State.LIVE, Job.State.PAUSED):
         return deny(403, "Job closed", "This job is no longer collecting responses.")
-    if not work_selectors.job_admits(job, worker):
+    if not job_admits(job, worker):
         return deny(403, "Job not open to you", "This job is not open to you.")
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
 

@@ -53,13 +53,6 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
     ]
 
 
-def job_admits(job: Job, worker: Worker) -> bool:
-    """Whether the job's annotator list lets this worker in (state aside). Empty list = everyone."""
-    if worker.provider != "inhouse":
-        return True  # crowd workers arrive through a provider posting of this job
-    return not job.annotators.exists() or job.annotators.filter(pk=worker.pk).exists()
-
-
 def response_of(worker: Worker, item: Item) -> Response | None:
     return Response.objects.filter(worker=worker, item=item).select_related("slot").first()
 

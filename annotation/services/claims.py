@@ -32,12 +32,16 @@ class ResponseRejected(Exception):
         super().__init__("; ".join(p.message for p in self.problems))
 
 
-def job_is_open_to(job: Job, worker: Worker) -> bool:
-    if job.state != Job.State.LIVE:
-        return False
+def job_admits(job: Job, worker: Worker) -> bool:
+    """Whether the job's annotator list lets this worker in (state aside). Empty list = everyone."""
     if worker.provider != "inhouse":
         return True  # crowd workers arrive through a provider posting of this job
     return not job.annotators.exists() or job.annotators.filter(pk=worker.pk).exists()
+
+
+def job_is_open_to(job: Job, worker: Worker) -> bool:
+    """Whether the worker may claim work in the job now: it is live and admits them."""
+    return job.state == Job.State.LIVE and job_admits(job, worker)
 
 
 def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
