@@ -22,8 +22,16 @@ from annotation.roles import is_organizer
 
 from . import agreement, leaderboard, selectors
 from . import serializers as s
-from .models import Campaign, Rating
-from .services import EvaluationInputError, refresh_inputs_version, request_campaign_results, sync_campaign_ratings
+from .models import Campaign, Rating, TestSet
+from .services import (
+    EvaluationInputError,
+    create_finalist_campaign,
+    import_human_eval,
+    refresh_inputs_version,
+    request_campaign_results,
+    select_finalists,
+    sync_campaign_ratings,
+)
 
 ORGANIZERS_ONLY = "Only organizers may use the evaluation API; ask an administrator to add you to the organizers group."
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
@@ -207,6 +215,66 @@ class AgreementUploadView(EvaluationAPI, APIView):
         except ValueError as exc:
             raise ValidationError({"file": [str(exc)]}) from None
         return Response(_json_safe({"rows": len(table), **report.to_dict()}))
+
+
+@extend_schema(
+    summary="Select finalists by mean reciprocal rank over objective metrics (best entry per team, top N teams)",
+    request=s.FinalistsRequestSerializer,
+    responses={200: OpenApiTypes.OBJECT, **ERRORS},
+)
+class FinalistsView(EvaluationAPI, APIView):
+    def post(self, request, pk):
+        test_set = get_object_or_404(TestSet, pk=pk)
+        form = s.FinalistsRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        finalists = select_finalists(test_set, data["metrics"], data["top"], lower_is_better=data["lower_is_better"])
+        campaign = None
+        if data.get("campaign"):
+            campaign = create_finalist_campaign(data["campaign"], test_set, finalists, questions=data["questions"])
+        rows = [
+            {"rank": int(r.rank), "team_id": r.team_id, "entry_id": r.entry_id, "overall": float(r.overall), "tied_at_cutoff": bool(r.tied_at_cutoff)}
+            for r in finalists.itertuples()
+        ]
+        return Response({"finalists": rows, "campaign": campaign.pk if campaign else None})
+
+
+MAX_ZIP_BYTES = 200 * 1024 * 1024  # uncompressed; larger evaluations go through the import_human_eval command
+
+
+class HumanEvalUploadView(EvaluationAPI, APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign; all or nothing",
+        request={"multipart/form-data": s.HumanEvalUploadSerializer},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request, pk):
+        import tempfile
+        import zipfile
+        from pathlib import Path
+
+        campaign = self.get_campaign(pk)
+        form = s.HumanEvalUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        upload = form.validated_data["file"]
+        try:
+            archive = zipfile.ZipFile(upload)
+        except zipfile.BadZipFile:
+            raise ValidationError({"file": ["not a .zip archive"]}) from None
+        members = archive.infolist()
+        if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+            raise ValidationError({"file": [f"the archive unpacks to more than {MAX_ZIP_BYTES // (1024 * 1024)} MB; use the import_human_eval command"]})
+        with tempfile.TemporaryDirectory(prefix="quorum-human-eval-") as tmp:
+            root = Path(tmp).resolve()
+            for member in members:
+                target = (root / member.filename).resolve()
+                if not target.is_relative_to(root):  # no "../" or absolute paths out of the folder
+                    raise ValidationError({"file": [f"the archive entry {member.filename!r} points outside the archive"]})
+            archive.extractall(root)
+            summary = import_human_eval(campaign, root, replace=form.validated_data["replace"])
+        return Response({"campaign": campaign.pk, **_json_safe(summary)})
 
 
 def _json_safe(value):

@@ -11,5 +11,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/results/", api.CampaignResultsView.as_view(), name="campaign-results"),
     path("campaigns/<int:pk>/leaderboard/", api.LeaderboardView.as_view(), name="campaign-leaderboard"),
     path("campaigns/<int:pk>/agreement/", api.CampaignAgreementView.as_view(), name="campaign-agreement"),
+    path("campaigns/<int:pk>/human-evals/", api.HumanEvalUploadView.as_view(), name="campaign-human-evals"),
+    path("test-sets/<int:pk>/finalists/", api.FinalistsView.as_view(), name="test-set-finalists"),
     path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
 ]

@@ -116,3 +116,27 @@ class AgreementUploadSerializer(serializers.Serializer):
             return [float(v) for v in value.split(",") if v.strip()]
         except ValueError:
             raise serializers.ValidationError("give numbers separated by commas, e.g. 1,2,3,4,5") from None
+
+
+class FinalistsRequestSerializer(serializers.Serializer):
+    metrics = serializers.ListField(
+        child=serializers.CharField(), allow_empty=False, help_text="Objective metrics to rank by, as named in the scores CSV."
+    )
+    top = serializers.IntegerField(default=12, min_value=1, max_value=1000, help_text="Number of finalist teams (DSTC9: 12).")
+    lower_is_better = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list, help_text="Metrics where a lower value ranks higher."
+    )
+    campaign = serializers.CharField(
+        required=False, allow_blank=False, help_text="If given, create a campaign of this name with the finalists and the reference rows."
+    )
+    questions = serializers.ListField(
+        child=serializers.CharField(), required=False, default=lambda: ["appropriateness", "accuracy"],
+        help_text="The campaign's questions (used with campaign).",
+    )
+
+
+class HumanEvalUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A .zip whose top level holds the team folders: <team>/<entry>.json and <team>/<entry>.human_eval.json."
+    )
+    replace = serializers.BooleanField(required=False, default=False, help_text="Replace ratings already imported for the same entries.")

@@ -2,6 +2,7 @@
 from .campaigns import (  # noqa: F401
     compute_campaign_results,
     create_campaign,
+    create_finalist_campaign,
     refresh_inputs_version,
     request_campaign_results,
     select_finalists,

@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pandas as pd
 from django.db import transaction
+from django.db.models import Q
 
 from .. import report as report_module
 from .. import scoring
@@ -33,6 +34,14 @@ def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
 
 
 select_finalists = finalist_table
+
+
+def create_finalist_campaign(name, test_set, finalists, questions=None) -> Campaign:
+    """A campaign rating the chosen finalists (rows of `select_finalists`) plus the test set's
+    baseline and ground-truth entries as reference rows."""
+    chosen = list(Entry.objects.filter(pk__in=[int(pk) for pk in finalists["entry_pk"]]))
+    references = list(Entry.objects.filter(Q(is_baseline=True) | Q(is_ground_truth=True), test_set=test_set))
+    return create_campaign(name, test_set, chosen + references, questions=questions)
 
 
 @transaction.atomic

@@ -1,8 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Q
-
-from evaluation.models import Entry
-from evaluation.services import EvaluationInputError, create_campaign, select_finalists
+from evaluation.services import EvaluationInputError, create_finalist_campaign, select_finalists
 
 from ._common import add_test_set_arguments, get_test_set
 
@@ -34,9 +31,8 @@ class Command(BaseCommand):
             if finalists["tied_at_cutoff"].any():
                 self.stderr.write("warning: a team left out ties with the last finalist; decide by hand")
             if opts["campaign"]:
-                chosen = list(Entry.objects.filter(pk__in=list(finalists["entry_pk"])))
-                references = list(Entry.objects.filter(Q(is_baseline=True) | Q(is_ground_truth=True), test_set=test_set))
-                campaign = create_campaign(opts["campaign"], test_set, chosen + references, questions=opts["questions"].split(","))
-                self.stdout.write(f"created campaign {campaign.name!r} with {len(chosen)} finalists and {len(references)} reference rows")
+                campaign = create_finalist_campaign(opts["campaign"], test_set, finalists, questions=opts["questions"].split(","))
+                references = campaign.entries.count() - len(finalists)
+                self.stdout.write(f"created campaign {campaign.name!r} with {len(finalists)} finalists and {references} reference rows")
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from exc

@@ -1,0 +1,97 @@
+"""The API for finalist selection and for importing past human evaluations (zipped DSTC9 layout)."""
+import io
+import zipfile
+
+import pytest
+from rest_framework.test import APIClient
+
+from evaluation.models import Campaign, Rating
+from evaluation.services import create_campaign, import_entries, import_objective_scores
+
+from .conftest import DSTC9
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(organizer):
+    client = APIClient()
+    client.force_authenticate(organizer)
+    return client
+
+
+def zipped(directory, *, extra=None):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(directory).as_posix())
+        for name, content in (extra or {}).items():
+            archive.writestr(name, content)
+    buffer.seek(0)
+    buffer.name = "human_eval.zip"
+    return buffer
+
+
+def test_finalists_by_mean_reciprocal_rank_and_a_campaign_with_reference_rows(api, test_set):
+    import_entries(test_set, DSTC9 / "entries")
+    import_objective_scores(test_set, DSTC9 / "score.csv")
+    metric = open(DSTC9 / "score.csv").readline().strip().split(",")[2]
+    response = api.post(f"/api/evaluation/test-sets/{test_set.pk}/finalists/", {"metrics": [metric], "top": 2, "campaign": "finals"}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert [row["rank"] for row in body["finalists"]] == sorted(row["rank"] for row in body["finalists"])
+    assert len({row["team_id"] for row in body["finalists"]}) == len(body["finalists"]) <= 2  # best entry per team
+    campaign = Campaign.objects.get(pk=body["campaign"])
+    labels = set(campaign.entries.values_list("entry_id", flat=True))
+    assert {row["entry_id"] for row in body["finalists"]} <= labels
+    assert campaign.entries.filter(is_baseline=True).exists() or campaign.entries.filter(is_ground_truth=True).exists()
+
+
+@pytest.mark.parametrize(
+    "payload,field",
+    [({"metrics": []}, "metrics"), ({"metrics": ["no-such-metric"]}, "detail"), ({"metrics": ["x"], "top": 0}, "top")],
+)
+def test_bad_finalist_requests_are_400_with_a_reason(api, test_set, payload, field):
+    import_entries(test_set, DSTC9 / "entries")
+    import_objective_scores(test_set, DSTC9 / "score.csv")
+    response = api.post(f"/api/evaluation/test-sets/{test_set.pk}/finalists/", payload, format="json")
+    assert response.status_code == 400 and field in response.json()
+
+
+def test_zipped_human_evaluations_are_imported_all_or_nothing(api, test_set):
+    campaign = create_campaign("past", test_set, [])
+    url = f"/api/evaluation/campaigns/{campaign.pk}/human-evals/"
+    ok = api.post(url, {"file": zipped(DSTC9 / "human_eval")}, format="multipart")
+    assert ok.status_code == 200, ok.content
+    assert ok.json()["ratings"] == Rating.objects.filter(campaign=campaign).count() > 0
+
+    other = create_campaign("broken", test_set, [])
+    broken = api.post(
+        f"/api/evaluation/campaigns/{other.pk}/human-evals/",
+        {"file": zipped(DSTC9 / "human_eval", extra={"team9/e1.json": "[", "team9/e1.human_eval.json": "[]"})},
+        format="multipart",
+    )
+    assert broken.status_code == 400 and "team9" in str(broken.json())
+    assert not Rating.objects.filter(campaign=other).exists()
+
+
+def test_archives_that_escape_their_folder_or_are_not_zips_are_refused(api, test_set):
+    campaign = create_campaign("past", test_set, [])
+    url = f"/api/evaluation/campaigns/{campaign.pk}/human-evals/"
+    evil = zipped(DSTC9 / "human_eval", extra={"../escape.json": "[]"})
+    response = api.post(url, {"file": evil}, format="multipart")
+    assert response.status_code == 400 and "outside" in str(response.json())
+    not_zip = io.BytesIO(b"plain text")
+    not_zip.name = "x.zip"
+    assert api.post(url, {"file": not_zip}, format="multipart").status_code == 400
+    assert not Rating.objects.filter(campaign=campaign).exists()
+
+
+def test_annotators_cannot_use_these_endpoints(make_annotator, test_set):
+    user, _ = make_annotator("ann")
+    client = APIClient()
+    client.force_authenticate(user)
+    assert client.post(f"/api/evaluation/test-sets/{test_set.pk}/finalists/", {"metrics": ["x"]}, format="json").status_code == 403
+    campaign = create_campaign("past", test_set, [])
+    assert client.post(f"/api/evaluation/campaigns/{campaign.pk}/human-evals/", {}, format="multipart").status_code == 403
