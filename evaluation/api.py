@@ -26,7 +26,7 @@ from .models import Campaign, Rating, TestSet
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
-    import_human_eval,
+    import_human_eval_archive,
     refresh_inputs_version,
     request_campaign_results,
     select_finalists,
@@ -239,9 +239,6 @@ class FinalistsView(EvaluationAPI, APIView):
         return Response({"finalists": rows, "campaign": campaign.pk if campaign else None})
 
 
-MAX_ZIP_BYTES = 200 * 1024 * 1024  # uncompressed; larger evaluations go through the import_human_eval command
-
-
 class HumanEvalUploadView(EvaluationAPI, APIView):
     parser_classes = [MultiPartParser, FormParser]
 
@@ -251,29 +248,13 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
         responses={200: OpenApiTypes.OBJECT, **ERRORS, **NOT_FOUND},
     )
     def post(self, request, pk):
-        import tempfile
-        import zipfile
-        from pathlib import Path
-
         campaign = self.get_campaign(pk)
         form = s.HumanEvalUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        upload = form.validated_data["file"]
         try:
-            archive = zipfile.ZipFile(upload)
-        except zipfile.BadZipFile:
-            raise ValidationError({"file": ["not a .zip archive"]}) from None
-        members = archive.infolist()
-        if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
-            raise ValidationError({"file": [f"the archive unpacks to more than {MAX_ZIP_BYTES // (1024 * 1024)} MB; use the import_human_eval command"]})
-        with tempfile.TemporaryDirectory(prefix="quorum-human-eval-") as tmp:
-            root = Path(tmp).resolve()
-            for member in members:
-                target = (root / member.filename).resolve()
-                if not target.is_relative_to(root):  # no "../" or absolute paths out of the folder
-                    raise ValidationError({"file": [f"the archive entry {member.filename!r} points outside the archive"]})
-            archive.extractall(root)
-            summary = import_human_eval(campaign, root, replace=form.validated_data["replace"])
+            summary = import_human_eval_archive(campaign, form.validated_data["file"], replace=form.validated_data["replace"])
+        except EvaluationInputError as exc:
+            raise ValidationError({"file": [str(exc)]}) from None
         return Response({"campaign": campaign.pk, **_json_safe(summary)})
 
 

@@ -8,4 +8,6 @@ urlpatterns = [
     path("", views.campaign_list, name="campaigns"),
     path("<int:pk>/", views.campaign_results, name="campaign-results"),
     path("<int:pk>/plots/<str:kind>.png", views.campaign_plot, name="campaign-plot"),
+    path("<int:pk>/human-evals/", views.campaign_import_human_eval, name="campaign-import-human-eval"),
+    path("<int:pk>/compute/", views.campaign_compute, name="campaign-compute"),
 ]

@@ -1,13 +1,22 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from annotation.roles import is_organizer
 
 from . import leaderboard, plots, selectors
-from .models import Campaign
+from .models import Campaign, TestSet
+from .services import (
+    EvaluationInputError,
+    create_finalist_campaign,
+    import_human_eval_archive,
+    request_campaign_results,
+    select_finalists,
+)
 
 
 def _organizer_only(request):
@@ -26,8 +35,70 @@ def _with_cells(rows, questions):
 
 @login_required
 def campaign_list(request):
+    """Campaigns, and finalist selection by mean reciprocal rank (a POST shows the finalists)."""
     _organizer_only(request)
-    return render(request, "evaluation/campaign_list.html", {"campaigns": selectors.campaigns()})
+    context = {"campaigns": selectors.campaigns(), "test_sets": TestSet.objects.select_related("challenge").order_by("pk")}
+    if request.method == "POST":
+        context.update(_select_finalists(request))
+    return render(request, "evaluation/campaign_list.html", context)
+
+
+def _select_finalists(request) -> dict:
+    form = {k: request.POST.get(k, "").strip() for k in ("test_set", "metrics", "top", "lower_is_better", "campaign")}
+    test_set = TestSet.objects.filter(pk=form["test_set"]).first() if form["test_set"].isdigit() else None
+    metrics = [m.strip() for m in form["metrics"].split(",") if m.strip()]
+    lower = [m.strip() for m in form["lower_is_better"].split(",") if m.strip()]
+    error = None
+    if test_set is None:
+        error = "Choose a test set."
+    elif not metrics:
+        error = "Name at least one objective metric, as in the scores CSV."
+    elif not form["top"].isdigit() or int(form["top"]) < 1:
+        error = "The number of finalist teams must be a whole number of at least 1."
+    if error:
+        return {"finalist_form": form, "finalist_error": error}
+    try:
+        finalists = select_finalists(test_set, metrics, int(form["top"]), lower_is_better=lower)
+        campaign = create_finalist_campaign(form["campaign"], test_set, finalists) if form["campaign"] else None
+    except EvaluationInputError as exc:
+        return {"finalist_form": form, "finalist_error": str(exc)}
+    if campaign is not None:
+        messages.success(request, f"Created campaign “{campaign.name}” with the finalists and the reference rows.")
+    return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
+
+
+@login_required
+@require_POST
+def campaign_import_human_eval(request, pk):
+    """Import a zipped DSTC9 human-evaluation folder into the campaign; all or nothing."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .zip file to import.")
+        return redirect("evaluation:campaign-results", pk=pk)
+    try:
+        summary = import_human_eval_archive(campaign, upload, replace=bool(request.POST.get("replace")))
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported {summary['ratings']} ratings of {summary['entries']} entries.")
+    return redirect("evaluation:campaign-results", pk=pk)
+
+
+@login_required
+@require_POST
+def campaign_compute(request, pk):
+    """Queue the computation of the campaign's results (a Celery task); the page shows them when stored."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        request_campaign_results(campaign)
+    except EvaluationInputError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, "Results are being computed; they appear here when stored.")
+    return redirect("evaluation:campaign-results", pk=pk)
 
 
 @login_required

@@ -21,6 +21,7 @@ from .imports import (  # noqa: F401
     import_entries,
     import_entry,
     import_human_eval,
+    import_human_eval_archive,
     import_objective_scores,
     import_test_set,
     import_test_set_logs,

@@ -51,3 +51,47 @@ def test_results_page_shows_both_plots_drawn_from_the_stored_report(organizer, c
         assert png.content.startswith(b"\x89PNG")
     assert client.get(reverse("evaluation:campaign-plot", args=[campaign.pk, "pie"])).status_code == 404
     assert CampaignResult.objects.count() == 1  # drawing did not recompute
+
+
+def test_finalists_are_selected_on_the_campaign_list_page_and_can_start_a_campaign(organizer, test_set, client):
+    from django.urls import reverse
+
+    from evaluation.models import Campaign
+    from evaluation.services import import_entries, import_objective_scores
+
+    from .conftest import DSTC9
+
+    import_entries(test_set, DSTC9 / "entries")
+    import_objective_scores(test_set, DSTC9 / "score.csv")
+    client.force_login(organizer)
+    url = reverse("evaluation:campaigns")
+    refused = client.post(url, {"test_set": test_set.pk, "metrics": "", "top": "2"})
+    assert "Name at least one objective metric" in refused.content.decode()
+    page = client.post(url, {"test_set": test_set.pk, "metrics": "detection_f1,selection_r@1", "top": "2", "campaign": "finals"})
+    html = page.content.decode()
+    assert 'id="finalist-table"' in html and "team1" in html
+    campaign = Campaign.objects.get(name="finals")
+    assert campaign.entries.filter(is_baseline=False, is_ground_truth=False).count() <= 2
+
+
+def test_past_human_evaluations_import_from_the_campaign_page_all_or_nothing(organizer, test_set, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from evaluation.models import Rating
+    from evaluation.services import create_campaign
+
+    from .conftest import DSTC9
+    from .test_api_finalists_human_eval import zipped
+
+    campaign = create_campaign("past", test_set, [])
+    client.force_login(organizer)
+    url = reverse("evaluation:campaign-import-human-eval", args=[campaign.pk])
+    bad = client.post(url, {"file": SimpleUploadedFile("x.zip", b"not a zip")}, follow=True)
+    assert "Nothing was imported: the file is not a .zip archive" in bad.content.decode()
+    assert not Rating.objects.filter(campaign=campaign).exists()
+    good = client.post(url, {"file": SimpleUploadedFile("he.zip", zipped(DSTC9 / "human_eval").read())}, follow=True)
+    assert "Imported" in good.content.decode()
+    assert Rating.objects.filter(campaign=campaign).exists()
+    queued = client.post(reverse("evaluation:campaign-compute", args=[campaign.pk]), follow=True)
+    assert "Results are being computed" in queued.content.decode()
