@@ -155,6 +155,7 @@ def submit_response(
         # Lock the item first: concurrent submissions to one item then decide completion in turn.
         item = Item.objects.select_for_update().get(pk=slot.item_id)
         slot = Slot.objects.select_for_update().get(pk=slot_id)
+        item.job = slot.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
         if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
             return slot.response
         if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
