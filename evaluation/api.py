@@ -13,12 +13,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.roles import is_organizer
+from annotation.api.permissions import IsOrganizer
 
 from . import agreement, leaderboard, selectors
 from . import serializers as s
@@ -33,21 +32,10 @@ from .services import (
     sync_campaign_ratings,
 )
 
-ORGANIZERS_ONLY = "Only organizers may use the evaluation API; ask an administrator to add you to the organizers group."
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 ERRORS = {400: OpenApiResponse(s.EvaluationMessageSerializer, description="The request cannot be carried out; the body says why.")}
 NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
-
-
-class IsOrganizer(BasePermission):
-    message = ORGANIZERS_ONLY
-
-    def has_permission(self, request, view):
-        return is_organizer(request.user)
-
-    def has_object_permission(self, request, view, obj):
-        return is_organizer(request.user)
 
 
 class EvaluationAPI:

@@ -193,6 +193,17 @@ def field_problem(key: str, value, what: str) -> str:
     return f'"{key}" must be {what}, not {shown}'
 
 
+def speaker_and_text(turn: dict, where: str, speakers: dict, expected_speakers: str) -> tuple[str, str]:
+    """(Quorum speaker, text) of a turn object whose speaker must be a key of `speakers`."""
+    speaker = turn.get("speaker")
+    if speaker not in speakers:
+        raise FormatError(f"{where}: {field_problem('speaker', speaker, expected_speakers)}")
+    text = turn.get("text")
+    if not isinstance(text, str):
+        raise FormatError(f"{where}: {field_problem('text', text, 'a string')}")
+    return speakers[speaker], text
+
+
 # -- slot values -------------------------------------------------------------------------------
 # Values that say "no value" rather than name one; a rewrite has nothing to keep for them.
 # yes/no are MultiWOZ's boolean slots (parking, internet), not words said in the turn.

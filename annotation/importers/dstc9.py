@@ -31,6 +31,7 @@ from .base import (
     invalid_json,
     kind_of,
     require_top_level,
+    speaker_and_text,
 )
 
 SPEAKERS = {"U": USER, "S": SYSTEM}
@@ -110,16 +111,9 @@ class DSTC9Reader(CorpusReader):
             here = f"{where}, turn {turn_index}"
             if not isinstance(turn, dict):
                 raise FormatError(f"{here}: expected an object with speaker and text, not {kind_of(turn)}")
-            speaker = turn.get("speaker")
-            if speaker not in SPEAKERS:
-                reason = field_problem("speaker", speaker, '"U" or "S"')
-                raise FormatError(f"{here}: {reason}")
-            text = turn.get("text")
-            if not isinstance(text, str):
-                reason = field_problem("text", text, "a string")
-                raise FormatError(f"{here}: {reason}")
+            speaker, text = speaker_and_text(turn, here, SPEAKERS, '"U" or "S"')
             raw = {key: value for key, value in turn.items() if key not in ("speaker", "text")}
-            turns.append(TurnRecord(SPEAKERS[speaker], text, [], raw))
+            turns.append(TurnRecord(speaker, text, [], raw))
         meta = {"label": label} if label is not None else {}
         return DialogRecord(external_id, meta, turns)
 

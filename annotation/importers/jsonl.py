@@ -30,12 +30,13 @@ from .base import (
     TurnRecord,
     field_problem,
     kind_of,
+    speaker_and_text,
 )
 
 DIALOG_KEYS = frozenset({"dialog_id", "turns", "meta"})
 TURN_KEYS = frozenset({"speaker", "text", "slot_values"})
 SLOT_KEYS = frozenset({"slot", "value"})
-SPEAKERS = frozenset({USER, SYSTEM})
+SPEAKERS = {USER: USER, SYSTEM: SYSTEM}  # already Quorum's own speaker names
 
 
 class JSONLReader(CorpusReader):
@@ -84,14 +85,7 @@ def _turn(turn, where: str) -> TurnRecord:
     if not isinstance(turn, dict):
         raise FormatError(f"{where}: expected an object with speaker and text, not {kind_of(turn)}")
     _refuse_unknown(turn, TURN_KEYS, where)
-    speaker = turn.get("speaker")
-    if speaker not in SPEAKERS:
-        reason = field_problem("speaker", speaker, '"user" or "system"')
-        raise FormatError(f"{where}: {reason}")
-    text = turn.get("text")
-    if not isinstance(text, str):
-        reason = field_problem("text", text, "a string")
-        raise FormatError(f"{where}: {reason}")
+    speaker, text = speaker_and_text(turn, where, SPEAKERS, '"user" or "system"')
     slot_values = turn.get("slot_values", [])
     if not isinstance(slot_values, list):
         raise FormatError(f'{where}: "slot_values" must be a list, not {kind_of(slot_values)}')

@@ -23,3 +23,13 @@ def get_test_set(challenge, name) -> TestSet:
 def add_test_set_arguments(parser):
     parser.add_argument("--challenge", required=True, help="Challenge name, e.g. 'DSTC9 Track 1'.")
     parser.add_argument("--test-set", required=True, dest="test_set", help="Test set name, e.g. 'test'.")
+
+
+def current_results(campaign):
+    """The campaign's stored results for its current inputs, computed here first if needed."""
+    from evaluation.services import EvaluationInputError, compute_campaign_results
+
+    try:
+        return compute_campaign_results(campaign.pk)
+    except EvaluationInputError as exc:
+        raise CommandError(str(exc)) from exc

@@ -1,8 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from evaluation.services import EvaluationInputError, compute_campaign_results
-
-from ._common import get_campaign
+from ._common import current_results, get_campaign
 
 
 class Command(BaseCommand):
@@ -13,8 +11,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         campaign = get_campaign(opts["campaign"])
-        try:
-            result = compute_campaign_results(campaign.pk)
-        except EvaluationInputError as exc:
-            raise CommandError(str(exc)) from exc
+        result = current_results(campaign)
         self.stdout.write(f"results for {campaign.name!r} at inputs {result.inputs_version[:12]} (computed {result.computed_at:%Y-%m-%d %H:%M:%S}, {result.seconds:.1f} s)")

@@ -1,9 +1,8 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from evaluation import leaderboard
-from evaluation.services import EvaluationInputError, compute_campaign_results
 
-from ._common import get_campaign
+from ._common import current_results, get_campaign
 
 
 class Command(BaseCommand):
@@ -18,8 +17,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         campaign = get_campaign(opts["campaign"])
-        try:
-            result = compute_campaign_results(campaign.pk)
-        except EvaluationInputError as exc:
-            raise CommandError(str(exc)) from exc
+        result = current_results(campaign)
         self.stdout.write(leaderboard.render(result.report, opts["format"]), ending="")
