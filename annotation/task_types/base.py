@@ -14,7 +14,8 @@ ask it instead of switching on its key:
   something;
 - what a reviewer sees (`review_view`), what is free text for near-duplicate flags (`text_of`);
 - what it exports (`exports_test_sets`: the rewrite test sets; every type exports its responses
-  and its combined items).
+  and its combined items), and what it feeds to evaluation (`feeds_evaluation` for ratings,
+  `comparison` for pairwise judgements).
 
 Task types import no services and no views: whatever a response sets off (gold grading, voting)
 is done by `annotation.services.responses` from what the type declares.
@@ -173,6 +174,11 @@ class TaskType:
             text = choices.get(value, value) if isinstance(choices, Mapping) else value
             shown.append({"name": f["name"], "label": f["label"], "text": str(text)})
         return {"subject": self.subject_of(payload), "slot_values": list(payload.get("slot_values", [])), "shown": shown}
+
+    def comparison(self, payload: Mapping, answers: Mapping) -> tuple | None:
+        """For types that compare two systems: (system_a, system_b, outcome "a"|"b"|"tie", instance)
+        of one response, which evaluation ranks by (Bradley-Terry); None for every other type."""
+        return None
 
     def subject_of(self, payload: Mapping) -> str:
         """The text the work was about, in one line, for lists and review pages."""
