@@ -92,7 +92,6 @@ def enable_voting(
             vote_kind = task_types.get("vote")
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
-                corpus=job.corpus,
                 task_type=vote_kind.key,
                 settings=vote_kind.clean_settings({}),
                 instructions=VOTE_INSTRUCTIONS,

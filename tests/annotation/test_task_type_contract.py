@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import task_types
-from annotation.models import Corpus, Response, Worker
+from annotation.models import Response, Worker
 from annotation.selectors.quality import combined_items, job_agreement
 from annotation.services.claims import claim_next_slot
 from annotation.services.exports import export_job
@@ -121,8 +121,7 @@ class TaskTypeContract:
 
 
 def _payload_job(key, payloads, **settings):
-    corpus = Corpus.objects.create(name=f"{key}-source", source_format="jsonl")
-    return launch_job(create_payload_job(corpus=corpus, name=f"{key} job", task_type=key, payloads=payloads, redundancy=2, settings=settings or None))
+    return launch_job(create_payload_job(name=f"{key} job", task_type=key, payloads=payloads, redundancy=2, settings=settings or None))
 
 
 class TestRewrite(TaskTypeContract):

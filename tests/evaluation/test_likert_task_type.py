@@ -2,7 +2,7 @@
 import pytest
 
 from annotation import task_types
-from annotation.models import Corpus, Item, Job, Slot
+from annotation.models import Item, Job, PayloadSet, Slot
 from annotation.services.jobs import JobError, create_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.task_types.questionnaire import PayloadError, clean_payload
@@ -83,9 +83,8 @@ def test_bad_payloads_are_refused(payload, message):
 
 @pytest.mark.django_db
 def test_payload_job_has_one_item_per_payload_in_order_with_slots():
-    corpus = Corpus.objects.create(name="placeholder", source_format="dstc9")
     payloads = [{**PAYLOAD, "response": f"Answer {i}."} for i in range(4)]
-    job = create_payload_job(corpus=corpus, name="rate", task_type="likert", payloads=payloads, redundancy=3)
+    job = create_payload_job(name="rate", task_type="likert", payloads=payloads, redundancy=3)
     items = list(Item.objects.filter(job=job).order_by("position"))
     assert [i.payload["response"] for i in items] == [p["response"] for p in payloads]
     assert all(i.turn_id is None for i in items)
@@ -107,12 +106,11 @@ def test_payload_job_has_one_item_per_payload_in_order_with_slots():
     ],
 )
 def test_bad_payload_job_requests_write_nothing(changes, field, message):
-    corpus = Corpus.objects.create(name="placeholder", source_format="dstc9")
-    request = {"corpus": corpus, "name": "rate", "task_type": "likert", "payloads": [PAYLOAD], "redundancy": 3, **changes}
+    request = {"name": "rate", "task_type": "likert", "payloads": [PAYLOAD], "redundancy": 3, **changes}
     with pytest.raises(JobError, match=message) as caught:
         create_payload_job(**request)
     assert caught.value.field == field
-    assert not Job.objects.exists() and not Item.objects.exists()
+    assert not Job.objects.exists() and not Item.objects.exists() and not PayloadSet.objects.exists()
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Corpus, Response
+from annotation.models import Job, PayloadSet, Response
 from annotation.services.claims import claim_next_slot
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
@@ -32,8 +32,7 @@ def pair(instance, a, b):
 
 
 def pairwise_job(payloads, redundancy=3):
-    corpus = Corpus.objects.create(name="pairs", source_format="jsonl")
-    return launch_job(create_payload_job(corpus=corpus, name="pairs", task_type="pairwise", payloads=payloads, redundancy=redundancy))
+    return launch_job(create_payload_job(name="pairs", task_type="pairwise", payloads=payloads, redundancy=redundancy))
 
 
 def choose(job, user, worker, pick):
@@ -50,10 +49,9 @@ def choose(job, user, worker, pick):
 
 
 def test_a_pair_from_one_system_is_refused_and_nothing_is_written():
-    corpus = Corpus.objects.create(name="pairs", source_format="jsonl")
     with pytest.raises(JobError, match="two different systems"):
-        create_payload_job(corpus=corpus, name="p", task_type="pairwise", payloads=[pair("i1", "x", "y"), pair("i2", "x", "x")])
-    assert not corpus.jobs.exists()
+        create_payload_job(name="p", task_type="pairwise", payloads=[pair("i1", "x", "y"), pair("i2", "x", "x")])
+    assert not Job.objects.exists() and not PayloadSet.objects.exists()
 
 
 def test_workers_never_see_system_names_and_the_order_is_drawn_per_worker(make_annotator):
