@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import task_types
+from .export_requests import start_export
 from .exporters import ExportError
 from .gold_requests import GoldRequestError, add_gold_from_item
 from .gold_requests import answer_fields as gold_answer_fields
@@ -35,7 +36,6 @@ from .selectors.dashboard import (
     worker_recent_responses,
 )
 from .selectors.jobs import job_progress
-from .services.exports import start_export
 from .services.imports import ImportFailed
 from .services.jobs import JobError
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import task_types
+from ..export_requests import start_export
 from ..exporters import ExportError
 from ..gold_requests import GoldRequestError, add_gold_from_item
 from ..import_requests import UploadError, import_error_field, start_upload_import
@@ -30,7 +31,6 @@ from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
-from ..services.exports import start_export
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker

@@ -13,13 +13,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from ..export_requests import start_export
+from ..import_requests import start_import
 from ..models import ImportRun, Response, RunStatus
 from ..roles import make_annotator, make_organizer
 from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary
 from ..services.voting import enable_voting
-from ..services.exports import start_export
-from ..services.imports import start_import
 from ..services.jobs import create_job, launch_job
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
