@@ -10,11 +10,11 @@ from annotation.roles import is_organizer
 
 from . import leaderboard, plots, selectors
 from .models import Campaign, TestSet
+from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
     import_human_eval_archive,
-    request_campaign_results,
     select_finalists,
 )
 
