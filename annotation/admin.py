@@ -107,3 +107,15 @@ class CheckOverrideAdmin(admin.ModelAdmin):
 class SkippedItemAdmin(admin.ModelAdmin):
     list_display = ("worker", "item", "created_at")
     raw_id_fields = ("worker", "item")
+
+
+@admin.register(models.JobFlagReport)
+class JobFlagReportAdmin(admin.ModelAdmin):
+    """Read-only: the flag run writes these rows; "recompute flags" on the job page replaces one."""
+
+    list_display = ("job", "computed_at", "responses_seen")
+    raw_id_fields = ("job",)
+    readonly_fields = ("job", "computed_at", "responses_seen", "response_flags", "worker_flags", "worker_measures")
+
+    def has_add_permission(self, request):
+        return False
