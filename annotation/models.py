@@ -608,3 +608,32 @@ class CheckOverride(models.Model):
 
     class Meta:
         ordering = ["created_at"]
+
+
+# --- Stored worker flags (issue 8): computed by the sweep, read by the pages ---------------------
+
+
+class JobFlagReport(models.Model):
+    """A job's worker flags as the last flag run computed them (the beat sweep, or "recompute now").
+
+    Computing flags reads every response of the job, so pages and the API never do it inside a
+    request: they show this row and when it was computed. One row per job, replaced by each run
+    (`services.quality.apply_flags`); ids are strings here because JSON object keys are.
+    """
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="flag_report")
+    computed_at = models.DateTimeField(help_text="When the run that computed these flags started reading the responses.")
+    responses_seen = models.PositiveIntegerField(default=0, help_text="Responses the flags were computed over (gold items left out).")
+    response_flags = models.JSONField(
+        default=dict, blank=True, help_text='The flagged responses: {"<response id>": ["fast", "pasted", ...]}.'
+    )
+    worker_flags = models.JSONField(
+        default=dict, blank=True,
+        help_text='The flagged workers with the evidence: {"<worker id>": [{"code", "message", "value", "count"}, ...]}.',
+    )
+    worker_measures = models.JSONField(
+        default=dict, blank=True, help_text='Every worker\'s measures, flagged or not: {"<worker id>": {"fast_share": 0.1, ...}}.'
+    )
+
+    def __str__(self):
+        return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"

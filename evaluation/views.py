@@ -12,11 +12,11 @@ from annotation.models import Job
 
 from . import leaderboard, pairwise_report, plots, selectors
 from .models import Campaign, TestSet
+from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
     import_human_eval_archive,
-    request_campaign_results,
     select_finalists,
 )
 

@@ -14,6 +14,7 @@ import numpy as np
 from .. import task_types
 from ..models import Item, Job, QualityPolicy, Response, ReviewRound
 from ..task_types.vote import AGAINST, FOR
+from .flags import StoredFlags, stored_flags, stored_worker_flags
 
 
 @dataclass(frozen=True)
@@ -297,14 +298,16 @@ class ReviewRow:
     overrides: int
 
 
-def review_list(job: Job, *, flagged_only: bool = True) -> list[ReviewRow]:
-    """A job's responses for a reviewer, with the evidence on each: response and worker flags,
-    work held after a soft block, gold results, the vote state, overrides. Flagged ones first."""
+def review_list(job: Job, *, flagged_only: bool = True, flags=None) -> list[ReviewRow]:
+    """A job's responses for a reviewer, with the evidence on each: response and worker flags (as
+    stored by the last flag run; `flags` is its `selectors.flags.StoredFlags` when the caller has
+    it already), work held after a soft block, gold results, the vote state, overrides. Flagged
+    ones first."""
     from django.db.models import Count
 
     from ..models import Worker
 
-    report = job_flags(job)
+    report = (flags or stored_flags(job)).report
     names = {w.pk: str(w) for w in Worker.objects.filter(responses__item__job=job).distinct()}
     rounds = dict(ReviewRound.objects.filter(item__job=job).values_list("response_id", "state"))
     rows = []
@@ -343,10 +346,12 @@ class WorkerJobQuality:
     gold_answered: int
     gold_failed: int
     block_reason: str
+    flags_computed_at: object = None  # when the stored flags were computed; None: not yet
 
 
 def worker_quality(worker) -> list[WorkerJobQuality]:
-    """For a worker page: per job the worker worked on, their flags, measures and gold standing."""
+    """For a worker page: per job the worker worked on, their stored flags and measures (as the
+    last flag run of the job found them) and gold standing."""
     from django.db.models import Count
 
     from ..models import WorkerStanding
@@ -355,9 +360,12 @@ def worker_quality(worker) -> list[WorkerJobQuality]:
     counts = dict(
         Response.objects.filter(worker=worker).values("item__job_id").annotate(n=Count("id")).values_list("item__job_id", "n")
     )
+    job_ids = set(counts) | set(standings)
+    stored = stored_worker_flags(job_ids)
     out = []
-    for job in Job.objects.filter(pk__in=set(counts) | set(standings)).order_by("-created_at"):
-        report = job_flags(job)
+    for job in Job.objects.filter(pk__in=job_ids).order_by("-created_at"):
+        flags = stored.get(job.pk, StoredFlags())
+        report = flags.report
         standing = standings.get(job.pk)
         out.append(
             WorkerJobQuality(
@@ -369,6 +377,7 @@ def worker_quality(worker) -> list[WorkerJobQuality]:
                 gold_answered=standing.gold_answered if standing else 0,
                 gold_failed=standing.gold_failed if standing else 0,
                 block_reason=standing.reason if standing else "",
+                flags_computed_at=flags.computed_at,
             )
         )
     return out

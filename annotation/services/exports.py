@@ -1,9 +1,10 @@
 """Exports of a rewrite job: per variant a test set in the corpus's own format, plus the raw CSV.
 
 Exports of any size run in a Celery task (`annotation.tasks_exports.run_export`) with an
-ExportRun row as progress; `export_job` also serves the `export_job` management command. Files
-are written to a temporary directory beside the target and renamed into place at the end, so a
-failed export leaves nothing half-written.
+ExportRun row as progress: `create_export_run` records the run and `annotation.export_requests`
+queues the task (services never import tasks); `export_job` also serves the `export_job`
+management command. Files are written to a temporary directory beside the target and renamed
+into place at the end, so a failed export leaves nothing half-written.
 """
 import csv
 import json
@@ -17,7 +18,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
@@ -31,7 +31,7 @@ from ..selectors import quality as quality_selectors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ExportError", "export_directory", "export_job", "rewrite_variants", "run_export", "start_export"]
+__all__ = ["ExportError", "export_directory", "export_job", "rewrite_variants", "run_export", "create_export_run"]
 
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")  # variants become directory names
 Progress = Callable[[int, int], None]
@@ -234,17 +234,12 @@ def export_directory(run: ExportRun) -> Path:
     return Path(settings.QUORUM_EXPORT_DIR) / f"job-{run.job_id}" / f"run-{run.id}"
 
 
-def start_export(job: Job, created_by=None) -> ExportRun:
-    """Record an export run and enqueue it once the row is committed."""
+def create_export_run(job: Job, created_by=None) -> ExportRun:
+    """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
     if task_types.get(job.task_type).exports_test_sets:
         rewrite_variants(job)  # refuse bad settings now rather than in the background
-    from ..tasks_exports import run_export as run_export_task  # tasks import services, not the reverse
-
-    with transaction.atomic():
-        run = ExportRun.objects.create(job=job, created_by=created_by)
-        transaction.on_commit(lambda: run_export_task.delay(run.id))
-    return run
+    return ExportRun.objects.create(job=job, created_by=created_by)
 
 
 def run_export(run_id: int) -> ExportRun | None:

@@ -26,7 +26,7 @@ def sources_from_placeholders(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0005_response_life'),
+        ('annotation', '0006_stored_flags'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
