@@ -24,6 +24,8 @@ def on_job_launched(sender, job, **kwargs):
 
 
 def on_response_submitted(sender, response, **kwargs):
+    if response.worker.is_in_house:
+        return  # in-house work comes through no provider entry, so it has no assignment to link
     from .services.entry import record_submission
 
     record_submission(response)
