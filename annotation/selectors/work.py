@@ -107,27 +107,30 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
     `done_id` (their response to this item, if any). With `for_page`, also `your_responses` (their
     responses in the job) and `history_json` (the dialog up to the item's turn, see `history_of`).
     """
+    # Every queryset here is unordered (order_by()): the models' default orderings join the job,
+    # dialog and corpus tables only to sort one row, and cost more to compile and plan than to run.
     annotators = Job.annotators.through.objects.filter(job_id=OuterRef("job_id"))
     annotations = {
         "job_restricted": Exists(annotators),
         "job_lists_worker": Exists(annotators.filter(worker_id=worker_id)),
-        "done_id": Subquery(Response.objects.filter(worker_id=worker_id, item_id=OuterRef("item_id")).values("pk")[:1]),
+        "done_id": Subquery(Response.objects.filter(worker_id=worker_id, item_id=OuterRef("item_id")).order_by().values("pk")[:1]),
     }
     if for_page:
         mine = Response.objects.filter(worker_id=worker_id, item__job_id=OuterRef("job_id"))
         annotations["your_responses"] = Coalesce(
-            Subquery(mine.values("worker_id").annotate(n=Count("pk")).values("n")[:1]), Value(0)
+            Subquery(mine.order_by().values("worker_id").annotate(n=Count("pk")).values("n")[:1]), Value(0)
         )
         turns = Turn.objects.filter(dialog_id=OuterRef("item__turn__dialog_id"), index__lte=OuterRef("item__turn__index"))
         annotations["history_json"] = Subquery(
-            turns.values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
+            turns.order_by().values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
         )
-    slot = (
+    slot = list(
         Slot.objects.select_related("item__turn", "item__job__quality", "worker__user")
         .filter(pk=slot_id)
         .annotate(**annotations)
-        .first()
+        .order_by()[:1]
     )
+    slot = slot[0] if slot else None
     if slot is not None:
         slot.job = slot.item.job  # the same row: Slot.job is a copy of item.job
     return slot
