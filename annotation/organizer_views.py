@@ -159,7 +159,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
         "gold_rows": gold_rows,
         "gold_items": len(gold_rows),
         "gold_form": gold_form or _gold_form(job),
-        "hard_subset": job.task_type == "hard_score",
+        "has_subset": quality_selectors.has_subset(job),
+        "agreement": quality_selectors.job_agreement(job),
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
@@ -328,20 +329,22 @@ def response_override(request, pk):
 
 
 @organizer_required
-def job_hard_subset(request, pk):
-    """CGoDial's hard test subset of a hard_score job, as CSV (items whose mean score is above the threshold)."""
+def job_subset(request, pk):
+    """A job's subset as CSV, e.g. CGoDial's hard test subset of a hard-score job (items whose mean
+    score is above the threshold); the columns are the task type's combined values."""
     job = get_object_or_404(Job, pk=pk)
     try:
-        subset = quality_selectors.hard_subset(job)
+        rows = quality_selectors.subset(job)
     except ValueError as exc:
-        messages.error(request, f"No hard subset: {exc}.")
+        messages.error(request, f"No subset: {exc}.")
         return redirect("organizer:job", pk=job.pk)
     out = HttpResponse(content_type="text/csv; charset=utf-8")
-    out["Content-Disposition"] = f'attachment; filename="job-{job.pk}-hard-subset.csv"'
+    out["Content-Disposition"] = f'attachment; filename="job-{job.pk}-subset.csv"'
     writer = csv.writer(out)
-    writer.writerow(["item_id", "turn_id", "utterance", "mean_score", "responses"])
-    for row in subset:
-        writer.writerow([row.item_id, "" if row.turn_id is None else row.turn_id, row.utterance, row.mean_score, row.responses])
+    columns = list(dict.fromkeys(key for row in rows for key in row.combined))
+    writer.writerow(["item_id", "turn_id", "text", *columns])
+    for row in rows:
+        writer.writerow([row.item_id, "" if row.turn_id is None else row.turn_id, row.subject, *(row.combined.get(c, "") for c in columns)])
     return out
 
 

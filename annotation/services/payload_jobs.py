@@ -8,6 +8,7 @@ Used where the thing to annotate is not a turn of a corpus, e.g. a system's resp
 from dataclasses import dataclass
 from decimal import Decimal
 
+from .. import task_types
 from ..models import Corpus, Item, Job
 from .jobs import JobError, save_job, task_type_or_error, validated_job_fields
 
@@ -44,13 +45,13 @@ def create_payload_job(
 ) -> Job:
     """A draft job with one item per payload (position = index) and `redundancy` slots per item.
 
-    The task type must build its items from payloads (`builds_from_payloads`); it checks every
+    The task type must build its items from payloads (`builds_from`); it checks every
     payload (`build_payload`) before anything is written. `corpus` is the job's corpus (a job
     always has one), which its items do not refer to.
     """
     kind = task_type_or_error(task_type)
-    if not getattr(kind, "builds_from_payloads", False):
-        raise JobError(f"task type {task_type!r} builds its items from corpus turns; use create_job", field="task_type")
+    if kind.builds_from != task_types.PAYLOADS:
+        raise JobError(f"task type {task_type!r} does not build its items from payloads; use create_job", field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")

@@ -22,7 +22,7 @@ from django.db.models import Q
 from annotation.models import Corpus, Job, Response, SourceFormat
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job, item_ids_by_position
-from annotation.task_types.likert import default_question
+from annotation.task_types.questionnaire import default_question
 
 from ..models import Campaign, CampaignItem, CampaignJob, Entry, Rating
 from .campaigns import create_campaign

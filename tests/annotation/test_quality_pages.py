@@ -61,7 +61,7 @@ PAGES = [
     ("post", "organizer:response-override", {"pk": "response"}, {"status": "rejected", "check": "flags", "reason": "copied text"}, 302),
     ("get", "organizer:worker", {"pk": "worker"}, None, 200),
     ("post", "organizer:worker-unblock", {"pk": "worker", "job_pk": "job"}, None, 302),
-    ("get", "organizer:job-hard-subset", {"pk": "job"}, None, 302),  # not a hard_score job: back to the job page
+    ("get", "organizer:job-subset", {"pk": "job"}, None, 302),  # a rewrite job has no subset: back to the job page
 ]
 
 
@@ -318,20 +318,20 @@ def test_hard_score_jobs_link_their_hard_subset_as_csv(make_annotator, organizer
         submit_response(slot_id=slot.id, worker=worker, answers={"criterion_1": score, "criterion_2": score})
     login(client, organizer)
     page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
-    url = reverse("organizer:job-hard-subset", kwargs={"pk": job.pk})
+    url = reverse("organizer:job-subset", kwargs={"pk": job.pk})
     assert url in page and 'id="voting-unsupported"' in page
     download = client.get(url)
     assert download.status_code == 200 and download["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(download.content.decode())))
-    assert len(rows) == 1 and float(rows[0]["mean_score"]) == 4.0  # the item scored 2 is not hard
+    assert len(rows) == 1 and float(rows[0]["mean"]) == 4.0  # the item scored 2 is not hard
 
 
 def test_rewrite_jobs_have_no_hard_subset_link(world, organizer, client):
     login(client, organizer)
     page = client.get(reverse("organizer:job", kwargs={"pk": world["job"].pk})).content.decode()
-    assert reverse("organizer:job-hard-subset", kwargs={"pk": world["job"].pk}) not in page
-    refused = client.get(reverse("organizer:job-hard-subset", kwargs={"pk": world["job"].pk}), follow=True)
-    assert "not a hard_score job" in refused.content.decode()
+    assert reverse("organizer:job-subset", kwargs={"pk": world["job"].pk}) not in page
+    refused = client.get(reverse("organizer:job-subset", kwargs={"pk": world["job"].pk}), follow=True)
+    assert "defines no subset" in refused.content.decode()
 
 
 # --- worker page ------------------------------------------------------------------------------------

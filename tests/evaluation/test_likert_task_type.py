@@ -5,7 +5,7 @@ from annotation import task_types
 from annotation.models import Corpus, Item, Job, Slot
 from annotation.services.jobs import JobError, create_job
 from annotation.services.payload_jobs import create_payload_job
-from annotation.task_types.likert import PayloadError, clean_payload
+from annotation.task_types.questionnaire import PayloadError, clean_payload
 from tests.factories import make_corpus
 
 KIND = task_types.get("likert")
@@ -50,9 +50,10 @@ def test_answers_must_be_whole_ratings_from_1_to_5(answers, ok):
 @pytest.mark.parametrize(
     "job_settings, message",
     [
-        ({"questions": []}, "give 1 to 6 questions"),
+        ({"questions": []}, "give 1 to 20 questions"),
         ({"questions": [{"name": "x y", "label": "X", "anchors": list("abcde")}]}, "short identifier"),
-        ({"questions": [{"name": "x", "label": "X", "anchors": list("abcd")}]}, "5 non-empty labels"),
+        ({"questions": [{"name": "x", "label": "X", "anchors": list("a")}]}, "2 to 11 non-empty labels"),
+        ({"questions": [{"name": "x", "label": "X", "anchors": list("ab"), "values": [2, 1]}]}, "increasing order"),
         ({"questions": [{"name": "x", "label": "X", "anchors": list("abcde")}] * 2}, "used twice"),
         ({"questions": [{"name": "x", "label": " ", "anchors": list("abcde")}]}, "'label'"),
         ({"questions": [{"name": "x", "label": "X", "anchors": list("abcde"), "colour": 1}]}, "unknown key"),
@@ -96,13 +97,13 @@ def test_payload_job_has_one_item_per_payload_in_order_with_slots():
 @pytest.mark.parametrize(
     "changes, field, message",
     [
-        ({"task_type": "rewrite"}, "task_type", "builds its items from corpus turns"),
+        ({"task_type": "rewrite"}, "task_type", "does not build its items from payloads"),
         ({"task_type": "nope"}, "task_type", "unknown task type"),
         ({"payloads": []}, "payloads", "at least one payload"),
         ({"payloads": [PAYLOAD, {"response": "x"}]}, "payloads", "payload 1: 'context'"),
         ({"redundancy": 0}, "redundancy", "from 1 to 50"),
         ({"name": " "}, "name", "name"),
-        ({"settings": {"questions": []}}, "settings", "1 to 6 questions"),
+        ({"settings": {"questions": []}}, "settings", "1 to 20 questions"),
     ],
 )
 def test_bad_payload_job_requests_write_nothing(changes, field, message):
