@@ -82,6 +82,7 @@ def sync_remote_assignment(posting: Posting, remote, now) -> str:
         change = change or "settled_at_provider"
     if remote.status == "returned" and state == ProviderAssignment.State.ACCEPTED:
         updates["state"] = ProviderAssignment.State.RETURNED
+        updates["place"] = None  # the provider offers the place to another worker
         if assignment.slot_id:
             release_slot(slot_id=assignment.slot_id, worker=worker)
         change = change or "returned"
