@@ -5,3 +5,5 @@ from django.dispatch import Signal
 response_submitted = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()
+#: Sent inside the claim's transaction when a worker newly claims a slot. kwargs: slot, worker.
+slot_claimed = Signal()

@@ -3,7 +3,14 @@ import logging
 
 from django.db import transaction
 
-from .models import JobCrowdConfig
+from annotation.models import Response, Slot
+
+from . import providers
+from .links import done_url
+from .models import JobCrowdConfig, ProviderAssignment
+from .selectors.routing import provider_of_job
+from .services.entry import admit_claim, record_submission
+from .tasks import post_job
 
 log = logging.getLogger(__name__)
 
@@ -12,20 +19,28 @@ def on_job_launched(sender, job, **kwargs):
     """Send a launched crowd job's postings, after commit, in a task.
 
     The spend was reserved inside the launch's transaction (hits.services.postings.launch_budget_check),
-    so a job over its budget never goes live; the task reserves whatever is still uncovered (in-house
-    postings, slots added since) and sends the calls. A rehearsal copy is posted by the rehearsal alone.
+    so a job over its budget never goes live; the task reserves whatever is still uncovered (slots
+    added since) and sends the calls. A rehearsal copy is posted by the rehearsal alone.
     """
     config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
     if config is None or config.rehearsal:
         return  # no crowd settings: the database queue is all there is; or a rehearsal copy
-    from .tasks import post_job
-
     transaction.on_commit(lambda: post_job.delay(job.pk))
 
 
-def on_response_submitted(sender, response, **kwargs):
-    from .services.entry import record_submission
+def on_slot_claimed(sender, slot, worker, **kwargs):
+    """A signed-in annotator's claim gets its assignment at once, as a crowd worker's arrival does.
 
+    Runs inside the claim's transaction, on every claim of every job: a job without crowd settings
+    costs one cached lookup (at most one query), and crowd workers' claims are left to their entry.
+    """
+    key = provider_of_job(slot.job_id)
+    if not key or not providers.get(key).workers_sign_in:
+        return
+    admit_claim(slot, worker, key)
+
+
+def on_response_submitted(sender, response, **kwargs):
     record_submission(response)
 
 
@@ -33,14 +48,8 @@ def submit_redirect(*args, **kwargs) -> str | None:
     """Where a crowd worker goes after a saved submit: the hits done page, which sends them on.
 
     Called by annotation's task page with the saved response (positionally or as response=), or
-    with the slot. Returns None when the slot has no provider assignment (in-house work).
+    with the slot. Returns None when the slot has no provider assignment.
     """
-    from annotation.models import Response, Slot
-
-    from .links import done_url
-    from .models import ProviderAssignment
-    from .services.entry import record_submission
-
     response = kwargs.get("response") or next((a for a in args if isinstance(a, Response)), None)
     slot = kwargs.get("slot") or next((a for a in args if isinstance(a, Slot)), None)
     if response is not None:

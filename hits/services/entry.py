@@ -11,6 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Job, Response, Slot, Worker
+from annotation.roles import worker_for
 from annotation.services.claims import ClaimError, claim_next_slot
 
 from .. import providers
@@ -26,9 +27,12 @@ class Arrival:
     already_submitted: bool = False
 
 
-def _config_for(job: Job, provider_key: str) -> JobCrowdConfig:
+def _config_for(job: Job, provider_key: str) -> JobCrowdConfig | None:
+    """The job's crowd settings if the job runs on `provider_key` (a job without settings runs on the
+    default provider); EntryError otherwise."""
     config = JobCrowdConfig.objects.filter(job=job).first()
-    if config is None or config.provider != provider_key:
+    key = config.provider if config is not None else providers.default_key()
+    if key != provider_key:
         raise EntryError("This task is not offered on this crowd.")
     return config
 
@@ -93,16 +97,18 @@ def admit(*, posting: Posting, worker: Worker, external_id: str, return_url: str
     return assignment, False
 
 
-def arrive(*, provider_key: str, job: Job, params) -> Arrival:
+def arrive(*, provider_key: str, job: Job, params, user=None) -> Arrival:
     """Record the worker's assignment and claim a slot for it; EntryError or ClaimError says why not.
 
     Admission and claim happen in one transaction under a row lock on the posting, so concurrent
     arrivals (real or invented) never hold more places than the posting has assignments.
     """
     config = _config_for(job, provider_key)
-    entry = providers.get(provider_key).parse_entry(params)
+    entry = providers.get(provider_key).parse_entry(params, user)
     if entry.preview:
         return Arrival(preview=True)
+    if entry.signed_in:
+        return _arrive_signed_in(job, user)
     posting = Posting.objects.filter(job=job, provider=provider_key, external_id=entry.posting_external_id).first()
     if posting is None:
         raise EntryError("This listing is not (or no longer) part of this task.")
@@ -124,6 +130,47 @@ def arrive(*, provider_key: str, job: Job, params) -> Arrival:
             return Arrival(preview=False, assignment=assignment, already_submitted=True)
         slot = bind_slot(assignment, job, worker)
     return Arrival(preview=False, assignment=assignment, slot=slot)
+
+
+def _arrive_signed_in(job: Job, user) -> Arrival:
+    """A signed-in annotator claims; the slot_claimed receiver makes their assignment (admit_claim)."""
+    worker = worker_for(user)
+    if worker is None:
+        raise EntryError("Your account is not an annotator's. Ask the organizer to add you.")
+    if is_blocked(worker, job):
+        raise EntryError("You are not able to take this task.")
+    with transaction.atomic():
+        slot = claim_next_slot(job=job, worker=worker)
+        if slot is None:
+            raise ClaimError("No work is left in this task for you.")
+        assignment = ProviderAssignment.objects.filter(slot=slot, worker=worker).first()
+    return Arrival(preview=False, assignment=assignment, slot=slot)
+
+
+def admit_claim(slot: Slot, worker: Worker, provider_key: str) -> ProviderAssignment | None:
+    """A signed-in annotator's new claim, inside the claim's transaction: their assignment on the job's
+    queue, holding a place as a crowd worker's does (so the budget's places cap in-house work too).
+
+    None when the job has no posting on that provider yet (it was never posted: there is no ledger
+    to write to); ClaimError, which refuses the claim, when every place is held.
+    """
+    postings = list(
+        Posting.objects.select_for_update()
+        .filter(job_id=slot.job_id, provider=provider_key, state=Posting.State.CREATED)
+        .order_by("seq")
+    )
+    if not postings:
+        return None
+    external_id = f"slot{slot.pk}-w{worker.pk}-{slot.claimed_at:%Y%m%d%H%M%S%f}"
+    for posting in postings:
+        try:
+            assignment, _ = admit(posting=posting, worker=worker, external_id=external_id)
+        except ClaimError:
+            continue  # this posting is full; the next may have room
+        ProviderAssignment.objects.filter(pk=assignment.pk).update(slot=slot)
+        assignment.slot = slot
+        return assignment
+    raise ClaimError("Every place the budget pays for is taken. Ask the organizer to post more.")
 
 
 def bind_slot(assignment: ProviderAssignment, job: Job, worker: Worker) -> Slot:

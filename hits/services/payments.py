@@ -83,7 +83,7 @@ def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment
         return existing
     with transaction.atomic():
         config = JobCrowdConfig.objects.select_for_update().get(job_id=assignment.posting.job_id)
-        cost = costs.bonus_cost(config.provider, amount, prolific_fee_rate=config.prolific_fee_rate)
+        cost = costs.bonus_cost(providers.get(config.provider), amount, fee_rate=config.prolific_fee_rate)
         if config.budget is not None and config.committed + cost > config.budget:
             raise PaymentError(
                 f"a bonus of {amount} USD costs {cost} USD with fees; only {config.budget - config.committed} USD "

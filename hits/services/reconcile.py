@@ -20,7 +20,7 @@ from annotation.models import Response, Slot, Worker
 from annotation.services.claims import release_slot
 
 from .. import providers
-from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment, Provider
+from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from . import payments as payment_services
 from .entry import saved_response_of
 from .postings import send_postings, stale_intended_postings
@@ -135,18 +135,17 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
     if stale:
         summary["postings_sent"] = send_postings(stale, concurrency=1, grace_seconds=grace.total_seconds())
 
-    # 2. Assignments at the provider.
-    if config.provider != Provider.INHOUSE:
-        for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
-            try:
-                remotes = provider.list_assignments(posting)
-            except providers.ProviderError as exc:
-                summary["errors"].append(f"{posting.request_token}: {exc}")
-                continue
-            for remote in remotes:
-                change = sync_remote_assignment(posting, remote, now)
-                if change:
-                    summary["assignments"][change] = summary["assignments"].get(change, 0) + 1
+    # 2. Assignments at the provider (in-house: the database, read the same way).
+    for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
+        try:
+            remotes = provider.list_assignments(posting)
+        except providers.ProviderError as exc:
+            summary["errors"].append(f"{posting.request_token}: {exc}")
+            continue
+        for remote in remotes:
+            change = sync_remote_assignment(posting, remote, now)
+            if change:
+                summary["assignments"][change] = summary["assignments"].get(change, 0) + 1
 
     # 3. Payments left pending by a crash or an outage.
     pending = Payment.objects.filter(assignment__posting__job_id=job_id, state__in=Payment.PENDING).filter(
@@ -168,15 +167,14 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
         summary["settled"][key] = summary["settled"].get(key, 0) + 1
 
     # 5. Listings with nothing left to claim stop taking workers.
-    if config.provider != Provider.INHOUSE:
-        summary["closed"] = expire_finished_postings(job_id)
+    summary["closed"] = expire_finished_postings(job_id)
     return summary
 
 
 def jobs_to_reconcile() -> list[int]:
     """Jobs with something the provider may still change: open postings, unsettled work, pending payments."""
     open_jobs = set(
-        Posting.objects.filter(state__in=Posting.OPEN_STATES).exclude(provider=Provider.INHOUSE).values_list("job_id", flat=True)
+        Posting.objects.filter(state__in=Posting.OPEN_STATES, provider__in=providers.paid_keys()).values_list("job_id", flat=True)
     )
     open_jobs |= set(
         ProviderAssignment.objects.filter(state=ProviderAssignment.State.SUBMITTED).values_list("posting__job_id", flat=True)
