@@ -107,3 +107,19 @@ class CheckOverrideAdmin(admin.ModelAdmin):
 class SkippedItemAdmin(admin.ModelAdmin):
     list_display = ("worker", "item", "created_at")
     raw_id_fields = ("worker", "item")
+
+
+@admin.register(models.ResponseTransition)
+class ResponseTransitionAdmin(admin.ModelAdmin):
+    """The audit trail is read-only: a status changes only through annotation.services.response_status."""
+
+    list_display = ("response", "from_status", "to_status", "actor", "by", "created_at")
+    list_filter = ("to_status", "actor")
+    search_fields = ("reason",)
+    readonly_fields = ("response", "from_status", "to_status", "actor", "by", "reason", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

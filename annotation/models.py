@@ -198,7 +198,13 @@ class Item(models.Model):
 class Worker(models.Model):
     """An annotator identity: an in-house user, or a crowd worker known by the provider's id."""
 
-    provider = models.CharField(max_length=16, default="inhouse", help_text="inhouse, prolific or mturk.")
+    #: The provider key of workers who log in to Quorum itself; every other key is a crowd provider's
+    #: (hits.models.Provider lists them; annotation never needs their names).
+    INHOUSE = "inhouse"
+
+    provider = models.CharField(
+        max_length=16, default=INHOUSE, help_text="Where the worker comes from: in-house, or a crowd provider's key."
+    )
     external_id = models.CharField(max_length=200, help_text="User name in-house; the provider's worker id otherwise.")
     user = models.OneToOneField(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="worker")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -208,6 +214,11 @@ class Worker(models.Model):
 
     def __str__(self):
         return f"{self.provider}:{self.external_id}"
+
+    @property
+    def is_in_house(self) -> bool:
+        """In-house workers log in to Quorum; a crowd worker's responses wait for the provider's confirmation."""
+        return self.provider == self.INHOUSE
 
 
 class Slot(models.Model):
@@ -272,19 +283,68 @@ class SkippedItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["worker", "item"], name="skip_once_per_worker_item")]
 
 
+class ResponseQuerySet(models.QuerySet):
+    def counted(self):
+        """The responses whose data count: the one definition that exports, hard subsets, agreement,
+        worker flags and evaluation ratings all use (DESIGN.md, "Responses")."""
+        return self.filter(status__in=Response.COUNTED)
+
+    def confirmed(self):
+        """Every response known to be real: all but crowd responses the provider has not confirmed.
+
+        Evidence about how workers work (worker flags, the audit CSV) reads these: a rewrite that was
+        pasted and then voted down no longer counts, but it is still what its author did.
+        """
+        return self.exclude(status=Response.Status.AWAITING_CONFIRMATION)
+
+
 class Response(models.Model):
+    """One worker's answer to one item, and where it stands in its life.
+
+    States, and who moves them (only through `annotation.services.responses.transition`, which
+    writes a `ResponseTransition` row and sends `signals.response_status_changed`):
+
+    - awaiting_confirmation: came through a crowd entry; the provider has not confirmed that the
+      assignment or submission exists (hits confirms or rejects it);
+    - awaiting_review: under vote (the voting service decides it);
+    - held: its author failed gold and was soft-blocked; a reviewer decides;
+    - accepted: counts;
+    - rejected: not paid, data left out;
+    - excluded: paid, data left out.
+
+    Only `accepted` counts (`Response.objects.counted()`).
+    """
+
     class Status(models.TextChoices):
-        SUBMITTED = "submitted", "Submitted"
+        AWAITING_CONFIRMATION = "awaiting_confirmation", "Awaiting provider confirmation"
+        AWAITING_REVIEW = "awaiting_review", "Awaiting review (under vote)"
+        HELD = "held", "Held for review (author failed gold)"
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected (not paid)"
-        SOFT_REJECTED = "soft_rejected", "Soft-rejected (paid, data excluded)"
+        EXCLUDED = "excluded", "Excluded (paid, data left out)"
+
+    COUNTED = (Status.ACCEPTED,)
+    #: States a reviewer or the crowd settlement puts a response in; the others are on the way there.
+    SETTLED = (Status.ACCEPTED, Status.REJECTED, Status.EXCLUDED)
+    #: from -> the states a response may move to; "" is a response being stored.
+    TRANSITIONS = {
+        "": (Status.ACCEPTED, Status.AWAITING_CONFIRMATION),
+        Status.AWAITING_CONFIRMATION: (Status.ACCEPTED, Status.REJECTED, Status.EXCLUDED),
+        Status.ACCEPTED: (Status.AWAITING_REVIEW, Status.HELD, Status.REJECTED, Status.EXCLUDED),
+        Status.AWAITING_REVIEW: (Status.ACCEPTED, Status.HELD, Status.REJECTED, Status.EXCLUDED),
+        Status.HELD: (Status.ACCEPTED, Status.REJECTED, Status.EXCLUDED),
+        Status.REJECTED: (Status.ACCEPTED, Status.EXCLUDED),
+        Status.EXCLUDED: (Status.ACCEPTED, Status.REJECTED),
+    }
 
     slot = models.OneToOneField(Slot, on_delete=models.PROTECT, related_name="response")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="responses")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="responses")
     answers = models.JSONField(help_text="The response, in the task type's schema.")
     checks = models.JSONField(default=dict, blank=True, help_text="Outcome of the automatic checks at submission.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SUBMITTED)
+    status = models.CharField(
+        max_length=24, choices=Status.choices, help_text="Where the response stands; see the class docstring."
+    )
     claimed_at = models.DateTimeField()
     submitted_at = models.DateTimeField(auto_now_add=True)
     active_seconds = models.FloatField(null=True, blank=True, help_text="Time the page was in use, as the browser measured it.")
@@ -294,10 +354,44 @@ class Response(models.Model):
         help_text='Typing telemetry the annotator page records (workers are told): per field {"pasted_chars", "typed_chars", "keystrokes"}.',
     )
 
+    objects = ResponseQuerySet.as_manager()
+
     class Meta:
         ordering = ["submitted_at"]
-        constraints = [models.UniqueConstraint(fields=["item", "worker"], name="response_one_per_worker_per_item")]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "worker"], name="response_one_per_worker_per_item"),
+            models.CheckConstraint(
+                condition=Q(status__in=[
+                    "awaiting_confirmation", "awaiting_review", "held", "accepted", "rejected", "excluded"
+                ]),
+                name="response_status_known",
+            ),
+        ]
         indexes = [models.Index(fields=["item", "status"])]
+
+
+class ResponseTransition(models.Model):
+    """The audit trail of a response's life: one row per move, written by the transition service."""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="transitions", db_index=False)  # led by the index below
+    from_status = models.CharField(max_length=24, blank=True, help_text="Empty when the response was stored.")
+    to_status = models.CharField(max_length=24, choices=Response.Status.choices)
+    actor = models.CharField(
+        max_length=64, help_text="What moved it: worker, voting, gold, reviewer, flags, provider:<key>, migration."
+    )
+    by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The person who moved it, when a person did.",
+    )
+    reason = models.TextField(blank=True, help_text="Why, in words a reviewer can act on.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["response", "created_at", "pk"]
+        indexes = [models.Index(fields=["response", "created_at"])]
+
+    def __str__(self):
+        return f"{self.response_id}: {self.from_status or '(new)'} -> {self.to_status} by {self.actor}"
 
 
 class ExportRun(BackgroundRun):
@@ -464,8 +558,8 @@ class CheckOverride(models.Model):
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="overrides")
     check_name = models.CharField(max_length=16, choices=Check.choices, help_text="Which automatic verdict is overridden.")
-    previous_status = models.CharField(max_length=16, choices=Response.Status.choices)
-    new_status = models.CharField(max_length=16, choices=Response.Status.choices)
+    previous_status = models.CharField(max_length=24, choices=Response.Status.choices)
+    new_status = models.CharField(max_length=24, choices=Response.Status.choices)
     reason = models.TextField(help_text="Why the automatic verdict was overridden.")
     by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -93,7 +93,7 @@ class JobForm(forms.Form):
     )
     instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}), help_text="Shown to annotators above every item.")
     annotators = forms.ModelMultipleChoiceField(
-        queryset=Worker.objects.filter(provider="inhouse").order_by("external_id"), required=False,
+        queryset=Worker.objects.filter(provider=Worker.INHOUSE).order_by("external_id"), required=False,
         help_text="In-house annotators the job is open to; choose none to open it to all.",
     )
 
@@ -273,7 +273,7 @@ class OverrideForm(forms.Form):
 
     status = forms.ChoiceField(
         label="New status",
-        choices=[(s.value, s.label) for s in (Response.Status.ACCEPTED, Response.Status.SOFT_REJECTED, Response.Status.REJECTED)],
+        choices=[(s.value, s.label) for s in Response.SETTLED],
     )
     check = forms.ChoiceField(label="Verdict overridden", choices=CheckOverride.Check.choices, initial=CheckOverride.Check.VOTE)
     reason = forms.CharField(

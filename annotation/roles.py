@@ -35,5 +35,5 @@ def make_organizer(user):
 def make_annotator(user):
     from .models import Worker
 
-    worker, _ = Worker.objects.get_or_create(provider="inhouse", external_id=user.get_username(), defaults={"user": user})
+    worker, _ = Worker.objects.get_or_create(provider=Worker.INHOUSE, external_id=user.get_username(), defaults={"user": user})
     return worker

@@ -3,6 +3,12 @@ from django.dispatch import Signal
 
 #: Sent after a response is committed. kwargs: response.
 response_submitted = Signal()
+#: Sent inside the transaction of every move of a response's life (services.response_status), the
+#: storing of a new response included (from_status ""). kwargs: response, from_status, to_status,
+#: actor, reason. Receivers run in that transaction: what they write stands or falls with the move.
+response_status_changed = Signal()
+#: Sent inside the claim's transaction when a worker newly claims a slot. kwargs: slot, worker.
+slot_claimed = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()
 #: Sent inside the claim's transaction when a worker newly claims a slot. kwargs: slot, worker.

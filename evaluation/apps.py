@@ -6,4 +6,4 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Human evaluation of submissions"
 
     def ready(self):
-        from . import receivers  # noqa: F401  (connects the response_submitted receiver)
+        from . import receivers  # noqa: F401  (connects the receivers that keep ratings in step with responses)

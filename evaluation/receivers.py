@@ -1,14 +1,26 @@
-"""Receivers of annotation signals: a submitted Likert response of a campaign's crowd job becomes
-Rating rows. Connected in EvaluationConfig.ready(); annotation never imports evaluation."""
+"""Receivers of annotation signals: evaluation's ratings follow the life of campaign responses.
+
+A response of a campaign's rating job that starts to count becomes Rating rows; one that stops
+counting (rejected, excluded, held, unconfirmed) takes its ratings out, in the same transaction as
+the move, so the campaign page, `compute_results` and the API always read the same ratings.
+Connected in EvaluationConfig.ready(); annotation never imports evaluation.
+"""
 from django.dispatch import receiver
 
-from annotation.signals import response_submitted
+from annotation.models import Response
+from annotation.signals import response_status_changed
+
+from .services.crowd import record_response_ratings, remove_response_ratings
 
 
-@receiver(response_submitted, dispatch_uid="evaluation.ratings_from_response")
-def ratings_from_response(sender, response, **kwargs):
-    from .services.crowd import record_response_ratings
-
+@receiver(response_status_changed, dispatch_uid="evaluation.ratings_follow_response")
+def ratings_follow_response(sender, response, from_status, to_status, **kwargs):
+    counted_before, counted_now = from_status in Response.COUNTED, to_status in Response.COUNTED
+    if counted_before == counted_now:
+        return
     if response.item.job.task_type != "likert":
         return  # only campaign (Likert) jobs produce ratings; skip the lookup for every other job
-    record_response_ratings(response)
+    if counted_now:
+        record_response_ratings(response)
+    else:
+        remove_response_ratings(response)

@@ -146,7 +146,7 @@ class JobCreateSerializer(serializers.Serializer):
     instructions = serializers.CharField(required=False, allow_blank=True, default="")
     claim_timeout_minutes = serializers.IntegerField(default=30, min_value=1, max_value=24 * 60)
     annotators = serializers.PrimaryKeyRelatedField(
-        queryset=Worker.objects.filter(provider="inhouse"), many=True, required=False, default=list,
+        queryset=Worker.objects.filter(provider=Worker.INHOUSE), many=True, required=False, default=list,
         help_text="Worker ids of the in-house annotators the job is open to; empty means all.",
     )
 
@@ -347,7 +347,7 @@ QualitySettingsSerializer = type(
 )
 
 
-SETTLED_STATUSES = [Response.Status.ACCEPTED.value, Response.Status.REJECTED.value, Response.Status.SOFT_REJECTED.value]
+SETTLED_STATUSES = [status.value for status in Response.SETTLED]
 
 
 # A plain string in the schema: an enum named "status" would collide with the run status enum.

@@ -43,7 +43,7 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
         FORMAT_NOTES.get(manifest["corpus"]["source_format"], ""),
         "",
         "- Dialogs: only those with at least one item in this job are included, in corpus order.",
-        "- Responses: only responses with status `accepted` are used. When a turn has several "
+        "- Responses: only responses that count (status `accepted`) are used. When a turn has several "
         "accepted rewrites (redundancy above 1), the test set takes the earliest accepted one "
         "(by submission time, then response id); `responses.csv` has them all.",
         "- Turns of the job without an accepted rewrite keep their original text.",
@@ -59,8 +59,8 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
         "",
         "- `manifest.json`: the job, its settings, the counts above, and per dialog which turns "
         "have items and which were replaced in each variant (turn indices from 0).",
-        "- `responses.csv`: one row per response, every status (accepted, rejected, soft-rejected, "
-        "submitted): item id, dialog id, turn index, source text, worker (`provider:id`), one column "
+        "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, "
+        "held, rejected, excluded; crowd responses the provider has not confirmed are left out): item id, dialog id, turn index, source text, worker (`provider:id`), one column "
         "per variant, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
         "submission, active seconds measured by the browser, and failed checks (`field:code`). "
         "Text is stored as written; read it with a CSV parser.",

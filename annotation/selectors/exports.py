@@ -24,7 +24,7 @@ def export_dialogs_queryset(job: Job) -> QuerySet:
     any); each item `accepted_responses` (by submission time, then id).
     """
     accepted = (
-        Response.objects.filter(status=Response.Status.ACCEPTED)
+        Response.objects.counted()
         .only("id", "item_id", "answers", "submitted_at")
         .order_by("submitted_at", "id")
     )
@@ -52,10 +52,11 @@ def count_export_dialogs(job: Job) -> int:
 
 
 def job_responses_queryset(job: Job) -> QuerySet:
-    """Every response of the job's ordinary items, any status, with its item, turn, dialog id and
-    worker joined in (answers to gold items are left out)."""
+    """Every response of the job's ordinary items, whatever became of it, with its item, turn, dialog
+    id and worker joined in. Left out: answers to gold items, and crowd responses the provider has not
+    confirmed (they may be forged, and are never exported)."""
     return (
-        Response.objects.filter(item__job=job, item__gold__isnull=True)
+        Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True)
         .select_related("item__turn__dialog", "worker")
         .only(
             "id", "answers", "checks", "status", "claimed_at", "submitted_at", "active_seconds",

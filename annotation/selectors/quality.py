@@ -40,7 +40,7 @@ def vote_alpha(job: Job) -> tuple[float | None, str, int]:
     Units are the vote items; late votes (stored but ignored) are left out, as they were not part
     of any decision.
     """
-    rows = Response.objects.filter(item__job__reviews=job, item__job__task_type="vote", item__subject_response__isnull=False)
+    rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type="vote", item__subject_response__isnull=False)
     counts = defaultdict(lambda: [0, 0])
     total = 0
     for item_id, answers, checks in rows.values_list("item_id", "answers", "checks").iterator():
@@ -112,7 +112,7 @@ def item_reviews(job: Job, *, flagged_only: bool = False) -> list[ItemReview]:
     """Per reviewed item of `job`: its rounds, their votes and reasons, and where the item stands."""
     rounds = ReviewRound.objects.filter(item__job=job).select_related("item", "response__worker").order_by("item__position", "round", "pk")
     reasons = defaultdict(list)
-    for subject_id, answers in Response.objects.filter(item__job__reviews=job, item__subject_response__isnull=False).values_list(
+    for subject_id, answers in Response.objects.counted().filter(item__job__reviews=job, item__subject_response__isnull=False).values_list(
         "item__subject_response_id", "answers"
     ):
         if answers.get("reason"):
@@ -153,16 +153,13 @@ class HardItem:
 def hard_subset(job: Job, threshold: float | None = None) -> list[HardItem]:
     """CGoDial's hard test subset: items of a hard_score job whose mean score is above the threshold.
 
-    The mean is over every criterion score of every accepted response (rejected and soft-rejected
-    data is excluded); gold items are left out.
+    The mean is over every criterion score of every response that counts; gold items are left out.
     """
     if job.task_type != "hard_score":
         raise ValueError(f"job {job.name!r} is not a hard_score job")
     threshold = job.settings.get("hard_threshold", DEFAULT_THRESHOLD) if threshold is None else threshold
     answers = defaultdict(list)
-    for item_id, row in Response.objects.filter(
-        item__job=job, item__gold__isnull=True, status=Response.Status.ACCEPTED
-    ).values_list("item_id", "answers"):
+    for item_id, row in Response.objects.counted().filter(item__job=job, item__gold__isnull=True).values_list("item_id", "answers"):
         answers[item_id].append(row)
     items = Item.objects.filter(pk__in=answers).values_list("pk", "turn_id", "payload", "position").order_by("position")
     subset = []
@@ -179,7 +176,8 @@ def hard_subset(job: Job, threshold: float | None = None) -> list[HardItem]:
 def flag_tables(job: Job):
     """The three tables `annotation.quality.flags.compute_flags` reads, for one job's responses.
 
-    Gold items are left out (they have their own check). Time is the page's active time where the
+    Every confirmed response is read (flags are evidence about the worker, including on work that was
+    voted down), and gold items are left out (they have their own check). Time is the page's active time where the
     browser measured it, else the time from claim to submission.
     """
     import pandas as pd
@@ -188,7 +186,7 @@ def flag_tables(job: Job):
     from ..quality.flags import RATING_COLUMNS, RESPONSE_COLUMNS, TEXT_COLUMNS
 
     kind = task_types.get(job.task_type)
-    rows = Response.objects.filter(item__job=job, item__gold__isnull=True).values_list(
+    rows = Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True).values_list(
         "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry"
     )
     responses, ratings, texts = [], [], []

@@ -14,27 +14,16 @@ from django.utils import timezone
 
 from .. import task_types
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
-from ..signals import response_submitted
-from . import quality
+from ..signals import response_submitted, slot_claimed
+from . import quality, responses
+from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
 
 CLAIM_ATTEMPTS = 5
 
 
-class ClaimError(Exception):
-    """The worker cannot work on this slot (any more); the message says why."""
-
-
-class ResponseRejected(Exception):
-    """The response failed validation; nothing was saved. `problems` say what to fix."""
-
-    def __init__(self, problems):
-        self.problems = list(problems)
-        super().__init__("; ".join(p.message for p in self.problems))
-
-
 def job_admits(job: Job, worker: Worker) -> bool:
     """Whether the job's annotator list lets this worker in (state aside). Empty list = everyone."""
-    if worker.provider != "inhouse":
+    if not worker.is_in_house:
         return True  # crowd workers arrive through a provider posting of this job
     return not job.annotators.exists() or job.annotators.filter(pk=worker.pk).exists()
 
@@ -89,6 +78,7 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
                 slot.claimed_at = now
                 slot.expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
                 slot.save(update_fields=["state", "worker", "claimed_at", "expires_at"])
+                slot_claimed.send(sender=Slot, slot=slot, worker=worker)
                 return slot
         except IntegrityError:
             # The same worker claimed another slot of this item in a concurrent request; try again.
@@ -130,8 +120,9 @@ def submit_response(
     Idempotent: a second submission of the same slot by the same worker returns the stored
     response. A claim that expired and was freed is taken back if the item still has room, so a
     slow worker's text is not lost. `telemetry` is what the page recorded about typing (see
-    `clean_telemetry`); the task type's `after_response` hook runs in the same transaction
-    (gold grading, putting the response to a vote, counting a vote).
+    `clean_telemetry`). The response's life begins in the same transaction (`responses.begin`):
+    in-house work is accepted and graded, voted on or counted at once; crowd work waits for the
+    provider's confirmation.
     """
     now = now or timezone.now()
     slot = Slot.objects.select_related("item__job").filter(pk=slot_id).first()
@@ -164,13 +155,12 @@ def submit_response(
         slot.state = Slot.State.SUBMITTED
         slot.expires_at = None
         slot.save(update_fields=["state", "expires_at"])
-        response = Response.objects.create(
+        response = Response(
             slot=slot,
             item=item,
             worker=worker,
             answers=cleaned,
             checks={"passed": True, "problems": []},
-            status=Response.Status.ACCEPTED,
             claimed_at=claimed_at,
             active_seconds=active_seconds,
             telemetry=telemetry,
@@ -178,8 +168,7 @@ def submit_response(
         if not Slot.objects.filter(item=item).exclude(state=Slot.State.SUBMITTED).exists():
             item.state = Item.State.COMPLETE
             item.save(update_fields=["state"])
-        response.item = item
-        kind.after_response(response)
+        responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
         transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return response
 

@@ -6,7 +6,7 @@ added to a gold item that worker has not answered and claimed for them in the sa
 (`serve_gold`, called by claim_next_slot). A job with `onboarding_items` > 0 first gives each
 worker that many gold items; a worker who fails them, or later fails more than the allowed share
 of gold, is soft-blocked on the job: they get no more work there, and their responses that are
-not settled yet are held (status `submitted`, `checks["held"]`) for a reviewer.
+not settled yet are held (status `held`, the reason in `checks["held"]`) for a reviewer.
 """
 from datetime import timedelta
 
@@ -16,6 +16,10 @@ from django.db.models import Max
 from .. import task_types
 from ..models import CheckOverride, Item, Job, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
+from ..selectors.quality import job_flags
+from . import voting
+from .errors import ClaimError
+from .response_status import transition
 
 SESSION_LOOKBACK = 500  # submissions read to find the start of a session
 
@@ -105,8 +109,6 @@ def gate_claim(job: Job, worker: Worker, now) -> Slot | None:
     Raises ClaimError for a soft-blocked worker; returns a claimed gold slot when gold is due (or
     onboarding is under way); None when the worker should get ordinary work.
     """
-    from .claims import ClaimError
-
     policy = QualityPolicy.objects.filter(job=job).first()
     if policy is None:
         return None
@@ -154,7 +156,7 @@ def serve_gold(job: Job, worker: Worker, now) -> Slot | None:
 def grade_gold_answer(response: Response, kind) -> bool:
     """Grade a stored answer to a gold item, update the worker's standing, soft-block if warranted.
 
-    Called from the task type's `after_response`, inside submit_response's transaction; runs once
+    Called by `responses` when a real response of a gold item arrives, inside its transaction; runs once
     per stored response. The gold answer itself is paid and kept, but never exported as data.
     """
     item = response.item
@@ -197,18 +199,21 @@ def _soft_block(standing: WorkerStanding, reason: str) -> None:
 
 
 def hold_pending_work(worker_id: int, job_id: int, reason: str) -> int:
-    """Hold a worker's unsettled, non-gold responses in a job for review. Returns how many."""
+    """Hold a worker's unsettled, non-gold responses in a job for review. Returns how many.
+
+    Unsettled: accepted or under vote, and no reviewer has decided on it (an override stands).
+    """
     held = 0
     pending = Response.objects.filter(
         worker_id=worker_id, item__job_id=job_id, item__gold__isnull=True,
-        status__in=[Response.Status.ACCEPTED, Response.Status.SUBMITTED],
+        status__in=[Response.Status.ACCEPTED, Response.Status.AWAITING_REVIEW],
+        overrides__isnull=True,
     )
     for response in pending.only("pk", "checks", "status"):
         checks = dict(response.checks or {})
-        if "held" in checks:
-            continue
         checks["held"] = reason
-        Response.objects.filter(pk=response.pk).update(checks=checks, status=Response.Status.SUBMITTED)
+        Response.objects.filter(pk=response.pk).update(checks=checks)
+        transition(response, Response.Status.HELD, actor="gold", reason=reason)
         held += 1
     return held
 
@@ -227,7 +232,7 @@ def unblock_worker(worker: Worker, job: Job, *, by=None) -> WorkerStanding:
 
 # --- Overrides ----------------------------------------------------------------------------------
 
-SETTLED = {Response.Status.ACCEPTED, Response.Status.REJECTED, Response.Status.SOFT_REJECTED}
+SETTLED = set(Response.SETTLED)
 
 
 def override_verdict(
@@ -239,8 +244,6 @@ def override_verdict(
     then ignored). With `recollect`, a rejected response's item is reopened for a new response.
     Repeating the same override changes nothing and returns the first record.
     """
-    from . import voting
-
     reason = (reason or "").strip()
     if not reason:
         raise QualityError("give the reason for overriding the automatic verdict")
@@ -254,6 +257,8 @@ def override_verdict(
     with transaction.atomic():
         Item.objects.select_for_update().get(pk=response.item_id)
         response = Response.objects.select_for_update().get(pk=response.pk)
+        if response.status == Response.Status.AWAITING_CONFIRMATION:
+            raise QualityError("this response came through a crowd entry the provider has not confirmed yet; it cannot be decided before that")
         last = response.overrides.order_by("-created_at", "-pk").first()
         if last is not None and last.new_status == status and last.check_name == check and response.status == status:
             return last
@@ -263,7 +268,8 @@ def override_verdict(
         checks = dict(response.checks or {})
         checks.pop("held", None)
         checks["override"] = {"status": status, "check": check, "reason": reason}
-        Response.objects.filter(pk=response.pk).update(status=status, checks=checks)
+        Response.objects.filter(pk=response.pk).update(checks=checks)
+        transition(response, status, actor="reviewer", by=by, reason=f"{record.get_check_name_display()} overridden: {reason}")
         already_reopened = ReviewRound.objects.filter(response=response, state=ReviewRound.State.RECOLLECTED).exists()
         if recollect and not already_reopened:
             voting.reopen_item(response.item_id)
@@ -278,8 +284,6 @@ def override_verdict(
 def apply_flags(job: Job) -> dict:
     """Record each response's flags in its checks; where the job says so (`flags_reject`), soft-reject
     the flagged responses that are not settled by a reviewer. Idempotent. Returns counts."""
-    from ..selectors.quality import job_flags
-
     policy = QualityPolicy.objects.filter(job=job).first()
     report = job_flags(job)
     recorded = rejected = 0
@@ -297,10 +301,10 @@ def apply_flags(job: Job) -> dict:
             if checks.get("flags") == sorted(codes) and not reject:
                 continue
             checks["flags"] = sorted(codes)
+            Response.objects.filter(pk=response.pk).update(checks=checks)
             if reject:
-                status = Response.Status.SOFT_REJECTED
+                transition(response, Response.Status.EXCLUDED, actor="flags", reason="flagged: " + ", ".join(sorted(codes)))
                 rejected += 1
-            Response.objects.filter(pk=response.pk).update(checks=checks, status=status)
             recorded += 1
     return {"flagged_responses": len(report.responses), "recorded": recorded, "soft_rejected": rejected,
             "flagged_workers": len(report.flagged_workers())}

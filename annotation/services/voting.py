@@ -30,6 +30,7 @@ from django.utils import timezone
 from .. import task_types
 from ..models import Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
 from ..task_types.vote import AGAINST, FOR
+from .response_status import transition
 
 DEFAULT_VOTE_REWARD = Decimal("0.10")  # CGoDial paid $0.10-0.20 per turn
 VOTE_INSTRUCTIONS = (
@@ -153,8 +154,7 @@ def start_review_if_enabled(response: Response) -> ReviewRound | None:
         ]
     )
     if response.status == Response.Status.ACCEPTED:
-        Response.objects.filter(pk=response.pk).update(status=Response.Status.SUBMITTED)
-        response.status = Response.Status.SUBMITTED
+        transition(response, Response.Status.AWAITING_REVIEW, actor="voting", reason=f"put to the vote (round {round_no})")
     return ReviewRound.objects.create(item=item, response=response, vote_item=vote_item, round=round_no)
 
 
@@ -201,16 +201,21 @@ def voted_down(votes_against: int, against_threshold: int) -> bool:
 def _decide(round_: ReviewRound, policy: QualityPolicy) -> ReviewRound:
     now = timezone.now()
     response = round_.response
+    tally = f"{round_.votes_against} of {round_.votes_for + round_.votes_against} votes against"
+    # A response held meanwhile (its author failed gold) waits for the reviewer; the round is decided all the same.
+    settle = response.status == Response.Status.AWAITING_REVIEW
     if voted_down(round_.votes_against, policy.against_threshold):
-        status = Response.Status.REJECTED if policy.on_voted_down == OnVotedDown.REJECT else Response.Status.SOFT_REJECTED
-        Response.objects.filter(pk=response.pk).update(status=status)
+        status = Response.Status.REJECTED if policy.on_voted_down == OnVotedDown.REJECT else Response.Status.EXCLUDED
+        if settle:
+            transition(response, status, actor="voting", reason=f"voted down: {tally}")
         if round_.round >= policy.max_rounds:
             round_.state = ReviewRound.State.EXHAUSTED  # flagged: the builder decides
         else:
             reopen_item(round_.item_id)
             round_.state = ReviewRound.State.RECOLLECTED
     else:
-        Response.objects.filter(pk=response.pk).update(status=Response.Status.ACCEPTED)
+        if settle:
+            transition(response, Response.Status.ACCEPTED, actor="voting", reason=f"passed the vote: {tally}")
         round_.state = ReviewRound.State.PASSED
     round_.decided_at = now
     round_.save(update_fields=["votes_for", "votes_against", "state", "decided_at"])

@@ -100,19 +100,6 @@ class TaskType:
         """The free text of a response, for near-duplicate flags. Default: the text answers joined."""
         return "\n".join(v for v in answers.values() if isinstance(v, str) and v)
 
-    def after_response(self, response) -> None:
-        """Called by submit_response inside its transaction, with the response's item row locked.
-
-        Grades gold answers and, where the job votes on this type, puts the response to a vote.
-        Must be idempotent: it runs once per stored response, never for a repeated submission.
-        """
-        from ..services import quality, voting  # services import the registry; import late
-
-        if response.item.gold is not None:
-            quality.grade_gold_answer(response, self)
-        elif self.supports_voting:
-            voting.start_review_if_enabled(response)
-
 
 def register(task_type: TaskType) -> TaskType:
     if task_type.key in _registry:

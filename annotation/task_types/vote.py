@@ -67,12 +67,5 @@ class VoteTaskType(TaskType):
     def text_of(self, answers: Mapping) -> str:
         return ""  # a reason is not a rewrite: short reasons ("fine") repeat honestly
 
-    def after_response(self, response) -> None:
-        super().after_response(response)  # gold vote items are graded there
-        if response.item.subject_response_id is not None:
-            from ..services import voting
-
-            voting.record_vote(response)
-
 
 register(VoteTaskType())

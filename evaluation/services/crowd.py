@@ -30,7 +30,6 @@ from .imports import EvaluationInputError, add_ground_truth_entry
 
 DEFAULT_REDUNDANCY = 3
 SPEAKERS = {"U": "user", "S": "system"}
-COUNTED_STATUSES = (Response.Status.SUBMITTED, Response.Status.ACCEPTED)
 INSTRUCTIONS = (
     "You will see a conversation between a user and a system, and the system's next response. "
     "Rate the response on each question from 1 to 5, using the labels as a guide. "
@@ -244,7 +243,7 @@ def record_response_ratings(response: Response) -> int:
     until they are recomputed; nothing is recomputed per response.
     """
     pair = CampaignItem.objects.filter(item_id=response.item_id).select_related("campaign").first()
-    if pair is None or response.status not in COUNTED_STATUSES:
+    if pair is None or response.status not in Response.COUNTED:
         return 0
     questions = set(pair.campaign.questions)
     rows = [r for r in _rating_rows(pair.campaign_id, pair, response) if r.question in questions]
@@ -262,17 +261,32 @@ def record_response_ratings(response: Response) -> int:
     return created
 
 
+def remove_response_ratings(response: Response) -> int:
+    """Take out the ratings of a response that stopped counting (rejected, excluded, held, put to a
+    vote); 0 when it had none. The campaign's results are marked stale, as when ratings are added."""
+    pair = CampaignItem.objects.filter(item_id=response.item_id).first()
+    if pair is None:
+        return 0
+    removed, _ = Rating.objects.filter(
+        campaign_id=pair.campaign_id, entry_id=pair.entry_id, instance=pair.instance, rater=rater_id(response.worker)
+    ).delete()
+    if removed:
+        Campaign.objects.filter(pk=pair.campaign_id).update(inputs_version="")
+    return removed
+
+
 @transaction.atomic
 def sync_campaign_ratings(campaign: Campaign) -> dict:
-    """Make a crowd campaign's ratings equal to its counted responses (submitted or accepted):
-    add the missing ones, remove those of responses since rejected. Returns the counts."""
+    """Make a crowd campaign's ratings equal to its counted responses: add the missing ones, remove
+    those of responses that no longer count. Returns the counts. The status signal keeps them equal
+    as responses move; this is the repair for ratings written before it (or by hand)."""
     crowd = CampaignJob.objects.filter(campaign=campaign).first()
     if crowd is None:
         return {"added": 0, "removed": 0}
     questions = set(campaign.questions)
     pairs = {p.item_id: p for p in CampaignItem.objects.filter(campaign=campaign)}
     wanted = {}
-    responses = Response.objects.filter(item__job_id=crowd.job_id, status__in=COUNTED_STATUSES).select_related("worker")
+    responses = Response.objects.counted().filter(item__job_id=crowd.job_id).select_related("worker")
     for response in responses.iterator(chunk_size=5000):
         pair = pairs.get(response.item_id)
         if pair is None:

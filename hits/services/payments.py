@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Response
+from annotation.services.responses import transition
 
 from .. import costs, providers
 from ..models import JobCrowdConfig, Payment, ProviderAssignment
@@ -175,10 +176,11 @@ def _fail_or_wait(payment: Payment, exc: Exception) -> Payment:
     return Payment.objects.get(pk=payment.pk)
 
 
-def _set_response_status(assignment: ProviderAssignment, status: str) -> None:
-    # The response's status belongs to annotation; until it offers a service, the change is made here.
-    if assignment.response_id:
-        Response.objects.filter(pk=assignment.response_id).update(status=status)
+def _set_response_status(assignment: ProviderAssignment, status: str, reason: str) -> None:
+    """The settlement decided the response's fate too: move it through annotation's one status writer."""
+    response = Response.objects.filter(pk=assignment.response_id).first() if assignment.response_id else None
+    if response is not None:
+        transition(response, status, actor=f"provider:{assignment.provider}", reason=reason)
 
 
 def _each(assignment_ids, action) -> list[ElementResult]:
@@ -216,7 +218,7 @@ def reject_assignments(assignment_ids, message: str) -> list[ElementResult]:
         payment = _intend_settlement(assignment, Payment.Kind.REJECT, message.strip())
         payment = execute_payment(payment.pk)
         if payment.state == Payment.State.CONFIRMED:
-            _set_response_status(assignment, Response.Status.REJECTED)
+            _set_response_status(assignment, Response.Status.REJECTED, f"rejected at the provider: {message.strip()}")
         return payment
 
     return _each(assignment_ids, action)
@@ -229,7 +231,7 @@ def soft_reject_assignments(assignment_ids, message: str = "") -> list[ElementRe
         payment = _intend_settlement(assignment, Payment.Kind.APPROVE, message)
         payment = execute_payment(payment.pk)
         if payment.state == Payment.State.CONFIRMED:
-            _set_response_status(assignment, Response.Status.SOFT_REJECTED)
+            _set_response_status(assignment, Response.Status.EXCLUDED, "soft-rejected: paid at the provider, data left out")
         return payment
 
     return _each(assignment_ids, action)

@@ -112,7 +112,7 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
                     due.append((assignment.pk, "approve", ""))
                 else:
                     due.append((assignment.pk, "reject", UNMATCHED_REJECTION))
-        elif response.status in (Response.Status.ACCEPTED, Response.Status.SOFT_REJECTED):
+        elif response.status in (Response.Status.ACCEPTED, Response.Status.EXCLUDED):
             due.append((assignment.pk, "approve", ""))
         elif response.status == Response.Status.REJECTED:
             due.append((assignment.pk, "reject", getattr(settings, "QUORUM_REJECTION_MESSAGE", REJECTION_MESSAGE)))

@@ -139,8 +139,8 @@ def test_multiwoz_test_set_replaces_the_user_turn_with_the_earliest_accepted_rew
     respond(first, "late", minutes=30)
     respond(first, "early", minutes=10)  # created after "late" but submitted before it: this one wins
     respond(first, "rejected", status="rejected", minutes=1)
-    respond(first, "soft", status="soft_rejected", minutes=2)
-    respond(item_for(job, d1, 2), "pending", status="submitted", minutes=3)  # not yet accepted: excluded
+    respond(first, "soft", status="excluded", minutes=2)
+    respond(item_for(job, d1, 2), "pending", status="awaiting_review", minutes=3)  # under vote: not used
     respond(item_for(job, d2, 0), "d2worker", minutes=5)
 
     out = tmp_path / "export"

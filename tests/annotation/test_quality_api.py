@@ -183,13 +183,13 @@ def test_reviews_list_items_with_rounds_and_responses_with_flags(make_annotator,
 def test_override_records_the_reason_and_changes_the_status(world, organizer):
     response = client_for(organizer).post(
         f"/api/responses/{world['response'].pk}/override/",
-        {"status": "soft_rejected", "check": "flags", "reason": "Pasted from a search engine."}, format="json",
+        {"status": "excluded", "check": "flags", "reason": "Pasted from a search engine."}, format="json",
     )
     assert response.status_code == 200
-    assert response.data["new_status"] == "soft_rejected" and response.data["previous_status"] == "accepted"
+    assert response.data["new_status"] == "excluded" and response.data["previous_status"] == "accepted"
     assert response.data["reason"] == "Pasted from a search engine." and response.data["by"] == "olga"
     world["response"].refresh_from_db()
-    assert world["response"].status == Response.Status.SOFT_REJECTED
+    assert world["response"].status == Response.Status.EXCLUDED
 
 
 @pytest.mark.parametrize(

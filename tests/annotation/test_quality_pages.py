@@ -264,16 +264,16 @@ def test_override_with_a_reason_changes_the_status_and_keeps_the_reason(world, o
     response_row = world["response"]
     login(client, organizer)
     url = reverse("organizer:response-override", kwargs={"pk": response_row.pk})
-    done = client.post(url, {"status": "soft_rejected", "check": "flags", "reason": f"Copied from the web {HOSTILE}"})
+    done = client.post(url, {"status": "excluded", "check": "flags", "reason": f"Copied from the web {HOSTILE}"})
     assert done.status_code == 302
     response_row.refresh_from_db()
-    assert response_row.status == Response.Status.SOFT_REJECTED
+    assert response_row.status == Response.Status.EXCLUDED
     record = CheckOverride.objects.get(response=response_row)
     assert (record.reason, record.by, record.check_name, record.previous_status) == (
         f"Copied from the web {HOSTILE}", organizer, "flags", "accepted"
     )
     page = client.get(done["Location"]).content.decode()
-    assert "is now soft-rejected" in page and "1 override" in page
+    assert "is now excluded (paid, data left out)" in page and "1 override" in page
 
 
 def test_override_recollect_with_accept_is_refused_by_the_field(world, organizer, client):
@@ -386,7 +386,9 @@ def test_user_text_is_escaped_on_the_quality_pages(organizer, client):
     worker = Worker.objects.create(provider="prolific", external_id=f"w{HOSTILE}")
     response = write(job, worker)
     from annotation.services.quality import override_verdict
+    from annotation.services.responses import confirm
 
+    confirm(response, actor="provider:prolific")  # a crowd response is decided once the provider confirms it
     override_verdict(response, status="rejected", reason=f"reason {HOSTILE}", check="vote")
     login(client, organizer)
     for url in [reverse("organizer:job", kwargs={"pk": job.pk}) + "?reviews=all", reverse("organizer:worker", kwargs={"pk": worker.pk})]:

@@ -10,6 +10,7 @@ from django.utils.html import escape
 from annotation.models import Response, Worker
 from annotation.selectors.quality import job_flags
 from annotation.services.claims import claim_next_slot
+from annotation.services.responses import confirm
 from annotation.work_tokens import make_token
 from tests.factories import good_answers, make_corpus, make_live_job
 
@@ -44,6 +45,7 @@ def test_posted_telemetry_is_stored_and_read_by_the_flags(job):
     assert response.status_code == 302
     stored = Response.objects.get(slot=slot)
     assert stored.telemetry == counts
+    confirm(stored, actor="provider:prolific")  # a crowd response counts once the provider confirms it
     # The flags read it: 70 of 125 characters pasted is above the default paste share (0.5).
     assert job_flags(job).responses.get(stored.pk) == ["pasted"]
 

@@ -194,7 +194,24 @@ def test_results_from_crowd_ratings_match_the_scoring_functions(crowd, make_anno
     assert report["agreement"]["accuracy"]["raters"] is not None  # crowd raters are known by id
 
 
-def test_rejected_responses_leave_the_ratings_on_sync(crowd, make_annotator, django_capture_on_commit_callbacks):
+def test_ratings_follow_the_response_life_without_any_sync(crowd, make_annotator, django_capture_on_commit_callbacks):
+    """A rating response rejected (here by a reviewer) takes its ratings off the leaderboard at once,
+    and brings them back when accepted again: page, command and API read the same rows."""
+    from annotation.services.quality import override_verdict
+
+    _user, worker = make_annotator("vic")
+    rate_everything(crowd.job, worker, django_capture_on_commit_callbacks)
+    total = Rating.objects.filter(campaign=crowd.campaign).count()
+    response = Response.objects.filter(worker=worker).first()
+    override_verdict(response, status=Response.Status.REJECTED, reason="Rated without reading.", check="flags")
+    assert Rating.objects.filter(campaign=crowd.campaign).count() == total - 2
+    assert not Rating.objects.filter(campaign=crowd.campaign, rater__endswith=":vic", instance=response.item.evaluation_pair.instance, entry=response.item.evaluation_pair.entry).exists()
+    override_verdict(response, status=Response.Status.ACCEPTED, reason="Checked again: fine.", check="flags")
+    assert Rating.objects.filter(campaign=crowd.campaign).count() == total
+    assert sync_campaign_ratings(crowd.campaign) == {"added": 0, "removed": 0}  # nothing left to repair
+
+
+def test_ratings_written_behind_the_services_back_are_repaired_by_sync(crowd, make_annotator, django_capture_on_commit_callbacks):
     _user, worker = make_annotator("val")
     rate_everything(crowd.job, worker, django_capture_on_commit_callbacks)
     total = Rating.objects.filter(campaign=crowd.campaign).count()

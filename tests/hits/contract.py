@@ -152,7 +152,7 @@ class ProviderContract:
         results = reject_assignments([a2.pk, a1.pk], LONG_REJECTION)
         assert [r.ok for r in results] == [True, False] and "approved" in results[1].error
         assert soft_reject_assignments([a3.pk])[0].ok
-        for a, status, response_status in ((a1, "approved", "accepted"), (a2, "rejected", "rejected"), (a3, "approved", "soft_rejected")):
+        for a, status, response_status in ((a1, "approved", "accepted"), (a2, "rejected", "rejected"), (a3, "approved", "excluded")):
             a.refresh_from_db()
             assert a.state == status and a.response.status == response_status
             assert self.settled_status(a.external_id) == status

@@ -192,7 +192,7 @@ def test_soft_reject_pays_and_excludes_the_data(submitted, org_client, fake_mtur
     response = org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "soft_reject", "assignments": [c.pk]}, follow=True)
     assert f"Assignment {c.pk}: soft-rejected (confirmed)." in _messages(response)
     assert fake_mturk.assignments[c.external_id]["AssignmentStatus"] == "Approved"
-    assert Response.objects.get(pk=c.response_id).status == Response.Status.SOFT_REJECTED
+    assert Response.objects.get(pk=c.response_id).status == Response.Status.EXCLUDED
 
 
 def test_bonus_in_bulk_is_paid_once_each_and_counted(submitted, org_client, fake_mturk):

@@ -32,7 +32,7 @@ def _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3):
 
 def test_undecided_responses_wait_and_are_settled_before_the_deadline(fake_mturk, job_factory, client, work_tokens):
     job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3)
-    Response.objects.filter(pk=response.pk).update(status=Response.Status.SUBMITTED)  # votes still open
+    Response.objects.filter(pk=response.pk).update(status=Response.Status.AWAITING_REVIEW)  # votes still open
 
     reconcile_job(job.pk, grace_seconds=0)
     assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Submitted"
@@ -54,7 +54,7 @@ def test_a_rejected_response_is_rejected_at_the_provider_with_a_message(fake_mtu
 
 def test_a_settlement_made_at_the_provider_is_followed_not_repeated(fake_mturk, job_factory, client, work_tokens):
     job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client)
-    Response.objects.filter(pk=response.pk).update(status=Response.Status.SUBMITTED)
+    Response.objects.filter(pk=response.pk).update(status=Response.Status.AWAITING_REVIEW)
     fake_mturk.assignments[assignment_id]["AssignmentStatus"] = "Approved"  # auto-approved at MTurk
     calls_before = fake_mturk.calls["ApproveAssignment"]
     reconcile_job(job.pk, grace_seconds=0)

@@ -103,7 +103,7 @@ def test_failing_too_much_gold_later_holds_pending_work_for_review(make_annotato
             break
     ordinary = Response.objects.filter(worker=worker, item__gold__isnull=True)
     assert ordinary.exists()
-    assert all(r.status == Response.Status.SUBMITTED and "held for review" in r.checks["held"] for r in ordinary)
+    assert all(r.status == Response.Status.HELD and "held for review" in r.checks["held"] for r in ordinary)
     with pytest.raises(ClaimError):
         claim_next_slot(job=job, worker=worker)
 

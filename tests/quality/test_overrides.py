@@ -22,12 +22,12 @@ def voted_down(make_annotator):
 
 def test_a_reviewer_accepts_a_response_the_voters_turned_down(voted_down, organizer):
     job, response = voted_down
-    assert response.status == Response.Status.SOFT_REJECTED
+    assert response.status == Response.Status.EXCLUDED
     assert ReviewRound.objects.get(response=response).state == ReviewRound.State.EXHAUSTED  # flagged for the builder
     record = override_verdict(response, status="accepted", reason="Regional spelling, not a typo.", check="vote", by=organizer)
     response.refresh_from_db()
     assert response.status == Response.Status.ACCEPTED
-    assert (record.previous_status, record.new_status, record.by, record.check_name) == ("soft_rejected", "accepted", organizer, "vote")
+    assert (record.previous_status, record.new_status, record.by, record.check_name) == ("excluded", "accepted", organizer, "vote")
     assert response.checks["override"]["reason"] == "Regional spelling, not a typo."
 
 
@@ -52,7 +52,7 @@ def test_bad_overrides_are_refused_and_change_nothing(voted_down, kwargs, messag
     with pytest.raises(QualityError, match=message):
         override_verdict(response, **kwargs)
     response.refresh_from_db()
-    assert response.status == Response.Status.SOFT_REJECTED and not CheckOverride.objects.exists()
+    assert response.status == Response.Status.EXCLUDED and not CheckOverride.objects.exists()
 
 
 def test_overriding_held_work_releases_it(make_annotator, organizer):

@@ -32,7 +32,7 @@ def test_an_accepted_rewrite_goes_to_three_votes_and_waits_for_them(people):
     assert {row["text"] for row in vote_item.payload["shown"]} == set(response.answers.values())
     assert vote_item.slots.count() == 3
     response.refresh_from_db()
-    assert response.status == Response.Status.SUBMITTED  # under vote: neither exported nor paid as accepted
+    assert response.status == Response.Status.AWAITING_REVIEW  # under vote: neither exported nor paid as accepted
     assert ReviewRound.objects.get(response=response).state == ReviewRound.State.VOTING
 
 
@@ -70,7 +70,7 @@ def test_two_votes_against_soft_reject_and_reopen_the_item_for_someone_else(peop
     vote(vote_job, people["v3"], "against")
     first.refresh_from_db()
     round1 = ReviewRound.objects.get(response=first)
-    assert first.status == Response.Status.SOFT_REJECTED
+    assert first.status == Response.Status.EXCLUDED
     assert (round1.state, round1.votes_for, round1.votes_against) == (ReviewRound.State.RECOLLECTED, 1, 2)
     item = first.item
     item.refresh_from_db()

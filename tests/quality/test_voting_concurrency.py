@@ -82,7 +82,7 @@ def test_concurrent_writers_and_voters_settle_every_round_exactly_once(make_anno
         assert item.responses.count() == len(rounds)
         for r in rounds:
             r.response.refresh_from_db()
-            expected = Response.Status.ACCEPTED if r.state == ReviewRound.State.PASSED else Response.Status.SOFT_REJECTED
+            expected = Response.Status.ACCEPTED if r.state == ReviewRound.State.PASSED else Response.Status.EXCLUDED
             assert r.response.status == expected
             assert (r.votes_against >= 2) == (r.state != ReviewRound.State.PASSED)
     pairs = Counter(Response.objects.filter(item__job=job).values_list("item_id", "worker_id"))

@@ -42,7 +42,7 @@ def test_careless_rewrites_are_voted_down_and_recollected_until_the_job_passes(m
     responses = Response.objects.filter(item__job=job)
     junk = [r for r in responses if is_junk(r.answers["paraphrase"])]
     assert junk, "the careless writers wrote nothing"
-    assert all(r.status == Response.Status.SOFT_REJECTED for r in junk)
+    assert all(r.status == Response.Status.EXCLUDED for r in junk)
     assert all(r.status == Response.Status.ACCEPTED for r in responses if r not in junk)
     for item in job.items.all():
         assert item.state == Item.State.COMPLETE
