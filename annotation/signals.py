@@ -11,5 +11,3 @@ response_status_changed = Signal()
 slot_claimed = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()
-#: Sent inside the claim's transaction when a worker newly claims a slot. kwargs: slot, worker.
-slot_claimed = Signal()

@@ -10,7 +10,7 @@ from .links import done_url
 from .models import JobCrowdConfig, ProviderAssignment
 from .selectors.routing import provider_of_job
 from .services.entry import admit_claim, record_submission
-from .tasks import post_job
+from .tasks import confirm_submission, post_job
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,10 @@ def on_slot_claimed(sender, slot, worker, **kwargs):
 
 
 def on_response_submitted(sender, response, **kwargs):
-    record_submission(response)
+    """Link the response to its assignment and, for a crowd entry, ask the provider to confirm it promptly."""
+    assignment = record_submission(response)
+    if assignment is not None and response.status == Response.Status.AWAITING_CONFIRMATION:
+        transaction.on_commit(lambda: confirm_submission.delay(assignment.pk))
 
 
 def submit_redirect(*args, **kwargs) -> str | None:

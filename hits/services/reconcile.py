@@ -3,10 +3,11 @@ submitted at the provider but not here. Run by Celery beat; safe to run at any t
 of times.
 
 Steps for a job: (1) repeat the calls of postings left `intended` (same request token, so no
-duplicate); (2) list each posting's assignments and record what Quorum missed; (3) repeat pending
-payments (never a non-idempotent one that may have been made); (4) settle every submitted
-assignment whose response is decided, and any other before the provider's auto-approval deadline;
-(5) close the listings of a job whose slots are all submitted.
+duplicate); (2) list each posting's assignments and record what Quorum missed; (2b) ask the provider
+again about responses still awaiting its confirmation; (3) repeat pending payments (never a
+non-idempotent one that may have been made); (4) settle every submitted assignment whose response is
+decided, and any other before the provider's auto-approval deadline (never one whose response the
+provider has not confirmed); (5) close the listings of a job whose slots are all submitted.
 """
 import logging
 from datetime import timedelta
@@ -21,7 +22,7 @@ from annotation.services.claims import release_slot
 
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
-from . import payments as payment_services
+from . import confirmation, payments as payment_services
 from .entry import saved_response_of
 from .postings import send_postings, stale_intended_postings
 
@@ -106,6 +107,8 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
     for assignment in pending.select_related("response"):
         response = assignment.response or saved_response_of(assignment)
         near_deadline = assignment.submitted_at and assignment.submitted_at <= deadline_cut
+        if response is not None and response.status == Response.Status.AWAITING_CONFIRMATION:
+            continue  # unconfirmed work is never paid; the provider's own deadline decides if it never confirms
         if response is None:
             if assignment.submitted_at and assignment.submitted_at <= now - grace:
                 if config.pay_unmatched_submissions:
@@ -125,7 +128,9 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
     now = now or timezone.now()
     grace = _grace(grace_seconds)
     config = JobCrowdConfig.objects.select_related("job").filter(job_id=job_id).first()
-    summary = {"job": job_id, "postings_sent": {}, "assignments": {}, "payments": {}, "settled": {}, "errors": []}
+    summary = {
+        "job": job_id, "postings_sent": {}, "assignments": {}, "confirmations": {}, "payments": {}, "settled": {}, "errors": [],
+    }
     if config is None:
         return summary
     provider = providers.get(config.provider)
@@ -146,6 +151,12 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
             change = sync_remote_assignment(posting, remote, now)
             if change:
                 summary["assignments"][change] = summary["assignments"].get(change, 0) + 1
+
+    # 2b. Crowd entries whose response the provider has not confirmed yet (the prompt task's fallback).
+    for assignment_id in list(confirmation.awaiting_confirmation(job_id)):
+        verdict = confirmation.confirm_assignment(assignment_id, now=now)
+        if verdict:
+            summary["confirmations"][verdict] = summary["confirmations"].get(verdict, 0) + 1
 
     # 3. Payments left pending by a crash or an outage.
     pending = Payment.objects.filter(assignment__posting__job_id=job_id, state__in=Payment.PENDING).filter(
