@@ -294,3 +294,26 @@ class Block(models.Model):
 
     def __str__(self):
         return f"{self.kind} block of {self.worker_id}"
+
+
+class ProviderEvent(models.Model):
+    """A status event a provider pushed to Quorum (a Prolific hook), kept once by its event id.
+
+    Providers deliver events at least once and repeat them on any failure; the unique constraint on
+    (provider, event_id) makes a repeat a no-op, whichever process receives it.
+    """
+
+    provider = models.CharField(max_length=16, choices=Provider.choices)
+    event_id = models.CharField(max_length=128, help_text="The provider's id of the event (Prolific's X-Event-ID).")
+    event_type = models.CharField(max_length=64)
+    resource_id = models.CharField(max_length=64, help_text="What the event is about (a Prolific submission id).")
+    status = models.CharField(max_length=32, blank=True, help_text="The status the event reports.")
+    outcome = models.CharField(max_length=200, blank=True, help_text="What Quorum did with it.")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["received_at"]
+        constraints = [models.UniqueConstraint(fields=["provider", "event_id"], name="provider_event_once")]
+
+    def __str__(self):
+        return f"{self.provider}:{self.event_type} {self.resource_id} {self.status}"

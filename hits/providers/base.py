@@ -160,6 +160,13 @@ class CrowdProvider(ABC):
         """URL patterns the provider adds under /crowd/ (e.g. Prolific's hook receiver)."""
         return []
 
+    #: Whether the provider pushes status changes to Quorum (`subscribe_hooks`, `url_patterns`).
+    pushes_status: bool = False
+
+    def subscribe_hooks(self, *, workspace_id: str, target_url: str) -> dict:
+        """Have the provider push status changes to `target_url`; returns what to keep (the signing secret)."""
+        raise ProviderError(f"{self.key} does not push status changes")
+
     # Postings -------------------------------------------------------------------------------
     @abstractmethod
     def create_posting(self, posting, config) -> str:

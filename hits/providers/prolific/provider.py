@@ -21,21 +21,11 @@ from .fees import fee as prolific_fee
 from .requirements import KEYS, check as check_prolific_requirements
 from .client import ProlificAPI
 from .posting import study_body
+from .status import STATUS
 
 log = logging.getLogger(__name__)
 
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
-STATUS = {
-    "RESERVED": "accepted",
-    "ACTIVE": "accepted",
-    "AWAITING REVIEW": "submitted",
-    "APPROVED": "approved",
-    "PARTIALLY APPROVED": "approved",
-    "REJECTED": "rejected",
-    "RETURNED": "returned",
-    "TIMED-OUT": "returned",
-    "SCREENED OUT": "returned",
-}
 MIN_REJECTION_MESSAGE = 100
 
 
@@ -44,6 +34,7 @@ class ProlificProvider(CrowdProvider):
     frame_origins = ("https://app.prolific.com",)
     bonus_is_idempotent = False
     rehearsable = True
+    pushes_status = True
     requirement_keys = KEYS
 
     def __init__(self, api_url=None, token=None, session=None, timeout=30):
@@ -62,6 +53,17 @@ class ProlificProvider(CrowdProvider):
 
     def check_requirements(self, req: dict, errors: dict) -> None:
         check_prolific_requirements(req, errors)
+
+    def url_patterns(self) -> list:
+        from .hooks import url_patterns
+
+        return url_patterns()
+
+    def subscribe_hooks(self, *, workspace_id: str, target_url: str) -> dict:
+        """Have Prolific push submission status changes to `target_url` (see hooks.py)."""
+        from .hooks import subscribe
+
+        return subscribe(self.api, workspace_id=workspace_id, target_url=target_url)
 
     # Postings -------------------------------------------------------------------------------
     def create_posting(self, posting, config) -> str:
