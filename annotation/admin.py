@@ -123,3 +123,21 @@ class ResponseTransitionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(models.PayloadSet)
+class PayloadSetAdmin(admin.ModelAdmin):
+    list_display = ("id", "name", "created_at")
+    search_fields = ("name",)
+
+
+@admin.register(models.JobFlagReport)
+class JobFlagReportAdmin(admin.ModelAdmin):
+    """Read-only: the flag run writes these rows; "recompute flags" on the job page replaces one."""
+
+    list_display = ("job", "computed_at", "responses_seen")
+    raw_id_fields = ("job",)
+    readonly_fields = ("job", "computed_at", "responses_seen", "response_flags", "worker_flags", "worker_measures")
+
+    def has_add_permission(self, request):
+        return False

@@ -117,6 +117,22 @@ class ImportRun(BackgroundRun):
     corpus = models.OneToOneField(Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_run")
 
 
+class PayloadSet(models.Model):
+    """The source of a job whose items are not corpus turns: payloads given by the caller (the
+    responses of a challenge's submissions to rate, pairs of outputs to compare)."""
+
+    name = models.CharField(max_length=200, help_text="What the payloads are, e.g. the evaluation campaign they serve.")
+    meta = models.JSONField(default=dict, blank=True, help_text="Where the payloads came from (e.g. the campaign's id).")
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
 class Job(models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
@@ -125,7 +141,14 @@ class Job(models.Model):
         FINISHED = "finished", "Finished"
 
     name = models.CharField(max_length=200)
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="jobs")
+    # A job's source is exactly one of: a corpus (items are its turns), a payload set (items are the
+    # caller's payloads) or another job (`reviews`: items are its responses, for votes).
+    corpus = models.ForeignKey(
+        Corpus, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs", help_text="The corpus whose turns are the items."
+    )
+    payload_set = models.ForeignKey(
+        PayloadSet, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs", help_text="The payloads that are the items."
+    )
     task_type = models.CharField(max_length=32, help_text="Key of the task type in the registry, e.g. 'rewrite'.")
     settings = models.JSONField(default=dict, blank=True, help_text="Task-type settings, validated by the task type.")
     instructions = models.TextField(blank=True, help_text="Shown to annotators above every item.")
@@ -156,10 +179,29 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=Q(redundancy__gte=1), name="job_redundancy_positive")]
+        constraints = [
+            models.CheckConstraint(condition=Q(redundancy__gte=1), name="job_redundancy_positive"),
+            models.CheckConstraint(
+                condition=(
+                    (Q(corpus__isnull=False) & Q(payload_set__isnull=True) & Q(reviews__isnull=True))
+                    | (Q(corpus__isnull=True) & Q(payload_set__isnull=False) & Q(reviews__isnull=True))
+                    | (Q(corpus__isnull=True) & Q(payload_set__isnull=True) & Q(reviews__isnull=False))
+                ),
+                name="job_has_one_source",
+            ),
+        ]
 
     def __str__(self):
         return self.name
+
+    @property
+    def source_label(self) -> str:
+        """Where the items come from, for pages and lists."""
+        if self.corpus_id:
+            return f"corpus {self.corpus.name}"
+        if self.payload_set_id:
+            return f"payloads: {self.payload_set.name}"
+        return f"responses of job {self.reviews.name}" if self.reviews_id else ""
 
 
 class Item(models.Model):
@@ -566,3 +608,32 @@ class CheckOverride(models.Model):
 
     class Meta:
         ordering = ["created_at"]
+
+
+# --- Stored worker flags (issue 8): computed by the sweep, read by the pages ---------------------
+
+
+class JobFlagReport(models.Model):
+    """A job's worker flags as the last flag run computed them (the beat sweep, or "recompute now").
+
+    Computing flags reads every response of the job, so pages and the API never do it inside a
+    request: they show this row and when it was computed. One row per job, replaced by each run
+    (`services.quality.apply_flags`); ids are strings here because JSON object keys are.
+    """
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="flag_report")
+    computed_at = models.DateTimeField(help_text="When the run that computed these flags started reading the responses.")
+    responses_seen = models.PositiveIntegerField(default=0, help_text="Responses the flags were computed over (gold items left out).")
+    response_flags = models.JSONField(
+        default=dict, blank=True, help_text='The flagged responses: {"<response id>": ["fast", "pasted", ...]}.'
+    )
+    worker_flags = models.JSONField(
+        default=dict, blank=True,
+        help_text='The flagged workers with the evidence: {"<worker id>": [{"code", "message", "value", "count"}, ...]}.',
+    )
+    worker_measures = models.JSONField(
+        default=dict, blank=True, help_text='Every worker\'s measures, flagged or not: {"<worker id>": {"fast_share": 0.1, ...}}.'
+    )
+
+    def __str__(self):
+        return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"

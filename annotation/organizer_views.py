@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import task_types
+from .export_requests import start_export
 from .exporters import ExportError
 from .gold_requests import GoldRequestError, add_gold_from_item
 from .gold_requests import answer_fields as gold_answer_fields
@@ -26,6 +27,7 @@ from .models import ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
+from .selectors.flags import flagged_workers, stored_flags
 from .selectors.gold import gold_items
 from .selectors.dashboard import (
     corpora_with_counts,
@@ -35,7 +37,6 @@ from .selectors.dashboard import (
     worker_recent_responses,
 )
 from .selectors.jobs import job_progress
-from .services.exports import start_export
 from .services.imports import ImportFailed
 from .services.jobs import JobError
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
@@ -129,7 +130,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
     policy = QualityPolicy.objects.filter(job=job).first()
     # A refused override lists every response, so the refused form is on the page whatever its evidence.
     show_all = request.GET.get("reviews") == "all" or bool(override_forms)
-    review_rows = quality_selectors.review_list(job, flagged_only=not show_all)
+    flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
+    review_rows = quality_selectors.review_list(job, flagged_only=not show_all, flags=flags)
     override_forms = override_forms or {}
     reviews = [
         (row, override_forms.get(row.response_id) or OverrideForm(auto_id=f"id_override_{row.response_id}_%s"))
@@ -153,13 +155,16 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
         "reviewed_for": job.reviews,
         "item_reviews": quality_selectors.item_reviews(job)[:REVIEW_ROWS],
         "reviews": reviews,
+        "flags": flags,
+        "flagged_workers": flagged_workers(flags),
         "review_total": len(review_rows),
         "review_rows_cap": REVIEW_ROWS,
         "show_all_reviews": show_all,
         "gold_rows": gold_rows,
         "gold_items": len(gold_rows),
         "gold_form": gold_form or _gold_form(job),
-        "hard_subset": job.task_type == "hard_score",
+        "has_subset": quality_selectors.has_subset(job),
+        "agreement": quality_selectors.job_agreement(job),
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
@@ -294,10 +299,11 @@ def job_gold(request, pk):
 @organizer_required
 @require_POST
 def job_flags(request, pk):
-    """Recompute the job's worker flags and record them on its responses, in the background."""
+    """Recompute the job's worker flags now, in the background (the task the beat sweep queues per
+    job); the page shows the stored flags, with when they were computed, once the task has run."""
     job = get_object_or_404(Job, pk=pk)
     transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
-    messages.success(request, "Recomputing worker flags; the review list shows them once they are recorded.")
+    messages.success(request, "Recomputing worker flags in the background; the review list shows them, with the time they were computed, once they are stored.")
     return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#reviews")
 
 
@@ -328,20 +334,22 @@ def response_override(request, pk):
 
 
 @organizer_required
-def job_hard_subset(request, pk):
-    """CGoDial's hard test subset of a hard_score job, as CSV (items whose mean score is above the threshold)."""
+def job_subset(request, pk):
+    """A job's subset as CSV, e.g. CGoDial's hard test subset of a hard-score job (items whose mean
+    score is above the threshold); the columns are the task type's combined values."""
     job = get_object_or_404(Job, pk=pk)
     try:
-        subset = quality_selectors.hard_subset(job)
+        rows = quality_selectors.subset(job)
     except ValueError as exc:
-        messages.error(request, f"No hard subset: {exc}.")
+        messages.error(request, f"No subset: {exc}.")
         return redirect("organizer:job", pk=job.pk)
     out = HttpResponse(content_type="text/csv; charset=utf-8")
-    out["Content-Disposition"] = f'attachment; filename="job-{job.pk}-hard-subset.csv"'
+    out["Content-Disposition"] = f'attachment; filename="job-{job.pk}-subset.csv"'
     writer = csv.writer(out)
-    writer.writerow(["item_id", "turn_id", "utterance", "mean_score", "responses"])
-    for row in subset:
-        writer.writerow([row.item_id, "" if row.turn_id is None else row.turn_id, row.utterance, row.mean_score, row.responses])
+    columns = list(dict.fromkeys(key for row in rows for key in row.combined))
+    writer.writerow(["item_id", "turn_id", "text", *columns])
+    for row in rows:
+        writer.writerow([row.item_id, "" if row.turn_id is None else row.turn_id, row.subject, *(row.combined.get(c, "") for c in columns)])
     return out
 
 

@@ -186,6 +186,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "your_responses": work_selectors.response_count(work.worker, work.job),
         "saved": request.GET.get("saved") == "1",
         "is_inhouse": work.worker.user_id is not None,
+        **kind.page_context(work.item, work.slot, work.job.settings),
     }
     return render(request, "annotation/work.html", context, status=status)
 

@@ -22,12 +22,12 @@ from annotation.api.permissions import IsOrganizer
 from . import agreement, leaderboard, selectors
 from . import serializers as s
 from .models import Campaign, Rating, TestSet
+from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
     import_human_eval_archive,
     refresh_inputs_version,
-    request_campaign_results,
     select_finalists,
     sync_campaign_ratings,
 )

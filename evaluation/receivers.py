@@ -7,6 +7,7 @@ Connected in EvaluationConfig.ready(); annotation never imports evaluation.
 """
 from django.dispatch import receiver
 
+from annotation import task_types
 from annotation.models import Response
 from annotation.signals import response_status_changed
 
@@ -18,8 +19,8 @@ def ratings_follow_response(sender, response, from_status, to_status, **kwargs):
     counted_before, counted_now = from_status in Response.COUNTED, to_status in Response.COUNTED
     if counted_before == counted_now:
         return
-    if response.item.job.task_type != "likert":
-        return  # only campaign (Likert) jobs produce ratings; skip the lookup for every other job
+    if not task_types.get(response.item.job.task_type).feeds_evaluation:
+        return  # only rating types feed evaluation; skip the campaign lookup for every other job
     if counted_now:
         record_response_ratings(response)
     else:

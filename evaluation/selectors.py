@@ -1,4 +1,9 @@
-"""Reads for the evaluation app. Pages read stored results; nothing here computes statistics."""
+"""Reads for the evaluation app. Campaign pages read stored results; the one statistic computed on
+request is a pairwise job's Bradley-Terry ranking, which takes milliseconds."""
+from annotation import task_types
+from annotation.models import Job, Response
+
+from . import bradley_terry
 from .models import Campaign, CampaignResult
 
 
@@ -56,3 +61,35 @@ def crowd_progress(campaign):
         slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
     )
     return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}
+
+
+# --- Pairwise comparisons (any task type that defines `comparison`) ------------------------------
+
+
+def pairwise_jobs():
+    """Jobs whose task type compares systems pairwise, newest first."""
+    keys = [key for key, kind in task_types.registry().items() if type(kind).comparison is not task_types.TaskType.comparison]
+    return Job.objects.filter(task_type__in=keys).order_by("-created_at")
+
+
+def pairwise_comparisons(job) -> list[tuple]:
+    """(system_a, system_b, outcome, instance) of every counted response of a pairwise job; the
+    instance is the payload's context id, else the item, so one context's pairs resample together."""
+    kind = task_types.get(job.task_type)
+    rows = Response.objects.counted().filter(item__job=job, item__gold__isnull=True)
+    out = []
+    for item_id, payload, answers in rows.values_list("item_id", "item__payload", "answers").iterator(chunk_size=5000):
+        found = kind.comparison(payload, answers)
+        if found is not None:
+            a, b, outcome, instance = found
+            out.append((a, b, outcome, instance or f"item-{item_id}"))
+    return out
+
+
+def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED):
+    """The Bradley-Terry ranking of a pairwise job with bootstrap intervals, or None without
+    comparisons. Computed on request: a fit of a few systems and 1,000 resamples takes milliseconds."""
+    comparisons = pairwise_comparisons(job)
+    if not comparisons:
+        return None
+    return bradley_terry.bootstrap(comparisons, n_resamples=n_resamples, seed=seed)

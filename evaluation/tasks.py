@@ -1,12 +1,12 @@
 """Celery tasks of the evaluation app: thin wrappers that load by id and call a service."""
 from celery import shared_task
 
+from .services.campaigns import compute_campaign_results as compute
+
 
 @shared_task(acks_late=True)
 def compute_campaign_results(campaign_id):
     """Compute (or find) the stored report of a campaign's current inputs. Idempotent: the same
     inputs version is computed at most once and gives the same numbers (fixed seed)."""
-    from .services import compute_campaign_results as compute
-
     result = compute(campaign_id)
     return {"campaign": campaign_id, "result": result.pk, "inputs_version": result.inputs_version}

@@ -8,13 +8,15 @@ from django.views.decorators.http import require_POST
 
 from annotation.roles import is_organizer
 
-from . import leaderboard, plots, selectors
+from annotation.models import Job
+
+from . import leaderboard, pairwise_report, plots, selectors
 from .models import Campaign, TestSet
+from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
     import_human_eval_archive,
-    request_campaign_results,
     select_finalists,
 )
 
@@ -37,7 +39,7 @@ def _with_cells(rows, questions):
 def campaign_list(request):
     """Campaigns, and finalist selection by mean reciprocal rank (a POST shows the finalists)."""
     _organizer_only(request)
-    context = {"campaigns": selectors.campaigns(), "test_sets": TestSet.objects.select_related("challenge").order_by("pk")}
+    context = {"campaigns": selectors.campaigns(), "pairwise_jobs": selectors.pairwise_jobs(), "test_sets": TestSet.objects.select_related("challenge").order_by("pk")}
     if request.method == "POST":
         context.update(_select_finalists(request))
     return render(request, "evaluation/campaign_list.html", context)
@@ -135,3 +137,25 @@ def campaign_plot(request, pk, kind):
     draw(shown.report, response)
     response["Cache-Control"] = "private, max-age=300"
     return response
+
+
+RANKING_FORMATS = {"csv": ("text/csv", pairwise_report.to_csv), "md": ("text/markdown", pairwise_report.to_markdown)}
+
+
+@login_required
+def pairwise_ranking(request, pk, fmt=None):
+    """A pairwise job's systems ranked by Bradley-Terry strength, with bootstrap intervals; as a page,
+    or as CSV / Markdown to publish."""
+    _organizer_only(request)
+    job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
+    result = selectors.pairwise_ranking(job)
+    if fmt is not None:
+        if fmt not in RANKING_FORMATS or result is None:
+            raise Http404("No such format, or no comparisons yet.")
+        content_type, render_as = RANKING_FORMATS[fmt]
+        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
+        return response
+    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
+    return render(request, "evaluation/pairwise_ranking.html", context)

@@ -1,8 +1,9 @@
 """Quorum settings. Everything comes from the environment (django-environ) with safe defaults.
 
-Development defaults (SQLite file, DEBUG on, a throwaway SECRET_KEY) apply only when
-QUORUM_ENV=development, which the Makefile sets for `make demo` and `make test`. Anywhere else
-DEBUG is off and SECRET_KEY must be set.
+Development defaults (SQLite file, DEBUG on, a throwaway SECRET_KEY, Celery tasks run in-process)
+apply only when QUORUM_ENV=development or test, which the Makefile sets for `make demo` and
+`make test`. Anywhere else DEBUG is off, SECRET_KEY must be set, and so must CELERY_BROKER_URL
+(or QUORUM_TASKS_INLINE=true, on purpose).
 """
 from datetime import timedelta
 from pathlib import Path
@@ -134,11 +135,28 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Celery: Redis in production; without CELERY_BROKER_URL tasks run in-process (eagerly),
-# which is what the embedded default (`make demo`) and unit tests use.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or "memory://localhost/"
+# Celery: Redis in production. Tasks run in-process (eagerly, inside the request that queued
+# them) only in development and tests, or when QUORUM_TASKS_INLINE=true says so on purpose.
+# Anywhere else a missing broker is refused here, at settings load, rather than by a system
+# check: gunicorn and `celery worker`/`beat` never run Django's system checks, and a web server
+# that silently imports corpora inside requests (or a worker listening on an in-memory queue
+# nobody writes to) is the failure this refusal exists to prevent. SECRET_KEY is refused the
+# same way above.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")  # redis://host:6379/0; empty: no broker
+QUORUM_TASKS_INLINE = env.bool("QUORUM_TASKS_INLINE", default=False)  # true: run tasks in the web process, no worker
+if CELERY_BROKER_URL.startswith("memory://"):
+    CELERY_BROKER_URL = ""  # an in-process queue reaches no worker: it is no broker at all
+if not CELERY_BROKER_URL and not (DEVELOPMENT or QUORUM_TASKS_INLINE):
+    raise ImproperlyConfigured(
+        f"No Celery broker: QUORUM_ENV={QUORUM_ENV} needs CELERY_BROKER_URL, e.g. "
+        "CELERY_BROKER_URL=redis://127.0.0.1:6379/0, and a worker and beat "
+        "(celery -A quorum worker; celery -A quorum beat) to run imports, exports, crowd calls and the "
+        "periodic sweeps. To run tasks inside the web process instead (small installations; no periodic "
+        "sweeps run then), set QUORUM_TASKS_INLINE=true on purpose. In development set QUORUM_ENV=development."
+    )
+CELERY_TASK_ALWAYS_EAGER = QUORUM_TASKS_INLINE or not CELERY_BROKER_URL
+CELERY_BROKER_URL = CELERY_BROKER_URL or "memory://localhost/"  # unused while eager; Celery wants a URL
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL.startswith("memory://"))
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -322,9 +322,32 @@ class ReviewRowSerializer(serializers.Serializer):
     overrides = serializers.IntegerField()
 
 
+class WorkerFlagSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField(help_text="The evidence, in words.")
+    value = serializers.FloatField(help_text="The measured share or agreement.")
+    count = serializers.IntegerField(help_text="Responses or ratings it is based on.")
+
+
+class FlaggedWorkerSerializer(serializers.Serializer):
+    worker_id = serializers.IntegerField(source="worker.pk")
+    worker = serializers.CharField(help_text="provider:external id")
+    flags = WorkerFlagSerializer(many=True)
+    measures = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+
+class StoredFlagsSerializer(serializers.Serializer):
+    computed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the last flag run (the beat sweep or POST flags/) computed them; null: not yet."
+    )
+    responses_seen = serializers.IntegerField(help_text="Responses the flags were computed over.")
+    workers = FlaggedWorkerSerializer(many=True, help_text="Flagged workers with the evidence, most flags first.")
+
+
 class JobReviewsSerializer(serializers.Serializer):
     responses = ReviewRowSerializer(many=True, help_text="Responses with their evidence, flagged ones first.")
     items = ItemReviewSerializer(many=True, help_text="Reviewed items with their rounds and votes.")
+    flags = StoredFlagsSerializer(help_text="The stored worker flags the response rows carry, and when they were computed.")
 
 
 def _quality_setting_fields() -> dict:
@@ -379,13 +402,6 @@ class CheckOverrideSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class WorkerFlagSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField(help_text="The evidence, in words.")
-    value = serializers.FloatField(help_text="The measured share or agreement.")
-    count = serializers.IntegerField(help_text="Responses or ratings it is based on.")
-
-
 class WorkerJobQualitySerializer(serializers.Serializer):
     job = serializers.IntegerField(source="job.pk")
     job_name = serializers.CharField(source="job.name")
@@ -396,6 +412,7 @@ class WorkerJobQualitySerializer(serializers.Serializer):
     gold_answered = serializers.IntegerField()
     gold_failed = serializers.IntegerField()
     block_reason = serializers.CharField(allow_blank=True)
+    flags_computed_at = serializers.DateTimeField(allow_null=True, help_text="When the job's stored flags were computed; null: not yet.")
 
 
 class WorkerQualitySerializer(serializers.Serializer):

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import task_types
+from ..export_requests import start_export
 from ..exporters import ExportError
 from ..gold_requests import GoldRequestError, add_gold_from_item
 from ..import_requests import UploadError, import_error_field, start_upload_import
@@ -28,9 +29,9 @@ from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
+from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
-from ..services.exports import start_export
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
@@ -232,9 +233,11 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     def reviews(self, request, pk=None):
         job = self.get_object()
         every = request.query_params.get("all", "").lower() in ("1", "true", "yes")
+        flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
         body = {
-            "responses": quality_selectors.review_list(job, flagged_only=not every),
+            "responses": quality_selectors.review_list(job, flagged_only=not every, flags=flags),
             "items": quality_selectors.item_reviews(job),
+            "flags": {"computed_at": flags.computed_at, "responses_seen": flags.responses_seen, "workers": flagged_workers(flags)},
         }
         return Response(s.JobReviewsSerializer(body).data)
 
@@ -272,14 +275,14 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return Response(s.GoldItemSerializer(row.as_dict()).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Recompute the job's worker flags and record them on its responses, in the background",
+        summary="Recompute the job's worker flags now, in the background (reviews/ shows the stored ones and when they were computed)",
         request=None, responses={202: s.FlagsQueuedSerializer, **NOT_FOUND},
     )
     @action(detail=True, methods=["post"], serializer_class=s.FlagsQueuedSerializer, pagination_class=None)
     def flags(self, request, pk=None):
         job = self.get_object()
         transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
-        body = {"job": job.pk, "detail": f"Recomputing flags; GET /api/jobs/{job.pk}/reviews/ shows them once recorded."}
+        body = {"job": job.pk, "detail": f"Recomputing flags; GET /api/jobs/{job.pk}/reviews/ shows them once stored (flags.computed_at)."}
         return Response(body, status=status.HTTP_202_ACCEPTED)
 
 

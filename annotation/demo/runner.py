@@ -13,13 +13,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from ..export_requests import start_export
+from ..import_requests import start_import
 from ..models import ImportRun, Response, RunStatus
 from ..roles import make_annotator, make_organizer
 from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary
+from ..services.quality import apply_flags
 from ..services.voting import enable_voting
-from ..services.exports import start_export
-from ..services.imports import start_import
 from ..services.jobs import create_job, launch_job
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
@@ -121,6 +122,9 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     if errors:
         raise RuntimeError("simulated annotators failed:\n" + "\n".join(errors))
 
+    # The flag run that beat sweeps live jobs with, so the job page served next shows stored flags.
+    flag_counts = apply_flags(job)
+
     out = Path(options.out) if options.out else Path(settings.VAR_DIR) / "demo-exports"
     target = out / f"job-{job.pk}"
     if target.exists():
@@ -145,6 +149,7 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         "refusal_reasons": dict(reasons),
         "median_seconds_per_response": round(statistics.median(seconds), 3) if seconds else None,
         "voting": voting_summary(job).as_dict(),
+        "flagged_workers": flag_counts["flagged_workers"],
         "export_dir": str(target),
         "files": files,
         "per_annotator": {a.username: {"submitted": a.stats.submitted, "votes": a.stats.votes, "refused": a.stats.refused, "careless": a.careless} for a in annotators},
@@ -159,6 +164,7 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     say(f"   Voting (3 votes per rewrite, 2 against re-collects): {v['votes']} votes on {v['responses_reviewed']} rewrites;"
         f" {v['voted_down']} voted down, {v['recollected']} re-collected, {v['flagged']} flagged after the last round;"
         f" re-collection rate {v['recollection_rate']:.1%} of items; vote agreement (Krippendorff's alpha, nominal) {alpha}")
+    say(f"   Worker flags (stored for the job page): {summary['flagged_workers']} of {options.annotators} annotators flagged")
     say(f"6. Exported {len(files)} files to {target}:")
     for name in files:
         say(f"     {name}")

@@ -71,3 +71,34 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
+    """The README of a job exported without test sets (ratings, scores, votes, comparisons)."""
+    job = manifest["job"]
+    lines = [
+        f"# Export of job {job['id']} ({job['name']})",
+        "",
+        f"A `{job['task_type']}` job, exported {manifest['exported_at']} by Quorum {manifest['quorum_version']}.",
+        "",
+        "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, held, "
+        "rejected, excluded; crowd responses the provider has not confirmed are left out): item id, worker "
+        "(`provider:id`), one column per answer field, status, claim and submission times (ISO 8601, UTC), "
+        "seconds from claim to submission, active seconds measured by the browser, failed checks.",
+        "- `items.csv`: per item with responses that count (status `accepted`), what they say together: "
+        "for ratings the mean per question and overall, for choices the most chosen answer and its share; "
+        "`in_subset` says whether the item is in the job's subset (e.g. the hard test subset), empty when "
+        "the job has none.",
+        "- `manifest.json`: the job and its settings, and Krippendorff's alpha per question over the "
+        "responses that count.",
+        "",
+        "## Agreement",
+        "",
+        "| question | alpha | level | items with 2+ answers |",
+        "|---|---|---|---|",
+    ]
+    for a in manifest.get("agreement", []):
+        alpha = f"{a['alpha']:.3f}" if a["alpha"] is not None else a["note"]
+        lines.append(f"| {a['question']} | {alpha} | {a['level']} | {a['units']} |")
+    lines += ["", "## Files", "", *(f"- `{name}`" for name in files), ""]
+    return "\n".join(lines)

@@ -69,9 +69,44 @@ class FlagReport:
     responses: dict = field(default_factory=dict)
     #: worker -> measures, for a worker page even when nothing is flagged
     measures: dict = field(default_factory=dict)
+    #: how many responses the flags were computed over
+    responses_seen: int = 0
 
     def flagged_workers(self) -> list:
         return sorted(w for w, flags in self.workers.items() if flags)
+
+    def as_json(self) -> dict:
+        """The report as JSON data, to be stored: ids become strings (JSON object keys are), numbers
+        plain Python ones, and workers without flags are left out of "workers"."""
+        return {
+            "responses": {str(int(r)): list(codes) for r, codes in self.responses.items()},
+            "workers": {
+                str(int(w)): [{"code": f.code, "message": f.message, "value": float(f.value), "count": int(f.count)} for f in flags]
+                for w, flags in self.workers.items() if flags
+            },
+            "measures": {str(int(w)): {k: _plain_number(v) for k, v in m.items()} for w, m in self.measures.items()},
+            "responses_seen": int(self.responses_seen),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FlagReport":
+        """The report `as_json` stored, with integer ids again."""
+        return cls(
+            responses={int(r): list(codes) for r, codes in data.get("responses", {}).items()},
+            workers={int(w): [WorkerFlag(**f) for f in flags] for w, flags in data.get("workers", {}).items()},
+            measures={int(w): dict(m) for w, m in data.get("measures", {}).items()},
+            responses_seen=int(data.get("responses_seen", 0)),
+        )
+
+
+def _plain_number(value):
+    """A measure as JSON takes it: None, int or float (pandas hands out numpy numbers; JSON has no NaN)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    value = float(value)
+    return None if np.isnan(value) else value
 
 
 RESPONSE_COLUMNS = ["response", "worker", "job", "item", "seconds"]
@@ -88,7 +123,7 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
     """Every flag for every worker in the tables."""
     ratings = empty(RATING_COLUMNS) if ratings is None else ratings
     texts = empty(TEXT_COLUMNS) if texts is None else texts
-    report = FlagReport()
+    report = FlagReport(responses_seen=len(responses))
     response_flags: dict[str, np.ndarray] = {}
 
     fast = fast_responses(responses, thresholds.fast_ratio)

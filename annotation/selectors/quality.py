@@ -1,7 +1,9 @@
-"""Reads for quality control: voting summaries, per-item review histories, the hard subset.
+"""Reads for quality control: voting summaries, per-item review histories, agreement of any job,
+combined items and a job's subset (the hard test subset), worker flags.
 
-Agreement here calls `krippendorff.alpha` directly (nominal for votes): `evaluation.agreement`
-is a higher app, which annotation must not import (DESIGN.md, "Apps").
+Agreement here calls `krippendorff.alpha` directly: `evaluation.agreement` is a higher app, which
+annotation must not import (DESIGN.md, "Apps"). What is measured, and at which level, is the task
+type's to say (`agreement_values`, `agreement_level`).
 """
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -9,9 +11,10 @@ from dataclasses import dataclass, field
 import krippendorff
 import numpy as np
 
+from .. import task_types
 from ..models import Item, Job, QualityPolicy, Response, ReviewRound
-from ..task_types.hard_score import DEFAULT_THRESHOLD, item_mean
 from ..task_types.vote import AGAINST, FOR
+from .flags import StoredFlags, stored_flags, stored_worker_flags
 
 
 @dataclass(frozen=True)
@@ -142,32 +145,92 @@ def item_reviews(job: Job, *, flagged_only: bool = False) -> list[ItemReview]:
 
 
 @dataclass(frozen=True)
-class HardItem:
+class CombinedItem:
     item_id: int
     turn_id: int | None
-    utterance: str
-    mean_score: float
-    responses: int
+    position: int
+    subject: str
+    combined: dict  # the task type's `combine` of the item's counted responses
+    in_subset: bool | None
 
 
-def hard_subset(job: Job, threshold: float | None = None) -> list[HardItem]:
-    """CGoDial's hard test subset: items of a hard_score job whose mean score is above the threshold.
-
-    The mean is over every criterion score of every response that counts; gold items are left out.
-    """
-    if job.task_type != "hard_score":
-        raise ValueError(f"job {job.name!r} is not a hard_score job")
-    threshold = job.settings.get("hard_threshold", DEFAULT_THRESHOLD) if threshold is None else threshold
+def combined_items(job: Job) -> list[CombinedItem]:
+    """Per item with counted responses, what they say together (the task type's `combine`), in
+    position order; gold items are left out."""
+    kind = task_types.get(job.task_type)
     answers = defaultdict(list)
-    for item_id, row in Response.objects.counted().filter(item__job=job, item__gold__isnull=True).values_list("item_id", "answers"):
+    rows = Response.objects.counted().filter(item__job=job, item__gold__isnull=True).order_by("submitted_at", "pk")
+    for item_id, row in rows.values_list("item_id", "answers").iterator(chunk_size=5000):
         answers[item_id].append(row)
-    items = Item.objects.filter(pk__in=answers).values_list("pk", "turn_id", "payload", "position").order_by("position")
-    subset = []
-    for pk, turn_id, payload, _pos in items:
-        mean = item_mean(answers[pk])
-        if mean is not None and mean > threshold:
-            subset.append(HardItem(pk, turn_id, payload.get("utterance", ""), round(mean, 4), len(answers[pk])))
-    return subset
+    out = []
+    items = Item.objects.filter(pk__in=answers).order_by("position").values_list("pk", "turn_id", "position", "payload")
+    for pk, turn_id, position, payload in items.iterator(chunk_size=2000):
+        combined = kind.combine(answers[pk], job.settings)
+        out.append(CombinedItem(pk, turn_id, position, kind.subject_of(payload), combined, kind.in_subset(combined, job.settings)))
+    return out
+
+
+def has_subset(job: Job) -> bool:
+    """Whether the job's task type and settings define a downloadable subset (the hard test subset)."""
+    return task_types.get(job.task_type).in_subset({"mean": None}, job.settings) is not None
+
+
+def subset(job: Job) -> list[CombinedItem]:
+    """The items of the job's subset, e.g. CGoDial's hard test subset: items of a hard-score job whose
+    mean score over every question and counted response is above the job's threshold."""
+    if not has_subset(job):
+        raise ValueError(f"job {job.name!r} defines no subset (its task type or settings have no subset rule)")
+    return [row for row in combined_items(job) if row.in_subset]
+
+
+@dataclass(frozen=True)
+class QuestionAgreement:
+    question: str
+    level: str
+    alpha: float | None
+    note: str  # why alpha is undefined, when it is
+    units: int  # items with at least two values
+    values: int
+
+
+def agreement_table(rows, level: str) -> tuple[float | None, str, int]:
+    """(alpha, note, pairable units) of one question from (item, worker, value) rows. Pure."""
+    by_item = defaultdict(list)
+    for item, _worker, value in rows:
+        by_item[item].append(value)
+    units = {item: values for item, values in by_item.items() if len(values) >= 2}
+    if not units:
+        return None, "n/a (no item has two values yet)", 0
+    domain = sorted({v for values in units.values() for v in values}, key=lambda v: (isinstance(v, str), v))
+    if len(domain) < 2:
+        return None, "n/a (every value is the same: no variation)", len(units)
+    code = {v: i for i, v in enumerate(domain)}
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domain)
+    counts = np.zeros((len(units), len(domain)))
+    for row, values in enumerate(units.values()):
+        for v in values:
+            counts[row, code[v]] += 1
+    value_domain = [float(v) for v in domain] if numeric else list(range(len(domain)))
+    if not numeric and level != "nominal":
+        level = "nominal"  # labels have no distances; only nominal agreement means something
+    alpha = krippendorff.alpha(value_counts=counts, value_domain=value_domain, level_of_measurement=level)
+    return float(alpha), "", len(units)
+
+
+def job_agreement(job: Job) -> list[QuestionAgreement]:
+    """Krippendorff's alpha per question of any job, over its counted responses (units = items,
+    coders = workers), at the task type's level; empty for free-text types."""
+    kind = task_types.get(job.task_type)
+    tables = defaultdict(list)
+    rows = Response.objects.counted().filter(item__job=job, item__gold__isnull=True)
+    for item_id, worker_id, answers in rows.values_list("item_id", "worker_id", "answers").iterator(chunk_size=5000):
+        for question, value in kind.agreement_values(answers, job.settings).items():
+            tables[question].append((item_id, worker_id, value))
+    out = []
+    for question, table in tables.items():
+        alpha, note, units = agreement_table(table, kind.agreement_level)
+        out.append(QuestionAgreement(question, kind.agreement_level, alpha, note, units, len(table)))
+    return out
 
 
 # --- Worker flags ---------------------------------------------------------------------------------
@@ -182,7 +245,6 @@ def flag_tables(job: Job):
     """
     import pandas as pd
 
-    from .. import task_types
     from ..quality.flags import RATING_COLUMNS, RESPONSE_COLUMNS, TEXT_COLUMNS
 
     kind = task_types.get(job.task_type)
@@ -190,12 +252,15 @@ def flag_tables(job: Job):
         "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry"
     )
     responses, ratings, texts = [], [], []
+    codes = defaultdict(dict)
     for order, (pk, worker, item, active, claimed, submitted, answers, telemetry) in enumerate(rows.order_by("submitted_at", "pk").iterator(chunk_size=5000)):
         seconds = active if active is not None else (submitted - claimed).total_seconds()
         responses.append((pk, worker, job.pk, item, seconds))
-        for key, value in kind.rating_values(answers).items():
+        for key, value in kind.agreement_values(answers, job.settings).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                value = codes[key].setdefault(value, len(codes[key]))  # a label: the flags compare codes
             ratings.append((pk, worker, item, key, value, order))
-        text = kind.text_of(answers)
+        text = kind.text_of(answers, job.settings)
         if text:
             pasted = sum(int(c.get("pasted_chars", 0)) for c in (telemetry or {}).values() if isinstance(c, dict))
             typed = sum(int(c.get("typed_chars", 0)) for c in (telemetry or {}).values() if isinstance(c, dict))
@@ -209,7 +274,6 @@ def flag_tables(job: Job):
 
 def job_flags(job: Job):
     """The FlagReport of a job, with the job's thresholds; ordinal types agree within one point."""
-    from .. import task_types
     from ..quality.flags import FlagThresholds, compute_flags
 
     kind = task_types.get(job.task_type)
@@ -234,14 +298,16 @@ class ReviewRow:
     overrides: int
 
 
-def review_list(job: Job, *, flagged_only: bool = True) -> list[ReviewRow]:
-    """A job's responses for a reviewer, with the evidence on each: response and worker flags,
-    work held after a soft block, gold results, the vote state, overrides. Flagged ones first."""
+def review_list(job: Job, *, flagged_only: bool = True, flags=None) -> list[ReviewRow]:
+    """A job's responses for a reviewer, with the evidence on each: response and worker flags (as
+    stored by the last flag run; `flags` is its `selectors.flags.StoredFlags` when the caller has
+    it already), work held after a soft block, gold results, the vote state, overrides. Flagged
+    ones first."""
     from django.db.models import Count
 
     from ..models import Worker
 
-    report = job_flags(job)
+    report = (flags or stored_flags(job)).report
     names = {w.pk: str(w) for w in Worker.objects.filter(responses__item__job=job).distinct()}
     rounds = dict(ReviewRound.objects.filter(item__job=job).values_list("response_id", "state"))
     rows = []
@@ -280,10 +346,12 @@ class WorkerJobQuality:
     gold_answered: int
     gold_failed: int
     block_reason: str
+    flags_computed_at: object = None  # when the stored flags were computed; None: not yet
 
 
 def worker_quality(worker) -> list[WorkerJobQuality]:
-    """For a worker page: per job the worker worked on, their flags, measures and gold standing."""
+    """For a worker page: per job the worker worked on, their stored flags and measures (as the
+    last flag run of the job found them) and gold standing."""
     from django.db.models import Count
 
     from ..models import WorkerStanding
@@ -292,9 +360,12 @@ def worker_quality(worker) -> list[WorkerJobQuality]:
     counts = dict(
         Response.objects.filter(worker=worker).values("item__job_id").annotate(n=Count("id")).values_list("item__job_id", "n")
     )
+    job_ids = set(counts) | set(standings)
+    stored = stored_worker_flags(job_ids)
     out = []
-    for job in Job.objects.filter(pk__in=set(counts) | set(standings)).order_by("-created_at"):
-        report = job_flags(job)
+    for job in Job.objects.filter(pk__in=job_ids).order_by("-created_at"):
+        flags = stored.get(job.pk, StoredFlags())
+        report = flags.report
         standing = standings.get(job.pk)
         out.append(
             WorkerJobQuality(
@@ -306,6 +377,7 @@ def worker_quality(worker) -> list[WorkerJobQuality]:
                 gold_answered=standing.gold_answered if standing else 0,
                 gold_failed=standing.gold_failed if standing else 0,
                 block_reason=standing.reason if standing else "",
+                flags_computed_at=flags.computed_at,
             )
         )
     return out

@@ -1,10 +1,13 @@
 """Exports of a rewrite job: per variant a test set in the corpus's own format, plus the raw CSV.
 
 Exports of any size run in a Celery task (`annotation.tasks_exports.run_export`) with an
-ExportRun row as progress; `export_job` also serves the `export_job` management command. Files
-are written to a temporary directory beside the target and renamed into place at the end, so a
-failed export leaves nothing half-written.
+ExportRun row as progress: `create_export_run` records the run and `annotation.export_requests`
+queues the task (services never import tasks); `export_job` also serves the `export_job`
+management command. Files are written to a temporary directory beside the target and renamed
+into place at the end, so a failed export leaves nothing half-written.
 """
+import csv
+import json
 import logging
 import os
 import re
@@ -15,7 +18,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
@@ -23,13 +25,14 @@ from ..exporters.base import write_json
 from ..exporters.selection import earliest_accepted_rewrites
 from ..models import ExportRun, Job, RunStatus
 from ..rewrite_checks import VARIANTS
+from .. import task_types
 from ..selectors import exports as selectors
+from ..selectors import quality as quality_selectors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ExportError", "export_directory", "export_job", "rewrite_variants", "run_export", "start_export"]
+__all__ = ["ExportError", "export_directory", "export_job", "rewrite_variants", "run_export", "create_export_run"]
 
-EXPORTABLE_TASK_TYPES = ("rewrite",)
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")  # variants become directory names
 Progress = Callable[[int, int], None]
 
@@ -49,10 +52,11 @@ def rewrite_variants(job: Job) -> list[str]:
 
 
 def check_exportable(job: Job) -> None:
-    if job.task_type not in EXPORTABLE_TASK_TYPES:
-        raise ExportError(
-            f"Job {job.id} is a {job.task_type!r} job; only {', '.join(EXPORTABLE_TASK_TYPES)} jobs export test sets."
-        )
+    """Every job exports its responses and combined items; a job whose type exports test sets needs
+    a corpus in a format Quorum can write."""
+    kind = task_types.get(job.task_type)
+    if kind.exports_test_sets and job.corpus_id is None:
+        raise ExportError(f"Job {job.id} has no corpus to write test sets in.")
 
 
 def export_job(job: Job, directory: Path, progress: Progress | None = None) -> list[str]:
@@ -61,15 +65,17 @@ def export_job(job: Job, directory: Path, progress: Progress | None = None) -> l
     `progress(done, total)` is called as dialogs and responses are written.
     """
     check_exportable(job)
-    variants = rewrite_variants(job)
-    writer_cls = writer_for(job.corpus.source_format)
+    kind = task_types.get(job.task_type)
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ExportError(f"{directory} already exists and is not an empty directory; choose a new one.")
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", suffix=".partial", dir=directory.parent))
     try:
-        files = _write_export(job, variants, writer_cls, staging, progress)
+        if kind.exports_test_sets:
+            files = _write_export(job, rewrite_variants(job), writer_for(job.corpus.source_format), staging, progress)
+        else:
+            files = _write_answers_export(job, kind, staging, progress)
         os.rename(staging, directory)  # atomic on one file system; replaces an empty directory
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -154,6 +160,38 @@ def _write_export(job, variants, writer_cls, staging: Path, progress) -> list[st
     return files
 
 
+def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
+    """The export of a job without test sets: every response, the combined items, the agreement."""
+    fields = [f["name"] for f in kind.answer_fields(job.settings)]
+    tracker = _Tracker(progress, selectors.count_job_responses(job))
+    with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
+        records = (_response_record(r) for r in selectors.job_responses(job))
+        raw_csv.write_responses(fh, records, fields, on_row=tracker.advance)
+    combined = quality_selectors.combined_items(job)
+    columns = list(dict.fromkeys(key for row in combined for key in row.combined))
+    with open(staging / "items.csv", "x", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["item_id", "position", "text", *columns, "in_subset"])
+        for row in combined:
+            cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
+            writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
+    agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
+    manifest = {
+        "job": {"id": job.id, "name": job.name, "task_type": job.task_type, "settings": job.settings, "redundancy": job.redundancy},
+        "exported_at": timezone.now().isoformat(),
+        "quorum_version": quorum_version(),
+        "selection": "responses.csv: every confirmed response of the job's ordinary items, whatever became of it; "
+        "items.csv: per item, the task type's combination of the responses that count.",
+        "items": len(combined),
+        "agreement": agreement,
+    }
+    write_json(staging / "manifest.json", manifest)
+    files = ["responses.csv", "items.csv", "manifest.json", "README.md"]
+    (staging / "README.md").write_text(readme.render_answers(manifest=manifest, files=files), encoding="utf-8")
+    tracker.finish()
+    return files
+
+
 def _dialog_records(dialog, variants) -> tuple[dict[str, DialogRecord], dict]:
     turns = {v: [] for v in variants}
     item_turns, replaced = [], {v: [] for v in variants}
@@ -196,16 +234,12 @@ def export_directory(run: ExportRun) -> Path:
     return Path(settings.QUORUM_EXPORT_DIR) / f"job-{run.job_id}" / f"run-{run.id}"
 
 
-def start_export(job: Job, created_by=None) -> ExportRun:
-    """Record an export run and enqueue it once the row is committed."""
+def create_export_run(job: Job, created_by=None) -> ExportRun:
+    """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
-    rewrite_variants(job)
-    from ..tasks_exports import run_export as run_export_task  # tasks import services, not the reverse
-
-    with transaction.atomic():
-        run = ExportRun.objects.create(job=job, created_by=created_by)
-        transaction.on_commit(lambda: run_export_task.delay(run.id))
-    return run
+    if task_types.get(job.task_type).exports_test_sets:
+        rewrite_variants(job)  # refuse bad settings now rather than in the background
+    return ExportRun.objects.create(job=job, created_by=created_by)
 
 
 def run_export(run_id: int) -> ExportRun | None:

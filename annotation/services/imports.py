@@ -3,9 +3,10 @@
 `import_corpus` reads the source files with the format's reader (annotation.importers), which
 validates every dialog, and writes corpus, dialogs and turns in ONE transaction: a malformed
 dialog anywhere in the file raises `ImportFailed` and leaves the database as it was.
-`start_import` is the entry point of the API and the pages: it checks what is cheap to check,
-writes an `ImportRun` row and queues `annotation.tasks.run_import`, which calls `import_corpus`
-and keeps the row's progress and outcome up to date.
+`create_import_run` checks what is cheap to check and writes an `ImportRun` row; whoever starts
+the import (`annotation.import_requests.start_import`, for the API, the pages and the demo) then
+queues `annotation.tasks.run_import`, which calls `import_corpus` and keeps the row's progress and
+outcome up to date. Services never import tasks: the task module imports this one.
 """
 from __future__ import annotations
 
@@ -90,8 +91,8 @@ def import_corpus(
     return corpus
 
 
-def start_import(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
-    """Check the request, record an ImportRun and queue the import; returns the pending run.
+def create_import_run(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
+    """Check the request and record a pending ImportRun; the caller queues the task for it.
 
     Raises ImportFailed for a taken name, an unknown format or a missing file. The structure of
     the files is checked by the task, whose outcome (and progress) is on the run row.
@@ -104,17 +105,15 @@ def start_import(*, name: str, source_format: str, files: Mapping[str, Path | st
             raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.')
         if ImportRun.objects.filter(corpus_name=name, status__in=[RunStatus.PENDING, RunStatus.RUNNING]).exists():
             raise ImportFailed(f'A corpus named "{name}" is already being imported; wait for it or choose another name.')
-        run = ImportRun.objects.create(
+        return ImportRun.objects.create(
             corpus_name=name,
             source_format=source_format,
             files={role: str(path) for role, path in paths.items()},
             created_by=created_by,
         )
-        transaction.on_commit(lambda: _enqueue(run.pk))
-    return run
 
 
-# -- the run row, for annotation.tasks.run_import ----------------------------------------------
+# -- the run row, for annotation.tasks.run_import and annotation.import_requests --------------
 def begin_run(run_id: int) -> ImportRun | None:
     """Mark a run as running and return it; None if it is gone or already finished.
 
@@ -332,16 +331,10 @@ def _mark_succeeded(run: ImportRun, corpus: Corpus, total: int) -> None:
     run.save(update_fields=["status", "corpus", "done", "total", "error", "finished_at"])
 
 
-def _enqueue(run_id: int) -> None:
-    """Queue the import task. If it cannot be queued (broker down), say so on the run."""
-    from annotation.tasks import run_import
-
-    try:
-        run_import.delay(run_id)
-    except Exception as exc:  # noqa: BLE001 - any failure to queue must show on the run row
-        logger.exception("import run %s could not be queued", run_id)
-        ImportRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-            status=RunStatus.FAILED,
-            error=f"The import could not be queued ({exc.__class__.__name__}); nothing was imported. Try again later.",
-            finished_at=timezone.now(),
-        )
+def fail_unqueued_run(run_id: int, exc: BaseException) -> None:
+    """Record that a pending run could not be queued (broker down): it fails with the reason."""
+    ImportRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.FAILED,
+        error=f"The import could not be queued ({exc.__class__.__name__}); nothing was imported. Try again later.",
+        finished_at=timezone.now(),
+    )

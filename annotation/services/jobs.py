@@ -21,6 +21,15 @@ MAX_REDUNDANCY = 50
 LAUNCH_CHECKS: list[Callable[[Job], str | None]] = []
 
 
+#: Why create_job refuses a type that does not build its items from corpus turns, by where it does.
+BUILT_ELSEWHERE = {
+    task_types.PAYLOADS: "{kind}: its items are not made from corpus turns; build the job from payloads "
+    "(a payload file, annotation.services.payload_jobs.create_payload_job, or an evaluation campaign)",
+    task_types.RESPONSES: "{kind}: its items are the responses of another job; enable voting on the job whose "
+    "responses should be voted on (annotation.services.voting.enable_voting)",
+}
+
+
 class JobError(ValueError):
     """A job request that cannot be carried out; the message says what to change."""
 
@@ -60,6 +69,8 @@ def create_job(
     """
     selection = selection or Selection()
     kind = task_type_or_error(task_type)
+    if kind.builds_from != task_types.CORPUS:
+        raise JobError(BUILT_ELSEWHERE[kind.builds_from].format(kind=kind.label), field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
 
     turns = _selected_turns(corpus, kind, selection)

@@ -8,7 +8,10 @@ Used where the thing to annotate is not a turn of a corpus, e.g. a system's resp
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..models import Corpus, Item, Job
+from django.db import transaction
+
+from .. import task_types
+from ..models import Item, Job, PayloadSet
 from .jobs import JobError, save_job, task_type_or_error, validated_job_fields
 
 
@@ -30,7 +33,6 @@ class _Prebuilt:
 
 def create_payload_job(
     *,
-    corpus: Corpus,
     name: str,
     task_type: str,
     payloads: list[dict],
@@ -41,16 +43,18 @@ def create_payload_job(
     claim_timeout_minutes: int = 30,
     annotators=(),
     created_by=None,
+    payload_set: PayloadSet | None = None,
+    source_name: str = "",
 ) -> Job:
     """A draft job with one item per payload (position = index) and `redundancy` slots per item.
 
-    The task type must build its items from payloads (`builds_from_payloads`); it checks every
-    payload (`build_payload`) before anything is written. `corpus` is the job's corpus (a job
-    always has one), which its items do not refer to.
+    The task type must build its items from payloads (`builds_from`); it checks every
+    payload (`build_payload`) before anything is written. The payloads are the job's source: kept
+    in `payload_set`, or in a new payload set named `source_name` (the job's name by default).
     """
     kind = task_type_or_error(task_type)
-    if not getattr(kind, "builds_from_payloads", False):
-        raise JobError(f"task type {task_type!r} builds its items from corpus turns; use create_job", field="task_type")
+    if kind.builds_from != task_types.PAYLOADS:
+        raise JobError(f"task type {task_type!r} does not build its items from payloads; use create_job", field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")
@@ -61,20 +65,23 @@ def create_payload_job(
         except ValueError as exc:
             raise JobError(f"payload {index}: {exc}", field="payloads") from None
 
-    return save_job(
-        item_builder=_Prebuilt(),
-        sources=sources,
-        annotators=annotators,
-        name=name.strip(),
-        corpus=corpus,
-        task_type=kind.key,
-        settings=clean_settings,
-        instructions=instructions,
-        redundancy=redundancy,
-        reward=reward,
-        claim_timeout_minutes=claim_timeout_minutes,
-        created_by=created_by,
-    )
+    with transaction.atomic():
+        if payload_set is None:
+            payload_set = PayloadSet.objects.create(name=(source_name or name).strip()[:200], created_by=created_by)
+        return save_job(
+            item_builder=_Prebuilt(),
+            sources=sources,
+            annotators=annotators,
+            name=name.strip(),
+            payload_set=payload_set,
+            task_type=kind.key,
+            settings=clean_settings,
+            instructions=instructions,
+            redundancy=redundancy,
+            reward=reward,
+            claim_timeout_minutes=claim_timeout_minutes,
+            created_by=created_by,
+        )
 
 
 def item_ids_by_position(job: Job) -> dict[int, int]:

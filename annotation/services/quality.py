@@ -10,11 +10,12 @@ not settled yet are held (status `held`, the reason in `checks["held"]`) for a r
 """
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from .. import task_types
-from ..models import CheckOverride, Item, Job, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
+from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
 from ..selectors.quality import job_flags
 from . import voting
@@ -282,10 +283,14 @@ def override_verdict(
 
 
 def apply_flags(job: Job) -> dict:
-    """Record each response's flags in its checks; where the job says so (`flags_reject`), soft-reject
-    the flagged responses that are not settled by a reviewer. Idempotent. Returns counts."""
+    """Compute the job's flags and store them: the whole report (`JobFlagReport`, which the pages
+    and the API read) and each response's flags in its checks; where the job says so
+    (`flags_reject`), soft-reject the flagged responses that are not settled by a reviewer.
+    Idempotent. Returns counts. Run by the beat sweep and by "recompute now", never by a page."""
     policy = QualityPolicy.objects.filter(job=job).first()
+    computed_at = timezone.now()  # before reading: a response stored later is not in this report
     report = job_flags(job)
+    store_flag_report(job, report, computed_at)
     recorded = rejected = 0
     for response_id, codes in report.responses.items():
         with transaction.atomic():
@@ -308,3 +313,30 @@ def apply_flags(job: Job) -> dict:
             recorded += 1
     return {"flagged_responses": len(report.responses), "recorded": recorded, "soft_rejected": rejected,
             "flagged_workers": len(report.flagged_workers())}
+
+
+def store_flag_report(job: Job, report, computed_at) -> JobFlagReport:
+    """Replace the job's stored flag report with `report` (a quality.flags.FlagReport), unless a
+    run that started later has already stored its own: the sweep and "recompute now" may overlap."""
+    data = report.as_json()
+    values = {
+        "computed_at": computed_at,
+        "responses_seen": data["responses_seen"],
+        "response_flags": data["responses"],
+        "worker_flags": data["workers"],
+        "worker_measures": data["measures"],
+    }
+    with transaction.atomic():
+        stored = JobFlagReport.objects.select_for_update().filter(job=job).first()
+        if stored is None:
+            try:
+                with transaction.atomic():
+                    return JobFlagReport.objects.create(job=job, **values)
+            except IntegrityError:  # another run created it meanwhile
+                stored = JobFlagReport.objects.select_for_update().get(job=job)
+        if stored.computed_at > computed_at:
+            return stored
+        for name, value in values.items():
+            setattr(stored, name, value)
+        stored.save()
+        return stored

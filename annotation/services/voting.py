@@ -92,7 +92,6 @@ def enable_voting(
             vote_kind = task_types.get("vote")
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
-                corpus=job.corpus,
                 task_type=vote_kind.key,
                 settings=vote_kind.clean_settings({}),
                 instructions=VOTE_INSTRUCTIONS,
@@ -144,8 +143,11 @@ def start_review_if_enabled(response: Response) -> ReviewRound | None:
     item = response.item
     round_no = 1 + ReviewRound.objects.filter(item=item, state=ReviewRound.State.RECOLLECTED).count()
     kind = task_types.get(job.task_type)
-    payload = kind.review_payload(item.payload, response.answers, job.settings)
-    payload.update({"history": _history(item), "round": round_no, "source_job": job.name})
+    view = kind.review_view(item.payload, response.answers, job.settings)
+    payload = {
+        "utterance": view["subject"], "slot_values": view["slot_values"], "shown": view["shown"],
+        "history": _history(item), "round": round_no, "source_job": job.name,
+    }
     vote_item = Item.objects.create(job=vote_job, position=response.pk, payload=payload, subject_response=response)
     Slot.objects.bulk_create(
         [

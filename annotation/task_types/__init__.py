@@ -1,9 +1,24 @@
 """The task-type registry: one module per kind of work (see DESIGN.md, "Task types").
 
-A new kind of work (Likert rating, vote, hard-test scoring) is one new module that subclasses
-`TaskType` and calls `register`; views, services and exports look the type up by `job.task_type`
-instead of switching on it.
+Every module of this package is imported here and registers its types, so a new kind of work is
+one new module (plus its template) and nothing else: nobody keeps a list of them.
 """
-from .base import Problem, TaskType, TaskTypeSettingsError, get, register, registry  # noqa: F401
-from . import hard_score, rewrite, vote  # noqa: F401,E402  (each registers itself)
-from . import likert  # noqa: F401,E402
+import importlib
+import pkgutil
+
+from .base import (  # noqa: F401
+    CORPUS,
+    PAYLOADS,
+    RESPONSES,
+    PayloadError,
+    Problem,
+    TaskType,
+    TaskTypeSettingsError,
+    get,
+    register,
+    registry,
+)
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name != "base" and not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")

@@ -1,10 +1,34 @@
-"""The interface every task type implements, and the registry."""
+"""The contract every task type implements, and the registry (DESIGN.md, "Task types").
+
+A task type says everything about one kind of work, so that services, views, selectors and exports
+ask it instead of switching on its key:
+
+- where its items come from (`builds_from`: corpus turns, payloads given by the caller, or the
+  responses of another job) and how an item's payload is built (`build_payload`);
+- its settings (`settings_help`, `clean_settings`), its form (`answer_fields`) and the validation
+  of a response (`validate`, the same code for the web form and the API);
+- what a gold answer is graded by (`grade_gold`), whether its responses are voted on
+  (`supports_voting`), and whether they feed evaluation (`feeds_evaluation`);
+- how the responses of one item combine (`combine`), and what agreement is measured on
+  (`agreement_level`, `agreement_values`), so every job gets Krippendorff's alpha where it means
+  something;
+- what a reviewer sees (`review_view`), what is free text for near-duplicate flags (`text_of`);
+- what it exports (`exports_test_sets`: the rewrite test sets; every type exports its responses
+  and its combined items), and what it feeds to evaluation (`feeds_evaluation` for ratings,
+  `comparison` for pairwise judgements).
+
+Task types import no services and no views: whatever a response sets off (gold grading, voting)
+is done by `annotation.services.responses` from what the type declares.
+"""
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..rewrite_checks import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
 
 _registry: dict[str, "TaskType"] = {}
+
+CORPUS, PAYLOADS, RESPONSES = "corpus", "payloads", "responses"
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 class TaskTypeSettingsError(ValueError):
@@ -15,17 +39,33 @@ class TaskTypeSettingsError(ValueError):
         super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
 
 
+class PayloadError(ValueError):
+    """A payload the task type cannot show; the message says what is wrong."""
+
+
 class TaskType:
     key: str = ""
     label: str = ""
     template: str = ""
-    #: Krippendorff level of measurement for agreement on this type's answers.
+    #: Where items come from: CORPUS (one item per source turn), PAYLOADS (one per payload the caller
+    #: gives, e.g. an evaluation campaign) or RESPONSES (one per response of another job: votes).
+    builds_from: str = CORPUS
+    #: Only turns of this speaker become items ("user" for rewrites); None: every turn. Applied in
+    #: the database query, so a job over a large corpus does not read the turns it would drop.
+    source_speaker: str | None = None
+    #: Krippendorff level of measurement of `agreement_values`.
     agreement_level: str = "nominal"
     #: Setting name -> (default, help text). The help text is shown wherever the setting is.
     settings_help: Mapping[str, tuple[Any, str]] = {}
-    #: Whether this type's responses can be put to a vote (CGoDial voting; see services.voting).
-    #: True for content-producing types; the vote type itself and pure rating types say False.
-    supports_voting: bool = True
+    #: Whether this type's responses are put to a vote (CGoDial voting) when the job votes.
+    supports_voting: bool = False
+    #: Whether a counted response becomes evaluation ratings (the evaluation app follows the
+    #: response's life for these types only).
+    feeds_evaluation: bool = False
+    #: Whether the job exports test sets in the corpus's own format (rewrites replace user turns).
+    exports_test_sets: bool = False
+
+    # --- Settings ---------------------------------------------------------------------------------
 
     def default_settings(self) -> dict:
         return {name: default for name, (default, _help) in self.settings_help.items()}
@@ -38,27 +78,38 @@ class TaskType:
             raise TaskTypeSettingsError({name: "unknown setting for this task type" for name in unknown})
         return {**self.default_settings(), **settings}
 
-    #: Only turns of this speaker become items ("user" for rewrites); None: every turn. Applied in
-    #: the database query, so a job over a large corpus does not read the turns it would drop.
-    source_speaker: str | None = None
+    # --- Items ------------------------------------------------------------------------------------
 
     def source_turns(self, turns: Iterable) -> Iterable:
         """The source turns that become items, from turns already limited to `source_speaker`."""
         return list(turns)
 
-    def build_payload(self, turn) -> dict:
-        """What an annotator needs to see for one item, beyond the dialog history."""
+    def build_payload(self, source) -> dict:
+        """What an annotator needs to see for one item: from a turn (CORPUS), or the caller's payload
+        checked and normalised (PAYLOADS; `source.payload`, PayloadError says what is wrong)."""
         raise NotImplementedError
 
+    # --- Responses --------------------------------------------------------------------------------
+
     def answer_fields(self, settings: Mapping) -> list[dict]:
-        """The fields of the response form: [{"name", "label", "help"}]."""
+        """The fields of the response form: [{"name", "label", "help", optional "choices"}]. A field
+        with choices is a choice; one without is free text."""
         raise NotImplementedError
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
-        """Clean a response; return (cleaned answers, problems). No problems means it is accepted."""
+        """Clean a response; return (cleaned answers, problems). No problems means it is stored."""
         raise NotImplementedError
 
-    # --- Work order -----------------------------------------------------------------------------
+    def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
+        """Whether cleaned answers match a gold item's known answer: every key of `gold` equal."""
+        return all(answers.get(key) == value for key, value in gold.items())
+
+    def page_context(self, item, slot, settings: Mapping) -> dict:
+        """Extra template context for the work page of one claimed slot (e.g. a per-worker order of
+        what is shown). Must not query more than it needs: it runs on every page view."""
+        return {}
+
+    # --- Work order -------------------------------------------------------------------------------
 
     def claim_start(self, job, worker) -> int | None:
         """Where in the job's position order this worker's claims begin, or None for the plain order.
@@ -69,39 +120,81 @@ class TaskType:
         """
         return None
 
-    # --- Quality-control hooks (issue 5). Defaults suit any type. ---------------------------------
+    # --- Combining, agreement, evidence -----------------------------------------------------------
 
-    def review_payload(self, payload: Mapping, answers: Mapping, settings: Mapping) -> dict:
-        """What a voter sees of one response: {"utterance", "slot_values", "shown": [{"label", "text"}]}.
+    def combine(self, answer_rows: list[Mapping], settings: Mapping) -> dict:
+        """What the counted responses of one item say together, as {column: value}, for the
+        combined-items export and reviewers. Default: per choice field, the most chosen answer and
+        its share; free text is not combined."""
+        out = {}
+        choice_fields = [f["name"] for f in self.answer_fields(settings) if f.get("choices")]
+        for name in choice_fields:
+            values = [row[name] for row in answer_rows if row.get(name) not in (None, "")]
+            if values:
+                top = max(sorted(set(values), key=str), key=values.count)
+                out[name] = top
+                out[f"{name}_share"] = round(values.count(top) / len(values), 4)
+        out["responses"] = len(answer_rows)
+        return out
 
-        Only types with `supports_voting` are asked. The default shows every answer field under its label.
-        """
-        shown = [
-            {"name": f["name"], "label": f["label"], "text": str(answers.get(f["name"], ""))}
-            for f in self.answer_fields(settings)
-            if answers.get(f["name"]) not in (None, "")
-        ]
+    def in_subset(self, combined: Mapping, settings: Mapping) -> bool | None:
+        """Whether an item, by its combined responses, belongs to the job's downloadable subset (the
+        hard test subset); None when the job defines no subset."""
+        return None
+
+    def agreement_values(self, answers: Mapping, settings: Mapping) -> dict:
+        """The values agreement is measured on, {question: value}, at `agreement_level`: one
+        Krippendorff table per question, units = items, coders = workers. Default: the choice fields.
+        Free text has no agreement here (an empty dict)."""
         return {
-            "utterance": payload.get("utterance", ""),
-            "slot_values": list(payload.get("slot_values", [])),
-            "shown": shown,
+            f["name"]: answers[f["name"]]
+            for f in self.answer_fields(settings)
+            if f.get("choices") and answers.get(f["name"]) not in (None, "")
         }
 
-    def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
-        """Whether cleaned answers match a gold item's known answer: every key of `gold` equal."""
-        return all(answers.get(key) == value for key, value in gold.items())
+    def text_of(self, answers: Mapping, settings: Mapping) -> str:
+        """The free text of a response, for near-duplicate flags: the fields without choices. A
+        choice is not text: two workers who agree are not copying each other."""
+        return "\n".join(
+            answers[f["name"]]
+            for f in self.answer_fields(settings)
+            if not f.get("choices") and isinstance(answers.get(f["name"]), str) and answers[f["name"]]
+        )
 
-    def rating_values(self, answers: Mapping) -> dict:
-        """The ratings in a response, {key: number}, for the rating flags and agreement. Default: the
-        whole-number answers."""
-        return {k: v for k, v in answers.items() if isinstance(v, int) and not isinstance(v, bool)}
+    def review_view(self, payload: Mapping, answers: Mapping, settings: Mapping) -> dict:
+        """What a reviewer or voter sees of one response: {"subject", "slot_values", "shown":
+        [{"name", "label", "text"}]}. `subject` is what the work was about (the source utterance,
+        the rated response), `shown` every answer under its label, choices by their label."""
+        shown = []
+        for f in self.answer_fields(settings):
+            value = answers.get(f["name"])
+            if value in (None, ""):
+                continue
+            choices = f.get("choices")
+            text = choices.get(value, value) if isinstance(choices, Mapping) else value
+            shown.append({"name": f["name"], "label": f["label"], "text": str(text)})
+        return {"subject": self.subject_of(payload), "slot_values": list(payload.get("slot_values", [])), "shown": shown}
 
-    def text_of(self, answers: Mapping) -> str:
-        """The free text of a response, for near-duplicate flags. Default: the text answers joined."""
-        return "\n".join(v for v in answers.values() if isinstance(v, str) and v)
+    def comparison(self, payload: Mapping, answers: Mapping) -> tuple | None:
+        """For types that compare two systems: (system_a, system_b, outcome "a"|"b"|"tie", instance)
+        of one response, which evaluation ranks by (Bradley-Terry); None for every other type."""
+        return None
+
+    def subject_of(self, payload: Mapping) -> str:
+        """The text the work was about, in one line, for lists and review pages."""
+        return str(payload.get("utterance") or payload.get("response") or "")
 
 
 def register(task_type: TaskType) -> TaskType:
+    problems = []
+    if not task_type.key:
+        problems.append("no key")
+    if task_type.builds_from not in (CORPUS, PAYLOADS, RESPONSES):
+        problems.append(f"builds_from must be one of {CORPUS}, {PAYLOADS}, {RESPONSES}")
+    if task_type.agreement_level not in LEVELS:
+        problems.append(f"agreement_level must be one of {', '.join(LEVELS)}")
+    if problems:
+        raise ValueError(f"task type {task_type.key!r}: {'; '.join(problems)}")
     if task_type.key in _registry:
         raise ValueError(f"task type {task_type.key!r} is registered twice")
     _registry[task_type.key] = task_type

@@ -23,7 +23,9 @@ class RewriteTaskType(TaskType):
     source_speaker = "user"
     label = "Rewrite user turns (RADDLE language variations)"
     template = "annotation/tasks/rewrite.html"
-    agreement_level = "nominal"
+    agreement_level = "nominal"  # rewrites are free text: no agreement table (agreement_values is empty)
+    supports_voting = True  # CGoDial: other workers vote on whether a rewrite is usable
+    exports_test_sets = True
     settings_help = {
         "variants": (
             list(VARIANTS),
@@ -84,6 +86,13 @@ class RewriteTaskType(TaskType):
             )
         )
         return cleaned, problems
+
+    def combine(self, answer_rows, settings):
+        """The counted rewrites of an item, per variant, earliest first (the test set takes the first)."""
+        variants = settings.get("variants", list(VARIANTS))
+        out = {v: [row[v] for row in answer_rows if row.get(v)] for v in variants}
+        out["responses"] = len(answer_rows)
+        return out
 
 
 register(RewriteTaskType())

@@ -7,7 +7,7 @@ service; this module only says what a vote is.
 """
 from collections.abc import Mapping
 
-from .base import Problem, TaskType, register
+from .base import RESPONSES, Problem, TaskType, register
 
 FOR, AGAINST = "for", "against"
 CHOICES = {
@@ -23,21 +23,10 @@ class VoteTaskType(TaskType):
     label = "Vote on collected responses (CGoDial quality control)"
     template = "annotation/tasks/vote.html"
     agreement_level = "nominal"
-    supports_voting = False  # votes are not voted on
+    builds_from = RESPONSES  # one item per response of the reviewed job (services.voting)
     settings_help = {
         "question": (DEFAULT_QUESTION, "The question voters answer with yes or no for every response shown."),
     }
-
-    def source_turns(self, turns):
-        from ..services.jobs import JobError  # late: services.jobs imports the registry
-
-        raise JobError(
-            "a vote job is not made from corpus turns: enable voting on the job whose responses should be "
-            "voted on (annotation.services.voting.enable_voting)"
-        )
-
-    def build_payload(self, turn) -> dict:  # pragma: no cover - never called, see source_turns
-        raise NotImplementedError
 
     def answer_fields(self, settings):
         return [
@@ -60,12 +49,11 @@ class VoteTaskType(TaskType):
             problems.append(Problem("reason", "too_long", f"Reason: at most {MAX_REASON_CHARS} characters."))
         return {"vote": vote.strip().lower(), "reason": reason}, problems
 
-    def rating_values(self, answers: Mapping) -> dict:
-        vote = answers.get("vote")
-        return {"vote": 1 if vote == FOR else 0} if vote in CHOICES else {}
-
-    def text_of(self, answers: Mapping) -> str:
+    def text_of(self, answers: Mapping, settings: Mapping) -> str:
         return ""  # a reason is not a rewrite: short reasons ("fine") repeat honestly
+
+    def subject_of(self, payload):
+        return str(payload.get("utterance", ""))
 
 
 register(VoteTaskType())

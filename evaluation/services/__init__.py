@@ -1,10 +1,14 @@
-"""Writes for the evaluation app: plain functions, one transaction each. See DESIGN.md."""
+"""Writes for the evaluation app: plain functions, one transaction each. See DESIGN.md.
+
+This package re-exports its submodules' functions for the views, the API and the commands. The
+submodules import each other directly, never this package, and never a task module: queuing
+work is for `evaluation.results_requests`, so `evaluation.tasks` can import the services.
+"""
 from .campaigns import (  # noqa: F401
     compute_campaign_results,
     create_campaign,
     create_finalist_campaign,
     refresh_inputs_version,
-    request_campaign_results,
     select_finalists,
 )
 from .crowd import (  # noqa: F401

@@ -13,6 +13,7 @@ from .. import report as report_module
 from .. import scoring
 from ..models import Campaign, CampaignResult, Entry, Rating
 from .imports import EvaluationInputError
+from .inputs import refresh_inputs_version
 
 
 def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
@@ -59,30 +60,6 @@ def create_campaign(name, test_set, entries, questions=None) -> Campaign:
     campaign.entries.set(entries)
     refresh_inputs_version(campaign)
     return campaign
-
-
-def inputs_version(campaign: Campaign) -> str:
-    """SHA-256 over everything the results depend on: test set, questions, entries (outputs,
-    flags, objective scores) and every rating, in a fixed order."""
-    digest = hashlib.sha256()
-    digest.update(f"report-format:{report_module.REPORT_FORMAT}|testset:{campaign.test_set.content_hash}|questions:{campaign.questions}|raters-known:{campaign.rater_ids_known}".encode())
-    for entry in campaign.entries.order_by("pk"):
-        digest.update(f"|entry:{entry.pk}:{entry.content_hash}:{sorted(entry.objective_scores.items())}".encode())
-    ratings = Rating.objects.filter(campaign=campaign).order_by("entry_id", "instance", "question", "rater").values_list("entry_id", "instance", "question", "rater", "value")
-    batch = []
-    for row in ratings.iterator(chunk_size=20000):
-        batch.append(row)
-        if len(batch) == 20000:
-            digest.update(repr(batch).encode())
-            batch = []
-    digest.update(repr(batch).encode())
-    return digest.hexdigest()
-
-
-def refresh_inputs_version(campaign: Campaign) -> str:
-    campaign.inputs_version = inputs_version(campaign)
-    campaign.save(update_fields=["inputs_version"])
-    return campaign.inputs_version
 
 
 def _report_inputs(campaign: Campaign):
@@ -133,10 +110,3 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
             campaign=campaign, inputs_version=version, defaults={"report": body, "seconds": time.perf_counter() - started}
         )
     return result
-
-
-def request_campaign_results(campaign: Campaign) -> None:
-    """Enqueue the computation once the current transaction commits."""
-    from ..tasks import compute_campaign_results as task
-
-    transaction.on_commit(lambda: task.delay(campaign.pk))

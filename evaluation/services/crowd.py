@@ -19,10 +19,10 @@ from decimal import Decimal
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from annotation.models import Corpus, Job, Response, SourceFormat
+from annotation.models import Job, Response
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job, item_ids_by_position
-from annotation.task_types.likert import default_question
+from annotation.task_types.questionnaire import default_question
 
 from ..models import Campaign, CampaignItem, CampaignJob, Entry, Rating
 from .campaigns import create_campaign
@@ -153,10 +153,9 @@ def create_crowd_job(
     order_seed = random.SystemRandom().randrange(2**62) if order_seed is None else int(order_seed)
     random.Random(order_seed).shuffle(rows)
 
-    corpus = _placeholder_corpus(campaign, created_by)
     try:
         job = create_payload_job(
-            corpus=corpus,
+            source_name=f"evaluation campaign: {campaign.name}",
             name=job_name or f"{campaign.name}: rate responses",
             task_type="likert",
             payloads=[payload for _entry, _i, payload in rows],
@@ -176,19 +175,6 @@ def create_crowd_job(
     campaign.rater_ids_known = True
     campaign.save(update_fields=["rater_ids_known"])
     return CampaignJob.objects.create(campaign=campaign, job=job, instances=chosen, order_seed=order_seed, skipped=skipped)
-
-
-def _placeholder_corpus(campaign: Campaign, created_by) -> Corpus:
-    """A job needs a corpus; a campaign's items come from submissions, so it gets an empty one named after it."""
-    name = f"evaluation campaign: {campaign.name}"
-    corpus = Corpus.objects.filter(name=name).first()
-    if corpus is None:
-        return Corpus.objects.create(
-            name=name, source_format=SourceFormat.DSTC9, meta={"evaluation_campaign": campaign.pk, "placeholder": True}, created_by=created_by
-        )
-    if corpus.meta.get("evaluation_campaign") != campaign.pk:
-        raise EvaluationInputError(f"a corpus named {name!r} already exists; rename the campaign")
-    return corpus
 
 
 @transaction.atomic

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from .. import dstc9
 from ..models import Campaign, Challenge, Entry, Rating, Team, TestSet
+from .inputs import refresh_inputs_version
 
 GROUND_TRUTH_TEAMS = ("ground-truth", "ground_truth")
 BASELINE_TEAMS = ("baseline",)
@@ -155,8 +156,6 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
     per-rater diagnostics are not computed. With replace=False an entry that already has ratings
     in the campaign is an error.
     """
-    from .campaigns import refresh_inputs_version
-
     test_set = campaign.test_set
     labels = test_set.labels
     plan = []

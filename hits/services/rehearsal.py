@@ -88,7 +88,7 @@ def copy_for_rehearsal(job: Job, provider: str) -> Job:
         raise RehearsalError(f"the job's requirements do not suit {provider}: {exc}") from None
     with transaction.atomic():
         copy = Job.objects.create(
-            name=f"Rehearsal of {job.name}"[:200], corpus=job.corpus, task_type=job.task_type, settings=job.settings,
+            name=f"Rehearsal of {job.name}"[:200], corpus=job.corpus, payload_set=job.payload_set, task_type=job.task_type, settings=job.settings,
             instructions=job.instructions, redundancy=job.redundancy, reward=job.reward,
             claim_timeout_minutes=job.claim_timeout_minutes, created_by=job.created_by, reviews=job.reviews,
         )

@@ -422,10 +422,10 @@ def test_export_a_job_then_download_its_files(world, organizer, make_annotator, 
 
 def test_export_refused_by_the_service_is_400(organizer):
     job = create_job(corpus=make_corpus(), name="x")
-    Job.objects.filter(pk=job.pk).update(task_type="likert")  # a type that exports no test set
+    Job.objects.filter(pk=job.pk).update(settings={"variants": []})  # nothing to export as test sets
     response = client_for(organizer).post(f"/api/jobs/{job.pk}/exports/")
     assert response.status_code == 400
-    assert "likert" in response.data["job"][0]
+    assert "no rewrite variants" in response.data["job"][0]
     assert not ExportRun.objects.exists()
 
 

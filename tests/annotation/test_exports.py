@@ -17,7 +17,8 @@ from django.utils import timezone
 from annotation.exporters import ExportError
 from annotation.exporters.multiwoz import MultiwozWriter
 from annotation.models import Corpus, Dialog, ExportRun, Item, Job, Response, RunStatus, Slot, Turn, Worker
-from annotation.services.exports import export_job, run_export, start_export
+from annotation.export_requests import start_export
+from annotation.services.exports import export_job, run_export
 
 pytestmark = pytest.mark.django_db
 
@@ -378,15 +379,15 @@ def test_query_count_does_not_grow_with_the_corpus(tmp_path):
     assert _export_queries(small, tmp_path / "small") == _export_queries(large, tmp_path / "large")
 
 
-def test_export_refuses_a_non_empty_target_and_other_task_types(multiwoz, tmp_path):
+def test_export_refuses_a_non_empty_target_and_bad_variants(multiwoz, tmp_path):
     _, job, *_ = multiwoz
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "keep.txt").write_text("mine")
     with pytest.raises(ExportError, match="not an empty directory"):
         export_job(job, tmp_path / "taken")
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["keep.txt"]
-    job.task_type = "likert"
-    with pytest.raises(ExportError, match="likert"):
+    job.settings = {**job.settings, "variants": ["../etc"]}
+    with pytest.raises(ExportError, match="invalid or repeated variant names"):
         export_job(job, tmp_path / "new")
     assert not (tmp_path / "new").exists()
 
@@ -470,10 +471,12 @@ def test_run_failure_midway_leaves_nothing_in_the_export_dir(multiwoz, settings,
     assert list(job_dir.rglob("*")) == []
 
 
-def test_start_export_refuses_other_task_types(multiwoz):
+def test_start_export_refuses_bad_settings_before_queueing(multiwoz):
     corpus, *_ = multiwoz
-    job = make_job(corpus, task_type="likert")
-    with pytest.raises(ExportError):
+    job = make_job(corpus)
+    Job.objects.filter(pk=job.pk).update(settings={"variants": []})
+    job.refresh_from_db()
+    with pytest.raises(ExportError, match="no rewrite variants"):
         start_export(job)
     assert not ExportRun.objects.exists()
 
@@ -492,12 +495,13 @@ def test_command_writes_the_export_and_prints_counts(multiwoz, tmp_path):
     assert (tmp_path / "cmd" / "typos" / "data.json").is_file()
 
 
-def test_command_rejects_unknown_jobs_and_other_task_types(multiwoz, tmp_path):
+def test_command_rejects_unknown_jobs_and_bad_settings(multiwoz, tmp_path):
     corpus, *_ = multiwoz
     with pytest.raises(CommandError, match="No job with id 999999"):
         call_command("export_job", "999999", "--out", str(tmp_path / "a"))
-    other = make_job(corpus, task_type="likert")
-    with pytest.raises(CommandError, match="only rewrite jobs"):
+    other = make_job(corpus)
+    Job.objects.filter(pk=other.pk).update(settings={"variants": ["x y"]})
+    with pytest.raises(CommandError, match="invalid or repeated variant names"):
         call_command("export_job", str(other.id), "--out", str(tmp_path / "b"))
     assert list(tmp_path.iterdir()) == []
 

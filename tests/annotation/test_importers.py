@@ -11,7 +11,8 @@ from django.db import connections, transaction
 from annotation.importers.base import locate
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
 from annotation.services import imports
-from annotation.services.imports import ImportFailed, import_corpus, start_import
+from annotation.import_requests import start_import
+from annotation.services.imports import ImportFailed, import_corpus
 from annotation.tasks import run_import
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
@@ -482,6 +483,19 @@ def test_a_refused_file_fails_the_run_with_the_reason(tmp_path, django_capture_o
     assert run.corpus is None and run.finished_at is not None
     assert run.total == files["data"].stat().st_size  # the progress figures stay on the failed run
     assert counts() == (0, 0, 0)
+
+
+def test_an_import_that_cannot_be_queued_fails_its_run_with_the_reason(monkeypatch, django_capture_on_commit_callbacks):
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(run_import, "delay", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start_import(name="unqueued", source_format="multiwoz", files={"data": MULTIWOZ})
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and run.finished_at
+    assert run.error == "The import could not be queued (ConnectionError); nothing was imported. Try again later."
+    assert not Corpus.objects.exists()
 
 
 def test_start_import_refuses_a_taken_name_and_a_name_being_imported(tmp_path):

@@ -311,10 +311,10 @@ def test_export_button_runs_an_export_and_lists_download_links(world, organizer,
 
 def test_export_refusal_is_shown(organizer, client):
     job = create_job(corpus=make_corpus(), name="x")
-    Job.objects.filter(pk=job.pk).update(task_type="likert")
+    Job.objects.filter(pk=job.pk).update(settings={"variants": []})
     client.force_login(organizer)
     page = client.post(reverse("organizer:job-export", kwargs={"pk": job.pk}), follow=True).content.decode()
-    assert "likert" in page
+    assert "no rewrite variants" in page
     assert not ExportRun.objects.exists()
 
 

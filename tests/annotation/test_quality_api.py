@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import CheckOverride, Job, QualityPolicy, Response, ReviewRound, WorkerStanding
 from annotation.services.claims import claim_next_slot, submit_response
-from annotation.services.quality import set_quality
+from annotation.services.quality import apply_flags, set_quality
 from annotation.services.voting import vote_job_of
 from tests.factories import good_answers, make_corpus, make_live_job
 from tests.quality.helpers import vote, write
@@ -163,6 +163,7 @@ def test_reviews_list_items_with_rounds_and_responses_with_flags(make_annotator,
     for name in ("v1", "v2", "v3"):
         vote(vote_job, make_annotator(name)[1], "against", reason="copied")
 
+    apply_flags(job)  # the sweep stores the flags; the API only reads them
     flagged = client.get(f"/api/jobs/{job.pk}/reviews/").data
     assert [row["response_id"] for row in flagged["responses"]] == [down.pk]
     row = flagged["responses"][0]
@@ -264,7 +265,9 @@ def test_worker_flags_carry_their_evidence(make_annotator, organizer):
         slot = claim_next_slot(job=job, worker=worker)
         submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item),
                         telemetry={"paraphrase": {"pasted_chars": 40, "typed_chars": 0}})
+    apply_flags(job)  # the sweep stores the flags; the API only reads them
     (entry,) = client_for(organizer).get(f"/api/workers/{worker.pk}/quality/").data["jobs"]
+    assert entry["flags_computed_at"] is not None
     (flag,) = [f for f in entry["flags"] if f["code"] == "pasted"]
     assert flag["count"] == 2 and flag["value"] == 1.0 and "mostly pasted" in flag["message"]
 

@@ -12,7 +12,7 @@ from django.utils.html import escape
 from annotation.models import CheckOverride, Job, QualityPolicy, Response, ReviewRound, Worker, WorkerStanding
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job, launch_job
-from annotation.services.quality import add_gold_item, set_quality
+from annotation.services.quality import add_gold_item, apply_flags, set_quality
 from annotation.services.voting import enable_voting, vote_job_of
 from tests.factories import good_answers, make_corpus, make_live_job
 from tests.quality.helpers import vote, write
@@ -61,7 +61,7 @@ PAGES = [
     ("post", "organizer:response-override", {"pk": "response"}, {"status": "rejected", "check": "flags", "reason": "copied text"}, 302),
     ("get", "organizer:worker", {"pk": "worker"}, None, 200),
     ("post", "organizer:worker-unblock", {"pk": "worker", "job_pk": "job"}, None, 302),
-    ("get", "organizer:job-hard-subset", {"pk": "job"}, None, 302),  # not a hard_score job: back to the job page
+    ("get", "organizer:job-subset", {"pk": "job"}, None, 302),  # a rewrite job has no subset: back to the job page
 ]
 
 
@@ -234,6 +234,7 @@ def test_review_list_shows_worker_flags_per_response(make_annotator, organizer, 
         slot = claim_next_slot(job=job, worker=paster)
         submit_response(slot_id=slot.id, worker=paster, answers=good_answers(slot.item),
                         telemetry={"paraphrase": {"pasted_chars": 80, "typed_chars": 0}})
+    apply_flags(job)  # the sweep stores the flags; the page only reads them
     response = login(client, organizer).get(reverse("organizer:job", kwargs={"pk": job.pk}))
     rows = [row for row, _ in response.context["reviews"]]
     assert len(rows) == 3 and all("pasted" in row.response_flags and "pasted" in row.worker_flags for row in rows)
@@ -318,20 +319,20 @@ def test_hard_score_jobs_link_their_hard_subset_as_csv(make_annotator, organizer
         submit_response(slot_id=slot.id, worker=worker, answers={"criterion_1": score, "criterion_2": score})
     login(client, organizer)
     page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
-    url = reverse("organizer:job-hard-subset", kwargs={"pk": job.pk})
+    url = reverse("organizer:job-subset", kwargs={"pk": job.pk})
     assert url in page and 'id="voting-unsupported"' in page
     download = client.get(url)
     assert download.status_code == 200 and download["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(download.content.decode())))
-    assert len(rows) == 1 and float(rows[0]["mean_score"]) == 4.0  # the item scored 2 is not hard
+    assert len(rows) == 1 and float(rows[0]["mean"]) == 4.0  # the item scored 2 is not hard
 
 
 def test_rewrite_jobs_have_no_hard_subset_link(world, organizer, client):
     login(client, organizer)
     page = client.get(reverse("organizer:job", kwargs={"pk": world["job"].pk})).content.decode()
-    assert reverse("organizer:job-hard-subset", kwargs={"pk": world["job"].pk}) not in page
-    refused = client.get(reverse("organizer:job-hard-subset", kwargs={"pk": world["job"].pk}), follow=True)
-    assert "not a hard_score job" in refused.content.decode()
+    assert reverse("organizer:job-subset", kwargs={"pk": world["job"].pk}) not in page
+    refused = client.get(reverse("organizer:job-subset", kwargs={"pk": world["job"].pk}), follow=True)
+    assert "defines no subset" in refused.content.decode()
 
 
 # --- worker page ------------------------------------------------------------------------------------
@@ -368,6 +369,7 @@ def test_worker_page_shows_flags_with_their_evidence(make_annotator, organizer, 
         slot = claim_next_slot(job=job, worker=worker)
         submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item),
                         telemetry={"paraphrase": {"pasted_chars": 50, "typed_chars": 5, "keystrokes": 7}})
+    apply_flags(job)  # the sweep stores the flags; the page only reads them
     page = login(client, organizer).get(reverse("organizer:worker", kwargs={"pk": worker.pk})).content.decode()
     assert "2 of 2 responses mostly pasted rather than typed (100%)" in page
     assert "paraphrase: 5 typed, 50 pasted" in page

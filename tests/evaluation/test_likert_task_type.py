@@ -2,10 +2,10 @@
 import pytest
 
 from annotation import task_types
-from annotation.models import Corpus, Item, Job, Slot
+from annotation.models import Item, Job, PayloadSet, Slot
 from annotation.services.jobs import JobError, create_job
 from annotation.services.payload_jobs import create_payload_job
-from annotation.task_types.likert import PayloadError, clean_payload
+from annotation.task_types.questionnaire import PayloadError, clean_payload
 from tests.factories import make_corpus
 
 KIND = task_types.get("likert")
@@ -50,9 +50,10 @@ def test_answers_must_be_whole_ratings_from_1_to_5(answers, ok):
 @pytest.mark.parametrize(
     "job_settings, message",
     [
-        ({"questions": []}, "give 1 to 6 questions"),
+        ({"questions": []}, "give 1 to 20 questions"),
         ({"questions": [{"name": "x y", "label": "X", "anchors": list("abcde")}]}, "short identifier"),
-        ({"questions": [{"name": "x", "label": "X", "anchors": list("abcd")}]}, "5 non-empty labels"),
+        ({"questions": [{"name": "x", "label": "X", "anchors": list("a")}]}, "2 to 11 non-empty labels"),
+        ({"questions": [{"name": "x", "label": "X", "anchors": list("ab"), "values": [2, 1]}]}, "increasing order"),
         ({"questions": [{"name": "x", "label": "X", "anchors": list("abcde")}] * 2}, "used twice"),
         ({"questions": [{"name": "x", "label": " ", "anchors": list("abcde")}]}, "'label'"),
         ({"questions": [{"name": "x", "label": "X", "anchors": list("abcde"), "colour": 1}]}, "unknown key"),
@@ -82,9 +83,8 @@ def test_bad_payloads_are_refused(payload, message):
 
 @pytest.mark.django_db
 def test_payload_job_has_one_item_per_payload_in_order_with_slots():
-    corpus = Corpus.objects.create(name="placeholder", source_format="dstc9")
     payloads = [{**PAYLOAD, "response": f"Answer {i}."} for i in range(4)]
-    job = create_payload_job(corpus=corpus, name="rate", task_type="likert", payloads=payloads, redundancy=3)
+    job = create_payload_job(name="rate", task_type="likert", payloads=payloads, redundancy=3)
     items = list(Item.objects.filter(job=job).order_by("position"))
     assert [i.payload["response"] for i in items] == [p["response"] for p in payloads]
     assert all(i.turn_id is None for i in items)
@@ -96,22 +96,21 @@ def test_payload_job_has_one_item_per_payload_in_order_with_slots():
 @pytest.mark.parametrize(
     "changes, field, message",
     [
-        ({"task_type": "rewrite"}, "task_type", "builds its items from corpus turns"),
+        ({"task_type": "rewrite"}, "task_type", "does not build its items from payloads"),
         ({"task_type": "nope"}, "task_type", "unknown task type"),
         ({"payloads": []}, "payloads", "at least one payload"),
         ({"payloads": [PAYLOAD, {"response": "x"}]}, "payloads", "payload 1: 'context'"),
         ({"redundancy": 0}, "redundancy", "from 1 to 50"),
         ({"name": " "}, "name", "name"),
-        ({"settings": {"questions": []}}, "settings", "1 to 6 questions"),
+        ({"settings": {"questions": []}}, "settings", "1 to 20 questions"),
     ],
 )
 def test_bad_payload_job_requests_write_nothing(changes, field, message):
-    corpus = Corpus.objects.create(name="placeholder", source_format="dstc9")
-    request = {"corpus": corpus, "name": "rate", "task_type": "likert", "payloads": [PAYLOAD], "redundancy": 3, **changes}
+    request = {"name": "rate", "task_type": "likert", "payloads": [PAYLOAD], "redundancy": 3, **changes}
     with pytest.raises(JobError, match=message) as caught:
         create_payload_job(**request)
     assert caught.value.field == field
-    assert not Job.objects.exists() and not Item.objects.exists()
+    assert not Job.objects.exists() and not Item.objects.exists() and not PayloadSet.objects.exists()
 
 
 @pytest.mark.django_db

@@ -6,7 +6,8 @@ import pytest
 
 from evaluation import tasks
 from evaluation.models import CampaignResult, Rating
-from evaluation.services import EvaluationInputError, compute_campaign_results, create_campaign, export_campaign, request_campaign_results
+from evaluation.results_requests import request_campaign_results
+from evaluation.services import EvaluationInputError, compute_campaign_results, create_campaign, export_campaign
 from evaluation.services.campaigns import refresh_inputs_version
 
 from .conftest import DSTC9

@@ -29,6 +29,7 @@ def flagged_job(make_annotator):
 
 def test_the_review_list_shows_fast_pasted_and_duplicate_evidence(flagged_job):
     job, steady, rusher = flagged_job
+    apply_flags(job)  # the sweep stores the flags; the review list only reads them
     rows = review_list(job)
     assert rows and {r.worker_id for r in rows} == {rusher.pk, steady.pk}
     rusher_rows = [r for r in rows if r.worker_id == rusher.pk]
@@ -53,6 +54,7 @@ def test_flags_do_not_reject_unless_the_job_says_so(flagged_job):
 
 def test_the_worker_page_lists_flags_and_measures_per_job(flagged_job):
     job, steady, rusher = flagged_job
+    apply_flags(job)
     [entry] = worker_quality(rusher)
     assert entry.job == job and entry.responses == 10
     assert {"fast", "pasted"} <= {f.code for f in entry.flags}

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import Response, WorkerStanding
 from annotation.quality.gold import fails_too_many, gold_due, gold_rate, onboarding_verdict, session_start
-from annotation.selectors.quality import hard_subset
+from annotation.selectors.quality import subset
 from annotation.services.claims import ClaimError, claim_next_slot, submit_response
 from annotation.services.jobs import create_job, launch_job
 from annotation.services.quality import QualityError, add_gold_item, set_quality, unblock_worker
@@ -115,7 +115,7 @@ def test_gold_answers_stay_out_of_the_hard_subset(make_annotator):
     while answer(job, worker)[1] is not None:
         pass
     assert Response.objects.filter(item__gold__isnull=False).count() == 1
-    assert hard_subset(job) == []  # ordinary items scored 2; the gold item (5) is not data
+    assert subset(job) == []  # ordinary items scored 2; the gold item (5) is not data
 
 
 @pytest.mark.django_db

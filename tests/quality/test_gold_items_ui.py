@@ -24,7 +24,7 @@ def likert_job(items=3):
         }
         for i in range(items)
     ]
-    job = create_payload_job(corpus=make_corpus(name="ratings", dialogs=1), name="ratings", task_type="likert", payloads=payloads)
+    job = create_payload_job(name="ratings", task_type="likert", payloads=payloads)
     return launch_job(job)
 
 

@@ -32,8 +32,10 @@ class Command(BaseCommand):
         for name in files:
             self.stdout.write(f"  {name}")
         manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-        for variant, counts in manifest["variants"].items():
+        for variant, counts in manifest.get("variants", {}).items():
             self.stdout.write(
                 f"{variant}: {counts['turns_replaced']} turns replaced, "
                 f"{counts['turns_without_accepted_rewrite']} without an accepted rewrite"
             )
+        if "items" in manifest:
+            self.stdout.write(f"{manifest['items']} items with responses that count.")

@@ -9,13 +9,14 @@ from annotation.services.quality import apply_flags
 class Command(BaseCommand):
     help = (
         "Print every flagged worker of a job with the evidence (fast responses, pasted text, near-duplicate "
-        "rewrites, straight-lining, alternating ratings, low agreement). With --apply, record the flags on the "
-        "responses (and soft-reject them if the job's quality settings say so)."
+        "rewrites, straight-lining, alternating ratings, low agreement). With --apply, store them as the job's flag "
+        "report (what the job and worker pages show) and record them on the responses (and soft-reject them if the "
+        "job's quality settings say so), as the beat sweep does."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("job_id", type=int)
-        parser.add_argument("--apply", action="store_true", help="Record the flags on the responses.")
+        parser.add_argument("--apply", action="store_true", help="Store the flags for the pages and record them on the responses.")
 
     def handle(self, *args, job_id, apply=False, **options):
         job = Job.objects.filter(pk=job_id).first()

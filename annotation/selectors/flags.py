@@ -1,0 +1,71 @@
+"""Reads of the stored worker flags: what the last flag run (the beat sweep, or "recompute now")
+found, and when. Pages and the API read flags only through here; computing them reads every
+response of a job and is left to `services.quality.apply_flags` in the background.
+"""
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..models import Job, JobFlagReport, Worker
+from ..quality.flags import FlagReport, WorkerFlag
+
+
+@dataclass(frozen=True)
+class StoredFlags:
+    """A job's stored flag report; `computed_at` is None while no run has computed one."""
+
+    report: FlagReport = field(default_factory=FlagReport)
+    computed_at: datetime | None = None
+
+    @property
+    def computed(self) -> bool:
+        return self.computed_at is not None
+
+    @property
+    def responses_seen(self) -> int:
+        return self.report.responses_seen
+
+
+def _from_row(row: JobFlagReport) -> StoredFlags:
+    data = {
+        "responses": row.response_flags,
+        "workers": row.worker_flags,
+        "measures": row.worker_measures,
+        "responses_seen": row.responses_seen,
+    }
+    return StoredFlags(FlagReport.from_json(data), row.computed_at)
+
+
+def stored_flags(job: Job) -> StoredFlags:
+    """The job's stored flags (one query, whatever the number of responses)."""
+    row = JobFlagReport.objects.filter(job=job).first()
+    return StoredFlags() if row is None else _from_row(row)
+
+
+def stored_worker_flags(job_ids) -> dict[int, StoredFlags]:
+    """{job id: stored flags} for the jobs that have a report, without their per-response flags
+    (a worker page needs only the workers' flags and measures). One query."""
+    rows = JobFlagReport.objects.filter(job_id__in=list(job_ids)).defer("response_flags")
+    out = {}
+    for row in rows:
+        row.response_flags = {}  # deferred: reading it would cost a query per job
+        out[row.job_id] = _from_row(row)
+    return out
+
+
+@dataclass(frozen=True)
+class FlaggedWorker:
+    worker: Worker
+    flags: list[WorkerFlag]
+    measures: dict
+
+
+def flagged_workers(flags: StoredFlags) -> list[FlaggedWorker]:
+    """The flagged workers of a stored report with their evidence, most flags first (one query)."""
+    report = flags.report
+    ids = report.flagged_workers()
+    if not ids:
+        return []
+    workers = Worker.objects.in_bulk(ids)
+    rows = [FlaggedWorker(workers[w], report.workers[w], report.measures.get(w, {})) for w in ids if w in workers]
+    rows.sort(key=lambda r: (-len(r.flags), r.worker.pk))
+    return rows

@@ -1,0 +1,321 @@
+"""Questionnaires: a worker answers fixed questions about one thing, each on its own labelled scale.
+
+One type, several presets (DESIGN.md, "Task types"): the questions and their scales are settings,
+so DSTC9's Likert rating, CGoDial's hard-test scoring and the FED questions need no code of their
+own. A question is {name, label, help, anchors: one label per point of the scale, values: the
+number of each point (1..n by default), shows_knowledge}. The bounds of a rating come from its
+question's scale, never from a constant.
+
+Presets (PROTOCOLS.md):
+- `likert` (section 2): Appropriateness and Accuracy on 1-5 with anchored labels, over payloads the
+  caller builds (an evaluation campaign): {"context": [{speaker, text}], "response", "knowledge"};
+  no system identity in the payload.
+- `hard_score` (section 6): the user turns of a corpus scored 1-5 on criteria; items whose mean
+  score is above `subset_threshold` (2.5) form the hard test subset.
+- `fed_turn` (section 4): FED's turn-level questions, No / Somewhat / Yes (understandable No /
+  Yes), overall 1-5, over context-response payloads.
+"""
+import hashlib
+from collections.abc import Mapping
+from statistics import mean
+
+from .base import CORPUS, PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, register
+
+SPEAKERS = ("user", "system")
+MAX_QUESTIONS = 20
+MAX_POINTS = 11
+MAX_TEXT = 5000
+QUESTION_KEYS = {"name", "label", "help", "anchors", "values", "shows_knowledge"}
+
+
+def _q(name, label, help_text, anchors, shows_knowledge=False):
+    return {"name": name, "label": label, "help": help_text, "anchors": list(anchors), "shows_knowledge": shows_knowledge}
+
+
+#: DSTC9's two questions with anchored labels (one label per point of the scale).
+DSTC9_QUESTIONS = [
+    _q("appropriateness", "Appropriateness", "How well is the response naturally connected to the conversation?", [
+        "Not appropriate at all: unrelated or makes no sense here", "Mostly inappropriate", "Somewhat appropriate",
+        "Mostly appropriate", "Completely appropriate: a natural next turn",
+    ]),
+    _q("accuracy", "Accuracy", "How accurate is the response given the reference knowledge shown?", [
+        "Not accurate at all: contradicts the knowledge", "Mostly inaccurate", "Partly accurate", "Mostly accurate",
+        "Completely accurate: fully supported by the knowledge",
+    ], shows_knowledge=True),
+]
+ONE_TO_FIVE = ["1 (not at all)", "2", "3", "4", "5 (very much)"]
+HARD_SCORE_QUESTIONS = [
+    _q("criterion_1", "Hard to understand", "1 = not at all, 5 = very much.", ONE_TO_FIVE),
+    _q("criterion_2", "Spoken features on keywords", "1 = not at all, 5 = very much.", ONE_TO_FIVE),
+]
+NSY, NY = ["No", "Somewhat", "Yes"], ["No", "Yes"]
+OVERALL = ["1 (very poor)", "2", "3", "4", "5 (very good)"]
+#: Mehri & Eskenazi (2020), the questions of DSTC9 Track 3.
+FED_TURN_QUESTIONS = [
+    _q("interesting", "Interesting", "Is the response dull or interesting?", NSY),
+    _q("engaging", "Engaging", "Is the response engaging?", NSY),
+    _q("specific", "Specific", "Is the response generic or specific to the conversation?", NSY),
+    _q("relevant", "Relevant", "Is the response relevant to the conversation?", NSY),
+    _q("correct", "Correct", "Is the response correct or was there a misunderstanding of the conversation?", NSY),
+    _q("semantically_appropriate", "Semantically appropriate", "Is the response semantically appropriate?", NSY),
+    _q("understandable", "Understandable", "Is the response understandable?", NY),
+    _q("fluent", "Fluent", "Is the response fluently written?", NSY),
+    _q("overall", "Overall", "Overall impression of the response.", OVERALL),
+]
+def default_question(name: str) -> dict | None:
+    """DSTC9's built-in wording of a question, or None if Quorum has none for that name."""
+    return next((dict(q) for q in DSTC9_QUESTIONS if q["name"] == name), None)
+
+
+def scale_of(question: Mapping) -> list[int]:
+    """The numbers of a question's points: its `values`, or 1..n for n anchors."""
+    return list(question.get("values") or range(1, len(question["anchors"]) + 1))
+
+
+def clean_questions(questions) -> list[dict]:
+    """Check questions (see the module docstring) and return them normalised; TaskTypeSettingsError
+    names the question and what is wrong. Pure."""
+    def bad(message):
+        return TaskTypeSettingsError({"questions": message})
+
+    if not isinstance(questions, list) or not 1 <= len(questions) <= MAX_QUESTIONS:
+        raise bad(f"give 1 to {MAX_QUESTIONS} questions")
+    out, names = [], set()
+    for number, q in enumerate(questions, start=1):
+        where = f"question {number}"
+        if not isinstance(q, Mapping):
+            raise bad(f"{where}: must be an object {{name, label, help, anchors}}")
+        unknown = set(q) - QUESTION_KEYS
+        if unknown:
+            raise bad(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        name, label, anchors, values = q.get("name"), q.get("label"), q.get("anchors"), q.get("values")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise bad(f"{where}: 'name' must be a short identifier such as 'accuracy'")
+        if name in names:
+            raise bad(f"{where}: the name {name!r} is used twice")
+        if not isinstance(label, str) or not label.strip():
+            raise bad(f"{where}: 'label' must be a non-empty text")
+        if (
+            not isinstance(anchors, list)
+            or not 2 <= len(anchors) <= MAX_POINTS
+            or any(not isinstance(a, str) or not a.strip() for a in anchors)
+        ):
+            raise bad(f"{where}: 'anchors' must be 2 to {MAX_POINTS} non-empty labels, one per point of the scale")
+        if values is not None and (
+            not isinstance(values, list)
+            or len(values) != len(anchors)
+            or any(not isinstance(v, int) or isinstance(v, bool) for v in values)
+            or values != sorted(set(values))
+        ):
+            raise bad(f"{where}: 'values' must be {len(anchors)} whole numbers in increasing order, one per anchor")
+        names.add(name)
+        cleaned = {
+            "name": name,
+            "label": label.strip(),
+            "help": str(q.get("help") or "").strip(),
+            "anchors": [a.strip() for a in anchors],
+            "shows_knowledge": bool(q.get("shows_knowledge", False)),
+        }
+        if values is not None:
+            cleaned["values"] = list(values)
+        out.append(cleaned)
+    return out
+
+
+def parse_score(raw, scale: list[int]) -> int | None:
+    """A point of the scale from a form or JSON value ("4", 4, 4.0 -> 4); None for anything else.
+
+    One rule for every questionnaire: a whole number on the scale. 4.0 is accepted because JSON
+    clients send numbers as floats; 4.5, True and "four" are not.
+    """
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, float):
+        score = int(raw) if raw.is_integer() else None
+    else:
+        try:
+            score = int(str(raw).strip())
+        except ValueError:
+            return None
+    return score if score in scale else None
+
+
+def _choose(scale: list[int]) -> str:
+    if scale == list(range(scale[0], scale[-1] + 1)):
+        return f"choose a rating from {scale[0]} to {scale[-1]}"
+    return f"choose one of {', '.join(map(str, scale))}"
+
+
+class QuestionnaireTaskType(TaskType):
+    template = "annotation/tasks/questionnaire.html"
+    agreement_level = "ordinal"
+    supports_voting = False  # ratings are checked by agreement and flags, not by votes
+
+    def __init__(self, *, key, label, questions, builds_from, source_speaker=None, subset_threshold=None,
+                 feeds_evaluation=False, rotate_order=False):
+        self.key, self.label, self.builds_from, self.source_speaker = key, label, builds_from, source_speaker
+        self.feeds_evaluation, self.rotate_order = feeds_evaluation, rotate_order
+        self.settings_help = {
+            "questions": (
+                [dict(q) for q in questions],
+                "The questions, each {name, label, help, anchors: one label per point of the scale, values: "
+                "optional numbers of the points (1..n by default), shows_knowledge: whether the reference "
+                "knowledge is needed to answer it}.",
+            ),
+            "subset_threshold": (
+                subset_threshold,
+                "Items whose mean score over every question and worker is above this form a subset to "
+                "download (CGoDial's hard test subset: 2.5); empty for none.",
+            ),
+        }
+
+    def clean_settings(self, settings):
+        cleaned = super().clean_settings(settings)
+        questions = clean_questions(cleaned["questions"])
+        threshold = cleaned["subset_threshold"]
+        if threshold is not None:
+            low = min(min(scale_of(q)) for q in questions)
+            high = max(max(scale_of(q)) for q in questions)
+            if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not low <= threshold < high:
+                raise TaskTypeSettingsError({"subset_threshold": f"a number from {low} up to (not including) {high}, or empty"})
+        return {"questions": questions, "subset_threshold": threshold}
+
+    # --- Items ------------------------------------------------------------------------------------
+
+    def build_payload(self, source) -> dict:
+        if self.builds_from == CORPUS:
+            return {"utterance": source.text, "slot_values": [sv["value"] for sv in source.slot_values]}
+        return clean_payload(source.payload)
+
+    # --- Responses --------------------------------------------------------------------------------
+
+    def answer_fields(self, settings):
+        fields = []
+        for q in settings.get("questions") or self.default_settings()["questions"]:
+            scale = scale_of(q)
+            fields.append({
+                "name": q["name"],
+                "label": q["label"],
+                "help": q.get("help", ""),
+                "choices": {v: a for v, a in zip(scale, q["anchors"])},
+                "anchors": [{"value": v, "label": a} for v, a in zip(scale, q["anchors"])],
+                "shows_knowledge": q.get("shows_knowledge", False),
+            })
+        return fields
+
+    def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        cleaned, problems = {}, []
+        for f in self.answer_fields(settings):
+            scale = list(f["choices"])
+            score = parse_score(answers.get(f["name"], ""), scale)
+            if score is None:
+                problems.append(Problem(f["name"], "required", f"{f['label']}: {_choose(scale)}."))
+                continue
+            cleaned[f["name"]] = score
+        return cleaned, problems
+
+    def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
+        """A gold score is met within one point: scores are judgements, not facts."""
+        return all(
+            isinstance(answers.get(k), int) and abs(answers[k] - int(v)) <= 1 for k, v in gold.items()
+        )
+
+    def claim_start(self, job, worker) -> int | None:
+        """Raters of a campaign meet its (shuffled) items each in their own rotation, so order effects
+        do not fall on the same items for every rater (issue 4: order randomised per rater).
+
+        The offset is a stable hash of (job, worker) modulo the job's span of positions: the same
+        rater gets the same order on every claim and after a restart (hashlib, not Python's salted
+        `hash`). The span is the highest position + 1, read from the (job, position) unique index.
+        """
+        if not self.rotate_order:
+            return None
+        from django.db.models import Max  # late: task-type modules import no models when they load
+
+        from ..models import Item
+
+        highest = Item.objects.filter(job=job).aggregate(m=Max("position"))["m"]
+        if highest is None:
+            return None
+        return rotation_offset(job.pk, worker.pk, highest + 1)
+
+    # --- Combining and evidence -------------------------------------------------------------------
+
+    def combine(self, answer_rows, settings):
+        """Per question the mean score, and the mean over every question and worker (`mean`)."""
+        out = {}
+        names = [f["name"] for f in self.answer_fields(settings)]
+        for name in names:
+            scores = [row[name] for row in answer_rows if isinstance(row.get(name), int)]
+            out[name] = round(mean(scores), 4) if scores else None
+        every = [row[n] for row in answer_rows for n in names if isinstance(row.get(n), int)]
+        out["mean"] = round(mean(every), 4) if every else None
+        out["responses"] = len(answer_rows)
+        return out
+
+    def in_subset(self, combined: Mapping, settings: Mapping) -> bool | None:
+        """Whether an item belongs to the job's subset; None when the job defines no subset."""
+        threshold = settings.get("subset_threshold")
+        if threshold is None:
+            return None
+        return combined.get("mean") is not None and combined["mean"] > threshold
+
+    def subject_of(self, payload):
+        return str(payload.get("utterance") or payload.get("response") or "")
+
+
+def rotation_offset(job_id: int, worker_id: int, span: int) -> int:
+    """A stable offset in [0, span) for one rater on one job. Pure."""
+    digest = hashlib.sha256(f"quorum-order:{job_id}:{worker_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % span if span > 0 else 0
+
+
+def clean_context(context) -> list[dict]:
+    """A dialog context [{speaker: user|system, text}], checked and cut to size. Pure."""
+    if not isinstance(context, list) or not context:
+        raise PayloadError("'context' must be a non-empty list of {speaker, text}")
+    turns = []
+    for index, turn in enumerate(context):
+        if not isinstance(turn, Mapping) or turn.get("speaker") not in SPEAKERS or not isinstance(turn.get("text"), str):
+            raise PayloadError(f"context turn {index}: must be {{speaker: user|system, text}}")
+        turns.append({"speaker": turn["speaker"], "text": turn["text"][:MAX_TEXT]})
+    return turns
+
+
+def clean_payload(payload) -> dict:
+    """Check a context-response payload (see the module docstring) and return it normalised. Pure."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError("a payload must be an object {context, response, knowledge}")
+    unknown = set(payload) - {"context", "response", "knowledge"}
+    if unknown:
+        # Anything else would be shown to nobody but stored with the item; refuse it so that no
+        # system identity slips into what raters' pages are built from.
+        raise PayloadError(f"unknown payload key(s) {', '.join(sorted(unknown))}; only context, response, knowledge")
+    turns = clean_context(payload.get("context"))
+    response = payload.get("response")
+    if not isinstance(response, str) or not response.strip():
+        raise PayloadError("'response' must be a non-empty text")
+    knowledge = payload.get("knowledge", [])
+    if not isinstance(knowledge, list) or any(
+        not isinstance(k, Mapping) or not isinstance(k.get("body"), str) for k in knowledge
+    ):
+        raise PayloadError("'knowledge' must be a list of {entity, title, body}")
+    snippets = [
+        {"entity": str(k.get("entity") or ""), "title": str(k.get("title") or ""), "body": k["body"][:MAX_TEXT]}
+        for k in knowledge
+    ]
+    return {"context": turns, "response": response.strip()[:MAX_TEXT], "knowledge": snippets}
+
+
+register(QuestionnaireTaskType(
+    key="likert", label="Rate responses on 1-5 scales (DSTC9 human evaluation)", questions=DSTC9_QUESTIONS,
+    builds_from=PAYLOADS, feeds_evaluation=True, rotate_order=True,
+))
+register(QuestionnaireTaskType(
+    key="hard_score", label="Score how hard items are (CGoDial hard test subset)", questions=HARD_SCORE_QUESTIONS,
+    builds_from=CORPUS, source_speaker="user", subset_threshold=2.5,
+))
+register(QuestionnaireTaskType(
+    key="fed_turn", label="FED turn-level questions about a response (DSTC9 Track 3)", questions=FED_TURN_QUESTIONS,
+    builds_from=PAYLOADS, rotate_order=True,
+))

@@ -1,0 +1,236 @@
+"""The contract every task type passes (DESIGN.md, "Task types"): its items are built, good answers
+are stored through the real work page and bad ones refused with what to fix, responses combine,
+agreement has a table where it means something, a reviewer sees the answers, and the job exports.
+
+Each registered task type has a subclass here; a type without one fails
+`test_every_registered_task_type_has_a_contract_test`.
+"""
+import csv
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation import task_types
+from annotation.models import Response, Worker
+from annotation.selectors.quality import combined_items, job_agreement
+from annotation.services.claims import claim_next_slot
+from annotation.services.exports import export_job
+from annotation.services.jobs import launch_job
+from annotation.services.payload_jobs import create_payload_job
+from annotation.services.voting import enable_voting
+from annotation.work_tokens import make_token
+from tests.factories import good_answers, make_corpus, make_live_job
+
+from ..quality.helpers import write
+
+HOSTILE = "<script>alert(1)</script>"
+CONTEXT = [{"speaker": "user", "text": "Is there parking at the Lovell Lodge?"}]
+
+
+class TaskTypeContract:
+    key = ""
+    #: Field names that `bad_answers` must make the type refuse.
+    bad_fields: set = set()
+
+    def make_job(self, make_annotator):
+        raise NotImplementedError
+
+    def good_answers(self, item, n):
+        raise NotImplementedError
+
+    def bad_answers(self, item):
+        raise NotImplementedError
+
+    # --- the contract ------------------------------------------------------------------------
+
+    @pytest.fixture
+    def job(self, db, make_annotator):
+        return self.make_job(make_annotator)
+
+    def _workers(self, make_annotator, n=2):
+        return [make_annotator(f"{self.key}-w{i}") for i in range(n)]
+
+    def _submit_by_page(self, job, user, worker, n):
+        client = Client()
+        client.force_login(user)
+        slot = claim_next_slot(job=job, worker=worker)
+        assert slot is not None, "the job offered no item"
+        page = client.get(reverse("work", args=[make_token(slot)]))
+        assert page.status_code == 200
+        html = page.content.decode()
+        assert HOSTILE not in html  # whatever the payload holds is escaped
+        posted = client.post(reverse("work", args=[make_token(slot)]), self.good_answers(slot.item, n))
+        assert posted.status_code == 302, posted.content.decode()[:2000]
+        return Response.objects.get(slot=slot)
+
+    def test_it_is_registered_and_its_settings_have_help(self):
+        kind = task_types.get(self.key)
+        assert kind.label and kind.template and kind.builds_from in (task_types.CORPUS, task_types.PAYLOADS, task_types.RESPONSES)
+        assert all(isinstance(help_text, str) and help_text for _default, help_text in kind.settings_help.values())
+        assert kind.clean_settings({}) == kind.clean_settings(kind.clean_settings({}))  # cleaning is stable
+
+    def test_good_answers_are_stored_through_the_work_page(self, job, make_annotator):
+        (user, worker), = self._workers(make_annotator, 1)
+        response = self._submit_by_page(job, user, worker, 0)
+        assert response.status in (Response.Status.ACCEPTED, Response.Status.AWAITING_REVIEW)
+        assert response.transitions.first().actor == "worker"
+
+    def test_bad_answers_are_refused_with_what_to_fix_and_nothing_is_stored(self, job, make_annotator):
+        (user, worker), = self._workers(make_annotator, 1)
+        client = Client()
+        client.force_login(user)
+        slot = claim_next_slot(job=job, worker=worker)
+        refused = client.post(reverse("work", args=[make_token(slot)]), self.bad_answers(slot.item))
+        assert refused.status_code == 400
+        kind = task_types.get(job.task_type)
+        _cleaned, problems = kind.validate(slot.item.payload, job.settings, self.bad_answers(slot.item))
+        assert self.bad_fields <= {p.field for p in problems} and all(p.message for p in problems)
+        assert not Response.objects.filter(slot=slot).exists()
+
+    def test_responses_combine_per_item_and_agreement_has_a_table(self, job, make_annotator):
+        workers = self._workers(make_annotator, 2)
+        for n, (user, worker) in enumerate(workers):
+            self._submit_by_page(job, user, worker, n)
+        kind = task_types.get(job.task_type)
+        combined = combined_items(job)
+        counted = Response.objects.counted().filter(item__job=job).count()
+        assert sum(row.combined["responses"] for row in combined) == counted
+        agreement = job_agreement(job)
+        has_choices = any(f.get("choices") and not f.get("hidden") for f in kind.answer_fields(job.settings))
+        assert bool(agreement) == (has_choices and counted > 0)
+        assert all(a.level == kind.agreement_level for a in agreement)
+
+    def test_a_reviewer_sees_every_answer_under_its_label(self, job, make_annotator):
+        (user, worker), = self._workers(make_annotator, 1)
+        response = self._submit_by_page(job, user, worker, 0)
+        kind = task_types.get(job.task_type)
+        view = kind.review_view(response.item.payload, response.answers, job.settings)
+        assert set(view) >= {"subject", "slot_values", "shown"}
+        labels = {f["label"] for f in kind.answer_fields(job.settings)}
+        assert view["shown"] and all(row["label"] in labels and isinstance(row["text"], str) for row in view["shown"])
+
+    def test_the_job_exports_its_responses(self, job, make_annotator, tmp_path):
+        (user, worker), = self._workers(make_annotator, 1)
+        self._submit_by_page(job, user, worker, 0)
+        files = export_job(job, tmp_path / "out")
+        assert "responses.csv" in files and "README.md" in files
+        with open(tmp_path / "out" / "responses.csv", encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        assert len(rows) == Response.objects.filter(item__job=job).count() == 1
+
+
+def _payload_job(key, payloads, **settings):
+    return launch_job(create_payload_job(name=f"{key} job", task_type=key, payloads=payloads, redundancy=2, settings=settings or None))
+
+
+class TestRewrite(TaskTypeContract):
+    key = "rewrite"
+    bad_fields = {"paraphrase"}
+
+    def make_job(self, make_annotator):
+        return make_live_job(make_corpus(dialogs=2, user_turns=1), redundancy=2)
+
+    def good_answers(self, item, n):
+        return good_answers(item)
+
+    def bad_answers(self, item):
+        return {**good_answers(item), "paraphrase": item.payload["utterance"]}  # not a paraphrase
+
+
+class TestVote(TaskTypeContract):
+    key = "vote"
+    bad_fields = {"vote"}
+
+    def make_job(self, make_annotator):
+        job = make_live_job(make_corpus(dialogs=2, user_turns=1))
+        vote_job = enable_voting(job, votes_per_response=2, against_threshold=2)
+        write(job, make_annotator("author")[1])
+        return vote_job
+
+    def good_answers(self, item, n):
+        return {"vote": ["for", "against"][n % 2], "reason": f"fine {HOSTILE}"}
+
+    def bad_answers(self, item):
+        return {"vote": "maybe"}
+
+
+class QuestionnaireContract(TaskTypeContract):
+    bad_fields = set()
+
+    def good_answers(self, item, n):
+        fields = task_types.get(self.key).answer_fields(item.job.settings)
+        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields)}
+
+    def bad_answers(self, item):
+        first = task_types.get(self.key).answer_fields(item.job.settings)[0]
+        self.bad_fields = {first["name"]}
+        return {first["name"]: "99"}
+
+
+class TestHardScore(QuestionnaireContract):
+    key = "hard_score"
+
+    def make_job(self, make_annotator):
+        return make_live_job(make_corpus(dialogs=2, user_turns=1), task_type="hard_score", redundancy=2)
+
+
+LIKERT_PAYLOAD = {"context": CONTEXT, "response": f"Yes, free parking. {HOSTILE}", "knowledge": [{"entity": "Lovell Lodge", "title": "Parking", "body": "Free parking."}]}
+
+
+class TestLikert(QuestionnaireContract):
+    key = "likert"
+
+    def make_job(self, make_annotator):
+        return _payload_job(self.key, [LIKERT_PAYLOAD, {**LIKERT_PAYLOAD, "response": "No."}])
+
+
+class TestFedTurn(QuestionnaireContract):
+    key = "fed_turn"
+
+    def make_job(self, make_annotator):
+        return _payload_job(self.key, [{"context": CONTEXT, "response": f"Parking is free. {HOSTILE}"}])
+
+
+PAIR = {"context": CONTEXT, "instance": "dialog-1", "a": {"system": "team-a", "text": f"Yes, it has free parking. {HOSTILE}"}, "b": {"system": "team-b", "text": "I don't know."}}
+
+
+class TestPairwise(TaskTypeContract):
+    key = "pairwise"
+    bad_fields = {"winner"}
+
+    def make_job(self, make_annotator):
+        return _payload_job(self.key, [PAIR, {**PAIR, "instance": "dialog-2"}])
+
+    def good_answers(self, item, n):
+        return {"winner": ["a", "tie"][n % 2], "left": "a", "reason": "more helpful"}
+
+    def bad_answers(self, item):
+        return {"winner": "c", "left": "a"}
+
+
+def test_every_registered_task_type_has_a_contract_test():
+    covered = {cls.key for cls in globals().values() if isinstance(cls, type) and issubclass(cls, TaskTypeContract) and cls.key}
+    assert set(task_types.registry()) == covered
+
+
+def test_no_task_type_module_imports_a_service_or_a_view():
+    import ast
+    import pathlib
+
+    package = pathlib.Path(task_types.__file__).parent
+    for path in package.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not any(part in node.module.split(".") for part in ("services", "views", "selectors")), f"{path.name} imports {node.module}"
+
+
+def test_a_crowd_workers_unconfirmed_response_never_reaches_combine_or_agreement(db):
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1), task_type="hard_score", redundancy=2)
+    worker = Worker.objects.create(provider="prolific", external_id="PID-forged")
+    slot = claim_next_slot(job=job, worker=worker)
+    from annotation.services.claims import submit_response
+
+    submit_response(slot_id=slot.pk, worker=worker, answers={"criterion_1": 5, "criterion_2": 5})
+    assert combined_items(job) == [] and job_agreement(job) == []
