@@ -5,6 +5,7 @@ task token carries identity on the task page, and a signed done token on the way
 """
 import logging
 
+from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
@@ -32,6 +33,8 @@ def _problem(request, message, status=400):
 def entry(request, provider: str, job_id: int):
     """A worker arrives from their provider (or, in-house, signed in): claim a slot and go to the task page."""
     job = get_object_or_404(Job, pk=job_id)
+    if providers.get(provider).workers_sign_in and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
     try:
         arrival = arrive(provider_key=provider, job=job, params=request.GET, user=request.user)
     except EntryError as exc:
