@@ -18,6 +18,7 @@ class HitsConfig(AppConfig):
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
         signals.slot_claimed.connect(receivers.on_slot_claimed, dispatch_uid="hits.slot_claimed")
+        signals.claims_watched.connect(receivers.watches_claims, dispatch_uid="hits.claims_watched")
         signals.response_submitted.connect(receivers.on_response_submitted, dispatch_uid="hits.response_submitted")
         # Crowd workers are sent back to their provider after a saved submit; the others get annotation's default.
         for key, cls in providers.classes().items():

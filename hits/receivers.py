@@ -37,6 +37,13 @@ def forget_job_provider(sender, instance, **kwargs):
     cache.delete(provider_cache_key(instance.job_id))
 
 
+def watches_claims(sender, job, **kwargs) -> bool:
+    """Whether claims of this job need their assignment made at claim time (a provider whose workers
+    sign in to Quorum). A cached read: the in-house loop without crowd settings asks no query."""
+    key = provider_of_job(job.pk)
+    return bool(key) and providers.get(key).workers_sign_in
+
+
 def on_slot_claimed(sender, slot, worker, **kwargs):
     """A signed-in annotator's claim gets its assignment at once, as a crowd worker's arrival does.
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from .. import task_types
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors.policies import policy_of
-from ..signals import response_submitted, slot_claimed
+from ..signals import claims_watched, response_submitted, slot_claimed
 from ..task_types.base import TaskType
 from . import quality, responses
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
@@ -53,7 +53,7 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
         raise ClaimError("This job is not open to you.")
     kind = task_types.get(job.task_type)
     policy = policy_of(job)
-    if policy is None and _claims_in_one_statement(kind):
+    if policy is None and _claims_in_one_statement(kind, job):
         return _claim_in_one_statement(job, worker, now)
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
@@ -108,15 +108,16 @@ def _open_slots(job: Job, worker: Worker):
     )
 
 
-def _claims_in_one_statement(kind) -> bool:
+def _claims_in_one_statement(kind, job: Job) -> bool:
     """Whether the plain claim can be one UPDATE: on PostgreSQL (SKIP LOCKED inside an UPDATE's
-    subquery), for a task type with the plain position order, and with nobody listening to
-    `slot_claimed`, whose receivers are promised the claim's transaction. The caller has checked
-    that the job has no quality policy (no soft blocks, no gold to serve first)."""
+    subquery), for a task type with the plain position order, and with nobody who must act on this
+    job's claims (`claims_watched`), since `slot_claimed` receivers are promised the claim's
+    transaction. The caller has checked that the job has no quality policy (no soft blocks, no gold
+    to serve first)."""
     return (
         connection.vendor == "postgresql"
         and type(kind).claim_start is TaskType.claim_start
-        and not slot_claimed.has_listeners(Slot)
+        and not any(watched for _receiver, watched in claims_watched.send(sender=Job, job=job))
     )
 
 
