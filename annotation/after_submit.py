@@ -14,7 +14,8 @@ from .services.claims import ClaimError, claim_next_slot
 from .work_tokens import make_token
 
 #: provider -> function(slot, response) -> URL, or None to fall back to `next_item_url` (e.g. a
-#: worker of that provider who arrived without a posting). Providers not listed get `next_item_url`.
+#: worker of that provider who arrived without a posting). Providers not listed (in-house annotators,
+#: who sign in) get `next_item_url`.
 SUBMIT_REDIRECTS: dict[str, Callable[[Slot, Response], str]] = {}
 
 
@@ -27,9 +28,6 @@ def next_item_url(slot: Slot, response: Response) -> str:
     if following is not None:
         return reverse("work", args=[make_token(following)]) + "?saved=1"
     return reverse("work-done", args=[make_token(slot)]) + "?saved=1"
-
-
-SUBMIT_REDIRECTS["inhouse"] = next_item_url
 
 
 def after_submit_url(slot: Slot, response: Response) -> str:

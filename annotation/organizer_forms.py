@@ -99,7 +99,9 @@ class JobForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.kinds = sorted(task_types.registry().values(), key=lambda k: k.key)
+        # Only the kinds whose items are corpus turns: payload types are made by campaigns or from a
+        # payload file, votes by turning voting on; offering them here would only end in a refusal.
+        self.kinds = sorted((k for k in task_types.registry().values() if k.builds_from == task_types.CORPUS), key=lambda k: k.key)
         self.fields["task_type"].choices = [(k.key, k.label or k.key) for k in self.kinds]
         self.fields["task_type"].initial = "rewrite" if any(k.key == "rewrite" for k in self.kinds) else None
         for kind in self.kinds:

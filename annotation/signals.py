@@ -9,5 +9,8 @@ response_submitted = Signal()
 response_status_changed = Signal()
 #: Sent inside the claim's transaction when a worker newly claims a slot. kwargs: slot, worker.
 slot_claimed = Signal()
+#: Asked before a claim: a receiver returns True when it must act on this job's claims (through
+#: `slot_claimed`, in the claim's transaction). When none does, the claim is one statement. kwargs: job.
+claims_watched = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()

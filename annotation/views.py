@@ -9,12 +9,15 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.crypto import constant_time_compare
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -22,10 +25,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from . import task_types
 from .after_submit import after_submit_url
 from .highlight import slot_segments
-from .models import Item, Job, Slot, Worker
+from .models import Item, Job, Response, Slot, Worker
 from .roles import is_organizer, worker_for
 from .selectors import work as work_selectors
-from .selectors.jobs import dialog_history, worker_responses
+from .selectors.jobs import worker_responses
 from .services.claims import (
     ClaimError,
     ResponseRejected,
@@ -33,6 +36,7 @@ from .services.claims import (
     claim_next_slot,
     job_admits,
     job_is_open_to,
+    remember_admission,
     release_slot,
     submit_response,
 )
@@ -121,8 +125,35 @@ class _Work:
     worker: Worker
 
 
-def _resolve(request, token, *, as_json=False, need_open_job=True):
-    """(work, None) when the token and the requester may use this slot, else (None, an error response)."""
+_MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _logged_in_as(request, user) -> bool:
+    """Whether the request is logged in as `user`, a row the work page has already loaded.
+
+    The plain case (Django's default backend, the session's user and password hash match, an
+    active account) is decided on that row, so the auth middleware does not load the user again:
+    one query less on every work page. Anything else goes through `request.user` as usual.
+    """
+    session = request.session
+    if (
+        user.is_active
+        and session.get(SESSION_KEY) == str(user.pk)
+        and session.get(BACKEND_SESSION_KEY) == _MODEL_BACKEND
+        and _MODEL_BACKEND in settings.AUTHENTICATION_BACKENDS
+        and constant_time_compare(session.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash())
+    ):
+        request.user = user
+        return True
+    return request.user.is_authenticated and request.user.pk == user.pk
+
+
+def _resolve(request, token, *, as_json=False, need_open_job=True, for_page=False):
+    """(work, None) when the token and the requester may use this slot, else (None, an error response).
+
+    One query (selectors.work.work_slot) loads the slot, its item, job and worker; with `for_page`
+    it also brings what the work page shows, so that rendering it asks nothing more.
+    """
 
     def deny(status, title, message):
         if as_json:
@@ -134,20 +165,24 @@ def _resolve(request, token, *, as_json=False, need_open_job=True):
         slot_id, worker_id = read_token(token)
     except InvalidToken as exc:
         return deny(403, "Link not valid", str(exc))
-    slot = Slot.objects.select_related("item__job", "item__turn").filter(pk=slot_id).first()
-    worker = Worker.objects.filter(pk=worker_id).first()
-    if slot is None or worker is None:
+    slot = work_selectors.work_slot(slot_id, worker_id, for_page=for_page)
+    if slot is None:
+        return deny(404, "Item not found", "This item no longer exists.")
+    # The slot's holder is usually the token's worker; a claim freed meanwhile leaves another or none.
+    worker = slot.worker if slot.worker_id == worker_id else Worker.objects.select_related("user").filter(pk=worker_id).first()
+    if worker is None:
         return deny(404, "Item not found", "This item no longer exists.")
     if worker.user_id is not None:  # an in-house annotator: must be logged in as themselves
-        if not request.user.is_authenticated:
-            if as_json:
-                return deny(401, "Log in", "Your session has ended; log in again.")
-            return None, redirect_to_login(request.get_full_path())
-        if request.user.pk != worker.user_id:
+        if not _logged_in_as(request, worker.user):
+            if not request.user.is_authenticated:
+                if as_json:
+                    return deny(401, "Log in", "Your session has ended; log in again.")
+                return None, redirect_to_login(request.get_full_path())
             return deny(403, "Not your item", "This item was given to another annotator; you cannot open it.")
     job = slot.item.job
     if need_open_job and job.state not in (Job.State.LIVE, Job.State.PAUSED):
         return deny(403, "Job closed", "This job is no longer collecting responses.")
+    remember_admission(job, worker, listed=slot.job_lists_worker, restricted=slot.job_restricted)
     if not job_admits(job, worker):
         return deny(403, "Job not open to you", "This job is not open to you.")
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
@@ -173,7 +208,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "job": work.job,
         "item": work.item,
         "task_template": kind.template,
-        "earlier_turns": [t for t in dialog_history(work.item) if not t["is_target"]],
+        "earlier_turns": [t for t in work_selectors.history_of(work.slot) if not t["is_target"]],
         "segments": slot_segments(payload.get("utterance", ""), slot_values),
         "slot_values": slot_values,
         "fields": rows,
@@ -183,12 +218,26 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "telemetry": telemetry,  # carried over a refused submission, so the counts go on
         "position": work.item.position + 1,
         "total_items": work_selectors.item_count(work.job),
-        "your_responses": work_selectors.response_count(work.worker, work.job),
+        "your_responses": _your_responses(work),
         "saved": request.GET.get("saved") == "1",
         "is_inhouse": work.worker.user_id is not None,
         **kind.page_context(work.item, work.slot, work.job.settings),
     }
     return render(request, "annotation/work.html", context, status=status)
+
+
+def _your_responses(work: _Work) -> int:
+    counted = getattr(work.slot, "your_responses", None)  # loaded with the slot for the work page
+    return counted if counted is not None else work_selectors.response_count(work.worker, work.job)
+
+
+def _saved_response(work: _Work):
+    """The worker's stored response to this item, if any (whether there is one came with the slot)."""
+    if work.slot.done_id is None:
+        return None
+    response = Response.objects.select_related("slot", "worker").get(pk=work.slot.done_id)
+    response.slot.job = work.job  # the same job: the redirect that follows claims in it
+    return response
 
 
 TELEMETRY_MAX_CHARS = 4000  # twenty fields of four small counts fit many times over
@@ -218,10 +267,10 @@ def _answers_from(request, work: _Work) -> dict:
 @require_http_methods(["GET", "POST"])
 def work(request, token):
     """GET shows the item; POST submits the answers."""
-    current, denied = _resolve(request, token)
+    current, denied = _resolve(request, token, for_page=request.method == "GET")
     if denied:
         return denied
-    done = work_selectors.response_of(current.worker, current.item)
+    done = _saved_response(current)
     if request.method == "GET":
         if done is not None:
             return _message(
@@ -241,6 +290,7 @@ def work(request, token):
     try:
         response = submit_response(
             slot_id=current.slot.pk,
+            slot=current.slot,
             worker=current.worker,
             answers=answers,
             active_seconds=active_seconds or None,

@@ -22,6 +22,7 @@ from annotation.api.permissions import IsOrganizer
 from annotation.models import Job
 from annotation.services.jobs import JobError
 
+from . import providers
 from .models import ProviderAssignment
 from .selectors.crowd import crowd_overview
 from .services.config import CrowdConfigError, configure_crowd
@@ -37,7 +38,7 @@ MAX_BULK = 1000
 
 
 class CrowdConfigSerializer(serializers.Serializer):
-    provider = serializers.ChoiceField(choices=["inhouse", "prolific", "mturk"], required=False)
+    provider = serializers.ChoiceField(choices=providers.keys(), required=False)
     budget = serializers.DecimalField(max_digits=12, decimal_places=2, required=False, allow_null=True, min_value=Decimal("0"))
     minutes_per_assignment = serializers.DecimalField(max_digits=6, decimal_places=2, required=False, min_value=Decimal("0.1"))
     auto_approval_days = serializers.IntegerField(required=False, min_value=1, max_value=30)

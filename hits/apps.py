@@ -7,22 +7,20 @@ class HitsConfig(AppConfig):
 
     def ready(self):
         from annotation import signals
+        from annotation.after_submit import SUBMIT_REDIRECTS
         from annotation.services.jobs import LAUNCH_CHECKS
 
-        from . import receivers
+        from . import providers, receivers
         from .services.postings import launch_budget_check
 
         if launch_budget_check not in LAUNCH_CHECKS:
             LAUNCH_CHECKS.append(launch_budget_check)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
+        signals.slot_claimed.connect(receivers.on_slot_claimed, dispatch_uid="hits.slot_claimed")
+        signals.claims_watched.connect(receivers.watches_claims, dispatch_uid="hits.claims_watched")
         signals.response_submitted.connect(receivers.on_response_submitted, dispatch_uid="hits.response_submitted")
-        try:
-            from annotation.after_submit import SUBMIT_REDIRECTS
-        except ImportError:
-            try:
-                from annotation.views import SUBMIT_REDIRECTS
-            except ImportError:  # the registry is not there yet; see the hits report
-                return
-        SUBMIT_REDIRECTS["mturk"] = receivers.submit_redirect
-        SUBMIT_REDIRECTS["prolific"] = receivers.submit_redirect
+        # Crowd workers are sent back to their provider after a saved submit; the others get annotation's default.
+        for key, cls in providers.classes().items():
+            if cls.sends_worker_back:
+                SUBMIT_REDIRECTS[key] = receivers.submit_redirect

@@ -16,8 +16,14 @@ def public_url(path: str) -> str:
     return base + path
 
 
+def entry_path(provider: str, job_id: int) -> str:
+    """/crowd/<provider>/<job id>/: the one entry view, for every provider (MTurk's ExternalQuestion URL and
+    Prolific's study URL have always had this shape)."""
+    return reverse("hits:entry", args=[provider, job_id])
+
+
 def entry_url(provider: str, job_id: int) -> str:
-    return public_url(reverse(f"hits:{provider}-entry", args=[job_id]))
+    return public_url(entry_path(provider, job_id))
 
 
 def completion_code(job_id: int) -> str:

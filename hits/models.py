@@ -148,7 +148,12 @@ class ProviderAssignment(models.Model):
     slot the worker claimed and the response they gave.
 
     States: accepted (worker arrived) -> submitted (response saved here, or seen submitted at the
-    provider) -> approved | rejected; accepted -> returned (abandoned or returned at the provider).
+    provider) -> approved | rejected; accepted -> returned (abandoned or returned at the provider);
+    accepted | submitted -> void (the provider does not know it: an invented entry, never paid).
+
+    A worker who arrives through an entry link holds one of the posting's places (`place`, 1 to
+    `posting.assignments`) until the assignment is returned or void, so a posting never admits more
+    workers than it has assignments, however many identities someone invents.
     """
 
     class State(models.TextChoices):
@@ -157,8 +162,11 @@ class ProviderAssignment(models.Model):
         APPROVED = "approved", "Approved (paid)"
         REJECTED = "rejected", "Rejected (not paid)"
         RETURNED = "returned", "Returned or abandoned"
+        VOID = "void", "Unknown at the provider (never paid)"
 
     SETTLED = (State.APPROVED, State.REJECTED)
+    #: States that no longer hold a place on the posting.
+    ENDED = (State.RETURNED, State.VOID)
 
     posting = models.ForeignKey(Posting, on_delete=models.PROTECT, related_name="assignments_at_provider")
     provider = models.CharField(max_length=16, choices=Provider.choices)
@@ -174,6 +182,11 @@ class ProviderAssignment(models.Model):
     missing_response = models.BooleanField(
         default=False, help_text="Submitted at the provider without a response in Quorum."
     )
+    place = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Which of the posting's places (1 to its assignments) this worker holds; empty once returned or "
+        "void, and for assignments first seen by the reconciler.",
+    )
     accepted_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
@@ -183,6 +196,16 @@ class ProviderAssignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["provider", "external_id"], name="provider_assignment_unique_external_id"),
             models.UniqueConstraint(fields=["slot"], condition=Q(slot__isnull=False), name="provider_assignment_one_per_slot"),
+            # One worker per place: with places numbered 1..assignments (the service picks them under a
+            # row lock on the posting), no more workers than assignments can hold a posting at once.
+            models.UniqueConstraint(
+                fields=["posting", "place"], condition=Q(place__isnull=False), name="provider_assignment_one_per_place"
+            ),
+            models.CheckConstraint(condition=Q(place__isnull=True) | Q(place__gte=1), name="provider_assignment_place_from_one"),
+            models.CheckConstraint(
+                condition=Q(place__isnull=True) | ~Q(state__in=["returned", "void"]),
+                name="provider_assignment_ended_holds_no_place",
+            ),
         ]
         indexes = [models.Index(fields=["state", "provider"])]
 
@@ -271,3 +294,26 @@ class Block(models.Model):
 
     def __str__(self):
         return f"{self.kind} block of {self.worker_id}"
+
+
+class ProviderEvent(models.Model):
+    """A status event a provider pushed to Quorum (a Prolific hook), kept once by its event id.
+
+    Providers deliver events at least once and repeat them on any failure; the unique constraint on
+    (provider, event_id) makes a repeat a no-op, whichever process receives it.
+    """
+
+    provider = models.CharField(max_length=16, choices=Provider.choices)
+    event_id = models.CharField(max_length=128, help_text="The provider's id of the event (Prolific's X-Event-ID).")
+    event_type = models.CharField(max_length=64)
+    resource_id = models.CharField(max_length=64, help_text="What the event is about (a Prolific submission id).")
+    status = models.CharField(max_length=32, blank=True, help_text="The status the event reports.")
+    outcome = models.CharField(max_length=200, blank=True, help_text="What Quorum did with it.")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["received_at"]
+        constraints = [models.UniqueConstraint(fields=["provider", "event_id"], name="provider_event_once")]
+
+    def __str__(self):
+        return f"{self.provider}:{self.event_type} {self.resource_id} {self.status}"

@@ -1,9 +1,19 @@
 """How hits follows annotation: signals and the post-submit redirect registry (connected in apps.ready)."""
 import logging
 
+from django.core.cache import cache
 from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
-from .models import JobCrowdConfig
+from annotation.models import Response, Slot
+
+from . import providers
+from .links import done_url
+from .models import JobCrowdConfig, ProviderAssignment
+from .selectors.routing import provider_cache_key, provider_of_job
+from .services.entry import admit_claim, record_submission
+from .tasks import confirm_submission, post_job
 
 log = logging.getLogger(__name__)
 
@@ -12,35 +22,55 @@ def on_job_launched(sender, job, **kwargs):
     """Send a launched crowd job's postings, after commit, in a task.
 
     The spend was reserved inside the launch's transaction (hits.services.postings.launch_budget_check),
-    so a job over its budget never goes live; the task reserves whatever is still uncovered (in-house
-    postings, slots added since) and sends the calls. A rehearsal copy is posted by the rehearsal alone.
+    so a job over its budget never goes live; the task reserves whatever is still uncovered (slots
+    added since) and sends the calls. A rehearsal copy is posted by the rehearsal alone.
     """
     config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
     if config is None or config.rehearsal:
         return  # no crowd settings: the database queue is all there is; or a rehearsal copy
-    from .tasks import post_job
-
     transaction.on_commit(lambda: post_job.delay(job.pk))
 
 
-def on_response_submitted(sender, response, **kwargs):
-    from .services.entry import record_submission
+@receiver([post_save, post_delete], sender=JobCrowdConfig, dispatch_uid="hits.crowd_config_changed")
+def forget_job_provider(sender, instance, **kwargs):
+    """However crowd settings are written (service, admin, a test), claims stop reading a stale provider."""
+    cache.delete(provider_cache_key(instance.job_id))
 
-    record_submission(response)
+
+def watches_claims(sender, job, **kwargs) -> bool:
+    """Whether claims of this job need their assignment made at claim time (a provider whose workers
+    sign in to Quorum). A cached read: the in-house loop without crowd settings asks no query."""
+    key = provider_of_job(job.pk)
+    return bool(key) and providers.get(key).workers_sign_in
+
+
+def on_slot_claimed(sender, slot, worker, **kwargs):
+    """A signed-in annotator's claim gets its assignment at once, as a crowd worker's arrival does.
+
+    Runs inside the claim's transaction, on every claim of every job: a job without crowd settings
+    costs one cached lookup (at most one query), and crowd workers' claims are left to their entry.
+    """
+    key = provider_of_job(slot.job_id)
+    if not key or not providers.get(key).workers_sign_in:
+        return
+    admit_claim(slot, worker, key)
+
+
+def on_response_submitted(sender, response, **kwargs):
+    """Link the response to its assignment and, for a crowd entry, ask the provider to confirm it promptly."""
+    if response.worker.is_in_house and not provider_of_job(response.item.job_id):
+        return  # no crowd settings: no postings, so no assignment to link (a cached read, no query)
+    assignment = record_submission(response)
+    if assignment is not None and response.status == Response.Status.AWAITING_CONFIRMATION:
+        transaction.on_commit(lambda: confirm_submission.delay(assignment.pk))
 
 
 def submit_redirect(*args, **kwargs) -> str | None:
     """Where a crowd worker goes after a saved submit: the hits done page, which sends them on.
 
     Called by annotation's task page with the saved response (positionally or as response=), or
-    with the slot. Returns None when the slot has no provider assignment (in-house work).
+    with the slot. Returns None when the slot has no provider assignment.
     """
-    from annotation.models import Response, Slot
-
-    from .links import done_url
-    from .models import ProviderAssignment
-    from .services.entry import record_submission
-
     response = kwargs.get("response") or next((a for a in args if isinstance(a, Response)), None)
     slot = kwargs.get("slot") or next((a for a in args if isinstance(a, Slot)), None)
     if response is not None:

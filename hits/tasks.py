@@ -6,7 +6,7 @@ from celery import shared_task
 from annotation.models import Job
 
 from .providers import TransientProviderError
-from .services import payments, postings, reconcile
+from .services import confirmation, payments, postings, reconcile
 
 log = logging.getLogger(__name__)
 
@@ -14,6 +14,22 @@ log = logging.getLogger(__name__)
 @shared_task(acks_late=True, autoretry_for=(TransientProviderError,), retry_backoff=30, max_retries=5)
 def post_job(job_id: int):
     return postings.post_job(Job.objects.get(pk=job_id))
+
+
+@shared_task(bind=True, acks_late=True, max_retries=5)
+def confirm_submission(self, assignment_id: int):
+    """Ask the provider to confirm a crowd entry's response soon after it is saved.
+
+    MTurk shows an assignment only once the worker has submitted it there, after Quorum saved the
+    response: a pending verdict is asked again a little later. An eager run (tests, the demo) has
+    no later; the reconciler asks again in any case.
+    """
+    from django.conf import settings
+
+    verdict = confirmation.confirm_assignment(assignment_id)
+    if verdict == "pending" and not self.request.is_eager:
+        raise self.retry(countdown=int(getattr(settings, "QUORUM_CONFIRM_RETRY_SECONDS", 120)))
+    return verdict
 
 
 @shared_task(acks_late=True)

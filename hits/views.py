@@ -5,6 +5,7 @@ task token carries identity on the task page, and a signed done token on the way
 """
 import logging
 
+from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
@@ -27,10 +28,15 @@ def _problem(request, message, status=400):
     return render(request, "hits/problem.html", {"message": message}, status=status)
 
 
-def _entry(request, provider_key: str, job_id: int):
+@require_GET
+@allow_provider_framing
+def entry(request, provider: str, job_id: int):
+    """A worker arrives from their provider (or, in-house, signed in): claim a slot and go to the task page."""
     job = get_object_or_404(Job, pk=job_id)
+    if providers.get(provider).workers_sign_in and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
     try:
-        arrival = arrive(provider_key=provider_key, job=job, params=request.GET)
+        arrival = arrive(provider_key=provider, job=job, params=request.GET, user=request.user)
     except EntryError as exc:
         return _problem(request, str(exc))
     except ClaimError as exc:
@@ -41,7 +47,7 @@ def _entry(request, provider_key: str, job_id: int):
         return render(
             request,
             "hits/preview.html",
-            {"job": job, "config": config, "example": first.payload if first else None, "provider": provider_key},
+            {"job": job, "config": config, "example": first.payload if first else None, "provider": provider},
         )
     if arrival.already_submitted:
         return HttpResponseRedirect(links.done_url(arrival.assignment.pk))
@@ -51,18 +57,6 @@ def _entry(request, provider_key: str, job_id: int):
         log.error("annotation.work_tokens is missing: crowd workers cannot reach the task page")
         return _problem(request, "The task page is not available right now. Please try again later.", status=503)
     return HttpResponseRedirect(url)
-
-
-@require_GET
-@allow_provider_framing
-def mturk_entry(request, job_id: int):
-    return _entry(request, "mturk", job_id)
-
-
-@require_GET
-@allow_provider_framing
-def prolific_entry(request, job_id: int):
-    return _entry(request, "prolific", job_id)
 
 
 @require_GET

@@ -22,7 +22,7 @@ from .common import ROOT, save
 CLIENT_PROCESSES, THREADS_PER_PROCESS = 4, 8
 CLIENTS = CLIENT_PROCESSES * THREADS_PER_PROCESS
 DURATION = float(os.environ.get("QUORUM_BENCH_SECONDS", "15"))
-DB_NAME = "quorum_bench_claims"
+DB_NAME = os.environ.get("QUORUM_BENCH_CLAIMS_DB", "quorum_bench_claims")  # another name keeps parallel runs apart
 PG = os.environ.get("QUORUM_BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 
 

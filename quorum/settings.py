@@ -204,6 +204,12 @@ QUORUM_REQUEST_TOKEN_PREFIX = env.str("QUORUM_REQUEST_TOKEN_PREFIX", default="qu
 QUORUM_RECONCILE_GRACE_SECONDS = env.int("QUORUM_RECONCILE_GRACE_SECONDS", default=300)  # before an intent is repaired
 QUORUM_SETTLE_MARGIN_HOURS = env.int("QUORUM_SETTLE_MARGIN_HOURS", default=12)  # settle before auto-approval
 QUORUM_EXTRA_FRAME_ORIGINS = env.list("QUORUM_EXTRA_FRAME_ORIGINS", default=[])  # other origins that may frame tasks
+QUORUM_JOB_PROVIDER_CACHE_SECONDS = env.int("QUORUM_JOB_PROVIDER_CACHE_SECONDS", default=300)  # claims read a job's provider from the cache
+QUORUM_CONFIRM_RETRY_SECONDS = env.int("QUORUM_CONFIRM_RETRY_SECONDS", default=120)  # ask a provider again to confirm an entry
+QUORUM_MTURK_CONFIRM_MARGIN_MINUTES = env.int("QUORUM_MTURK_CONFIRM_MARGIN_MINUTES", default=30)  # after an assignment's duration, MTurk's silence refutes it
+QUORUM_PROLIFIC_WORKSPACE_ID = env.str("QUORUM_PROLIFIC_WORKSPACE_ID", default="")  # the workspace whose hooks Quorum subscribes to
+QUORUM_PROLIFIC_HOOK_SECRET_ENV = env.str("QUORUM_PROLIFIC_HOOK_SECRET_ENV", default="PROLIFIC_HOOK_SECRET")  # variable holding the hooks' signing secret
+QUORUM_PROLIFIC_HOOK_MAX_AGE_SECONDS = env.int("QUORUM_PROLIFIC_HOOK_MAX_AGE_SECONDS", default=600)  # older signed hooks are refused as replays
 
 LOGGING = {
     "version": 1,

@@ -174,6 +174,7 @@ class TaskTypeSettingSerializer(serializers.Serializer):
 class TaskTypeSerializer(serializers.Serializer):
     key = serializers.CharField()
     label = serializers.CharField()
+    builds_from = serializers.CharField(help_text="corpus (items are turns), payloads (given by the caller) or responses (of another job: votes).")
     agreement_level = serializers.CharField()
     settings = TaskTypeSettingSerializer(many=True)
 
@@ -182,9 +183,19 @@ class TaskTypeSerializer(serializers.Serializer):
         return {
             "key": kind.key,
             "label": kind.label,
+            "builds_from": kind.builds_from,
             "agreement_level": kind.agreement_level,
             "settings": [{"name": n, "default": d, "help": h} for n, (d, h) in kind.settings_help.items()],
         }
+
+
+class QuestionAgreementSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    level = serializers.CharField(help_text="Krippendorff's level of measurement: nominal, ordinal, interval or ratio.")
+    alpha = serializers.FloatField(allow_null=True, help_text="Null when alpha is undefined; `note` says why.")
+    note = serializers.CharField(allow_blank=True)
+    units = serializers.IntegerField(help_text="Items with at least two answers (the pairable units).")
+    values = serializers.IntegerField(help_text="Answers counted.")
 
 
 class MessageSerializer(serializers.Serializer):

@@ -199,6 +199,17 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
     # --- quality control ---
 
+    @extend_schema(
+        summary="Krippendorff's alpha per question of the job, over the responses that count",
+        description="One table per question the task type measures agreement on (units: items, coders: workers), at the "
+        "task type's level of measurement; an empty list for free-text work such as rewrites.",
+        responses={200: s.QuestionAgreementSerializer(many=True), **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"], serializer_class=s.QuestionAgreementSerializer, pagination_class=None)
+    def agreement(self, request, pk=None):
+        job = self.get_object()
+        return Response([a.__dict__ for a in quality_selectors.job_agreement(job)])
+
     def _voting(self, request, job, code=status.HTTP_200_OK):
         summary = quality_selectors.voting_summary(job)
         policy = QualityPolicy.objects.filter(job=job).first()

@@ -1,12 +1,15 @@
 """Reads for the annotator pages: the jobs on an annotator's home page, progress on a work page."""
 from dataclasses import dataclass
 
+import json
+
 from django.core.cache import cache
-from django.db.models import Count
+from django.db.models import Aggregate, Count, Exists, OuterRef, Subquery, TextField, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..models import Item, Job, Response, Slot, Worker
-from .jobs import jobs_open_to
+from ..models import Item, Job, Response, Slot, Turn, Worker
+from .jobs import dialog_history, jobs_open_to
 
 
 @dataclass(frozen=True)
@@ -73,3 +76,76 @@ def item_count(job: Job) -> int:
         count = Item.objects.filter(job=job).count()
         cache.set(key, count, ITEM_COUNT_SECONDS)
     return count
+
+
+# --- The work page's one read ----------------------------------------------------------------
+
+
+class _JSONRows(Aggregate):
+    """The aggregated rows as JSON text, [[column, ...], ...], in no particular order.
+
+    One subquery carries a dialog's history in the work page's read; SQLite and PostgreSQL spell
+    it differently, and neither keeps the order without more syntax, so the caller sorts.
+    """
+
+    function = "JSON_GROUP_ARRAY"
+    template = "%(function)s(JSON_ARRAY(%(expressions)s))"
+    output_field = TextField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        return self.as_sql(
+            compiler, connection, function="JSON_AGG", template="%(function)s(JSON_BUILD_ARRAY(%(expressions)s))::text", **extra
+        )
+
+
+def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot | None:
+    """A work page's slot with everything the page and the services need, in one query.
+
+    Joined: the item, its turn, its job and the job's quality policy (`selectors.policies`), the
+    worker who holds the slot and their user (the page checks the login against it). Annotated,
+    for the worker of the token: `job_restricted`/`job_lists_worker` (the job's annotator list),
+    `done_id` (their response to this item, if any). With `for_page`, also `your_responses` (their
+    responses in the job) and `history_json` (the dialog up to the item's turn, see `history_of`).
+    """
+    # Every queryset here is unordered (order_by()): the models' default orderings join the job,
+    # dialog and corpus tables only to sort one row, and cost more to compile and plan than to run.
+    annotators = Job.annotators.through.objects.filter(job_id=OuterRef("job_id"))
+    annotations = {
+        "job_restricted": Exists(annotators),
+        "job_lists_worker": Exists(annotators.filter(worker_id=worker_id)),
+        "done_id": Subquery(Response.objects.filter(worker_id=worker_id, item_id=OuterRef("item_id")).order_by().values("pk")[:1]),
+    }
+    if for_page:
+        mine = Response.objects.filter(worker_id=worker_id, item__job_id=OuterRef("job_id"))
+        annotations["your_responses"] = Coalesce(
+            Subquery(mine.order_by().values("worker_id").annotate(n=Count("pk")).values("n")[:1]), Value(0)
+        )
+        turns = Turn.objects.filter(dialog_id=OuterRef("item__turn__dialog_id"), index__lte=OuterRef("item__turn__index"))
+        annotations["history_json"] = Subquery(
+            turns.order_by().values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
+        )
+    slot = list(
+        Slot.objects.select_related("item__turn", "item__job__quality", "worker__user")
+        .filter(pk=slot_id)
+        .annotate(**annotations)
+        .order_by()[:1]
+    )
+    slot = slot[0] if slot else None
+    if slot is not None:
+        slot.job = slot.item.job  # the same row: Slot.job is a copy of item.job
+    return slot
+
+
+def history_of(slot: Slot) -> list[dict]:
+    """`dialog_history` of the slot's item, from `work_slot(..., for_page=True)` when it was loaded so."""
+    item = slot.item
+    if item.turn_id is None:
+        return []
+    rows = getattr(slot, "history_json", None)
+    if rows is None:
+        return dialog_history(item)
+    target = item.turn.index
+    return [
+        {"speaker": speaker, "text": text, "is_target": index == target}
+        for index, speaker, text in sorted(json.loads(rows), key=lambda row: row[0])
+    ]

@@ -7,14 +7,18 @@ constraint `slot_one_worker_per_item` keeps a worker to one slot per item; Postg
 `SELECT ... FOR UPDATE SKIP LOCKED` lets concurrent claimers take different slots without waiting.
 On SQLite, transactions begin IMMEDIATE (see settings), which serializes writers instead.
 """
+from contextlib import nullcontext
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from .. import task_types
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
-from ..signals import response_submitted, slot_claimed
+from ..selectors.policies import policy_of
+from ..signals import claims_watched, response_submitted, slot_claimed
+from ..task_types.base import TaskType
 from . import quality, responses
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
 
@@ -25,7 +29,16 @@ def job_admits(job: Job, worker: Worker) -> bool:
     """Whether the job's annotator list lets this worker in (state aside). Empty list = everyone."""
     if not worker.is_in_house:
         return True  # crowd workers arrive through a provider posting of this job
+    known = getattr(job, "_admitted", {})
+    if worker.pk in known:
+        return known[worker.pk]
     return not job.annotators.exists() or job.annotators.filter(pk=worker.pk).exists()
+
+
+def remember_admission(job: Job, worker: Worker, *, listed: bool, restricted: bool) -> None:
+    """Keep on this job instance what a read already learnt about its annotator list (the work
+    page's `selectors.work.work_slot`), so that `job_admits` does not ask again in this request."""
+    job._admitted = {**getattr(job, "_admitted", {}), worker.pk: listed or not restricted}
 
 
 def job_is_open_to(job: Job, worker: Worker) -> bool:
@@ -38,32 +51,25 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
     now = now or timezone.now()
     if not job_is_open_to(job, worker):
         raise ClaimError("This job is not open to you.")
+    kind = task_types.get(job.task_type)
+    policy = policy_of(job)
+    if policy is None and _claims_in_one_statement(kind, job):
+        return _claim_in_one_statement(job, worker, now)
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
-                held = (
-                    Slot.objects.filter(job=job, worker=worker, state=Slot.State.CLAIMED, expires_at__gt=now)
-                    .order_by("position")
-                    .first()
-                )
+                held = _held(job, worker, now).first()
                 if held:
                     return held
                 # Quality control: a soft-blocked worker is refused; gold or onboarding items come first.
-                gold = quality.gate_claim(job, worker, now)
+                gold = quality.gate_claim(job, worker, now, policy=policy)
                 if gold is not None:
                     return gold
-                taken_items = Slot.objects.filter(job=job, worker=worker).values("item_id")
-                open_slots = (
-                    Slot.objects.select_for_update(skip_locked=True)
-                    .filter(job=job, state=Slot.State.OPEN)
-                    .exclude(item_id__in=taken_items)
-                    .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
-                    .exclude(barred_worker=worker)  # never a vote on one's own work
-                )
+                open_slots = _open_slots(job, worker).select_for_update(skip_locked=True)
                 # Each query orders by position alone, matching the (job, state, position) index; any
                 # slot of an item will do. A task type may rotate the order per worker (claim_start):
                 # positions from the offset on first, then the ones before it, two ordered index scans.
-                start = task_types.get(job.task_type).claim_start(job, worker)
+                start = kind.claim_start(job, worker)
                 if start:
                     slot = (
                         open_slots.filter(position__gte=start).order_by("position").first()
@@ -83,6 +89,72 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
         except IntegrityError:
             # The same worker claimed another slot of this item in a concurrent request; try again.
             continue
+    raise ClaimError("Too many simultaneous requests; please try again.")
+
+
+def _held(job: Job, worker: Worker, now):
+    """The worker's unexpired claims in the job, first in position order."""
+    return Slot.objects.filter(job=job, worker=worker, state=Slot.State.CLAIMED, expires_at__gt=now).order_by("position")
+
+
+def _open_slots(job: Job, worker: Worker):
+    """Open slots of the job this worker may take: never an item they hold, did or skipped, never
+    a vote on their own work."""
+    return (
+        Slot.objects.filter(job=job, state=Slot.State.OPEN)
+        .exclude(item_id__in=Slot.objects.filter(job=job, worker=worker).values("item_id"))
+        .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
+        .exclude(barred_worker=worker)
+    )
+
+
+def _claims_in_one_statement(kind, job: Job) -> bool:
+    """Whether the plain claim can be one UPDATE: on PostgreSQL (SKIP LOCKED inside an UPDATE's
+    subquery), for a task type with the plain position order, and with nobody who must act on this
+    job's claims (`claims_watched`), since `slot_claimed` receivers are promised the claim's
+    transaction. The caller has checked that the job has no quality policy (no soft blocks, no gold
+    to serve first)."""
+    return (
+        connection.vendor == "postgresql"
+        and type(kind).claim_start is TaskType.claim_start
+        and not any(watched for _receiver, watched in claims_watched.send(sender=Job, job=job))
+    )
+
+
+def _claim_in_one_statement(job: Job, worker: Worker, now) -> Slot | None:
+    """`claim_next_slot` for the plain case in one round trip, the usual queue statement:
+
+        UPDATE slot SET <claimed by worker> WHERE id = (<first open slot for the worker, unless the
+        worker holds a claim> FOR UPDATE SKIP LOCKED) RETURNING *
+
+    Same rules as the transactional path (the same `_open_slots`, the held claim first, rows locked
+    by other claimers skipped); when it claims nothing, one more query tells a held claim from an
+    exhausted job.
+    """
+    expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
+    held = Exists(_held(job, worker, now))
+    pick = _open_slots(job, worker).filter(~held).order_by("position").values("pk")[:1]
+    pick_sql, pick_params = pick.query.sql_with_params()
+    qn = connection.ops.quote_name
+    columns = ", ".join(qn(f.column) for f in Slot._meta.concrete_fields)
+    sql = (
+        f"UPDATE {qn(Slot._meta.db_table)} SET {qn('state')} = %s, {qn('worker_id')} = %s, "
+        f"{qn('claimed_at')} = %s, {qn('expires_at')} = %s "
+        f"WHERE {qn('id')} = ({pick_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
+    )
+    for _attempt in range(CLAIM_ATTEMPTS):
+        try:
+            # Alone, the statement is its own transaction; inside a caller's, a savepoint keeps a
+            # unique violation from spoiling it.
+            with transaction.atomic() if connection.in_atomic_block else nullcontext():
+                claimed = list(Slot.objects.raw(sql, [Slot.State.CLAIMED, worker.pk, now, expires_at, *pick_params]))
+        except IntegrityError:
+            continue  # the same worker claimed another slot of this item in a concurrent request
+        if claimed:
+            slot = claimed[0]
+            slot.job = job
+            return slot
+        return _held(job, worker, now).first()
     raise ClaimError("Too many simultaneous requests; please try again.")
 
 
@@ -113,7 +185,7 @@ def check_answers(*, slot: Slot, answers: dict):
 
 
 def submit_response(
-    *, slot_id: int, worker: Worker, answers: dict, active_seconds=None, telemetry=None, now=None
+    *, slot_id: int, worker: Worker, answers: dict, active_seconds=None, telemetry=None, now=None, slot: Slot | None = None
 ) -> Response:
     """Validate and store a response for a slot the worker holds, atomically.
 
@@ -122,10 +194,12 @@ def submit_response(
     slow worker's text is not lost. `telemetry` is what the page recorded about typing (see
     `clean_telemetry`). The response's life begins in the same transaction (`responses.begin`):
     in-house work is accepted and graded, voted on or counted at once; crowd work waits for the
-    provider's confirmation.
+    provider's confirmation. `slot`, when the caller has it loaded with its item and job (the work
+    page does), saves reading it again.
     """
     now = now or timezone.now()
-    slot = Slot.objects.select_related("item__job").filter(pk=slot_id).first()
+    if slot is None or slot.pk != slot_id:
+        slot = Slot.objects.select_related("item__job").filter(pk=slot_id).first()
     if slot is None:
         raise ClaimError("This item does not exist.")
     job = slot.item.job
@@ -145,16 +219,20 @@ def submit_response(
     with transaction.atomic():
         # Lock the item first: concurrent submissions to one item then decide completion in turn.
         item = Item.objects.select_for_update().get(pk=slot.item_id)
-        slot = Slot.objects.select_for_update().get(pk=slot_id)
-        item.job = slot.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
-        if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
-            return slot.response
-        if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
-            slot = _take_back(item, worker, now, job)
-        claimed_at = slot.claimed_at or now
-        slot.state = Slot.State.SUBMITTED
-        slot.expires_at = None
-        slot.save(update_fields=["state", "expires_at"])
+        item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
+        if _submit_held_claim(slot, worker):
+            claimed_at = slot.claimed_at
+        else:
+            slot = Slot.objects.select_for_update().get(pk=slot_id)
+            if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
+                return slot.response
+            if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
+                slot = _take_back(item, worker, now, job)
+            claimed_at = slot.claimed_at or now
+            slot.state = Slot.State.SUBMITTED
+            slot.expires_at = None
+            slot.save(update_fields=["state", "expires_at"])
+        slot.job = job
         response = Response(
             slot=slot,
             item=item,
@@ -165,12 +243,28 @@ def submit_response(
             active_seconds=active_seconds,
             telemetry=telemetry,
         )
-        if not Slot.objects.filter(item=item).exclude(state=Slot.State.SUBMITTED).exists():
+        # Complete when no other slot is left unsubmitted: the check and the write in one statement,
+        # run under the item's lock, so it sees every submission committed before ours.
+        unsubmitted = Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED)
+        if Item.objects.filter(pk=item.pk).filter(~Exists(unsubmitted)).update(state=Item.State.COMPLETE):
             item.state = Item.State.COMPLETE
-            item.save(update_fields=["state"])
         responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
         transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return response
+
+
+def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
+    """Mark the slot submitted if it is still the claim the caller read (this worker's, claimed at
+    the same moment): one conditional write instead of locking and re-reading the row. False when
+    it is not, and the caller looks again under a lock."""
+    if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
+        return False
+    written = Slot.objects.filter(
+        pk=slot.pk, worker=worker, state=Slot.State.CLAIMED, claimed_at=slot.claimed_at
+    ).update(state=Slot.State.SUBMITTED, expires_at=None)
+    if written:
+        slot.state, slot.expires_at = Slot.State.SUBMITTED, None
+    return bool(written)
 
 
 def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:

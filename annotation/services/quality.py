@@ -17,6 +17,7 @@ from django.utils import timezone
 from .. import task_types
 from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
+from ..selectors.policies import policy_of
 from ..selectors.quality import job_flags
 from . import voting
 from .errors import ClaimError
@@ -104,13 +105,18 @@ def _session_counts(job: Job, worker: Worker, policy: QualityPolicy, now) -> tup
     return n, sum(1 for _, gold in rows[:n] if gold is not None)
 
 
-def gate_claim(job: Job, worker: Worker, now) -> Slot | None:
+_UNREAD = object()
+
+
+def gate_claim(job: Job, worker: Worker, now, *, policy=_UNREAD) -> Slot | None:
     """Called by claim_next_slot inside its transaction before ordinary work is looked for.
 
     Raises ClaimError for a soft-blocked worker; returns a claimed gold slot when gold is due (or
-    onboarding is under way); None when the worker should get ordinary work.
+    onboarding is under way); None when the worker should get ordinary work. `policy` is the job's
+    quality policy (None: it has none) when the caller has read it already.
     """
-    policy = QualityPolicy.objects.filter(job=job).first()
+    if policy is _UNREAD:
+        policy = policy_of(job)
     if policy is None:
         return None
     standing = WorkerStanding.objects.filter(job=job, worker=worker).first()

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from .. import task_types
 from ..models import Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
+from ..selectors.policies import policy_of
 from ..task_types.vote import AGAINST, FOR
 from .response_status import transition
 
@@ -131,8 +132,8 @@ def start_review_if_enabled(response: Response) -> ReviewRound | None:
     response's id (unique per job).
     """
     job = response.item.job
-    policy = QualityPolicy.objects.filter(job=job, voting_enabled=True).first()
-    if policy is None:
+    policy = policy_of(job)  # no query when the job came with its policy (the work page's read)
+    if policy is None or not policy.voting_enabled:
         return None
     existing = ReviewRound.objects.filter(response=response).first()
     if existing is not None:

@@ -174,7 +174,9 @@ class FakeMTurk(FakeServer):
 
     def op_GetAssignment(self, p):
         a = self.assignments.get(p["AssignmentId"])
-        if a is None:
+        # MTurk shows an assignment only once submitted (the service model's statuses are Submitted,
+        # Approved and Rejected): one a worker is still working on is not there yet.
+        if a is None or a["AssignmentStatus"] == "Accepted":
             raise RequestError(f"Assignment {p['AssignmentId']} does not exist.")
         return {"Assignment": a, "HIT": self.hits[a["HITId"]]}
 

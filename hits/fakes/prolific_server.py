@@ -4,14 +4,27 @@ Like Prolific, it checks the `Authorization: Token ...` header, creates studies 
 requires a rejection message of at least 100 characters, and pays a bulk bonus every time its pay
 endpoint is called (not idempotent) — so a test can count double payments. Simulated participants
 start submissions with `start_submission` and complete them with `complete`, or as a browser does:
-by opening `<fake url>/submissions/complete?cc=CODE` with their session cookie (`completions`).
+by opening `<fake url>/submissions/complete?cc=CODE` with their session cookie (`completions`);
+`return_submission` and `time_out` end them the other ways.
+
+Hooks, as Prolific documents them: one signing secret per workspace (/api/v1/hooks/secrets/), a
+subscription that answers with an X-Hook-Secret header and is enabled only once that value is posted
+back to /api/v1/hooks/subscriptions/<id>/. Every submission status change then makes a signed
+delivery per enabled subscription (X-Prolific-Request-Signature: base64 HMAC-SHA256 of timestamp +
+body; X-Event-ID), kept in `deliveries` for a test to hand to Quorum (with `deliver`, over HTTP).
 """
+import base64
+import hashlib
+import hmac
 import json
 import random
 import string
 import time
+import uuid
 from collections import Counter
 from urllib.parse import parse_qs, urlparse
+
+import requests
 
 from .base import FakeServer
 
@@ -34,6 +47,9 @@ class FakeProlific(FakeServer):
         self.paid = []  # one entry per pay call that paid: (bulk id, participant, amount)
         self.calls = Counter()
         self.completions = []  # every visit to the completion URL with a valid code
+        self.hook_secrets = {}  # workspace id -> secret
+        self.subscriptions = {}  # subscription id -> {id, workspace_id, event_type, target_url, is_enabled, confirm}
+        self.deliveries = []  # signed hook requests: {url, headers, body}
 
     def handle(self, method, path, headers, raw):
         if path.startswith("/_control/simulate"):
@@ -63,6 +79,8 @@ class FakeProlific(FakeServer):
                 return 400, {"error": str(exc)}, {}
 
     def _route(self, method, parts, query, body):
+        if parts and parts[0] == "hooks":
+            return self._hooks(method, parts[1:], query, body)
         if parts == ["studies"] and method == "POST":
             return 201, self._create_study(body), {}
         if parts == ["studies"] and method == "GET":
@@ -103,6 +121,65 @@ class FakeProlific(FakeServer):
             return 202, {}, {}
         raise KeyError("/".join(parts))
 
+    # Hooks ------------------------------------------------------------------------------------------
+    def _hooks(self, method, parts, query, body):
+        if parts == ["event-types"] and method == "GET":
+            return 200, {"results": ["study.status.change", "submission.status.change"]}, {}
+        if parts == ["secrets"] and method == "GET":
+            ws = query.get("workspace_id", "")
+            found = [{"id": ws, "value": v, "workspace_id": ws} for w, v in self.hook_secrets.items() if w == ws]
+            return 200, {"results": found}, {}
+        if parts == ["secrets"] and method == "POST":
+            ws = body.get("workspace_id") or ""
+            if not ws:
+                raise ValueError("workspace_id is required")
+            self.hook_secrets[ws] = _oid(self.rng) + _oid(self.rng)  # one active secret per workspace
+            return 201, {"id": ws, "value": self.hook_secrets[ws], "workspace_id": ws}, {}
+        if parts == ["subscriptions"] and method == "POST":
+            for field in ("workspace_id", "event_type", "target_url"):
+                if not body.get(field):
+                    raise ValueError(f"{field} is required")
+            if body["workspace_id"] not in self.hook_secrets:
+                raise ValueError("create a secret for the workspace first")
+            sub = {"id": _oid(self.rng), "is_enabled": False, "confirm": _oid(self.rng), **body}
+            self.subscriptions[sub["id"]] = sub
+            public = {k: v for k, v in sub.items() if k != "confirm"}
+            return 201, public, {"X-Hook-Secret": sub["confirm"]}
+        if len(parts) == 2 and parts[0] == "subscriptions" and method == "POST":
+            sub = self.subscriptions[parts[1]]
+            if body.get("secret") != sub["confirm"]:
+                raise ValueError("the secret does not match the one sent as X-Hook-Secret")
+            sub["is_enabled"] = True
+            return 200, {k: v for k, v in sub.items() if k != "confirm"}, {}
+        raise KeyError("hooks/" + "/".join(parts))
+
+    def _status_changed(self, submission):
+        """Called under the lock after a submission's status changed: one signed delivery per enabled subscription."""
+        for sub in self.subscriptions.values():
+            if not sub["is_enabled"] or sub["event_type"] != "submission.status.change":
+                continue
+            body = json.dumps({
+                "resource_id": submission["id"], "event_type": "submission.status.change",
+                "participant_id": submission["participant_id"], "status": submission["status"],
+            }).encode()
+            timestamp = str(int(time.time()))
+            digest = hmac.new(self.hook_secrets[sub["workspace_id"]].encode(), timestamp.encode() + body, hashlib.sha256)
+            self.deliveries.append({
+                "url": sub["target_url"], "body": body,
+                "headers": {
+                    "Content-Type": "application/json", "X-Event-ID": str(uuid.UUID(int=self.rng.getrandbits(128))),
+                    "X-Prolific-Request-Timestamp": timestamp,
+                    "X-Prolific-Request-Signature": base64.b64encode(digest.digest()).decode(),
+                },
+            })
+
+    def deliver(self, session=None) -> list[int]:
+        """POST every pending delivery to its target URL over HTTP; the status codes, in order."""
+        with self.lock:
+            pending, self.deliveries = self.deliveries, []
+        http = session or requests
+        return [http.post(d["url"], data=d["body"], headers=d["headers"], timeout=30).status_code for d in pending]
+
     def _create_study(self, body):
         for field in ("name", "external_study_url", "completion_codes", "total_available_places", "reward", "prolific_id_option"):
             if field not in body:
@@ -128,6 +205,7 @@ class FakeProlific(FakeServer):
             if not body.get("rejection_category"):
                 raise ValueError("rejection_category is required")
         submission["status"] = target
+        self._status_changed(submission)
         return submission
 
     def _setup_bonus(self, body):
@@ -153,8 +231,21 @@ class FakeProlific(FakeServer):
             return sid
 
     def complete(self, submission_id):
+        self._set_status(submission_id, "AWAITING REVIEW")
+
+    def return_submission(self, submission_id):
+        """The participant returns the study (gives the place back)."""
+        self._set_status(submission_id, "RETURNED")
+
+    def time_out(self, submission_id):
+        """The participant ran out of the study's maximum time."""
+        self._set_status(submission_id, "TIMED-OUT")
+
+    def _set_status(self, submission_id, status):
         with self.lock:
-            self.submissions[submission_id]["status"] = "AWAITING REVIEW"
+            submission = self.submissions[submission_id]
+            submission["status"] = status
+            self._status_changed(submission)
 
     def _complete_by_code(self, path, headers):
         """The participant's browser opens the completion URL; Prolific knows them by their own session
@@ -173,6 +264,7 @@ class FakeProlific(FakeServer):
                 return 400, {"error": "this completion code does not belong to the study"}, {}
             if submission["status"] == "ACTIVE":
                 submission["status"] = "AWAITING REVIEW"
+                self._status_changed(submission)
             self.completions.append({"submission": submission["id"], "code": code})
             return 200, {"status": submission["status"]}, {}
 

@@ -1,13 +1,11 @@
-"""The provider registry: one instance per provider key, built on first use.
+"""Crowd providers: the interface (base.py), the registry (registry.py), and one package per provider.
 
-Tests replace an instance with `override(key, provider)` (a context manager) to point a provider
-at a fake or a stubbed client.
+Callers use `providers.get(key)` and the registry's helpers; only model choices
+(`hits.models.Provider`) and the provider packages themselves spell a provider's name.
 """
-import threading
-from contextlib import contextmanager
-
 from .base import (  # noqa: F401
     Completion,
+    Confirmation,
     CrowdProvider,
     Entry,
     EntryError,
@@ -15,56 +13,16 @@ from .base import (  # noqa: F401
     RemoteAssignment,
     TransientProviderError,
 )
-
-_instances: dict[str, CrowdProvider] = {}
-_lock = threading.Lock()
-
-
-def _build(key: str) -> CrowdProvider:
-    if key == "inhouse":
-        from .inhouse import InHouseProvider
-
-        return InHouseProvider()
-    if key == "mturk":
-        from .mturk import MTurkProvider
-
-        return MTurkProvider()
-    if key == "prolific":
-        from .prolific import ProlificProvider
-
-        return ProlificProvider()
-    raise KeyError(f"unknown provider {key!r}; choose inhouse, prolific or mturk")
-
-
-def get(key: str) -> CrowdProvider:
-    with _lock:
-        if key not in _instances:
-            _instances[key] = _build(key)
-        return _instances[key]
-
-
-def all_frame_origins() -> tuple[str, ...]:
-    from .mturk import WORKER_ORIGINS
-    from .prolific import ProlificProvider
-
-    return tuple(dict.fromkeys(WORKER_ORIGINS + ProlificProvider.frame_origins))
-
-
-@contextmanager
-def override(key: str, provider: CrowdProvider):
-    with _lock:
-        previous = _instances.get(key)
-        _instances[key] = provider
-    try:
-        yield provider
-    finally:
-        with _lock:
-            if previous is None:
-                _instances.pop(key, None)
-            else:
-                _instances[key] = previous
-
-
-def reset() -> None:
-    with _lock:
-        _instances.clear()
+from .registry import (  # noqa: F401
+    all_frame_origins,
+    classes,
+    clean_requirements,
+    default_key,
+    get,
+    keys,
+    override,
+    package_module,
+    paid_keys,
+    rehearsable_keys,
+    reset,
+)

@@ -1,5 +1,10 @@
 """The one interface every crowd provider implements (DESIGN.md, "Providers").
 
+A provider is a package under `hits/providers/` (see docs/architecture.md, "A provider package")
+whose `provider.py` subclasses `CrowdProvider`; the registry finds it, so nothing outside the
+package names it. The provider owns what differs between crowds: its calls, its fees, its
+requirement keys, how its postings are split, how a worker's entry is read and confirmed.
+
 A provider does the external calls and nothing else: the services in `hits.services` write the
 intent rows, hold the budget, and move the states. Every method must be safe to call again with
 the same row after a crash: creates and payments carry the row's token, and a lookup method lets
@@ -8,6 +13,9 @@ the reconciler find what an interrupted call did.
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+
+NO_FEE = Decimal("0.00")
 
 
 class ProviderError(Exception):
@@ -43,13 +51,46 @@ class RemoteAssignment:
 
 @dataclass(frozen=True)
 class Entry:
-    """What a worker brought when arriving from the provider."""
+    """What a worker brought when arriving from the provider.
+
+    `signed_in`: the worker is a Quorum user (in-house), known by the session rather than by the
+    provider's parameters; their assignment is made when they claim (see `hits.receivers`).
+    """
 
     preview: bool
     posting_external_id: str = ""
     assignment_external_id: str = ""
     worker_external_id: str = ""
     return_url: str = ""
+    signed_in: bool = False
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What the provider says about an assignment a response came through.
+
+    `status`: "confirmed" (it exists for that posting and that worker), "refuted" (it does not, and
+    will not: an invented entry), or "pending" (the provider cannot tell yet; ask again later).
+    """
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    PENDING = "pending"
+
+    status: str
+    reason: str
+
+    @classmethod
+    def of_record(cls, assignment, *, what: str, posting_external_id: str, worker_external_id: str, status: str = ""):
+        """Confirmed when the provider's record of the assignment (`what`: "MTurk's assignment") is for the
+        assignment's own listing and worker; refuted when it belongs to others (an identity pasted onto a
+        real assignment id)."""
+        if posting_external_id != assignment.posting.external_id or worker_external_id != assignment.worker.external_id:
+            return cls(cls.REFUTED, f"{what} {assignment.external_id} belongs to another listing or worker")
+        return cls(
+            cls.CONFIRMED,
+            f"{what} {assignment.external_id} of worker {worker_external_id} on {posting_external_id} exists ({status})",
+        )
 
 
 @dataclass(frozen=True)
@@ -62,13 +103,69 @@ class Completion:
 
 
 class CrowdProvider(ABC):
+    #: The key stored in `JobCrowdConfig.provider` (one of `hits.models.Provider`).
     key: str = ""
     #: Origins allowed to frame the worker pages (Content-Security-Policy frame-ancestors).
     frame_origins: tuple[str, ...] = ()
     #: Whether a bonus call may be repeated safely with the same payment row.
     bonus_is_idempotent: bool = True
-    #: Whether postings at this provider cost money (and so need a budget).
+    #: Whether postings at this provider are paid through it (and so need a budget to post).
     paid: bool = True
+    #: Whether a response that came through this provider's entry counts only once `confirm` says so.
+    needs_confirmation: bool = True
+    #: Whether workers sign in to Quorum (in-house) instead of arriving with the provider's parameters;
+    #: their assignment is made when they claim.
+    workers_sign_in: bool = False
+    #: Whether crowd workers are sent back to the provider after a saved submit (the done page).
+    sends_worker_back: bool = True
+    #: Whether blocks are applied at the provider too (`apply_block`).
+    syncs_blocks: bool = False
+    #: Whether `manage.py rehearse` can run a job against a local fake of this provider (`rehearsal.py`).
+    rehearsable: bool = False
+    #: The default provider of a job that has no crowd settings (exactly one provider says so).
+    default: bool = False
+    #: Requirement keys this provider reads, beyond `hits.requirements.COMMON_KEYS`.
+    requirement_keys: frozenset = frozenset()
+    #: Requirements filled in when a job does not set them.
+    requirement_defaults: Mapping = {}
+
+    # Fees (pure; the package's fees.py) -------------------------------------------------------
+    def fee_per_assignment(self, reward, *, assignments_per_posting: int = 1, fee_rate=0):
+        """The provider's fee on one assignment of a posting of `assignments_per_posting`, in USD."""
+        return NO_FEE
+
+    def bonus_fee(self, amount, *, fee_rate=0):
+        return NO_FEE
+
+    # Postings split and preparation (the package's posting.py) ------------------------------------
+    def posting_sizes(self, assignments: int, per_posting: int) -> list[int]:
+        """How many assignments each posting carries: one posting with every place by default."""
+        return [assignments] if assignments else []
+
+    def prepare_job(self, config) -> str:
+        """Set-up shared by the job's postings (MTurk: the HIT type); returns an id to keep, or ""."""
+        return ""
+
+    # Requirements (the package's requirements.py) -------------------------------------------------
+    def check_requirements(self, req: dict, errors: dict) -> None:
+        """Add what is wrong with this provider's requirement keys to `errors`."""
+        return None
+
+    # Display --------------------------------------------------------------------------------
+    def describe(self, config) -> str:
+        """A few words after the provider's name on the job page (e.g. MTurk's sandbox or live)."""
+        return ""
+
+    def url_patterns(self) -> list:
+        """URL patterns the provider adds under /crowd/ (e.g. Prolific's hook receiver)."""
+        return []
+
+    #: Whether the provider pushes status changes to Quorum (`subscribe_hooks`, `url_patterns`).
+    pushes_status: bool = False
+
+    def subscribe_hooks(self, *, workspace_id: str, target_url: str) -> dict:
+        """Have the provider push status changes to `target_url`; returns what to keep (the signing secret)."""
+        raise ProviderError(f"{self.key} does not push status changes")
 
     # Postings -------------------------------------------------------------------------------
     @abstractmethod
@@ -92,12 +189,18 @@ class CrowdProvider(ABC):
         """Every assignment the provider knows for the posting."""
 
     @abstractmethod
-    def parse_entry(self, params: Mapping) -> Entry:
-        """Read the provider's query parameters on the entry URL; EntryError when they are unusable."""
+    def parse_entry(self, params: Mapping, user=None) -> Entry:
+        """Read the provider's query parameters on the entry URL (and the signed-in user, for providers
+        whose workers sign in); EntryError when they are unusable."""
 
     @abstractmethod
     def completion(self, assignment, config) -> Completion:
         """Where to send the worker once the response is committed in Quorum."""
+
+    def confirm(self, assignment, now) -> Confirmation:
+        """Whether the assignment a response came through exists at the provider for that posting and
+        worker. Called only when `needs_confirmation`; a network failure raises TransientProviderError."""
+        return Confirmation(Confirmation.CONFIRMED, "the provider keeps no record of its own")
 
     # Money ----------------------------------------------------------------------------------
     @abstractmethod

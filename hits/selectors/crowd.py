@@ -5,7 +5,7 @@ from django.db.models import Count, Sum
 
 from annotation.models import Item, Job
 
-from .. import costs
+from .. import costs, providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 
 
@@ -13,14 +13,21 @@ def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Es
     """Cost of the whole job (items x redundancy) on its provider, fees included, with the hourly pay."""
     config = config or JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
     return costs.estimate(
-        config.provider,
+        providers.get(config.provider),
         items=Item.objects.filter(job=job).count(),
         redundancy=job.redundancy,
         reward=job.reward,
         assignments_per_posting=config.assignments_per_posting,
-        prolific_fee_rate=config.prolific_fee_rate,
+        fee_rate=config.prolific_fee_rate,
         minutes_per_assignment=config.minutes_per_assignment,
     )
+
+
+def fits_budget(config: JobCrowdConfig, total) -> bool:
+    """Whether `total` more spend fits: a paid provider needs a budget; without one, unpaid work has no cap."""
+    if config.budget is None:
+        return not providers.get(config.provider).paid
+    return config.committed + total <= config.budget
 
 
 def _by(queryset, field, extra=None):
@@ -32,7 +39,7 @@ def crowd_overview(job: Job) -> dict:
     """Everything an organizer watches for a job's crowd: budget, postings, assignments, payments."""
     config = JobCrowdConfig.objects.filter(job=job).first()
     if config is None:
-        return {"provider": "inhouse", "configured": False}
+        return {"provider": providers.default_key(), "configured": False}
     assignments = ProviderAssignment.objects.filter(posting__job=job)
     payments = Payment.objects.filter(assignment__posting__job=job)
     return {
@@ -74,7 +81,8 @@ def crowd_page(job: Job) -> dict:
         "config": config,
         "configured": config.pk is not None,
         "estimate": estimate,
-        "fits_budget": config.provider == "inhouse" or (config.budget is not None and config.committed + estimate.total <= config.budget),
+        "fits_budget": fits_budget(config, estimate.total),
+        "provider_detail": providers.get(config.provider).describe(config),
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),
         "posting_count": Posting.objects.filter(job=job).count(),

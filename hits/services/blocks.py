@@ -13,7 +13,7 @@ class BlockError(ValueError):
 
 
 def block_worker(*, worker: Worker, kind: str, reason: str, job: Job | None = None, by=None) -> Block:
-    """Block a worker; on MTurk the block is applied at the provider too (soft: block qualification)."""
+    """Block a worker; where the provider keeps blocks of its own (MTurk), it is told too."""
     if kind not in Block.Kind.values:
         raise BlockError("choose a soft or a hard block")
     if not reason or not reason.strip():
@@ -23,10 +23,11 @@ def block_worker(*, worker: Worker, kind: str, reason: str, job: Job | None = No
             block = Block.objects.create(worker=worker, job=job, kind=kind, reason=reason.strip(), created_by=by)
     except IntegrityError:
         block = Block.objects.get(worker=worker, job=job, kind=kind)
-    if worker.provider == "mturk" and block.synced_at is None:
+    provider = providers.get(worker.provider)
+    if provider.syncs_blocks and block.synced_at is None:
         config = JobCrowdConfig.objects.filter(job=job).first() if job else None
         requirements = (config.requirements if config else {}) or {}
-        providers.get("mturk").apply_block(block, worker.external_id, requirements)
+        provider.apply_block(block, worker.external_id, requirements)
         Block.objects.filter(pk=block.pk).update(synced_at=timezone.now())
     return block
 

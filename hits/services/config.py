@@ -1,12 +1,14 @@
 """Writes for a job's crowd settings: choose the provider, set the budget and the requirements."""
 from decimal import Decimal, InvalidOperation
 
+from django.core.cache import cache
 from django.db import transaction
 
 from annotation.models import Job
 
-from .. import requirements
+from .. import providers, requirements
 from ..models import JobCrowdConfig, Provider
+from ..selectors.routing import provider_cache_key
 
 EDITABLE = (
     "budget", "minutes_per_assignment", "auto_approval_days", "assignments_per_posting", "lifetime_days",
@@ -73,7 +75,7 @@ def configure_crowd(job: Job, *, provider: str | None = None, **fields) -> JobCr
                     setattr(config, name, value)
         if "requirements" in fields:
             try:
-                config.requirements = requirements.clean(fields["requirements"], config.provider)
+                config.requirements = providers.clean_requirements(config.provider, fields["requirements"])
             except requirements.RequirementsError as exc:
                 errors.update({f"requirements.{k}": v for k, v in exc.errors.items()})
             else:
@@ -87,13 +89,16 @@ def configure_crowd(job: Job, *, provider: str | None = None, **fields) -> JobCr
         for name in ("title", "description"):
             if name in fields:
                 setattr(config, name, str(fields[name] or "").strip())
-        if config.provider != Provider.INHOUSE and config.budget is None and "budget" in fields:
+        provider_ = providers.get(config.provider)
+        if provider_.paid and config.budget is None and "budget" in fields:
             errors["budget"] = "a crowd job needs a budget"
         if errors:
             raise CrowdConfigError(errors)
-        if config.provider == Provider.MTURK and "requirements" not in fields and not config.requirements:
-            config.requirements = requirements.clean({}, "mturk")
+        if "requirements" not in fields and not config.requirements:
+            config.requirements = providers.clean_requirements(config.provider, {})  # the provider's defaults
         config.save()
+        # Claims read the job's provider from the cache (hits.receivers.on_slot_claimed): forget it.
+        transaction.on_commit(lambda: cache.delete(provider_cache_key(job.pk)))
     return config
 
 

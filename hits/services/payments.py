@@ -17,6 +17,7 @@ from annotation.services.responses import transition
 
 from .. import costs, providers
 from ..models import JobCrowdConfig, Payment, ProviderAssignment
+from .confirmation import is_unconfirmed
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ def _intend_settlement(assignment: ProviderAssignment, kind: str, message: str) 
             return existing
         if assignment.state not in (ProviderAssignment.State.SUBMITTED,):
             raise PaymentError(f"the assignment is {assignment.get_state_display().lower()}, not submitted")
+        if kind == Payment.Kind.APPROVE and is_unconfirmed(assignment):
+            raise PaymentError("the provider has not confirmed this assignment yet; it cannot be paid")
         return Payment.objects.create(
             assignment=assignment,
             kind=kind,
@@ -78,13 +81,17 @@ def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment
         raise PaymentError("the bonus must be above zero")
     if not reason.strip():
         raise PaymentError("give the worker a reason for the bonus")
+    if assignment.state == ProviderAssignment.State.VOID:
+        raise PaymentError("the provider does not know this assignment; it is never paid")
+    if is_unconfirmed(assignment):
+        raise PaymentError("the provider has not confirmed this assignment yet; no bonus before it does")
     key = bonus_key(assignment.pk, amount, reason)
     existing = Payment.objects.filter(idempotency_key=key).first()
     if existing is not None:
         return existing
     with transaction.atomic():
         config = JobCrowdConfig.objects.select_for_update().get(job_id=assignment.posting.job_id)
-        cost = costs.bonus_cost(config.provider, amount, prolific_fee_rate=config.prolific_fee_rate)
+        cost = costs.bonus_cost(providers.get(config.provider), amount, fee_rate=config.prolific_fee_rate)
         if config.budget is not None and config.committed + cost > config.budget:
             raise PaymentError(
                 f"a bonus of {amount} USD costs {cost} USD with fees; only {config.budget - config.committed} USD "

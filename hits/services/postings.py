@@ -21,7 +21,7 @@ from annotation.models import Job, Slot
 from annotation.services.jobs import launch_job
 
 from .. import costs, providers
-from ..models import JobCrowdConfig, Posting, ProviderAssignment, Provider
+from ..models import JobCrowdConfig, Posting, ProviderAssignment
 from .config import crowd_config
 
 log = logging.getLogger(__name__)
@@ -40,16 +40,11 @@ def request_token(job_id: int, seq: int) -> str:
 
 
 def posting_sizes(config: JobCrowdConfig, assignments: int) -> list[int]:
-    if config.provider == Provider.MTURK:
-        return costs.split_into_postings(assignments, config.assignments_per_posting)
-    return [assignments] if assignments else []
+    return providers.get(config.provider).posting_sizes(assignments, config.assignments_per_posting)
 
 
 def cost_of(config: JobCrowdConfig, sizes: list[int], reward) -> Decimal:
-    return sum(
-        (costs.posting_cost(config.provider, reward, n, prolific_fee_rate=config.prolific_fee_rate) for n in sizes),
-        Decimal("0.00"),
-    )
+    return costs.postings_cost(providers.get(config.provider), reward, sizes, fee_rate=config.prolific_fee_rate)
 
 
 def _uncovered_assignments(job: Job) -> int:
@@ -77,7 +72,7 @@ def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Postin
             return []
         sizes = posting_sizes(config, wanted)
         total = cost_of(config, sizes, job.reward)
-        if config.provider != Provider.INHOUSE and config.budget is None:
+        if providers.get(config.provider).paid and config.budget is None:
             raise BudgetExceeded("set a budget for this job before posting it to a paid crowd")
         if config.budget is not None and config.committed + total > config.budget:
             raise BudgetExceeded(
@@ -95,9 +90,7 @@ def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Postin
                     request_token=request_token(job.id, i),
                     assignments=size,
                     reward=job.reward,
-                    committed_cost=costs.posting_cost(
-                        config.provider, job.reward, size, prolific_fee_rate=config.prolific_fee_rate
-                    ),
+                    committed_cost=cost_of(config, [size], job.reward),
                 )
             )
         created = Posting.objects.bulk_create(rows)
@@ -177,11 +170,10 @@ def send_postings(posting_ids: list[int], *, concurrency: int | None = None, gra
 def prepare_provider(job: Job) -> None:
     """Provider set-up shared by the job's postings (MTurk: the HIT type), saved once."""
     config = JobCrowdConfig.objects.select_related("job").get(job=job)
-    provider = providers.get(config.provider)
-    prepare = getattr(provider, "prepare_job", None)
-    if prepare and not config.external_type_id:
-        type_id = prepare(config)
-        JobCrowdConfig.objects.filter(pk=config.pk).update(external_type_id=type_id)
+    if not config.external_type_id:
+        type_id = providers.get(config.provider).prepare_job(config)
+        if type_id:
+            JobCrowdConfig.objects.filter(pk=config.pk).update(external_type_id=type_id)
 
 
 def post_job(job: Job, *, concurrency: int | None = None) -> dict:
@@ -193,8 +185,8 @@ def post_job(job: Job, *, concurrency: int | None = None) -> dict:
         reserve_postings(job)
     except BudgetExceeded as exc:
         log.warning("job %s: more slots than the budget carries stay unposted: %s", job.pk, exc)
-    if crowd_config(job).provider != Provider.INHOUSE:
-        prepare_provider(job)
+    crowd_config(job)  # in-house defaults when the job has no crowd settings yet
+    prepare_provider(job)
     pending = list(
         Posting.objects.filter(job=job, state=Posting.State.INTENDED, attempts=0).order_by("seq").values_list("pk", flat=True)
     )
@@ -219,15 +211,16 @@ def launch_crowd_job(job: Job) -> Job:
 def launch_budget_check(job: Job) -> str | None:
     """The launch check hits registers in annotation's LAUNCH_CHECKS (see hits.apps).
 
-    A crowd (not in-house) job goes live only with the spend of its postings reserved within the
-    budget, whichever path launches it (the organizer's Launch button, the jobs API, a command).
+    A job with crowd settings goes live only with the spend of its postings reserved within the
+    budget (in-house work too: it costs its reward, and a budget, when set, caps it), whichever path
+    launches it (the organizer's Launch button, the jobs API, a command).
     It runs inside launch_job's transaction and reserves with `reserve_postings`, the same budget
     logic as `launch_crowd_job`: the spend is committed in the launch's own transaction, so nothing
     can take the budget between this check and the posting, and a refused launch keeps nothing.
     Returns the reason to refuse, or None.
     """
     config = JobCrowdConfig.objects.filter(job=job).only("provider").first()
-    if config is None or config.provider == Provider.INHOUSE:
+    if config is None:
         return None
     try:
         reserve_postings(job)

@@ -3,10 +3,11 @@ submitted at the provider but not here. Run by Celery beat; safe to run at any t
 of times.
 
 Steps for a job: (1) repeat the calls of postings left `intended` (same request token, so no
-duplicate); (2) list each posting's assignments and record what Quorum missed; (3) repeat pending
-payments (never a non-idempotent one that may have been made); (4) settle every submitted
-assignment whose response is decided, and any other before the provider's auto-approval deadline;
-(5) close the listings of a job whose slots are all submitted.
+duplicate); (2) list each posting's assignments and record what Quorum missed; (2b) ask the provider
+again about responses still awaiting its confirmation; (3) repeat pending payments (never a
+non-idempotent one that may have been made); (4) settle every submitted assignment whose response is
+decided, and any other before the provider's auto-approval deadline (never one whose response the
+provider has not confirmed); (5) close the listings of a job whose slots are all submitted.
 """
 import logging
 from datetime import timedelta
@@ -20,8 +21,8 @@ from annotation.models import Response, Slot, Worker
 from annotation.services.claims import release_slot
 
 from .. import providers
-from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment, Provider
-from . import payments as payment_services
+from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
+from . import confirmation, payments as payment_services
 from .entry import saved_response_of
 from .postings import send_postings, stale_intended_postings
 
@@ -82,6 +83,7 @@ def sync_remote_assignment(posting: Posting, remote, now) -> str:
         change = change or "settled_at_provider"
     if remote.status == "returned" and state == ProviderAssignment.State.ACCEPTED:
         updates["state"] = ProviderAssignment.State.RETURNED
+        updates["place"] = None  # the provider offers the place to another worker
         if assignment.slot_id:
             release_slot(slot_id=assignment.slot_id, worker=worker)
         change = change or "returned"
@@ -105,6 +107,8 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
     for assignment in pending.select_related("response"):
         response = assignment.response or saved_response_of(assignment)
         near_deadline = assignment.submitted_at and assignment.submitted_at <= deadline_cut
+        if response is not None and response.status == Response.Status.AWAITING_CONFIRMATION:
+            continue  # unconfirmed work is never paid; the provider's own deadline decides if it never confirms
         if response is None:
             if assignment.submitted_at and assignment.submitted_at <= now - grace:
                 if config.pay_unmatched_submissions:
@@ -124,7 +128,9 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
     now = now or timezone.now()
     grace = _grace(grace_seconds)
     config = JobCrowdConfig.objects.select_related("job").filter(job_id=job_id).first()
-    summary = {"job": job_id, "postings_sent": {}, "assignments": {}, "payments": {}, "settled": {}, "errors": []}
+    summary = {
+        "job": job_id, "postings_sent": {}, "assignments": {}, "confirmations": {}, "payments": {}, "settled": {}, "errors": [],
+    }
     if config is None:
         return summary
     provider = providers.get(config.provider)
@@ -134,18 +140,23 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
     if stale:
         summary["postings_sent"] = send_postings(stale, concurrency=1, grace_seconds=grace.total_seconds())
 
-    # 2. Assignments at the provider.
-    if config.provider != Provider.INHOUSE:
-        for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
-            try:
-                remotes = provider.list_assignments(posting)
-            except providers.ProviderError as exc:
-                summary["errors"].append(f"{posting.request_token}: {exc}")
-                continue
-            for remote in remotes:
-                change = sync_remote_assignment(posting, remote, now)
-                if change:
-                    summary["assignments"][change] = summary["assignments"].get(change, 0) + 1
+    # 2. Assignments at the provider (in-house: the database, read the same way).
+    for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
+        try:
+            remotes = provider.list_assignments(posting)
+        except providers.ProviderError as exc:
+            summary["errors"].append(f"{posting.request_token}: {exc}")
+            continue
+        for remote in remotes:
+            change = sync_remote_assignment(posting, remote, now)
+            if change:
+                summary["assignments"][change] = summary["assignments"].get(change, 0) + 1
+
+    # 2b. Crowd entries whose response the provider has not confirmed yet (the prompt task's fallback).
+    for assignment_id in list(confirmation.awaiting_confirmation(job_id)):
+        verdict = confirmation.confirm_assignment(assignment_id, now=now)
+        if verdict:
+            summary["confirmations"][verdict] = summary["confirmations"].get(verdict, 0) + 1
 
     # 3. Payments left pending by a crash or an outage.
     pending = Payment.objects.filter(assignment__posting__job_id=job_id, state__in=Payment.PENDING).filter(
@@ -167,15 +178,14 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
         summary["settled"][key] = summary["settled"].get(key, 0) + 1
 
     # 5. Listings with nothing left to claim stop taking workers.
-    if config.provider != Provider.INHOUSE:
-        summary["closed"] = expire_finished_postings(job_id)
+    summary["closed"] = expire_finished_postings(job_id)
     return summary
 
 
 def jobs_to_reconcile() -> list[int]:
     """Jobs with something the provider may still change: open postings, unsettled work, pending payments."""
     open_jobs = set(
-        Posting.objects.filter(state__in=Posting.OPEN_STATES).exclude(provider=Provider.INHOUSE).values_list("job_id", flat=True)
+        Posting.objects.filter(state__in=Posting.OPEN_STATES, provider__in=providers.paid_keys()).values_list("job_id", flat=True)
     )
     open_jobs |= set(
         ProviderAssignment.objects.filter(state=ProviderAssignment.State.SUBMITTED).values_list("posting__job_id", flat=True)

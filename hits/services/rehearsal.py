@@ -25,13 +25,13 @@ from annotation.models import Item, Job, Response, Slot, Worker
 from annotation.services.jobs import JobError, finish_job
 
 from .. import providers, requirements
-from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment, Provider
+from ..links import entry_path
+from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from .config import EDITABLE
 from .payments import approve_assignments
 from .postings import BudgetExceeded, launch_crowd_job, post_job
 from .reconcile import reconcile_job
 
-PROVIDERS = (Provider.MTURK, Provider.PROLIFIC)
 ITEM_BATCH = 2000
 
 
@@ -75,15 +75,15 @@ def refuse_live() -> None:
 
 def copy_for_rehearsal(job: Job, provider: str) -> Job:
     """A draft copy of the job (same items, slots and crowd settings) on `provider`, marked rehearsal."""
-    if provider not in PROVIDERS:
-        raise RehearsalError(f"rehearse on {' or '.join(PROVIDERS)}; {provider!r} is not a paid crowd")
+    if provider not in providers.rehearsable_keys():
+        raise RehearsalError(f"rehearse on {' or '.join(providers.rehearsable_keys())}; {provider!r} has no local fake")
     source = JobCrowdConfig.objects.filter(job=job).first()
     if source is None or source.budget is None:
         raise RehearsalError(
             f"job {job.pk} has no crowd budget; set one first (crowd settings on the job page, or PUT /api/crowd/jobs/{job.pk}/)"
         )
     try:
-        reqs = requirements.clean(source.requirements, provider)
+        reqs = providers.clean_requirements(provider, source.requirements)
     except requirements.RequirementsError as exc:
         raise RehearsalError(f"the job's requirements do not suit {provider}: {exc}") from None
     with transaction.atomic():
@@ -172,57 +172,23 @@ def rehearse(job: Job, provider: str, *, workers: int = 3, keep: bool = False, l
 def _fake_provider(provider: str):
     """(fake server, provider instance pointed at it, settings for this run) — never a real address."""
     seed = secrets.randbits(32)  # fresh HIT and assignment ids: a kept rehearsal never collides with the next
-    if provider == Provider.MTURK:
-        import boto3
-        from botocore.config import Config
-
-        from ..fakes import FakeMTurk
-        from ..providers.mturk import MTurkProvider
-
-        fake = FakeMTurk(seed=seed)
-        client = boto3.session.Session(
-            aws_access_key_id="REHEARSAL", aws_secret_access_key="rehearsal", region_name="us-east-1"
-        ).client("mturk", endpoint_url=fake.url, config=Config(retries={"mode": "standard", "total_max_attempts": 2}))
-        instance = MTurkProvider(client=client, rate=1000, outer_retries=0, sleep=lambda s: None)
-        return fake, instance, lambda f: {"QUORUM_MTURK_ENDPOINT_URL": f.url, "QUORUM_MTURK_SUBMIT_HOSTS": [f.url]}
-    from ..fakes import FakeProlific
-    from ..providers.prolific import ProlificProvider
-
-    token = secrets.token_hex(16)
-    fake = FakeProlific(token=token, seed=seed)
-    instance = ProlificProvider(api_url=fake.url, token=token, timeout=30)
-    return fake, instance, lambda f: {
-        "QUORUM_PROLIFIC_API_URL": f.url,
-        "QUORUM_PROLIFIC_COMPLETE_URL": f.url + "/submissions/complete?cc={code}",
-    }
+    return providers.package_module(provider, "rehearsal").world(seed)
 
 
 def _simulate_workers(copy: Job, provider: str, fake, app_url: str, count: int, log) -> list:
     from urllib.parse import urlencode
 
-    from ..fakes.workers import SimulatedCrowdWorker, WorkerOutcome, prolific_cookie
+    from ..fakes.workers import SimulatedCrowdWorker, WorkerOutcome
 
+    kit = providers.package_module(provider, "rehearsal")
     postings = list(Posting.objects.filter(job=copy, state=Posting.State.CREATED).order_by("seq"))
     tag = secrets.token_hex(3).upper()
     outcomes = []
     for i in range(count):
-        worker_id = f"REHEARSAL{tag}{i + 1:04d}" if provider == Provider.MTURK else f"rehearsal{tag.lower()}{i + 1:04d}"
+        worker_id = kit.worker_id(tag, i + 1)
         outcome = WorkerOutcome(worker=worker_id)
         try:
-            if provider == Provider.MTURK:
-                hit = next((p.external_id for p in postings if fake.hits[p.external_id]["NumberOfAssignmentsAvailable"] > 0), None)
-                if hit is None:
-                    raise RuntimeError("no assignment left at the provider")
-                outcome.assignment = fake.accept(hit, worker_id)
-                query = {"assignmentId": outcome.assignment, "hitId": hit, "workerId": worker_id, "turkSubmitTo": fake.url}
-                cookies = {}
-            else:
-                if not postings:
-                    raise RuntimeError("no study was published")
-                study = postings[0].external_id
-                outcome.assignment = fake.start_submission(study, worker_id)
-                query = {"PROLIFIC_PID": worker_id, "STUDY_ID": study, "SESSION_ID": outcome.assignment}
-                cookies = prolific_cookie(outcome.assignment)
+            outcome.assignment, query, cookies = kit.take(fake, postings, worker_id)
         except RuntimeError as exc:
             outcome.error = f"the provider gave no assignment: {exc}"
             outcomes.append(outcome)
@@ -230,8 +196,7 @@ def _simulate_workers(copy: Job, provider: str, fake, app_url: str, count: int, 
             continue
         outcome.stage = "accepted"
         sim = SimulatedCrowdWorker(worker_id, allowed_origins=[app_url, fake.url], provider_origin=fake.url, cookies=cookies, seed=i)
-        entry = f"{app_url}/crowd/{provider}/{copy.pk}/?{urlencode(query)}"
-        sim.work(entry, outcome)
+        sim.work(f"{app_url}{entry_path(provider, copy.pk)}?{urlencode(query)}", outcome)
         outcomes.append(outcome)
         log(f"  worker {worker_id}: {'submitted and sent back' if outcome.ok else outcome.error}")
     return outcomes

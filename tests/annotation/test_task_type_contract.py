@@ -234,3 +234,25 @@ def test_a_crowd_workers_unconfirmed_response_never_reaches_combine_or_agreement
 
     submit_response(slot_id=slot.pk, worker=worker, answers={"criterion_1": 5, "criterion_2": 5})
     assert combined_items(job) == [] and job_agreement(job) == []
+
+
+def test_the_api_gives_every_jobs_agreement_per_question(db, make_annotator, organizer):
+    """Two raters who agree on one question and disagree on the other: alpha per question, ordinal."""
+    from rest_framework.test import APIClient
+
+    job = make_live_job(make_corpus(dialogs=3, user_turns=1), task_type="hard_score", redundancy=2)
+    plan = {0: (5, 1), 1: (3, 5), 2: (1, 3)}  # criterion_1 agrees perfectly; criterion_2 crosses
+    for n in range(2):
+        worker = make_annotator(f"r{n}")[1]
+        while (slot := claim_next_slot(job=job, worker=worker)) is not None:
+            a, b = plan[slot.item.position]
+            from annotation.services.claims import submit_response
+
+            submit_response(slot_id=slot.pk, worker=worker, answers={"criterion_1": a, "criterion_2": b if n == 0 else 6 - b})
+    client = APIClient()
+    client.force_authenticate(organizer)
+    rows = {row["question"]: row for row in client.get(f"/api/jobs/{job.pk}/agreement/").json()}
+    assert rows["criterion_1"]["alpha"] == 1.0 and rows["criterion_1"]["level"] == "ordinal" and rows["criterion_1"]["units"] == 3
+    assert rows["criterion_2"]["alpha"] < 0  # systematic disagreement
+    rewrite = make_live_job(make_corpus(name="other"))
+    assert client.get(f"/api/jobs/{rewrite.pk}/agreement/").json() == []

@@ -9,10 +9,12 @@ import pytest
 
 from django.test import TestCase
 
-from annotation.models import Slot
+from annotation.models import Response, Slot
 from annotation.services import claims
+from hits import providers
 from hits.models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from hits.services.config import configure_crowd
+from hits.services.confirmation import confirm_assignment
 from hits.services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
 from hits.services.postings import BudgetExceeded, launch_crowd_job, post_job, send_posting
 from hits.services.reconcile import reconcile_job
@@ -34,7 +36,6 @@ LONG_REJECTION = (
 
 class ProviderContract:
     provider_key = ""
-    has_entry = True  # in-house annotators sign in instead
 
     # The world each provider's module supplies ----------------------------------------------------
     def listings(self) -> int:
@@ -51,6 +52,14 @@ class ProviderContract:
         raise NotImplementedError
 
     def bonuses_paid(self, assignment_external_id) -> int:
+        raise NotImplementedError
+
+    def end_without_response(self, posting, assignment_external_id):
+        """The worker's assignment ends at the provider without a response in Quorum."""
+        raise NotImplementedError
+
+    def assert_ended_without_response(self, assignment, summary):
+        """What the reconciler made of it: settled as the provider's rules say."""
         raise NotImplementedError
 
     # Helpers ----------------------------------------------------------------------------------
@@ -71,7 +80,9 @@ class ProviderContract:
         assignment = ProviderAssignment.objects.get(provider=self.provider_key, external_id=assignment_id)
         submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
         self.submit_at_provider(posting, assignment_id)
+        confirm_assignment(assignment.pk)  # what the prompt task, the reconciler or a hook does
         assignment.refresh_from_db()
+        assert assignment.response.status == Response.Status.ACCEPTED
         return assignment
 
     # The contract -----------------------------------------------------------------------------
@@ -96,8 +107,6 @@ class ProviderContract:
         assert self.listings() == before and not Posting.objects.filter(job=job).exists()
 
     def test_worker_is_sent_on_only_after_the_response_is_saved(self, db, client, work_tokens):
-        if not self.has_entry:
-            pytest.skip("in-house annotators sign in; there is no provider entry")
         job = self.launched_job(turns=2)
         posting = Posting.objects.filter(job=job).first()
         response, assignment_id = self.take(client, posting, "A1WORKERONE")
@@ -124,23 +133,39 @@ class ProviderContract:
     def assert_completion(self, response, assignment):
         raise NotImplementedError
 
-    def test_reconcile_records_a_submission_made_only_at_the_provider(self, db, client, work_tokens):
-        if not self.has_entry:
-            pytest.skip("in-house work is only ever submitted in Quorum")
+    def test_reconcile_repairs_an_assignment_that_ended_without_a_response_here(self, db, client, work_tokens):
         job = self.launched_job(turns=2)
         posting = Posting.objects.filter(job=job).first()
         _, assignment_id = self.take(client, posting, "A1WORKERTWO")
         slot_id = ProviderAssignment.objects.get(external_id=assignment_id).slot_id
-        self.submit_at_provider(posting, assignment_id)  # but never submitted here
+        self.end_without_response(posting, assignment_id)
         summary = reconcile_job(job.pk, grace_seconds=0)
         assignment = ProviderAssignment.objects.get(external_id=assignment_id)
-        assert assignment.missing_response
+        assert assignment.state != ProviderAssignment.State.ACCEPTED
         assert Slot.objects.get(pk=slot_id).state == Slot.State.OPEN  # the item goes to someone else
-        # Paid (the default), settled before the provider's deadline.
-        assert assignment.state == ProviderAssignment.State.APPROVED
-        assert self.settled_status(assignment_id) == "approved"
-        assert summary["settled"] == {"approve": 1}
-        assert reconcile_job(job.pk, grace_seconds=0)["settled"] == {}  # nothing twice
+        self.assert_ended_without_response(assignment, summary)
+        again = reconcile_job(job.pk, grace_seconds=0)
+        assert again["settled"] == {} and again["payments"] == {}  # nothing twice
+
+    def test_a_response_counts_only_once_the_provider_confirms_it(self, db, client, work_tokens):
+        job = self.launched_job(turns=2)
+        posting = Posting.objects.filter(job=job).first()
+        _, assignment_id = self.take(client, posting, "A1WORKERFFF")
+        assignment = ProviderAssignment.objects.get(provider=self.provider_key, external_id=assignment_id)
+        response = submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
+        if providers.get(self.provider_key).needs_confirmation:
+            self.submit_at_provider(posting, assignment_id)
+            response.refresh_from_db()
+            if response.status == Response.Status.AWAITING_CONFIRMATION:
+                # Not counted, not paid, until the provider says the assignment is its own.
+                assert not Response.objects.counted().filter(pk=response.pk).exists()
+                result = approve_assignments([assignment.pk])[0]
+                assert not result.ok and "not confirmed" in result.error
+                assert confirm_assignment(assignment.pk) == "confirmed"
+        response.refresh_from_db()
+        assert Response.objects.counted().filter(pk=response.pk).exists()
+        assert response.transitions.filter(to_status=Response.Status.ACCEPTED).exists()
+        assert approve_assignments([assignment.pk])[0].ok
 
     def test_bulk_settlement_gives_a_result_per_element(self, db, client, work_tokens):
         job = self.launched_job(turns=3)

@@ -7,6 +7,7 @@ from django.test import TestCase
 from rest_framework.test import APIClient
 
 from hits.models import Posting, ProviderAssignment
+from hits.services.confirmation import confirm_assignment
 from tests.hits.contract import LONG_REJECTION, submit_response
 from tests.hits.conftest import ANSWERS
 
@@ -75,6 +76,7 @@ def test_bulk_settle_and_bonus_return_a_result_per_element(api, fake_mturk, job_
         assignment = ProviderAssignment.objects.get(external_id=assignment_id)
         submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
         fake_mturk.submit(assignment_id)
+        confirm_assignment(assignment.pk)  # what the prompt task or the reconciler does
         ids.append(assignment.pk)
 
     response = api.post(f"/api/crowd/jobs/{job.pk}/settle/",

@@ -1,36 +1,45 @@
 """Every provider passes the same contract (tests/hits/contract.py), each against its own fake."""
+from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
 
-from annotation.models import Worker
-from annotation.services.claims import claim_next_slot
+from annotation.roles import make_annotator
+from annotation.services.claims import release_expired_claims
 from hits.links import completion_code
 from hits.models import Payment, Posting, ProviderAssignment
 from tests.hits.contract import ProviderContract
 
 
 class TestInHouse(ProviderContract):
+    """In-house annotators sign in and arrive through /crowd/inhouse/<job>/; their assignment is made when
+    they claim, the database is the provider, and the ledger records settlements and bonuses."""
+
     provider_key = "inhouse"
-    has_entry = False
 
     def listings(self):
         return Posting.objects.filter(provider="inhouse", state="created").count()
 
-    def submitted_assignment(self, client, job, worker_id):
-        # In-house annotators claim in the Quorum UI; the ledger keeps an assignment per claim.
-        from tests.hits.conftest import ANSWERS
-        from tests.hits.contract import submit_response
+    def take(self, client, posting, worker_id):
+        user = User.objects.create_user(worker_id)
+        make_annotator(user)
+        client.force_login(user)
+        response = client.get(f"/crowd/inhouse/{posting.job_id}/")
+        assignment = ProviderAssignment.objects.filter(worker__user=user).latest("pk")
+        return response, assignment.external_id
 
-        worker, _ = Worker.objects.get_or_create(provider="inhouse", external_id=worker_id)
-        slot = claim_next_slot(job=job, worker=worker)
-        posting = Posting.objects.filter(job=job).first()
-        assignment = ProviderAssignment.objects.create(
-            posting=posting, provider="inhouse", external_id=f"slot-{slot.pk}", worker=worker, slot=slot
-        )
-        submit_response(slot_id=slot.pk, worker=worker, answers=ANSWERS)
-        assignment.refresh_from_db()
-        return assignment
+    def submit_at_provider(self, posting, assignment_external_id):
+        pass  # the response saved in Quorum is the submission
+
+    def end_without_response(self, posting, assignment_external_id):
+        # The annotator walks away: the claim expires and the periodic sweep frees it.
+        release_expired_claims(now=timezone.now() + timedelta(days=1))
+
+    def assert_ended_without_response(self, assignment, summary):
+        assert assignment.state == ProviderAssignment.State.RETURNED and assignment.place is None
+        assert not assignment.payments.exists() and summary["settled"] == {}
 
     def settled_status(self, assignment_external_id):
         return ProviderAssignment.objects.get(external_id=assignment_external_id).state
@@ -40,14 +49,25 @@ class TestInHouse(ProviderContract):
             assignment__external_id=assignment_external_id, kind="bonus", state="confirmed"
         ).count()
 
-    def test_budget_refuses_a_launch_it_cannot_pay(self, db):
-        pytest.skip("in-house work has no provider cost")
+    def assert_completion(self, response, assignment):
+        # On to the next item: back through the job's entry.
+        assert response.status_code == 302
+        assert response["Location"] == f"/crowd/inhouse/{assignment.posting.job_id}/"
 
-    def test_a_bonus_beyond_the_budget_is_refused(self, db):
-        pytest.skip("in-house bonuses are a ledger entry")
+
+class CrowdWorld:
+    def end_without_response(self, posting, assignment_external_id):
+        self.submit_at_provider(posting, assignment_external_id)  # submitted there, never here
+
+    def assert_ended_without_response(self, assignment, summary):
+        assert assignment.missing_response
+        # Paid (the default), settled before the provider's deadline.
+        assert assignment.state == ProviderAssignment.State.APPROVED
+        assert self.settled_status(assignment.external_id) == "approved"
+        assert summary["settled"] == {"approve": 1}
 
 
-class TestMTurk(ProviderContract):
+class TestMTurk(CrowdWorld, ProviderContract):
     provider_key = "mturk"
 
     @pytest.fixture(autouse=True)
@@ -81,7 +101,7 @@ class TestMTurk(ProviderContract):
         assert f'name="assignmentId" value="{assignment.external_id}"' in body
 
 
-class TestProlific(ProviderContract):
+class TestProlific(CrowdWorld, ProviderContract):
     provider_key = "prolific"
 
     @pytest.fixture(autouse=True)

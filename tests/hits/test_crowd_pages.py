@@ -6,6 +6,7 @@ import pytest
 from annotation.models import Job, Response, Worker
 from hits.models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from hits.services.config import configure_crowd
+from hits.services.confirmation import confirm_assignment
 from hits.services.entry import arrive
 from hits.services.postings import launch_crowd_job, post_job
 from tests.hits.conftest import ANSWERS
@@ -149,6 +150,7 @@ def submitted(job_factory, fake_mturk):
             "turkSubmitTo": "https://workersandbox.mturk.com"})
         submit_response(slot_id=arrival.slot.pk, worker=arrival.assignment.worker, answers=ANSWERS)
         fake_mturk.submit(assignment_id)
+        confirm_assignment(arrival.assignment.pk)  # what the prompt task or the reconciler does
         out.append(ProviderAssignment.objects.get(pk=arrival.assignment.pk))
     return job, out
 

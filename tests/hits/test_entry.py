@@ -153,3 +153,9 @@ def test_hits_decides_where_crowd_workers_go_after_a_submit():
 
     assert after_submit.SUBMIT_REDIRECTS["mturk"] is submit_redirect
     assert after_submit.SUBMIT_REDIRECTS["prolific"] is submit_redirect
+
+
+def test_inhouse_entry_asks_to_sign_in_first(job_factory, client):
+    job = job_factory(turns=1)
+    response = client.get(f"/crowd/inhouse/{job.pk}/")
+    assert response.status_code == 302 and "login" in response["Location"] and f"/crowd/inhouse/{job.pk}/" in response["Location"]

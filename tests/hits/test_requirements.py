@@ -2,7 +2,9 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from hits import requirements
+from hits import providers, requirements
+from hits.providers.mturk.requirements import qualification_requirements
+from hits.providers.prolific.requirements import filters as prolific_filters
 
 
 def _validate_against_service_model(quals):
@@ -16,8 +18,8 @@ def _validate_against_service_model(quals):
 
 
 def test_mturk_defaults_are_raddles():
-    req = requirements.clean({}, "mturk")
-    quals = requirements.mturk_qualification_requirements(req)
+    req = providers.clean_requirements("mturk", {})
+    quals = qualification_requirements(req)
     assert {"QualificationTypeId": "00000000000000000071", "Comparator": "EqualTo", "LocaleValues": [{"Country": "US"}]} in quals
     assert {
         "QualificationTypeId": "000000000000000000L0", "Comparator": "GreaterThanOrEqualTo", "IntegerValues": [90]
@@ -27,7 +29,8 @@ def test_mturk_defaults_are_raddles():
 
 
 def test_optional_and_custom_requirements():
-    req = requirements.clean(
+    req = providers.clean_requirements(
+        "mturk",
         {
             "locales": ["US", "GB"],
             "min_hits_approved": 500,
@@ -36,9 +39,8 @@ def test_optional_and_custom_requirements():
             "allow_list": ["A1WORKER"],
             "block_qualification_id": "3BLOCKQUAL",
         },
-        "mturk",
     )
-    quals = requirements.mturk_qualification_requirements(req)
+    quals = qualification_requirements(req)
     ids = {q["QualificationTypeId"]: q for q in quals}
     assert ids["00000000000000000071"]["Comparator"] == "In"
     assert ids["00000000000000000040"]["IntegerValues"] == [500]
@@ -50,18 +52,17 @@ def test_optional_and_custom_requirements():
 
 def test_bad_requirements_say_what_to_fix():
     with pytest.raises(requirements.RequirementsError) as err:
-        requirements.clean({"min_approval_rate": 120, "locales": ["USA"], "colour": "blue"}, "mturk")
+        providers.clean_requirements("mturk", {"min_approval_rate": 120, "locales": ["USA"], "colour": "blue"})
     assert set(err.value.errors) == {"min_approval_rate", "locales", "keys"}
     with pytest.raises(requirements.RequirementsError, match="allow_qualification_id"):
-        requirements.clean({"allow_list": ["A1"]}, "mturk")
+        providers.clean_requirements("mturk", {"allow_list": ["A1"]})
 
 
 def test_prolific_filters_get_allow_and_block_lists():
-    req = requirements.clean(
-        {"prolific_filters": [{"filter_id": "first-language", "selected_values": ["english"]}], "allow_list": ["p1"]},
-        "prolific",
+    req = providers.clean_requirements(
+        "prolific", {"prolific_filters": [{"filter_id": "first-language", "selected_values": ["english"]}], "allow_list": ["p1"]}
     )
-    filters = requirements.prolific_filters(req, blocked_ids=["p9"])
+    filters = prolific_filters(req, blocked_ids=["p9"])
     assert {"filter_id": "custom_allowlist", "selected_values": ["p1"]} in filters
     assert {"filter_id": "custom_blocklist", "selected_values": ["p9"]} in filters
     assert filters[0]["filter_id"] == "first-language"

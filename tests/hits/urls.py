@@ -8,5 +8,6 @@ urlpatterns = [
     path("api/crowd/", include("hits.api_urls")),
     path("work/<str:token>/", lambda request, token: HttpResponse("task page"), name="work"),
     path("accounts/logout/", lambda request: HttpResponse("bye"), name="logout"),
+    path("accounts/login/", lambda request: HttpResponse("sign in"), name="login"),
     path("", lambda request: HttpResponse("home"), name="home"),
 ]

@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Job
+from hits import providers
 from hits.costs import cents
 from hits.services.rehearsal import RehearsalError, rehearse
 
@@ -15,7 +16,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("job_id", type=int, help="The job to rehearse; it is copied, never changed.")
-        parser.add_argument("--provider", required=True, choices=["mturk", "prolific"], help="The crowd to rehearse on.")
+        parser.add_argument("--provider", required=True, choices=providers.rehearsable_keys(), help="The crowd to rehearse on.")
         parser.add_argument("--workers", type=int, default=3, help="Simulated workers, one assignment each (default 3).")
         parser.add_argument(
             "--keep", action="store_true",

@@ -1,8 +1,5 @@
-"""Amazon Mechanical Turk through boto3's `mturk` client: the one module that talks to MTurk.
+"""Amazon Mechanical Turk through boto3's `mturk` client (client.py): the one class that talks to MTurk.
 
-The client comes from settings, checked once: credentials from boto3's standard chain (never read
-or stored here), the sandbox endpoint unless QUORUM_MTURK_LIVE=true and the job asks for live
-work, or QUORUM_MTURK_ENDPOINT_URL for an MTurk-compatible endpoint (and the tests' fake).
 Throttling and 5xx faults are retried by botocore's standard retry mode; what still fails with
 ThrottlingException or ServiceFault is retried here with a longer backoff; anything else is not.
 
@@ -18,64 +15,39 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import timedelta
-from xml.sax.saxutils import escape
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
 from django.conf import settings
 from django.utils import timezone
 
-from .. import links, requirements
-from ..ratelimit import RateLimiter
-from .base import Completion, CrowdProvider, Entry, EntryError, ProviderError, RemoteAssignment, TransientProviderError
+from ... import links
+from ...ratelimit import RateLimiter
+from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment, TransientProviderError
+from .entry import parse as read_entry
+from .fees import bonus_fee as mturk_bonus_fee, fee_per_assignment as mturk_fee
+from .requirements import DEFAULTS, KEYS, check as check_mturk_requirements, qualification_requirements
+from .posting import external_question, hit_type_params, sizes
+from .client import build_client, is_live
 
 log = logging.getLogger(__name__)
 
-SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
-LIVE_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
 WORKER_ORIGINS = ("https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com")
-SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com", "https://worker.mturk.com")
-PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 RETRYABLE_CODES = {"ServiceFault", "ThrottlingException", "Throttling", "RequestThrottled", "TooManyRequestsException"}
 ALREADY_EXISTS = re.compile(r"already (exists|been processed)|unique ?request ?token", re.I)
 HIT_ID_IN_MESSAGE = re.compile(r"\b([A-Z0-9]{20,64})\b")
-ID_PATTERN = re.compile(r"^[A-Z0-9]{1,64}$")
-QUESTION_XML = (
-    '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/'
-    'ExternalQuestion.xsd"><ExternalURL>{url}</ExternalURL><FrameHeight>0</FrameHeight></ExternalQuestion>'
-)
 STATUS = {"Submitted": "submitted", "Approved": "approved", "Rejected": "rejected"}
+NOT_FOUND = re.compile(r"does not exist|not found", re.I)
 TOKEN_WINDOW = timedelta(hours=23)  # MTurk forgets a UniqueRequestToken after 24 hours
-
-
-def is_live() -> bool:
-    return bool(getattr(settings, "QUORUM_MTURK_LIVE", False))
-
-
-def endpoint_for(sandbox: bool) -> str:
-    custom = getattr(settings, "QUORUM_MTURK_ENDPOINT_URL", "")
-    if custom:
-        return custom
-    return LIVE_ENDPOINT if (is_live() and not sandbox) else SANDBOX_ENDPOINT
-
-
-def build_client(sandbox: bool = True):
-    config = Config(
-        retries={"mode": "standard", "total_max_attempts": int(getattr(settings, "QUORUM_MTURK_MAX_ATTEMPTS", 5))},
-        max_pool_connections=int(getattr(settings, "QUORUM_MTURK_CONCURRENCY", 8)) + 2,
-        connect_timeout=10,
-        read_timeout=30,
-    )
-    return boto3.session.Session().client(
-        "mturk", region_name="us-east-1", endpoint_url=endpoint_for(sandbox), config=config
-    )
 
 
 class MTurkProvider(CrowdProvider):
     key = "mturk"
     frame_origins = WORKER_ORIGINS
     bonus_is_idempotent = True
+    syncs_blocks = True
+    rehearsable = True
+    requirement_keys = KEYS
+    requirement_defaults = DEFAULTS
 
     def __init__(self, client=None, *, rate=None, outer_retries=None, sleep=time.sleep):
         self._client = client
@@ -122,22 +94,31 @@ class MTurkProvider(CrowdProvider):
     def _message(exc: ClientError) -> str:
         return exc.response.get("Error", {}).get("Message", "") or str(exc)
 
+    # Fees, requirements, display ------------------------------------------------------------------
+    def fee_per_assignment(self, reward, *, assignments_per_posting: int = 1, fee_rate=0):
+        return mturk_fee(reward, assignments_per_posting)
+
+    def bonus_fee(self, amount, *, fee_rate=0):
+        return mturk_bonus_fee(amount)
+
+    def posting_sizes(self, assignments: int, per_posting: int) -> list[int]:
+        return sizes(assignments, per_posting)
+
+    def check_requirements(self, req: dict, errors: dict) -> None:
+        check_mturk_requirements(req, errors)
+
+    def describe(self, config) -> str:
+        return "sandbox" if config.sandbox or not is_live() else "live"
+
     # Postings -------------------------------------------------------------------------------
     def prepare_job(self, config) -> str:
         """The HIT type of the job (CreateHITType returns the same id for the same properties)."""
         if config.external_type_id:
             return config.external_type_id
-        job = config.job
-        req = requirements.clean(config.requirements, "mturk")
-        params = {
-            "AutoApprovalDelayInSeconds": int(config.auto_approval_days) * 86400,
-            "AssignmentDurationInSeconds": max(60, int(job.claim_timeout_minutes) * 60),
-            "Reward": f"{job.reward:.2f}",
-            "Title": (config.title or job.name)[:128],
-            "Keywords": "dialog, rewrite, text, quorum",
-            "Description": (config.description or job.instructions or job.name)[:2000],
-        }
-        quals = requirements.mturk_qualification_requirements(req)
+        # The job's requirements were validated when saved (configure_crowd); defaults fill what is unset.
+        req = {**DEFAULTS, **(config.requirements or {})}
+        params = hit_type_params(config, config.job)
+        quals = qualification_requirements(req)
         if quals:
             params["QualificationRequirements"] = quals
         try:
@@ -147,7 +128,7 @@ class MTurkProvider(CrowdProvider):
 
     def create_posting(self, posting, config) -> str:
         type_id = config.external_type_id or self.prepare_job(config)
-        url = links.entry_url("mturk", posting.job_id)
+        url = links.entry_url(self.key, posting.job_id)
         if posting.created_at and timezone.now() - posting.created_at > TOKEN_WINDOW:
             # MTurk no longer remembers the token: look before creating again.
             found = self.find_posting(posting, sandbox=config.sandbox)
@@ -160,7 +141,7 @@ class MTurkProvider(CrowdProvider):
                 HITTypeId=type_id,
                 MaxAssignments=int(posting.assignments),
                 LifetimeInSeconds=int(config.lifetime_days) * 86400,
-                Question=QUESTION_XML.format(url=escape(url)),
+                Question=external_question(url),
                 RequesterAnnotation=posting.request_token,
                 UniqueRequestToken=posting.request_token,
             )
@@ -224,19 +205,37 @@ class MTurkProvider(CrowdProvider):
         crowd = getattr(job, "crowd", None) if job is not None else None
         return True if crowd is None else crowd.sandbox
 
-    def parse_entry(self, params: Mapping) -> Entry:
-        assignment = params.get("assignmentId", "")
-        hit = params.get("hitId", "")
-        if not assignment or assignment == PREVIEW_ASSIGNMENT:
-            return Entry(preview=True, posting_external_id=hit if ID_PATTERN.match(hit or "") else "")
-        worker = params.get("workerId", "")
-        submit_to = (params.get("turkSubmitTo", "") or "").rstrip("/")
-        if not all(ID_PATTERN.match(v or "") for v in (assignment, hit, worker)):
-            raise EntryError("The link from MTurk is missing assignmentId, hitId or workerId; open the HIT again.")
-        allowed = tuple(getattr(settings, "QUORUM_MTURK_SUBMIT_HOSTS", SUBMIT_HOSTS))
-        if submit_to not in allowed:
-            raise EntryError("turkSubmitTo is not an MTurk address; open the HIT from MTurk.")
-        return Entry(False, hit, assignment, worker, submit_to)
+    def parse_entry(self, params: Mapping, user=None) -> Entry:
+        return read_entry(params)
+
+    def confirm(self, assignment, now) -> Confirmation:
+        """Whether MTurk has this assignment, on this HIT, for this worker.
+
+        MTurk shows an assignment only once it is submitted (GetAssignment's statuses are Submitted,
+        Approved and Rejected), and the worker submits there after Quorum saved the response. So until
+        the assignment's duration (the job's claim timeout) and a margin have passed since the worker
+        arrived, "does not exist" means "not yet"; after that it means MTurk never had it.
+        """
+        posting = assignment.posting
+        try:
+            found = self._call("get_assignment", self._sandbox_of(posting), AssignmentId=assignment.external_id)
+        except ClientError as exc:
+            message = self._message(exc)
+            if not NOT_FOUND.search(message):
+                raise ProviderError(f"MTurk GetAssignment: {message}") from None
+            job = posting.job
+            margin = timedelta(minutes=int(getattr(settings, "QUORUM_MTURK_CONFIRM_MARGIN_MINUTES", 30)))
+            if now < assignment.accepted_at + timedelta(minutes=job.claim_timeout_minutes) + margin:
+                return Confirmation(Confirmation.PENDING, "MTurk does not list the assignment yet (not submitted there)")
+            return Confirmation(
+                Confirmation.REFUTED,
+                f"MTurk has no assignment {assignment.external_id} after its duration: the entry was not MTurk's",
+            )
+        remote = found.get("Assignment", {})
+        return Confirmation.of_record(
+            assignment, what="MTurk's assignment", posting_external_id=remote.get("HITId", ""),
+            worker_external_id=remote.get("WorkerId", ""), status=remote.get("AssignmentStatus", ""),
+        )
 
     def completion(self, assignment, config) -> Completion:
         return Completion(
@@ -311,7 +310,7 @@ class MTurkProvider(CrowdProvider):
 
     # Blocks ---------------------------------------------------------------------------------
     def apply_block(self, block, worker_external_id: str, requirements_: Mapping) -> None:
-        if block.kind == "soft":
+        if block.kind == block.Kind.SOFT:
             qual = requirements_.get("block_qualification_id") or getattr(settings, "QUORUM_MTURK_BLOCK_QUALIFICATION_ID", "")
             if not qual:
                 raise ProviderError("a soft block on MTurk needs block_qualification_id in the job's requirements")
@@ -325,3 +324,6 @@ class MTurkProvider(CrowdProvider):
             )
         else:
             self._call("create_worker_block", True, WorkerId=worker_external_id, Reason=block.reason[:1024] or "Blocked")
+
+
+PROVIDER = MTurkProvider

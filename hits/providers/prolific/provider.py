@@ -1,100 +1,81 @@
-"""Prolific through its HTTP API (QUORUM_PROLIFIC_API_URL, token from the PROLIFIC_TOKEN variable).
+"""Prolific through its HTTP API (client.py): the one class that talks to Prolific.
 
 A posting is a study whose external URL carries PROLIFIC_PID, STUDY_ID and SESSION_ID; the
 worker finishes with the job's completion code. Study creation has no idempotency token, so the
 study's internal_name is the posting's request token and a repeat looks it up before creating.
 Submission transitions are idempotent at Prolific. Bonuses are two calls: setting up a bulk bonus
 (harmless to repeat: an unpaid draft) and paying it, which is NOT idempotent: the service records
-the payment as sent before that call and never makes it twice.
+the payment as sent before that call and never makes it twice. Submission status changes arrive by
+signed hooks (hooks.py); the reconciler's listing is the fallback.
 """
 import logging
-import math
-import os
 from collections.abc import Mapping
 from decimal import Decimal
 
-import requests
 from django.conf import settings
 
-from .. import links, requirements
-from .base import Completion, CrowdProvider, Entry, EntryError, ProviderError, RemoteAssignment, TransientProviderError
+from ... import links
+from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment
+from .entry import parse as read_entry
+from .fees import fee as prolific_fee
+from .requirements import KEYS, check as check_prolific_requirements
+from .client import ProlificAPI
+from .posting import study_body
+from .status import STATUS
 
 log = logging.getLogger(__name__)
 
-DEFAULT_API_URL = "https://api.prolific.com"
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
-STATUS = {
-    "RESERVED": "accepted",
-    "ACTIVE": "accepted",
-    "AWAITING REVIEW": "submitted",
-    "APPROVED": "approved",
-    "PARTIALLY APPROVED": "approved",
-    "REJECTED": "rejected",
-    "RETURNED": "returned",
-    "TIMED-OUT": "returned",
-    "SCREENED OUT": "returned",
-}
 MIN_REJECTION_MESSAGE = 100
-URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
 class ProlificProvider(CrowdProvider):
     key = "prolific"
     frame_origins = ("https://app.prolific.com",)
     bonus_is_idempotent = False
+    rehearsable = True
+    pushes_status = True
+    requirement_keys = KEYS
 
     def __init__(self, api_url=None, token=None, session=None, timeout=30):
-        self.api_url = (api_url or getattr(settings, "QUORUM_PROLIFIC_API_URL", DEFAULT_API_URL)).rstrip("/")
-        self._token = token
-        self._session = session or requests.Session()
-        self.timeout = timeout
-
-    def _headers(self) -> dict:
-        token = self._token or os.environ.get(getattr(settings, "QUORUM_PROLIFIC_TOKEN_ENV", "PROLIFIC_TOKEN"), "")
-        if not token:
-            raise ProviderError("set the PROLIFIC_TOKEN environment variable to use Prolific")
-        return {"Authorization": f"Token {token}"}
+        self.api = ProlificAPI(api_url=api_url, token=token, session=session, timeout=timeout)
+        self.api_url = self.api.api_url
 
     def _request(self, method: str, path: str, **kwargs):
-        try:
-            response = self._session.request(
-                method, self.api_url + path, headers=self._headers(), timeout=self.timeout, **kwargs
-            )
-        except requests.RequestException as exc:
-            raise TransientProviderError(f"Prolific {method} {path}: {type(exc).__name__}") from None
-        if response.status_code == 429 or response.status_code >= 500:
-            raise TransientProviderError(f"Prolific {method} {path}: HTTP {response.status_code}")
-        if response.status_code >= 400:
-            # The body explains the refusal; it never contains our token.
-            raise ProviderError(f"Prolific {method} {path}: HTTP {response.status_code} {response.text[:300]}")
-        return response.json() if response.content else {}
+        return self.api.request(method, path, **kwargs)
+
+    # Fees, requirements, URLs ---------------------------------------------------------------
+    def fee_per_assignment(self, reward, *, assignments_per_posting: int = 1, fee_rate=0):
+        return prolific_fee(reward, fee_rate)
+
+    def bonus_fee(self, amount, *, fee_rate=0):
+        return prolific_fee(amount, fee_rate)
+
+    def check_requirements(self, req: dict, errors: dict) -> None:
+        check_prolific_requirements(req, errors)
+
+    def url_patterns(self) -> list:
+        from .hooks import url_patterns
+
+        return url_patterns()
+
+    def subscribe_hooks(self, *, workspace_id: str, target_url: str) -> dict:
+        """Have Prolific push submission status changes to `target_url` (see hooks.py)."""
+        from .hooks import subscribe
+
+        return subscribe(self.api, workspace_id=workspace_id, target_url=target_url)
 
     # Postings -------------------------------------------------------------------------------
     def create_posting(self, posting, config) -> str:
         study_id = self.find_posting(posting) if posting.attempts > 1 else None
         if not study_id:
             job = config.job
-            req = requirements.clean(config.requirements, "prolific")
-            blocked = [b.worker.external_id for b in job.worker_blocks.select_related("worker") if b.worker.provider == "prolific"]
-            body = {
-                "name": (config.title or job.name)[:120],
-                "internal_name": posting.request_token,
-                "description": config.description or job.instructions or job.name,
-                "external_study_url": f"{links.entry_url('prolific', job.id)}?{URL_PARAMS}",
-                "prolific_id_option": "url_parameters",
-                "completion_codes": [
-                    {
-                        "code": links.completion_code(job.id),
-                        "code_type": "COMPLETED",
-                        "actions": [{"action": "MANUALLY_REVIEW"}],
-                    }
-                ],
-                "total_available_places": int(posting.assignments),
-                "estimated_completion_time": max(1, math.ceil(config.minutes_per_assignment)),
-                "reward": int((posting.reward * 100).to_integral_value()),
-                "device_compatibility": ["desktop"],
-                "filters": requirements.prolific_filters(req, blocked_ids=blocked),
-            }
+            req = {**(config.requirements or {})}
+            blocked = [b.worker.external_id for b in job.worker_blocks.select_related("worker") if b.worker.provider == self.key]
+            body = study_body(
+                posting, config, entry_url=links.entry_url(self.key, job.id), completion_code=links.completion_code(job.id),
+                req=req, blocked_ids=blocked,
+            )
             study_id = self._request("POST", "/api/v1/studies/", json=body)["id"]
         study = self._request("GET", f"/api/v1/studies/{study_id}/")
         if study.get("status") == "UNPUBLISHED":
@@ -134,14 +115,24 @@ class ProlificProvider(CrowdProvider):
                 return out
             page_number += 1
 
-    def parse_entry(self, params: Mapping) -> Entry:
-        pid, study, session = (params.get(k, "") for k in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
-        if not (pid or study or session):
-            return Entry(preview=True)
-        for name, value in (("PROLIFIC_PID", pid), ("STUDY_ID", study), ("SESSION_ID", session)):
-            if not value or not value.isalnum() or len(value) > 64:
-                raise EntryError(f"The link from Prolific has no usable {name}; open the study from Prolific again.")
-        return Entry(False, study, session, pid, "")
+    def parse_entry(self, params: Mapping, user=None) -> Entry:
+        return read_entry(params)
+
+    def confirm(self, assignment, now) -> Confirmation:
+        """Whether Prolific has this submission, in this study, for this participant. A submission exists
+        from the moment the participant starts the study, so "not found" is final at once."""
+        try:
+            submission = self._request("GET", f"/api/v1/submissions/{assignment.external_id}/")
+        except ProviderError as exc:
+            if "HTTP 404" not in str(exc):
+                raise
+            return Confirmation(Confirmation.REFUTED, f"Prolific has no submission {assignment.external_id}")
+        return Confirmation.of_record(
+            assignment, what="Prolific's submission",
+            posting_external_id=submission.get("study_id") or submission.get("study") or "",
+            worker_external_id=submission.get("participant_id") or submission.get("participant") or "",
+            status=submission.get("status", ""),
+        )
 
     def completion(self, assignment, config) -> Completion:
         # QUORUM_PROLIFIC_COMPLETE_URL exists for `manage.py rehearse`, which points it at the local fake.
@@ -186,3 +177,6 @@ class ProlificProvider(CrowdProvider):
             kind="bonus", state="confirmed", amount=payment.amount
         ).exclude(pk=payment.pk).count()
         return True if shown > confirmed else None
+
+
+PROVIDER = ProlificProvider

@@ -1,0 +1,92 @@
+"""The annotation loop's database cost: one cycle (submit an item, follow the redirect to the next
+item's page) for an in-house annotator on a rewrite job made by `create_job` stays within
+MAX_QUERIES round trips, BEGIN and COMMIT included (issue 8, item 5; perf/bench_claims.py).
+
+Run on PostgreSQL with real transactions: that is where the one-statement claim runs and where
+the commit hooks (hits' receiver) fire, as in production.
+"""
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Item, Response, ResponseTransition, Slot
+from annotation.selectors.jobs import dialog_history
+from annotation.selectors.work import history_of, work_slot
+from annotation.work_tokens import read_token
+from tests.factories import good_answers, make_corpus, make_live_job
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+MAX_QUERIES = 12
+
+
+def _token(url: str) -> str:
+    return re.search(r"/work/([^/]+)/", url).group(1)
+
+
+def _answers_for(url) -> dict:
+    return good_answers(Slot.objects.select_related("item").get(pk=read_token(_token(url))[0]).item)
+
+
+def _cycle(client, url, answers=None):
+    """POST the item's four rewrites, then GET the page the redirect names. Returns that URL and the page."""
+    posted = client.post(url, answers or _answers_for(url))
+    assert posted.status_code == 302, posted.content[:2000]
+    page = client.get(posted["Location"])
+    assert page.status_code == 200, page.content[:2000]
+    return posted["Location"], page
+
+
+def _listing(queries) -> str:
+    return "\n".join(f"{n:2d}. {q['sql']}" for n, q in enumerate(queries, 1))
+
+
+@pytest.fixture
+def annotator_on_a_job(make_annotator):
+    job = make_live_job(make_corpus(dialogs=4, user_turns=3))
+    user, worker = make_annotator("anna")
+    client = Client()
+    client.force_login(user)
+    claimed = client.post(reverse("job-next", args=[job.pk]))
+    assert claimed.status_code == 302
+    return client, claimed["Location"], job, worker
+
+
+def test_one_cycle_costs_at_most_twelve_queries(annotator_on_a_job):
+    client, url, job, worker = annotator_on_a_job
+    url, _page = _cycle(client, url)  # warm-up: per-process caches (the item count) fill here
+
+    answers = _answers_for(url)  # the annotator's typing, outside the count
+    with CaptureQueriesContext(connection) as captured:
+        next_url, page = _cycle(client, url, answers)
+
+    assert len(captured.captured_queries) <= MAX_QUERIES, (
+        f"one annotation cycle took {len(captured.captured_queries)} queries (at most {MAX_QUERIES}):\n"
+        + _listing(captured.captured_queries)
+    )
+    # ... and it still did the whole cycle: the response, its audit row, the item done, the next claim.
+    submitted = Slot.objects.get(pk=read_token(_token(url))[0])
+    response = Response.objects.get(slot=submitted)
+    assert response.status == Response.Status.ACCEPTED
+    assert ResponseTransition.objects.filter(response=response, from_status="", to_status="accepted").exists()
+    assert submitted.state == Slot.State.SUBMITTED and submitted.item.state == Item.State.COMPLETE
+    following = Slot.objects.get(pk=read_token(_token(next_url))[0])
+    assert following.state == Slot.State.CLAIMED and following.worker_id == worker.pk
+    assert next_url.endswith("?saved=1")
+
+
+def test_the_page_read_brings_the_same_history_as_the_plain_one(annotator_on_a_job):
+    client, url, _job, _worker = annotator_on_a_job
+    url, _page = _cycle(client, url)
+    url, page = _cycle(client, url)
+    slot_id, worker_id = read_token(_token(url))
+    slot = work_slot(slot_id, worker_id, for_page=True)
+    assert history_of(slot) == dialog_history(Item.objects.get(pk=slot.item_id))
+    assert len(history_of(slot)) > 1
+    assert slot.your_responses == 2
+    for turn in history_of(slot)[:-1]:
+        assert turn["text"] in page.content.decode()
