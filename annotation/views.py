@@ -28,6 +28,7 @@ from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
 from .roles import is_organizer, worker_for
 from .selectors import work as work_selectors
+from .selectors.feedback import feedback_from_json, voted_down
 from .selectors.jobs import worker_responses
 from .services.claims import (
     ClaimError,
@@ -74,6 +75,7 @@ def home(request):
         context["rows"] = work_selectors.annotator_jobs(worker)
         context["recent"] = list(worker_responses(worker)[:RECENT_RESPONSES])
         context["response_total"] = worker_responses(worker).count()
+        context["feedback"] = voted_down(worker)
     return render(request, "annotation/home.html", context)
 
 
@@ -226,6 +228,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "your_responses": your_responses,
         "saved": request.GET.get("saved") == "1",
         "is_inhouse": work.worker.user_id is not None,
+        "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None)),
         **kind.page_context(work.item, work.slot, work.job.settings),
     }
     return render(request, "annotation/work.html", context, status=status)
