@@ -40,10 +40,12 @@ from .selectors.dashboard import (
 )
 from .selectors.jobs import job_progress
 from .selectors.review import ReviewFilters, review_queue
+from .selectors.team import in_house_annotators
 from .services.imports import ImportFailed
 from .services.jobs import JobError
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from .services.review import ACTIONS as REVIEW_ACTIONS
+from .services.team import TeamError, add_annotators, parse_team_csv, set_active
 from .services.review import bulk_decide
 from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from .tasks import apply_worker_flags
@@ -440,3 +442,52 @@ def worker_unblock(request, pk, job_pk):
     else:
         messages.success(request, f"{worker} may work on {job.name!r} again.")
     return redirect("organizer:worker", pk=worker.pk)
+
+
+# --- The team ---------------------------------------------------------------------------------------
+
+
+def _team_page(request, *, results=None, text="", status=200):
+    return render(
+        request,
+        "annotation/organizer/team.html",
+        {"annotators": _paged(request, in_house_annotators(), "page", 50), "results": results, "text": text},
+        status=status,
+    )
+
+
+@organizer_required
+def team(request):
+    """In-house annotators: add them from a CSV (username,email[,name]), deactivate, reactivate."""
+    return _team_page(request)
+
+
+@organizer_required
+@require_POST
+def team_add(request):
+    """Add annotators; the page lists a result per row and each new annotator's one-time link.
+    Rendered, not redirected: the links are shown this once and kept nowhere."""
+    upload = request.FILES.get("file")
+    text = upload.read().decode("utf-8-sig", errors="replace") if upload else request.POST.get("rows", "")
+    try:
+        results = add_annotators(parse_team_csv(text))
+    except TeamError as exc:
+        messages.error(request, f"Nobody was added: {exc}.")
+        return _team_page(request, text=text, status=400)
+    base = request.build_absolute_uri("/").rstrip("/")
+    rows = [{"line": r.line, "username": r.username, "ok": r.ok, "message": r.message, "link": f"{base}{r.link}" if r.link else ""} for r in results]
+    return _team_page(request, results=rows)
+
+
+@organizer_required
+@require_POST
+def team_active(request, pk):
+    worker = get_object_or_404(Worker.objects.select_related("user"), pk=pk)
+    active = request.POST.get("active") == "1"
+    try:
+        set_active(worker, active)
+    except TeamError as exc:
+        messages.error(request, f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+    else:
+        messages.success(request, f"{worker.external_id} is {'active again' if active else 'deactivated: they can no longer log in'}.")
+    return redirect("organizer:team")
