@@ -12,8 +12,20 @@ def _team_names(value: str) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-class TestSetUploadForm(forms.Form):
+class _OwnIds(forms.Form):
+    """The set-up forms share one page (with the finalists form): each gets its own element ids,
+    so two fields of the same name (test_set, archive) keep their labels apart."""
+
+    id_prefix = "id"
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", f"{self.id_prefix}_%s")
+        super().__init__(*args, **kwargs)
+
+
+class TestSetUploadForm(_OwnIds):
     __test__ = False  # not a pytest test class, despite the name
+    id_prefix = "testset"
 
     challenge = forms.CharField(max_length=200, help_text="The challenge the test set belongs to, e.g. “DSTC9 Track 1”; created if new.")
     name = forms.CharField(max_length=200, help_text="The test set's name within the challenge, e.g. “test”; it must be new.")
@@ -30,14 +42,16 @@ class TestSetChoiceField(forms.ModelChoiceField):
         return f"{obj.challenge} / {obj.name} ({obj.size} instances, {obj.n_entries} entries)"
 
 
-class TestSetLogsForm(forms.Form):
+class TestSetLogsForm(_OwnIds):
     __test__ = False
+    id_prefix = "logs"
 
     test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set whose dialog contexts these are.")
     logs = forms.FileField(help_text="logs.json, aligned with the test set's labels.json; replaces the contexts it has.")
 
 
-class EntriesUploadForm(forms.Form):
+class EntriesUploadForm(_OwnIds):
+    id_prefix = "entries"
     test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set the entries answer.")
     archive = forms.FileField(help_text="A .zip whose top level holds the team folders: <team>/<entry>.json, e.g. team3/entry0.json.")
     scores = forms.FileField(
