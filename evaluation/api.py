@@ -26,7 +26,10 @@ from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
+    import_entries_upload,
     import_human_eval_archive,
+    import_test_set_logs_upload,
+    import_test_set_upload,
     refresh_inputs_version,
     select_finalists,
     sync_campaign_ratings,
@@ -244,6 +247,67 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
         except EvaluationInputError as exc:
             raise ValidationError({"file": [str(exc)]}) from None
         return Response({"campaign": campaign.pk, **_json_safe(summary)})
+
+
+NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
+
+
+class TestSetListView(EvaluationAPI, APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(summary="List test sets with their size, whether dialog contexts are stored, and their entry counts", responses={200: s.TestSetSerializer(many=True)})
+    def get(self, request):
+        return Response(s.TestSetSerializer(selectors.test_sets(), many=True).data)
+
+    @extend_schema(
+        summary="Upload a test set (DSTC9 Track 1 layout): labels.json with optional knowledge.json and logs.json, or one .zip; all or nothing",
+        request={"multipart/form-data": s.TestSetUploadSerializer},
+        responses={201: s.TestSetSerializer, **ERRORS},
+    )
+    def post(self, request):
+        form = s.TestSetUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        # A refusal (EvaluationInputError) is a 400 {"detail": reason} by EvaluationAPI; nothing was written.
+        test_set = import_test_set_upload(
+            data["challenge"], data["name"], labels=data.get("labels"), knowledge=data.get("knowledge"), logs=data.get("logs"), archive=data.get("archive")
+        )
+        return Response(s.TestSetSerializer(selectors.test_sets().get(pk=test_set.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class TestSetLogsView(EvaluationAPI, APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Add or replace a test set's dialog contexts (logs.json, aligned with its labels)",
+        request={"multipart/form-data": s.TestSetLogsUploadSerializer},
+        responses={200: s.TestSetSerializer, **ERRORS, **NO_TEST_SET},
+    )
+    def post(self, request, pk):
+        test_set = get_object_or_404(selectors.test_sets(), pk=pk)
+        form = s.TestSetLogsUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        import_test_set_logs_upload(test_set, form.validated_data["logs"])
+        return Response(s.TestSetSerializer(selectors.test_sets().get(pk=pk)).data)
+
+
+class EntriesUploadView(EvaluationAPI, APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Upload a test set's entries as a .zip of <team>/<entry>.json, with optional objective scores (CSV); all or nothing",
+        request={"multipart/form-data": s.EntriesUploadSerializer},
+        responses={200: s.EntriesImportedSerializer, **ERRORS, **NO_TEST_SET},
+    )
+    def post(self, request, pk):
+        test_set = get_object_or_404(TestSet, pk=pk)
+        form = s.EntriesUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        summary = import_entries_upload(
+            test_set, data["archive"], scores=data.get("scores"), baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
+        )
+        return Response({"test_set": test_set.pk, **summary})
 
 
 def _json_safe(value):

@@ -1,10 +1,14 @@
 """Reads for the evaluation app. Campaign pages read stored results; the one statistic computed on
 request is a pairwise job's Bradley-Terry ranking, which takes milliseconds."""
+from pathlib import Path
+
+from django.conf import settings
+
 from annotation import task_types
 from annotation.models import Job, Response
 
 from . import bradley_terry
-from .models import Campaign, CampaignResult
+from .models import Campaign, CampaignResult, TestSet
 
 
 def campaigns():
@@ -44,6 +48,25 @@ def shown_result(campaign):
         return current, False
     latest = latest_result(campaign)
     return latest, latest is not None
+
+
+def test_sets():
+    """Test sets with their challenge and entry count, oldest first (the order of the upload forms)."""
+    from django.db.models import Count
+
+    return TestSet.objects.select_related("challenge").annotate(n_entries=Count("entries")).order_by("pk")
+
+
+def export_directory(result: CampaignResult) -> Path:
+    """Where a result's files are written (by the task that computes it): one folder per campaign
+    and inputs version, so the page offers the files of the result it shows."""
+    return Path(settings.QUORUM_EXPORT_DIR) / "evaluation" / f"campaign-{result.campaign_id}" / result.inputs_version[:12]
+
+
+def exported_file(result: CampaignResult, name: str):
+    """The path of one written file of the result, or None when it was not written (yet)."""
+    path = export_directory(result) / name
+    return path if path.is_file() else None
 
 
 def crowd_progress(campaign):

@@ -140,3 +140,52 @@ class HumanEvalUploadSerializer(serializers.Serializer):
         help_text="A .zip whose top level holds the team folders: <team>/<entry>.json and <team>/<entry>.human_eval.json."
     )
     replace = serializers.BooleanField(required=False, default=False, help_text="Replace ratings already imported for the same entries.")
+
+
+class TestSetSerializer(serializers.Serializer):
+    __test__ = False  # not a pytest test class, despite the name
+
+    id = serializers.IntegerField(source="pk")
+    challenge = serializers.CharField(source="challenge.name")
+    name = serializers.CharField()
+    size = serializers.IntegerField(help_text="Number of instances in labels.json.")
+    has_logs = serializers.SerializerMethodField(help_text="Whether the dialog contexts (logs.json) are stored.")
+    entries = serializers.IntegerField(source="n_entries", read_only=True, help_text="Number of entries imported for it.")
+
+    def get_has_logs(self, obj) -> bool:
+        return bool(obj.logs)
+
+
+class TestSetUploadSerializer(serializers.Serializer):
+    __test__ = False
+
+    challenge = serializers.CharField(max_length=200, help_text="The challenge, e.g. 'DSTC9 Track 1'; created if new.")
+    name = serializers.CharField(max_length=200, help_text="The test set's name within the challenge; it must be new.")
+    labels = serializers.FileField(required=False, help_text="labels.json: one {target, knowledge, response} per instance.")
+    knowledge = serializers.FileField(required=False, help_text="knowledge.json (optional), checked against the labels.")
+    logs = serializers.FileField(required=False, help_text="logs.json (optional): the dialog contexts, needed for crowd rating.")
+    archive = serializers.FileField(required=False, help_text="Instead of the files: one .zip holding labels.json and optionally knowledge.json, logs.json.")
+
+
+class TestSetLogsUploadSerializer(serializers.Serializer):
+    logs = serializers.FileField(help_text="logs.json aligned with the test set's labels.json; replaces the stored contexts.")
+
+
+class EntriesUploadSerializer(serializers.Serializer):
+    archive = serializers.FileField(help_text="A .zip whose top level holds the team folders: <team>/<entry>.json.")
+    scores = serializers.FileField(
+        required=False, help_text="Objective scores CSV team_id,entry_id,<metric>,... (optional); imported with the entries, all or nothing."
+    )
+    baseline_teams = serializers.ListField(
+        child=serializers.CharField(), required=False, default=lambda: ["baseline"],
+        help_text="Team folders holding the baseline (DSTC9: baseline; DSTC10: teamB00; DSTC11: team00).",
+    )
+    ground_truth = serializers.BooleanField(required=False, default=False, help_text="Also add the labels as the ground-truth reference entry.")
+
+
+class EntriesImportedSerializer(serializers.Serializer):
+    test_set = serializers.IntegerField()
+    entries = serializers.IntegerField(help_text="Number of entries imported or matched.")
+    labels = serializers.ListField(child=serializers.CharField(), help_text="team/entry of each.")
+    scores = serializers.BooleanField(help_text="Whether objective scores were imported with them.")
+    ground_truth = serializers.BooleanField()

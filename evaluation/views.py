@@ -2,21 +2,24 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.roles import is_organizer
 
-from annotation.models import Job
-
 from . import leaderboard, pairwise_report, plots, selectors
+from .forms import EntriesUploadForm, TestSetLogsForm, TestSetUploadForm
 from .models import Campaign, TestSet
 from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
     create_finalist_campaign,
+    import_entries_upload,
     import_human_eval_archive,
+    import_test_set_logs_upload,
+    import_test_set_upload,
     select_finalists,
 )
 
@@ -37,14 +40,76 @@ def _with_cells(rows, questions):
     return rows
 
 
+SETUP_FORMS = {"test_set_form": TestSetUploadForm, "logs_form": TestSetLogsForm, "entries_form": EntriesUploadForm}
+
+
+def _list_page(request, extra=None, status=200, **bound_forms):
+    """The campaign list with its set-up forms: blank ones, except a refused form shown with its errors."""
+    forms = {key: bound_forms.get(key) or form_class() for key, form_class in SETUP_FORMS.items()}
+    context = {"campaigns": selectors.campaigns(), "pairwise_jobs": selectors.pairwise_jobs(), "test_sets": selectors.test_sets(), **forms, **(extra or {})}
+    return render(request, "evaluation/campaign_list.html", context, status=status)
+
+
 @login_required
 def campaign_list(request):
-    """Campaigns, and finalist selection by mean reciprocal rank (a POST shows the finalists)."""
+    """Campaigns, the set-up forms, and finalist selection by mean reciprocal rank (a POST shows the finalists)."""
     _organizer_only(request)
-    context = {"campaigns": selectors.campaigns(), "pairwise_jobs": selectors.pairwise_jobs(), "test_sets": TestSet.objects.select_related("challenge").order_by("pk")}
-    if request.method == "POST":
-        context.update(_select_finalists(request))
-    return render(request, "evaluation/campaign_list.html", context)
+    return _list_page(request, _select_finalists(request) if request.method == "POST" else None)
+
+
+def _setup_upload(request, form_key, run):
+    """Check the form, run the import (`run(cleaned_data)` returns the success message) and come
+    back to the list; a refusal is shown on the form with a 400, and nothing was written."""
+    _organizer_only(request)
+    form = SETUP_FORMS[form_key](request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            message = run(form.cleaned_data)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was imported: {exc}")
+        else:
+            messages.success(request, message)
+            return redirect(reverse("evaluation:campaigns") + "#setup")
+    return _list_page(request, status=400, **{form_key: form})
+
+
+def _import_test_set(data) -> str:
+    test_set = import_test_set_upload(
+        data["challenge"], data["name"], labels=data["labels"], knowledge=data["knowledge"], logs=data["logs"], archive=data["archive"]
+    )
+    contexts = "with" if test_set.logs else "without"
+    return f"Imported test set “{test_set.challenge} / {test_set.name}”: {test_set.size} instances, {contexts} dialog contexts."
+
+
+def _import_logs(data) -> str:
+    test_set = import_test_set_logs_upload(data["test_set"], data["logs"])
+    return f"Stored the dialog contexts of “{test_set.challenge} / {test_set.name}”."
+
+
+def _import_entries(data) -> str:
+    summary = import_entries_upload(
+        data["test_set"], data["archive"], scores=data["scores"], baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
+    )
+    scores = " with their objective scores" if summary["scores"] else ""
+    return f"Imported {summary['entries']} entries{scores}: {', '.join(summary['labels'])}."
+
+
+@login_required
+@require_POST
+def test_set_upload(request):
+    return _setup_upload(request, "test_set_form", _import_test_set)
+
+
+@login_required
+@require_POST
+def test_set_logs_upload(request):
+    return _setup_upload(request, "logs_form", _import_logs)
+
+
+@login_required
+@require_POST
+def entries_upload(request):
+    return _setup_upload(request, "entries_form", _import_entries)
 
 
 def _select_finalists(request) -> dict:
@@ -126,6 +191,8 @@ def campaign_results(request, pk):
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "crowd": selectors.crowd_progress(campaign),
+        "report_files": list(REPORT_FILES),
+        "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
     }
     return render(request, "evaluation/campaign_results.html", context)
 
@@ -146,6 +213,38 @@ def campaign_plot(request, pk, kind):
     draw(shown.report, response)
     response["Cache-Control"] = "private, max-age=300"
     return response
+
+
+# Files rendered from the stored report (cheap, like the API's leaderboard); instance scores read
+# every rating, so the task that computes the results writes them and this view only serves them.
+REPORT_FILES = {
+    "leaderboard.json": ("application/json", lambda report: leaderboard.render(report, "json")),
+    "leaderboard.csv": ("text/csv", lambda report: leaderboard.render(report, "csv")),
+    "leaderboard.md": ("text/markdown", lambda report: leaderboard.render(report, "md")),
+    "pairwise.csv": ("text/csv", leaderboard.pairwise_csv),
+    "spearman.csv": ("text/csv", leaderboard.spearman_csv),
+}
+WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
+
+
+@login_required
+def campaign_download(request, pk, name):
+    """One file of the results the page shows (current, else the latest older ones), as an attachment."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    shown, _stale = selectors.shown_result(campaign)
+    if shown is None or name not in {**REPORT_FILES, **WRITTEN_FILES}:
+        raise Http404("No such file, or no results yet.")
+    filename = f"campaign-{campaign.pk}-{shown.inputs_version[:12]}-{name}"
+    if name in REPORT_FILES:
+        content_type, render_as = REPORT_FILES[name]
+        response = HttpResponse(render_as(shown.report), content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    path = selectors.exported_file(shown, name)
+    if path is None:
+        raise Http404("This file is written when the results are computed; compute them again to write it.")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=f"{WRITTEN_FILES[name]}; charset=utf-8")
 
 
 RANKING_FORMATS = {"csv": ("text/csv", pairwise_report.to_csv), "md": ("text/markdown", pairwise_report.to_markdown)}

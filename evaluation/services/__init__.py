@@ -25,8 +25,13 @@ from .imports import (  # noqa: F401
     import_entries,
     import_entry,
     import_human_eval,
-    import_human_eval_archive,
     import_objective_scores,
     import_test_set,
     import_test_set_logs,
+)
+from .uploads import (  # noqa: F401
+    import_entries_upload,
+    import_human_eval_archive,
+    import_test_set_logs_upload,
+    import_test_set_upload,
 )

@@ -108,6 +108,7 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
     version = refresh_inputs_version(campaign)
     existing = CampaignResult.objects.filter(campaign=campaign, inputs_version=version).first()
     if existing is not None:
+        _leave_draft(campaign)  # results stored before campaigns moved on their own
         return existing
     ratings, truth, systems, evaluated = _report_inputs(campaign)
     started = time.perf_counter()
@@ -124,4 +125,16 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
         result, _ = CampaignResult.objects.get_or_create(
             campaign=campaign, inputs_version=version, defaults={"report": body, "seconds": time.perf_counter() - started}
         )
+        _leave_draft(campaign)
     return result
+
+
+def _leave_draft(campaign: Campaign) -> None:
+    """A draft campaign with results is no longer a draft: one with a crowd job is collecting
+    ratings; one without has imported ratings that nothing adds to, so it is closed. A campaign
+    already past Draft keeps its state (a crowd campaign stays collecting until closed)."""
+    has_crowd_job = CampaignJob.objects.filter(campaign=campaign).exists()
+    state = Campaign.State.COLLECTING if has_crowd_job else Campaign.State.CLOSED
+    # A filtered update, so a concurrent launch that moved it on is not overwritten.
+    if Campaign.objects.filter(pk=campaign.pk, state=Campaign.State.DRAFT).update(state=state):
+        campaign.state = state

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from django.conf import settings
 
 from .. import leaderboard, plots
 from ..models import Campaign, CampaignResult, Rating
+from ..selectors import export_directory
 from .imports import EvaluationInputError
 
 
@@ -30,12 +30,12 @@ def instance_scores_csv(campaign: Campaign, path) -> int:
     return len(table)
 
 
-def export_campaign(campaign: Campaign, directory=None) -> dict:
+def export_campaign(campaign: Campaign, directory=None, result=None) -> dict:
     """Write leaderboard.{json,csv,md}, pairwise.csv, spearman.csv, instance_scores.csv, agreement.json, scores.png and
-    ratings.png for the campaign's current results. Returns {name: path}."""
-    result = latest_result(campaign)
+    ratings.png for `result` (default: the campaign's current results). Returns {name: path}."""
+    result = result or latest_result(campaign)
     report = result.report
-    directory = Path(directory or Path(settings.QUORUM_EXPORT_DIR) / "evaluation" / f"campaign-{campaign.pk}" / result.inputs_version[:12])
+    directory = Path(directory or export_directory(result))
     directory.mkdir(parents=True, exist_ok=True)
     written = {}
     for fmt in ("json", "csv", "md"):

@@ -227,33 +227,3 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
     campaign.save(update_fields=["rater_ids_known"])
     refresh_inputs_version(campaign)
     return {"entries": len(plan), "ratings": total}
-
-
-MAX_ARCHIVE_BYTES = 200 * 1024 * 1024  # uncompressed; larger evaluations go through the import_human_eval command
-
-
-def import_human_eval_archive(campaign: Campaign, fileobj, replace=False) -> dict:
-    """`import_human_eval` from a .zip whose top level holds the team folders; all or nothing.
-
-    Refuses a file that is not a zip, one that unpacks to more than MAX_ARCHIVE_BYTES, and entries
-    that would land outside the folder ("../", absolute paths).
-    """
-    import tempfile
-    import zipfile
-
-    try:
-        archive = zipfile.ZipFile(fileobj)
-    except zipfile.BadZipFile:
-        raise EvaluationInputError("the file is not a .zip archive") from None
-    members = archive.infolist()
-    if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
-        raise EvaluationInputError(
-            f"the archive unpacks to more than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the import_human_eval command"
-        )
-    with tempfile.TemporaryDirectory(prefix="quorum-human-eval-") as tmp:
-        root = Path(tmp).resolve()
-        for member in members:
-            if not (root / member.filename).resolve().is_relative_to(root):
-                raise EvaluationInputError(f"the archive entry {member.filename!r} points outside the archive")
-        archive.extractall(root)
-        return import_human_eval(campaign, root, replace=replace)

@@ -1,0 +1,68 @@
+"""Forms of the organizer pages that set up an evaluation: test sets, their logs, entries.
+
+They only check each field; which files go together and what is in them is checked by the import
+services (the same checks for the pages and the API), whose refusals the views show on the form.
+"""
+from django import forms
+
+from . import selectors
+
+
+def _team_names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+class _OwnIds(forms.Form):
+    """The set-up forms share one page (with the finalists form): each gets its own element ids,
+    so two fields of the same name (test_set, archive) keep their labels apart."""
+
+    id_prefix = "id"
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", f"{self.id_prefix}_%s")
+        super().__init__(*args, **kwargs)
+
+
+class TestSetUploadForm(_OwnIds):
+    __test__ = False  # not a pytest test class, despite the name
+    id_prefix = "testset"
+
+    challenge = forms.CharField(max_length=200, help_text="The challenge the test set belongs to, e.g. “DSTC9 Track 1”; created if new.")
+    name = forms.CharField(max_length=200, help_text="The test set's name within the challenge, e.g. “test”; it must be new.")
+    labels = forms.FileField(required=False, help_text="labels.json: one {target, knowledge, response} per instance.")
+    knowledge = forms.FileField(required=False, help_text="knowledge.json (optional): the labels' knowledge references are checked against it.")
+    logs = forms.FileField(required=False, help_text="logs.json (optional): the dialog contexts, needed to rate responses with a crowd.")
+    archive = forms.FileField(
+        required=False, help_text="Instead of the three files: one .zip holding labels.json and, if you have them, knowledge.json and logs.json."
+    )
+
+
+class TestSetChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj):
+        return f"{obj.challenge} / {obj.name} ({obj.size} instances, {obj.n_entries} entries)"
+
+
+class TestSetLogsForm(_OwnIds):
+    __test__ = False
+    id_prefix = "logs"
+
+    test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set whose dialog contexts these are.")
+    logs = forms.FileField(help_text="logs.json, aligned with the test set's labels.json; replaces the contexts it has.")
+
+
+class EntriesUploadForm(_OwnIds):
+    id_prefix = "entries"
+    test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set the entries answer.")
+    archive = forms.FileField(help_text="A .zip whose top level holds the team folders: <team>/<entry>.json, e.g. team3/entry0.json.")
+    scores = forms.FileField(
+        required=False,
+        help_text="Objective scores (optional): CSV team_id,entry_id,<metric>,...; ids as folder names or DSTC9's numbers. Entries and scores are imported together or not at all.",
+    )
+    baseline_teams = forms.CharField(
+        required=False, initial="baseline", max_length=500,
+        help_text="Team folders that hold the baseline, comma-separated (DSTC9: baseline; DSTC10: teamB00; DSTC11: team00).",
+    )
+    ground_truth = forms.BooleanField(required=False, help_text="Also add the test set's labels as the ground-truth reference entry.")
+
+    def clean_baseline_teams(self):
+        return _team_names(self.cleaned_data["baseline_teams"] or "baseline")

@@ -1,0 +1,129 @@
+"""Setting up an evaluation on the organizer pages: uploads, their refusals, the campaign's downloads
+and the links between the organizer dashboard and the evaluation pages."""
+import json
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import RequestFactory
+from django.urls import reverse
+
+from evaluation import leaderboard, views
+from evaluation.models import Campaign, Entry, TestSet
+from evaluation.services import compute_campaign_results
+from evaluation.tasks import compute_campaign_results as compute_task
+
+from .conftest import DSTC9
+from .test_api_finalists_human_eval import zipped
+
+pytestmark = pytest.mark.django_db
+
+
+def fixture_file(name, upload_name=None):
+    return SimpleUploadedFile(upload_name or name, (DSTC9 / name).read_bytes())
+
+
+@pytest.fixture
+def signed_in(client, organizer):
+    client.force_login(organizer)
+    return client
+
+
+@pytest.mark.parametrize(
+    "view, kwargs",
+    [
+        (views.test_set_upload, {}),
+        (views.test_set_logs_upload, {}),
+        (views.entries_upload, {}),
+        (views.campaign_download, {"pk": 1, "name": "leaderboard.csv"}),
+    ],
+)
+def test_annotators_are_refused_every_set_up_page(make_annotator, view, kwargs):
+    user, _ = make_annotator("ann")
+    request = RequestFactory().post("/")
+    request.user = user
+    with pytest.raises(PermissionDenied):
+        view(request, **kwargs)
+
+
+def test_a_test_set_then_entries_with_scores_then_finalists(signed_in):
+    page = signed_in.post(
+        reverse("evaluation:test-set-upload"),
+        {"challenge": "DSTC9 Track 1", "name": "test", "labels": fixture_file("labels.json"), "knowledge": fixture_file("knowledge.json")},
+        follow=True,
+    )
+    assert "Imported test set “DSTC9 Track 1 / test”" in page.content.decode()
+    test_set = TestSet.objects.get()
+    page = signed_in.post(
+        reverse("evaluation:entries-upload"),
+        {"test_set": test_set.pk, "archive": SimpleUploadedFile("e.zip", zipped(DSTC9 / "entries").read()), "scores": fixture_file("score.csv"), "baseline_teams": "baseline", "ground_truth": "on"},
+        follow=True,
+    )
+    assert "Imported 6 entries with their objective scores" in page.content.decode()
+    assert Entry.objects.filter(is_ground_truth=True).exists() and Entry.objects.get(team__team_id="team2").objective_scores
+    page = signed_in.post(reverse("evaluation:campaigns"), {"test_set": test_set.pk, "metrics": "detection_f1,selection_r@1", "top": "2", "campaign": "finals"})
+    assert 'id="finalist-table"' in page.content.decode()
+    assert Campaign.objects.get(name="finals").entries.filter(is_ground_truth=True).exists()
+
+
+def test_logs_are_added_to_a_test_set(signed_in, test_set):
+    logs = json.dumps([[{"speaker": "U", "text": "hi"}]] * test_set.size)
+    page = signed_in.post(reverse("evaluation:test-set-logs-upload"), {"test_set": test_set.pk, "logs": SimpleUploadedFile("l.json", logs.encode())}, follow=True)
+    assert "Stored the dialog contexts" in page.content.decode()
+    test_set.refresh_from_db()
+    assert len(test_set.logs) == test_set.size
+
+
+def test_a_bad_upload_is_a_400_form_error_naming_the_member(signed_in, test_set):
+    bad = zipped(DSTC9 / "entries", extra={"team9/entry0.json": "["}).read()
+    page = signed_in.post(reverse("evaluation:entries-upload"), {"test_set": test_set.pk, "archive": SimpleUploadedFile("e.zip", bad)})
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert "Nothing was imported: team9/entry0.json: not valid JSON" in html and "quorum-upload" not in html
+    assert not Entry.objects.exists()
+    missing = signed_in.post(reverse("evaluation:test-set-upload"), {"challenge": "C", "name": "t"})
+    assert missing.status_code == 400 and "give either labels.json" in missing.content.decode()
+    assert TestSet.objects.count() == 1
+
+
+def test_every_set_up_field_has_help_text():
+    from evaluation import forms
+
+    for form_class in (forms.TestSetUploadForm, forms.TestSetLogsForm, forms.EntriesUploadForm):
+        assert all(field.help_text for field in form_class.base_fields.values()), form_class
+
+
+def test_the_campaign_page_offers_every_download_of_the_stored_results(signed_in, campaign):
+    url = reverse("evaluation:campaign-download", args=[campaign.pk, "leaderboard.csv"])
+    assert signed_in.get(url).status_code == 404  # nothing computed yet
+    compute_task(campaign.pk)  # as "Compute results" does: the report and its files
+    campaign.refresh_from_db()
+    assert campaign.state == Campaign.State.CLOSED
+    page = signed_in.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert "Closed" in page
+    result = campaign.results.get()
+    for fmt in ("json", "csv", "md"):
+        name = f"leaderboard.{fmt}"
+        assert reverse("evaluation:campaign-download", args=[campaign.pk, name]) in page
+        response = signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, name]))
+        assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+        assert response.content.decode() == leaderboard.render(result.report, fmt)
+    scores = signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, "instance_scores.csv"]))
+    assert scores.status_code == 200 and b"".join(scores.streaming_content).startswith(b"team_id,entry_id,instance")
+    for kind in ("scores", "ratings"):
+        assert reverse("evaluation:campaign-plot", args=[campaign.pk, kind]) in page
+    assert signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, "agreement.json"])).status_code == 404  # only named files
+
+
+def test_instance_scores_not_yet_written_are_explained_not_served(signed_in, campaign):
+    compute_campaign_results(campaign.pk)  # the service alone (e.g. a command) writes no files
+    page = signed_in.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert "press “Compute results” to write it" in page
+    assert signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, "instance_scores.csv"])).status_code == 404
+
+
+def test_organizer_dashboard_and_evaluation_link_to_each_other(signed_in):
+    dashboard = signed_in.get(reverse("organizer:dashboard")).content.decode()
+    assert reverse("evaluation:campaigns") in dashboard
+    evaluation = signed_in.get(reverse("evaluation:campaigns")).content.decode()
+    assert reverse("organizer:dashboard") in evaluation
