@@ -13,9 +13,10 @@ operations rather than a loop over rows:
 Response-level flags (each names the responses that carry it):
 - `fast`: time below `fast_ratio` x the median time per response of the same job;
 - `pasted`: at least `paste_share` of the typed-or-pasted characters were pasted (telemetry);
-- `near_duplicate`: a field's text is at least `near_duplicate_similarity` similar to an earlier
-  text of another worker in the same field of the same item, and closer to it than either is to
-  the source. Rewrites of one source resemble each other because they resemble the source (two
+- `near_duplicate`: a field's text (of at least `MIN_WORDS` words) is at least
+  `near_duplicate_similarity` similar to an earlier text of another worker in the same field of
+  the same item, and closer to it than either is to the source (at most `MARGIN` times as far from
+  it as the nearer of the two is from the source). Rewrites of one source resemble each other because they resemble the source (two
   typo versions differ from it, and from each other, by a few letters); only a text that is nearer
   to someone else's rewrite than to what both rewrote was taken from that rewrite, and only the
   later of the two can have been.
@@ -234,6 +235,12 @@ def similarity(a: str, b: str) -> float:
     return Indel.normalized_similarity(a, b)
 
 
+#: Near-duplicates: how much nearer to each other than to the source two texts must be (see below),
+#: and the fewest words a text needs before its likeness to another says anything.
+MARGIN = 0.5
+MIN_WORDS = 5
+
+
 def near_duplicates(texts: pd.DataFrame, threshold: float) -> np.ndarray:
     """Ids of the responses flagged as near-duplicates (see `near_duplicate_evidence`)."""
     return np.array(sorted(near_duplicate_evidence(texts, threshold)), dtype=np.int64)
@@ -260,6 +267,8 @@ def near_duplicate_evidence(texts: pd.DataFrame, threshold: float) -> dict:
     for g in multi.tolist():
         s, e = int(starts[g]), int(ends[g])
         normalized = [text_units.normalize(t or "") for t in texts_list[s:e]]
+        # Short answers repeat honestly ("Thanks", "Cheap Thai food, please"): not evidence of copying.
+        normalized = [t if len(t.split()) >= MIN_WORDS else "" for t in normalized]
         source = text_units.normalize(sources[s] or "")
         to_source = [Indel.normalized_similarity(t, source) if source else 0.0 for t in normalized]
         for j in range(1, e - s):  # j: the later text; i: an earlier one
@@ -269,11 +278,14 @@ def near_duplicate_evidence(texts: pd.DataFrame, threshold: float) -> dict:
                 if workers[s + i] == workers[s + j] or not normalized[i]:
                     continue
                 between = Indel.normalized_similarity(normalized[i], normalized[j], score_cutoff=threshold)
-                if between and between > to_source[i] and between > to_source[j]:
+                # At most half as far from each other as the nearer of them is from the source: two
+                # typo versions that happen to share a misspelling are as far apart as each is from
+                # the source, not half as far; a copy is nowhere near the source by comparison.
+                if between and 1 - between <= MARGIN * (1 - max(to_source[i], to_source[j])):
                     what = f"{fields[s]} " if fields[s] else ""
                     found[int(rids[s + j])] = (
                         f"{what}text {between:.0%} similar to response {rids[s + i]} by another worker, submitted earlier;"
-                        f" each is less similar to the source ({to_source[j]:.0%} and {to_source[i]:.0%})"
+                        f" each is far less similar to the source ({to_source[j]:.0%} and {to_source[i]:.0%})"
                     )
                     break
     return found

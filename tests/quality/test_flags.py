@@ -145,6 +145,22 @@ def test_two_honest_typo_versions_of_one_source_are_never_near_duplicates():
     assert set(near_duplicate_evidence(copied, 0.9)) == {2}
 
 
+def test_typo_versions_that_share_a_misspelling_are_not_near_duplicates():
+    # Both misspell "place" the same way, each adds one of its own: as far apart as from the source.
+    texts = field_texts(
+        [
+            (1, "a", 10, "typos", "Hi, I'm after a cheap plcae in the centre that serves Thai fod."),
+            (2, "b", 10, "typos", "Hi, I'm after a cheap plcae in the cnetre that serves Thai food."),
+        ]
+    )
+    assert near_duplicate_evidence(texts, 0.9) == {}
+
+
+def test_short_answers_repeat_honestly_and_are_never_near_duplicates():
+    texts = field_texts([(1, "a", 10, "simplified", "Cheap Thai, centre."), (2, "b", 10, "simplified", "Cheap Thai, centre.")])
+    assert near_duplicate_evidence(texts, 0.9) == {}
+
+
 def test_near_duplicates_compare_the_same_variant_only():
     text = "Could you find me a cheap Thai restaurant somewhere in the centre?"
     texts = field_texts([(1, "a", 10, "paraphrase", text), (2, "b", 10, "verbose", text)])
