@@ -7,9 +7,11 @@ in, everyone else gets a 403 page that says why). Writes are POST only.
 """
 import csv
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,7 +25,7 @@ from .gold_requests import GoldRequestError, add_gold_from_item
 from .gold_requests import answer_fields as gold_answer_fields
 from .import_requests import UploadError, import_error_field, start_upload_import
 from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, job_error_fields
-from .models import ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
@@ -37,14 +39,20 @@ from .selectors.dashboard import (
     worker_recent_responses,
 )
 from .selectors.jobs import job_progress
+from .selectors.review import ReviewFilters, review_queue
+from .selectors.team import in_house_annotators
 from .services.imports import ImportFailed
 from .services.jobs import JobError
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from .services.review import ACTIONS as REVIEW_ACTIONS
+from .services.team import TeamError, add_annotators, parse_team_csv, set_active
+from .services.review import bulk_decide
 from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from .tasks import apply_worker_flags
 
-#: Rows of the review lists shown on the job page; the API serves them all.
-REVIEW_ROWS = 200
+#: Rows per page of each list on the job page (reviewed items, flagged workers, gold items); the
+#: responses themselves are paged in the review queue.
+SECTION_ROWS = 20
 
 
 def organizer_required(view):
@@ -124,19 +132,18 @@ def job_detail(request, pk):
     return _job_page(request, job)
 
 
-def _job_page(request, job, *, voting_form=None, quality_form=None, override_forms=None, gold_form=None, status=200):
-    """The job page; a refused quality form is passed back bound, so its errors show by its fields."""
+def _paged(request, rows, name: str, per_page: int = SECTION_ROWS):
+    """One page of a job-page section; each section pages on its own query parameter."""
+    return Paginator(rows, per_page).get_page(request.GET.get(name) or 1)
+
+
+def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, status=200):
+    """The job page: an overview in sections (progress, review, quality, crowd, exports), each
+    paged, whose queries do not grow with the job's responses; the responses themselves are read
+    in the review queue. A refused form is passed back bound, so its errors show by its fields."""
     progress = job_progress(job)
     policy = QualityPolicy.objects.filter(job=job).first()
-    # A refused override lists every response, so the refused form is on the page whatever its evidence.
-    show_all = request.GET.get("reviews") == "all" or bool(override_forms)
     flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
-    review_rows = quality_selectors.review_list(job, flagged_only=not show_all, flags=flags)
-    override_forms = override_forms or {}
-    reviews = [
-        (row, override_forms.get(row.response_id) or OverrideForm(auto_id=f"id_override_{row.response_id}_%s"))
-        for row in review_rows[:REVIEW_ROWS]
-    ]
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
     context = {
@@ -145,7 +152,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
         "responses_per_item": progress.slots_submitted / progress.items_total if progress.items_total else 0.0,
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "actions": _allowed_actions(job),
-        "export_runs": job.export_runs.order_by("-created_at", "-id"),
+        "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
         # Quality control
         "supports_voting": bool(kind and kind.supports_voting),
         "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),
@@ -153,14 +160,11 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, override_for
         "voting_summary": quality_selectors.voting_summary(job),
         "vote_job": vote_job_of(job),
         "reviewed_for": job.reviews,
-        "item_reviews": quality_selectors.item_reviews(job)[:REVIEW_ROWS],
-        "reviews": reviews,
+        "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,
-        "flagged_workers": flagged_workers(flags),
-        "review_total": len(review_rows),
-        "review_rows_cap": REVIEW_ROWS,
-        "show_all_reviews": show_all,
-        "gold_rows": gold_rows,
+        "flagged_workers": _paged(request, flagged_workers(flags), "workers_page"),
+        "flagged_responses": len(flags.report.responses),
+        "gold_rows": _paged(request, gold_rows, "gold_page"),
         "gold_items": len(gold_rows),
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
@@ -310,7 +314,8 @@ def job_flags(request, pk):
 @organizer_required
 @require_POST
 def response_override(request, pk):
-    """Replace the automatic verdict on one response; the reason is required and kept."""
+    """Replace the automatic verdict on one response; the reason is required and kept. The review
+    queue decides many at once (`job_review_bulk`); this is the one-response form of the API era."""
     response = get_object_or_404(Response.objects.select_related("item__job"), pk=pk)
     job = response.item.job
     form = OverrideForm(request.POST, auto_id=f"id_override_{response.pk}_%s")
@@ -328,9 +333,70 @@ def response_override(request, pk):
             form.add_error(None, f"{exc}.")
         else:
             messages.success(request, f"Response {response.pk} is now {Response.Status(form.cleaned_data['status']).label.lower()}.")
-            return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "?reviews=all#reviews")
-    messages.error(request, f"Response {response.pk} was not changed: see the form in its row.")
-    return _job_page(request, job, override_forms={response.pk: form}, status=400)
+            return redirect(reverse("organizer:job-review", kwargs={"pk": job.pk}) + f"#response-{response.pk}")
+    problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+    messages.error(request, f"Response {response.pk} was not changed: {problems}")
+    return _review_page(request, job, status=400)
+
+
+# --- The review queue -----------------------------------------------------------------------------
+
+
+def _results_key(job) -> str:
+    return f"quorum:review-results:{job.pk}"
+
+
+@organizer_required
+def job_review(request, pk):
+    """The review queue: a page of the job's responses with the work itself, filtered."""
+    job = get_object_or_404(Job.objects.select_related("corpus", "payload_set", "reviews"), pk=pk)
+    return _review_page(request, job)
+
+
+def _review_page(request, job, status=200):
+    filters = ReviewFilters.from_query(request.GET)
+    queue = review_queue(job, filters, request.GET.get("page") or 1)
+    # The outcome of the last bulk decision, shown once (post/redirect/get keeps a reload harmless).
+    results = request.session.pop(_results_key(job), None)
+    context = {
+        "job": job,
+        "queue": queue,
+        "filter_query": urlencode(filters.as_query()),
+        "results": results,
+        "actions": list(REVIEW_ACTIONS),
+        "checks": CheckOverride.Check.choices,
+        "bulk_reason": request.session.pop(_results_key(job) + ":reason", ""),
+    }
+    return render(request, "annotation/organizer/review.html", context, status=status)
+
+
+@organizer_required
+@require_POST
+def job_review_bulk(request, pk):
+    """Accept, reject, exclude or re-collect the chosen responses with one reason; a result each."""
+    job = get_object_or_404(Job, pk=pk)
+    back = reverse("organizer:job-review", kwargs={"pk": job.pk})
+    query = request.POST.get("back", "")
+    if query.startswith("?"):
+        back += query
+    ids = [i for i in request.POST.getlist("response") if i.isdigit()]
+    try:
+        results = bulk_decide(
+            job,
+            ids,
+            action=request.POST.get("action", ""),
+            reason=request.POST.get("reason", ""),
+            check=request.POST.get("check") or CheckOverride.Check.VOTE,
+            by=request.user,
+        )
+    except QualityError as exc:
+        messages.error(request, f"Nothing was changed: {exc}.")
+        request.session[_results_key(job) + ":reason"] = request.POST.get("reason", "")[:2000]
+        return redirect(back)
+    done = sum(r.ok for r in results)
+    messages.success(request, f"{done} of {len(results)} response{'s' if len(results) != 1 else ''} changed; the result of each is listed below.")
+    request.session[_results_key(job)] = [{"response_id": r.response_id, "ok": r.ok, "message": r.message} for r in results]
+    return redirect(back)
 
 
 @organizer_required
@@ -376,3 +442,52 @@ def worker_unblock(request, pk, job_pk):
     else:
         messages.success(request, f"{worker} may work on {job.name!r} again.")
     return redirect("organizer:worker", pk=worker.pk)
+
+
+# --- The team ---------------------------------------------------------------------------------------
+
+
+def _team_page(request, *, results=None, text="", status=200):
+    return render(
+        request,
+        "annotation/organizer/team.html",
+        {"annotators": _paged(request, in_house_annotators(), "page", 50), "results": results, "text": text},
+        status=status,
+    )
+
+
+@organizer_required
+def team(request):
+    """In-house annotators: add them from a CSV (username,email[,name]), deactivate, reactivate."""
+    return _team_page(request)
+
+
+@organizer_required
+@require_POST
+def team_add(request):
+    """Add annotators; the page lists a result per row and each new annotator's one-time link.
+    Rendered, not redirected: the links are shown this once and kept nowhere."""
+    upload = request.FILES.get("file")
+    text = upload.read().decode("utf-8-sig", errors="replace") if upload else request.POST.get("rows", "")
+    try:
+        results = add_annotators(parse_team_csv(text))
+    except TeamError as exc:
+        messages.error(request, f"Nobody was added: {exc}.")
+        return _team_page(request, text=text, status=400)
+    base = request.build_absolute_uri("/").rstrip("/")
+    rows = [{"line": r.line, "username": r.username, "ok": r.ok, "message": r.message, "link": f"{base}{r.link}" if r.link else ""} for r in results]
+    return _team_page(request, results=rows)
+
+
+@organizer_required
+@require_POST
+def team_active(request, pk):
+    worker = get_object_or_404(Worker.objects.select_related("user"), pk=pk)
+    active = request.POST.get("active") == "1"
+    try:
+        set_active(worker, active)
+    except TeamError as exc:
+        messages.error(request, f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+    else:
+        messages.success(request, f"{worker.external_id} is {'active again' if active else 'deactivated: they can no longer log in'}.")
+    return redirect("organizer:team")

@@ -3,9 +3,18 @@
 An organizer is a superuser or a member of the "organizers" group; an annotator is a user with
 an in-house Worker identity. One user may be both.
 """
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 
 ORGANIZERS_GROUP = "organizers"
+#: The apps whose records organizers own and see in the Django admin.
+ORGANIZER_APPS = ("annotation", "hits", "evaluation")
+#: Models organizers may also add and change in the admin: the ones whose rows are plain
+#: configuration. Everything with a life of its own (responses, slots, rounds, payments) changes
+#: only through the services, so the admin shows it read-only.
+ORGANIZER_EDITS = {
+    ("annotation", "corpus"), ("annotation", "dialog"), ("annotation", "turn"), ("annotation", "job"),
+    ("annotation", "worker"), ("annotation", "qualitypolicy"),
+}
 
 
 def is_organizer(user) -> bool:
@@ -25,8 +34,22 @@ def worker_for(user):
     return Worker.objects.filter(user=user).first()
 
 
-def make_organizer(user):
+def grant_organizer_permissions(**kwargs):
+    """Give the organizers group view permission on every model of ORGANIZER_APPS and add/change on
+    ORGANIZER_EDITS (a post_migrate receiver, and called by make_organizer). Idempotent."""
     group, _ = Group.objects.get_or_create(name=ORGANIZERS_GROUP)
+    wanted = []
+    for perm in Permission.objects.filter(content_type__app_label__in=ORGANIZER_APPS).select_related("content_type"):
+        action = perm.codename.split("_", 1)[0]
+        model = (perm.content_type.app_label, perm.content_type.model)
+        if action == "view" or (action in ("add", "change") and model in ORGANIZER_EDITS):
+            wanted.append(perm)
+    group.permissions.add(*wanted)
+    return group
+
+
+def make_organizer(user):
+    group = grant_organizer_permissions()
     user.groups.add(group)
     user.is_staff = True  # organizers use the Django admin for raw records
     user.save(update_fields=["is_staff"])

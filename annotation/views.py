@@ -28,6 +28,7 @@ from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
 from .roles import is_organizer, worker_for
 from .selectors import work as work_selectors
+from .selectors.feedback import feedback_from_json, voted_down
 from .selectors.jobs import worker_responses
 from .services.claims import (
     ClaimError,
@@ -74,6 +75,7 @@ def home(request):
         context["rows"] = work_selectors.annotator_jobs(worker)
         context["recent"] = list(worker_responses(worker)[:RECENT_RESPONSES])
         context["response_total"] = worker_responses(worker).count()
+        context["feedback"] = voted_down(worker)
     return render(request, "annotation/home.html", context)
 
 
@@ -203,6 +205,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
     first_bad = next((r["name"] for r in rows if r["problems"]), None)
     payload = work.item.payload
     slot_values = list(dict.fromkeys(str(v) for v in payload.get("slot_values", [])))  # de-duplicated, in order
+    your_responses = _your_responses(work)
     context = {
         "token": work.token,
         "job": work.job,
@@ -211,19 +214,34 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "earlier_turns": [t for t in work_selectors.history_of(work.slot) if not t["is_target"]],
         "segments": slot_segments(payload.get("utterance", ""), slot_values),
         "slot_values": slot_values,
+        "slot_chips": _slot_chips(work.item, slot_values),
         "fields": rows,
         "problems": summary,
         "focus_field": first_bad or (rows[0]["name"] if rows else None),
         "active_seconds": active_seconds,
         "telemetry": telemetry,  # carried over a refused submission, so the counts go on
-        "position": work.item.position + 1,
+        # "Item N of M" counts the worker's own items: N is this one (their saved responses + 1), M
+        # the job's items. The item's position is no use here: vote items are numbered across
+        # re-collections, and raters see the items in their own order.
+        "position": your_responses + 1,
         "total_items": work_selectors.item_count(work.job),
-        "your_responses": _your_responses(work),
+        "your_responses": your_responses,
         "saved": request.GET.get("saved") == "1",
         "is_inhouse": work.worker.user_id is not None,
+        "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None)),
         **kind.page_context(work.item, work.slot, work.job.settings),
     }
     return render(request, "annotation/work.html", context, status=status)
+
+
+def _slot_chips(item, slot_values) -> list[tuple[str, str]]:
+    """(slot, value) of each value to keep: the slot names come from the item's turn, which the work
+    page's one read joins already; items without a turn (votes, payloads) have values only."""
+    turn = item.turn if item.turn_id else None
+    named = [(str(sv.get("slot", "")), str(sv.get("value", ""))) for sv in (turn.slot_values if turn else None) or [] if isinstance(sv, dict)]
+    named = list(dict.fromkeys(pair for pair in named if pair[1] in slot_values))
+    shown = {value for _, value in named}
+    return named + [("", value) for value in slot_values if value not in shown]
 
 
 def _your_responses(work: _Work) -> int:

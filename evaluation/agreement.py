@@ -101,7 +101,9 @@ def _as_frame(table) -> pd.DataFrame:
 
 def _domain_for(level, values: np.ndarray, value_domain) -> np.ndarray:
     if value_domain is None:
-        value_domain = LIKERT_1_5 if level == "ordinal" else np.unique(values)
+        # The scale is the values present. For the ordinal metric this is no loss: a point of the
+        # scale nobody used has no marginal mass, so it adds nothing to any distance.
+        value_domain = np.unique(values)
     domain = np.asarray(value_domain, dtype=float)
     if len(domain) and not np.all(np.diff(domain) > 0):
         raise ValueError("value_domain must be sorted ascending without repeats")

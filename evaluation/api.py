@@ -224,7 +224,7 @@ class FinalistsView(EvaluationAPI, APIView):
             {"rank": int(r.rank), "team_id": r.team_id, "entry_id": r.entry_id, "overall": float(r.overall), "tied_at_cutoff": bool(r.tied_at_cutoff)}
             for r in finalists.itertuples()
         ]
-        return Response({"finalists": rows, "campaign": campaign.pk if campaign else None})
+        return Response({"finalists": rows, "left_out": finalists.attrs.get("left_out", []), "campaign": campaign.pk if campaign else None})
 
 
 class HumanEvalUploadView(EvaluationAPI, APIView):

@@ -39,8 +39,10 @@ def check_knowledge(knowledge, path="knowledge.json"):
         if not isinstance(entities, dict):
             raise FormatProblem(path, f"domain {domain!r} must map entity ids to entities")
         for entity_id, entity in entities.items():
-            if not isinstance(entity, dict) or not isinstance(entity.get("docs"), dict):
-                raise FormatProblem(path, f"entity {domain}/{entity_id} needs a 'docs' object")
+            # DSTC9/10 entities carry {name, docs: {doc_id: {title, body}}}; DSTC11 Track 5 adds
+            # reviews and may have no 'docs' at all: accepted, with no doc ids to refer to.
+            if not isinstance(entity, dict) or not isinstance(entity.get("docs", {}), dict):
+                raise FormatProblem(path, f"entity {domain}/{entity_id} must be an object whose 'docs', if present, is an object")
     return knowledge
 
 
@@ -61,7 +63,11 @@ def check_logs(logs, path="logs.json", expected_length=None):
 
 def _knowledge_ref_exists(knowledge, ref):
     entity = knowledge.get(ref.get("domain"), {}).get(str(ref.get("entity_id")))
-    return entity is not None and str(ref.get("doc_id")) in entity.get("docs", {})
+    if entity is None:
+        return False
+    if "docs" not in entity:  # DSTC11 layout (faqs, reviews): the entity is what can be checked
+        return True
+    return str(ref.get("doc_id")) in entity["docs"]
 
 
 def check_outputs(items, path, expected_length=None, knowledge=None, require_response=True):
@@ -117,9 +123,11 @@ def check_human_eval(items, path, labels, outputs, questions):
             if not isinstance(values, list) or not values:
                 raise FormatProblem(path, f"{question!r} must be a non-empty list of ratings", index)
             for position, value in enumerate(values, start=1):
-                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-                    raise FormatProblem(path, f"{question!r} rating {value!r} is not an integer from 1 to 5", index)
-                rows.append((index, question, position, value))
+                # DSTC10 Track 2 and DSTC11 Track 5 store ratings as floats (3.0): a whole number is a rating.
+                whole = isinstance(value, float) and value.is_integer()
+                if isinstance(value, bool) or not (isinstance(value, int) or whole) or not 1 <= value <= 5:
+                    raise FormatProblem(path, f"{question!r} rating {value!r} (rating {position}) is not a whole number from 1 to 5", index)
+                rows.append((index, question, position, int(value)))
     return rows
 
 

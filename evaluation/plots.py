@@ -7,11 +7,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def _has_ratings(system) -> bool:
+    return any(q["ratings"] for q in system["questions"].values())
+
+
 def scores_with_intervals(report: dict, path) -> None:
     """One panel per question plus the final score: points with their bootstrap intervals."""
-    systems = list(reversed(report["systems"]))  # best at the top
+    systems = [s for s in reversed(report["systems"]) if _has_ratings(s)]  # best at the top; unrated rows are not drawn at 0
     panels = report["questions"] + ["final"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 0.4 * len(systems) + 1.5), sharey=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 0.4 * len(systems) + 1.5), sharey=True, squeeze=False)
+    axes = axes[0]
     for ax, panel in zip(axes, panels):
         for y, system in enumerate(systems):
             part = system if panel == "final" else system["questions"][panel]
@@ -34,7 +39,7 @@ def scores_with_intervals(report: dict, path) -> None:
 def rating_distributions(report: dict, path) -> None:
     """Stacked share of ratings 1-5 per system, one panel per question."""
     distribution = report["rating_distribution"]
-    systems = [s["system"] for s in reversed(report["systems"])]
+    systems = [s["system"] for s in reversed(report["systems"]) if _has_ratings(s)]
     questions = report["questions"]
     fig, axes = plt.subplots(1, len(questions), figsize=(5 * len(questions), 0.4 * len(systems) + 1.5), sharey=True, squeeze=False)
     colors = ["#d7191c", "#fdae61", "#ffffbf", "#a6d96a", "#1a9641"]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from . import agreement, scoring
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2  # 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
 KINDS = ("entry", "baseline", "ground_truth")
 
 
@@ -43,8 +43,12 @@ def build_report(
     ci=0.95,
     rater_ids_known=True,
     agreement_levels=("ordinal", "interval"),
+    evaluated=None,
 ) -> dict:
-    """`ratings`: columns system (a label), question, instance (index into the test set), rater, value (1-5)."""
+    """`ratings`: columns system (a label), question, instance (index into the test set), rater, value (1-5).
+
+    `evaluated`: the instances the campaign set out to rate (its sample), or None for all.
+    """
     questions = list(questions)
     labels = [s.label for s in systems]
     if len(set(labels)) != len(labels):
@@ -54,24 +58,38 @@ def build_report(
             raise ValueError(f"system {s.label!r}: kind must be one of {', '.join(KINDS)}")
     truth = np.asarray(truth, dtype=bool)
     n_instances = len(truth)
+    evaluated_mask = None
+    if evaluated is not None:
+        evaluated_mask = np.zeros(n_instances, dtype=bool)
+        evaluated_mask[np.asarray(list(evaluated), dtype=int)] = True
 
     scores, counts = scoring.instance_score_matrix(ratings, labels, questions, n_instances)
-    cols = scoring.eq1_columns(scores, truth, [s.predicted for s in systems])
+    cols = scoring.eq1_columns(scores, truth, [s.predicted for s in systems], evaluated=evaluated_mask)
     point = scoring.system_scores(cols)
-    boot, boot_final = scoring.bootstrap_scores(cols, bootstrap, seed)
-    q_low, q_high = scoring.percentile_interval(boot, ci)
-    f_low, f_high = scoring.percentile_interval(boot_final, ci)
+    unc_q, unc_f = scoring.paired_uncertainty(ratings, cols, counts, point, labels, questions, bootstrap, seed, raters_known=rater_ids_known)
+    q_low, q_high, _, _ = scoring.interval(point["score"], unc_q.instance, unc_q.rater, unc_q.n_instances, unc_q.n_raters, ci)
+    f_low, f_high, f_kappa, f_df = scoring.interval(point["final"], unc_f.instance, unc_f.rater, unc_f.n_instances, unc_f.n_raters, ci)
 
-    competing = np.array([s.kind == "entry" for s in systems])
-    idx = np.flatnonzero(competing)
-    rank = np.full(len(systems), None, dtype=object)
-    rank_low, rank_high, shared = rank.copy(), rank.copy(), rank.copy()
-    finals_ok = len(idx) and not np.isnan(point["final"][idx]).any()
-    if finals_ok:
-        rank[idx] = scoring.competition_ranks(point["final"][idx])
-        lo, hi = scoring.bootstrap_rank_ranges(np.nan_to_num(boot_final[:, idx], nan=-np.inf), ci)
-        rank_low[idx], rank_high[idx] = lo, hi
-        shared[idx] = scoring.shared_ranks(f_low[idx], f_high[idx])
+    final = point["final"]
+    rated = ~np.isnan(final)
+    # Table order: final score, best first, ties by label; rows that were not rated at the end.
+    order = sorted(range(len(systems)), key=lambda k: (not rated[k], -(final[k] if rated[k] else 0), labels[k]))
+    ranked = [k for k in order if rated[k] and systems[k].kind == "entry"]
+    compared = [k for k in order if rated[k]]
+
+    # Pairwise comparisons of every rated row (reference rows included: "is this entry better
+    # than the baseline?" is a question organizers ask), on the ranked statistic's resamples.
+    sub = scoring.Uncertainty(unc_f.instance[:, compared], unc_f.rater[:, compared], unc_f.n_instances[compared], unc_f.n_raters[compared])
+    pairwise = scoring.pairwise_differences(final[compared], sub, [labels[k] for k in compared], ci)
+
+    rank = [None] * len(systems)
+    rank_low, rank_high = [None] * len(systems), [None] * len(systems)
+    if ranked:
+        groups = scoring.tie_group_ranks([labels[k] for k in ranked], pairwise)
+        replicates = np.nan_to_num(final[ranked][None] + unc_f.combined[:, ranked], nan=-np.inf)
+        lo, hi = scoring.bootstrap_rank_ranges(replicates, ci)
+        for j, k in enumerate(ranked):
+            rank[k], rank_low[k], rank_high[k] = int(groups[j]), int(lo[j]), int(hi[j])
 
     rows = []
     for s, spec in enumerate(systems):
@@ -93,43 +111,50 @@ def build_report(
                 "system": spec.label,
                 "kind": spec.kind,
                 "weighted": bool(cols.weighted[s]),
+                "rated": bool(rated[s]),
                 "questions": per_q,
-                "final": _num(point["final"][s]),
+                "final": _num(final[s]),
                 "final_ci_low": _num(f_low[s]),
                 "final_ci_high": _num(f_high[s]),
-                "rank": None if rank[s] is None else int(rank[s]),
-                "rank_low": None if rank_low[s] is None else int(rank_low[s]),
-                "rank_high": None if rank_high[s] is None else int(rank_high[s]),
-                "shared_rank": None if shared[s] is None else int(shared[s]),
+                "rank": rank[s],
+                "rank_low": rank_low[s],
+                "rank_high": rank_high[s],
                 "n": int((counts[s] > 0).all(axis=0).sum()),
+                "unrated": int(cols.unrated_detected[s].max()) if len(questions) else 0,
+                "raters": int(unc_f.n_raters[s]),
+                "ci_widening": _num(f_kappa[s]),
                 "objective": {k: _num(v) for k, v in spec.objective.items()},
             }
         )
-    order = sorted(range(len(rows)), key=lambda k: (rows[k]["final"] is None, -(rows[k]["final"] or 0), rows[k]["system"]))
 
-    pairwise = {name: scoring.pairwise_tests(scores[:, q], labels) for q, name in enumerate(questions)}
-    pairwise["final"] = scoring.pairwise_tests(scores.mean(axis=1), labels)  # NaN unless rated on every question
-
-    objective = pd.DataFrame([systems[k].objective for k in idx], index=[labels[k] for k in idx])
-    spearman = scoring.spearman_by_metric(point["final"][idx], objective) if len(idx) else {}
+    objective = pd.DataFrame([systems[k].objective for k in ranked], index=[labels[k] for k in ranked])
+    spearman = scoring.spearman_by_metric(final[ranked], objective) if ranked else {}
+    raters_resampled = bool(rater_ids_known and unc_f.n_raters.max(initial=0) > 1)
 
     return {
         "format": REPORT_FORMAT,
         "questions": questions,
         "n_instances": n_instances,
         "n_knowledge_seeking": int(truth.sum()),
+        "n_evaluated": int(n_instances if evaluated_mask is None else evaluated_mask.sum()),
+        "n_unrated": int(max((r["unrated"] for r in rows), default=0)),
         "n_ratings": int(len(ratings)),
         "method": {
             "bootstrap": int(bootstrap),
             "seed": int(seed),
             "ci": ci,
-            "ci_method": "percentile bootstrap, resampling test-set instances; same resamples for all systems",
-            "system_score": "Eq. 1 S_f (detection-weighted) when the system predicts knowledge-seeking turns, else mean of instance scores",
-            "final_score": "mean of the question scores",
-            "ties": "competition ranking (1, 2, 2, 4), higher is better",
-            "rank_range": f"{ci:.0%} interval of the bootstrap ranks among entries",
-            "shared_rank": "1 + number of entries whose interval lies entirely above",
-            "significance": "Wilcoxon signed-rank on instance scores of instances both systems were rated on, zero differences dropped, Holm-corrected over all pairs",
+            "ci_method": (
+                "two-way percentile bootstrap (test-set instances and raters resampled, rater part scaled by sqrt(R/(R-1)), "
+                "widened by t_df/z with Welch-Satterthwaite df); the same resamples for every system"
+                if raters_resampled
+                else "percentile bootstrap resampling test-set instances (rater ids unknown or a single rater); the same resamples for every system"
+            ),
+            "raters_resampled": raters_resampled,
+            "system_score": "Eq. 1 S_f (detection-weighted) over the evaluated instances when the system predicts knowledge-seeking turns, else mean of instance scores; unrated instances are left out, not counted as 0",
+            "final_score": "mean of the question scores; the ranked statistic",
+            "rank": f"tie groups: 1 + number of entries significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the entry above",
+            "rank_range": f"{ci:.0%} interval of each entry's rank among entries over the same resamples",
+            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table",
         },
         "systems": [rows[k] for k in order],
         "pairwise": pairwise,

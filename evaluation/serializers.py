@@ -93,7 +93,7 @@ class AgreementUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV with the header item,rater,value; one row per rating.")
     level = serializers.ChoiceField(choices=list(agreement.LEVELS), help_text="Level of measurement.")
     domain = serializers.CharField(
-        required=False, help_text="Comma-separated ordered values (default for ordinal: 1,2,3,4,5)."
+        required=False, help_text="Comma-separated values of the scale, in order (e.g. 1,2,3,4,5). Default: the values in the file."
     )
     bootstrap = serializers.IntegerField(
         required=False, default=agreement.DEFAULT_BOOTSTRAP, help_text=f"Bootstrap replicates: 0 for none, or 1000 to {MAX_BOOTSTRAP}."

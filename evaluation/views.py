@@ -27,11 +27,13 @@ def _organizer_only(request):
 
 
 def _with_cells(rows, questions):
-    """Score cells per question, formatted here because templates cannot index by a variable key."""
+    """Cells formatted by the leaderboard module (the same text as the Markdown export), because
+    templates cannot index by a variable key."""
     for row in rows:
-        row["cells"] = [
-            "n/a" if row[q] is None else f"{row[q]:.3f} [{row[q + '_ci_low']:.3f}, {row[q + '_ci_high']:.3f}]" for q in questions
-        ]
+        row["rank_cell"] = leaderboard.rank_cell(row)
+        row["system_cell"] = leaderboard.system_cell(row)
+        row["cells"] = [leaderboard.score_cell(row[q], row[q + "_ci_low"], row[q + "_ci_high"]) for q in questions]
+        row["final_cell"] = leaderboard.score_cell(row["final"], row["final_ci_low"], row["final_ci_high"])
     return rows
 
 
@@ -66,6 +68,9 @@ def _select_finalists(request) -> dict:
         return {"finalist_form": form, "finalist_error": str(exc)}
     if campaign is not None:
         messages.success(request, f"Created campaign “{campaign.name}” with the finalists and the reference rows.")
+    left_out = finalists.attrs.get("left_out", [])
+    if left_out:
+        messages.warning(request, f"Left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}.")
     return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
 
 
@@ -116,6 +121,10 @@ def campaign_results(request, pk):
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
         "questions": campaign.questions,
         "agreement": shown.report["agreement"] if shown else {},
+        "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
+        "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
+        "method": shown.report["method"] if shown else {},
+        "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "crowd": selectors.crowd_progress(campaign),
     }
     return render(request, "evaluation/campaign_results.html", context)

@@ -2,7 +2,8 @@
 
 12 systems x 28,000 test instances (52% knowledge-seeking, 95% detected), 2 questions, 3 raters
 from a pool of 300 -> about 1.0M ratings. Times `evaluation.report.build_report` (scores, Eq. 1,
-bootstrap CIs with B=1000, rank ranges, pairwise Wilcoxon + Holm, Spearman, alpha per question at
+two-way (instance x rater) bootstrap intervals with B=1000, rank ranges, tie groups and the
+paired-difference pairwise table, Spearman, alpha per question at
 two levels with bootstrap CIs, per-rater diagnostics) and `krippendorff.alpha` on a prebuilt
 value-counts array of one question. Prints one JSON line. Target: report < 20 s and < 2 GB.
 

@@ -217,7 +217,14 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.server": {"level": "WARNING"}, "celery.app.trace": {"level": "WARNING"}},
+    "loggers": {
+        # Django's own default configuration gives the "django" logger a console handler of its
+        # own (shown when DEBUG is on); its records also reach the root's console here, so every
+        # django.* line was printed twice. Cleared: the root's handler prints each record once.
+        "django": {"handlers": [], "level": env.str("LOG_LEVEL", default="INFO"), "propagate": True},
+        "django.server": {"level": "WARNING"},
+        "celery.app.trace": {"level": "WARNING"},
+    },
 }
 
 if QUORUM_ENV == "test":

@@ -166,6 +166,10 @@
           else allTouched = false;
         });
         if (status) status.textContent = result.ok && allTouched ? "All checks pass. Press Submit or Ctrl+Enter." : "";
+        // The "Not saved: fix N problems" box is about the refused submission: once the answers
+        // pass every check it would only contradict the fields' "Looks good", so it goes.
+        var summary = document.getElementById("problem-summary");
+        if (summary && result.ok) summary.hidden = true;
       })
       .catch(function () {
         if (mine !== sequence) return;
@@ -179,6 +183,42 @@
       clearTimeout(timer);
       timer = setTimeout(runCheck, DEBOUNCE_MS);
     });
+  });
+
+  /* --- Choice keys: a digit picks that value on the current rating scale (the one holding the focus, else
+   * the first one not answered yet) and move on to the next unanswered one; y / n answer a vote.
+   * Never while typing in a text field, where the keys are text. The page lists the keys. --- */
+  function isTyping(target) {
+    return target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text") || target.isContentEditable);
+  }
+  function currentScale() {
+    var scales = Array.prototype.slice.call(form.querySelectorAll("fieldset.scale"));
+    var holder = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset.scale");
+    if (holder) return holder;
+    return scales.filter(function (s) { return !s.querySelector("input[type=radio]:checked"); })[0] || null;
+  }
+  function choose(radio) {
+    radio.click();
+    radio.focus();
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+    if (/^[0-9]$/.test(event.key)) {
+      var scale = currentScale();
+      var radio = scale && scale.querySelector('input[type=radio][value="' + event.key + '"]');
+      if (!radio) return;
+      event.preventDefault();
+      choose(radio);
+      var scales = Array.prototype.slice.call(form.querySelectorAll("fieldset.scale"));
+      var next = scales.slice(scales.indexOf(scale) + 1).filter(function (s) { return !s.querySelector("input[type=radio]:checked"); })[0];
+      var target = next ? next.querySelector("input[type=radio]") : document.getElementById("submit-button");
+      if (target) target.focus();
+    } else if (event.key === "y" || event.key === "n") {
+      var vote = form.querySelector('input[type=radio][name=vote][value="' + (event.key === "y" ? "for" : "against") + '"]');
+      if (!vote) return;
+      event.preventDefault();
+      choose(vote);
+    }
   });
 
   // Every listener is attached: typing from here on is counted and checked.

@@ -16,6 +16,7 @@ router.register("exports", views.ExportRunViewSet, basename="export")
 urlpatterns = [
     path("token/", obtain_auth_token, name="token"),
     path("task-types/", views.TaskTypeListView.as_view(), name="task-types"),
+    path("exports/<int:pk>/zip/", views.ExportRunViewSet.as_view({"get": "download_zip"}), name="export-zip"),
     path(
         "exports/<int:pk>/files/<path:name>",
         views.ExportRunViewSet.as_view({"get": "download"}),

@@ -5,6 +5,8 @@ ImportFailed, ExportError, VotingError, QualityError, GoldRequestError, a refuse
 names the field to fix;
 a missing object is a 404.
 """
+import tempfile
+import zipfile
 from pathlib import Path
 
 from django.conf import settings
@@ -314,7 +316,34 @@ class ExportRunViewSet(OrganizerAPI, viewsets.ReadOnlyModelViewSet):
     )
     def download(self, request, pk=None, name=None):
         run = self.get_object()
-        return FileResponse(open(export_file_path(run, name), "rb"), as_attachment=True, filename=Path(name).name)
+        return FileResponse(open(export_file_path(run, name), "rb"), as_attachment=True, filename=download_name(run, name))
+
+    @extend_schema(
+        summary="Download every file of a finished export as one zip",
+        responses={(200, "application/zip"): OpenApiTypes.BINARY, **NOT_FOUND},
+    )
+    def download_zip(self, request, pk=None):
+        run = self.get_object()
+        if not run.files:
+            raise Http404("This export has no files (yet).")
+        # The files exist already (the export task wrote them); this only packs them, into a spooled
+        # temporary file so a large export is not held in memory. Stored, not compressed: the
+        # CPU-heavy step stays out of the request, and the variant JSON files are what they are.
+        out = tempfile.SpooledTemporaryFile(max_size=ZIP_IN_MEMORY_BYTES)
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as archive:
+            for name in run.files:
+                archive.write(export_file_path(run, name), arcname=f"job-{run.job_id}-export-{run.pk}/{name}")
+        out.seek(0)
+        return FileResponse(out, as_attachment=True, filename=f"job-{run.job_id}-export-{run.pk}.zip", content_type="application/zip")
+
+
+ZIP_IN_MEMORY_BYTES = 8 * 1024 * 1024  # a larger zip spills to a temporary file
+
+
+def download_name(run: ExportRun, name: str) -> str:
+    """A download's file name that says what it is: the job and the variant, since every variant's
+    file is called data.json in its own folder ("paraphrase/data.json" -> "job-3-paraphrase-data.json")."""
+    return f"job-{run.job_id}-" + name.replace("/", "-").replace("\\", "-")
 
 
 def export_file_path(run: ExportRun, name: str) -> Path:

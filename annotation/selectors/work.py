@@ -9,6 +9,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import Item, Job, Response, Slot, Turn, Worker
+from .feedback import feedback_subquery
 from .jobs import dialog_history, jobs_open_to
 
 
@@ -121,6 +122,8 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
             Subquery(mine.order_by().values("worker_id").annotate(n=Count("pk")).values("n")[:1]), Value(0)
         )
         turns = Turn.objects.filter(dialog_id=OuterRef("item__turn__dialog_id"), index__lte=OuterRef("item__turn__index"))
+        # The "no" votes on this worker's voted-down work in the job, so the page can tell them why.
+        annotations["feedback_json"] = feedback_subquery(worker_id, _JSONRows)
         annotations["history_json"] = Subquery(
             turns.order_by().values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
         )

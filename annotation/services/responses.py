@@ -44,6 +44,20 @@ def confirm(response: Response, *, actor: str, reason: str = "") -> bool:
     return True
 
 
+def refute(response: Response, *, actor: str, reason: str = "") -> bool:
+    """The provider says a crowd response's assignment does not exist (an invented entry): it is
+    rejected, never counted or paid, and its item gets a new slot, so the place it took is collected
+    again by a real worker. Idempotent: False when the response was not awaiting confirmation."""
+    with transaction.atomic():
+        Item.objects.select_for_update().get(pk=response.item_id)
+        current = Response.objects.select_for_update().only("status").get(pk=response.pk).status
+        if current != Response.Status.AWAITING_CONFIRMATION:
+            return False
+        transition(response, Response.Status.REJECTED, actor=actor, reason=reason or "the provider has no such assignment")
+        voting.reopen_item(response.item_id)
+    return True
+
+
 def _after_arrival(response: Response, kind) -> None:
     """What a real response sets off, by what the task type declares: gold grading for gold items,
     a vote for the types that are voted on, counting for a vote."""

@@ -64,6 +64,9 @@ class TaskType:
     feeds_evaluation: bool = False
     #: Whether the job exports test sets in the corpus's own format (rewrites replace user turns).
     exports_test_sets: bool = False
+    #: Whether the review queue shows each free-text answer as a word diff against the subject:
+    #: true where an answer rewrites the subject (rewrites), so the reviewer sees what changed.
+    diffs_against_subject: bool = False
 
     # --- Settings ---------------------------------------------------------------------------------
 

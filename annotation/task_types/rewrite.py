@@ -26,6 +26,7 @@ class RewriteTaskType(TaskType):
     agreement_level = "nominal"  # rewrites are free text: no agreement table (agreement_values is empty)
     supports_voting = True  # CGoDial: other workers vote on whether a rewrite is usable
     exports_test_sets = True
+    diffs_against_subject = True  # the review queue shows each variant as a word diff against the source
     settings_help = {
         "variants": (
             list(VARIANTS),

@@ -11,7 +11,7 @@ from django.db.models import Q
 
 from .. import report as report_module
 from .. import scoring
-from ..models import Campaign, CampaignResult, Entry, Rating
+from ..models import Campaign, CampaignJob, CampaignResult, Entry, Rating
 from .imports import EvaluationInputError
 from .inputs import refresh_inputs_version
 
@@ -24,14 +24,26 @@ def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
     if not entries:
         raise EvaluationInputError(f"test set {test_set.name!r} has no entries; import them first")
     scores = pd.DataFrame([e.objective_scores for e in entries], index=[e.label for e in entries])
+    unknown = [m for m in metrics if m not in scores.columns]
+    if unknown or not metrics:
+        available = ", ".join(map(str, scores.columns)) or "none (import objective scores with import_entries --scores)"
+        raise EvaluationInputError(f"unknown metric(s): {', '.join(unknown) or '(none chosen)'}; available: {available}")
+    # An entry without a value for a chosen metric is left out of Eq. 2 (and named), rather than
+    # one missing number refusing the whole selection.
+    complete, left_out = scoring.complete_rows(scores, metrics)
+    if complete.empty:
+        raise EvaluationInputError(f"no entry has a value for every metric {', '.join(metrics)} (import objective scores with import_entries --scores)")
     try:
-        overall = scoring.mrr_overall(scores, metrics, lower_is_better=set(lower_is_better))
+        overall = scoring.mrr_overall(complete, metrics, lower_is_better=set(lower_is_better))
     except ValueError as exc:
-        raise EvaluationInputError(f"{exc} (import objective scores with import_scores)") from exc
+        raise EvaluationInputError(f"{exc} (import objective scores with import_entries --scores)") from exc
+    kept = [e for e in entries if e.label in overall.index]
     table = pd.DataFrame(
-        {"entry_pk": [e.pk for e in entries], "team_id": [e.team.team_id for e in entries], "entry_id": [e.entry_id for e in entries], "overall": overall.to_numpy()}
+        {"entry_pk": [e.pk for e in kept], "team_id": [e.team.team_id for e in kept], "entry_id": [e.entry_id for e in kept], "overall": overall.loc[[e.label for e in kept]].to_numpy()}
     )
-    return scoring.select_finalists(table, n)
+    chosen = scoring.select_finalists(table, n)
+    chosen.attrs["left_out"] = left_out  # entries missing a metric: callers warn
+    return chosen
 
 
 select_finalists = finalist_table
@@ -85,7 +97,9 @@ def _report_inputs(campaign: Campaign):
     if unknown:
         raise EvaluationInputError(f"campaign {campaign.name!r} has ratings of entries that are not in it (ids {sorted(unknown)})")
     ratings["system"] = ratings["entry"].map(labels)
-    return ratings, truth, systems
+    # A crowd campaign rates a sample of instances: only those are scored (None: every instance).
+    crowd = CampaignJob.objects.filter(campaign=campaign).values_list("instances", flat=True).first()
+    return ratings, truth, systems, crowd
 
 
 def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED) -> CampaignResult:
@@ -95,11 +109,12 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
     existing = CampaignResult.objects.filter(campaign=campaign, inputs_version=version).first()
     if existing is not None:
         return existing
-    ratings, truth, systems = _report_inputs(campaign)
+    ratings, truth, systems, evaluated = _report_inputs(campaign)
     started = time.perf_counter()
     try:
         body = report_module.build_report(
-            ratings, truth, systems, questions=campaign.questions, bootstrap=bootstrap, seed=seed, rater_ids_known=campaign.rater_ids_known
+            ratings, truth, systems, questions=campaign.questions, bootstrap=bootstrap, seed=seed, rater_ids_known=campaign.rater_ids_known,
+            evaluated=evaluated,
         )
     except ValueError as exc:
         raise EvaluationInputError(f"campaign {campaign.name!r}: {exc}") from exc

@@ -31,7 +31,7 @@ def instance_scores_csv(campaign: Campaign, path) -> int:
 
 
 def export_campaign(campaign: Campaign, directory=None) -> dict:
-    """Write leaderboard.{json,csv,md}, instance_scores.csv, agreement.json, scores.png and
+    """Write leaderboard.{json,csv,md}, pairwise.csv, spearman.csv, instance_scores.csv, agreement.json, scores.png and
     ratings.png for the campaign's current results. Returns {name: path}."""
     result = latest_result(campaign)
     report = result.report
@@ -42,6 +42,9 @@ def export_campaign(campaign: Campaign, directory=None) -> dict:
         path = directory / f"leaderboard.{fmt}"
         path.write_text(leaderboard.render(report, fmt), encoding="utf-8")
         written[f"leaderboard.{fmt}"] = path
+    for name, render in (("pairwise.csv", leaderboard.pairwise_csv), ("spearman.csv", leaderboard.spearman_csv)):
+        written[name] = directory / name
+        written[name].write_text(render(report), encoding="utf-8")
     path = directory / "agreement.json"
     path.write_text(json.dumps({"campaign": campaign.name, "inputs_version": result.inputs_version, "agreement": report["agreement"]}, indent=2), encoding="utf-8")
     written["agreement.json"] = path

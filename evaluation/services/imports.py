@@ -94,8 +94,10 @@ def import_entry(test_set, team_id, entry_id, path, is_baseline=False) -> Entry:
 
 
 @transaction.atomic
-def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS) -> list[Entry]:
-    """Every <team>/<entry>.json under `directory` (not *.human_eval.json nor *.score.json)."""
+def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS, scores_path=None, ground_truth=False) -> list[Entry]:
+    """Every <team>/<entry>.json under `directory` (not *.human_eval.json nor *.score.json), and
+    with `scores_path` their objective scores, and with `ground_truth` the labels as a reference
+    entry: one transaction, so a bad score file leaves no entry behind."""
     found = _checked(dstc9.find_entries, directory)
     if not found:
         raise EvaluationInputError(f"{directory}: no <team>/<entry>.json files found")
@@ -103,7 +105,12 @@ def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS) -> list[E
         (team, entry, _checked(dstc9.check_outputs, _checked(dstc9.load_json, path), path, expected_length=test_set.size))
         for team, entry, path in found
     ]
-    return [_upsert_entry(test_set, team, entry, outputs, is_baseline=team in baseline_teams) for team, entry, outputs in checked]
+    entries = [_upsert_entry(test_set, team, entry, outputs, is_baseline=team in baseline_teams) for team, entry, outputs in checked]
+    if scores_path:
+        import_objective_scores(test_set, scores_path, baseline_teams=baseline_teams)
+    if ground_truth:
+        add_ground_truth_entry(test_set)
+    return entries
 
 
 @transaction.atomic
@@ -112,9 +119,32 @@ def add_ground_truth_entry(test_set, team_id="ground-truth", entry_id="labels") 
     return _upsert_entry(test_set, team_id, entry_id, test_set.labels, is_ground_truth=True)
 
 
+def _score_entry(test_set, team_id, entry_id, baseline_teams):
+    """The entry a score.csv row names: as written (team3/entry0), else the published DSTC9 numeric
+    ids mapped to folders: team 0 is the baseline team, team 3 is team03 (or team3), entry 1 is
+    entry1. Returns (team folder, entry folder, entry or None)."""
+    entries = Entry.objects.filter(test_set=test_set).select_related("team")
+    found = entries.filter(team__team_id=team_id, entry_id=entry_id).first()
+    if found is not None or not (team_id.isdigit() and entry_id.isdigit()):
+        return team_id, entry_id, found
+    number = int(team_id)
+    teams = list(baseline_teams) if number == 0 else [f"team{number:02d}", f"team{number}"]
+    for team in teams:
+        found = entries.filter(team__team_id=team, entry_id=f"entry{int(entry_id)}").first()
+        if found is not None:
+            return team, found.entry_id, found
+    return teams[0], f"entry{int(entry_id)}", None
+
+
 @transaction.atomic
-def import_objective_scores(test_set, csv_path) -> int:
-    """score.csv: team_id,entry_id,<metric>,... One row per existing entry; values are numbers."""
+def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -> int:
+    """score.csv: team_id,entry_id,<metric>,... One row per entry; values are numbers.
+
+    Ids are folder names (team3, entry0) or the published numeric ids (3, 0; team 0 is the
+    baseline). A numeric row for an entry whose outputs were not imported (DSTC9 published the
+    outputs of the finalists only) creates that entry without outputs, so Eq. 2 ranks every entry
+    as published; a folder name that matches no entry is refused with its line.
+    """
     path = Path(csv_path)
     if not path.is_file():
         raise EvaluationInputError(f"{path}: file not found")
@@ -126,9 +156,9 @@ def import_objective_scores(test_set, csv_path) -> int:
         metrics = header[2:]
         updates = []
         for line, row in enumerate(reader, start=2):
-            entry = Entry.objects.filter(test_set=test_set, team__team_id=row["team_id"], entry_id=row["entry_id"]).first()
-            if entry is None:
-                raise EvaluationInputError(f"{path}, line {line}: no entry {row['team_id']}/{row['entry_id']} in test set {test_set.name!r}; import the entry first")
+            team_id, entry_id = (row["team_id"] or "").strip(), (row["entry_id"] or "").strip()
+            if not team_id or not entry_id:
+                raise EvaluationInputError(f"{path}, line {line}: team_id and entry_id are required")
             scores = {}
             for metric in metrics:
                 try:
@@ -138,10 +168,16 @@ def import_objective_scores(test_set, csv_path) -> int:
                 if not math.isfinite(value):
                     raise EvaluationInputError(f"{path}, line {line}: {metric} = {row[metric]!r} is not a finite number")
                 scores[metric] = value
-            updates.append((entry, scores))
+            team, entry_name, entry = _score_entry(test_set, team_id, entry_id, baseline_teams)
+            if entry is None and not (team_id.isdigit() and entry_id.isdigit()):
+                # A folder name that matches nothing is more likely a typo than a new entry.
+                raise EvaluationInputError(f"{path}, line {line}: no entry {team_id}/{entry_id} in test set {test_set.name!r}; import the entry first")
+            updates.append((line, (team, entry_name, entry), scores))
     if not updates:
         raise EvaluationInputError(f"{path}: no rows")
-    for entry, scores in updates:
+    for line, (team, entry_id, entry), scores in updates:
+        if entry is None:
+            entry = _upsert_entry(test_set, team, entry_id, None, is_baseline=team in baseline_teams)
         entry.objective_scores = {**entry.objective_scores, **scores}
         entry.save(update_fields=["objective_scores"])
     return len(updates)

@@ -4,8 +4,9 @@ the provider confirms the assignment it came through (DESIGN.md, "Providers").
 Anyone who knows a HIT or study id can invent a worker and an assignment id; the provider cannot be
 fooled the same way. After the response is saved, a task asks the provider (`confirm_assignment`);
 the reconciler asks again for whatever is still waiting. Confirmed: the response moves on through
-annotation (`responses.confirm`). Refuted: it is rejected (never paid, never counted) and the
-assignment is void, its place given back. Pending: asked again later.
+annotation (`responses.confirm`). Refuted: it is rejected (never paid, never counted), its item
+gets a new slot for a real worker (`responses.refute`), and the assignment is void, its place given
+back. Pending: asked again later.
 """
 import logging
 
@@ -13,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Response
-from annotation.services.responses import confirm, transition
+from annotation.services.responses import confirm, refute
 
 from .. import providers
 from ..models import ProviderAssignment
@@ -54,7 +55,7 @@ def apply_verdict(assignment: ProviderAssignment, response: Response, verdict: C
         confirm(response, actor=actor_of(assignment), reason=verdict.reason)
     elif verdict.status == Confirmation.REFUTED:
         with transaction.atomic():
-            transition(response, Response.Status.REJECTED, actor=actor_of(assignment), reason=verdict.reason)
+            refute(response, actor=actor_of(assignment), reason=verdict.reason)
             ProviderAssignment.objects.filter(pk=assignment.pk).exclude(state__in=ProviderAssignment.SETTLED).update(
                 state=ProviderAssignment.State.VOID, place=None
             )

@@ -227,7 +227,11 @@ def test_claim_show_submit_and_get_the_next_item(people):
         'I need a <mark class="slot">cheap</mark> hotel in the <mark class="slot">centre</mark> '
         'for <mark class="slot">4 people</mark>.'
     ) in html
-    assert re.search(r'<ul class="keep"[^>]*><li><mark class="slot">cheap</mark></li><li><mark class="slot">centre</mark>', html)
+    assert re.search(
+        r'<ul class="keep"[^>]*><li class="chip">(<span class="chip-slot">[^<]*</span> )?<mark class="slot">cheap</mark></li>'
+        r'<li class="chip">(<span class="chip-slot">[^<]*</span> )?<mark class="slot">centre</mark>',
+        html,
+    )
     assert "Item 2 of 2 · you have saved 1 response in this job" in html
 
     answers = {

@@ -417,7 +417,22 @@ def test_export_a_job_then_download_its_files(world, organizer, make_annotator, 
     paraphrases = client.get(url)
     assert paraphrases.status_code == 200
     assert answers["paraphrase"] in b"".join(paraphrases.streaming_content).decode()
+    # A variant's download is named by the job and the variant, not "data.json" like every other variant.
+    name = next(f["name"] for f in run["files"] if f["name"].startswith("paraphrase/"))
+    assert f'filename="job-{job.pk}-{name.replace("/", "-")}"' in paraphrases["Content-Disposition"]
     assert [r["id"] for r in client.get(f"/api/jobs/{job.pk}/exports/").data][0] == run["id"]
+
+    # The whole export as one zip, every listed file under one folder.
+    import io
+    import zipfile
+
+    packed = client.get(f"/api/exports/{run['id']}/zip/")
+    assert packed.status_code == 200 and packed["Content-Type"] == "application/zip"
+    assert f'filename="job-{job.pk}-export-{run["id"]}.zip"' in packed["Content-Disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(packed.streaming_content)))
+    folder = f"job-{job.pk}-export-{run['id']}/"
+    assert sorted(archive.namelist()) == sorted(folder + n for n in names)
+    assert answers["paraphrase"] in archive.read(folder + "responses.csv").decode()
 
 
 def test_export_refused_by_the_service_is_400(organizer):

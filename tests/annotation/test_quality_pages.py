@@ -210,11 +210,12 @@ def test_voting_summary_and_reviewed_items_after_a_round(make_annotator, organiz
     assert reviews[down.item_id].final_state == "flagged" and reviews[up.item_id].final_state == "passed"
     assert "0 for / 3 against" in page and "3 for / 0 against" in page
     assert "against: unrecognizable" in page
-    # The flagged response is in the review list with an override form.
-    rows = {row.response_id: row for row, _form in response.context["reviews"]}
-    assert down.pk in rows and rows[down.pk].vote_state == ReviewRound.State.EXHAUSTED
-    assert up.pk not in rows  # nothing against it
-    assert reverse("organizer:response-override", kwargs={"pk": down.pk}) in page
+    # The voted-down response is in the review queue with its votes and their reasons.
+    queue = client.get(reverse("organizer:job-review", kwargs={"pk": job.pk}) + "?vote=exhausted")
+    rows = {row.response_id: row for row in queue.context["queue"].page.object_list}
+    assert set(rows) == {down.pk} and rows[down.pk].vote_state == ReviewRound.State.EXHAUSTED
+    assert [v.vote for v in rows[down.pk].votes] == ["against"] * 3
+    assert "unrecognizable" in queue.content.decode()
 
 
 def test_alpha_shows_its_note_when_it_cannot_be_computed(world, organizer, client):
@@ -235,20 +236,20 @@ def test_review_list_shows_worker_flags_per_response(make_annotator, organizer, 
         submit_response(slot_id=slot.id, worker=paster, answers=good_answers(slot.item),
                         telemetry={"paraphrase": {"pasted_chars": 80, "typed_chars": 0}})
     apply_flags(job)  # the sweep stores the flags; the page only reads them
-    response = login(client, organizer).get(reverse("organizer:job", kwargs={"pk": job.pk}))
-    rows = [row for row, _ in response.context["reviews"]]
-    assert len(rows) == 3 and all("pasted" in row.response_flags and "pasted" in row.worker_flags for row in rows)
+    response = login(client, organizer).get(reverse("organizer:job-review", kwargs={"pk": job.pk}) + "?flag=pasted")
+    rows = response.context["queue"].page.object_list
+    assert len(rows) == 3 and all("pasted" in row.response_flags and "pasted" in [f.code for f in row.worker_flags] for row in rows)
     page = response.content.decode()
-    assert "Response flags: pasted" in page and "Worker flags: pasted" in page
+    assert "Response flags: pasted" in page and "<strong>pasted</strong> (worker): 3 of 3 responses mostly pasted" in page
     assert reverse("organizer:worker", kwargs={"pk": paster.pk}) in page
 
 
 def test_every_response_can_be_listed(world, organizer, client):
     login(client, organizer)
-    url = reverse("organizer:job", kwargs={"pk": world["job"].pk})
-    assert client.get(url).context["reviews"] == []  # nothing against the one response
-    rows = client.get(url + "?reviews=all").context["reviews"]
-    assert [row.response_id for row, _ in rows] == [world["response"].pk]
+    url = reverse("organizer:job-review", kwargs={"pk": world["job"].pk})
+    assert list(client.get(url + "?flag=any").context["queue"].page.object_list) == []  # nothing against the one response
+    rows = client.get(url).context["queue"].page.object_list
+    assert [row.response_id for row in rows] == [world["response"].pk]
 
 
 def test_override_needs_a_reason_and_changes_nothing_without_one(world, organizer, client):
@@ -256,7 +257,7 @@ def test_override_needs_a_reason_and_changes_nothing_without_one(world, organize
     url = reverse("organizer:response-override", kwargs={"pk": response_row.pk})
     page = login(client, organizer).post(url, {"status": "rejected", "check": "flags", "reason": "   "})
     assert page.status_code == 400
-    assert page.context["reviews"] and "This field is required." in page.content.decode()  # by the reason field
+    assert page.context["queue"] and "This field is required." in page.content.decode()
     response_row.refresh_from_db()
     assert response_row.status == Response.Status.ACCEPTED and not CheckOverride.objects.exists()
 
@@ -393,7 +394,11 @@ def test_user_text_is_escaped_on_the_quality_pages(organizer, client):
     confirm(response, actor="provider:prolific")  # a crowd response is decided once the provider confirms it
     override_verdict(response, status="rejected", reason=f"reason {HOSTILE}", check="vote")
     login(client, organizer)
-    for url in [reverse("organizer:job", kwargs={"pk": job.pk}) + "?reviews=all", reverse("organizer:worker", kwargs={"pk": worker.pk})]:
+    for url in [
+        reverse("organizer:job", kwargs={"pk": job.pk}),
+        reverse("organizer:job-review", kwargs={"pk": job.pk}),
+        reverse("organizer:worker", kwargs={"pk": worker.pk}),
+    ]:
         page = client.get(url).content.decode()
         assert HOSTILE not in page, url
         assert "&lt;script&gt;" in page, url

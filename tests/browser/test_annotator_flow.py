@@ -136,6 +136,7 @@ def test_rewrite_by_keyboard_refused_then_saved_then_next_item(page, dialogs, ma
     for name in ("paraphrase", "typos", "verbose", "simplified"):
         expect(page.locator(f"#problems_{name}")).to_have_text("Looks good.")
     expect(page.locator("#check-status")).to_have_text("All checks pass. Press Submit or Ctrl+Enter.")
+    expect(page.locator("#problem-summary")).to_be_hidden()  # it no longer contradicts "Looks good"
     page.keyboard.press("Control+Enter")
 
     expect(page.locator("#saved-notice")).to_have_text("Saved. Here is your next item.")

@@ -65,3 +65,26 @@ def test_fed_questions_are_answered_on_their_own_scales(page, dialogs, make_anno
     answers = Response.objects.get(worker=worker, item__job=job).answers
     assert answers["understandable"] == 2 and answers["interesting"] == 3 and answers["overall"] == 5
     assert dialogs == []
+
+
+def test_a_rating_is_given_by_number_keys(page, dialogs, make_annotator):
+    """Likert scales by number keys: a digit picks that point on the current scale and moves to the
+    next; the keys are listed on the page."""
+    _user, worker = make_annotator("rae")
+    payload = {"context": CONTEXT, "response": "Yes, dogs are welcome.", "knowledge": [{"entity": "Alpha Hotel", "body": "Pets stay free."}]}
+    job = launch_job(create_payload_job(name="Rate replies", task_type="likert", payloads=[payload]))
+    log_in(page, "rae", "rae-pass-1")
+    claim_by_keyboard(page, "Rate replies")
+    expect(page.locator("#key-hint")).to_contain_text("chooses it on the current scale")
+    expect(page.locator("#progress")).to_contain_text("Item 1 of 1")
+    scales = page.locator("fieldset.scale")
+    expect(scales).to_have_count(2)
+    page.keyboard.press("4")
+    page.keyboard.press("2")
+    expect(scales.nth(0).locator('input[value="4"]')).to_be_checked()
+    expect(scales.nth(1).locator('input[value="2"]')).to_be_checked()
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    answers = Response.objects.get(worker=worker, item__job=job).answers
+    assert sorted(answers.values()) == [2, 4]
+    assert dialogs == []

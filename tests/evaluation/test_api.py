@@ -155,7 +155,7 @@ def test_constant_ratings_give_n_a_not_an_error(organizer):
     [
         ({"text": "who,what\n1,2\n"}, "file", "header must be item,rater,value"),
         ({"text": "item,rater,value\na,r1,1\na,r1,2\n"}, "file", "more than once"),
-        ({"text": "item,rater,value\na,r1,9\na,r2,2\n"}, "file", "outside the value domain"),
+        ({"text": "item,rater,value\na,r1,9\na,r2,2\n", "domain": "1,2,3,4,5"}, "file", "outside the value domain"),
         ({"text": b"\xff\xfe\x00bad"}, "file", "not UTF-8"),
         ({"text": ""}, "file", "file is empty"),
         ({"text": 'item,rater,value\na,"r1,1\n'}, "file", "cannot read the CSV"),

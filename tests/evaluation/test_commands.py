@@ -102,3 +102,25 @@ def test_export_campaign_command(loaded, tmp_path):
     out = run("export_campaign", "c", "--out", str(tmp_path / "export"))
     assert {line.split("\t")[0] for line in out.splitlines()} >= {"leaderboard.md", "scores.png", "instance_scores.csv"}
     assert (tmp_path / "export" / "leaderboard.md").is_file()
+
+
+def test_agreement_takes_the_scale_from_the_data_and_names_domain_when_a_value_is_outside_it(tmp_path):
+    """Krippendorff's (2011) 4x12 data moved to a 0-4 scale (every value minus one): ordinal and
+    interval alpha do not depend on where the scale starts, so the published 0.815 and 0.849 hold
+    without --domain; a --domain of 1-5 refuses the 0s and says which option to change."""
+    rows = (FIXTURES / "agreement_paper.csv").read_text().splitlines()
+    header, body = rows[0], rows[1:]
+    value_at = header.split(",").index("value")
+    shifted = []
+    for line in body:
+        cells = line.split(",")
+        cells[value_at] = str(int(float(cells[value_at])) - 1)
+        shifted.append(",".join(cells))
+    zero_based = tmp_path / "zero_based.csv"
+    zero_based.write_text("\n".join([header, *shifted]) + "\n")
+    assert run("agreement", str(zero_based), "--level", "ordinal", "--bootstrap", "0").startswith("alpha (ordinal) = 0.815")
+    assert run("agreement", str(zero_based), "--level", "interval", "--bootstrap", "0").startswith("alpha (interval) = 0.849")
+    with pytest.raises(CommandError, match=r"outside the value domain.*--domain"):
+        run("agreement", str(zero_based), "--level", "ordinal", "--domain", "1,2,3,4,5")
+    with pytest.raises(CommandError, match="--domain 'one,two'"):
+        run("agreement", str(zero_based), "--level", "ordinal", "--domain", "one,two")

@@ -92,7 +92,7 @@ def test_human_eval_errors_are_all_or_nothing(test_set, dstc9_copy):
     campaign = create_campaign("c", test_set, [])
     path = dstc9_copy / "human_eval" / "team3" / "entry0.human_eval.json"
     edit_json(path, lambda d: d[2]["accuracy"].__setitem__(1, 6))
-    with pytest.raises(EvaluationInputError, match=r"team3/entry0.human_eval.json, instance 2: 'accuracy' rating 6 is not an integer from 1 to 5"):
+    with pytest.raises(EvaluationInputError, match=r"team3/entry0.human_eval.json, instance 2: 'accuracy' rating 6 \(rating \d\) is not a whole number from 1 to 5"):
         import_human_eval(campaign, dstc9_copy / "human_eval")
     assert not Rating.objects.exists() and not Entry.objects.exists()
 

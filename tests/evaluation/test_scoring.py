@@ -118,20 +118,66 @@ def test_bootstrap_ci_covers_true_mean_about_95_percent_and_is_seeded():
         scoring.bootstrap_scores(cols, 10)
 
 
-def test_shared_ranks_and_rank_ranges():
-    assert list(scoring.shared_ranks([4.3, 4.25, 4.1], [4.4, 4.35, 4.2])) == [1, 1, 3]
+def test_rank_ranges():
     finals = np.array([[3.0, 2.0, 1.0], [2.0, 3.0, 1.0], [3.0, 2.0, 1.0], [3.0, 3.0, 1.0]] * 10)
     low, high = scoring.bootstrap_rank_ranges(finals)
     assert list(low) == [1, 1, 3] and list(high) == [2, 2, 3]
 
 
-def test_paired_wilcoxon_uses_only_shared_instances():
-    a = np.array([5, 4, 5, 4, 5, 4, 5, 4, 5, 4, np.nan, 1.0])
-    b = np.array([3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 5.0, np.nan])
-    p, n, diff = scoring.paired_wilcoxon(a, b)
-    assert n == 10 and diff == pytest.approx(1.5)
-    assert p == pytest.approx(stats.wilcoxon(a[:10] - b[:10]).pvalue)
-    assert scoring.paired_wilcoxon(a, a) == (1.0, 11, 0.0)
+def test_eq2_sums_reciprocal_ranks_exactly():
+    # Rank vectors (1,1,1,3) and (3,1,1,1): the same multiset of ranks, so exactly the same score.
+    # In floating point 1 + 1 + 1 + 1/3 and 1/3 + 1 + 1 + 1 differ in the last bit.
+    ranks = pd.DataFrame({"m1": [1, 3], "m2": [1, 1], "m3": [1, 1], "m4": [3, 1]}, index=["x", "y"])
+    values = -ranks  # higher is better: rank 1 is the largest value
+    filler = pd.DataFrame({m: [-2] for m in ranks.columns}, index=["z"])  # a third entry so rank 3 exists
+    overall = scoring.mrr_overall(pd.concat([values, filler]), list(ranks.columns))
+    assert overall["x"] == overall["y"]
+    assert list(scoring.competition_ranks(overall[["x", "y"]])) == [1, 1]
+
+
+def test_eq2_leaves_out_an_entry_missing_a_metric():
+    table = pd.DataFrame({"A": [0.9, None, 0.5], "B": [1, 2, 3]}, index=["e1", "e2", "e3"])
+    complete, left_out = scoring.complete_rows(table, ["A", "B"])
+    assert list(complete.index) == ["e1", "e3"] and left_out == ["e2"]
+
+
+def test_sampled_campaign_is_not_deflated():
+    # 1000 knowledge-seeking instances, 50 sampled and all rated 4.4, perfect detection: 4.4, not 0.22.
+    n = 1000
+    truth = np.ones(n, dtype=bool)
+    sample = np.arange(0, n, 20)
+    ratings = ratings_frame([("e", "accuracy", int(i), f"{r}{i}", v) for i in sample for r, v in zip("abc", (4, 5, 4))] +
+                            [("e", "accuracy", int(i), f"d{i}", 5) for i in sample[:20]] + [("e", "accuracy", int(i), f"d{i}", 4) for i in sample[20:]])
+    report = build_report(ratings, truth, [SystemSpec("e", "entry", truth)], questions=["accuracy"], evaluated=sample)
+    row = report["systems"][0]
+    assert row["final"] == pytest.approx(ratings.groupby("instance")["value"].mean().mean())
+    assert row["questions"]["accuracy"]["precision"] == pytest.approx(row["final"])
+    assert row["final_ci_low"] < row["final"] < row["final_ci_high"] and row["final_ci_high"] - row["final_ci_low"] < 0.2
+
+
+def test_unrated_instances_are_left_out_and_counted_and_unrated_rows_say_so():
+    truth = np.array([1, 1, 1, 1, 0, 0], dtype=bool)
+    ratings = ratings_frame([("e", "accuracy", i, r, 4) for i in (0, 1) for r in "ab"] + [("f", "accuracy", i, r, 3) for i in (0, 1, 2, 3) for r in "ab"])
+    systems = [SystemSpec("e", "entry", truth), SystemSpec("f", "entry", truth), SystemSpec("gt", "ground_truth", truth)]
+    report = build_report(ratings, truth, systems, questions=["accuracy"])
+    rows = {row["system"]: row for row in report["systems"]}
+    assert rows["e"]["final"] == pytest.approx(4.0) and rows["e"]["unrated"] == 2  # collection still running
+    assert rows["gt"]["final"] is None and not rows["gt"]["rated"]
+    assert report["systems"][-1]["system"] == "gt"  # unrated rows last
+    from evaluation import leaderboard
+
+    table = leaderboard.to_markdown(report)
+    assert "| ref |  | gt (ground truth) | not rated | not rated | 0 | 4 |" in table  # never rated: 4 instances wait
+
+
+def test_tie_groups_are_monotone_and_follow_the_pairwise_table():
+    labels = ["a", "b", "c", "d"]
+    # a beats c and d; b beats d; nothing else is shown.
+    pairs = [{"a": x, "b": y, "better": x} for x, y in (("a", "c"), ("a", "d"), ("b", "d"))] + [{"a": "a", "b": "b", "better": None}, {"a": "b", "b": "c", "better": None}, {"a": "c", "b": "d", "better": None}]
+    assert scoring.tie_group_ranks(labels, pairs) == [1, 1, 2, 3]
+    # c has nobody significantly better, but sits below b: never better than the row above
+    pairs = [{"a": "a", "b": "b", "better": "a"}, {"a": "a", "b": "c", "better": None}]
+    assert scoring.tie_group_ranks(["a", "b", "c"], pairs) == [1, 2, 2]
 
 
 def _campaign(seed=0, n=400, means=(4.4, 4.2, 4.0, 3.6, 4.6)):
@@ -159,7 +205,7 @@ def test_report_is_deterministic_and_ranks_entries_only():
     rows = {row["system"]: row for row in first["systems"]}
     assert [row["system"] for row in first["systems"]][0] == "ground-truth"  # sorted by final score
     assert rows["ground-truth"]["rank"] is None and rows["baseline"]["rank"] is None
-    assert [rows[k]["rank"] for k in ("e1", "e2", "e3")] == [1, 2, 3]
+    assert [rows[k]["rank"] for k in ("e1", "e2", "e3")] == [1, 2, 3]  # 0.2 apart on 400 instances: distinct groups
     for row in first["systems"]:
         assert row["final_ci_low"] <= row["final"] <= row["final_ci_high"]
         assert row["final"] == pytest.approx(np.mean([row["questions"][q]["score"] for q in first["questions"]]))
@@ -167,9 +213,14 @@ def test_report_is_deterministic_and_ranks_entries_only():
     # Spearman: human order e1 > e2 > e3 equals the BLEU order (rho 1) and not the r@1 order
     assert first["spearman"]["bleu"]["rho"] == pytest.approx(1.0)
     assert first["spearman"]["r@1"]["rho"] == pytest.approx(stats.spearmanr([3, 2, 1], [0.8, 0.9, 0.7]).statistic)
-    pairs = {(p["a"], p["b"]): p for p in first["pairwise"]["final"]}
-    assert pairs[("e1", "baseline")]["significant_0.05"]
-    assert all(p["p_holm"] >= p["p"] for p in first["pairwise"]["accuracy"] if p["p"] is not None)
+    pairs = {(p["a"], p["b"]): p for p in first["pairwise"]}
+    assert pairs[("e1", "baseline")]["significant"] and pairs[("e1", "baseline")]["better"] == "e1"
+    assert all(p["p_holm"] >= p["p"] for p in first["pairwise"] if p["p"] is not None)
+    for (a, b), p in pairs.items():  # the pairwise table and the ranks tell one story
+        if p["better"] == a and rows[a]["rank"] is not None and rows[b]["rank"] is not None:
+            assert rows[a]["rank"] < rows[b]["rank"]
+        if p["significant"]:
+            assert p["ci_low"] > 0 or p["ci_high"] < 0
     assert set(first["agreement"]["accuracy"]["levels"]) == {"ordinal", "interval"}
     assert sum(first["rating_distribution"]["e1"]["accuracy"].values()) == rows["e1"]["questions"]["accuracy"]["ratings"]
 

@@ -23,7 +23,7 @@ def test_results_page_shows_the_stored_leaderboard(organizer, campaign):
     compute_campaign_results(campaign.pk)
     campaign.refresh_from_db()
     page = get(organizer, views.campaign_results, pk=campaign.pk).content.decode()
-    assert "team1/entry1" in page and "ground-truth/labels (ground_truth)" in page and "ordinal" in page
+    assert "team1/entry1" in page and "ground-truth/labels (ground truth)" in page and 'id="pairwise"' in page and "ordinal" in page
 
 
 def test_annotators_are_refused(make_annotator, campaign):

@@ -68,7 +68,9 @@ def test_an_invented_identity_never_stores_a_counted_response(request, job_facto
     job, posting = _one_place_job(job_factory, provider)
     for i in range(INVENTED):
         client.get(entry(job, posting, i))
-    for assignment in ProviderAssignment.objects.filter(posting=posting, slot__isnull=False):
+    admitted = ProviderAssignment.objects.filter(posting=posting, slot__isnull=False)
+    assert admitted.count() == 1  # the first invented identity takes the one place; the check below is not vacuous
+    for assignment in admitted:
         # The invented worker answers through the task page, which stores the response.
         with TestCase.captureOnCommitCallbacks(execute=True):  # the prompt confirmation task runs on commit
             response = submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
@@ -83,6 +85,8 @@ def test_an_invented_identity_never_stores_a_counted_response(request, job_facto
         assert response.status == Response.Status.REJECTED
         assert response.transitions.filter(to_status=Response.Status.REJECTED, actor=f"provider:{provider}").exists()
         assert assignment.state == ProviderAssignment.State.VOID and assignment.place is None
+        # The item gets its slot back: a real worker collects what the invented one took.
+        assert Slot.objects.filter(item_id=response.item_id, state=Slot.State.OPEN).exists()
     reconcile_job(job.pk, grace_seconds=0)
     assert not Response.objects.filter(item__job=job).counted().exists()
     assert not Payment.objects.filter(assignment__posting=posting).exclude(kind=Payment.Kind.REJECT).exists()

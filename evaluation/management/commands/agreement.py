@@ -12,7 +12,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="CSV with a header item,rater,value.")
         parser.add_argument("--level", required=True, choices=agreement.LEVELS)
-        parser.add_argument("--domain", help="Comma-separated ordered values (default for ordinal: 1,2,3,4,5).")
+        parser.add_argument(
+            "--domain",
+            help="Comma-separated values of the scale, in order (e.g. 1,2,3,4,5). Default: the values in the file; "
+            "give it to refuse values outside a known scale.",
+        )
         parser.add_argument("--bootstrap", type=int, default=agreement.DEFAULT_BOOTSTRAP, help="Replicates (>= 1000, or 0 for none).")
         parser.add_argument("--seed", type=int, default=agreement.DEFAULT_SEED)
         parser.add_argument("--raters", action="store_true", help="Also print per-rater diagnostics.")
@@ -25,11 +29,15 @@ class Command(BaseCommand):
             raise CommandError(f"{opts['file']}: cannot read the CSV ({exc})") from exc
         try:
             domain = [float(v) for v in opts["domain"].split(",")] if opts["domain"] else None
+        except ValueError:
+            raise CommandError(f"--domain {opts['domain']!r}: give numbers separated by commas, e.g. 1,2,3,4,5") from None
+        try:
             report = agreement.agreement_report(
                 table, opts["level"], value_domain=domain, bootstrap=opts["bootstrap"], seed=opts["seed"], with_raters=opts["raters"]
             )
         except ValueError as exc:
-            raise CommandError(f"{opts['file']}: {exc}") from exc
+            hint = " (the scale given with --domain)" if domain is not None and "outside the value domain" in str(exc) else ""
+            raise CommandError(f"{opts['file']}: {exc}{hint}") from exc
         if opts["json"]:
             self.stdout.write(json.dumps(report.to_dict(), indent=2))
             return

@@ -28,6 +28,9 @@ class Command(BaseCommand):
             self.stdout.write("rank\tteam\tentry\toverall")
             for row in finalists.itertuples():
                 self.stdout.write(f"{row.rank}\t{row.team_id}\t{row.entry_id}\t{row.overall:.4f}")
+            left_out = finalists.attrs.get("left_out", [])
+            if left_out:
+                self.stderr.write(f"warning: left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}")
             if finalists["tied_at_cutoff"].any():
                 self.stderr.write("warning: a team left out ties with the last finalist; decide by hand")
             if opts["campaign"]:

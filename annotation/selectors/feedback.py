@@ -1,0 +1,75 @@
+"""Feedback to writers: their responses that voters turned down, with the voters' reasons.
+
+The vote form tells voters that a reason "helps the writer"; these reads carry it back. The home
+page reads it with `voted_down` (two queries); the work page gets the same rows inside its one read
+(`selectors.work.work_slot` annotates `feedback_json` with `feedback_subquery`), so the annotation
+loop keeps its query budget.
+"""
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import OuterRef, Subquery
+
+from ..models import Response, ReviewRound, Worker
+
+VOTED_DOWN = (ReviewRound.State.RECOLLECTED, ReviewRound.State.EXHAUSTED)
+SHOWN = 5  # the latest voted-down responses shown: enough to learn from, short enough to read
+
+
+@dataclass
+class Feedback:
+    response_id: int
+    job_name: str
+    answers: dict  # the writer's own answers, as saved
+    reasons: list[str] = field(default_factory=list)  # the reasons of the voters who said no
+
+
+def _against():
+    """Counted "no" votes on a voted-down response."""
+    return Response.objects.counted().filter(answers__vote="against", item__subject_response__review_round__state__in=VOTED_DOWN)
+
+
+def voted_down(worker: Worker, limit: int = SHOWN) -> list[Feedback]:
+    """The worker's latest voted-down responses in any job, with the voters' reasons. Two queries."""
+    rounds = list(
+        ReviewRound.objects.filter(response__worker=worker, state__in=VOTED_DOWN)
+        .select_related("response__item__job")
+        .order_by("-decided_at", "-pk")[:limit]
+    )
+    reasons = defaultdict(list)
+    rows = _against().filter(item__subject_response_id__in=[r.response_id for r in rounds]).order_by("submitted_at")
+    for subject, answers in rows.values_list("item__subject_response_id", "answers"):
+        if (answers or {}).get("reason"):
+            reasons[subject].append(answers["reason"])
+    return [Feedback(r.response_id, r.response.item.job.name, r.response.answers or {}, reasons[r.response_id]) for r in rounds]
+
+
+def feedback_subquery(worker_id: int, rows_aggregate):
+    """For the work page's one read: the "no" votes on the worker's voted-down responses in the
+    slot's job, as JSON rows [subject id, subject answers, vote answers] (`rows_aggregate` is the
+    work selector's JSON aggregate, which speaks both SQLite and PostgreSQL)."""
+    votes = _against().filter(
+        item__subject_response__worker_id=worker_id, item__subject_response__item__job_id=OuterRef("job_id")
+    )
+    return Subquery(
+        votes.order_by()
+        .values("item__subject_response__worker_id")
+        .annotate(rows=rows_aggregate("item__subject_response_id", "item__subject_response__answers", "answers"))
+        .values("rows")[:1]
+    )
+
+
+def feedback_from_json(text: str | None, limit: int = SHOWN) -> list[Feedback]:
+    """The work page's feedback from `feedback_json`; newest responses first."""
+    if not text:
+        return []
+    by_response: dict[int, Feedback] = {}
+    for subject, subject_answers, vote in json.loads(text):
+        # SQLite's JSON_ARRAY keeps a JSON column as text; PostgreSQL's JSON_BUILD_ARRAY as JSON.
+        subject_answers = json.loads(subject_answers) if isinstance(subject_answers, str) else subject_answers
+        vote = json.loads(vote) if isinstance(vote, str) else vote
+        entry = by_response.setdefault(subject, Feedback(subject, "", subject_answers or {}))
+        if (vote or {}).get("reason"):
+            entry.reasons.append(vote["reason"])
+    return [by_response[k] for k in sorted(by_response, reverse=True)[:limit]]

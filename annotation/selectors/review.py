@@ -1,0 +1,210 @@
+"""Reads for the review queue: one page of a job's responses with what a reviewer needs to judge
+each one — the source turn with its slot values, the answer as the task type shows it (for
+rewrites a word diff of every variant against the source), the votes with their reasons, the
+stored flags with their evidence, the response's state and overrides.
+
+A page costs the same queries whatever the job's size: the stored flag report (one row), a count
+and the page of responses (with item, turn, worker and vote round joined), the votes on the
+page's responses, and the workers for the filter. Flags are read as the last flag run stored them
+(`selectors.flags`), never computed here.
+"""
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Q
+
+from .. import task_types
+from ..highlight import slot_segments
+from ..models import Job, Response, ReviewRound, Worker
+from ..review_diff import word_diff
+from .flags import StoredFlags, stored_flags
+
+PAGE_SIZE = 50
+#: The vote-outcome filter: a round state, or "none" for responses never put to the vote.
+NO_VOTE = "none"
+#: The flag filter's value for "any flag at all", on the response or its author.
+ANY_FLAG = "any"
+
+
+@dataclass(frozen=True)
+class ReviewFilters:
+    status: str = ""
+    flag: str = ""
+    worker: int | None = None
+    variant: str = ""
+    vote: str = ""
+
+    @classmethod
+    def from_query(cls, query) -> "ReviewFilters":
+        """From a page's query string; values that are not understood are ignored, not errors
+        (a stale link still shows the queue)."""
+        worker = query.get("worker", "")
+        status = query.get("status", "")
+        vote = query.get("vote", "")
+        return cls(
+            status=status if status in Response.Status.values else "",
+            flag=query.get("flag", "")[:40],
+            worker=int(worker) if worker.isdigit() else None,
+            variant=query.get("variant", "")[:40],
+            vote=vote if vote in (*ReviewRound.State.values, NO_VOTE) else "",
+        )
+
+    def as_query(self) -> dict:
+        values = {"status": self.status, "flag": self.flag, "worker": self.worker or "", "variant": self.variant, "vote": self.vote}
+        return {k: v for k, v in values.items() if v}
+
+
+@dataclass
+class Vote:
+    worker: str
+    vote: str
+    reason: str
+    counted: bool  # false: a late vote, stored but not part of the decision
+
+
+@dataclass
+class QueueRow:
+    response_id: int
+    item_id: int
+    item_position: int
+    worker_id: int
+    worker: str
+    status: str
+    status_label: str
+    source: list  # [(text, is_slot)] of the subject with its slot values marked
+    slots: list  # [(slot name or "", value)]
+    shown: list  # [{"name", "label", "text", "diff": [Segment] | None}]
+    vote_state: str
+    votes_for: int
+    votes_against: int
+    votes: list[Vote] = field(default_factory=list)
+    response_flags: list[str] = field(default_factory=list)
+    worker_flags: list = field(default_factory=list)  # WorkerFlag (code, message: the evidence)
+    held: str = ""
+    gold: dict | None = None
+    overrides: int = 0
+    override_reason: str = ""
+
+
+@dataclass
+class ReviewQueue:
+    job: Job
+    filters: ReviewFilters
+    page: object  # django Page of QueueRow
+    flags: StoredFlags
+    flag_codes: list[str]
+    workers: list[tuple[int, str]]
+    variants: list[tuple[str, str]]  # (field name, label) a reviewer may narrow the page to
+    statuses: list[tuple[str, str]]
+    vote_states: list[tuple[str, str]]
+
+
+def _filtered(job: Job, filters: ReviewFilters, flags: StoredFlags):
+    qs = Response.objects.filter(item__job=job)
+    if filters.status:
+        qs = qs.filter(status=filters.status)
+    if filters.worker:
+        qs = qs.filter(worker_id=filters.worker)
+    if filters.vote == NO_VOTE:
+        qs = qs.filter(review_round__isnull=True)
+    elif filters.vote:
+        qs = qs.filter(review_round__state=filters.vote)
+    if filters.variant:
+        qs = qs.filter(answers__has_key=filters.variant).exclude(**{f"answers__{filters.variant}": ""})
+    if filters.flag:
+        # A response carries a flag itself, or its author does: both are evidence to look at.
+        report = flags.report
+        wanted = (lambda code: True) if filters.flag == ANY_FLAG else (lambda code: code == filters.flag)
+        responses = [pk for pk, codes in report.responses.items() if any(wanted(c) for c in codes)]
+        workers = [w for w, wflags in report.workers.items() if any(wanted(f.code) for f in wflags)]
+        qs = qs.filter(Q(pk__in=responses) | Q(worker_id__in=workers))
+    return qs
+
+
+def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue:
+    kind = task_types.get(job.task_type)
+    flags = stored_flags(job)
+    report = flags.report
+    qs = (
+        _filtered(job, filters, flags)
+        .select_related("item__turn", "worker", "review_round")
+        .annotate(n_overrides=Count("overrides"))
+        .order_by("pk")
+    )
+    page = Paginator(qs, PAGE_SIZE).get_page(page_number)
+    responses = list(page.object_list)
+    votes = _votes_on([r.pk for r in responses])
+    diffs = kind.diffs_against_subject
+    rows = []
+    for r in responses:
+        payload = r.item.payload or {}
+        view = kind.review_view(payload, r.answers or {}, job.settings)
+        turn_slots = r.item.turn.slot_values if r.item.turn_id else []
+        values = [sv.get("value", "") for sv in turn_slots] or list(view.get("slot_values", []))
+        shown = []
+        for entry in view["shown"]:
+            if filters.variant and diffs and entry["name"] != filters.variant:
+                continue
+            diff = word_diff(view["subject"], entry["text"], values) if diffs else None
+            shown.append({**entry, "diff": diff})
+        checks = r.checks or {}
+        rnd = getattr(r, "review_round", None)
+        rows.append(
+            QueueRow(
+                response_id=r.pk,
+                item_id=r.item_id,
+                item_position=r.item.position,
+                worker_id=r.worker_id,
+                worker=str(r.worker),
+                status=r.status,
+                status_label=r.get_status_display(),
+                source=slot_segments(view["subject"], values),
+                slots=[(sv.get("slot", ""), sv.get("value", "")) for sv in turn_slots] or [("", v) for v in values],
+                shown=shown,
+                vote_state=rnd.state if rnd else "",
+                votes_for=rnd.votes_for if rnd else 0,
+                votes_against=rnd.votes_against if rnd else 0,
+                votes=votes.get(r.pk, []),
+                response_flags=report.responses.get(r.pk, []),
+                worker_flags=report.workers.get(r.worker_id, []),
+                held=checks.get("held", ""),
+                gold=checks.get("gold"),
+                overrides=r.n_overrides,
+                override_reason=(checks.get("override") or {}).get("reason", ""),
+            )
+        )
+    page.object_list = rows
+    workers = list(
+        Worker.objects.filter(responses__item__job=job).distinct().order_by("external_id").values_list("pk", "provider", "external_id")
+    )
+    codes = sorted({c for cs in report.responses.values() for c in cs} | {f.code for fs in report.workers.values() for f in fs})
+    variants = [(f["name"], f["label"]) for f in kind.answer_fields(job.settings)] if diffs else []
+    return ReviewQueue(
+        job=job,
+        filters=filters,
+        page=page,
+        flags=flags,
+        flag_codes=codes,
+        workers=[(pk, f"{provider}:{external}") for pk, provider, external in workers],
+        variants=variants,
+        statuses=list(Response.Status.choices),
+        vote_states=[*ReviewRound.State.choices, (NO_VOTE, "Never put to the vote")],
+    )
+
+
+def _votes_on(response_ids: list[int]) -> dict[int, list[Vote]]:
+    """The votes cast on these responses (by the vote job's workers), with their reasons. One query."""
+    if not response_ids:
+        return {}
+    out = defaultdict(list)
+    rows = (
+        Response.objects.confirmed()
+        .filter(item__subject_response_id__in=response_ids)
+        .order_by("submitted_at", "pk")
+        .values_list("item__subject_response_id", "worker__provider", "worker__external_id", "answers", "checks", "status")
+    )
+    for subject, provider, external, answers, checks, status in rows:
+        counted = status in Response.COUNTED and not (checks or {}).get("ignored")
+        out[subject].append(Vote(f"{provider}:{external}", (answers or {}).get("vote", ""), (answers or {}).get("reason", ""), counted))
+    return out

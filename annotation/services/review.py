@@ -1,0 +1,57 @@
+"""Bulk decisions of the review queue: accept, reject, exclude or re-collect many responses with
+one reason.
+
+Each response is decided on its own through `quality.override_verdict` (its own transactions, the
+audit row, the signal), and the outcome of every one is returned: one that cannot be decided (a
+crowd entry not confirmed yet, a response of another job) is reported and the rest go on — a bulk
+action never stops at the first failure and never skips silently.
+"""
+from dataclasses import dataclass
+
+from ..models import CheckOverride, Job, Response
+from .quality import QualityError, override_verdict
+
+#: action -> (new status, re-collect the item)
+ACTIONS = {
+    "accept": (Response.Status.ACCEPTED, False),
+    "reject": (Response.Status.REJECTED, False),
+    "exclude": (Response.Status.EXCLUDED, False),
+    "recollect": (Response.Status.REJECTED, True),
+}
+MAX_BULK = 500  # ten pages of the queue: a bigger request is a mistake, not a review
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    response_id: int
+    ok: bool
+    message: str  # the new status, or why it was not changed
+
+
+def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str = CheckOverride.Check.VOTE, by=None) -> list[BulkResult]:
+    """Decide every response of `job` in `response_ids`; a result per id, in the order given."""
+    if action not in ACTIONS:
+        raise QualityError(f"action must be one of {', '.join(ACTIONS)}")
+    if not (reason or "").strip():
+        raise QualityError("give the reason for the decision; it is kept with every response")
+    ids = list(dict.fromkeys(int(i) for i in response_ids))
+    if not ids:
+        raise QualityError("choose at least one response")
+    if len(ids) > MAX_BULK:
+        raise QualityError(f"at most {MAX_BULK} responses at once")
+    status, recollect = ACTIONS[action]
+    found = Response.objects.filter(item__job=job, pk__in=ids).in_bulk()
+    results = []
+    for pk in ids:
+        response = found.get(pk)
+        if response is None:
+            results.append(BulkResult(pk, False, "not a response of this job"))
+            continue
+        try:
+            override_verdict(response, status=status, reason=reason, check=check, recollect=recollect, by=by)
+        except QualityError as exc:
+            results.append(BulkResult(pk, False, str(exc)))
+        else:
+            label = Response.Status(status).label.lower()
+            results.append(BulkResult(pk, True, f"{label}, item re-collected" if recollect else label))
+    return results

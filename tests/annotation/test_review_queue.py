@@ -1,0 +1,178 @@
+"""The review queue (issue 10, part 1): the work itself beside its source, filters, paging, bulk
+decisions with a result per response, and a job page whose queries do not grow with its responses."""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import CheckOverride, Item, Response
+from annotation.review_diff import word_diff
+from annotation.services.claims import claim_next_slot, submit_response
+from annotation.services.quality import apply_flags
+from annotation.services.review import bulk_decide
+from tests.factories import good_answers, make_corpus, make_live_job
+
+HOSTILE = '<script>alert("x")</script>'
+
+
+# --- the diff (pure) ---------------------------------------------------------------------------------
+
+
+def test_word_diff_shows_kept_added_and_removed_words_with_slot_values():
+    segs = word_diff("I need a cheap table in the north.", "I want a cheap tabel in the north please.", ["cheap", "north"])
+    kinds = [(s.op, s.text, s.slot) for s in segs]
+    assert ("removed", "need", False) in kinds and ("added", "want", False) in kinds
+    assert ("removed", "table", False) in kinds and ("added", "tabel", False) in kinds
+    assert ("same", "cheap", True) in kinds and ("same", "north", True) in kinds
+    # What is not removed reads back as the rewrite, exactly as written.
+    assert "".join(s.text for s in segs if s.op != "removed") == "I want a cheap tabel in the north please."
+
+
+def test_word_diff_of_an_unspaced_script_compares_characters():
+    segs = word_diff("我想订一张桌子", "我想订两张桌子", ["桌子"])
+    assert [s.text for s in segs if s.op == "removed"] == ["一"] and [s.text for s in segs if s.op == "added"] == ["两"]
+    assert any(s.slot and s.text == "桌子" for s in segs)
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+
+
+def _submit(job, worker, answers=None):
+    slot = claim_next_slot(job=job, worker=worker)
+    return submit_response(slot_id=slot.id, worker=worker, answers=answers or good_answers(slot.item))
+
+
+def _queue(client, job, query=""):
+    return client.get(reverse("organizer:job-review", kwargs={"pk": job.pk}) + query)
+
+
+@pytest.fixture
+def rewrites(make_annotator):
+    job = make_live_job(make_corpus(dialogs=3, user_turns=1), name="rewrites")
+    ann, bob = make_annotator("ann")[1], make_annotator("bob")[1]
+    first = _submit(job, ann)
+    item = Item.objects.exclude(pk=first.item_id).filter(job=job).order_by("position").first()
+    answers = dict(good_answers(item), paraphrase=f"{item.payload['utterance']} {HOSTILE}")
+    second = _submit(job, bob, answers)
+    return {"job": job, "ann": ann, "bob": bob, "first": first, "second": second}
+
+
+# --- the page --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_queue_shows_each_variant_as_a_diff_with_slot_values_and_escapes_the_text(rewrites, organizer, client):
+    client.force_login(organizer)
+    page = _queue(client, rewrites["job"]).content.decode()
+    assert '<mark class="slot">cheap</mark>' in page  # the source's slot values are marked
+    assert '<span class="chip-slot">pricerange</span> cheap' in page  # chips show slot and value
+    assert "<ins>tabel</ins>" in page and "<del>table</del>" in page  # the typo variant, word by word
+    assert "Paraphrase:" in page and "Typos:" in page
+    assert HOSTILE not in page and "&lt;script&gt;" in page
+    assert 'id="review-keys"' in page and "<kbd>a</kbd> accept" in page
+
+
+@pytest.mark.django_db
+def test_filters_narrow_the_queue(rewrites, organizer, client):
+    client.force_login(organizer)
+    job, first, second = rewrites["job"], rewrites["first"], rewrites["second"]
+    ids = lambda q: [r.response_id for r in _queue(client, job, q).context["queue"].page.object_list]  # noqa: E731
+    assert ids("") == [first.pk, second.pk]
+    assert ids(f"?worker={rewrites['bob'].pk}") == [second.pk]
+    bulk_decide(job, [first.pk], action="exclude", reason="off topic")
+    assert ids("?status=excluded") == [first.pk] and ids("?status=accepted") == [second.pk]
+    assert ids("?vote=none") == [first.pk, second.pk] and ids("?vote=exhausted") == []
+    assert ids("?flag=any") == []  # no flag run yet
+    shown = _queue(client, job, "?variant=typos").context["queue"].page.object_list
+    assert all([e["name"] for e in row.shown] == ["typos"] for row in shown)
+    assert ids("?status=bogus&worker=x") == [first.pk, second.pk]  # a stale filter is ignored
+
+
+@pytest.mark.django_db
+def test_the_queue_pages_by_fifty_at_constant_queries(make_annotator, organizer, client):
+    job = make_live_job(make_corpus(dialogs=30, user_turns=2), name="big")
+    worker = make_annotator("busy")[1]
+    for _ in range(55):
+        _submit(job, worker)
+    client.force_login(organizer)
+    first = _queue(client, job)
+    assert len(first.context["queue"].page.object_list) == 50 and "page 1 of 2" in first.content.decode()
+    assert len(_queue(client, job, "?page=2").context["queue"].page.object_list) == 5
+
+
+# --- bulk decisions ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_bulk_decision_reports_every_response_and_does_not_stop_at_a_failure(rewrites, organizer, client, make_annotator):
+    other = make_live_job(make_corpus(name="other", dialogs=1, user_turns=1), name="other job")
+    stranger = _submit(other, make_annotator("carl")[1])
+    client.force_login(organizer)
+    job, first, second = rewrites["job"], rewrites["first"], rewrites["second"]
+    url = reverse("organizer:job-review-bulk", kwargs={"pk": job.pk})
+    done = client.post(url, {"response": [stranger.pk, first.pk, second.pk], "action": "reject", "reason": "slot value lost", "back": "?status=accepted"})
+    assert done.status_code == 302 and done["Location"].endswith("?status=accepted")
+    for r in (first, second):
+        r.refresh_from_db()
+        assert r.status == Response.Status.REJECTED
+    stranger.refresh_from_db()
+    assert stranger.status == Response.Status.ACCEPTED  # another job's response is not touched
+    assert CheckOverride.objects.filter(reason="slot value lost").count() == 2
+    page = client.get(done["Location"]).content.decode()
+    assert f"Response {stranger.pk}: not a response of this job" in page
+    assert f"Response {first.pk}: rejected (not paid)" in page and "2 of 3 responses changed" in page
+
+
+@pytest.mark.django_db
+def test_a_bulk_decision_needs_a_reason_and_recollect_reopens_the_item(rewrites, organizer, client):
+    client.force_login(organizer)
+    job, first = rewrites["job"], rewrites["first"]
+    url = reverse("organizer:job-review-bulk", kwargs={"pk": job.pk})
+    client.post(url, {"response": [first.pk], "action": "accept", "reason": "  "})
+    assert not CheckOverride.objects.exists()
+    client.post(url, {"response": [first.pk], "action": "recollect", "reason": "lost the area"})
+    first.refresh_from_db()
+    assert first.status == Response.Status.REJECTED and first.item.state == Item.State.OPEN
+
+
+@pytest.mark.django_db
+def test_only_organizers_review(rewrites, make_annotator, client):
+    client.force_login(make_annotator("eve")[0])
+    job = rewrites["job"]
+    assert _queue(client, job).status_code == 403
+    url = reverse("organizer:job-review-bulk", kwargs={"pk": job.pk})
+    assert client.post(url, {"response": [rewrites["first"].pk], "action": "reject", "reason": "x"}).status_code == 403
+    assert not CheckOverride.objects.exists()
+
+
+# --- the job page is an overview --------------------------------------------------------------------------------
+
+
+def _queries(fn) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        fn()
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.django_db
+def test_the_job_page_costs_the_same_queries_for_5_and_50_responses(make_annotator, organizer, client):
+    jobs = {}
+    for n in (5, 50):
+        job = make_live_job(make_corpus(name=f"c{n}", dialogs=25, user_turns=2), name=f"job {n}")
+        worker = make_annotator(f"w{n}")[1]
+        for _ in range(n):
+            _submit(job, worker)
+        apply_flags(job)
+        jobs[n] = job
+    client.force_login(organizer)
+    url = lambda job: reverse("organizer:job", kwargs={"pk": job.pk})  # noqa: E731
+    for job in jobs.values():  # warm up: sessions, content types, the task-type registry
+        client.get(url(job))
+        _queue(client, job)
+    page = {n: _queries(lambda job=job: client.get(url(job))) for n, job in jobs.items()}
+    assert page[5] == page[50], page
+    queue = {n: _queries(lambda job=job: _queue(client, job)) for n, job in jobs.items()}
+    assert queue[5] == queue[50], queue
+    body = client.get(url(jobs[50])).content.decode()
+    assert 'id="review-link"' in body and "override-form" not in body  # no form per response any more
+    print("job page queries:", page, "review queue queries:", queue)
