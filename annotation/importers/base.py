@@ -7,8 +7,10 @@ the reason, so the person who uploaded the file knows what to fix.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
+import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import IO, NamedTuple
 
 import ijson
 
-from .json_errors import locate_syntax_error
+from .json_errors import MAX_DEPTH, TOO_DEEP, locate_syntax_error
 
 USER = "user"
 SYSTEM = "system"
@@ -31,7 +33,19 @@ END = object()
 
 
 class FormatError(Exception):
-    """A source file does not have the structure of its format; the message says where and why."""
+    """A source file does not have the structure of its format; the message says where and why.
+
+    A message may quote the file (a dialog id); what of it cannot be stored or printed (a NUL, a
+    lone surrogate) is written as an escape, so that the message itself can be saved and shown.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))
+
+
+def printable(text: str) -> str:
+    """`text` with NUL characters and lone surrogates written as escapes (\\x00, \\ud800)."""
+    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class TurnRecord(NamedTuple):
@@ -67,9 +81,7 @@ class CorpusReader:
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self):
-        self._data = open(self.data_path, "rb")  # noqa: SIM115 - closed in __exit__
-        if self._data.read(len(_BOM)) != _BOM:
-            self._data.seek(0)
+        self._data = open_skipping_bom(self.data_path)
         try:
             self._open_extra()
         except BaseException:
@@ -110,6 +122,7 @@ class CorpusReader:
             raise FormatError(f"{where}: the dialog id is empty")
         if len(external_id) > MAX_EXTERNAL_ID:
             raise FormatError(f"{where}: the dialog id is longer than {MAX_EXTERNAL_ID} characters")
+        check_json_value(external_id, where, "the dialog id")
         if external_id in self._seen_ids:
             raise FormatError(f"{where}: the dialog id {external_id!r} appears more than once")
         self._seen_ids.add(external_id)
@@ -117,6 +130,119 @@ class CorpusReader:
 
 
 # -- JSON helpers ------------------------------------------------------------------------------
+def open_skipping_bom(path: Path) -> IO[bytes]:
+    """Open a JSON file for reading as bytes, past a UTF-8 byte order mark if it starts with one
+    (editors on Windows write one; every file of every format accepts it alike)."""
+    f = open(path, "rb")  # noqa: SIM115 - the caller closes it
+    if f.read(len(_BOM)) != _BOM:
+        f.seek(0)
+    return f
+
+
+def huge_integer_message() -> str:
+    return f"an integer with more than {sys.get_int_max_str_digits():,} digits (the most Python reads)"
+
+
+def _string_problem(text: str) -> str | None:
+    """Why a string cannot be stored: a NUL (PostgreSQL's text and jsonb refuse it) or a lone
+    surrogate (not Unicode text: it cannot be encoded, and must not turn into "?")."""
+    if "\x00" in text:
+        return "holds a NUL character (\\u0000), which cannot be stored"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"holds a lone surrogate (\\u{ord(text[exc.start]):04x}), which is not text"
+    return None
+
+
+def _constant(number: float) -> str:
+    """How Python's json wrote a non-finite number (NaN, Infinity, -Infinity)."""
+    if math.isnan(number):
+        return "NaN"
+    return "Infinity" if number > 0 else "-Infinity"
+
+
+def _show_path(path: tuple) -> str:
+    shown = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path[:8]).lstrip(".")
+    return shown + ("…" if len(path) > 8 else "")
+
+
+def check_json_value(value, where: str, what: str | None = None) -> None:
+    """Refuse a parsed value that cannot be stored as it is: a string with a NUL or a lone
+    surrogate, NaN or ±Infinity (accepted by Python's json, but not JSON), nesting deeper than
+    MAX_DEPTH. The message names the place inside the value (`turns[0].text`).
+
+    Iterative, so that a deep value cannot exhaust the stack while it is checked.
+    """
+    stack = [(value, ())]
+    while stack:
+        current, path = stack.pop()
+        if isinstance(current, str):
+            problem = _string_problem(current)
+        elif isinstance(current, float):
+            problem = None if math.isfinite(current) else f"holds {_constant(current)}, which is not a JSON number"
+        elif isinstance(current, (dict, list)):
+            if len(path) >= MAX_DEPTH:
+                raise FormatError(f"{where}: {TOO_DEEP} (at {_show_path(path)})")
+            items = current.items() if isinstance(current, dict) else enumerate(current)
+            for key, child in items:
+                if isinstance(key, str):
+                    key_problem = _string_problem(key)
+                    if key_problem:
+                        raise FormatError(f"{where}: a key {key_problem} (at {_show_path(path) or 'the top'})")
+                if isinstance(child, (str, float, dict, list)):
+                    stack.append((child, (*path, key)))
+            continue
+        else:
+            continue
+        if problem:
+            at = f" (at {_show_path(path)})" if path else ""
+            subject = what or ("a string" if isinstance(current, str) else "a number")
+            raise FormatError(f"{where}: {subject} {problem}{at}")
+
+
+class SurrogateGuard:
+    """A binary file for ijson that refuses a lone surrogate escape (\\ud800) in the JSON text.
+
+    ijson's C backend decodes such an escape to "?" without a word, so the text stored would not
+    be the text sent. This scans what ijson reads, keeping a short tail from one read to the next
+    so that an escape (or its pair) split between reads is still seen.
+    """
+
+    _ESCAPE = re.compile(rb"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
+
+    def __init__(self, f: IO[bytes], name: str):
+        self.f, self.name = f, name
+        self._tail = b""
+        self._lines = 1  # newlines counted before the tail, for the message
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.f.read(size)
+        buffer = self._tail + data
+        # Bytes from `cut` on go round again with the next read: the last 11 (an escape, or the
+        # pair of a high surrogate, may be cut short there), and every escape that reaches them.
+        cut = max(len(buffer) - 11, 0) if data else len(buffer)
+        for match in self._ESCAPE.finditer(buffer):
+            if len(match.group(1)) % 2 == 0:
+                continue  # an escaped backslash followed by the letter u: text, not an escape
+            if match.end() > cut:
+                cut = min(cut, match.start())
+                continue
+            high = int(match.group(2), 16)
+            if high >= 0xDC00 or match.group(3) is None:
+                line = self._lines + buffer.count(b"\n", 0, match.start())
+                raise FormatError(
+                    f"{self.name} line {line}: a string holds a lone surrogate (\\u{high:04x}), which is not text"
+                )
+        # Never cut a run of backslashes: its length says whether a "u" after it starts an escape.
+        while cut > 0 and buffer[cut - 1 : cut] == b"\\":
+            cut -= 1
+        self._lines += buffer.count(b"\n", 0, cut)
+        self._tail = buffer[cut:]
+        return data
+
+
 def first_json_char(f: IO[bytes]) -> str:
     """The first non-blank character of a JSON stream, without consuming the stream."""
     start = f.tell()
@@ -144,6 +270,8 @@ def require_top_level(f: IO[bytes], name: str, expected: str, description: str) 
 
 def json_error_reason(exc: Exception) -> str:
     """ijson's message, reduced to its reason and the text near the error."""
+    if isinstance(exc, RecursionError):
+        return TOO_DEEP
     message = str(exc)
     if message[:2] in ("b'", 'b"'):  # the C backend sometimes returns a bytes repr
         message = message[2:-1].replace("\\n", "\n")
@@ -166,7 +294,9 @@ def invalid_json(path: Path, exc: Exception, item_name) -> FormatError:
     return FormatError(f"{path.name}: not valid JSON ({json_error_reason(exc)})")
 
 
-JSON_ERRORS = (ijson.JSONError, UnicodeDecodeError)
+# What the streaming parser raises for a file it cannot read: a syntax error, bytes that are not
+# UTF-8, nesting deeper than the stack, a number Python will not convert.
+JSON_ERRORS = (ijson.JSONError, UnicodeDecodeError, RecursionError, ValueError)
 
 
 def kind_of(value) -> str:
@@ -197,7 +327,7 @@ def field_problem(key: str, value, what: str) -> str:
 def speaker_and_text(turn: dict, where: str, speakers: dict, expected_speakers: str) -> tuple[str, str]:
     """(Quorum speaker, text) of a turn object whose speaker must be a key of `speakers`."""
     speaker = turn.get("speaker")
-    if speaker not in speakers:
+    if not isinstance(speaker, str) or speaker not in speakers:  # a list or object is not hashable
         raise FormatError(f"{where}: {field_problem('speaker', speaker, expected_speakers)}")
     text = turn.get("text")
     if not isinstance(text, str):

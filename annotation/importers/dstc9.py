@@ -26,10 +26,15 @@ from .base import (
     CorpusReader,
     DialogRecord,
     FormatError,
+    SurrogateGuard,
     TurnRecord,
+    check_json_value,
     field_problem,
+    huge_integer_message,
+    TOO_DEEP,
     invalid_json,
     kind_of,
+    open_skipping_bom,
     require_top_level,
     speaker_and_text,
 )
@@ -48,7 +53,7 @@ class DSTC9Reader(CorpusReader):
             self.corpus_meta = {"knowledge": _load_knowledge(knowledge_path)}
         labels_path = self.paths.get("labels")
         if labels_path is not None:
-            self._labels = open(labels_path, "rb")  # noqa: SIM115 - closed in _close_extra
+            self._labels = open_skipping_bom(labels_path)  # closed in _close_extra
 
     def _close_extra(self):
         if self._labels is not None:
@@ -58,7 +63,7 @@ class DSTC9Reader(CorpusReader):
         name = self.data_name
         require_top_level(self._data, name, "[", "a DSTC9 logs.json: a JSON list of instances")
         labels = self._label_stream()
-        stream = ijson.items(self._data, "item", use_float=True)
+        stream = ijson.items(SurrogateGuard(self._data, name), "item", use_float=True)
         index = -1
         while True:
             try:
@@ -102,6 +107,7 @@ class DSTC9Reader(CorpusReader):
     def _dialog(self, index: int, instance, label) -> DialogRecord:
         where = f"{self.data_name}: instance {index}"
         external_id = self._claim_id(str(index), where)
+        check_json_value(instance, where)
         if not isinstance(instance, list):
             raise FormatError(f"{where}: expected a list of turns, not {kind_of(instance)}")
         if not instance:
@@ -121,7 +127,7 @@ class DSTC9Reader(CorpusReader):
 def _checked_labels(f, path):
     """Stream labels.json entries, each checked to be a label object."""
     name = path.name
-    stream = ijson.items(f, "item", use_float=True)
+    stream = ijson.items(SurrogateGuard(f, name), "item", use_float=True)
     index = -1
     while True:
         try:
@@ -132,6 +138,7 @@ def _checked_labels(f, path):
             return
         index += 1
         where = f"{name}: entry {index}"
+        check_json_value(label, where)
         if not isinstance(label, dict):
             raise FormatError(f'{where}: expected an object with "target", not {kind_of(label)}')
         target = label.get("target")
@@ -155,6 +162,11 @@ def _load_knowledge(path) -> dict:
         raise FormatError(f"{name} line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise FormatError(f"{name}: not UTF-8 text") from None
+    except RecursionError:
+        raise FormatError(f"{name}: {TOO_DEEP}") from None
+    except ValueError:  # int() refused a number with too many digits
+        raise FormatError(f"{name}: {huge_integer_message()}") from None
+    check_json_value(knowledge, name)
     if not isinstance(knowledge, dict):
         raise FormatError(
             f"{name}: expected a DSTC9 knowledge.json: a JSON object from domain to entities, not {kind_of(knowledge)}"

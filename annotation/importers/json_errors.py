@@ -9,12 +9,28 @@ from __future__ import annotations
 
 import codecs
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 _CHUNK = 1 << 20
 _WHITESPACE = " \t\n\r"
-_decoder = json.JSONDecoder()
+
+# Deeper than any real corpus (MultiWOZ's belief states are 5 levels) and far below what the
+# JSON encoder and PostgreSQL's jsonb accept, so a deeper value is refused while it is read.
+MAX_DEPTH = 64
+TOO_DEEP = f"a value is nested more than {MAX_DEPTH} levels deep"
+
+
+class _NotJSONConstant(ValueError):
+    """NaN, Infinity or -Infinity: Python's decoder takes them, JSON (and the importers) do not."""
+
+
+def _refuse_constant(name: str):
+    raise _NotJSONConstant(f"{name} is not a JSON number")
+
+
+_decoder = json.JSONDecoder(parse_constant=_refuse_constant)
 _CUT_SHORT = "the file ends in the middle of a value: is it complete?"
 
 # Names the top-level item an error is in: (index, key of an object's member or None) -> words.
@@ -70,6 +86,10 @@ class _Text:
         while True:
             try:
                 value, end = _decoder.raw_decode(self.buf, i)
+            except _NotJSONConstant as exc:
+                raise _Found(i, str(exc)) from None
+            except RecursionError:
+                raise _Found(i, TOO_DEEP) from None
             except json.JSONDecodeError as exc:
                 if self.eof and (not self.buf[exc.pos :].strip() or exc.msg.startswith("Unterminated")):
                     raise _Found(len(self.buf), _CUT_SHORT) from None
@@ -78,6 +98,12 @@ class _Text:
                     raise _Found(exc.pos, exc.msg) from None
                 self.more()
                 continue
+            except ValueError:  # int() refused a number: Python reads at most so many digits
+                if not self.eof and len(self.buf) - i <= _CHUNK:
+                    self.more()  # the number may only look long because the buffer cuts it
+                    continue
+                limit = sys.get_int_max_str_digits()
+                raise _Found(i, f"an integer with more than {limit:,} digits (the most Python reads)") from None
             if end < len(self.buf) or self.eof:  # a number cut at the buffer's end would decode short
                 return value, end
             self.more()

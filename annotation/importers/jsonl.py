@@ -27,8 +27,11 @@ from .base import (
     CorpusReader,
     DialogRecord,
     FormatError,
+    TOO_DEEP,
     TurnRecord,
+    check_json_value,
     field_problem,
+    huge_integer_message,
     kind_of,
     speaker_and_text,
 )
@@ -55,6 +58,11 @@ class JSONLReader(CorpusReader):
             except json.JSONDecodeError as exc:
                 hint = "; Quorum JSONL has one whole dialog per line" if number == 1 and line.strip() in (b"[", b"{") else ""
                 raise FormatError(f"{where}: not valid JSON ({exc.msg}){hint}") from None
+            except RecursionError:
+                raise FormatError(f"{where}: {TOO_DEEP}") from None
+            except ValueError:  # int() refused a number with too many digits
+                raise FormatError(f"{where}: {huge_integer_message()}") from None
+            check_json_value(dialog, where)
             yield self._dialog(dialog, where)
 
     def _dialog(self, dialog, where: str) -> DialogRecord:

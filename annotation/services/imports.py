@@ -13,11 +13,13 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import shutil
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
@@ -129,7 +131,9 @@ def begin_run(run_id: int) -> ImportRun | None:
 
 
 def fail_run(run: ImportRun, message: str) -> None:
-    """Record why a run failed (nothing was imported: the import's transaction rolled back)."""
+    """Record why a run failed (nothing was imported: the import's transaction rolled back), and
+    remove its uploaded files: nobody can import them again, and failures must not fill the disk."""
+    remove_uploads(run.files)
     run.status = RunStatus.FAILED
     run.error = message
     run.finished_at = timezone.now()
@@ -331,8 +335,27 @@ def _mark_succeeded(run: ImportRun, corpus: Corpus, total: int) -> None:
     run.save(update_fields=["status", "corpus", "done", "total", "error", "finished_at"])
 
 
+def remove_uploads(files: Mapping[str, Path | str]) -> None:
+    """Remove the upload folders (`QUORUM_IMPORT_DIR/<uuid>/`) that hold `files`.
+
+    Only uploads are removed: a file given by path from elsewhere (the command, the demo) is the
+    caller's, and stays.
+    """
+    import_dir = Path(settings.QUORUM_IMPORT_DIR).resolve()
+    for path in files.values():
+        try:
+            relative = Path(path).resolve().relative_to(import_dir)
+        except ValueError:
+            continue  # not an upload
+        if len(relative.parts) > 1:
+            shutil.rmtree(import_dir / relative.parts[0], ignore_errors=True)
+
+
 def fail_unqueued_run(run_id: int, exc: BaseException) -> None:
     """Record that a pending run could not be queued (broker down): it fails with the reason."""
+    run = ImportRun.objects.filter(pk=run_id).only("files").first()
+    if run is not None:
+        remove_uploads(run.files)
     ImportRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
         status=RunStatus.FAILED,
         error=f"The import could not be queued ({exc.__class__.__name__}); nothing was imported. Try again later.",
