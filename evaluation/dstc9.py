@@ -6,7 +6,10 @@ so the person importing knows exactly what to fix. Nothing here writes anything.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+from annotation.importers.base import FormatError, check_json_value
 
 HUMAN_EVAL_SUFFIX = ".human_eval.json"
 SCORE_SUFFIX = ".score.json"
@@ -19,17 +22,34 @@ class FormatProblem(ValueError):
         self.path, self.index = str(path), index
 
 
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def load_json(path):
+    """The file's JSON value, refused (FormatProblem) where it is not JSON Quorum can store: NaN
+    or Infinity, nesting too deep, an integer beyond Python's digit limit, a string holding a NUL
+    or a lone surrogate (the same rules as corpus imports, annotation.importers.base)."""
     path = Path(path)
     if not path.is_file():
         raise FormatProblem(path, "file not found")
     try:
-        with path.open(encoding="utf-8") as handle:
-            return json.load(handle)
+        with path.open(encoding="utf-8-sig") as handle:
+            value = json.load(handle, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise FormatProblem(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     except UnicodeDecodeError as exc:
         raise FormatProblem(path, "not UTF-8 text") from exc
+    except RecursionError:
+        raise FormatProblem(path, "not valid JSON here (a value is nested too deeply)") from None
+    except ValueError as exc:  # a NaN/Infinity, or int() refused a number with too many digits
+        reason = str(exc) if "JSON number" in str(exc) else f"an integer with more than {sys.get_int_max_str_digits():,} digits"
+        raise FormatProblem(path, f"not valid JSON here ({reason})") from None
+    try:
+        check_json_value(value, "")
+    except FormatError as exc:
+        raise FormatProblem(path, str(exc).removeprefix(": ")) from None
+    return value
 
 
 def check_knowledge(knowledge, path="knowledge.json"):
@@ -61,6 +81,10 @@ def check_logs(logs, path="logs.json", expected_length=None):
     return logs
 
 
+def _is_id(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _knowledge_ref_exists(knowledge, ref):
     entity = knowledge.get(ref.get("domain"), {}).get(str(ref.get("entity_id")))
     if entity is None:
@@ -86,6 +110,11 @@ def check_outputs(items, path, expected_length=None, knowledge=None, require_res
         refs = item.get("knowledge", [])
         if not isinstance(refs, list) or not all(isinstance(r, dict) and {"domain", "entity_id", "doc_id"} <= set(r) for r in refs):
             raise FormatProblem(path, "'knowledge' must be a list of {domain, entity_id, doc_id}", index)
+        for ref in refs:
+            # Looked up in knowledge.json by these: a list or object there could never match (and
+            # is not hashable), a boolean only pretends to be a number.
+            if not isinstance(ref["domain"], str) or not all(_is_id(ref[key]) for key in ("entity_id", "doc_id")):
+                raise FormatProblem(path, "a 'knowledge' reference needs a string 'domain' and string or whole-number 'entity_id' and 'doc_id'", index)
         if knowledge is not None:
             for ref in refs:
                 if not _knowledge_ref_exists(knowledge, ref):

@@ -71,6 +71,18 @@ def _entry_hash(outputs, is_baseline, is_ground_truth):
     return _digest(outputs, is_baseline, is_ground_truth)
 
 
+TEAM_ID_MAX = Team._meta.get_field("team_id").max_length
+ENTRY_ID_MAX = Entry._meta.get_field("entry_id").max_length
+
+
+def _check_ids(team_id: str, entry_id: str, path) -> None:
+    """Refuse folder and file names the database cannot hold, before anything is written."""
+    if len(team_id) > TEAM_ID_MAX:
+        raise EvaluationInputError(f"{path}: the team folder name is longer than {TEAM_ID_MAX} characters; shorten it")
+    if len(entry_id) > ENTRY_ID_MAX:
+        raise EvaluationInputError(f"{path}: the entry name is longer than {ENTRY_ID_MAX} characters; shorten it")
+
+
 def _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=False, is_ground_truth=False) -> Entry:
     team, _ = Team.objects.get_or_create(challenge=test_set.challenge, team_id=team_id)
     entry, created = Entry.objects.get_or_create(
@@ -101,6 +113,8 @@ def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS, scores_pa
     found = _checked(dstc9.find_entries, directory)
     if not found:
         raise EvaluationInputError(f"{directory}: no <team>/<entry>.json files found")
+    for team, entry, path in found:
+        _check_ids(team, entry, path)
     checked = [
         (team, entry, _checked(dstc9.check_outputs, _checked(dstc9.load_json, path), path, expected_length=test_set.size))
         for team, entry, path in found
@@ -196,6 +210,7 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
     labels = test_set.labels
     plan = []
     for team_id, entry_id, entry_path, eval_path in _checked(dstc9.find_human_evals, directory):
+        _check_ids(team_id, entry_id, eval_path)
         is_truth = team_id in ground_truth_teams
         if entry_path is not None:
             outputs = _checked(dstc9.check_outputs, _checked(dstc9.load_json, entry_path), entry_path, expected_length=test_set.size)

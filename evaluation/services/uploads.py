@@ -9,8 +9,10 @@ file's role), because a server path tells the organizer nothing and reveals the 
 from __future__ import annotations
 
 import contextlib
+import lzma
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 from ..models import Campaign, TestSet
@@ -34,27 +36,95 @@ def _member_names(root: Path):
 def unpacked_archive(fileobj, what="the file"):
     """Unpack an uploaded .zip into a temporary folder and yield that folder; removed afterwards.
 
-    Refuses a file that is not a zip, one that unpacks to more than MAX_ARCHIVE_BYTES, and members
-    that would land outside the folder ("../", absolute paths), before anything is extracted.
+    Every zip upload goes through here. Before anything is extracted it refuses: a file that is
+    not a zip, one that unpacks to more than MAX_ARCHIVE_BYTES, a member that would land outside
+    the folder ("../", absolute paths), an encrypted member, a compression method Python cannot
+    read, a symbolic link (it could lead a later member anywhere), a name used twice or both as a
+    file and as a folder. Then each member is copied out on its own, so a member whose data does
+    not match its header (a CRC error, a size that lies) is refused with its name. Messages name
+    archive members, never the temporary folder.
     """
     try:
         archive = zipfile.ZipFile(fileobj)
-    except zipfile.BadZipFile:
+        members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
         raise EvaluationInputError(f"{what} is not a .zip archive") from None
-    members = archive.infolist()
     if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
         raise EvaluationInputError(f"{what} unpacks to more than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the manage.py command")
+    plan = _unpacking_plan(members)
     with tempfile.TemporaryDirectory(prefix="quorum-upload-") as tmp:
         root = Path(tmp).resolve()
-        for member in members:
-            if not (root / member.filename).resolve().is_relative_to(root):
+        for parts, member in plan:
+            target = root.joinpath(*parts)
+            if not target.resolve().is_relative_to(root):
                 raise EvaluationInputError(f"the archive member {member.filename!r} points outside the archive")
-        try:
-            archive.extractall(root)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:  # a damaged member: CRC or truncated data
-            raise EvaluationInputError(f"{what} cannot be unpacked ({exc})") from None
+            if member.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _extract_member(archive, member, target)
         with _member_names(root):
             yield root
+
+
+# Methods Python's zipfile reads; others (e.g. Deflate64, PPMd) raise NotImplementedError on read.
+_READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+_FILE_TYPE, _SYMLINK = 0o170000, 0o120000  # st_mode bits a Unix zip keeps in external_attr's top half
+
+
+def _unpacking_plan(members) -> list:
+    """(path parts, member) for every member that is safe to extract, or EvaluationInputError."""
+    plan, files, folders = [], set(), set()
+    for member in members:
+        name = member.filename
+        parts = tuple(part for part in name.replace("\\", "/").split("/") if part not in ("", "."))
+        if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
+            raise EvaluationInputError(f"the archive member {name!r} points outside the archive")
+        if member.flag_bits & 0x1:
+            raise EvaluationInputError(f"the archive member {name!r} is encrypted; upload the archive without a password")
+        if member.compress_type not in _READABLE_METHODS:
+            methods = ", ".join(_READABLE_METHODS.values())
+            raise EvaluationInputError(
+                f"the archive member {name!r} uses a compression method Quorum cannot read (method {member.compress_type}); use one of: {methods}"
+            )
+        if (member.external_attr >> 16) & _FILE_TYPE == _SYMLINK:
+            raise EvaluationInputError(f"the archive member {name!r} is a symbolic link; the archive must hold plain files and folders")
+        if not parts:
+            continue
+        if member.is_dir():
+            folders.add(parts)
+        elif parts in files:
+            raise EvaluationInputError(f"the archive holds {name!r} more than once; keep one")
+        else:
+            files.add(parts)
+        folders.update(parts[:end] for end in range(1, len(parts)))
+        plan.append((parts, member))
+    clash = sorted(files & folders)
+    if clash:
+        raise EvaluationInputError(f"the archive member {'/'.join(clash[0])!r} is both a file and a folder; rename one")
+    return plan
+
+
+def _extract_member(archive, member, target: Path) -> None:
+    """Copy one member out, never more bytes than its header promised; the zip module checks
+    the CRC when the member has been read to its end."""
+    name = member.filename
+    written = 0
+    try:
+        with archive.open(member) as source, target.open("xb") as out:
+            for chunk in iter(lambda: source.read(1024 * 1024), b""):
+                written += len(chunk)
+                if written > member.file_size:
+                    raise EvaluationInputError(f"the archive member {name!r} holds more data than its header says; the archive is damaged")
+                out.write(chunk)
+    except EvaluationInputError:
+        raise
+    except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, ValueError, NotImplementedError, RuntimeError) as exc:
+        # Bad CRC-32, truncated or corrupt data, a password needed: the zip module's reason names
+        # the member, not a path on this server.
+        raise EvaluationInputError(f"the archive member {name!r} cannot be unpacked ({exc})") from None
+    except OSError as exc:
+        raise EvaluationInputError(f"the archive member {name!r} cannot be unpacked ({exc.strerror or 'damaged data'})") from None
 
 
 def _save(upload, folder: Path, name: str) -> Path:
