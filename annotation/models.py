@@ -510,7 +510,7 @@ class QualityPolicy(models.Model):
         default=0.9, help_text="Flag a rater who gives the same rating to at least this share of at least `pattern_min_ratings` items."
     )
     pattern_min_ratings = models.PositiveSmallIntegerField(
-        default=10, help_text="Ratings a worker must have before straight-lining or alternating patterns are judged."
+        default=10, help_text="Ratings a worker must have before straight-lining or alternating patterns are judged (at least 1)."
     )
     low_agreement = models.FloatField(
         default=0.5, help_text="Flag a rater who agrees with the other raters of the same items less often than this share."
@@ -533,6 +533,9 @@ class QualityPolicy(models.Model):
                 name="quality_threshold_within_votes",
             ),
             models.CheckConstraint(condition=Q(max_rounds__gte=1), name="quality_max_rounds_positive"),
+            # Patterns judged on 0 ratings flag everyone and break every page of the job
+            # (services.quality.COUNT_MINIMUMS holds the same minimum for the form and the API).
+            models.CheckConstraint(condition=Q(pattern_min_ratings__gte=1), name="quality_pattern_min_ratings_positive"),
         ]
 
 

@@ -14,6 +14,8 @@ from . import task_types
 from .models import CheckOverride, Corpus, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker
 from .services.jobs import Selection
 from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
+from .services.quality import COUNT_MAX as QUALITY_COUNT_MAX
+from .services.quality import COUNT_MINIMUMS as QUALITY_COUNT_MINIMUMS
 from .services.quality import RATE_FIELDS as QUALITY_RATE_FIELDS
 
 SELECTION_MODES = [
@@ -244,7 +246,7 @@ class QualitySettingsForm(forms.Form):
             )
         for name in QUALITY_COUNT_FIELDS:
             self.fields[name] = forms.IntegerField(
-                label=_policy_label(name), min_value=1 if name == "session_gap_minutes" else 0, max_value=10000,
+                label=_policy_label(name), min_value=QUALITY_COUNT_MINIMUMS.get(name, 0), max_value=QUALITY_COUNT_MAX,
                 help_text=_policy_help(name), initial=QualityPolicy._meta.get_field(name).default,
             )
         self.fields["flags_reject"] = forms.BooleanField(

@@ -36,7 +36,8 @@ from .services import (
 )
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
-ERRORS = {400: OpenApiResponse(s.EvaluationMessageSerializer, description="The request cannot be carried out; the body says why.")}
+# A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.
+ERRORS = {400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request cannot be carried out; the body says why (`detail`, or the fields to fix).")}
 NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
 

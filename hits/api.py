@@ -13,7 +13,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,20 +36,42 @@ from .services.postings import BudgetExceeded, launch_crowd_job
 
 MAX_BULK = 1000
 
+# Every status each operation answers with, for the schema (a client, and the fuzz test, holds
+# the API to it).
+_BODY = OpenApiTypes.OBJECT
+REFUSED = {400: OpenApiResponse(_BODY, description="The request cannot be carried out; the body names the field and the reason.")}
+NO_JOB = {404: OpenApiResponse(_BODY, description="No such job.")}
+CONFLICT = {409: OpenApiResponse(_BODY, description="Over budget, or the job cannot go to the crowd now; the body says why.")}
+
 
 class CrowdConfigSerializer(serializers.Serializer):
-    provider = serializers.ChoiceField(choices=providers.keys(), required=False)
-    budget = serializers.DecimalField(max_digits=12, decimal_places=2, required=False, allow_null=True, min_value=Decimal("0"))
-    minutes_per_assignment = serializers.DecimalField(max_digits=6, decimal_places=2, required=False, min_value=Decimal("0.1"))
-    auto_approval_days = serializers.IntegerField(required=False, min_value=1, max_value=30)
-    assignments_per_posting = serializers.IntegerField(required=False, min_value=1, max_value=100)
-    lifetime_days = serializers.IntegerField(required=False, min_value=1, max_value=365)
-    requirements = serializers.JSONField(required=False)
-    prolific_fee_rate = serializers.DecimalField(max_digits=5, decimal_places=4, required=False, min_value=Decimal("0"))
-    sandbox = serializers.BooleanField(required=False)
-    pay_unmatched_submissions = serializers.BooleanField(required=False)
-    title = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True)
+    provider = serializers.ChoiceField(choices=providers.keys(), required=False, help_text="The crowd the job is posted to.")
+    budget = serializers.DecimalField(
+        max_digits=12, decimal_places=2, required=False, allow_null=True, min_value=Decimal("0"),
+        help_text="Most the job may spend, fees included; null for no limit.",
+    )
+    minutes_per_assignment = serializers.DecimalField(
+        max_digits=6, decimal_places=2, required=False, min_value=Decimal("0.1"), help_text="Expected working time of one assignment, for pay and estimates."
+    )
+    auto_approval_days = serializers.IntegerField(
+        required=False, min_value=1, max_value=30, help_text="Days after which the provider approves a submission nobody settled."
+    )
+    assignments_per_posting = serializers.IntegerField(
+        required=False, min_value=1, max_value=100, help_text="Workers one posting (an MTurk HIT) admits."
+    )
+    lifetime_days = serializers.IntegerField(required=False, min_value=1, max_value=365, help_text="Days a posting stays open.")
+    requirements = serializers.DictField(
+        required=False, help_text="Who may take the work: an object of requirement keys (common and the provider's own) and their values."
+    )
+    prolific_fee_rate = serializers.DecimalField(
+        max_digits=5, decimal_places=4, required=False, min_value=Decimal("0"), help_text="Prolific's service fee as a share of pay, for estimates and budgets."
+    )
+    sandbox = serializers.BooleanField(required=False, help_text="Post to the provider's sandbox (no money moves).")
+    pay_unmatched_submissions = serializers.BooleanField(
+        required=False, help_text="Pay a submission the provider reports that matches no stored response."
+    )
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200, help_text="The posting's title workers see.")
+    description = serializers.CharField(required=False, allow_blank=True, help_text="The posting's description workers see.")
 
 
 class SettleSerializer(serializers.Serializer):
@@ -78,11 +100,11 @@ class _JobView(APIView):
 
 
 class CrowdJobView(_JobView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Crowd settings, estimate and spend of a job")
+    @extend_schema(responses={200: _BODY, **NO_JOB}, summary="Crowd settings, estimate and spend of a job")
     def get(self, request, pk):
         return Response(crowd_overview(self.job(pk)))
 
-    @extend_schema(request=CrowdConfigSerializer, responses=OpenApiTypes.OBJECT, summary="Set the provider, budget and requirements")
+    @extend_schema(request=CrowdConfigSerializer, responses={200: _BODY, **REFUSED, **NO_JOB}, summary="Set the provider, budget and requirements")
     def put(self, request, pk):
         job = self.job(pk)
         data = CrowdConfigSerializer(data=request.data)
@@ -95,7 +117,7 @@ class CrowdJobView(_JobView):
 
 
 class LaunchView(_JobView):
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Launch on the crowd within budget (409 over budget)")
+    @extend_schema(request=None, responses={202: _BODY, **NO_JOB, **CONFLICT}, summary="Launch on the crowd within budget (409 over budget)")
     def post(self, request, pk):
         job = self.job(pk)
         try:
@@ -108,7 +130,7 @@ class LaunchView(_JobView):
 
 
 class AssignmentsView(_JobView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Postings, assignments and payments of a job")
+    @extend_schema(responses={200: _BODY, **NO_JOB}, summary="Postings, assignments and payments of a job")
     def get(self, request, pk):
         job = self.job(pk)
         rows = (
@@ -122,7 +144,7 @@ class AssignmentsView(_JobView):
 
 
 class SettleView(_JobView):
-    @extend_schema(request=SettleSerializer, responses=OpenApiTypes.OBJECT, summary="Approve, reject or soft-reject in bulk; a result per element")
+    @extend_schema(request=SettleSerializer, responses={200: _BODY, **REFUSED, **NO_JOB}, summary="Approve, reject or soft-reject in bulk; a result per element")
     def post(self, request, pk):
         job = self.job(pk)
         data = SettleSerializer(data=request.data)
@@ -139,7 +161,7 @@ class SettleView(_JobView):
 
 
 class BonusView(_JobView):
-    @extend_schema(request=BonusSerializer, responses=OpenApiTypes.OBJECT, summary="Pay bonuses in bulk; a result per element")
+    @extend_schema(request=BonusSerializer, responses={200: _BODY, **REFUSED, **NO_JOB}, summary="Pay bonuses in bulk; a result per element")
     def post(self, request, pk):
         job = self.job(pk)
         data = BonusSerializer(data=request.data)
@@ -151,7 +173,7 @@ class BonusView(_JobView):
 
 
 class ReconcileView(_JobView):
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Reconcile the job with its provider now")
+    @extend_schema(request=None, responses={202: _BODY, **NO_JOB}, summary="Reconcile the job with its provider now")
     def post(self, request, pk):
         job = self.job(pk)
         from .tasks import reconcile_job

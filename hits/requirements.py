@@ -23,6 +23,9 @@ class RequirementsError(ValueError):
 def clean(requirements: dict | None, *, known_keys, defaults=None, check=None) -> dict:
     """Validated requirements with `defaults` filled in; `check(req, errors)` adds a provider's own
     findings. RequirementsError says what to fix, for every key at once."""
+    if requirements is not None and not isinstance(requirements, dict):
+        # dict() of true, a number or a list is a TypeError: say what the field takes instead.
+        raise RequirementsError({"requirements": "an object of requirement keys and values, e.g. {\"locales\": [\"US\"]}"})
     req = dict(requirements or {})
     errors = {}
     unknown = sorted(set(req) - set(known_keys))

@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotation.api.views import unknown_api_address
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -18,5 +20,6 @@ urlpatterns = [
     path("evaluation/", include("evaluation.urls")),
     path("crowd/", include("hits.urls")),
     path("api/crowd/", include("hits.api_urls")),
+    re_path(r"^api/(?P<rest>.*)$", unknown_api_address),  # after every API route: a JSON 404
     path("", include("annotation.urls")),
 ]

@@ -57,6 +57,16 @@ def organizer(django_user_model):
 
 
 @pytest.fixture
+def organizer_api(organizer):
+    """A DRF test client signed in as the organizer."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(organizer)
+    return client
+
+
+@pytest.fixture
 def make_annotator(django_user_model):
     from annotation.roles import make_annotator as _make
 

@@ -10,7 +10,7 @@ from ..import_requests import FILE_ROLES
 from ..models import CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
-from ..services.quality import COUNT_FIELDS, RATE_FIELDS
+from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 
@@ -367,7 +367,7 @@ def _quality_setting_fields() -> dict:
         fields[name] = serializers.FloatField(required=False, min_value=0, max_value=1, help_text=f"{_policy_help(name)} From 0 to 1.")
     for name in COUNT_FIELDS:
         fields[name] = serializers.IntegerField(
-            required=False, min_value=1 if name == "session_gap_minutes" else 0, max_value=10000, help_text=_policy_help(name)
+            required=False, min_value=COUNT_MINIMUMS.get(name, 0), max_value=COUNT_MAX, help_text=_policy_help(name)
         )
     fields["flags_reject"] = serializers.BooleanField(required=False, help_text=_policy_help("flags_reject"))
     return fields

@@ -1,6 +1,5 @@
 """REST API routes (DRF). Included under /api/ by quorum/urls.py; names are in the "api" namespace."""
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import SimpleRouter
 
 from . import views
@@ -14,7 +13,7 @@ router.register("jobs", views.JobViewSet, basename="job")
 router.register("exports", views.ExportRunViewSet, basename="export")
 
 urlpatterns = [
-    path("token/", obtain_auth_token, name="token"),
+    path("token/", views.TokenView.as_view(), name="token"),
     path("task-types/", views.TaskTypeListView.as_view(), name="task-types"),
     path("exports/<int:pk>/zip/", views.ExportRunViewSet.as_view({"get": "download_zip"}), name="export-zip"),
     path(

@@ -11,11 +11,15 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponsePermanentRedirect, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -358,6 +362,36 @@ def export_file_path(run: ExportRun, name: str) -> Path:
     if not path.is_relative_to(directory) or not path.is_file():
         raise Http404("This export has no file of that name.")
     return path
+
+
+class TokenView(ObtainAuthToken):
+    """DRF's token view, with both of its answers in the schema."""
+
+    @extend_schema(
+        summary="Exchange a username and password for an API token",
+        request=AuthTokenSerializer,
+        responses={
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"token": "..."}'),
+            400: OpenApiResponse(OpenApiTypes.OBJECT, description="Wrong or missing credentials; the body says which."),
+        },
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+@csrf_exempt  # it changes nothing; a POST to a wrong address deserves the 404, not a CSRF page
+def unknown_api_address(request, rest=""):
+    """Any /api/ address no route matches (an id that is not a number, a misspelt path): a JSON
+    404 like every other API refusal, not Django's HTML page. A path that only lacks its final
+    slash is redirected, as APPEND_SLASH would have done without this catch-all."""
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not unknown_api_address:
+            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+    return JsonResponse({"detail": "No such API address; /api/schema/ lists them."}, status=404)
 
 
 class TaskTypeListView(OrganizerAPI, APIView):

@@ -37,6 +37,12 @@ RATE_FIELDS = (
     "straight_line_share", "low_agreement", "paste_share", "near_duplicate_similarity",
 )
 COUNT_FIELDS = ("gold_decay_items", "session_gap_minutes", "onboarding_items", "gold_min_answered", "pattern_min_ratings")
+COUNT_MAX = 10000
+# Counts that must be at least 1 (the others may be 0): a session gap of 0 minutes makes every
+# submission a new session; patterns judged on 0 ratings flag every worker and divide by zero on
+# the job and worker pages, in the API and in the flag sweep. The form, the API serializer and a
+# database check (QualityPolicy.Meta) use these same minimums.
+COUNT_MINIMUMS = {"session_gap_minutes": 1, "pattern_min_ratings": 1}
 
 
 def set_quality(job: Job, **values) -> QualityPolicy:
@@ -53,11 +59,9 @@ def set_quality(job: Job, **values) -> QualityPolicy:
                 errors.append(f"{name} must be a number from 0 to 1")
     for name in COUNT_FIELDS:
         if name in values:
-            v = values[name]
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > 10000:
-                errors.append(f"{name} must be a whole number from 0 to 10000")
-    if values.get("session_gap_minutes") == 0:
-        errors.append("session_gap_minutes must be at least 1")
+            v, low = values[name], COUNT_MINIMUMS.get(name, 0)
+            if not isinstance(v, int) or isinstance(v, bool) or v < low or v > COUNT_MAX:
+                errors.append(f"{name} must be a whole number from {low} to {COUNT_MAX}")
     if "flags_reject" in values and not isinstance(values["flags_reject"], bool):
         errors.append("flags_reject must be true or false")
     if errors:

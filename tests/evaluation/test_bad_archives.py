@@ -22,10 +22,8 @@ GOOD_ENTRY = (DSTC9 / "entries").rglob("*.json").__next__().read_text()  # one w
 
 
 @pytest.fixture
-def api(organizer):
-    client = APIClient()
-    client.force_authenticate(organizer)
-    return client
+def api(organizer_api):
+    return organizer_api
 
 
 def _zip(members, *, symlinks=()):

@@ -1,0 +1,76 @@
+"""What the API fuzzing found, held one request at a time: each was a 500 (or a value that broke
+every later page) and is now a 4xx with its reason, or a clamped answer."""
+import pytest
+from django.db import IntegrityError, transaction
+from rest_framework.test import APIClient
+
+from annotation.models import Job, QualityPolicy
+from annotation.organizer_forms import QualitySettingsForm
+from annotation.services.jobs import create_job
+from annotation.services.quality import QualityError, set_quality
+from hits.requirements import RequirementsError, clean
+from tests.factories import make_corpus
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(organizer_api):
+    return organizer_api
+
+
+@pytest.fixture
+def job():
+    return create_job(corpus=make_corpus(), name="job", redundancy=1)
+
+
+@pytest.mark.parametrize("requirements", [True, 3, ["US"], "US"])
+def test_crowd_requirements_that_are_not_an_object_are_a_400(api, job, requirements):
+    response = api.put(f"/api/crowd/jobs/{job.pk}/", {"provider": "mturk", "requirements": requirements}, format="json")
+    assert response.status_code == 400, response.content
+    assert "requirements" in response.json()
+    with pytest.raises(RequirementsError, match="requirements: an object"):
+        clean(requirements, known_keys=())
+
+
+def test_pattern_min_ratings_of_zero_is_refused_by_the_api_the_form_the_service_and_the_database(api, job):
+    response = api.post(f"/api/jobs/{job.pk}/quality/", {"pattern_min_ratings": 0}, format="json")
+    assert response.status_code == 400 and "pattern_min_ratings" in response.json()
+    assert not QualitySettingsForm(data={"pattern_min_ratings": 0}).is_valid()
+    assert "pattern_min_ratings" in QualitySettingsForm(data={"pattern_min_ratings": 0}).errors
+    with pytest.raises(QualityError, match="pattern_min_ratings must be a whole number from 1 to 10000"):
+        set_quality(job, pattern_min_ratings=0)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        QualityPolicy.objects.create(job=job, pattern_min_ratings=0)
+    assert api.post(f"/api/jobs/{job.pk}/quality/", {"pattern_min_ratings": 1}, format="json").status_code == 200
+
+
+@pytest.mark.parametrize("query", ["limit=99999999999999999999", "offset=99999999999999999999", "limit=99999999999999999999&offset=99999999999999999999"])
+@pytest.mark.parametrize("path", ["/api/jobs/", "/api/corpora/", "/api/imports/", "/api/exports/"])
+def test_huge_limits_and_offsets_are_clamped(api, job, path, query):
+    response = api.get(f"{path}?{query}")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert isinstance(body["results"], list)
+    if "offset" in query:
+        assert body["results"] == []  # past the end of any table
+    elif path == "/api/jobs/":
+        assert [row["id"] for row in body["results"]] == [job.pk]
+
+
+def test_an_unknown_api_address_is_a_json_404_and_a_missing_slash_a_redirect(api):
+    missing = api.post("/api/workers/-3/unblock/", {"job": 1}, format="json")
+    assert missing.status_code == 404 and "No such API address" in missing.json()["detail"]
+    assert api.get("/api/nothing/here/").status_code == 404
+    redirect = api.get("/api/jobs")
+    assert redirect.status_code == 301 and redirect["Location"].endswith("/api/jobs/")
+
+
+def test_the_token_endpoint_documents_its_refusal(api, organizer):
+    refused = APIClient().post("/api/token/", {"username": "olga", "password": "wrong"}, format="json")
+    assert refused.status_code == 400
+    schema = api.get("/api/schema/?format=json").json()
+    assert set(schema["paths"]["/api/token/"]["post"]["responses"]) == {"200", "400"}
+    crowd = schema["paths"]["/api/crowd/jobs/{id}/"]
+    assert {"400", "404"} <= set(crowd["put"]["responses"])
+    assert Job.objects.count() == 0
