@@ -140,6 +140,10 @@ class TaskType:
         out["responses"] = len(answer_rows)
         return out
 
+    def vote_parts(self, settings: Mapping) -> list[dict]:
+        """The parts of a response voters judge one by one, [{name, label}]; empty: the whole response."""
+        return []
+
     def in_subset(self, combined: Mapping, settings: Mapping) -> bool | None:
         """Whether an item, by its combined responses, belongs to the job's downloadable subset (the
         hard test subset); None when the job defines no subset."""
