@@ -116,3 +116,21 @@ def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=brad
     if not comparisons:
         return None
     return bradley_terry.bootstrap(comparisons, n_resamples=n_resamples, seed=seed)
+
+
+def dialog_systems():
+    from .models import DialogSystem
+
+    return DialogSystem.objects.select_related("challenge").order_by("name")
+
+
+def goal_sets():
+    from django.db.models import Count
+
+    from .models import GoalSet
+
+    return GoalSet.objects.annotate(n_goals=Count("goals")).order_by("name")
+
+
+def interactive_jobs():
+    return Job.objects.filter(task_type="chat").order_by("-pk")

@@ -29,6 +29,7 @@ from .imports import (  # noqa: F401
     import_test_set,
     import_test_set_logs,
 )
+from .systems import check_system_again, import_goals, register_system  # noqa: F401
 from .uploads import (  # noqa: F401
     import_entries_upload,
     import_human_eval_archive,
