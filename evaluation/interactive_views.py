@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import selectors
+from .interactive import system_results
 from .forms import GoalsUploadForm, SystemRegistrationForm
 from .models import DialogSystem
 from .services import EvaluationInputError, check_system_again, import_goals, register_system
@@ -19,6 +20,7 @@ def _page(request, status=200, system_form=None, goals_form=None):
         "goal_sets": selectors.goal_sets(),
         "system_form": system_form or SystemRegistrationForm(),
         "goals_form": goals_form or GoalsUploadForm(),
+        "interactive_jobs": selectors.interactive_jobs(),
     }
     return render(request, "evaluation/systems.html", context, status=status)
 
@@ -78,3 +80,15 @@ def goals_upload(request):
             messages.success(request, f"Imported goal set “{goal_set.name}”: {goal_set.goals.count()} goals.")
             return redirect(reverse("evaluation:systems") + "#goals")
     return _page(request, status=400, goals_form=form)
+
+
+@login_required
+def interactive_results(request, pk):
+    """Per system: success (worker), success with grounding, their average, the two ratings; and
+    every counted dialog's transcript."""
+    _organizer_only(request)
+    job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+    dialogs = selectors.interactive_dialogs(job)
+    for d in dialogs:
+        d["database"] = d["database"] or {}
+    return render(request, "evaluation/interactive_results.html", {"job": job, "rows": system_results(dialogs), "dialogs": dialogs})

@@ -256,7 +256,7 @@ class ChatSession(models.Model):
     key = models.CharField(max_length=100, unique=True, help_text="The contract's session_id (from the work slot; no worker id in it).")
     goal = models.JSONField(null=True, blank=True, help_text="The goal the worker was given.")
     state = models.JSONField(null=True, blank=True, help_text="The system's last state, echoed on the next turn.")
-    ended_reason = models.CharField(max_length=16, blank=True, help_text="success | fail | abandoned | timeout, once ended.")
+    ended_reason = models.CharField(max_length=16, blank=True, help_text="Why it ended: system (the system said end), or the worker's success | fail | abandoned.")
     opened_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):

@@ -19,5 +19,6 @@ urlpatterns = [
     path("systems/", interactive_views.systems_page, name="systems"),
     path("systems/register/", interactive_views.system_register, name="system-register"),
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),
+    path("interactive/<int:pk>/", interactive_views.interactive_results, name="interactive-results"),
     path("goals/", interactive_views.goals_upload, name="goals-upload"),
 ]
