@@ -48,7 +48,8 @@ def check_rewrite(
             problems.append(
                 Problem(variant, "slot_value_missing", f'{label}: keep the slot value "{value}" exactly as written.')
             )
-    if text_units.normalize(rewrite) == text_units.normalize(source):
+    # Case, spacing and punctuation alone do not make a rewrite ("hi , i'm after" is the source).
+    if text_units.comparable(rewrite) == text_units.comparable(source):
         problems.append(Problem(variant, "unchanged", f"{label}: the rewrite is the same as the original; change it."))
         return problems
 

@@ -29,6 +29,13 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
 
 
+def comparable(text: str) -> str:
+    """The text with case, spaces and punctuation taken out, in every script (NFKC folds the
+    full-width forms, so "。" and "," go too), for "is this rewrite just the source again?"."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(c for c in folded if not c.isspace() and not unicodedata.category(c).startswith("P"))
+
+
 def length(text: str, unspaced: bool) -> int:
     """Words in spaced scripts; non-space, non-punctuation characters in unspaced ones."""
     if unspaced:
@@ -43,7 +50,10 @@ def unit_name(unspaced: bool, n: int) -> str:
 
 
 def contains_value(text: str, value: str, unspaced: bool) -> bool:
-    """Whether `value` occurs in `text` as written (case and spacing aside)."""
+    """Whether `value` occurs in `text` as stored: its characters in order, with no other
+    normalisation than Unicode form, case (a value may open a sentence: "Cheap Thai food") and
+    runs of spaces; as whole words in spaced scripts, as a substring in unspaced ones. Importers
+    store values as whole words of the source, so the source's own words always pass."""
     haystack, needle = normalize(text), normalize(value)
     if not needle:
         return True

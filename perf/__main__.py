@@ -10,6 +10,7 @@ BENCHMARKS = {
     "evaluation": "perf.bench_evaluation",
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
+    "job_page": "perf.bench_job_page",
 }
 
 

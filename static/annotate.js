@@ -214,10 +214,20 @@
       var target = next ? next.querySelector("input[type=radio]") : document.getElementById("submit-button");
       if (target) target.focus();
     } else if (event.key === "y" || event.key === "n") {
-      var vote = form.querySelector('input[type=radio][name=vote][value="' + (event.key === "y" ? "for" : "against") + '"]');
+      // A vote is one question (name "vote") or one per part ("vote__paraphrase", ...): answer the
+      // one holding the focus, else the first not answered yet, then move to the next one.
+      var groups = Array.prototype.slice.call(form.querySelectorAll("fieldset")).filter(function (f) {
+        return f.querySelector('input[type=radio][name^="vote"]');
+      });
+      var holder = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset");
+      var group = groups.indexOf(holder) >= 0 ? holder : groups.filter(function (f) { return !f.querySelector("input[type=radio]:checked"); })[0];
+      var vote = group && group.querySelector('input[type=radio][value="' + (event.key === "y" ? "for" : "against") + '"]');
       if (!vote) return;
       event.preventDefault();
       choose(vote);
+      var later = groups.slice(groups.indexOf(group) + 1).filter(function (f) { return !f.querySelector("input[type=radio]:checked"); })[0];
+      var next = later ? later.querySelector("input[type=radio]") : document.getElementById("submit-button");
+      if (next) next.focus();
     }
   });
 

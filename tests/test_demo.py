@@ -10,19 +10,31 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp_path):
+MANAGE = [sys.executable, "manage.py"]
+
+
+def _env(var_dir):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    env.update(QUORUM_ENV="development", QUORUM_VAR_DIR=str(tmp_path / "var"))
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    out = tmp_path / "exports"
+    env.update(QUORUM_ENV="development", QUORUM_VAR_DIR=str(var_dir))
+    return env
+
+
+def run_demo(var_dir, out, *args):
+    """Migrate a fresh SQLite database under var_dir, run the demo without serving; (summary, stdout)."""
+    env = _env(var_dir)
+    subprocess.run([*MANAGE, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     proc = subprocess.run(
-        [*manage, "demo", "--no-serve", "--out", str(out), "--dialogs", "12", "--json"],
+        [*MANAGE, "demo", "--no-serve", "--out", str(out), "--json", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stdout
+
+
+@pytest.mark.slow
+def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp_path):
+    out = tmp_path / "exports"
+    summary, stdout = run_demo(tmp_path / "var", out, "--dialogs", "12")
     assert summary["items"] == 36 and summary["items_complete"] == 36
     # Redundancy 2, plus a new rewrite for every one voted down and re-collected.
     voting = summary["voting"]
@@ -43,3 +55,36 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp
     verbose_turn = next(iter(json.loads((job_dir / "verbose" / "data.json").read_text()).values()))["log"][0]["text"]
     assert verbose_turn != source_turn and len(verbose_turn.split()) > len(source_turn.split())
     assert (job_dir / "responses.csv").read_text().count("\n") == summary["responses"] + 1  # header + one row each
+    # Flags a reviewer can trust: no careful annotator is flagged (careless ones may be).
+    careless = {name for name, row in summary["per_annotator"].items() if row["careless"]}
+    assert set(summary["flagged_annotators"]) <= careless, summary["flagged_annotators"]
+    assert f"Worker flags (stored for the job page): {summary['flagged_workers']} of 6 annotators flagged" in stdout
+    # It leaves work: an open rewrite job and an open rating job, with items for every printed login.
+    assert set(summary["open_work"]) == {f"annotator{i}" for i in range(1, 7)}
+    for username, jobs in summary["open_work"].items():
+        assert {j["task_type"] for j in jobs} == {"rewrite", "hard_score"}, username
+        assert all(j["items"] == 6 for j in jobs), jobs  # 2 dialogs x 3 user turns, one slot per login
+        assert f"     {username}: Demo: rewrites for you to write (rewrite): 6 items;" in stdout
+
+
+@pytest.mark.slow
+def test_demo_with_a_seed_gives_the_same_run_twice(tmp_path):
+    first, _ = run_demo(tmp_path / "var1", tmp_path / "out1", "--dialogs", "5", "--seed", "3")
+    second, _ = run_demo(tmp_path / "var2", tmp_path / "out2", "--dialogs", "5", "--seed", "3")
+    for summary in (first, second):
+        del summary["export_dir"]  # where it was written, which differs on purpose
+    assert first == second
+    assert first["refused_submissions"] > 0 and first["voting"]["votes"] > 0
+
+
+def test_demo_refuses_bad_options_before_doing_anything(tmp_path):
+    env = _env(tmp_path / "var")
+    for args, message in [
+        (["--dialogs", "0"], "--dialogs must be at least 1"),
+        (["--open-dialogs", "30", "--dialogs", "5"], "--open-dialogs cannot exceed --dialogs"),
+        (["--careless", "-1"], "--careless cannot be negative"),
+        (["--seed", "x"], "invalid int value"),
+    ]:
+        proc = subprocess.run([*MANAGE, "demo", "--no-serve", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and message in proc.stderr, (args, proc.stderr[-500:])
+    assert not (tmp_path / "var" / "demo").exists()  # nothing simulated, imported or written

@@ -1,4 +1,5 @@
-"""Simulated annotators that work through the real HTTP views, as a person in a browser would.
+"""Simulated annotators that work through the real HTTP views, as a person in a browser would, one
+page per call (`rewrite_one`, `vote_one`) so that the demo can give them turns in a fixed order.
 
 Each one logs in with the login form, asks for the next item of the job, reads the utterance and
 its slot values off the task page, types rewrites, and posts the form. A careless annotator's
@@ -6,7 +7,6 @@ first attempt has a typical mistake; the page refuses it and the annotator corre
 """
 import random
 import re
-import time
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -91,12 +91,11 @@ class AnnotatorStats:
 
 
 class SimulatedAnnotator:
-    def __init__(self, base_url, username, password, *, careless=False, seed=0, think_seconds=0.0):
+    def __init__(self, base_url, username, password, *, careless=False, seed=0):
         self.base_url = base_url.rstrip("/")
         self.username, self.password = username, password
         self.rng = random.Random(seed)
         self.careless = careless
-        self.think_seconds = think_seconds
         self.session = requests.Session()
         self.stats = AnnotatorStats(username, careless)
 
@@ -114,62 +113,67 @@ class SimulatedAnnotator:
         if "/accounts/login/" in response.url:
             raise RuntimeError(f"{self.username} could not log in")
 
-    def work_on(self, job_id: int):
-        """Do items of the job until the server says nothing is left for this annotator."""
-        page = self._post(f"/jobs/{job_id}/next/", {})
-        while "/work/" in page.url and "/done/" not in page.url and page.status_code == 200:
-            started = time.monotonic()
-            task = parse_task_page(page.text)
-            if task.utterance is None:
-                self.stats.errors.append(f"no utterance on {page.url}")
-                return
-            if self.think_seconds:
-                time.sleep(self.rng.uniform(0, self.think_seconds))
-            if self.careless and self.rng.random() < 0.5:
-                answers = rewriter.careless_answers(task.utterance, task.slot_values, self.rng)
-                refused = self._submit(page.url, answers, started)
-                if "/work/" in refused.url and refused.url == page.url:
-                    self.stats.refused += 1
-                    self.stats.refusal_reasons.extend(parse_task_page(refused.text).problems)
-                    page = refused
-                else:
-                    page = refused
-                    self.stats.submitted += 1
-                    self.stats.seconds.append(time.monotonic() - started)
-                    continue
-            answers = rewriter.careful_answers(task.utterance, task.slot_values, self.rng)
-            if self.careless and self.rng.random() < 0.4:
-                answers["paraphrase"] = rewriter.sloppy(answers["paraphrase"], self.rng)  # passes the checks, fails a reader
-            after = self._submit(page.url, answers, started)
-            if after.url == page.url:
-                self.stats.errors.append(f"careful answers refused: {parse_task_page(after.text).problems}")
-                return
-            self.stats.submitted += 1
-            self.stats.seconds.append(time.monotonic() - started)
-            page = after
+    def _seconds(self):
+        """Time on one page, drawn from the annotator's own stream (not the clock), so a seeded
+        demo stores the same times and raises the same time-based flags on every run."""
+        return self.rng.uniform(10, 45) if self.careless else self.rng.uniform(40, 110)
 
-    def vote_on(self, job_id: int):
-        """Vote on other annotators' rewrites until none is left for this annotator."""
+    def rewrite_one(self, job_id: int) -> bool:
+        """Claim the next item of the job and rewrite it (correcting a refused first attempt);
+        False when nothing is left for this annotator."""
         page = self._post(f"/jobs/{job_id}/next/", {})
-        while "/work/" in page.url and "/done/" not in page.url and page.status_code == 200:
-            started = time.monotonic()
-            shown = parse_task_page(page.text).shown
-            if not shown:
-                self.stats.errors.append(f"no response to vote on at {page.url}")
-                return
-            readable = all(rewriter.looks_recognizable(text) for label, text in shown.items() if label.lower() != "simplified")
-            if self.rng.random() < 0.1:  # readers disagree now and then
-                readable = not readable
-            answers = {"vote": "for" if readable else "against", "reason": "" if readable else "I cannot make sense of it."}
-            after = self._submit(page.url, answers, started)
-            if after.url == page.url:
-                self.stats.errors.append(f"vote refused: {parse_task_page(after.text).problems}")
-                return
-            self.stats.votes += 1
-            page = after
+        if "/work/" not in page.url or "/done/" in page.url or page.status_code != 200:
+            return False
+        seconds = self._seconds()
+        task = parse_task_page(page.text)
+        if task.utterance is None:
+            self.stats.errors.append(f"no utterance on {page.url}")
+            return False
+        if self.careless and self.rng.random() < 0.5:
+            answers = rewriter.careless_answers(task.utterance, task.slot_values, self.rng)
+            refused = self._submit(page.url, answers, seconds)
+            if refused.url != page.url:  # the mistake happened to pass: it is stored
+                self._done(seconds)
+                return True
+            self.stats.refused += 1
+            self.stats.refusal_reasons.extend(parse_task_page(refused.text).problems)
+            page = refused
+        answers = rewriter.careful_answers(task.utterance, task.slot_values, self.rng)
+        if self.careless and self.rng.random() < 0.4:
+            answers["paraphrase"] = rewriter.sloppy(answers["paraphrase"], self.rng)  # passes the checks, fails a reader
+        after = self._submit(page.url, answers, seconds)
+        if after.url == page.url:
+            self.stats.errors.append(f"careful answers refused: {parse_task_page(after.text).problems}")
+            return False
+        self._done(seconds)
+        return True
 
-    def _submit(self, url, answers, started):
-        return self._post(url, {**answers, "active_seconds": f"{time.monotonic() - started:.2f}"})
+    def vote_one(self, job_id: int) -> bool:
+        """Claim the next rewrite to vote on and vote; False when none is left for this annotator."""
+        page = self._post(f"/jobs/{job_id}/next/", {})
+        if "/work/" not in page.url or "/done/" in page.url or page.status_code != 200:
+            return False
+        shown = parse_task_page(page.text).shown
+        if not shown:
+            self.stats.errors.append(f"no response to vote on at {page.url}")
+            return False
+        readable = all(rewriter.looks_recognizable(text) for label, text in shown.items() if label.lower() != "simplified")
+        if self.rng.random() < 0.1:  # readers disagree now and then
+            readable = not readable
+        answers = {"vote": "for" if readable else "against", "reason": "" if readable else "I cannot make sense of it."}
+        after = self._submit(page.url, answers, self.rng.uniform(5, 20))
+        if after.url == page.url:
+            self.stats.errors.append(f"vote refused: {parse_task_page(after.text).problems}")
+            return False
+        self.stats.votes += 1
+        return True
+
+    def _done(self, seconds):
+        self.stats.submitted += 1
+        self.stats.seconds.append(round(seconds, 3))
+
+    def _submit(self, url, answers, seconds):
+        return self._post(url, {**answers, "active_seconds": f"{seconds:.2f}"})
 
 
 def reason_code(message: str) -> str:

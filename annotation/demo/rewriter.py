@@ -6,47 +6,124 @@ then corrects them when the page refuses the submission.
 """
 import re
 
-_SWAPS = [
-    ("I'm looking for", "I am searching for"), ("can you find me", "could you look up"), ("I want to eat", "I'd like to have"),
-    ("Could you help me find", "Can you point me to"), ("Yes please", "Sure"), ("book a table", "reserve a table"),
-    ("Please reserve it", "Please book it"), ("That sounds good", "Sounds great"), ("Thanks", "Thank you"),
-    ("that's all I need", "that is everything"), ("Great", "Wonderful"), ("Perfect", "Excellent"), ("goodbye", "bye"),
-    ("restaurant", "place to eat"), ("please", "if possible"),
-]
+# Phrases of the simulated corpus and the ways an annotator may say them instead.
+_SWAPS = {
+    "I'm looking for": ["I am searching for", "I need", "I'd like to find", "I want", "I'm after", "I'm trying to find"],
+    "can you find me": ["could you look up", "please find me", "could you track down", "help me find", "search for"],
+    "I want to eat": ["I'd like to have", "I fancy", "I feel like having", "I'm craving", "I'd love some"],
+    "Could you help me find": ["Can you point me to", "Please find", "Help me locate", "Do you know", "Could you suggest"],
+    "Yes please": ["Sure", "Yes", "Great", "Okay then", "Yes, go ahead"],
+    "book a table": ["reserve a table", "get a table", "book me a table", "make a booking", "grab a table"],
+    "Please reserve it": ["Please book it", "Book it", "Go ahead and reserve it", "Make a reservation", "Reserve a spot"],
+    "That sounds good": ["Sounds great", "Lovely", "That works", "Fine by me", "Good"],
+    "Can you book it": ["Could you reserve it", "Would you book it", "Book it", "Reserve it"],
+    "Thanks": ["Thank you", "Cheers", "Many thanks", "Thanks a lot"],
+    "that's all I need": ["that is everything", "nothing else", "I'm all set", "that covers it"],
+    "Great": ["Wonderful", "Brilliant", "Super", "Excellent"],
+    "Perfect": ["Excellent", "Ideal", "Lovely", "Splendid"],
+    "goodbye": ["bye", "see you", "farewell", "have a good day"],
+    "restaurant": ["place to eat", "eatery", "spot", "dining place"],
+    "please": ["if possible", "thanks", "if you can"],
+}
 _FILLERS = ["so", "the", "a", "please", "i", "to", "it", "that", "and", "for", "on", "in", "can", "you", "me", "be", "should", "is"]
 
 
+_OPENERS = ["Hello, ", "Hi there, ", "So, ", "Okay, ", "Um, ", "Right, "]
+_LEADS = [
+    "Hello there, I was wondering whether you might be able to help me with something.",
+    "Good evening, I hope you are well, and I have a small request for you.",
+    "Hi, sorry to bother you, but I could really use a hand with a booking.",
+    "Good morning, I am planning a meal out and would love some help.",
+    "Hello, I have been meaning to ask about this for a while now.",
+    "Hi, I am organising something and I think you can probably help me.",
+    "Hey, quick question for you, since I am trying to plan an evening out.",
+    "Good afternoon, I wonder if you could assist me with a reservation.",
+    "Hello, a friend recommended asking you, so here is what I am after.",
+    "Hi there, I hope this is the right place to ask about restaurants.",
+]
+_TRAILERS = [
+    "Thank you so much in advance for your help.",
+    "I really appreciate you taking the time to look into this.",
+    "Many thanks, that would make my evening a lot easier.",
+    "Let me know if you need anything else from me to sort it out.",
+    "Thanks a lot, I am looking forward to hearing back from you.",
+    "That would be a great help to me and my friends this week.",
+    "I would be very grateful for whatever you can find for me.",
+    "Cheers, you have been really helpful so far with all of this.",
+    "Thanks, I know it is a lot to ask at such short notice.",
+]
+_CLOSINGS = [" if you can.", ", thanks.", " if that is possible.", ", please.", " when you get a moment."]
+_NEIGHBOURS = {c: n for c, n in zip("qwertyuiopasdfghjklzxcvbnm", [
+    "wa", "qes", "wrd", "etf", "ryg", "tuh", "yij", "uok", "ipl", "ol", "qsz", "awdx", "sefc", "drgv", "fthb", "gyjn",
+    "hukm", "jil", "kop", "asx", "zsdc", "xdfv", "cfgb", "vghn", "bhjm", "njk"], strict=True)}
+_ASKS = ["Need {v}.", "Looking for {v}.", "{v}, please.", "Find {v}?", "Want {v}.", "Any {v}?", "Get me {v}.",
+         "{v} wanted.", "Seeking {v}.", "After {v}."]
+_ASIDES = ["It is for a small celebration.", "We are visiting for the weekend.", "My parents are in town.",
+           "It is a surprise for my partner.", "We have not been out in ages.", "A colleague is leaving.",
+           "We are a bit of a fussy group.", "It is my first time in Cambridge."]
+
+
+# Independent annotators write differently: each choice below is drawn from the annotator's own
+# random stream, so two honest rewrites of one turn are no closer to each other than to the turn.
 def paraphrase(text, rng):
     out = text
-    for old, new in rng.sample(_SWAPS, len(_SWAPS)):
-        if old in out:
-            out = out.replace(old, new, 1)
-    if out == text:
-        out = "Hello, " + text[0].lower() + text[1:]
+    for old in rng.sample(sorted(_SWAPS), len(_SWAPS)):
+        if old in out and rng.random() < 0.7:
+            out = out.replace(old, rng.choice(_SWAPS[old]), 1)
+    if rng.random() < 0.5:  # a closing of the annotator's own
+        out = out.rstrip(".?! ") + rng.choice(_CLOSINGS)
+    if out == text or rng.random() < 0.6:
+        out = rng.choice(_OPENERS) + out[0].lower() + out[1:]
     return out
 
 
 def typos(text, slot_values, rng):
+    """Two typing mistakes (a swap, a dropped, doubled or neighbouring letter) in words that are
+    not slot values, at places of the annotator's own choosing."""
     protected = {w.lower() for v in slot_values for w in v.split()}
     words = text.split(" ")
     candidates = [i for i, w in enumerate(words) if len(w) > 3 and w.strip(".,?!").lower() not in protected]
     for i in rng.sample(candidates, min(2, len(candidates))):
         w = words[i]
-        j = rng.randrange(1, len(w) - 2)
-        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+        # Only between two different letters: a change next to an apostrophe or between twin
+        # letters is nothing a reader (or the "unchanged" check) would count as a typo.
+        places = [j for j in range(1, len(w) - 2) if w[j].isalpha() and w[j + 1].isalpha() and w[j] != w[j + 1]]
+        if not places:
+            continue
+        j = rng.choice(places)
+        kind = rng.choice(["swap", "drop", "double", "neighbour"])
+        if kind == "swap":
+            words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+        elif kind == "drop":
+            words[i] = w[:j] + w[j + 1 :]
+        elif kind == "double":
+            words[i] = w[: j + 1] + w[j] + w[j + 1 :]
+        else:
+            near = _NEIGHBOURS.get(w[j].lower(), "e")
+            words[i] = w[:j] + rng.choice(near) + w[j + 1 :]
     out = " ".join(words)
-    return out if out != text else text.replace(" ", "  ", 1).rstrip(".") + ".."
+    if out == text:  # nothing to change (short words, or twin letters): drop a letter instead
+        longest = max(range(len(words)), key=lambda k: len(words[k].strip(".,?!")))
+        w = words[longest]
+        words[longest] = w[:1] + w[2:] if len(w) > 2 else w + w[-1]
+        out = " ".join(words)
+    return out
 
 
 def verbose(text, rng):
-    lead = rng.choice(["Hello there, I was wondering whether you might be able to help me with something.",
-                       "Good evening, I hope you are well, and I have a small request for you."])
-    return f"{lead} {text} Thank you so much in advance for your help."
+    return f"{rng.choice(_LEADS)} {paraphrase(text, rng)} {rng.choice(_ASIDES)} {rng.choice(_TRAILERS)}"
 
 
-def simplified(text, slot_values):
-    words = [w for w in re.findall(r"[\w']+", text) if w.lower() not in _FILLERS]
-    short = " ".join(words[: max(1, len(words) - 3)])
+def simplified(text, slot_values, rng=None):
+    if rng is not None and slot_values and rng.random() < 0.85:
+        values = rng.sample(slot_values, len(slot_values))  # the annotator's own order
+        short = rng.choice(_ASKS).format(v=" ".join(values))
+        short = short[0].upper() + short[1:]
+        if len(short.split()) < len(text.split()):
+            return short
+    drop = 0.8 if rng is None else rng.uniform(0.5, 1.0)  # how hard the annotator trims
+    words = [w for w in re.findall(r"[\w']+", text) if w.lower() not in _FILLERS or (rng and rng.random() > drop)]
+    short = " ".join(words[: max(1, len(words) - (3 if rng is None else rng.randint(1, 3)))])
     for value in slot_values:
         if value.lower() not in short.lower():
             short += " " + value
@@ -57,7 +134,7 @@ def simplified(text, slot_values):
 
 def careful_answers(text, slot_values, rng):
     return {"paraphrase": paraphrase(text, rng), "typos": typos(text, slot_values, rng),
-            "verbose": verbose(text, rng), "simplified": simplified(text, slot_values)}
+            "verbose": verbose(text, rng), "simplified": simplified(text, slot_values, rng)}
 
 
 def careless_answers(text, slot_values, rng):

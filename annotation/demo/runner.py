@@ -1,10 +1,10 @@
 """The main job, end to end: simulate a corpus, import it, launch a rewrite job, let simulated
-annotators complete it through the HTTP views, export the variation sets, summarize."""
+annotators complete it through the HTTP views, export the variation sets, summarize; then leave an
+open rewrite job and an open rating job for the printed logins. The same seed gives the same run."""
 import json
 import logging
 import shutil
 import statistics
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,13 +15,15 @@ from django.utils import timezone
 
 from ..export_requests import start_export
 from ..import_requests import start_import
-from ..models import ImportRun, Response, RunStatus
-from ..roles import make_annotator, make_organizer
+from ..models import ImportRun, Response, RunStatus, Worker
+from ..roles import make_annotator, make_organizer, worker_for
 from ..selectors.jobs import job_progress
+from ..selectors.flags import stored_flags
 from ..selectors.quality import voting_summary
 from ..services.quality import apply_flags
 from ..services.voting import enable_voting
-from ..services.jobs import create_job, launch_job
+from ..selectors.work import annotator_jobs
+from ..services.jobs import Selection, create_job, launch_job
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
 from .server import DemoServer
@@ -36,6 +38,7 @@ class DemoOptions:
     careless: int = 2
     redundancy: int = 2
     seed: int = 7
+    open_dialogs: int = 2  # dialogs whose user turns the open jobs left for the logins cover
     out: Path | None = None
     port: int = 8000
 
@@ -92,28 +95,19 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         for i, name in enumerate(annotator_names)
     ]
 
-    def work(annotator):
-        try:
-            annotator.work_on(job.pk)
-            annotator.vote_on(vote_job.pk)
-        except Exception as exc:  # noqa: BLE001 - reported in the summary
-            annotator.stats.errors.append(repr(exc))
-
     request_log = logging.getLogger("django.request")
     level = request_log.level
     request_log.setLevel(logging.ERROR)  # refused submissions are 400s by design; the summary counts them
     try:
         for annotator in annotators:
             annotator.login()
-        # Rewrite, then vote, in passes: a rewrite voted down reopens its item for someone else.
-        for _pass in range(10):
-            before = sum(a.stats.submitted + a.stats.votes for a in annotators)
-            threads = [threading.Thread(target=work, args=(a,)) for a in annotators]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if sum(a.stats.submitted + a.stats.votes for a in annotators) == before:
+        # Turn by turn, one page per annotator per turn, in a fixed order: the same seed makes the
+        # same claims, rewrites, votes and re-collections on every run (threads would race for
+        # items). Rewrite, then vote, in passes: a rewrite voted down reopens its item.
+        for _pass in range(20):
+            progress = _take_turns(annotators, lambda a: a.rewrite_one(job.pk))
+            progress += _take_turns(annotators, lambda a: a.vote_one(vote_job.pk))
+            if not progress:
                 break
     finally:
         request_log.setLevel(level)
@@ -124,6 +118,7 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
 
     # The flag run that beat sweeps live jobs with, so the job page served next shows stored flags.
     flag_counts = apply_flags(job)
+    flagged = {w.user.username for w in Worker.objects.filter(pk__in=stored_flags(job).report.flagged_workers()).select_related("user")}
 
     out = Path(options.out) if options.out else Path(settings.VAR_DIR) / "demo-exports"
     target = out / f"job-{job.pk}"
@@ -137,6 +132,7 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         raise RuntimeError(f"the demo export did not succeed ({export_run.status}): {export_run.error}")
     shutil.copytree(export_run.directory, target)
     files = list(export_run.files)
+    open_work = leave_open_work(corpus, organizer, options, annotator_names)
     progress = job_progress(job)
     reasons = Counter(reason_code(r) for a in annotators for r in a.stats.refusal_reasons)
     seconds = [s for a in annotators for s in a.stats.seconds]
@@ -150,8 +146,10 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         "median_seconds_per_response": round(statistics.median(seconds), 3) if seconds else None,
         "voting": voting_summary(job).as_dict(),
         "flagged_workers": flag_counts["flagged_workers"],
+        "flagged_annotators": sorted(flagged),
         "export_dir": str(target),
         "files": files,
+        "open_work": open_work,
         "per_annotator": {a.username: {"submitted": a.stats.submitted, "votes": a.stats.votes, "refused": a.stats.refused, "careless": a.careless} for a in annotators},
     }
     say(f"5. Done: {summary['items_complete']}/{summary['items']} items complete, {summary['responses']} responses stored")
@@ -164,8 +162,55 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     say(f"   Voting (3 votes per rewrite, 2 against re-collects): {v['votes']} votes on {v['responses_reviewed']} rewrites;"
         f" {v['voted_down']} voted down, {v['recollected']} re-collected, {v['flagged']} flagged after the last round;"
         f" re-collection rate {v['recollection_rate']:.1%} of items; vote agreement (Krippendorff's alpha, nominal) {alpha}")
-    say(f"   Worker flags (stored for the job page): {summary['flagged_workers']} of {options.annotators} annotators flagged")
+    careless = {a.username for a in annotators if a.careless}
+    who = ", ".join(f"{name} ({'careless' if name in careless else 'careful'})" for name in sorted(flagged))
+    say(f"   Worker flags (stored for the job page): {summary['flagged_workers']} of {options.annotators} annotators flagged"
+        + (f": {who}" if who else ""))
     say(f"6. Exported {len(files)} files to {target}:")
     for name in files:
         say(f"     {name}")
+    say("7. Left open for you to try (log in as any of these; the simulated work above is done):")
+    for username, jobs in open_work.items():
+        seen = "; ".join(f"{j['job']} ({j['task_type']}): {j['items']} items" for j in jobs) or "nothing left"
+        say(f"     {username}: {seen}")
     return summary
+
+
+def _take_turns(annotators, step) -> int:
+    """Give each annotator one step at a time until none can take another; the steps taken."""
+    taken = 0
+    busy = list(annotators)
+    while busy:
+        busy = [a for a in busy if step(a)]
+        taken += len(busy)
+    return taken
+
+
+def leave_open_work(corpus, organizer, options: DemoOptions, annotator_names) -> dict:
+    """Launch a rewrite job and a hard_score rating job on the first dialogs of the demo corpus,
+    each item open to every demo annotator, and say what each login will find: {username: [{job,
+    task_type, items}]} as the annotator home page counts it."""
+    dialog_ids = list(corpus.dialogs.order_by("position").values_list("external_id", flat=True)[: options.open_dialogs])
+    selection = Selection(mode="dialogs", dialog_ids=dialog_ids)
+    everyone = len(annotator_names)  # one slot per annotator: every login has every item to do
+    rewrite = create_job(
+        corpus=corpus, name="Demo: rewrites for you to write", selection=selection, redundancy=everyone,
+        instructions="Rewrite the highlighted user turn four ways. Mention every highlighted slot value exactly as written.",
+        created_by=organizer,
+    )
+    rating = create_job(
+        corpus=corpus, name="Demo: score how hard these turns are", task_type="hard_score", selection=selection,
+        redundancy=everyone, instructions="Score each user turn from 1 to 5 on every question.", created_by=organizer,
+    )
+    launch_job(rewrite)
+    launch_job(rating)
+    User = get_user_model()
+    out = {}
+    for username in annotator_names:
+        worker = worker_for(User.objects.get(username=username))
+        out[username] = [
+            {"job": entry.job.name, "task_type": entry.job.task_type, "items": entry.available_to_you}
+            for entry in sorted(annotator_jobs(worker), key=lambda e: e.job.pk)
+            if entry.available_to_you
+        ]
+    return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, NamedTuple
@@ -213,10 +214,11 @@ NON_VALUES = frozenset(
 
 
 def locate(text: str, lowered: str, value: str) -> str | None:
-    """The surface form of `value` in `text` (case-insensitive), or None if it is not there.
+    """The surface form of `value` in `text` (case-insensitive, whole words), or None if it is not there.
 
-    `lowered` is text.lower() (computed once per turn). An occurrence must start at a word
-    boundary, so "east" is not found in "least" while "guesthouse" is found in "guesthouses".
+    `lowered` is text.lower() (computed once per turn). An occurrence must start and end at a word
+    boundary: "east" is not found in "least", nor "moderate" in "moderately", since a rewrite
+    is checked for the stored value as whole words and the source itself must pass that check.
     """
     needle = value.strip().lower()
     if needle in NON_VALUES:
@@ -224,17 +226,59 @@ def locate(text: str, lowered: str, value: str) -> str | None:
     if len(lowered) != len(text):  # lower() changed the length (rare scripts): compare per match
         return _locate_slow(text, needle)
     start = lowered.find(needle)
-    check_boundary = needle[0].isalnum()
+    check_start, check_end = needle[0].isalnum(), needle[-1].isalnum()
     while start != -1:
-        if start == 0 or not check_boundary or not lowered[start - 1].isalnum():
-            return text[start : start + len(needle)]
+        end = start + len(needle)
+        if (not check_start or start == 0 or not lowered[start - 1].isalnum()) and (
+            not check_end or end == len(lowered) or not lowered[end].isalnum()
+        ):
+            return text[start:end]
         start = lowered.find(needle, start + 1)
     return None
 
 
 def _locate_slow(text: str, needle: str) -> str | None:
-    for match in re.finditer(re.escape(needle), text, re.IGNORECASE):
-        start = match.start()
-        if start == 0 or not needle[0].isalnum() or not text[start - 1].isalnum():
-            return match.group(0)
-    return None
+    left = r"(?<!\w)" if needle[0].isalnum() else ""
+    right = r"(?!\w)" if needle[-1].isalnum() else ""
+    match = re.search(left + re.escape(needle) + right, text, re.IGNORECASE)
+    return match.group(0) if match else None
+
+
+# span_info's word indices count words of one of two kinds. ConvLab-2's copy is tokenised, with
+# punctuation and clitics as words of their own ("I do n't want it ."), and its words are what the
+# spaces separate. Untokenised texts ("I don't want it.") are counted either way in the wild: by
+# spaces ("it." one word), or as the tokenised text would be ("it", "."). Both are offered for
+# such texts, and the importer keeps the one under which the turn's spans spell their values.
+_TOKENISED = re.compile(r"(?:^|\s)(?:[^\w\s]+|n't|'\w+)(?=\s|$)", re.IGNORECASE)
+_MULTIWOZ_WORD = re.compile(r"\w+(?=n't\b)|n't\b|'(?:s|d|m|ll|re|ve)\b|[\w@&/:.\-]*\w|[^\w\s]", re.IGNORECASE)
+
+
+def word_spans(text: str) -> list[list[tuple[int, int]]]:
+    """The ways span_info's indices may count the words of `text`: lists of (start, end) character
+    offsets, the likelier first (by spaces), and a second (tokenised) one only where it differs."""
+    by_spaces = [m.span() for m in re.finditer(r"\S+", text)]
+    if _TOKENISED.search(text) or not re.search(r"[^\w\s]", text):
+        return [by_spaces]
+    return [by_spaces, [m.span() for m in _MULTIWOZ_WORD.finditer(text)]]
+
+
+def span_surface(text: str, words: list, first: int, last: int, value: str) -> tuple[str | None, bool]:
+    """The text of words `first`..`last` (inclusive, as span_info counts), and whether the value
+    stands there as whole words; (None, False) if the indices are outside the turn. Where the value
+    stands inside those words (a glued token like "16:15.get"), just that part; otherwise the words
+    as written ("one" for "1", "9:15" for "09:15"), without punctuation at their edges."""
+    if last < first or last >= len(words):
+        return None, False
+    start, end = words[first][0], words[last][1]
+    inner = _locate_slow(text[start:end], value.strip()) if value.strip() else None
+    if inner is not None:
+        return inner, True
+    while start < end and _is_punctuation(text[start]):
+        start += 1
+    while end > start and _is_punctuation(text[end - 1]):
+        end -= 1
+    return text[start:end] or None, False
+
+
+def _is_punctuation(char: str) -> bool:
+    return unicodedata.category(char).startswith("P")

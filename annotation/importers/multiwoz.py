@@ -5,9 +5,9 @@ Log entries alternate user (even index) and system (odd index). Every entry has 
 `dialog_act` (`{"Domain-Act": [[slot, value], ...]}`) and `span_info`
 (`[[act, slot, value, start, end], ...]`).
 
-Slot values of a user turn come from span_info, then dialog_act; each value is looked up in the
-text case-insensitively and stored in the form found there ("thai" -> "Thai"), so a rewrite can
-be checked for it verbatim. Values that are not in the text, and "none"/"?"/"dontcare"-like
+Slot values of a user turn come from span_info's word indices (the words there, as written), then
+from the dialog_act mentions span_info lacks, looked up as whole words and stored in the form found
+there ("thai" -> "Thai"); see docs/formats.md. Values that are not in the text, and "none"/"?"/"dontcare"-like
 values, are left out. Slot names are "<domain>-<slot>" in lower case ("restaurant-food").
 
 Kept for export: dialog.meta holds every dialog key but `log` (the goal), turn.raw every turn
@@ -29,10 +29,13 @@ from .base import (
     FormatError,
     TurnRecord,
     field_problem,
+    NON_VALUES,
     invalid_json,
     kind_of,
     locate,
     require_top_level,
+    span_surface,
+    word_spans,
 )
 
 
@@ -134,36 +137,83 @@ def _slot_name(act, slot, where) -> str:
 
 
 def _slot_values(text: str, span_info: list, dialog_act: dict, dialog_where: str, index: int) -> list:
-    """The slot values mentioned in a user turn, in their surface form; span_info first."""
+    """The slot values mentioned in a user turn, each the exact substring of `text` (whole words).
+
+    span_info's word indices say where a value is, so the text there is stored as written ("one"
+    for the value "1", "9:15" for "09:15", "moderately" for "moderate"); dialog_act adds only the
+    (act, slot, value) mentions span_info does not have, found in the text as whole words.
+    """
     where = _Place(dialog_where, index)
-    mentions = []
+    spans, acts = [], []
     for span in span_info:
         if type(span) is not list or len(span) < 3:
             raise FormatError(f'{where}: a "span_info" entry must be [act, slot, value, start, end], not {span!r}')
-        mentions.append(span)
+        spans.append(span)
     for act, pairs in dialog_act.items():
         if type(pairs) is not list:
             raise FormatError(f'{where}: "dialog_act" of {act!r} must be a list of [slot, value] pairs')
         for pair in pairs:
             if type(pair) is not list or len(pair) != 2:
                 raise FormatError(f'{where}: "dialog_act" of {act!r} must hold [slot, value] pairs, not {pair!r}')
-            mentions.append((act, pair[0], pair[1]))
-    if not mentions:
+            acts.append((act, pair[0], pair[1]))
+    if not spans and not acts:
         return []
     lowered = text.lower()
-    found = []
-    seen = set()
-    for mention in mentions:
-        value = mention[2]
-        if type(value) is not str:
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise FormatError(f"{where}: slot value {value!r} must be a string")
-            value = str(value)
-        surface = locate(text, lowered, value)
-        if surface is None:
+    surfaces = _span_surfaces(text, spans)
+    found, seen, covered = [], set(), set()
+    for span, surface in zip(spans, surfaces, strict=True):
+        value = _value_text(span[2], where)
+        if value.strip().lower() in NON_VALUES:
             continue
-        key = (_slot_name(mention[0], mention[1], where), surface)
-        if key not in seen:
-            seen.add(key)
-            found.append({"slot": key[0], "value": surface})
+        if surface is None:  # no usable indices: look the value up as whole words
+            surface = locate(text, lowered, value)
+        # span_info has this mention, so dialog_act's copy of it is not looked for again.
+        covered.add((span[0], span[1], value.strip().lower()))
+        if surface is not None:
+            _add(found, seen, _slot_name(span[0], span[1], where), surface)
+    for act, slot, raw in acts:
+        value = _value_text(raw, where)
+        if (act, slot, value.strip().lower()) in covered:
+            continue
+        surface = locate(text, lowered, value)
+        if surface is not None:
+            _add(found, seen, _slot_name(act, slot, where), surface)
     return found
+
+
+def _span_surfaces(text: str, spans: list) -> list:
+    """Per span, the text its word indices cover (None without usable indices), counting words in
+    the way (base.word_spans) under which most of the turn's spans spell their own values."""
+    indexed = [
+        (i, span) for i, span in enumerate(spans)
+        if len(span) >= 5 and _is_index(span[3]) and _is_index(span[4]) and type(span[2]) in (str, int, float)
+    ]
+    best, best_agreeing = [None] * len(spans), -1
+    if not indexed:
+        return best
+    for words in word_spans(text):
+        surfaces, agreeing = [None] * len(spans), 0
+        for i, span in indexed:
+            surfaces[i], agrees = span_surface(text, words, span[3], span[4], str(span[2]))
+            agreeing += agrees
+        if agreeing > best_agreeing:  # ties keep the likelier count (by spaces)
+            best, best_agreeing = surfaces, agreeing
+    return best
+
+
+def _value_text(value, where) -> str:
+    if type(value) is str:
+        return value
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise FormatError(f"{where}: slot value {value!r} must be a string")
+    return str(value)
+
+
+def _is_index(value) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _add(found: list, seen: set, slot: str, surface: str) -> None:
+    if (slot, surface) not in seen:
+        seen.add((slot, surface))
+        found.append({"slot": slot, "value": surface})

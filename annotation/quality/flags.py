@@ -5,13 +5,23 @@ operations rather than a loop over rows:
 
 - `responses`: response, worker, job, item, seconds (time spent; NaN when unknown)
 - `ratings`:   response, worker, item, key (criterion or field), value (number), order (submission order)
-- `texts`:     response, worker, item, text, pasted_chars, typed_chars
+- `texts`:     response, worker, item, field, text, source, order, pasted_chars, typed_chars
+               (one row per free-text field of a response: `field` the variant, `source` the text
+               the work was about, `order` the submission order; missing columns mean one field,
+               no source, and the rows' own order)
 
 Response-level flags (each names the responses that carry it):
 - `fast`: time below `fast_ratio` x the median time per response of the same job;
 - `pasted`: at least `paste_share` of the typed-or-pasted characters were pasted (telemetry);
-- `near_duplicate`: the text is at least `near_duplicate_similarity` similar to another worker's
-  text on the same item.
+- `near_duplicate`: a field's text (of at least `MIN_WORDS` words) is at least
+  `near_duplicate_similarity` similar to an earlier text of another worker in the same field of
+  the same item, and closer to it than either is to the source (at most `MARGIN` times as far from
+  it as the nearer of the two is from the source). Rewrites of one source resemble each other because they resemble the source (two
+  typo versions differ from it, and from each other, by a few letters); only a text that is nearer
+  to someone else's rewrite than to what both rewrote was taken from that rewrite, and only the
+  later of the two can have been.
+
+Every response-level flag carries its evidence (`FlagReport.evidence`: response -> code -> text).
 Worker-level flags:
 - those above, when at least `flag_share` of the worker's responses carry them;
 - `straight_lining`: one rating value makes up at least `straight_line_share` of the worker's
@@ -71,6 +81,8 @@ class FlagReport:
     measures: dict = field(default_factory=dict)
     #: how many responses the flags were computed over
     responses_seen: int = 0
+    #: response -> {code: why, in words a reviewer can check}
+    evidence: dict = field(default_factory=dict)
 
     def flagged_workers(self) -> list:
         return sorted(w for w, flags in self.workers.items() if flags)
@@ -86,6 +98,7 @@ class FlagReport:
             },
             "measures": {str(int(w)): {k: _plain_number(v) for k, v in m.items()} for w, m in self.measures.items()},
             "responses_seen": int(self.responses_seen),
+            "evidence": {str(int(r)): dict(e) for r, e in self.evidence.items()},
         }
 
     @classmethod
@@ -96,6 +109,7 @@ class FlagReport:
             workers={int(w): [WorkerFlag(**f) for f in flags] for w, flags in data.get("workers", {}).items()},
             measures={int(w): dict(m) for w, m in data.get("measures", {}).items()},
             responses_seen=int(data.get("responses_seen", 0)),
+            evidence={int(r): dict(e) for r, e in data.get("evidence", {}).items()},
         )
 
 
@@ -111,7 +125,7 @@ def _plain_number(value):
 
 RESPONSE_COLUMNS = ["response", "worker", "job", "item", "seconds"]
 RATING_COLUMNS = ["response", "worker", "item", "key", "value", "order"]
-TEXT_COLUMNS = ["response", "worker", "item", "text", "pasted_chars", "typed_chars"]
+TEXT_COLUMNS = ["response", "worker", "item", "field", "text", "source", "order", "pasted_chars", "typed_chars"]
 
 
 def empty(columns) -> pd.DataFrame:
@@ -126,11 +140,18 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
     report = FlagReport(responses_seen=len(responses))
     response_flags: dict[str, np.ndarray] = {}
 
+    texts = _with_text_defaults(texts)
     fast = fast_responses(responses, thresholds.fast_ratio)
     response_flags["fast"] = responses["response"].to_numpy()[fast]
-    pasted = pasted_responses(texts, thresholds.paste_share)
-    response_flags["pasted"] = texts["response"].to_numpy()[pasted]
-    response_flags["near_duplicate"] = near_duplicates(texts, thresholds.near_duplicate_similarity)
+    _fast_evidence(responses, fast, thresholds.fast_ratio, report)
+    pasted = pasted_shares(texts, thresholds.paste_share)
+    response_flags["pasted"] = pasted.index.to_numpy()
+    for rid, (share, chars) in zip(pasted.index.tolist(), pasted.itertuples(index=False), strict=True):
+        report.evidence.setdefault(rid, {})["pasted"] = f"{share:.0%} of {int(chars)} characters entered were pasted"
+    duplicates = near_duplicate_evidence(texts, thresholds.near_duplicate_similarity)
+    response_flags["near_duplicate"] = np.array(sorted(duplicates), dtype=np.int64)
+    for rid, why in duplicates.items():
+        report.evidence.setdefault(rid, {})["near_duplicate"] = why
 
     per_worker_total = responses.groupby("worker").size()
     for code, ids in response_flags.items():
@@ -140,8 +161,10 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
     labels = {
         "fast": "responses far faster than the job's norm",
         "pasted": "responses mostly pasted rather than typed",
-        "near_duplicate": "texts nearly identical to another worker's on the same item",
+        "near_duplicate": "rewrites closer to another worker's earlier rewrite than to the source",
     }
+    for worker in per_worker_total.index:  # a share for every worker, so a page can show 0%
+        report.measures.setdefault(worker, {}).update({f"{code}_share": 0.0 for code in response_flags})
     for code, ids in response_flags.items():
         if len(ids) == 0:
             continue
@@ -169,12 +192,42 @@ def fast_responses(responses: pd.DataFrame, ratio: float) -> np.ndarray:
     return (seconds < ratio * median).fillna(False).to_numpy(dtype=bool)
 
 
+def _with_text_defaults(texts: pd.DataFrame) -> pd.DataFrame:
+    """The texts table with the columns older callers leave out: one field, no source, and the
+    rows' own order as the submission order."""
+    missing = {"field": "", "source": "", "order": np.arange(len(texts))}
+    extra = {k: v for k, v in missing.items() if k not in texts.columns}
+    return texts.assign(**extra) if extra else texts
+
+
+def _fast_evidence(responses: pd.DataFrame, fast: np.ndarray, ratio: float, report: FlagReport) -> None:
+    if not fast.any():
+        return
+    seconds = responses["seconds"].astype(float)
+    median = seconds.groupby(responses["job"]).transform("median").to_numpy()
+    for rid, took, norm in zip(responses["response"].to_numpy()[fast].tolist(), seconds.to_numpy()[fast], median[fast], strict=True):
+        report.evidence.setdefault(rid, {})["fast"] = (
+            f"took {took:.0f} s; the job's median is {norm:.0f} s (flagged below {ratio:.0%} of it, {ratio * norm:.0f} s)"
+        )
+
+
+def pasted_shares(texts: pd.DataFrame, share: float) -> pd.DataFrame:
+    """Per response at or above `share` pasted: (share pasted, characters entered), indexed by response.
+    Telemetry is per field, so a response's fields are added up first."""
+    frame = pd.DataFrame({
+        "response": texts["response"].to_numpy(),
+        "pasted": texts["pasted_chars"].astype(float).fillna(0).to_numpy(),
+        "typed": texts["typed_chars"].astype(float).fillna(0).to_numpy(),
+    }).groupby("response", sort=True).sum()
+    total = frame["pasted"] + frame["typed"]
+    shares = frame["pasted"] / total.where(total > 0, 1)
+    keep = (total > 0) & (shares >= share)
+    return pd.DataFrame({"share": shares[keep], "chars": total[keep]})
+
+
 def pasted_responses(texts: pd.DataFrame, share: float) -> np.ndarray:
-    pasted = texts["pasted_chars"].astype(float).fillna(0).to_numpy()
-    typed = texts["typed_chars"].astype(float).fillna(0).to_numpy()
-    total = pasted + typed
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (total > 0) & (pasted / np.where(total > 0, total, 1) >= share)
+    """Ids of responses at least `share` pasted."""
+    return pasted_shares(texts, share).index.to_numpy()
 
 
 def similarity(a: str, b: str) -> float:
@@ -182,29 +235,60 @@ def similarity(a: str, b: str) -> float:
     return Indel.normalized_similarity(a, b)
 
 
+#: Near-duplicates: how much nearer to each other than to the source two texts must be (see below),
+#: and the fewest words a text needs before its likeness to another says anything.
+MARGIN = 0.5
+MIN_WORDS = 5
+
+
 def near_duplicates(texts: pd.DataFrame, threshold: float) -> np.ndarray:
-    """Ids of responses whose text is near-identical to a different worker's text on the same item."""
+    """Ids of the responses flagged as near-duplicates (see `near_duplicate_evidence`)."""
+    return np.array(sorted(near_duplicate_evidence(texts, threshold)), dtype=np.int64)
+
+
+def near_duplicate_evidence(texts: pd.DataFrame, threshold: float) -> dict:
+    """response -> why, for each text at least `threshold` similar to an earlier text of another
+    worker in the same field of the same item and closer to it than either text is to the source.
+    Only the later text is flagged: the earlier one's author was copied, not copying."""
+    texts = _with_text_defaults(texts)
     if len(texts) < 2:
-        return np.array([], dtype=np.int64)
-    frame = texts[["response", "worker", "item", "text"]].sort_values("item", kind="stable")
-    items = frame["item"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
-    ends = np.r_[starts[1:], len(items)]
+        return {}
+    frame = texts[["response", "worker", "item", "field", "text", "source", "order"]].sort_values(
+        ["item", "field", "order"], kind="stable"
+    )
+    groups = pd.MultiIndex.from_arrays([frame["item"].to_numpy(), frame["field"].astype(str).to_numpy()])
+    codes, _ = pd.factorize(groups)
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    ends = np.r_[starts[1:], len(codes)]
     multi = np.flatnonzero(ends - starts >= 2)
     rids, workers = frame["response"].to_numpy(), frame["worker"].to_numpy()
-    texts_list = frame["text"].tolist()
-    flagged = set()
+    fields, texts_list, sources = frame["field"].astype(str).tolist(), frame["text"].tolist(), frame["source"].tolist()
+    found = {}
     for g in multi.tolist():
         s, e = int(starts[g]), int(ends[g])
         normalized = [text_units.normalize(t or "") for t in texts_list[s:e]]
-        for i in range(e - s):
-            for j in range(i + 1, e - s):
-                if workers[s + i] == workers[s + j] or not normalized[i] or not normalized[j]:
+        # Short answers repeat honestly ("Thanks", "Cheap Thai food, please"): not evidence of copying.
+        normalized = [t if len(t.split()) >= MIN_WORDS else "" for t in normalized]
+        source = text_units.normalize(sources[s] or "")
+        to_source = [Indel.normalized_similarity(t, source) if source else 0.0 for t in normalized]
+        for j in range(1, e - s):  # j: the later text; i: an earlier one
+            if not normalized[j] or int(rids[s + j]) in found:
+                continue
+            for i in range(j):
+                if workers[s + i] == workers[s + j] or not normalized[i]:
                     continue
-                if normalized[i] == normalized[j] or Indel.normalized_similarity(normalized[i], normalized[j], score_cutoff=threshold):
-                    flagged.add(rids[s + i])
-                    flagged.add(rids[s + j])
-    return np.array(sorted(flagged), dtype=np.int64)
+                between = Indel.normalized_similarity(normalized[i], normalized[j], score_cutoff=threshold)
+                # At most half as far from each other as the nearer of them is from the source: two
+                # typo versions that happen to share a misspelling are as far apart as each is from
+                # the source, not half as far; a copy is nowhere near the source by comparison.
+                if between and 1 - between <= MARGIN * (1 - max(to_source[i], to_source[j])):
+                    what = f"{fields[s]} " if fields[s] else ""
+                    found[int(rids[s + j])] = (
+                        f"{what}text {between:.0%} similar to response {rids[s + i]} by another worker, submitted earlier;"
+                        f" each is far less similar to the source ({to_source[j]:.0%} and {to_source[i]:.0%})"
+                    )
+                    break
+    return found
 
 
 def _rating_flags(ratings: pd.DataFrame, t: FlagThresholds, report: FlagReport) -> None:

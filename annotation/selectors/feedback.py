@@ -6,7 +6,6 @@ page reads it with `voted_down` (two queries); the work page gets the same rows 
 loop keeps its query budget.
 """
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import OuterRef, Subquery
@@ -23,6 +22,15 @@ class Feedback:
     job_name: str
     answers: dict  # the writer's own answers, as saved
     reasons: list[str] = field(default_factory=list)  # the reasons of the voters who said no
+    #: Per part voted on one by one (a rewrite's variants): how many voters said no to it.
+    parts_against: dict[str, int] = field(default_factory=dict)
+
+    def add_vote(self, vote: dict) -> None:
+        if vote.get("reason"):
+            self.reasons.append(vote["reason"])
+        for part, verdict in (vote.get("parts") or {}).items():
+            if verdict == "against":
+                self.parts_against[part] = self.parts_against.get(part, 0) + 1
 
 
 def _against():
@@ -37,12 +45,11 @@ def voted_down(worker: Worker, limit: int = SHOWN) -> list[Feedback]:
         .select_related("response__item__job")
         .order_by("-decided_at", "-pk")[:limit]
     )
-    reasons = defaultdict(list)
-    rows = _against().filter(item__subject_response_id__in=[r.response_id for r in rounds]).order_by("submitted_at")
+    found = {r.response_id: Feedback(r.response_id, r.response.item.job.name, r.response.answers or {}) for r in rounds}
+    rows = _against().filter(item__subject_response_id__in=list(found)).order_by("submitted_at")
     for subject, answers in rows.values_list("item__subject_response_id", "answers"):
-        if (answers or {}).get("reason"):
-            reasons[subject].append(answers["reason"])
-    return [Feedback(r.response_id, r.response.item.job.name, r.response.answers or {}, reasons[r.response_id]) for r in rounds]
+        found[subject].add_vote(answers or {})
+    return [found[r.response_id] for r in rounds]
 
 
 def feedback_subquery(worker_id: int, rows_aggregate):
@@ -69,7 +76,5 @@ def feedback_from_json(text: str | None, limit: int = SHOWN) -> list[Feedback]:
         # SQLite's JSON_ARRAY keeps a JSON column as text; PostgreSQL's JSON_BUILD_ARRAY as JSON.
         subject_answers = json.loads(subject_answers) if isinstance(subject_answers, str) else subject_answers
         vote = json.loads(vote) if isinstance(vote, str) else vote
-        entry = by_response.setdefault(subject, Feedback(subject, "", subject_answers or {}))
-        if (vote or {}).get("reason"):
-            entry.reasons.append(vote["reason"])
+        by_response.setdefault(subject, Feedback(subject, "", subject_answers or {})).add_vote(vote or {})
     return [by_response[k] for k in sorted(by_response, reverse=True)[:limit]]

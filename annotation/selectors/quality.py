@@ -249,22 +249,28 @@ def flag_tables(job: Job):
 
     kind = task_types.get(job.task_type)
     rows = Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True).values_list(
-        "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry"
+        "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry", "item__payload"
     )
     responses, ratings, texts = [], [], []
     codes = defaultdict(dict)
-    for order, (pk, worker, item, active, claimed, submitted, answers, telemetry) in enumerate(rows.order_by("submitted_at", "pk").iterator(chunk_size=5000)):
+    sources = {}  # item -> the text its work was about, once per item
+    rows = rows.order_by("submitted_at", "pk").iterator(chunk_size=5000)
+    for order, (pk, worker, item, active, claimed, submitted, answers, telemetry, payload) in enumerate(rows):
         seconds = active if active is not None else (submitted - claimed).total_seconds()
         responses.append((pk, worker, job.pk, item, seconds))
         for key, value in kind.agreement_values(answers, job.settings).items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 value = codes[key].setdefault(value, len(codes[key]))  # a label: the flags compare codes
             ratings.append((pk, worker, item, key, value, order))
-        text = kind.text_of(answers, job.settings)
-        if text:
-            pasted = sum(int(c.get("pasted_chars", 0)) for c in (telemetry or {}).values() if isinstance(c, dict))
-            typed = sum(int(c.get("typed_chars", 0)) for c in (telemetry or {}).values() if isinstance(c, dict))
-            texts.append((pk, worker, item, text, pasted, typed))
+        fields = kind.texts_of(answers, job.settings)
+        if fields:
+            if item not in sources:
+                sources[item] = kind.subject_of(payload or {})
+            telemetry = telemetry if isinstance(telemetry, dict) else {}
+            for name, text in fields.items():
+                counts = telemetry.get(name) if isinstance(telemetry.get(name), dict) else {}
+                pasted, typed = int(counts.get("pasted_chars", 0)), int(counts.get("typed_chars", 0))
+                texts.append((pk, worker, item, name, text, sources[item], order, pasted, typed))
     return (
         pd.DataFrame(responses, columns=RESPONSE_COLUMNS),
         pd.DataFrame(ratings, columns=RATING_COLUMNS),

@@ -309,12 +309,16 @@ def apply_flags(job: Job) -> dict:
                 policy is not None and policy.flags_reject and status == Response.Status.ACCEPTED
                 and not response.overrides.exists()  # a reviewer's decision stands
             )
-            if checks.get("flags") == sorted(codes) and not reject:
+            evidence = {code: why for code, why in report.evidence.get(response_id, {}).items() if code in codes}
+            if checks.get("flags") == sorted(codes) and checks.get("flag_evidence", {}) == evidence and not reject:
                 continue
             checks["flags"] = sorted(codes)
+            checks["flag_evidence"] = evidence  # why, for the reviewer: each flag with what it measured
             Response.objects.filter(pk=response.pk).update(checks=checks)
             if reject:
-                transition(response, Response.Status.EXCLUDED, actor="flags", reason="flagged: " + ", ".join(sorted(codes)))
+                transition(response, Response.Status.EXCLUDED, actor="flags", reason="flagged: " + "; ".join(
+                    f"{code} ({evidence[code]})" if code in evidence else code for code in sorted(codes)
+                ))
                 rejected += 1
             recorded += 1
     return {"flagged_responses": len(report.responses), "recorded": recorded, "soft_rejected": rejected,

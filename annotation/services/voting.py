@@ -94,7 +94,7 @@ def enable_voting(
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
                 task_type=vote_kind.key,
-                settings=vote_kind.clean_settings({}),
+                settings=vote_kind.clean_settings({"parts": kind.vote_parts(job.settings)}),
                 instructions=VOTE_INSTRUCTIONS,
                 redundancy=votes_per_response,
                 reward=Decimal(str(vote_reward)),
@@ -187,13 +187,25 @@ def record_vote(vote: Response) -> ReviewRound | None:
         vote.checks = checks
         return round_
     votes = list(Response.objects.filter(item_id=vote.item_id).values_list("answers", flat=True))
-    round_.votes_against = sum(1 for answers in votes if answers.get("vote") == AGAINST)
-    round_.votes_for = sum(1 for answers in votes if answers.get("vote") == FOR)
+    # Voted part by part, a response is voted down when one part gathers enough votes against:
+    # the round's count against is the worst part's, so the one rule (`voted_down`) decides both.
+    against_by_part = tally_parts(votes)
+    round_.votes_against = max(against_by_part.values()) if against_by_part else sum(1 for a in votes if a.get("vote") == AGAINST)
+    round_.votes_for = sum(1 for answers in votes if answers.get("vote") in (FOR, AGAINST)) - round_.votes_against
     policy = QualityPolicy.objects.get(job_id=round_.response.item.job_id)
     if round_.votes_for + round_.votes_against < policy.votes_per_response:
         round_.save(update_fields=["votes_for", "votes_against"])
         return round_
     return _decide(round_, policy)
+
+
+def tally_parts(votes) -> dict[str, int]:
+    """Votes against per part, from the answers of one vote item; empty for whole-response votes. Pure."""
+    against = {}
+    for answers in votes:
+        for part, verdict in (answers.get("parts") or {}).items():
+            against[part] = against.get(part, 0) + (verdict == AGAINST)
+    return against
 
 
 def voted_down(votes_against: int, against_threshold: int) -> bool:
@@ -209,6 +221,12 @@ def _decide(round_: ReviewRound, policy: QualityPolicy) -> ReviewRound:
     settle = response.status == Response.Status.AWAITING_REVIEW
     if voted_down(round_.votes_against, policy.against_threshold):
         status = Response.Status.REJECTED if policy.on_voted_down == OnVotedDown.REJECT else Response.Status.EXCLUDED
+        failed = sorted(p for p, n in tally_parts(_votes_of(round_)).items() if voted_down(n, policy.against_threshold))
+        if failed:  # the writer sees which parts were turned down (selectors.feedback)
+            checks = {**(response.checks or {}), "voted_down_parts": failed}
+            Response.objects.filter(pk=response.pk).update(checks=checks)
+            response.checks = checks
+            tally += f" on {', '.join(failed)}"
         if settle:
             transition(response, status, actor="voting", reason=f"voted down: {tally}")
         if round_.round >= policy.max_rounds:
@@ -223,6 +241,10 @@ def _decide(round_: ReviewRound, policy: QualityPolicy) -> ReviewRound:
     round_.decided_at = now
     round_.save(update_fields=["votes_for", "votes_against", "state", "decided_at"])
     return round_
+
+
+def _votes_of(round_: ReviewRound) -> list[dict]:
+    return list(Response.objects.filter(item_id=round_.vote_item_id).values_list("answers", flat=True)) if round_.vote_item_id else []
 
 
 def reopen_item(item_id: int) -> Slot:

@@ -148,6 +148,10 @@ class TaskType:
         out["responses"] = len(answer_rows)
         return out
 
+    def vote_parts(self, settings: Mapping) -> list[dict]:
+        """The parts of a response voters judge one by one, [{name, label}]; empty: the whole response."""
+        return []
+
     def in_subset(self, combined: Mapping, settings: Mapping) -> bool | None:
         """Whether an item, by its combined responses, belongs to the job's downloadable subset (the
         hard test subset); None when the job defines no subset."""
@@ -171,6 +175,18 @@ class TaskType:
             for f in self.answer_fields(settings)
             if not f.get("choices") and isinstance(answers.get(f["name"]), str) and answers[f["name"]]
         )
+
+    def texts_of(self, answers: Mapping, settings: Mapping) -> dict:
+        """The free text of a response field by field, {field: text}, for near-duplicate flags,
+        which compare one field (a variant) with the same field of other workers' responses. A type
+        whose `text_of` is empty has none."""
+        if not self.text_of(answers, settings):
+            return {}
+        return {
+            f["name"]: answers[f["name"]]
+            for f in self.answer_fields(settings)
+            if not f.get("choices") and isinstance(answers.get(f["name"]), str) and answers[f["name"]]
+        }
 
     def review_view(self, payload: Mapping, answers: Mapping, settings: Mapping) -> dict:
         """What a reviewer or voter sees of one response: {"subject", "slot_values", "shown":

@@ -88,6 +88,10 @@ class RewriteTaskType(TaskType):
         )
         return cleaned, problems
 
+    def vote_parts(self, settings):
+        """Each variant is its own utterance of the test sets, so voters judge each one (CGoDial)."""
+        return [{"name": v, "label": VARIANT_LABELS[v]} for v in settings.get("variants", VARIANTS)]
+
     def combine(self, answer_rows, settings):
         """The counted rewrites of an item, per variant, earliest first (the test set takes the first)."""
         variants = settings.get("variants", list(VARIANTS))

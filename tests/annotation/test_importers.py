@@ -62,42 +62,97 @@ def test_multiwoz_turns_speakers_and_slot_values_in_their_surface_form():
     assert (summary.dialogs, summary.turns, summary.user_turns, summary.slot_values) == (1, 6, 3, 6)
 
 
-def test_multiwoz_slot_values_from_dialog_act_deduplicated_and_only_when_in_the_text(tmp_path):
-    text = "Any guesthouses in the East? At least 4 stars, I don't care about price."
-    log = [
-        {
-            "text": text,
-            "metadata": {},
-            "dialog_act": {
-                "Hotel-Inform": [["Type", "guesthouse"], ["Area", "east"], ["Stars", "4"], ["Price", "dontcare"]],
-                "Hotel-Request": [["Parking", "?"]],
-            },
-            "span_info": [["Hotel-Inform", "Area", "east", 5, 5], ["Hotel-Inform", "Name", "birch house", 0, 1]],
-        }
-    ]
+def _one_turn_corpus(tmp_path, text, span_info, dialog_act=None):
+    log = [{"text": text, "metadata": {}, "dialog_act": dialog_act or {}, "span_info": span_info}]
     data = tmp_path / "data.json"
     data.write_text(json.dumps({"MUL0001.json": {"goal": {}, "log": log}}))
-    corpus = import_corpus(name="acts", source_format="multiwoz", files={"data": data})
-
+    corpus = import_corpus(name="one turn", source_format="multiwoz", files={"data": data})
     (turn,) = turns_of(corpus, "MUL0001.json")
-    assert turn.slot_values == [
+    return turn.slot_values
+
+
+def test_multiwoz_slot_values_from_dialog_act_deduplicated_and_only_when_in_the_text(tmp_path):
+    text = "Any guesthouses in the East? At least 4 stars, I don't care about price."
+    values = _one_turn_corpus(
+        tmp_path,
+        text,
+        # Area's span is word 4 ("East"; "?" is word 5 as MultiWOZ counts); the span of Name
+        # lies outside the turn, so its value is looked for in the text and is not there.
+        [["Hotel-Inform", "Area", "east", 4, 4], ["Hotel-Inform", "Name", "birch house", 40, 41]],
+        {
+            "Hotel-Inform": [["Type", "guesthouse"], ["Area", "east"], ["Stars", "4"], ["Price", "dontcare"]],
+            "Hotel-Request": [["Parking", "?"]],
+        },
+    )
+    assert values == [
         {"slot": "hotel-area", "value": "East"},
-        {"slot": "hotel-type", "value": "guesthouse"},
+        # dialog_act's "guesthouse" is only a prefix of "guesthouses": not a whole word, not stored
         {"slot": "hotel-stars", "value": "4"},
     ]
 
 
-def test_locate_finds_values_at_word_starts_and_skips_non_values():
-    text = "At least 2 guesthouses in the East"
+def test_multiwoz_span_indices_give_the_words_as_written_in_tokenised_text(tmp_path):
+    # ConvLab-2's tokenised text: the indices count words split on spaces, ends inclusive.
+    text = "I want a moderately priced place for one person at 9:15 on the same day ."
+    spans = [
+        ["Restaurant-Inform", "Price", "moderate", 3, 3],  # "moderately": the whole word, not a prefix
+        ["Restaurant-Inform", "People", "1", 7, 7],  # a number word kept as the user wrote it
+        ["Restaurant-Inform", "Time", "09:15", 10, 10],  # a time in the user's format
+        ["Restaurant-Inform", "Day", "saturday", 13, 14],  # what the user said for it
+        ["Restaurant-Inform", "Food", "dontcare", 0, 1],  # names no value
+    ]
+    acts = {"Restaurant-Inform": [["Price", "moderate"], ["People", "1"], ["Time", "09:15"], ["Area", "centre"]]}
+    assert _one_turn_corpus(tmp_path, text, spans, acts) == [
+        {"slot": "restaurant-price", "value": "moderately"},
+        {"slot": "restaurant-people", "value": "one"},
+        {"slot": "restaurant-time", "value": "9:15"},
+        {"slot": "restaurant-day", "value": "same day"},
+    ]
+
+
+UNTOKENISED = "I don't mind, book it for 18:15. Two people, at the Christ's College cafe."
+
+
+@pytest.mark.parametrize(
+    "counted_as,indices",
+    [("tokenised words: n't and . are words", [(8, 8), (10, 10), (15, 17)]), ("words between spaces", [(6, 6), (7, 7), (11, 12)])],
+)
+def test_multiwoz_span_indices_in_untokenised_text_either_way_of_counting(tmp_path, counted_as, indices):
+    # The original data.json is not tokenised, and its indices are counted one way or the other.
+    slots = [("Time", "18:15"), ("People", "2"), ("Name", "christ's college")]
+    spans = [["Restaurant-Inform", slot, value, s, e] for (slot, value), (s, e) in zip(slots, indices, strict=True)]
+    assert [v["value"] for v in _one_turn_corpus(tmp_path, UNTOKENISED, spans)] == [
+        "18:15",  # not "18:15." and never "1" of "18:15"
+        "Two",
+        "Christ's College",
+    ], counted_as
+
+
+def test_multiwoz_a_value_glued_to_another_word_is_cut_out_only_where_it_stands_whole(tmp_path):
+    # Tokenised (the final " ."), so "cotto?also" is one word, as ConvLab-2's copy has it.
+    text = "leave after 16:15.get me a taxi to the cotto?also 12:15on friday ."
+    spans = [
+        ["Taxi-Inform", "Leave", "16:15", 2, 2],
+        ["Taxi-Inform", "Dest", "cotto", 8, 8],
+        ["Taxi-Inform", "Arrive", "12:15", 9, 9],
+    ]
+    assert [v["value"] for v in _one_turn_corpus(tmp_path, text, spans)] == ["16:15", "cotto", "12:15on"]
+
+
+def test_locate_finds_values_as_whole_words_and_skips_non_values():
+    text = "At least 2 guesthouses in the East, moderately priced"
     lowered = text.lower()
     assert locate(text, lowered, "east") == "East"  # not the "east" inside "least"
-    assert locate(text, lowered, "guesthouse") == "guesthouse"
+    assert locate(text, lowered, "guesthouses") == "guesthouses"
+    assert locate(text, lowered, "guesthouse") is None  # a prefix of a word is not the word
+    assert locate(text, lowered, "moderate") is None
     assert locate(text, lowered, "north") is None
     assert locate(text, lowered, "dontcare") is None
     # "İ".lower() is two characters, so positions in the lowered text no longer match the text.
-    text = "İzmir Hotel, the East side"
+    text = "İzmir Hotel, the East side, guesthouses"
     assert locate(text, text.lower(), "hotel") == "Hotel"
     assert locate(text, text.lower(), "east") == "East"
+    assert locate(text, text.lower(), "guesthouse") is None
 
 
 def test_dstc9_with_labels_and_knowledge():

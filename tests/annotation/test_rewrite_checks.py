@@ -72,3 +72,28 @@ def test_chinese_rewrites_are_checked_by_characters_and_substrings():
     assert codes(check_rewrite("verbose", source, "我想在市中心找便宜餐厅", slots)) == ["not_longer"]
     assert codes(check_rewrite("paraphrase", source, "我想找一家便宜的饭店", slots)) == ["slot_value_missing"]
     assert check_rewrite("verbose", source, "你好，我现在想要在市中心附近找一家价格比较便宜的餐厅吃饭", slots) == []
+
+
+@pytest.mark.parametrize(
+    "source,rewrite",
+    [
+        (SOURCE, "Hi I'm after a cheap place in the centre that serves Thai food"),  # punctuation only
+        (SOURCE, "hi,i'm after a cheap place in thecentre that serves thai food!!"),  # spaces and case
+        ("我想在市中心找一家便宜的餐厅。", "我想在市中心，找一家便宜的餐厅"),  # Chinese punctuation
+        ("ฉันอยากได้ร้านอาหารราคาถูก", "ฉันอยากได้ ร้านอาหาร ราคาถูก!"),  # Thai, spaces added
+    ],
+)
+def test_a_rewrite_that_only_changes_case_spaces_or_punctuation_is_the_source(source, rewrite):
+    assert "unchanged" in codes(check_rewrite("paraphrase", source, rewrite, []))
+
+
+def test_the_source_words_always_pass_the_slot_check_whatever_the_value_looks_like():
+    # Values as the MultiWOZ importer stores them: whole words of the source, as written there.
+    source = "I want a moderately priced place for one person at 9:15 , near Christ's College ."
+    values = ["moderately", "one", "9:15", "Christ's College"]
+    assert [p.code for p in check_rewrite("paraphrase", source, source, values)] == ["unchanged"]
+    assert check_rewrite("typos", source, source.replace("want", "wnat"), values) == []
+    # A value is matched as stored: "09:15" and "1" are not in the source, "moderate" is not a word of it.
+    assert not contains_value(source, "09:15", unspaced=False)
+    assert not contains_value(source, "moderate", unspaced=False)
+    assert contains_value("Cheap Thai food, one person", "one", unspaced=False)

@@ -149,10 +149,14 @@ class TestVote(TaskTypeContract):
         return vote_job
 
     def good_answers(self, item, n):
-        return {"vote": ["for", "against"][n % 2], "reason": f"fine {HOSTILE}"}
+        fields = task_types.get("vote").answer_fields(item.job.settings)
+        votes = {f["name"]: ["for", "against"][(n + i) % 2] for i, f in enumerate(fields) if f.get("choices")}
+        return {**votes, "reason": f"fine {HOSTILE}"}
 
     def bad_answers(self, item):
-        return {"vote": "maybe"}
+        first = task_types.get("vote").answer_fields(item.job.settings)[0]["name"]
+        self.bad_fields = {first}
+        return {first: "maybe"}
 
 
 class QuestionnaireContract(TaskTypeContract):

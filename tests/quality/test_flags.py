@@ -3,7 +3,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.quality.flags import FlagThresholds, compute_flags, near_duplicates, similarity
+from rapidfuzz.distance import Indel
+
+from annotation.quality.flags import FlagReport, FlagThresholds, compute_flags, near_duplicate_evidence, similarity
 
 
 def codes(report, worker):
@@ -100,18 +102,84 @@ def test_pasted_text_is_flagged_from_telemetry():
     assert codes(report, "paster") == {"pasted"} and codes(report, "typist") == set()
 
 
-def test_near_duplicates_across_workers_on_the_same_item():
-    texts = texts_frame(
+SOURCE = "Hi, I'm after a cheap place in the centre that serves Thai food."
+
+
+def field_texts(rows):
+    """rows: (response, worker, item, field, text), in submission order, all rewrites of SOURCE."""
+    return pd.DataFrame(
+        [(r, w, i, f, t, SOURCE, n, 0, 50) for n, (r, w, i, f, t) in enumerate(rows)],
+        columns=["response", "worker", "item", "field", "text", "source", "order", "pasted_chars", "typed_chars"],
+    )
+
+
+def test_a_copied_rewrite_is_flagged_on_the_later_one_only_with_its_evidence():
+    texts = field_texts(
         [
-            (1, "a", 10, "Could you find me a cheap restaurant in the centre?", 0, 50),
-            (2, "b", 10, "could you find me a cheap restaurant in the centre", 0, 50),  # near copy of a
-            (3, "c", 10, "I want inexpensive food somewhere central, please.", 0, 50),
-            (4, "a", 11, "Could you find me a cheap restaurant in the centre?", 0, 50),  # a repeats themself on another item
-            (5, "d", 12, "Book a table for two.", 0, 50),
+            (1, "a", 10, "paraphrase", "Could you find me a cheap Thai restaurant somewhere in the centre?"),
+            (2, "b", 10, "paraphrase", "could you find me a cheap Thai restaurant somewhere in the centre"),  # copied a
+            (3, "c", 10, "paraphrase", "I want inexpensive Thai food somewhere central, please."),
+            (4, "a", 11, "paraphrase", "Could you find me a cheap Thai restaurant somewhere in the centre?"),  # a repeats themself
         ]
     )
-    assert set(near_duplicates(texts, 0.9).tolist()) == {1, 2}
+    evidence = near_duplicate_evidence(texts, 0.9)
+    assert set(evidence) == {2}  # the copier, not the author who was copied
+    assert "response 1" in evidence[2] and "similar" in evidence[2] and "source" in evidence[2]
     assert similarity("abc", "abc") == 1.0
+
+
+def test_two_honest_typo_versions_of_one_source_are_never_near_duplicates():
+    # Each is a few letters from the source, so from each other too: that is the variant, not copying.
+    texts = field_texts(
+        [
+            (1, "a", 10, "typos", "Hi, I'm aftr a cheap place in the centre that serves Thai fod."),
+            (2, "b", 10, "typos", "Hi, I'm after a chaep place in teh centre that serves Thai food."),
+            (3, "c", 10, "typos", "Hi, Im after a cheap plcae in the centre that serves Thia food."),
+        ]
+    )
+    assert Indel.normalized_similarity(texts.text[0].lower(), texts.text[1].lower()) > 0.9  # close, as the issue saw
+    assert near_duplicate_evidence(texts, 0.9) == {}
+    # A typo version copied letter for letter is nearer the copy than the source: flagged, the later one.
+    same = "Hi, I'm aftr a cheap place in the centre that serves Thai fod."
+    copied = field_texts([(1, "a", 10, "typos", same), (2, "b", 10, "typos", same)])
+    assert set(near_duplicate_evidence(copied, 0.9)) == {2}
+
+
+def test_typo_versions_that_share_a_misspelling_are_not_near_duplicates():
+    # Both misspell "place" the same way, each adds one of its own: as far apart as from the source.
+    texts = field_texts(
+        [
+            (1, "a", 10, "typos", "Hi, I'm after a cheap plcae in the centre that serves Thai fod."),
+            (2, "b", 10, "typos", "Hi, I'm after a cheap plcae in the cnetre that serves Thai food."),
+        ]
+    )
+    assert near_duplicate_evidence(texts, 0.9) == {}
+
+
+def test_short_answers_repeat_honestly_and_are_never_near_duplicates():
+    texts = field_texts([(1, "a", 10, "simplified", "Cheap Thai, centre."), (2, "b", 10, "simplified", "Cheap Thai, centre.")])
+    assert near_duplicate_evidence(texts, 0.9) == {}
+
+
+def test_near_duplicates_compare_the_same_variant_only():
+    text = "Could you find me a cheap Thai restaurant somewhere in the centre?"
+    texts = field_texts([(1, "a", 10, "paraphrase", text), (2, "b", 10, "verbose", text)])
+    assert near_duplicate_evidence(texts, 0.9) == {}
+
+
+def test_every_response_flag_carries_its_evidence():
+    # Workers 1 and 2 (ids, as the stored report has them); response 5 repeats response 0's text.
+    responses = responses_frame([(i, 1 if i < 5 else 2, 1, i % 5, 2.0 if i < 2 else 60.0) for i in range(10)])
+    texts = field_texts([(i, 1 if i < 5 else 2, i % 5, "paraphrase", f"rewrite number {i} of the source") for i in range(10)])
+    texts.loc[texts.response == 3, ["pasted_chars", "typed_chars"]] = [90, 10]
+    texts.loc[texts.response == 5, "text"] = "rewrite number 0 of the source"
+    report = compute_flags(responses, texts=texts)
+    for rid, codes_ in report.responses.items():
+        assert set(report.evidence[rid]) == set(codes_), rid
+    assert report.responses[0] == ["fast"] and "median is 60 s" in report.evidence[0]["fast"]
+    assert report.responses[5] == ["near_duplicate"] and "response 0" in report.evidence[5]["near_duplicate"]
+    assert report.evidence[3]["pasted"] == "90% of 100 characters entered were pasted"
+    assert FlagReport.from_json(report.as_json()).evidence == report.evidence
 
 
 def test_every_worker_appears_in_the_report_even_unflagged():

@@ -33,12 +33,18 @@ def test_a_voter_sees_the_rewrite_in_its_dialog_and_votes(make_annotator):
     html = page.content.decode()
     for row in slot.item.payload["shown"]:
         assert row["text"].replace("'", "&#x27;") in html
-    assert 'type="radio" name="vote" value="against"' in html
-    refused = client.post(reverse("work", args=[make_token(slot)]), {"vote": "", "reason": ""})
-    assert refused.status_code == 400 and "choose yes or no" in refused.content.decode()
-    saved = client.post(reverse("work", args=[make_token(slot)]), {"vote": "against", "reason": "centre is missing"})
+    # One yes/no per variant: each is its own utterance of the test sets (CGoDial voting).
+    for variant in ("paraphrase", "typos", "verbose", "simplified"):
+        assert f'type="radio" name="vote__{variant}" value="against"' in html
+    refused = client.post(reverse("work", args=[make_token(slot)]), {"vote__paraphrase": "for", "reason": ""})
+    assert refused.status_code == 400 and "Typos: choose yes or no" in refused.content.decode()
+    votes = {"vote__paraphrase": "for", "vote__typos": "against", "vote__verbose": "for", "vote__simplified": "for"}
+    saved = client.post(reverse("work", args=[make_token(slot)]), {**votes, "reason": "centre is missing"})
     assert saved.status_code == 302
-    assert Response.objects.get(worker=voter).answers == {"vote": "against", "reason": "centre is missing"}
+    assert Response.objects.get(worker=voter).answers == {
+        "vote": "against", "reason": "centre is missing",
+        "parts": {"paraphrase": "for", "typos": "against", "verbose": "for", "simplified": "for"},
+    }
 
 
 def test_hard_score_page_shows_one_scale_per_criterion_and_stores_scores(make_annotator):

@@ -209,3 +209,41 @@ def test_summary_reports_recollection_rate_and_vote_alpha(people, make_annotator
     # D_e = 2 * 8 * 4 / (12 * 11) = 64/132. alpha = 1 - D_o / D_e.
     assert summary.vote_alpha == pytest.approx(1 - (1 / 6) / (64 / 132))
     assert summary.votes == 12
+
+
+def _vote_parts(vote_job, worker, against=(), reason=""):
+    """The worker votes yes on every variant but those in `against`."""
+    slot = claim_next_slot(job=vote_job, worker=worker)
+    answers = {f"vote__{v}": ("against" if v in against else "for") for v in ("paraphrase", "typos", "verbose", "simplified")}
+    return submit_response(slot_id=slot.id, worker=worker, answers={**answers, "reason": reason})
+
+
+def test_each_variant_is_voted_on_and_two_noes_on_one_variant_recollect(people):
+    from annotation.selectors.feedback import voted_down
+
+    job, vote_job = voting_job()
+    response = write(job, people["author"])
+    assert [p["name"] for p in vote_job.settings["parts"]] == ["paraphrase", "typos", "verbose", "simplified"]
+    _vote_parts(vote_job, people["v1"], against={"typos"}, reason="'tabel' is fine but 'ppl' is not a typo")
+    _vote_parts(vote_job, people["v2"], against={"typos", "verbose"}, reason="typos unreadable")
+    _vote_parts(vote_job, people["v3"])
+    round_ = ReviewRound.objects.get(response=response)
+    response.refresh_from_db()
+    assert round_.state == ReviewRound.State.RECOLLECTED and (round_.votes_against, round_.votes_for) == (2, 1)
+    assert response.status == Response.Status.EXCLUDED and response.checks["voted_down_parts"] == ["typos"]
+    assert "on typos" in response.transitions.get(to_status=Response.Status.EXCLUDED).reason
+    # The writer learns which variant and why.
+    (feedback,) = voted_down(people["author"])
+    assert feedback.parts_against == {"typos": 2, "verbose": 1}
+    assert feedback.reasons == ["'tabel' is fine but 'ppl' is not a typo", "typos unreadable"]
+
+
+def test_noes_spread_over_different_variants_do_not_recollect(people):
+    job, vote_job = voting_job()
+    response = write(job, people["author"])
+    _vote_parts(vote_job, people["v1"], against={"paraphrase"})
+    _vote_parts(vote_job, people["v2"], against={"typos"})
+    _vote_parts(vote_job, people["v3"])
+    response.refresh_from_db()
+    assert ReviewRound.objects.get(response=response).state == ReviewRound.State.PASSED
+    assert response.status == Response.Status.ACCEPTED  # no variant had two noes

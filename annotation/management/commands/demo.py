@@ -9,7 +9,10 @@ from annotation.demo.server import DemoServer
 
 
 class Command(BaseCommand):
-    help = "Simulate a corpus, import it, run a rewrite job with simulated annotators over HTTP, export, and serve the UI."
+    help = (
+        "Simulate a corpus, import it, run a rewrite job with simulated annotators over HTTP, export, leave an "
+        "open rewrite job and an open rating job for the demo logins, and serve the UI. Deterministic per --seed."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--no-serve", action="store_true", help="Exit after the job instead of serving the UI.")
@@ -19,16 +22,32 @@ class Command(BaseCommand):
         parser.add_argument("--careless", type=int, default=2, help="How many of them are careless.")
         parser.add_argument("--redundancy", type=int, default=2, help="Rewrites wanted per user turn.")
         parser.add_argument("--port", type=int, default=8000, help="Port to serve on (127.0.0.1).")
+        parser.add_argument(
+            "--seed", type=int, default=7,
+            help="Seed of the simulated corpus and annotators: the same seed gives the same counts on every run.",
+        )
+        parser.add_argument(
+            "--open-dialogs", type=int, default=2,
+            help="Dialogs whose user turns the open rewrite and rating jobs left for the logins cover.",
+        )
         parser.add_argument("--json", action="store_true", help="Also print the summary as one JSON line.")
 
     def handle(self, *args, **opts):
+        for name in ("dialogs", "annotators", "redundancy", "open_dialogs"):
+            if opts[name] < 1:
+                raise CommandError(f"--{name.replace('_', '-')} must be at least 1, not {opts[name]}")
+        if opts["careless"] < 0:
+            raise CommandError(f"--careless cannot be negative, not {opts['careless']}")
+        if opts["open_dialogs"] > opts["dialogs"]:
+            raise CommandError("--open-dialogs cannot exceed --dialogs")
         if opts["careless"] > opts["annotators"]:
             raise CommandError("--careless cannot exceed --annotators")
         if opts["annotators"] < opts["redundancy"]:
             raise CommandError("--annotators must be at least --redundancy, or items could never be completed")
         options = DemoOptions(
             dialogs=opts["dialogs"], annotators=opts["annotators"], careless=opts["careless"],
-            redundancy=opts["redundancy"], out=opts["out"], port=0 if opts["no_serve"] else opts["port"],
+            redundancy=opts["redundancy"], seed=opts["seed"], open_dialogs=opts["open_dialogs"], out=opts["out"],
+            port=0 if opts["no_serve"] else opts["port"],
         )
         try:
             server = DemoServer(port=options.port).start()
@@ -47,7 +66,8 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Quorum is serving on {server.url}/  (Ctrl+C to stop)"))
         self.stdout.write(f"  organizer:  organizer / {DEMO_PASSWORD}   -> {server.url}/organize/  and  {server.url}/admin/")
-        self.stdout.write(f"  annotators: annotator1 ... annotator{options.annotators} / {DEMO_PASSWORD}   -> {server.url}/")
+        self.stdout.write(f"  annotators: annotator1 ... annotator{options.annotators} / {DEMO_PASSWORD}   -> {server.url}/"
+                          "  (each finds the open jobs listed under 7.)")
         self.stdout.write(f"  API docs:   {server.url}/api/docs/")
         try:
             server.thread.join()
