@@ -157,10 +157,17 @@ class SimulatedAnnotator:
         if not shown:
             self.stats.errors.append(f"no response to vote on at {page.url}")
             return False
-        readable = all(rewriter.looks_recognizable(text) for label, text in shown.items() if label.lower() != "simplified")
+        # One yes/no per variant shown (the page's `vote__<variant>` fields). A simplified rewrite may
+        # be terse, so only the other variants are judged by how they read.
+        verdicts = {
+            label.lower(): label.lower() == "simplified" or rewriter.looks_recognizable(text) for label, text in shown.items()
+        }
         if self.rng.random() < 0.1:  # readers disagree now and then
-            readable = not readable
-        answers = {"vote": "for" if readable else "against", "reason": "" if readable else "I cannot make sense of it."}
+            flipped = self.rng.choice(sorted(verdicts))
+            verdicts[flipped] = not verdicts[flipped]
+        unreadable = [name for name, ok in verdicts.items() if not ok]
+        answers = {f"vote__{name}": "for" if ok else "against" for name, ok in verdicts.items()}
+        answers["reason"] = f"I cannot make sense of the {', '.join(unreadable)} rewrite." if unreadable else ""
         after = self._submit(page.url, answers, self.rng.uniform(5, 20))
         if after.url == page.url:
             self.stats.errors.append(f"vote refused: {parse_task_page(after.text).problems}")
