@@ -22,7 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import task_types
+from . import chat_relay, task_types
 from .after_submit import after_submit_url
 from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
@@ -276,8 +276,9 @@ def _telemetry_from(text: str):
 
 
 def _answers_from(request, work: _Work) -> dict:
-    fields = task_types.get(work.job.task_type).answer_fields(work.job.settings)
-    return {f["name"]: request.POST.get(f["name"], "") for f in fields}
+    kind = task_types.get(work.job.task_type)
+    posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(work.job.settings)}
+    return {**posted, **kind.server_answers(work.item, work.slot, work.job.settings)}
 
 
 @csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
@@ -349,10 +350,54 @@ def work_check(request, token):
     answers = body.get("answers") if isinstance(body, dict) else None
     if not isinstance(answers, dict):
         return JsonResponse({"error": 'Send a JSON object like {"answers": {"paraphrase": "..."}}.'}, status=400)
-    fields = task_types.get(current.job.task_type).answer_fields(current.job.settings)
-    answers = {f["name"]: answers.get(f["name"], "") for f in fields}
+    kind = task_types.get(current.job.task_type)
+    answers = {f["name"]: answers.get(f["name"], "") for f in kind.answer_fields(current.job.settings)}
+    answers.update(kind.server_answers(current.item, current.slot, current.job.settings))
     _cleaned, problems = check_answers(slot=current.slot, answers=answers)
     return JsonResponse({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+
+
+CHAT_ACTIONS = ("open", "say", "end")
+MAX_CHAT_TEXT = 1000
+
+
+@csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
+@never_cache
+@require_POST
+def work_chat(request, token):
+    """A chat item's conversation: POST {"action": "open"} | {"action": "say", "text"} |
+    {"action": "end", "reason": "success"|"fail"} -> {"turns": [...], "ended"}. The relay
+    registered for the item (annotation.chat_relay) reaches the system; the page never learns which."""
+    current, denied = _resolve(request, token, as_json=True)
+    if denied:
+        return denied
+    if not task_types.get(current.job.task_type).relays_chat:
+        return JsonResponse({"error": "This item has no conversation."}, status=404)
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    action = body.get("action") if isinstance(body, dict) else None
+    if action not in CHAT_ACTIONS:
+        return JsonResponse({"error": 'Send {"action": "open"}, {"action": "say", "text": "..."} or {"action": "end", "reason": "success"}.'}, status=400)
+    payload = current.item.payload
+    key = chat_relay.session_key(current.slot)
+    try:
+        relay = chat_relay.relay_for(payload)
+        if action == "open":
+            return JsonResponse(relay.open(payload["endpoint"], key, payload.get("goal")))
+        if action == "end":
+            if body.get("reason") not in ("success", "fail", "abandoned"):
+                return JsonResponse({"error": "The reason must be success, fail or abandoned."}, status=400)
+            return JsonResponse(relay.end(payload["endpoint"], key, body["reason"]))
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT_TEXT:
+            return JsonResponse({"error": f"Write a message of 1 to {MAX_CHAT_TEXT} characters."}, status=400)
+        return JsonResponse(relay.say(payload["endpoint"], key, text.strip()))
+    except chat_relay.RelayUnavailable:
+        return JsonResponse({"error": "Conversations are not available right now; please skip this item."}, status=503)
+    except chat_relay.ChatClosed as exc:
+        return JsonResponse({"error": str(exc)}, status=409)
 
 
 @csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above

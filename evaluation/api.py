@@ -31,6 +31,7 @@ from .services import (
     import_test_set_logs_upload,
     import_test_set_upload,
     refresh_inputs_version,
+    register_system,
     select_finalists,
     sync_campaign_ratings,
 )
@@ -322,3 +323,17 @@ def _json_safe(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+@extend_schema(summary="List dialog systems (GET) or register one and run the contract check on it (POST)", responses={200: s.DialogSystemSerializer, 201: s.DialogSystemSerializer, **ERRORS})
+class DialogSystemListView(EvaluationAPI, generics.ListCreateAPIView):
+    serializer_class = s.DialogSystemSerializer
+
+    def get_queryset(self):
+        return selectors.dialog_systems()
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        system = register_system(**serializer.validated_data)
+        return Response(self.get_serializer(system).data, status=status.HTTP_201_CREATED)

@@ -17,4 +17,5 @@ urlpatterns = [
     path("test-sets/<int:pk>/entries/", api.EntriesUploadView.as_view(), name="test-set-entries"),
     path("test-sets/<int:pk>/finalists/", api.FinalistsView.as_view(), name="test-set-finalists"),
     path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
+    path("systems/", api.DialogSystemListView.as_view(), name="systems"),
 ]

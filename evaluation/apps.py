@@ -6,4 +6,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Human evaluation of submissions"
 
     def ready(self):
+        from annotation import chat_relay
+
         from . import receivers  # noqa: F401  (connects the receivers that keep ratings in step with responses)
+        from .services.chats import SystemsRelay
+
+        # Chat items reach registered systems through this relay; annotation never imports evaluation.
+        chat_relay.RELAYS.setdefault(chat_relay.DEFAULT_RELAY, SystemsRelay())

@@ -66,3 +66,32 @@ class EntriesUploadForm(_OwnIds):
 
     def clean_baseline_teams(self):
         return _team_names(self.cleaned_data["baseline_teams"] or "baseline")
+
+
+class SystemRegistrationForm(_OwnIds):
+    id_prefix = "system"
+    name = forms.CharField(max_length=200, help_text="Your name for the system, e.g. “team3-entry1”. Workers never see it.")
+    url = forms.CharField(max_length=500, help_text="The system's base URL (docs/system-contract.md), e.g. http://10.0.0.5:8765.")
+    secret = forms.CharField(
+        max_length=200, widget=forms.PasswordInput,
+        help_text="The shared secret Quorum signs requests with, at least 16 characters. It is never shown again in full.",
+    )
+    challenge = forms.CharField(max_length=200, required=False, help_text="The challenge it was submitted to (optional; created if new).")
+
+
+class GoalsUploadForm(_OwnIds):
+    id_prefix = "goals"
+    name = forms.CharField(max_length=200, help_text="A name for the goal set, e.g. “MultiWOZ restaurant goals”; it must be new.")
+    goals = forms.FileField(help_text="A MultiWOZ data.json (its dialogs' “goal” fields are used) or a JSONL of {\"id\", \"goal\"}.")
+    database_domain = forms.SlugField(
+        required=False, max_length=50, help_text="The domain of the database file below, e.g. “restaurant”."
+    )
+    database = forms.FileField(
+        required=False, help_text="A MultiWOZ-style db JSON (a list of records) for that domain, used for success with grounding."
+    )
+
+    def clean(self):
+        data = super().clean()
+        if bool(data.get("database")) != bool(data.get("database_domain")):
+            raise forms.ValidationError("Give a database file and its domain together, or neither.")
+        return data

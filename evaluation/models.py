@@ -184,3 +184,101 @@ class CampaignItem(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "entry", "instance"], name="crowd_item_unique_pair")]
+
+
+# --- Interactive evaluation (PROTOCOLS.md section 3; docs/system-contract.md) ---------------------
+
+
+class DialogSystem(models.Model):
+    """A submitted dialog system that speaks the system contract. Workers never see its name: a
+    chat item names it by `public_id` only, which says nothing about the system or the team."""
+
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, related_name="systems", null=True, blank=True,
+        help_text="The challenge the system was submitted to (optional).",
+    )
+    name = models.CharField(max_length=200, unique=True, help_text="The organizer's name for the system, e.g. 'team3-entry1'.")
+    url = models.URLField(max_length=500, help_text="The system's base URL; Quorum calls {url}/health, {url}/sessions, ...")
+    secret = models.CharField(
+        max_length=200, help_text="Shared secret Quorum signs every request with (HMAC-SHA256). Never shown back in full."
+    )
+    public_id = models.CharField(
+        max_length=32, unique=True, help_text="Opaque id that chat items carry instead of the system's name (random, not derived from it)."
+    )
+    check_passed = models.BooleanField(default=False, help_text="Whether the last contract check passed every rule.")
+    check_results = models.JSONField(default=list, blank=True, help_text="The last contract check: [{rule, passed, reason}].")
+    checked_at = models.DateTimeField(null=True, blank=True, help_text="When the contract check last ran.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def masked_secret(self) -> str:
+        """What pages and the API show of the secret: enough to tell two apart, not to sign with."""
+        return "•" * 8 + self.secret[-4:] if len(self.secret) > 8 else "•" * 8
+
+
+class GoalSet(models.Model):
+    """User goals for interactive dialogs, with the entity database they refer to."""
+
+    name = models.CharField(max_length=200, unique=True, help_text="e.g. 'MultiWOZ restaurant goals'.")
+    database = models.JSONField(
+        default=dict, blank=True, help_text="MultiWOZ-style entity database: {domain: [record, ...]}, for success with grounding."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+
+class UserGoal(models.Model):
+    goal_set = models.ForeignKey(GoalSet, on_delete=models.CASCADE, related_name="goals")
+    key = models.CharField(max_length=200, help_text="The goal's id: the MultiWOZ dialog id, or the JSONL line's 'id'.")
+    goal = models.JSONField(help_text="MultiWOZ goal shape: {domain: {info, reqt, book, ...}, message: [...]}.")
+
+    class Meta:
+        ordering = ["goal_set", "pk"]
+        constraints = [models.UniqueConstraint(fields=["goal_set", "key"], name="usergoal_unique_key")]
+
+    def __str__(self):
+        return f"{self.goal_set} / {self.key}"
+
+
+class ChatSession(models.Model):
+    """One conversation between a worker and a system, relayed by Quorum. `key` is derived from the
+    work slot, so reloading the page continues the same conversation."""
+
+    system = models.ForeignKey(DialogSystem, on_delete=models.PROTECT, related_name="sessions")
+    key = models.CharField(max_length=100, unique=True, help_text="The contract's session_id (from the work slot; no worker id in it).")
+    goal = models.JSONField(null=True, blank=True, help_text="The goal the worker was given.")
+    state = models.JSONField(null=True, blank=True, help_text="The system's last state, echoed on the next turn.")
+    ended_reason = models.CharField(max_length=16, blank=True, help_text="Why it ended: system (the system said end), or the worker's success | fail | abandoned.")
+    opened_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.key
+
+
+class ChatTurn(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        SYSTEM = "system"
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="turns")
+    position = models.PositiveIntegerField(help_text="Order in the conversation, from 0 (the opening).")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    user_turn = models.PositiveIntegerField(null=True, blank=True, help_text="The contract's 0-based user turn this belongs to.")
+    text = models.TextField(blank=True)
+    failed = models.BooleanField(default=False, help_text="The system timed out or broke the contract; the worker saw a fallback.")
+    error = models.CharField(max_length=500, blank=True, help_text="Why the turn failed.")
+    offered = models.JSONField(null=True, blank=True, help_text="The slot values the system said it offered or booked.")
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "position"]
+        constraints = [models.UniqueConstraint(fields=["session", "position"], name="chatturn_unique_position")]

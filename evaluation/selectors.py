@@ -116,3 +116,40 @@ def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=brad
     if not comparisons:
         return None
     return bradley_terry.bootstrap(comparisons, n_resamples=n_resamples, seed=seed)
+
+
+def dialog_systems():
+    from .models import DialogSystem
+
+    return DialogSystem.objects.select_related("challenge").order_by("name")
+
+
+def goal_sets():
+    from django.db.models import Count
+
+    from .models import GoalSet
+
+    return GoalSet.objects.annotate(n_goals=Count("goals")).order_by("name")
+
+
+def interactive_jobs():
+    return Job.objects.filter(task_type="chat").order_by("-pk")
+
+
+def interactive_dialogs(job) -> list[dict]:
+    """The counted dialogs of a chat job with their system's name, goal and entity database."""
+    from .models import DialogSystem, UserGoal
+
+    responses = list(Response.objects.counted().filter(item__job=job).select_related("item").order_by("pk"))
+    names = dict(DialogSystem.objects.filter(public_id__in={r.item.payload["endpoint"] for r in responses}).values_list("public_id", "name"))
+    goal_ids = {int(r.item.payload["goal_id"]) for r in responses if str(r.item.payload.get("goal_id", "")).isdigit()}
+    databases = {g.pk: g.goal_set.database for g in UserGoal.objects.filter(pk__in=goal_ids).select_related("goal_set")}
+    return [
+        {
+            "system": names.get(r.item.payload["endpoint"], r.item.payload["endpoint"]),
+            "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
+            "database": databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else {},
+            "response_id": r.pk,
+        }
+        for r in responses
+    ]

@@ -189,3 +189,22 @@ class EntriesImportedSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(), help_text="team/entry of each.")
     scores = serializers.BooleanField(help_text="Whether objective scores were imported with them.")
     ground_truth = serializers.BooleanField()
+
+
+class DialogSystemSerializer(serializers.Serializer):
+    """A registered system as the API shows it: the secret masked, never in full."""
+
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(max_length=200, help_text="The organizer's name for the system.")
+    url = serializers.CharField(max_length=500, help_text="The system's base URL (docs/system-contract.md).")
+    secret = serializers.CharField(max_length=200, write_only=True, help_text="Shared signing secret, at least 16 characters; never returned.")
+    masked_secret = serializers.CharField(read_only=True, help_text="The secret's last four characters, for telling secrets apart.")
+    challenge = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="Challenge name (optional).")
+    check_passed = serializers.BooleanField(read_only=True)
+    check_results = serializers.JSONField(read_only=True, help_text="[{rule, passed, reason}] of the last contract check.")
+    checked_at = serializers.DateTimeField(read_only=True)
+
+    def to_representation(self, obj):
+        data = super().to_representation(obj)
+        data["challenge"] = obj.challenge.name if obj.challenge_id else ""
+        return data

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import interactive_views, views
 
 app_name = "evaluation"
 
@@ -16,4 +16,9 @@ urlpatterns = [
     path("<int:pk>/compute/", views.campaign_compute, name="campaign-compute"),
     path("pairwise/<int:pk>/", views.pairwise_ranking, name="pairwise-ranking"),
     path("pairwise/<int:pk>/ranking.<str:fmt>", views.pairwise_ranking, name="pairwise-ranking-file"),
+    path("systems/", interactive_views.systems_page, name="systems"),
+    path("systems/register/", interactive_views.system_register, name="system-register"),
+    path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),
+    path("interactive/<int:pk>/", interactive_views.interactive_results, name="interactive-results"),
+    path("goals/", interactive_views.goals_upload, name="goals-upload"),
 ]

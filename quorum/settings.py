@@ -186,6 +186,9 @@ QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says 
 QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
+# Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
+# system may take before the turn is recorded as failed and the worker sees a polite fallback.
+QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.

@@ -383,13 +383,17 @@ _TOKENISED = re.compile(r"(?:^|\s)(?:[^\w\s]+|n't|'\w+)(?=\s|$)", re.IGNORECASE)
 _MULTIWOZ_WORD = re.compile(r"\w+(?=n't\b)|n't\b|'(?:s|d|m|ll|re|ve)\b|[\w@&/:.\-]*\w|[^\w\s]", re.IGNORECASE)
 
 
-def word_spans(text: str) -> list[list[tuple[int, int]]]:
+_SPACED_WORD = re.compile(r"\S+")
+_PUNCTUATION = re.compile(r"[^\w\s]")
+
+
+def word_spans(text: str):
     """The ways span_info's indices may count the words of `text`: lists of (start, end) character
-    offsets, the likelier first (by spaces), and a second (tokenised) one only where it differs."""
-    by_spaces = [m.span() for m in re.finditer(r"\S+", text)]
-    if _TOKENISED.search(text) or not re.search(r"[^\w\s]", text):
-        return [by_spaces]
-    return [by_spaces, [m.span() for m in _MULTIWOZ_WORD.finditer(text)]]
+    offsets, the likelier first (by spaces), and a second (tokenised) one only where it differs.
+    A generator: the caller stops at the first count under which every span agrees."""
+    yield [m.span() for m in _SPACED_WORD.finditer(text)]
+    if not _TOKENISED.search(text) and _PUNCTUATION.search(text):
+        yield [m.span() for m in _MULTIWOZ_WORD.finditer(text)]
 
 
 def span_surface(text: str, words: list, first: int, last: int, value: str) -> tuple[str | None, bool]:
@@ -400,7 +404,10 @@ def span_surface(text: str, words: list, first: int, last: int, value: str) -> t
     if last < first or last >= len(words):
         return None, False
     start, end = words[first][0], words[last][1]
-    inner = _locate_slow(text[start:end], value.strip()) if value.strip() else None
+    segment = text[start:end]
+    # `locate` (str.find with boundary checks), not a regular expression per value: this runs for
+    # every span of every turn of an import, and compiling one pattern per value made imports slow.
+    inner = locate(segment, segment.lower(), value) if value.strip() else None
     if inner is not None:
         return inner, True
     while start < end and _is_punctuation(text[start]):

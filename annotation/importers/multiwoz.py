@@ -201,6 +201,8 @@ def _span_surfaces(text: str, spans: list) -> list:
             agreeing += agrees
         if agreeing > best_agreeing:  # ties keep the likelier count (by spaces)
             best, best_agreeing = surfaces, agreeing
+        if best_agreeing == len(indexed):
+            break  # every span spells its value under this count: the other cannot do better
     return best
 
 

@@ -64,6 +64,8 @@ class TaskType:
     feeds_evaluation: bool = False
     #: Whether the job exports test sets in the corpus's own format (rewrites replace user turns).
     exports_test_sets: bool = False
+    #: Whether the page relays a conversation (`/work/<token>/chat/`, annotation.chat_relay).
+    relays_chat: bool = False
     #: Whether the review queue shows each free-text answer as a word diff against the subject:
     #: true where an answer rewrites the subject (rewrites), so the reviewer sees what changed.
     diffs_against_subject: bool = False
@@ -102,6 +104,12 @@ class TaskType:
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
         """Clean a response; return (cleaned answers, problems). No problems means it is stored."""
         raise NotImplementedError
+
+    def server_answers(self, item, slot, settings: Mapping) -> dict:
+        """Answers the server fills in, not the worker, merged over the posted ones before
+        validation (a chat's transcript, read back from its relay, so it cannot be forged). Runs
+        on submission only; the default asks nothing."""
+        return {}
 
     def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
         """Whether cleaned answers match a gold item's known answer: every key of `gold` equal."""

@@ -11,6 +11,7 @@ from .campaigns import (  # noqa: F401
     refresh_inputs_version,
     select_finalists,
 )
+from .chats import create_chat_job  # noqa: F401
 from .crowd import (  # noqa: F401
     create_crowd_campaign,
     create_crowd_job,
@@ -29,6 +30,7 @@ from .imports import (  # noqa: F401
     import_test_set,
     import_test_set_logs,
 )
+from .systems import check_system_again, import_goals, register_system  # noqa: F401
 from .uploads import (  # noqa: F401
     import_entries_upload,
     import_human_eval_archive,

@@ -260,3 +260,38 @@ def test_the_api_gives_every_jobs_agreement_per_question(db, make_annotator, org
     assert rows["criterion_2"]["alpha"] < 0  # systematic disagreement
     rewrite = make_live_job(make_corpus(name="other"))
     assert client.get(f"/api/jobs/{rewrite.pk}/agreement/").json() == []
+
+
+class _ScriptedRelay:
+    """A relay that needs no system: every conversation already holds one exchange."""
+
+    def transcript(self, endpoint, session_key):
+        return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
+                          {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+
+
+CHAT = {"goal": {"restaurant": {"info": {"food": "chinese"}}}, "goal_text": [f"Find a chinese restaurant. {HOSTILE}"], "goal_id": "g1", "endpoint": "e1", "relay": "contract-test"}
+
+
+class TestChat(TaskTypeContract):
+    key = "chat"
+    bad_fields = {"outcome_reason", "understanding", "appropriateness_reason"}
+
+    @pytest.fixture(autouse=True)
+    def _relay(self):
+        from annotation import chat_relay
+
+        chat_relay.RELAYS["contract-test"] = _ScriptedRelay()
+        yield
+        del chat_relay.RELAYS["contract-test"]
+
+    def make_job(self, make_annotator):
+        return _payload_job(self.key, [CHAT, {**CHAT, "endpoint": "e2"}])
+
+    def good_answers(self, item, n):
+        return {"outcome": ["success", "fail"][n % 2], "outcome_reason": "no booking" if n % 2 else "",
+                "understanding": str(4 + n % 2), "understanding_reason": "got the food type",
+                "appropriateness": "3", "appropriateness_reason": "terse"}
+
+    def bad_answers(self, item):
+        return {"outcome": "fail", "understanding": "9", "appropriateness": "3"}

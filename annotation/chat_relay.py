@@ -1,0 +1,67 @@
+"""How a chat item's page reaches the dialog system it names, without annotation knowing systems.
+
+A chat item's payload names an opaque `endpoint` (no system name in it). The work page posts the
+worker's turns to `/work/<token>/chat/` (annotation.views.work_chat), which hands them to the relay
+registered here under the payload's `relay` key. The evaluation app fills RELAYS in its
+`AppConfig.ready()` (as hits fills `after_submit.SUBMIT_REDIRECTS`): it knows the systems, signs
+the requests, records every turn and turns a failure into a polite fallback. So annotation never
+imports evaluation, and a test can register a relay of its own.
+
+A relay keeps the transcript; when the worker submits, the chat task type reads it back
+(`TaskType.server_answers`), so the stored response holds what was really said, not what a page
+posted.
+"""
+from collections.abc import Mapping
+
+from django.utils.crypto import salted_hmac
+
+DEFAULT_RELAY = "systems"
+FALLBACK = "Sorry, the system did not answer. Please try again, or end the conversation if it keeps failing."
+
+
+class RelayUnavailable(Exception):
+    """No relay is registered for a chat item (the app that provides it is not installed)."""
+
+
+class ChatClosed(Exception):
+    """The conversation has ended: no more turns (str() says so to the worker)."""
+
+
+class ChatRelay:
+    """What a relay does. Every method returns the transcript so far: [{"role": "user"|"system",
+    "text", "failed": bool, "offered": object|None}], and whether the conversation has ended."""
+
+    def open(self, endpoint: str, session_key: str, goal: Mapping | None) -> dict:
+        """Open the conversation if it is not open yet: {"turns": [...], "ended": bool}."""
+        raise NotImplementedError
+
+    def say(self, endpoint: str, session_key: str, text: str) -> dict:
+        """Relay one user turn (or retry the last failed one) and return the transcript."""
+        raise NotImplementedError
+
+    def end(self, endpoint: str, session_key: str, reason: str) -> dict:
+        """Tell the system the conversation is over (success | fail | abandoned | timeout)."""
+        raise NotImplementedError
+
+    def transcript(self, endpoint: str, session_key: str) -> dict:
+        """The transcript as recorded, without calling the system."""
+        raise NotImplementedError
+
+
+#: relay key -> ChatRelay. Filled by the app that knows the endpoints (evaluation's ready()).
+RELAYS: dict[str, ChatRelay] = {}
+
+
+def relay_for(payload: Mapping) -> ChatRelay:
+    key = payload.get("relay") or DEFAULT_RELAY
+    try:
+        return RELAYS[key]
+    except KeyError:
+        raise RelayUnavailable(f"no chat relay {key!r} is registered") from None
+
+
+def session_key(slot) -> str:
+    """The conversation of one worker on one slot: the same after a reload or a re-claim by the same
+    worker, another for another worker. Keyed by the server's secret so that a system, which sees
+    the key, learns nothing about slot or worker ids."""
+    return "q" + salted_hmac("quorum.chat-session", f"{slot.pk}:{slot.worker_id}").hexdigest()[:24]

@@ -1,0 +1,145 @@
+"""Interactive evaluation (PROTOCOLS.md section 3: DSTC9 Track 2, RADDLE's human evaluation): the
+worker is given a user goal, chats with a dialog system whose identity is hidden, ends the dialog
+with Success or Fail (a reason on failure), then rates language understanding and response
+appropriateness from 1 to 5, each with a reason.
+
+Payload: {"goal": object (MultiWOZ goal shape), "goal_text": [sentences shown to the worker],
+"goal_id": str, "endpoint": opaque id of the system, "relay": relay key (optional)}. The page
+talks to the system through `/work/<token>/chat/` and `annotation.chat_relay`; whoever registered
+the relay (evaluation) calls the system, records the turns, and shows a polite fallback for a turn
+that failed. On submission the transcript is read back from the relay (`server_answers`), so a
+response holds what was said: [{"role", "text", "failed", "offered"}].
+"""
+from collections.abc import Mapping
+
+from .. import chat_relay
+from .base import PAYLOADS, PayloadError, Problem, TaskType, register
+
+OUTCOMES = {"success": "Success: the system did what my goal asked", "fail": "Fail: it did not"}
+UNDERSTANDING = {1: "Doesn't understand at all", 2: "Understands a little", 3: "Understands somewhat", 4: "Understands mostly", 5: "Understands very well"}
+APPROPRIATENESS = {1: "Not appropriate at all", 2: "Slightly appropriate", 3: "Somewhat appropriate", 4: "Very appropriate", 5: "Extremely appropriate"}
+RATINGS = {"understanding": ("Language understanding", UNDERSTANDING), "appropriateness": ("Response appropriateness", APPROPRIATENESS)}
+MAX_REASON_CHARS = 1000
+
+
+class ChatTaskType(TaskType):
+    key = "chat"
+    label = "Chat with a dialog system towards a goal, then judge it (DSTC9 Track 2 interactive evaluation)"
+    template = "annotation/tasks/chat.html"
+    builds_from = PAYLOADS
+    agreement_level = "ordinal"
+    relays_chat = True
+    settings_help = {
+        "min_user_turns": (1, "How many messages the worker must send before ending the dialog."),
+    }
+
+    def clean_settings(self, settings):
+        from .base import TaskTypeSettingsError
+
+        cleaned = super().clean_settings(settings)
+        turns = cleaned["min_user_turns"]
+        if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= 50:
+            raise TaskTypeSettingsError({"min_user_turns": "a whole number from 1 to 50"})
+        return cleaned
+
+    def build_payload(self, source) -> dict:
+        payload = source.payload
+        if not isinstance(payload, Mapping):
+            raise PayloadError("a payload must be an object {goal, goal_text, goal_id, endpoint}")
+        unknown = set(payload) - {"goal", "goal_text", "goal_id", "endpoint", "relay"}
+        if unknown:
+            raise PayloadError(f"unknown payload key(s) {', '.join(sorted(unknown))}")
+        if not isinstance(payload.get("goal"), Mapping):
+            raise PayloadError("'goal' must be an object (MultiWOZ goal shape)")
+        lines = payload.get("goal_text")
+        if not isinstance(lines, list) or not lines or not all(isinstance(x, str) and x.strip() for x in lines):
+            raise PayloadError("'goal_text' must be a non-empty list of sentences shown to the worker")
+        endpoint = payload.get("endpoint")
+        if not isinstance(endpoint, str) or not endpoint.strip():
+            raise PayloadError("'endpoint' must name the system (an opaque id)")
+        return {
+            "goal": dict(payload["goal"]), "goal_text": [x.strip() for x in lines], "goal_id": str(payload.get("goal_id", "")),
+            "endpoint": endpoint.strip(), "relay": str(payload.get("relay") or chat_relay.DEFAULT_RELAY),
+        }
+
+    def answer_fields(self, settings):
+        fields = [
+            {"name": "outcome", "label": "Did the dialog succeed?", "help": "Success if the system found (and booked) what your goal asks; otherwise Fail.", "choices": OUTCOMES},
+            {"name": "outcome_reason", "label": "Why (required on Fail)", "help": "What went wrong, or what made it work."},
+        ]
+        for name, (label, anchors) in RATINGS.items():
+            fields.append({"name": name, "label": label, "help": f"1 = {anchors[1]}, 5 = {anchors[5]}.", "choices": {str(k): v for k, v in anchors.items()}})
+            fields.append({"name": f"{name}_reason", "label": f"{label}: reason", "help": "Say in a few words why."})
+        return fields
+
+    def server_answers(self, item, slot, settings):
+        try:
+            relay = chat_relay.relay_for(item.payload)
+        except chat_relay.RelayUnavailable:
+            return {"transcript": []}
+        return {"transcript": relay.transcript(item.payload["endpoint"], chat_relay.session_key(slot))["turns"]}
+
+    def validate(self, payload, settings, answers):
+        problems, cleaned = [], {}
+        transcript = answers.get("transcript") or []
+        said = sum(1 for t in transcript if isinstance(t, Mapping) and t.get("role") == "user")
+        if said < settings.get("min_user_turns", 1):
+            problems.append(Problem("transcript", "too_short", f"Chat with the system first: send at least {settings.get('min_user_turns', 1)} message(s)."))
+        cleaned["transcript"] = [
+            {"role": t.get("role"), "text": str(t.get("text", "")), "failed": bool(t.get("failed")), "offered": t.get("offered")}
+            for t in transcript if isinstance(t, Mapping)
+        ]
+        outcome = answers.get("outcome", "")
+        if outcome not in OUTCOMES:
+            problems.append(Problem("outcome", "required", "Say whether the dialog succeeded: Success or Fail."))
+        cleaned["outcome"] = outcome
+        for name in ("outcome_reason", *(f"{r}_reason" for r in RATINGS)):
+            text = answers.get(name, "")
+            text = text.strip() if isinstance(text, str) else ""
+            if len(text) > MAX_REASON_CHARS:
+                problems.append(Problem(name, "too_long", f"At most {MAX_REASON_CHARS} characters."))
+            cleaned[name] = text
+        if outcome == "fail" and not cleaned["outcome_reason"]:
+            problems.append(Problem("outcome_reason", "required", "Say why the dialog failed."))
+        for name, (label, anchors) in RATINGS.items():
+            raw = answers.get(name, "")
+            value = int(raw) if isinstance(raw, (int, str)) and str(raw).strip().isdigit() else None
+            if value not in anchors:
+                problems.append(Problem(name, "required", f"{label}: choose a rating from 1 to 5."))
+            cleaned[name] = value
+            if not cleaned[f"{name}_reason"]:
+                problems.append(Problem(f"{name}_reason", "required", f"{label}: give a reason for your rating."))
+        return cleaned, problems
+
+    def page_context(self, item, slot, settings):
+        return {"goal_lines": item.payload.get("goal_text", []), "min_user_turns": settings.get("min_user_turns", 1)}
+
+    def combine(self, answer_rows, settings):
+        n = len(answer_rows)
+        out = {"responses": n}
+        out["success"] = round(sum(1 for r in answer_rows if r.get("outcome") == "success") / n, 4) if n else None
+        for name in RATINGS:
+            values = [r[name] for r in answer_rows if isinstance(r.get(name), int)]
+            out[name] = round(sum(values) / len(values), 4) if values else None
+        out["failed_turns"] = sum(1 for r in answer_rows for t in r.get("transcript") or [] if t.get("failed"))
+        return out
+
+    def agreement_values(self, answers, settings):
+        values = {name: answers[name] for name in RATINGS if isinstance(answers.get(name), int)}
+        if answers.get("outcome") in OUTCOMES:
+            values["outcome"] = 1 if answers["outcome"] == "success" else 0
+        return values
+
+    def text_of(self, answers, settings):
+        return ""  # short reasons repeat honestly; the worker's own words are in the transcript
+
+    def review_view(self, payload, answers, settings):
+        view = super().review_view(payload, answers, settings)
+        view["transcript"] = list(answers.get("transcript") or [])
+        return view
+
+    def subject_of(self, payload):
+        return " ".join(payload.get("goal_text", []))
+
+
+register(ChatTaskType())

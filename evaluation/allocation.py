@@ -1,0 +1,271 @@
+"""Adaptive allocation of ratings, replayed on a published human evaluation. Pure: numpy, scipy; no Django.
+
+The replay. A published evaluation in the DSTC layout has, for every system and instance it rated,
+its ratings (three per instance in DSTC9); that is the pool. A campaign draws from the pool and
+the question is how much of it was needed to reach the full data's conclusions. The ranked
+statistic is the final score of the report (the mean over questions of Eq. 1's S_f). With the
+detection fixed, S_f = 2 |f*f~| / (|f| + |f~|) x the mean instance score over the rated instances,
+so each system's score is a known factor k_s times a mean: linear, and paired comparisons are
+differences of means over shared instances.
+
+Allocation. Instances are taken in one seeded random order shared by every system (so comparisons
+stay paired), in rounds on a fixed grid of prefix lengths n_1 < n_2 < ... < n_L = N (growing by a
+constant factor). In each round every *active* system rates the next instances of the order (all
+of an instance's ratings: the pool's unit is the published item). A pair is settled when its
+interval leaves out 0 (resolved: its order is known) or, with an indifference margin d, lies
+inside (-d, d); a system is active while a pair of the goal (every pair with a system in the
+current top k) that involves it is unsettled (successive elimination: resolved systems stop
+costing). It stops when nothing is active, or before a round would exceed the budget.
+Uniform allocation spends the same number of ratings on every system alike, in one look.
+
+Why the intervals stay valid under adaptive sampling. Two systems are only ever compared on a
+common prefix of the shared order, and that prefix is one of the L grid lengths fixed in advance:
+what the data decide is *when* to look (and whether to continue), never *which* instances are
+drawn. For a fixed grid length the prefix is a simple random sample of the instances, so the
+interval below is valid at that length; each look uses level alpha / L (Bonferroni over the grid),
+so with probability at least 1 - alpha every interval the pair could ever show covers, and so does
+the one at the data-dependent stopping time. The interval targets the full data's score difference
+(the replay's truth), a finite population: the variance of the paired mean of the instance
+contributions (the delta-method influence of each instance on k_a * mean_a - k_b * mean_b) times
+the finite-population correction (1 - n / N). The full data's own verdict (`full_resolved_pairs`)
+is the ordinary one-look paired comparison at alpha without that correction, as the report makes
+it. Tested by simulation in tests/evaluation/test_allocation.py (coverage of the final intervals,
+with and without the Bonferroni part).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from . import dstc9
+
+QUESTIONS = ("accuracy", "appropriateness")
+DEFAULT_SEED = 20210101
+DEFAULT_FIRST = 100  # instances in the first round: enough for the normal interval to mean something
+DEFAULT_GROWTH = 1.5
+
+
+@dataclass
+class Pool:
+    """The published ratings: per system (label, kind), the instance score x [S, N] (mean over
+    questions of the mean rating; NaN where not rated), the ratings behind it [S, N], and the Eq. 1
+    factor k [S] (the scored mean times k is S_f)."""
+
+    labels: list[str]
+    kinds: list[str]
+    scores: np.ndarray
+    ratings: np.ndarray
+    factor: np.ndarray
+
+    @property
+    def n_instances(self) -> int:
+        return self.scores.shape[1]
+
+
+def pool_from_arrays(labels, scores, ratings, factor=None, kinds=None) -> Pool:
+    scores = np.asarray(scores, dtype=float)
+    return Pool(
+        list(labels), list(kinds or ["entry"] * len(labels)), scores, np.asarray(ratings, dtype=float),
+        np.ones(len(labels)) if factor is None else np.asarray(factor, dtype=float),
+    )
+
+
+def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_truth_teams=("ground-truth", "ground_truth"), questions=QUESTIONS) -> Pool:
+    """The pool from <team>/<entry>.json + <team>/<entry>.human_eval.json under `results_dir`, as
+    `import_human_eval` reads them; a problem raises dstc9.FormatProblem naming the file and instance."""
+    labels = dstc9.check_outputs(dstc9.load_json(labels_path), labels_path, require_response=False)
+    truth = np.array([bool(item["target"]) for item in labels])
+    names, kinds, scores, counts, factor = [], [], [], [], []
+    for team_id, entry_id, entry_path, eval_path in dstc9.find_human_evals(results_dir):
+        is_truth = team_id in ground_truth_teams
+        if entry_path is not None:
+            outputs = dstc9.check_outputs(dstc9.load_json(entry_path), entry_path, expected_length=len(labels))
+        elif is_truth:
+            outputs = labels
+        else:
+            raise dstc9.FormatProblem(eval_path, f"the entry's output {entry_id}.json is missing beside it (needed for detection in Eq. 1)")
+        rows = dstc9.check_human_eval(dstc9.load_json(eval_path), eval_path, labels, outputs, list(questions))
+        sums = np.zeros((len(questions), len(labels)))
+        n = np.zeros((len(questions), len(labels)))
+        for index, question, _position, value in rows:
+            q = list(questions).index(question)
+            sums[q, index] += value
+            n[q, index] += 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_question = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
+        predicted = np.array([bool(item["target"]) for item in outputs])
+        both = truth & predicted
+        names.append(f"{team_id}/{entry_id}")
+        kinds.append("ground_truth" if is_truth else "baseline" if team_id in baseline_teams else "entry")
+        # An instance counts when every question was rated (Eq. 1 leaves out what is not rated).
+        scores.append(np.where(both & ~np.isnan(per_question).any(axis=0), per_question.mean(axis=0), np.nan))
+        counts.append(n.sum(axis=0))
+        factor.append(2 * both.sum() / (predicted.sum() + truth.sum()) if predicted.sum() + truth.sum() else 0.0)
+    return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
+
+
+def final_scores(pool: Pool, prefix) -> np.ndarray:
+    """Final score [S] of every system on the instances `prefix` (an index array)."""
+    x = pool.scores[:, prefix]
+    with np.errstate(invalid="ignore"):
+        return pool.factor * np.nanmean(x, axis=1) if x.size else np.full(len(pool.labels), np.nan)
+
+
+def _influence(pool: Pool, s: int, prefix) -> np.ndarray:
+    """Each prefix instance's contribution to system s's score minus its mean: k (x - mean) / p,
+    with p the share of the prefix that s rated (0 where s did not rate)."""
+    x = pool.scores[s, prefix]
+    rated = ~np.isnan(x)
+    if not rated.any():
+        return np.zeros(len(prefix))
+    share = rated.mean()
+    return np.where(rated, pool.factor[s] * (np.where(rated, x, 0) - x[rated].mean()) / share, 0.0)
+
+
+def pair_interval(pool: Pool, a: int, b: int, prefix, level: float, finite=True):
+    """(difference a - b, low, high) on `prefix` at confidence 1 - level; `finite` applies the
+    finite-population correction (the target is the full data's difference)."""
+    n, N = len(prefix), pool.n_instances
+    scores = final_scores(pool, prefix)
+    difference = float(scores[a] - scores[b])
+    z = _influence(pool, a, prefix) - _influence(pool, b, prefix)
+    variance = z.var(ddof=1) / n if n > 1 else math.inf
+    if finite:
+        variance *= max(0.0, 1 - n / N)
+    half = stats.norm.ppf(1 - level / 2) * math.sqrt(variance)
+    return difference, difference - half, difference + half
+
+
+def grid(n_instances: int, first=DEFAULT_FIRST, growth=DEFAULT_GROWTH) -> list[int]:
+    """The prefix lengths at which the campaign may look, fixed before any rating is seen."""
+    sizes, n = [], min(first, n_instances)
+    while n < n_instances:
+        sizes.append(n)
+        n = max(n + 1, math.ceil(n * growth))
+    return sizes + [n_instances]
+
+
+def _spent(pool: Pool, order, prefix_of) -> float:
+    return float(sum(pool.ratings[s, order[:n]].sum() for s, n in enumerate(prefix_of)))
+
+
+def _ranked(pool: Pool):
+    """Indices of the ranked rows (entries); reference rows are never drawn."""
+    return [s for s, kind in enumerate(pool.kinds) if kind == "entry"]
+
+
+def _goal_pairs(scores, candidates, top_k):
+    order = sorted(candidates, key=lambda s: -scores[s])
+    top = set(order[:top_k])
+    return [(a, b) for i, a in enumerate(order) for b in order[i + 1:] if a in top or b in top]
+
+
+def _full_order_pairs(pool: Pool, candidates):
+    full = final_scores(pool, np.arange(pool.n_instances))
+    return full, {(a, b): np.sign(full[a] - full[b]) for a in candidates for b in candidates if a < b}
+
+
+def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0.0, budget=1.0, first=DEFAULT_FIRST, growth=DEFAULT_GROWTH) -> dict:
+    """One adaptive campaign drawn from the pool, and uniform allocation of the same ratings; see
+    the module docstring. Every pair of ranked rows is reported; `top_k` (default all) sets the goal."""
+    candidates = _ranked(pool)
+    if len(candidates) < 2:
+        raise ValueError("the pool needs at least two ranked entries")
+    top_k = len(candidates) if top_k is None else top_k
+    if not 1 <= top_k <= len(candidates):
+        raise ValueError(f"top k must be between 1 and the number of entries ({len(candidates)})")
+    N = pool.n_instances
+    order = np.random.default_rng(seed).permutation(N)
+    sizes = grid(N, first, growth)
+    level = alpha / len(sizes)  # Bonferroni over the looks the grid allows
+    total = float(pool.ratings[candidates].sum())
+    prefix_of = np.zeros(len(pool.labels), dtype=int)
+    active = set(candidates)
+    verdicts = {}
+    for n in sizes:
+        proposal = prefix_of.copy()
+        proposal[list(active)] = n
+        if _spent(pool, order, proposal) > budget * total + 1e-9:
+            break
+        prefix_of = proposal
+        prefix = order[:n]
+        scores = final_scores(pool, prefix)
+        for a in sorted(active):
+            for b in sorted(active):
+                if a < b:
+                    verdicts[(a, b)] = pair_interval(pool, a, b, prefix, level)
+        settled = {pair for pair, (_, low, high) in verdicts.items() if low > 0 or high < 0 or (indifference and -indifference < low and high < indifference)}
+        goal = {tuple(sorted(p)) for p in _goal_pairs(scores, candidates, top_k)}
+        active = {s for pair in goal - settled for s in pair}
+        if not active:
+            break
+
+    spent = _spent(pool, order, prefix_of)
+    full, full_sign = _full_order_pairs(pool, candidates)
+    full_resolved = {pair for pair in full_sign if _resolved(pair_interval(pool, *pair, np.arange(N), alpha, finite=False))}
+    resolved = {pair: np.sign(d) for pair, (d, low, high) in verdicts.items() if low > 0 or high < 0}
+    wrong = [pair for pair, sign in resolved.items() if sign != full_sign[pair]]
+
+    # Uniform: every entry on the same prefix, as long as the ratings fit in what the adaptive run spent.
+    cumulative = np.cumsum(pool.ratings[candidates][:, order].sum(axis=0))
+    uniform_n = int(np.searchsorted(cumulative, spent + 1e-9, side="right"))
+    uniform_prefix = order[:uniform_n]
+    uniform = {pair: pair_interval(pool, *pair, uniform_prefix, alpha) for pair in full_sign} if uniform_n > 1 else {}
+    uniform_resolved = {pair: np.sign(d) for pair, (d, low, high) in uniform.items() if low > 0 or high < 0}
+
+    labels = pool.labels
+    def name(pair):
+        return [labels[pair[0]], labels[pair[1]]]
+    full_top = [labels[s] for s in sorted(candidates, key=lambda s: -full[s])[:top_k]]
+    # Each system's estimate where its last look left it (a system stops once its pairs are settled).
+    adaptive_scores = {s: final_scores(pool, order[: prefix_of[s]])[s] for s in candidates}
+    return {
+        "seed": seed,
+        "looks": len(sizes),
+        "ratings_total": int(total),
+        "ratings_used": int(spent),
+        "ratings_used_fraction": spent / total,
+        "instances_per_system": {labels[s]: int(prefix_of[s]) for s in candidates},
+        "pairs": len(full_sign),
+        "resolved_pairs": len(resolved),
+        "full_resolved_pairs": len(full_resolved),
+        "full_resolved_pairs_resolved": len(full_resolved & set(resolved)),
+        "wrongly_ordered_pairs": len(wrong),
+        "wrongly_ordered": [name(p) for p in wrong],
+        "unresolved_full_resolved": [name(p) for p in sorted(full_resolved - set(resolved))],
+        "top_k": top_k,
+        "full_top_k_order": full_top,
+        "top_k_order_matches": bool([labels[s] for s in sorted(candidates, key=lambda s: -adaptive_scores[s])[:top_k]] == full_top),
+        "uniform": {
+            "instances": uniform_n,
+            "resolved_pairs": len(uniform_resolved),
+            "full_resolved_pairs_resolved": len(full_resolved & set(uniform_resolved)),
+            "wrongly_ordered_pairs": int(sum(sign != full_sign[p] for p, sign in uniform_resolved.items())),
+            "top_k_order_matches": [labels[s] for s in sorted(candidates, key=lambda s: -final_scores(pool, uniform_prefix)[s])[:top_k]] == full_top if uniform_n else False,
+        },
+        "intervals": {f"{labels[a]} - {labels[b]}": {"difference": d, "ci_low": low, "ci_high": high, "full_difference": float(full[a] - full[b])} for (a, b), (d, low, high) in verdicts.items()},
+    }
+
+
+def _resolved(interval) -> bool:
+    return interval[1] > 0 or interval[2] < 0
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Means and extremes over seeds of the figures the issue asks for."""
+    def column(key, inner=None):
+        return np.array([(r[inner][key] if inner else r[key]) for r in runs], dtype=float)
+    out = {"seeds": [r["seed"] for r in runs]}
+    for key in ("ratings_used_fraction", "resolved_pairs", "full_resolved_pairs", "full_resolved_pairs_resolved", "wrongly_ordered_pairs"):
+        values = column(key)
+        out[key] = {"mean": float(values.mean()), "min": float(values.min()), "max": float(values.max())}
+    out["pairs"] = runs[0]["pairs"]
+    out["top_k_order_matches"] = float(np.mean([r["top_k_order_matches"] for r in runs]))
+    out["uniform"] = {
+        key: float(column(key, "uniform").mean()) for key in ("resolved_pairs", "full_resolved_pairs_resolved", "wrongly_ordered_pairs", "top_k_order_matches")
+    }
+    return out

@@ -1,0 +1,94 @@
+"""Organizer pages of interactive evaluation: dialog systems (registered with the contract check)
+and user goals. Thin: the services write, the selectors read."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from . import selectors
+from .interactive import system_results
+from .forms import GoalsUploadForm, SystemRegistrationForm
+from .models import DialogSystem
+from .services import EvaluationInputError, check_system_again, import_goals, register_system
+from .views import _organizer_only
+
+
+def _page(request, status=200, system_form=None, goals_form=None):
+    context = {
+        "systems": selectors.dialog_systems(),
+        "goal_sets": selectors.goal_sets(),
+        "system_form": system_form or SystemRegistrationForm(),
+        "goals_form": goals_form or GoalsUploadForm(),
+        "interactive_jobs": selectors.interactive_jobs(),
+    }
+    return render(request, "evaluation/systems.html", context, status=status)
+
+
+@login_required
+def systems_page(request):
+    _organizer_only(request)
+    return _page(request)
+
+
+def _check_message(request, system):
+    if system.check_passed:
+        messages.success(request, f"“{system.name}” passed the contract check.")
+    else:
+        failed = [r["rule"] for r in system.check_results if not r["passed"]]
+        messages.warning(request, f"“{system.name}” failed the contract check ({', '.join(failed)}); see why below.")
+
+
+@login_required
+@require_POST
+def system_register(request):
+    _organizer_only(request)
+    form = SystemRegistrationForm(request.POST)
+    if form.is_valid():
+        try:
+            system = register_system(**form.cleaned_data)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not registered: {exc}")
+        else:
+            _check_message(request, system)
+            return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+    return _page(request, status=400, system_form=form)
+
+
+@login_required
+@require_POST
+def system_check(request, pk):
+    _organizer_only(request)
+    system = check_system_again(get_object_or_404(DialogSystem, pk=pk))
+    _check_message(request, system)
+    return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@login_required
+@require_POST
+def goals_upload(request):
+    _organizer_only(request)
+    form = GoalsUploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = form.cleaned_data
+        databases = {data["database_domain"]: data["database"].read()} if data.get("database") else {}
+        try:
+            goal_set = import_goals(name=data["name"], goals_file=data["goals"].read(), databases=databases)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was imported: {exc}")
+        else:
+            messages.success(request, f"Imported goal set “{goal_set.name}”: {goal_set.goals.count()} goals.")
+            return redirect(reverse("evaluation:systems") + "#goals")
+    return _page(request, status=400, goals_form=form)
+
+
+@login_required
+def interactive_results(request, pk):
+    """Per system: success (worker), success with grounding, their average, the two ratings; and
+    every counted dialog's transcript."""
+    _organizer_only(request)
+    job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+    dialogs = selectors.interactive_dialogs(job)
+    for d in dialogs:
+        d["database"] = d["database"] or {}
+    return render(request, "evaluation/interactive_results.html", {"job": job, "rows": system_results(dialogs), "dialogs": dialogs})

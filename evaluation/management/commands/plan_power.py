@@ -1,0 +1,74 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import power, ratings_csv
+from hits import providers
+
+
+class Command(BaseCommand):
+    help = (
+        "Plan a human evaluation from a pilot (a ratings CSV as `rank` reads it): fit the variance components and "
+        "find, by seeded simulation, the instances and raters per instance that separate adjacent systems of the "
+        "top k (or detect --delta) with the given power, and what that costs with the provider's fees."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path, help="Pilot ratings CSV (system,instance,rater,question,rating; optional kind).")
+        parser.add_argument("--top-k", type=int, required=True, dest="top_k", help="Separate the adjacent pairs of the top K entries (by pilot mean).")
+        parser.add_argument("--power", type=float, default=0.8, help="Target power 1-beta per pair (default 0.8).")
+        parser.add_argument("--alpha", type=float, default=0.05, help="Level of the two-sided paired test (default 0.05).")
+        parser.add_argument("--delta", type=float, help="Plan to detect this difference of final scores instead of the pilot's gaps.")
+        parser.add_argument("--min-raters", type=int, default=1, dest="min_raters", help="Fewest raters per instance to consider (default 1).")
+        parser.add_argument("--max-raters", type=int, default=power.DEFAULT_MAX_RATERS, dest="max_raters", help="Most raters per instance to consider (default 5).")
+        parser.add_argument("--max-instances", type=int, default=power.DEFAULT_MAX_INSTANCES, dest="max_instances", help="Largest test set to consider.")
+        parser.add_argument("--systems", type=int, help="Rows the campaign will rate, reference rows included (default: the pilot's).")
+        parser.add_argument("--provider", choices=providers.keys(), default=providers.default_key(), help="Provider whose fees the cost uses.")
+        parser.add_argument("--reward", default="0.10", help="Pay per response (one system on one instance, every question), USD.")
+        parser.add_argument("--fee-rate", default="0", dest="fee_rate", help="Prolific's service fee rate of the account, e.g. 0.333.")
+        parser.add_argument("--assignments-per-posting", type=int, default=1, dest="assignments_per_posting", help="Assignments per HIT or study.")
+        parser.add_argument("--simulations", type=int, default=power.DEFAULT_SIMULATIONS, help="Simulated campaigns per size (default 2000).")
+        parser.add_argument("--seed", type=int, default=power.DEFAULT_SEED, help="Seed: the same seed gives the same plan.")
+        parser.add_argument("--no-rater-ids", action="store_true", dest="no_rater_ids", help="The rater column is a position, not a person: no rater component.")
+        parser.add_argument("--json", action="store_true", help="Print the plan as JSON.")
+
+    def handle(self, *args, file, **opts):
+        try:
+            ratings, _truth, systems, _questions = ratings_csv.read(file, name=file.name)
+            entries = [s.label for s in systems if s.kind == "entry"]
+            model = power.fit(ratings, systems=entries, rater_ids_known=not opts["no_rater_ids"])
+            result = power.plan(
+                model, opts["top_k"], power=opts["power"], alpha=opts["alpha"], delta=opts["delta"],
+                systems=opts["systems"] or len(systems), min_raters=opts["min_raters"], max_raters=opts["max_raters"],
+                max_instances=opts["max_instances"], simulations=opts["simulations"], seed=opts["seed"],
+                pricing=providers.get(opts["provider"]), reward=opts["reward"], fee_rate=opts["fee_rate"],
+                assignments_per_posting=opts["assignments_per_posting"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc) if str(exc).startswith(file.name) else f"{file.name}: {exc}") from None
+        body = result.as_dict()
+        if opts["json"]:
+            self.stdout.write(json.dumps(body, indent=2))
+            return
+        c = model.components
+        self.stdout.write(
+            f"pilot: {model.n_ratings} ratings, {model.n_instances} instances, {model.n_raters} raters; variance components "
+            f"instance {c.instance:.3f}, system x instance {c.system_instance:.3f}, rater {c.rater:.3f}, residual {c.residual:.3f}"
+        )
+        for pair in body["pairs"]:
+            name = f"{pair['a']} vs {pair['b']}" if pair["a"] else "delta"
+            self.stdout.write(f"  {name}: gap {pair['gap']:.4f}")
+        self.stdout.write(f"power {opts['power']} at alpha {opts['alpha']} for the hardest pair, {body['systems']} systems rated:")
+        for option in result.options:
+            if option.instances is None:
+                self.stdout.write(f"  {option.raters_per_instance} raters: out of reach (power {option.power:.3f} at {opts['max_instances']} instances)")
+                continue
+            cost = f", cost {option.cost['total']} USD (fees {option.cost['fees']})" if option.cost else ""
+            self.stdout.write(
+                f"  {option.raters_per_instance} raters: {option.instances} instances, {option.ratings} ratings, power {option.power:.3f}{cost}"
+            )
+        if result.best:
+            self.stdout.write(f"recommended: {result.best.instances} instances x {result.best.raters_per_instance} raters")
+        for note in result.notes:
+            self.stdout.write(f"note: {note}")

@@ -1,0 +1,60 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import allocation
+from evaluation.services.imports import BASELINE_TEAMS, GROUND_TRUTH_TEAMS
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay a published human evaluation in the DSTC layout: adaptive allocation (successive elimination on the "
+        "paired comparisons of the final score) against uniform allocation of the same ratings, with the ratings "
+        "spent and the pairs resolved, compared with the full data."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("results_dir", type=Path, help="Folder of <team>/<entry>.json and <team>/<entry>.human_eval.json.")
+        parser.add_argument("--labels", type=Path, required=True, help="The test set's labels.json (ground truth detection).")
+        parser.add_argument("--baseline-team", action="append", dest="baseline_teams", help="Team folder of the baseline (repeatable; default baseline).")
+        parser.add_argument("--ground-truth-dir", action="append", dest="ground_truth_teams", help="Team folder of the rated ground truth (repeatable).")
+        parser.add_argument("--seed", type=int, default=allocation.DEFAULT_SEED, help="Seed of the instance order (the first of --seeds).")
+        parser.add_argument("--seeds", type=int, default=1, help="Replays with seeds S, S+1, ...; more than one prints their summary.")
+        parser.add_argument("--top-k", type=int, dest="top_k", help="Stop when the order of the top K entries is resolved (default: all entries).")
+        parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of each pair's interval over all its looks (default 0.05).")
+        parser.add_argument("--indifference", type=float, default=0.0, help="Settle a pair as tied when its interval lies within +-this (default off).")
+        parser.add_argument("--budget", type=float, default=1.0, help="Share of the published ratings the campaign may spend (default 1).")
+        parser.add_argument("--json", action="store_true", help="Print the replay(s) as JSON.")
+
+    def handle(self, *args, results_dir, **opts):
+        if opts["seeds"] < 1 or not 0 < opts["alpha"] < 1 or not 0 < opts["budget"] <= 1:
+            raise CommandError("--seeds must be at least 1, --alpha within (0, 1) and --budget within (0, 1]")
+        try:
+            pool = allocation.read_dstc(
+                results_dir, opts["labels"], baseline_teams=tuple(opts["baseline_teams"] or BASELINE_TEAMS),
+                ground_truth_teams=tuple(opts["ground_truth_teams"] or GROUND_TRUTH_TEAMS),
+            )
+            runs = [
+                allocation.replay(pool, seed=opts["seed"] + k, top_k=opts["top_k"], alpha=opts["alpha"], indifference=opts["indifference"], budget=opts["budget"])
+                for k in range(opts["seeds"])
+            ]
+        except ValueError as exc:  # dstc9.FormatProblem is a ValueError and names the file and instance
+            raise CommandError(str(exc)) from None
+        body = runs[0] if len(runs) == 1 else {"summary": allocation.summarize(runs), "runs": runs}
+        if opts["json"]:
+            self.stdout.write(json.dumps(body, indent=2))
+            return
+        for run in runs:
+            uniform = run["uniform"]
+            self.stdout.write(
+                f"seed {run['seed']}: adaptive used {run['ratings_used']} of {run['ratings_total']} ratings "
+                f"({run['ratings_used_fraction']:.1%}); resolved {run['resolved_pairs']} of {run['pairs']} pairs, "
+                f"{run['full_resolved_pairs_resolved']} of the {run['full_resolved_pairs']} the full data resolves; "
+                f"{run['wrongly_ordered_pairs']} ordered wrongly; top {run['top_k']} order "
+                f"{'matches' if run['top_k_order_matches'] else 'differs from'} the full data. Uniform, same ratings: "
+                f"{uniform['resolved_pairs']} resolved ({uniform['full_resolved_pairs_resolved']} of the full data's), "
+                f"{uniform['wrongly_ordered_pairs']} wrong, top {run['top_k']} order {'matches' if uniform['top_k_order_matches'] else 'differs'}"
+            )
+            for pair in run["unresolved_full_resolved"]:
+                self.stdout.write(f"  not resolved (the full data resolves it): {pair[0]} vs {pair[1]}")

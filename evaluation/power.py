@@ -1,0 +1,287 @@
+"""Power planning for a human evaluation: how many instances and raters per instance it takes to
+separate the systems that matter. Pure module: numpy, pandas, scipy and `hits.costs` (pure); no Django.
+
+The model. A rater's rating of a system on an instance, averaged over the questions (the final
+score is the mean over questions, so that is the quantity ranked), is
+
+    y[s, i, r] = mu_s + a_i + b_si + c_r + e_sir
+
+with random instance effects a (variance `instance`), system-by-instance effects b
+(`system_instance`: how much systems disagree about which instances are hard), rater effects c
+(`rater`: leniency) and a residual e (`residual`). `fit` estimates the four variances by moments
+from a pilot (unbalanced data are fine):
+- within an item (system, instance), the ratings of different raters vary by rater + residual;
+- a rater's mean deviation from the item means, over many items, keeps the rater part and averages
+  the residual away; the difference separates the two (zero without rater ids: positional raters
+  such as DSTC's 'pos1' are not people);
+- the item means of one instance vary across systems by system_instance + (within)/k;
+- the instance means vary by instance + (the rest)/S.
+Each estimate is clipped at 0.
+
+What is planned. Systems are compared on the same instances, so a cancels in a difference; in a
+crowd campaign every rating comes from a rater drawn afresh, so c acts on a difference like more
+residual. The difference of two systems on an instance, with m raters each, has variance
+2 * system_instance + 2 * (rater + residual) / m; more raters only shrink the second term, which
+is why the planner weighs n (instances) against m (raters per instance) by cost. The test is the
+paired t-test of the per-instance differences at level alpha (two-sided), which is what the
+report's paired instance bootstrap approximates; a pair counts as separated when the test is
+significant in the true direction. Power is found by seeded simulation from the fitted model (the
+normal formula only brackets the search), for each adjacent pair of the top k by pilot mean (or for
+a difference delta); the plan is the cheapest (n, m) at which every such pair reaches the power.
+Scored on plain means: Eq. 1's detection weighting (PROTOCOLS.md) changes which instances count,
+not how noisy each is.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from hits import costs
+
+DEFAULT_SIMULATIONS = 2000
+DEFAULT_SEED = 20210101
+DEFAULT_MAX_RATERS = 5
+DEFAULT_MAX_INSTANCES = 100_000
+
+
+@dataclass(frozen=True)
+class Components:
+    """Variances of the rating model (module docstring), on the 1-5 scale squared."""
+
+    instance: float
+    system_instance: float
+    rater: float
+    residual: float
+
+    def difference_variance(self, raters_per_instance: int) -> float:
+        """Variance of one instance's difference between two systems, m raters each (fresh raters)."""
+        return 2 * self.system_instance + 2 * (self.rater + self.residual) / raters_per_instance
+
+
+@dataclass
+class PilotModel:
+    """The fitted pilot: system means (best first), variance components, and what they came from."""
+
+    means: dict[str, float]
+    components: Components
+    n_ratings: int
+    n_instances: int
+    n_raters: int
+    raters_per_item: float
+
+    def as_dict(self) -> dict:
+        return {
+            "means": self.means, "components": asdict(self.components), "n_ratings": self.n_ratings,
+            "n_instances": self.n_instances, "n_raters": self.n_raters, "raters_per_item": self.raters_per_item,
+        }
+
+
+def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True) -> PilotModel:
+    """Fit the model to `ratings` (columns system, instance, rater, question, value).
+
+    `systems`: the labels to plan for (default: every system in the ratings). Raises ValueError
+    when the pilot cannot identify the components (no item rated twice, fewer than two systems)."""
+    if systems is not None:
+        ratings = ratings[ratings["system"].isin(list(systems))]
+    if ratings.empty:
+        raise ValueError("the pilot has no ratings of the systems to plan for")
+    # One value per rater and item: the mean over the questions, the quantity the final score averages.
+    y = ratings.groupby(["system", "instance", "rater"], sort=False)["value"].mean().rename("y").reset_index()
+    items = y.groupby(["system", "instance"], sort=False)["y"]
+    cell = pd.DataFrame({"mean": items.mean(), "k": items.size(), "var": items.var(ddof=1)}).reset_index()
+    repeated = cell[cell["k"] >= 2]
+    if repeated.empty:
+        raise ValueError("the pilot needs at least two raters on some items to tell raters from systems")
+    within = float(((repeated["k"] - 1) * repeated["var"]).sum() / (repeated["k"] - 1).sum())
+
+    rater = 0.0
+    if rater_ids_known:
+        y = y.merge(cell[["system", "instance", "mean", "k"]], on=["system", "instance"])
+        y = y[y["k"] >= 2]
+        per_rater = (y["y"] - y["mean"]).groupby(y["rater"]).agg(["mean", "size"])
+        per_rater = per_rater[per_rater["size"] >= 2]
+        if len(per_rater) >= 2:
+            shrink = float((1 - 1 / y["k"]).mean())  # a rater's deviation from an item mean that includes them
+            excess = float((per_rater["mean"] ** 2).mean() - shrink * within * (1 / per_rater["size"]).mean())
+            rater = min(max(excess / shrink**2, 0.0), within)
+    residual = within - rater
+
+    means = cell.groupby("system")["mean"].mean()
+    if len(means) < 2:
+        raise ValueError("the pilot must rate at least two systems")
+    cell["u"] = cell["mean"] - cell["system"].map(means)
+    by_instance = cell.groupby("instance")["u"]
+    spread = pd.DataFrame({"var": by_instance.var(ddof=1), "n": by_instance.size(), "mean": by_instance.mean()})
+    shared = spread[spread["n"] >= 2]
+    if shared.empty:
+        raise ValueError("the pilot needs instances rated for at least two systems")
+    noise_of_mean = within * float((1 / cell["k"]).mean())
+    across = float(((shared["n"] - 1) * shared["var"]).sum() / (shared["n"] - 1).sum())
+    system_instance = max(across - noise_of_mean, 0.0)
+    instance = max(float(shared["mean"].var(ddof=1)) - (system_instance + noise_of_mean) * float((1 / shared["n"]).mean()), 0.0) if len(shared) > 1 else 0.0
+
+    ordered = means.sort_values(ascending=False, kind="stable")
+    return PilotModel(
+        means={str(k): float(v) for k, v in ordered.items()},
+        components=Components(instance=instance, system_instance=system_instance, rater=rater, residual=residual),
+        n_ratings=int(len(ratings)),
+        n_instances=int(cell["instance"].nunique()),
+        n_raters=int(ratings["rater"].nunique()),
+        raters_per_item=float(cell["k"].mean()),
+    )
+
+
+def simulated_power(delta: float, components: Components, n: int, m: int, alpha=0.05, simulations=DEFAULT_SIMULATIONS, seed=DEFAULT_SEED, chunk=250) -> float:
+    """Share of `simulations` campaigns of n instances x m raters (fresh raters) in which the paired
+    t-test of two systems `delta` apart is significant at `alpha` in the true direction.
+
+    Each campaign draws, per instance and system, the system-by-instance effect plus the mean of m
+    raters' (rater + residual) noise, one normal per item as that sum is; the instance effect is
+    shared by both systems and cancels exactly in the difference, so it is not drawn. Seeded per
+    (seed, n, m): the same question gets the same answer."""
+    if n < 2 or m < 1:
+        raise ValueError("a campaign needs at least 2 instances and 1 rater per instance")
+    rng = np.random.default_rng([seed, n, m])
+    c = components
+    item_sd = math.sqrt(c.system_instance + (c.rater + c.residual) / m)
+    critical = stats.t.ppf(1 - alpha / 2, n - 1)
+    hits = 0
+    for start in range(0, simulations, chunk):
+        size = min(chunk, simulations - start)
+        first = rng.standard_normal((size, n), dtype=np.float32)
+        second = rng.standard_normal((size, n), dtype=np.float32)
+        d = delta + item_sd * (first - second)
+        sd = d.std(axis=1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = d.mean(axis=1) / (sd / math.sqrt(n))
+        hits += int((np.sign(delta) * t > critical).sum()) if delta else int((np.abs(t) > critical).sum())
+    return hits / simulations
+
+
+def normal_instances(delta, components: Components, m: int, alpha=0.05, power=0.8) -> int:
+    """The normal-approximation n, used to bracket the simulated search."""
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    return max(2, math.ceil(z**2 * components.difference_variance(m) / delta**2))
+
+
+def instances_needed(delta, components: Components, m: int, alpha=0.05, power=0.8, simulations=DEFAULT_SIMULATIONS, seed=DEFAULT_SEED, max_instances=DEFAULT_MAX_INSTANCES):
+    """The smallest n (by simulation, bisection from the normal bracket) at which the power reaches
+    `power`, and that power; (None, power at max_instances) when it is out of reach."""
+    if delta == 0:
+        return None, alpha
+    seen = {}
+
+    def power_at(k):
+        if k not in seen:
+            seen[k] = simulated_power(delta, components, k, m, alpha, simulations, seed)
+        return seen[k]
+
+    guess = min(normal_instances(abs(delta), components, m, alpha, power), max_instances)
+    low, high = max(2, int(guess * 0.9)), min(max(guess + 2, int(guess * 1.1)), max_instances)
+    while power_at(high) < power:  # the t-test needs a little more than the normal formula
+        if high >= max_instances:
+            return None, power_at(max_instances)
+        low, high = high, min(2 * high, max_instances)
+    while power_at(low) >= power and low > 2:
+        low, high = max(2, low // 2), low
+    while high - low > max(1, high // 100):  # 1% in n moves the power less than the simulation's own noise
+        mid = (low + high) // 2
+        if power_at(mid) >= power:
+            high = mid
+        else:
+            low = mid
+    return high, power_at(high)
+
+
+@dataclass
+class Option:
+    raters_per_instance: int
+    instances: int | None
+    ratings: int | None  # responses: instances x raters x systems
+    power: float  # simulated power of the hardest pair at this size
+    cost: dict | None = None
+
+
+@dataclass
+class Plan:
+    pairs: list[dict]  # the adjacent pairs of the top k (or the delta), with their gaps
+    binding: dict  # the hardest pair, which sets the size
+    options: list[Option]
+    best: Option | None
+    target_power: float
+    alpha: float
+    systems: int
+    pilot: PilotModel
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "target_power": self.target_power, "alpha": self.alpha, "systems": self.systems, "pairs": self.pairs,
+            "binding": self.binding, "options": [asdict(o) for o in self.options],
+            "best": asdict(self.best) if self.best else None, "pilot": self.pilot.as_dict(), "notes": self.notes,
+        }
+
+
+def plan(
+    model: PilotModel,
+    top_k: int,
+    power=0.8,
+    alpha=0.05,
+    delta=None,
+    systems=None,
+    max_raters=DEFAULT_MAX_RATERS,
+    min_raters=1,
+    max_instances=DEFAULT_MAX_INSTANCES,
+    simulations=DEFAULT_SIMULATIONS,
+    seed=DEFAULT_SEED,
+    pricing=None,
+    reward="0.10",
+    fee_rate=0,
+    assignments_per_posting=1,
+) -> Plan:
+    """The cheapest size at which every adjacent pair of the top `top_k` systems (by pilot mean) is
+    separated with probability `power`, or a difference `delta` is detected. `systems` is how many
+    rows the campaign rates (default: the pilot's, reference rows included), which the cost counts;
+    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees."""
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError("power and alpha must lie strictly between 0 and 1")
+    if not 1 <= min_raters <= max_raters:
+        raise ValueError("raters per instance: the minimum must be at least 1 and at most the maximum")
+    labels = list(model.means)
+    if not 2 <= top_k <= len(labels):
+        raise ValueError(f"top k must be between 2 and the number of systems in the pilot ({len(labels)})")
+    systems = systems or len(labels)
+    notes = []
+    if delta is not None:
+        if delta <= 0:
+            raise ValueError("delta must be above 0")
+        pairs = [{"a": None, "b": None, "gap": float(delta)}]
+    else:
+        pairs = [{"a": labels[j], "b": labels[j + 1], "gap": model.means[labels[j]] - model.means[labels[j + 1]]} for j in range(top_k - 1)]
+        if any(p["gap"] <= 0 for p in pairs):
+            notes.append("some adjacent systems have the same pilot mean: give --delta for the smallest difference that matters")
+    binding = min(pairs, key=lambda p: p["gap"])
+    options = []
+    for m in range(min_raters, max_raters + 1):
+        n, achieved = instances_needed(binding["gap"], model.components, m, alpha, power, simulations, seed, max_instances)
+        option = Option(m, n, n * m * systems if n else None, achieved)
+        if n and pricing is not None:
+            option.cost = costs.estimate(
+                pricing, items=n * systems, redundancy=m, reward=reward, fee_rate=fee_rate, assignments_per_posting=assignments_per_posting,
+            ).as_dict()
+        options.append(option)
+    reachable = [o for o in options if o.instances]
+    if not reachable:
+        notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")
+    best = min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
+    for p in pairs:
+        p["gap"] = float(p["gap"])
+    if best is not None and best.raters_per_instance == 1:
+        # With fresh raters the cost per unit of precision grows with m, so one rater wins on power
+        # alone; agreement, gold checks and DSTC's protocol need more, which is the organizer's call.
+        notes.append("one rater per instance is cheapest for power; agreement needs at least 2 (--min-raters)")
+    return Plan(pairs, binding, options, best, power, alpha, systems, model, notes)

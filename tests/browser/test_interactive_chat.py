@@ -1,0 +1,58 @@
+"""A whole interactive dialog in a real browser against Quorum's reference system on a local port:
+the worker reads the goal, chats (the server relays; no system name on the page), ends with
+Success and rates the system; the stored response holds the transcript with the offered entity."""
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import Response
+from evaluation.services import create_chat_job, import_goals, register_system
+from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+from tests.evaluation.systems import running
+
+from .test_annotator_flow import claim_by_keyboard, log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SECRET = "a-secret-of-twenty-chars"
+
+
+def test_a_whole_chat_ends_in_success_and_ratings(page, dialogs, make_annotator):
+    _user, worker = make_annotator("cho")
+    goals = import_goals(
+        name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n',
+        databases={"restaurant": json.dumps(RESTAURANTS).encode()},
+    )
+    with running(ReferenceSystem(SECRET)) as url:
+        system = register_system(name="team-secret-sys", url=url, secret=SECRET)
+        create_chat_job(name="Chat with a system", systems=[system], goal_set=goals)
+        log_in(page, "cho", "cho-pass-1")
+        claim_by_keyboard(page, "Chat with a system")
+
+        expect(page.locator("#goal")).to_contain_text("restaurant")
+        expect(page.locator("#chat-log li.system")).to_have_count(1)  # the opening
+        page.locator("#chat-input").fill("I want chinese food in the centre")
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-log li.system").nth(1)).to_contain_text("Golden Wok")
+        page.locator("#chat-input").fill("Please book it for 2 people")
+        page.locator("#chat-send").click()
+        expect(page.locator("#chat-log li.system").nth(2)).to_contain_text("reference number")
+        assert "team-secret" not in page.content()
+
+        page.get_by_role("radio", name=re.compile("^Success")).check()
+        expect(page.locator("#chat-input")).to_be_disabled()  # choosing the verdict ends the dialog
+        page.locator("#id_understanding").get_by_role("radio", name="Understands very well").check()
+        page.locator("#id_understanding_reason").fill("It got the food and area.")
+        page.locator("#id_appropriateness").get_by_role("radio", name="Very appropriate").check()
+        page.locator("#id_appropriateness_reason").fill("Short and to the point.")
+        page.locator("#submit-button").click()
+        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+
+    response = Response.objects.get(worker=worker)
+    assert response.answers["outcome"] == "success" and response.answers["understanding"] == 5 and response.answers["appropriateness"] == 4
+    roles = [t["role"] for t in response.answers["transcript"]]
+    assert roles == ["system", "user", "system", "user", "system"]
+    assert response.answers["transcript"][2]["offered"]["name"] == "Golden Wok"
+    assert dialogs == []

@@ -1,0 +1,115 @@
+"""Interactive evaluation end to end on a local port: a chat job over the reference system and its
+weaker variant, conversations through the real work pages (the server relays; the page never names
+the system), a failing system's fallback, and the results (success, grounded success, ratings)."""
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Response
+from annotation.services.claims import claim_next_slot
+from annotation.work_tokens import make_token
+from evaluation import selectors
+from evaluation.interactive import system_results
+from evaluation.services import create_chat_job, import_goals, register_system
+from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+
+from .systems import Broken, running
+
+SECRET = "a-secret-of-twenty-chars"
+GOALS = b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n'
+
+
+@pytest.fixture
+def goal_set(db):
+    return import_goals(name="goals", goals_file=GOALS, databases={"restaurant": json.dumps(RESTAURANTS).encode()})
+
+
+def _chat(client, token, *messages):
+    url = reverse("work-chat", args=[token])
+    state = client.post(url, {"action": "open"}, content_type="application/json").json()
+    for text in messages:
+        state = client.post(url, {"action": "say", "text": text}, content_type="application/json").json()
+    return state
+
+
+def _dialog(job, annotator, messages, outcome="success"):
+    user, worker = annotator
+    client = Client()
+    client.force_login(user)
+    slot = claim_next_slot(job=job, worker=worker)
+    token = make_token(slot)
+    page = client.get(reverse("work", args=[token])).content.decode()
+    state = _chat(client, token, *messages)
+    client.post(reverse("work-chat", args=[token]), {"action": "end", "reason": outcome}, content_type="application/json")
+    answers = {"outcome": outcome, "outcome_reason": "" if outcome == "success" else "wrong place", "understanding": "4",
+               "understanding_reason": "ok", "appropriateness": "5", "appropriateness_reason": "polite"}
+    assert client.post(reverse("work", args=[token]), answers).status_code == 302
+    return page, state, Response.objects.get(slot=slot)
+
+
+def test_a_chat_job_relays_turns_records_transcripts_and_ranks_by_grounded_success(goal_set, make_annotator):
+    with running(ReferenceSystem(SECRET)) as good_url, running(ReferenceSystem(SECRET, weaker=True)) as weak_url:
+        good = register_system(name="strong-team", url=good_url, secret=SECRET)
+        weak = register_system(name="weak-team", url=weak_url, secret=SECRET)
+        job = create_chat_job(name="chat", systems=[good, weak], goal_set=goal_set)
+        assert job.items.count() == 2  # one dialog per (goal, system)
+        results, annotator = [], make_annotator("w")
+        for n in range(2):  # the same worker: saving one dialog claims the next for them
+            page, state, response = _dialog(job, annotator, ["I want chinese food in the centre", "book it for 2 people"])
+            assert "strong-team" not in page and "weak-team" not in page  # the system is never named
+            assert [t["role"] for t in state["turns"]] == ["system", "user", "system", "user", "system"]
+            results.append(response)
+    transcript = results[0].answers["transcript"]
+    assert transcript[2]["offered"]["name"] == "Golden Wok" and not any(t["failed"] for t in transcript)
+    rows = {r["system"]: r for r in system_results(selectors.interactive_dialogs(job))}
+    assert rows["strong-team"]["success"] == rows["strong-team"]["grounded_success"] == rows["strong-team"]["final"] == 1.0
+    assert rows["strong-team"]["understanding"] == 4 and rows["weak-team"]["appropriateness"] == 5
+
+
+def test_a_failing_system_shows_the_fallback_and_the_turn_is_recorded_as_failed(goal_set, make_annotator, settings):
+    settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = 0.5
+    with running(Broken("slow", secret=SECRET, delay=1.5)) as url:
+        system = register_system(name="slow", url=url, secret=SECRET)
+        job = create_chat_job(name="chat", systems=[system], goal_set=goal_set)
+        _page, state, response = _dialog(job, make_annotator("w"), ["chinese in the centre"], outcome="fail")
+    assert state["turns"][-1]["failed"] and "did not answer" in state["turns"][-1]["text"]
+    assert response.answers["transcript"][-1]["failed"]
+    row, = system_results(selectors.interactive_dialogs(job))
+    assert row["success"] == 0 and row["failed_turns"] == 1
+
+
+def test_a_chat_is_refused_until_the_worker_has_chatted_and_bad_requests_are_4xx(goal_set, make_annotator):
+    with running(ReferenceSystem(SECRET)) as url:
+        system = register_system(name="ref", url=url, secret=SECRET)
+        job = create_chat_job(name="chat", systems=[system], goal_set=goal_set)
+        user, worker = make_annotator("w")
+        client = Client()
+        client.force_login(user)
+        token = make_token(claim_next_slot(job=job, worker=worker))
+        answers = {"outcome": "success", "understanding": "4", "understanding_reason": "x", "appropriateness": "4", "appropriateness_reason": "y"}
+        refused = client.post(reverse("work", args=[token]), answers)
+        assert refused.status_code == 400 and "Chat with the system first" in refused.content.decode()
+        url = reverse("work-chat", args=[token])
+        assert client.post(url, {"action": "dance"}, content_type="application/json").status_code == 400
+        assert client.post(url, {"action": "say", "text": ""}, content_type="application/json").status_code == 400
+        assert client.post(url, {"action": "say", "text": "x" * 1001}, content_type="application/json").status_code == 400
+        assert client.post(url, {"action": "end", "reason": "fail"}, content_type="application/json").status_code == 409  # not started
+        client.post(url, {"action": "open"}, content_type="application/json")
+        client.post(url, {"action": "end", "reason": "fail"}, content_type="application/json")
+        assert client.post(url, {"action": "say", "text": "hello?"}, content_type="application/json").status_code == 409
+        assert Client().post(url, {"action": "open"}, content_type="application/json").status_code == 401
+    assert not Response.objects.exists()
+
+
+def test_the_results_page_shows_the_ranking_and_transcripts(goal_set, make_annotator, organizer):
+    with running(ReferenceSystem(SECRET)) as url:
+        system = register_system(name="ref", url=url, secret=SECRET)
+        job = create_chat_job(name="chat", systems=[system], goal_set=goal_set)
+        _dialog(job, make_annotator("w"), ["chinese in the centre please"])
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
+    assert "Success with grounding" in page and "Golden Wok" in page and "ref" in page
+    assert client.get(reverse("evaluation:systems")).content.decode().count(f"/evaluation/interactive/{job.pk}/") == 1

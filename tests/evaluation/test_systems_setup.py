@@ -1,0 +1,111 @@
+"""Registering dialog systems (the contract check runs and is shown; the secret never is) and
+importing user goals with their entity database, by page and API; grounded success (pure)."""
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.test import APIClient
+
+from evaluation import goals
+from evaluation.models import DialogSystem, GoalSet, UserGoal
+from evaluation.services import EvaluationInputError, import_goals, register_system
+from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+
+from .systems import Broken, running
+
+SECRET = "a-secret-of-twenty-chars"
+GOAL = {"restaurant": {"info": {"food": "chinese", "area": "centre"}, "reqt": ["phone"]}, "message": ["You want a <span class='emphasis'>chinese</span> restaurant."]}
+
+
+def _organizer_client(organizer):
+    client = Client()
+    client.force_login(organizer)
+    return client
+
+
+def test_registering_a_system_runs_the_check_and_the_page_shows_it_with_the_secret_masked(db, organizer):
+    with running(ReferenceSystem(SECRET)) as url:
+        client = _organizer_client(organizer)
+        answer = client.post("/evaluation/systems/register/", {"name": "ref", "url": url, "secret": SECRET, "challenge": "DSTC9 Track 2"})
+        assert answer.status_code == 302
+    system = DialogSystem.objects.get(name="ref")
+    assert system.check_passed and {r["rule"] for r in system.check_results} >= {"health", "retried turn", "end"}
+    assert system.public_id and "ref" not in system.public_id
+    page = client.get("/evaluation/systems/").content.decode()
+    assert "PASS retried turn" in page and SECRET not in page and SECRET[-4:] in page
+
+
+def test_a_system_that_fails_the_check_is_registered_with_the_reasons(db):
+    with running(Broken("error", secret=SECRET)) as url:
+        system = register_system(name="broken", url=url, secret=SECRET)
+    assert not system.check_passed
+    assert any(r["rule"] == "turns" and "HTTP 500" in r["reason"] for r in system.check_results)
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"name": "x", "url": "ftp://x", "secret": SECRET}, r"not an http\(s\) URL"),
+        ({"name": "x", "url": "http://127.0.0.1:9", "secret": "short"}, "at least 16"),
+        ({"name": " ", "url": "http://127.0.0.1:9", "secret": SECRET}, "needs a name"),
+    ],
+)
+def test_bad_registrations_are_refused_and_nothing_is_stored(db, organizer, fields, message):
+    with pytest.raises(EvaluationInputError, match=message):
+        register_system(**fields)
+    answer = _organizer_client(organizer).post("/evaluation/systems/register/", fields)
+    assert answer.status_code == 400 and not DialogSystem.objects.exists()
+
+
+def test_the_api_registers_lists_and_never_returns_the_secret(db, organizer, make_annotator):
+    api = APIClient()
+    api.force_authenticate(organizer)
+    with running(ReferenceSystem(SECRET)) as url:
+        created = api.post("/api/evaluation/systems/", {"name": "ref", "url": url, "secret": SECRET}, format="json")
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert body["check_passed"] is True and "secret" not in body and body["masked_secret"].endswith(SECRET[-4:])
+    assert SECRET not in api.get("/api/evaluation/systems/").content.decode()
+    assert api.post("/api/evaluation/systems/", {"name": "ref", "url": "http://127.0.0.1:9", "secret": SECRET}, format="json").status_code == 400
+    annotator = APIClient()
+    annotator.force_authenticate(make_annotator("w")[0])
+    assert annotator.get("/api/evaluation/systems/").status_code == 403
+
+
+def test_goals_from_multiwoz_data_json_with_a_database(db, organizer):
+    data = {"PMUL1.json": {"goal": GOAL, "log": []}, "PMUL2.json": {"goal": {"hotel": {"info": {"area": "north"}}}, "log": []}}
+    answer = _organizer_client(organizer).post("/evaluation/goals/", {
+        "name": "mwoz", "goals": SimpleUploadedFile("data.json", json.dumps(data).encode()),
+        "database_domain": "restaurant", "database": SimpleUploadedFile("restaurant_db.json", json.dumps(RESTAURANTS).encode()),
+    })
+    assert answer.status_code == 302
+    goal_set = GoalSet.objects.get(name="mwoz")
+    assert sorted(goal_set.goals.values_list("key", flat=True)) == ["PMUL1.json", "PMUL2.json"]
+    assert len(goal_set.database["restaurant"]) == len(RESTAURANTS)
+
+
+def test_goals_from_jsonl_and_bad_files_are_refused_whole(db, organizer):
+    good = b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "thai"}}}}\n'
+    assert import_goals(name="jsonl", goals_file=good).goals.count() == 1
+    with pytest.raises(EvaluationInputError, match="line 2"):
+        import_goals(name="bad", goals_file=good + b'{"id": "g2"}\n')
+    answer = _organizer_client(organizer).post("/evaluation/goals/", {"name": "bad2", "goals": SimpleUploadedFile("g.jsonl", b"nope\n")})
+    assert answer.status_code == 400 and "line 1" in answer.content.decode()
+    assert not GoalSet.objects.filter(name__startswith="bad").exists() and UserGoal.objects.count() == 1
+
+
+DB = {"restaurant": RESTAURANTS}
+
+
+def test_grounded_success_needs_an_offered_record_that_satisfies_the_goal():
+    offer = {"domain": "restaurant", "name": "Golden Wok", "food": "chinese", "area": "centre"}
+    assert goals.grounded_success(GOAL, [offer], DB)
+    assert goals.grounded_success(GOAL, [{**offer, "people": "2", "reference": "QR1"}], DB)  # booking keys are not entity slots
+    assert not goals.grounded_success(GOAL, [], DB)  # nothing offered
+    assert not goals.grounded_success(GOAL, [{**offer, "name": "Nowhere"}], DB)  # not in the database
+    wrong_area = {"domain": "restaurant", "name": "Lotus Corner", "food": "thai", "area": "north"}
+    assert not goals.grounded_success(GOAL, [wrong_area], DB)  # a record, but not what the goal asks
+    assert goals.grounded_success(GOAL, [wrong_area, offer], DB)  # the last offer counts
+    assert not goals.grounded_success(GOAL, [{**offer, "area": "north"}], DB)  # offered values contradict the record
+    assert goals.goal_text(GOAL) == ["You want a chinese restaurant."]
