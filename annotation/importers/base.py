@@ -7,6 +7,7 @@ the reason, so the person who uploaded the file knows what to fix.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -168,13 +169,61 @@ def _show_path(path: tuple) -> str:
     return shown + ("…" if len(path) > 8 else "")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False)  # one, reused: it is per dialog
+
+
 def check_json_value(value, where: str, what: str | None = None) -> None:
     """Refuse a parsed value that cannot be stored as it is: a string with a NUL or a lone
     surrogate, NaN or ±Infinity (accepted by Python's json, but not JSON), nesting deeper than
     MAX_DEPTH. The message names the place inside the value (`turns[0].text`).
 
-    Iterative, so that a deep value cannot exhaust the stack while it is checked.
+    Every dialog of an import passes here, so the common case is checked in C: the value is
+    serialised once (NaN refused, a NUL or a surrogate found in the text, the nesting read off its
+    brackets). Only a value that fails is walked node by node, to name the place.
     """
+    try:
+        text = _ENCODER.encode(value)
+        # json writes a NUL as the escape \u0000; a string that merely shows that escape is walked
+        # too, and the walk finds nothing wrong with it.
+        clean = "\\u0000" not in text and (text.isascii() or _encodes(text)) and _depth_within(text)
+    except (ValueError, RecursionError):
+        clean = False
+    if not clean:
+        _locate_json_problem(value, where, what)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# Serialised JSON reduced to its brackets at C speed: escaped backslashes and quotes go first (so a
+# quote that ends a string is never taken for an escaped one), then every byte but brackets and
+# quotes (bytes.translate), then the strings left between quotes, with any brackets they hold.
+_KEEP = b'[]{}"'
+_DROP = bytes(b for b in range(256) if b not in _KEEP)
+_BYTE_STRING = re.compile(rb'"[^"]*"')
+_AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
+
+
+def _depth_within(text: str) -> bool:
+    """Whether the serialised value nests at most MAX_DEPTH containers deep. The brackets left
+    are peeled one level per pass (`()` removed); a dialog nests a handful of levels."""
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    shape = _BYTE_STRING.sub(b"", unescaped.encode("utf-8", "surrogatepass").translate(None, _DROP)).translate(_AS_PARENS)
+    for _level in range(MAX_DEPTH):
+        if not shape:
+            return True
+        shape = shape.replace(b"()", b"")
+    return not shape
+
+
+def _locate_json_problem(value, where: str, what: str | None) -> None:
+    """Walk a value known to hold a problem and raise FormatError naming it and its place.
+    Iterative, so that a deep value cannot exhaust the stack while it is checked."""
     stack = [(value, ())]
     while stack:
         current, path = stack.pop()
