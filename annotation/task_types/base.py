@@ -212,6 +212,17 @@ class TaskType:
         return str(payload.get("utterance") or payload.get("response") or "")
 
 
+def clean_text(value, name: str, label: str, limit: int) -> tuple[str | None, list[Problem]]:
+    """A free-text answer (`value`, of field `name`), stripped, and what is wrong with it: not text
+    (then None), or longer than `limit` characters. One rule for every task type's text fields."""
+    if not isinstance(value, str):
+        return None, [Problem(name, "type", f"{label}: must be text.")]
+    value = value.strip()
+    if len(value) > limit:
+        return value, [Problem(name, "too_long", f"{label}: at most {limit} characters.")]
+    return value, []
+
+
 def register(task_type: TaskType) -> TaskType:
     problems = []
     if not task_type.key:

@@ -12,7 +12,7 @@ which output was on the left, so position bias can be measured. Answers: {"winne
 import hashlib
 from collections.abc import Mapping
 
-from .base import PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, register
+from .base import PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, register
 from .questionnaire import MAX_TEXT, clean_context
 
 SIDES = ("a", "b")
@@ -89,18 +89,13 @@ class PairwiseTaskType(TaskType):
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
         allowed = list(self.answer_fields(settings)[0]["choices"])
-        winner, left, reason = answers.get("winner", ""), answers.get("left", ""), answers.get("reason", "") or ""
-        problems = []
+        winner, left = answers.get("winner", ""), answers.get("left", "")
+        reason, problems = clean_text(answers.get("reason", "") or "", "reason", "Reason", MAX_REASON_CHARS)
+        reason = reason or ""
         if winner not in allowed:
             problems.append(Problem("winner", "required", "Choice: pick the better response" + (" or say they are about as good." if TIE in allowed else ".")))
         if left not in SIDES:
             problems.append(Problem("left", "required", "Reload the page: the order in which the responses were shown is missing."))
-        if not isinstance(reason, str):
-            problems.append(Problem("reason", "type", "Reason: must be text."))
-            reason = ""
-        reason = reason.strip()
-        if len(reason) > MAX_REASON_CHARS:
-            problems.append(Problem("reason", "too_long", f"Reason: at most {MAX_REASON_CHARS} characters."))
         if settings.get("reason_required") and not reason:
             problems.append(Problem("reason", "required", "Reason: say in a few words what made the difference."))
         return {"winner": winner, "left": left, "reason": reason}, problems

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from .. import rewrite_checks
 from ..rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
-from .base import TaskType, TaskTypeSettingsError, register
+from .base import TaskType, TaskTypeSettingsError, clean_text, register
 
 VARIANT_HELP = {
     "paraphrase": "The same meaning in other words.",
@@ -67,16 +67,10 @@ class RewriteTaskType(TaskType):
         variants = settings.get("variants", list(VARIANTS))
         cleaned, problems = {}, []
         for variant in variants:
-            value = answers.get(variant, "")
-            if not isinstance(value, str):
-                problems.append(Problem(variant, "type", f"{VARIANT_LABELS[variant]}: must be text."))
-                continue
-            value = value.strip()
-            if len(value) > MAX_REWRITE_CHARS:
-                problems.append(
-                    Problem(variant, "too_long", f"{VARIANT_LABELS[variant]}: at most {MAX_REWRITE_CHARS} characters.")
-                )
-            cleaned[variant] = value
+            value, found = clean_text(answers.get(variant, ""), variant, VARIANT_LABELS[variant], MAX_REWRITE_CHARS)
+            problems.extend(found)
+            if value is not None:
+                cleaned[variant] = value
         problems.extend(
             rewrite_checks.check_all(
                 payload["utterance"],

@@ -13,7 +13,7 @@ judges the whole response) gives that verdict to every part.
 """
 from collections.abc import Mapping
 
-from .base import RESPONSES, Problem, TaskType, register
+from .base import RESPONSES, Problem, TaskType, clean_text, register
 
 FOR, AGAINST = "for", "against"
 CHOICES = {
@@ -74,14 +74,9 @@ class VoteTaskType(TaskType):
         elif not isinstance(vote, str) or vote.strip().lower() not in CHOICES:
             problems.append(Problem("vote", "required", "Vote: choose yes or no."))
             vote = ""
-        reason = answers.get("reason", "") or ""
-        if not isinstance(reason, str):
-            problems.append(Problem("reason", "type", "Reason: must be text."))
-            reason = ""
-        reason = reason.strip()
-        if len(reason) > MAX_REASON_CHARS:
-            problems.append(Problem("reason", "too_long", f"Reason: at most {MAX_REASON_CHARS} characters."))
-        cleaned = {"vote": vote.strip().lower(), "reason": reason}
+        reason, found = clean_text(answers.get("reason", "") or "", "reason", "Reason", MAX_REASON_CHARS)
+        problems.extend(found)
+        cleaned = {"vote": vote.strip().lower(), "reason": reason or ""}
         if parts:
             cleaned["parts"] = verdicts
         return cleaned, problems
