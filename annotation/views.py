@@ -39,16 +39,17 @@ from .services.claims import (
     job_is_open_to,
     remember_admission,
     release_slot,
-    submit_response,
+    submit,
 )
 from .work_tokens import InvalidToken, make_token, read_token
 
 RECENT_RESPONSES = 10
 
 
-def _message(request, status, title, message, *, links=(), answers=None):
-    """A page that says what happened and what to do next."""
-    context = {"title": title, "message": message, "links": links, "answers": answers or {}}
+def _message(request, status, title, message, *, links=(), answers=None, kept=None):
+    """A page that says what happened and what to do next; `kept` is the text that was saved,
+    `answers` the text that was not (shown back so the worker can keep a copy)."""
+    context = {"title": title, "message": message, "links": links, "answers": answers or {}, "kept": kept or {}}
     return render(request, "annotation/message.html", context, status=status)
 
 
@@ -301,13 +302,13 @@ def work(request, token):
             )
         return _work_page(request, current)
 
-    if done is not None:  # a repeated submission (double click, reload): the first one stands
-        return redirect(after_submit_url(done.slot, done))
     answers = _answers_from(request, current)
+    if done is not None:  # a repeated submission (double click, reload): the first one stands
+        return _already_saved(request, current, done, answers)
     active_seconds = request.POST.get("active_seconds", "")
     telemetry_text = request.POST.get("telemetry", "")
     try:
-        response = submit_response(
+        submission = submit(
             slot_id=current.slot.pk,
             slot=current.slot,
             worker=current.worker,
@@ -329,7 +330,27 @@ def work(request, token):
             links=[(reverse("home"), "Your jobs")] if current.worker.user_id else [],
             answers=answers,
         )
-    return redirect(after_submit_url(response.slot, response))
+    if not submission.created:  # a simultaneous post of the same link was saved first
+        return _already_saved(request, current, submission.response, answers)
+    return redirect(after_submit_url(submission.response.slot, submission.response))
+
+
+def _already_saved(request, work: _Work, stored: Response, answers: dict):
+    """The answer to a second submission of a slot: what was stored, and the sent text if it differs."""
+    names = [f["name"] for f in task_types.get(work.job.task_type).answer_fields(work.job.settings)]
+    kept = {name: stored.answers.get(name, "") for name in names if isinstance(stored.answers, dict)}
+    sent = {name: answers.get(name, "") for name in names}
+    differs = {k: str(v) for k, v in kept.items()} != {k: str(v) for k, v in sent.items()}
+    return _message(
+        request,
+        200,
+        "Already saved",
+        "This item was already saved: your first text was kept, and it is shown below."
+        + (" What you sent this time was not saved." if differs else ""),
+        links=[(after_submit_url(stored.slot, stored), "Continue")],
+        kept=kept,
+        answers=sent if differs else None,
+    )
 
 
 @csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above

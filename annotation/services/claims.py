@@ -9,6 +9,7 @@ On SQLite, transactions begin IMMEDIATE (see settings), which serializes writers
 """
 from contextlib import nullcontext
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
@@ -184,13 +185,27 @@ def check_answers(*, slot: Slot, answers: dict):
     return kind.validate(item.payload, item.job.settings, answers)
 
 
-def submit_response(
+class Submission(NamedTuple):
+    """What `submit` did: `created` is False when the slot had been saved before (a double click, a
+    reload, a simultaneous post) and `response` is what was stored then, not what was just sent."""
+
+    response: Response
+    created: bool
+
+
+def submit_response(**kwargs) -> Response:
+    """`submit`, for callers that need only the stored response (the first one, on a repeat)."""
+    return submit(**kwargs).response
+
+
+def submit(
     *, slot_id: int, worker: Worker, answers: dict, active_seconds=None, telemetry=None, now=None, slot: Slot | None = None
-) -> Response:
+) -> Submission:
     """Validate and store a response for a slot the worker holds, atomically.
 
-    Idempotent: a second submission of the same slot by the same worker returns the stored
-    response. A claim that expired and was freed is taken back if the item still has room, so a
+    Idempotent: a second submission of the same slot by the same worker stores nothing and returns
+    the stored response with `created=False`, so the caller can say truthfully that the first text
+    was kept. A claim that expired and was freed is taken back if the item still has room, so a
     slow worker's text is not lost. `telemetry` is what the page recorded about typing (see
     `clean_telemetry`). The response's life begins in the same transaction (`responses.begin`):
     in-house work is accepted and graded, voted on or counted at once; crowd work waits for the
@@ -225,7 +240,8 @@ def submit_response(
         else:
             slot = Slot.objects.select_for_update().get(pk=slot_id)
             if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
-                return slot.response
+                slot.job = job
+                return Submission(slot.response, created=False)
             if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
                 slot = _take_back(item, worker, now, job)
             claimed_at = slot.claimed_at or now
@@ -250,7 +266,7 @@ def submit_response(
             item.state = Item.State.COMPLETE
         responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
         transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
-    return response
+    return Submission(response, created=True)
 
 
 def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
@@ -268,13 +284,21 @@ def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
 
 
 def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:
-    if Slot.objects.filter(item=item, worker=worker).exclude(state=Slot.State.OPEN).exists():
+    """The worker's claim on this item expired and was freed: take an open slot of the item for
+    them, or say truthfully why not (the caller shows their text back)."""
+    mine = set(Slot.objects.filter(item=item, worker=worker).values_list("state", flat=True))
+    if Slot.State.SUBMITTED in mine:
         raise ClaimError("You have already answered this item.")
+    if Slot.State.CLAIMED in mine:
+        raise ClaimError(
+            "Your claim on this item expired and the item was offered to you again under a new link; "
+            "nothing was saved from this one. Submit your text there."
+        )
     if Slot.objects.filter(item=item, barred_worker=worker).exists():
         raise ClaimError("You cannot vote on your own work.")
     slot = Slot.objects.select_for_update().filter(item=item, state=Slot.State.OPEN).order_by("index").first()
     if slot is None:
-        raise ClaimError("Your claim on this item expired and other annotators have completed it.")
+        raise ClaimError("Your claim on this item expired and the item went to other annotators; nothing was saved.")
     slot.state = Slot.State.CLAIMED
     slot.worker = worker
     slot.claimed_at = now

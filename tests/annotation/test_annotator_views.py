@@ -3,6 +3,7 @@ live checks, escaping, work tokens."""
 import json
 import re
 import time
+from datetime import timedelta
 from unittest import mock
 
 import pytest
@@ -10,12 +11,13 @@ from django.contrib.auth.models import User
 from django.core import signing
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 
 from annotation.highlight import slot_segments
 from annotation.models import Corpus, Dialog, Item, Job, Response, Slot, Turn, Worker
 from annotation.roles import make_annotator as make_worker_for
-from annotation.services.claims import check_answers, claim_next_slot
+from annotation.services.claims import check_answers, claim_next_slot, release_expired_claims
 from annotation.services.jobs import create_job, launch_job
 from annotation.work_tokens import make_token, read_token
 from tests.factories import good_answers, make_corpus, make_live_job
@@ -367,13 +369,52 @@ def test_double_submit_is_idempotent(people):
     token = claim_by_client(client, job)
     answers = good_answers(slot_of(token).item)
     first = client.post(reverse("work", args=[token]), answers)
-    second = client.post(reverse("work", args=[token]), answers)
-    assert first.status_code == second.status_code == 302
-    assert first["Location"] == second["Location"]  # the same next item, not another claim
-    assert Response.objects.filter(worker=people["A"]).count() == 1
+    changed = {**answers, "paraphrase": "A second thought that must not replace the first."}
+    second = client.post(reverse("work", args=[token]), changed)
+    assert first.status_code == 302 and "saved=1" in first["Location"]
+    # The repeat is not told "Saved": it is shown what was kept, and what it sent that was not.
+    page = second.content.decode()
+    assert second.status_code == 200 and "Already saved" in page and "your first text was kept" in page
+    saved_part, unsaved_part = page.split("Your text (not saved)")
+    assert escape(answers["paraphrase"]) in saved_part and escape(changed["paraphrase"]) in unsaved_part
+    assert f'href="{first["Location"]}"' in page  # "Continue" leads to the same next item, not another claim
+    assert Response.objects.get(worker=people["A"]).answers["paraphrase"] == answers["paraphrase"]
     assert Slot.objects.filter(job=job, worker=people["A"]).count() == 2  # the answered one and the next
     already = client.get(reverse("work", args=[token]))
     assert already.status_code == 200 and b"already answered this item" in already.content
+
+
+def test_an_expired_claim_offered_again_says_so_and_shows_the_text_back(people):
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1), redundancy=2)
+    client = people["clients"]["A"]
+    old_token = claim_by_client(client, job)
+    release_expired_claims(now=timezone.now() + timedelta(hours=1))
+    Slot.objects.filter(pk=slot_of(old_token).pk).update(state=Slot.State.CLAIMED, worker=people["B"], expires_at=timezone.now() + timedelta(hours=1))
+    # Offered again: the worker now holds the item's other slot under a new link.
+    new_token = claim_by_client(client, job)
+    held = slot_of(new_token)
+    assert held.item_id == slot_of(old_token).item_id and new_token != old_token
+    answers = good_answers(held.item)
+    page = client.post(reverse("work", args=[old_token]), answers)
+    text = page.content.decode()
+    assert page.status_code == 409 and "claim on this item expired" in text and "already answered" not in text
+    assert escape(answers["paraphrase"]) in text.split("Your text (not saved)")[1]
+    assert not Response.objects.filter(worker=people["A"]).exists()
+    # The new link saves it.
+    assert client.post(reverse("work", args=[new_token]), answers).status_code == 302
+
+
+def test_an_expired_claim_taken_by_another_says_so_and_shows_the_text_back(people):
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1))
+    old_token = claim_by_client(people["clients"]["A"], job)
+    release_expired_claims(now=timezone.now() + timedelta(hours=1))
+    claim_by_client(people["clients"]["B"], job)  # B holds it now, unanswered
+    answers = good_answers(slot_of(old_token).item)
+    page = people["clients"]["A"].post(reverse("work", args=[old_token]), answers)
+    text = page.content.decode()
+    assert page.status_code == 409 and "claim on this item expired" in text and "completed" not in text
+    assert escape(answers["verbose"]) in text.split("Your text (not saved)")[1]
+    assert not Response.objects.exists()
 
 
 def test_skip_gives_the_item_back(people):

@@ -186,3 +186,33 @@ def test_markup_in_user_text_is_shown_as_text_and_never_runs(page, dialogs, make
     assert page.locator("#main script, #main img, #main b").count() == 0
     page.wait_for_timeout(300)
     assert dialogs == []
+
+
+GOOD = {
+    "paraphrase": "Please find me a cheap hotel in the centre for 4 people.",
+    "typos": "I ned a cheap hotel in teh centre for 4 people.",
+    "verbose": "Hello, I would really like to book a cheap hotel somewhere in the centre of town for 4 people.",
+    "simplified": "A cheap hotel, centre, 4 people, please.",
+}
+
+
+def test_a_second_tab_submitting_the_same_item_is_shown_the_text_that_was_kept(page, dialogs, make_annotator):
+    make_annotator("anna")
+    make_job("Hotel twice", [("user", HOTEL, ["cheap", "centre", "4 people"])])
+    log_in(page, "anna", "anna-pass-1")
+    claim_by_keyboard(page, "Hotel twice")
+    second_tab = page.context.new_page()
+    second_tab.goto(page.url)  # the same work link, open in two tabs
+    expect(second_tab.locator("#work-form[data-ready=true]")).to_be_visible()
+    for name, text in GOOD.items():
+        page.locator(f"#id_{name}").fill(text)
+        second_tab.locator(f"#id_{name}").fill(text.replace("Please find me", "Kindly find me"))
+    page.locator("#submit-button").click()
+    expect(page.get_by_role("heading", name=re.compile("Nothing left for you in"))).to_be_visible()
+
+    second_tab.locator("#submit-button").click()
+    expect(second_tab.get_by_role("heading", name="Already saved")).to_be_visible()
+    expect(second_tab.locator("main")).to_contain_text("your first text was kept")
+    expect(second_tab.locator("dl.saved dd").first).to_have_text(GOOD["paraphrase"])
+    expect(second_tab.get_by_role("heading", name="Your text (not saved)")).to_be_visible()
+    assert Response.objects.get().answers["paraphrase"] == GOOD["paraphrase"]
