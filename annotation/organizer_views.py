@@ -5,7 +5,6 @@ recomputing flags), and the worker page (flags with their evidence, gold record,
 Thin views over the services and selectors; organizers only (anonymous users are sent to log
 in, everyone else gets a 403 page that says why). Writes are POST only.
 """
-import csv
 from functools import wraps
 from urllib.parse import urlencode
 
@@ -17,6 +16,8 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+
+from quorum import csv_safety
 
 from . import task_types
 from .export_requests import start_export
@@ -411,7 +412,7 @@ def job_subset(request, pk):
         return redirect("organizer:job", pk=job.pk)
     out = HttpResponse(content_type="text/csv; charset=utf-8")
     out["Content-Disposition"] = f'attachment; filename="job-{job.pk}-subset.csv"'
-    writer = csv.writer(out)
+    writer = csv_safety.Writer(out)
     columns = list(dict.fromkeys(key for row in rows for key in row.combined))
     writer.writerow(["item_id", "turn_id", "text", *columns])
     for row in rows:

@@ -12,6 +12,8 @@ import csv
 import io
 import json
 
+from quorum.csv_safety import formatted_cell, safe_row
+
 NOT_RATED = "not rated"
 
 
@@ -71,10 +73,11 @@ def to_json(report: dict) -> str:
 
 def _csv(table, empty_header=("system",)) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(table[0]) if table else list(empty_header), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=safe_row(table[0] if table else empty_header), lineterminator="\n")
     writer.writeheader()
     for row in table:
-        writer.writerow({k: ("" if v is None else (f"{v:.4f}" if isinstance(v, float) else v)) for k, v in row.items()})
+        # Numbers are formatted here, after the formula rule, so a -0.5 score is not quoted.
+        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()))))
     return buffer.getvalue()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import csv
 import io
 
+from quorum.csv_safety import formatted_cell, safe_row
+
 from . import bradley_terry
 
 
@@ -11,17 +13,13 @@ def rows(result) -> list[dict]:
     return bradley_terry.export_rows(result)
 
 
-def _cell(value):
-    return "" if value is None else (f"{value:.4f}" if isinstance(value, float) else value)
-
-
 def to_csv(result) -> str:
     table = rows(result)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(table[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=safe_row(table[0]), lineterminator="\n")
     writer.writeheader()
     for row in table:
-        writer.writerow({k: _cell(v) for k, v in row.items()})
+        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()))))
     return buffer.getvalue()
 
 

@@ -1,12 +1,14 @@
 """`responses.csv`: every response of a job, whatever its status, one row each. Pure: no Django import.
 
-Cells hold the text exactly as stored (quotes, commas and newlines are quoted by the csv module),
-so read the file with a CSV parser; a spreadsheet may evaluate cells that start with `=`.
+Cells hold the text as stored (quotes, commas and newlines are quoted by the csv module), except
+that a text starting like a spreadsheet formula (`=`, `+`, `-`, `@`, tab, carriage return) gets a
+leading `'` (`quorum.csv_safety`); the JSON exports keep the raw text. Read the file with a CSV parser.
 """
-import csv
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+from quorum import csv_safety
 
 LEADING_COLUMNS = ["item_id", "dialog_id", "turn_index", "source_text", "worker"]
 TRAILING_COLUMNS = ["status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks"]
@@ -79,7 +81,7 @@ def row(record: ResponseRecord, variants: Sequence[str]) -> list:
 
 def write_responses(fh, records: Iterable[ResponseRecord], variants: Sequence[str], on_row=None) -> int:
     """Write the header and one row per record to a text file opened with newline=""; return the row count."""
-    writer = csv.writer(fh)
+    writer = csv_safety.Writer(fh)  # worker text may start like a formula
     writer.writerow(columns(variants))
     count = 0
     for record in records:

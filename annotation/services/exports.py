@@ -6,7 +6,6 @@ queues the task (services never import tasks); `export_job` also serves the `exp
 management command. Files are written to a temporary directory beside the target and renamed
 into place at the end, so a failed export leaves nothing half-written.
 """
-import csv
 import json
 import logging
 import os
@@ -19,6 +18,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.utils import timezone
+
+from quorum import csv_safety
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters.base import write_json
@@ -170,7 +171,7 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
     combined = quality_selectors.combined_items(job)
     columns = list(dict.fromkeys(key for row in combined for key in row.combined))
     with open(staging / "items.csv", "x", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
+        writer = csv_safety.Writer(fh)
         writer.writerow(["item_id", "position", "text", *columns, "in_subset"])
         for row in combined:
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from quorum import csv_safety
+
 from .. import leaderboard, plots
 from ..models import Campaign, CampaignResult, Rating
 from ..selectors import export_directory
@@ -26,6 +28,10 @@ def instance_scores_csv(campaign: Campaign, path) -> int:
     table = frame.groupby(["team_id", "entry_id", "instance", "question"])["value"].agg(["mean", "count"]).unstack("question")
     table.columns = [f"{q}_{stat}".replace("_mean", "") for stat, q in table.columns]
     table = table.reset_index().sort_values(["team_id", "entry_id", "instance"])
+    # Team, entry and instance ids come from uploads (text); the score columns stay numeric.
+    for column in ("team_id", "entry_id", "instance"):
+        table[column] = table[column].map(csv_safety.safe_cell)
+    table.columns = csv_safety.safe_row(table.columns)
     table.to_csv(path, index=False, float_format="%.4f")
     return len(table)
 

@@ -533,3 +533,25 @@ def test_run_export_outside_a_test_transaction(multiwoz, settings):
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert read_json(Path(run.directory) / "paraphrase" / "data.json")["SNG0001.json"]["log"][0]["text"] == "ann paraphrase"
+
+
+FORMULAS = {"paraphrase": "=HYPERLINK(\"http://x.test\",\"centre\")", "typos": "+1+1 centre", "verbose": "-2+3 centre", "simplified": "@SUM(1) centre"}
+
+
+def test_formula_like_rewrites_are_quoted_in_csv_and_raw_in_the_test_sets(tmp_path):
+    """OWASP's CSV-injection rule: a cell starting with = + - @ (or tab, CR) gets a leading quote in
+    responses.csv, so a spreadsheet shows it as text; the JSONL test set keeps the worker's text."""
+    corpus = Corpus.objects.create(name="formulas", source_format="jsonl")
+    dialog = make_dialog(corpus, "=d1", 0, [("user", "\tCheap in the centre.", {})])
+    job = make_job(corpus)
+    respond(item_for(job, dialog, 0), "ann", answers=FORMULAS)
+    export_job(job, tmp_path / "out")
+
+    [row] = read_csv(tmp_path / "out" / "responses.csv")
+    assert {v: row[v] for v in VARIANTS} == {v: "'" + text for v, text in FORMULAS.items()}
+    assert row["dialog_id"] == "'=d1" and row["source_text"] == "'\tCheap in the centre."
+    assert row["turn_index"] == "0" and float(row["active_seconds"]) == 42.5  # numbers untouched
+    for variant, text in FORMULAS.items():
+        [line] = (tmp_path / "out" / variant / "dialogs.jsonl").read_text(encoding="utf-8").splitlines()
+        assert json.loads(line)["turns"][0]["text"] == text
+        assert json.loads(line)["dialog_id"] == "=d1"
