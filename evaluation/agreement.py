@@ -86,6 +86,20 @@ def _check_level(level):
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
 
 
+CSV_COLUMNS = ("item", "rater", "value")
+
+
+def check_csv_columns(columns) -> None:
+    """A ratings CSV for agreement has exactly item, rater, value: a column it does not know (say
+    "value2") would otherwise be ignored without a word. ValueError naming what is wrong."""
+    columns = [str(c) for c in columns]
+    unknown = [c for c in columns if c not in CSV_COLUMNS]
+    missing = [c for c in CSV_COLUMNS if c not in columns]
+    if unknown or missing:
+        said = ([f"unknown column(s) {', '.join(unknown)}"] if unknown else []) + ([f"missing {', '.join(missing)}"] if missing else [])
+        raise ValueError(f"{'; '.join(said)}: the header must be {','.join(CSV_COLUMNS)}")
+
+
 def _as_frame(table) -> pd.DataFrame:
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table), columns=["item", "rater", "value"])
     missing = {"item", "rater", "value"} - set(frame.columns)

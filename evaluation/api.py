@@ -199,9 +199,8 @@ class AgreementUploadView(EvaluationAPI, APIView):
             table = pd.read_csv(io.StringIO(raw), dtype={"item": str, "rater": str})
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise ValidationError({"file": [f"cannot read the CSV: {exc}"]}) from None
-        if list(table.columns[:3]) != ["item", "rater", "value"]:
-            raise ValidationError({"file": [f"the header must be item,rater,value (got {','.join(map(str, table.columns))})"]})
         try:
+            agreement.check_csv_columns(table.columns)
             report = agreement.agreement_report(
                 table, data["level"], value_domain=data.get("domain"), bootstrap=data["bootstrap"], seed=data["seed"], with_raters=data["raters"]
             )

@@ -82,6 +82,9 @@ def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
                 row = json.loads(line)
             except ValueError:
                 raise GoalError(f"line {number}: not JSON") from None
+            unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
+            if unknown:
+                raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
             if not isinstance(row, Mapping) or not isinstance(row.get("id"), (str, int)) or not _is_goal(row.get("goal")):
                 raise GoalError(f"line {number}: expected {{\"id\": ..., \"goal\": {{domain: {{info: ...}}}}}}")
             goals.append((str(row["id"]), dict(row["goal"])))

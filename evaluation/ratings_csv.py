@@ -48,6 +48,11 @@ def read(source, name: str = "ratings.csv"):
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise RatingsFileError(f"{name}: missing column(s) {', '.join(missing)}; the header must have {','.join(REQUIRED)}")
+    unknown = [str(c) for c in frame.columns if c not in REQUIRED + OPTIONAL]
+    if unknown:  # e.g. "targets": ignored, it would turn Eq. 1's weighted F into a plain mean unsaid
+        raise RatingsFileError(
+            f"{name}: unknown column(s) {', '.join(unknown)}; the columns are {','.join(REQUIRED)} and optionally {','.join(OPTIONAL)}"
+        )
     rates = frame["rating"].str.strip() != ""
     if not rates.any():
         raise RatingsFileError(f"{name}: no ratings")

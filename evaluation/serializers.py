@@ -2,6 +2,7 @@
 from django.db.models import Count, Q
 from rest_framework import serializers
 
+from annotation.api.strict import RefusesUnknownFields
 from annotation.models import Slot
 
 from . import agreement, selectors
@@ -89,7 +90,7 @@ class ResultsRequestSerializer(serializers.Serializer):
     ratings_removed = serializers.IntegerField()
 
 
-class AgreementUploadSerializer(serializers.Serializer):
+class AgreementUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     file = serializers.FileField(help_text="CSV with the header item,rater,value; one row per rating.")
     level = serializers.ChoiceField(choices=list(agreement.LEVELS), help_text="Level of measurement.")
     domain = serializers.CharField(
@@ -118,7 +119,7 @@ class AgreementUploadSerializer(serializers.Serializer):
             raise serializers.ValidationError("give numbers separated by commas, e.g. 1,2,3,4,5") from None
 
 
-class FinalistsRequestSerializer(serializers.Serializer):
+class FinalistsRequestSerializer(RefusesUnknownFields, serializers.Serializer):
     metrics = serializers.ListField(
         child=serializers.CharField(), allow_empty=False, help_text="Objective metrics to rank by, as named in the scores CSV."
     )
@@ -135,7 +136,7 @@ class FinalistsRequestSerializer(serializers.Serializer):
     )
 
 
-class HumanEvalUploadSerializer(serializers.Serializer):
+class HumanEvalUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     file = serializers.FileField(
         help_text="A .zip whose top level holds the team folders: <team>/<entry>.json and <team>/<entry>.human_eval.json."
     )
@@ -156,7 +157,7 @@ class TestSetSerializer(serializers.Serializer):
         return bool(obj.logs)
 
 
-class TestSetUploadSerializer(serializers.Serializer):
+class TestSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     __test__ = False
 
     challenge = serializers.CharField(max_length=200, help_text="The challenge, e.g. 'DSTC9 Track 1'; created if new.")
@@ -167,11 +168,11 @@ class TestSetUploadSerializer(serializers.Serializer):
     archive = serializers.FileField(required=False, help_text="Instead of the files: one .zip holding labels.json and optionally knowledge.json, logs.json.")
 
 
-class TestSetLogsUploadSerializer(serializers.Serializer):
+class TestSetLogsUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     logs = serializers.FileField(help_text="logs.json aligned with the test set's labels.json; replaces the stored contexts.")
 
 
-class EntriesUploadSerializer(serializers.Serializer):
+class EntriesUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     archive = serializers.FileField(help_text="A .zip whose top level holds the team folders: <team>/<entry>.json.")
     scores = serializers.FileField(
         required=False, help_text="Objective scores CSV team_id,entry_id,<metric>,... (optional); imported with the entries, all or nothing."
@@ -191,7 +192,7 @@ class EntriesImportedSerializer(serializers.Serializer):
     ground_truth = serializers.BooleanField()
 
 
-class DialogSystemSerializer(serializers.Serializer):
+class DialogSystemSerializer(RefusesUnknownFields, serializers.Serializer):
     """A registered system as the API shows it: the secret masked, never in full."""
 
     id = serializers.IntegerField(read_only=True)

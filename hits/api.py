@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.permissions import IsOrganizer
+from annotation.api.strict import RefusesUnknownFields
 from annotation.models import Job
 from annotation.services.jobs import JobError
 
@@ -44,7 +45,7 @@ NO_JOB = {404: OpenApiResponse(_BODY, description="No such job.")}
 CONFLICT = {409: OpenApiResponse(_BODY, description="Over budget, or the job cannot go to the crowd now; the body says why.")}
 
 
-class CrowdConfigSerializer(serializers.Serializer):
+class CrowdConfigSerializer(RefusesUnknownFields, serializers.Serializer):
     provider = serializers.ChoiceField(choices=providers.keys(), required=False, help_text="The crowd the job is posted to.")
     budget = serializers.DecimalField(
         max_digits=12, decimal_places=2, required=False, allow_null=True, min_value=Decimal("0"),
@@ -74,19 +75,19 @@ class CrowdConfigSerializer(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True, help_text="The posting's description workers see.")
 
 
-class SettleSerializer(serializers.Serializer):
+class SettleSerializer(RefusesUnknownFields, serializers.Serializer):
     action = serializers.ChoiceField(choices=["approve", "reject", "soft_reject"])
     assignments = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=MAX_BULK)
     message = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class BonusItemSerializer(serializers.Serializer):
+class BonusItemSerializer(RefusesUnknownFields, serializers.Serializer):
     assignment = serializers.IntegerField()
     amount = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
     reason = serializers.CharField(max_length=1000)
 
 
-class BonusSerializer(serializers.Serializer):
+class BonusSerializer(RefusesUnknownFields, serializers.Serializer):
     bonuses = BonusItemSerializer(many=True, allow_empty=False, max_length=MAX_BULK)
 
 

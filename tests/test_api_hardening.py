@@ -74,3 +74,22 @@ def test_the_token_endpoint_documents_its_refusal(api, organizer):
     crowd = schema["paths"]["/api/crowd/jobs/{id}/"]
     assert {"400", "404"} <= set(crowd["put"]["responses"])
     assert Job.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "method, path, body, unknown, accepted",
+    [
+        ("put", "/api/crowd/jobs/{job}/", {"provider": "mturk", "budgett": "5.00"}, "budgett", "budget"),
+        ("post", "/api/jobs/{job}/quality/", {"gold_min_answerd": 3}, "gold_min_answerd", "flags_reject"),
+        ("post", "/api/crowd/jobs/{job}/bonus/", {"bonuses": [{"assignment": 1, "amount": "1.00", "reason": "x", "note": "x"}]}, "note", "reason"),
+        ("post", "/api/jobs/", {"name": "x", "corpus": 1, "task_type": "rewrite", "redundnacy": 3}, "redundnacy", "redundancy"),
+    ],
+)
+def test_an_unknown_field_in_a_body_is_a_400_naming_it_and_the_accepted_fields(api, job, method, path, body, unknown, accepted):
+    """DRF drops undeclared keys; a misspelt one would leave the default in place without a word."""
+    before = Job.objects.count(), QualityPolicy.objects.count()
+    response = getattr(api, method)(path.format(job=job.pk), body, format="json")
+    assert response.status_code == 400, response.content
+    text = response.content.decode()
+    assert f'"{unknown}"' in text and "Unknown field; the accepted fields are" in text and accepted in text
+    assert (Job.objects.count(), QualityPolicy.objects.count()) == before

@@ -11,6 +11,7 @@ from ..models import CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDo
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
+from .strict import RefusesUnknownFields
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 
@@ -24,7 +25,7 @@ class CorpusSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "source_format", "dialog_count", "turn_count", "created_at"]
 
 
-class CorpusUploadSerializer(serializers.Serializer):
+class CorpusUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     """A corpus upload (multipart): the files are imported in the background."""
 
     name = serializers.CharField(max_length=200, help_text="A name unique across Quorum.")
@@ -86,7 +87,7 @@ class ExportRunSerializer(BackgroundRunFields):
         return out
 
 
-class SelectionSerializer(serializers.Serializer):
+class SelectionSerializer(RefusesUnknownFields, serializers.Serializer):
     mode = serializers.ChoiceField(
         choices=["all", "sample", "dialogs"],
         default="all",
@@ -131,7 +132,7 @@ class JobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class JobCreateSerializer(serializers.Serializer):
+class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):
     corpus = serializers.PrimaryKeyRelatedField(queryset=Corpus.objects.all())
     name = serializers.CharField(max_length=200)
     task_type = serializers.CharField(default="rewrite", help_text="Key of a task type; see /api/task-types/.")
@@ -257,7 +258,7 @@ def _policy_help(name: str) -> str:
     return str(QualityPolicy._meta.get_field(name).help_text)
 
 
-class VotingSettingsSerializer(serializers.Serializer):
+class VotingSettingsSerializer(RefusesUnknownFields, serializers.Serializer):
     """Voting on (with its settings) or off; services.voting.enable_voting checks the settings again."""
 
     enabled = serializers.BooleanField(default=True, help_text="false turns voting off; rounds under way finish.")
@@ -376,7 +377,7 @@ def _quality_setting_fields() -> dict:
 #: The gold, onboarding and flag settings of a job (services.quality.set_quality); POST any subset.
 QualitySettingsSerializer = type(
     "QualitySettingsSerializer",
-    (serializers.Serializer,),
+    (RefusesUnknownFields, serializers.Serializer),
     {**_quality_setting_fields(), "__doc__": "The gold, onboarding and flag settings of a job; POST any subset of them."},
 )
 
@@ -394,7 +395,7 @@ class SettledStatusField(serializers.CharField):
         return value
 
 
-class OverrideSerializer(serializers.Serializer):
+class OverrideSerializer(RefusesUnknownFields, serializers.Serializer):
     status = SettledStatusField(help_text="The response's new status.")
     check = serializers.ChoiceField(choices=CheckOverride.Check.choices, default=CheckOverride.Check.VOTE, help_text="Which automatic verdict is overridden.")
     reason = serializers.CharField(max_length=2000, help_text="Why the automatic verdict is wrong; required.")
@@ -433,7 +434,7 @@ class WorkerQualitySerializer(serializers.Serializer):
     jobs = WorkerJobQualitySerializer(many=True)
 
 
-class UnblockSerializer(serializers.Serializer):
+class UnblockSerializer(RefusesUnknownFields, serializers.Serializer):
     job = serializers.PrimaryKeyRelatedField(queryset=Job.objects.all(), help_text="The job the worker is soft-blocked on.")
 
 
@@ -458,7 +459,7 @@ class GoldItemSerializer(serializers.Serializer):
     pass_rate = serializers.FloatField(allow_null=True, help_text="correct / answered; null before any answer.")
 
 
-class GoldItemCreateSerializer(serializers.Serializer):
+class GoldItemCreateSerializer(RefusesUnknownFields, serializers.Serializer):
     """A gold item copied from an item of the job, with its known answer."""
 
     item = serializers.IntegerField(min_value=1, help_text="Id of an item of the job; the gold item shows the same content.")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ..rewrite_checks import DEFAULT_TYPO_MAX_EDIT_RATIO, VARIANTS, Problem, check_rewrite
 
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
+FIELDS = ("source", "slot_values", "variant", "rewrite")
 
 
 @dataclass
@@ -53,6 +54,14 @@ def audit_line(number: int, text: str, typo_max_edit_ratio: float = DEFAULT_TYPO
         return Verdict(number, ERROR, [f"not valid JSON ({exc.msg} at column {exc.colno})"], ["bad_json"])
     if not isinstance(record, dict):
         return Verdict(number, ERROR, ["each line must be a JSON object"], ["bad_json"])
+    unknown = [name for name in record if name not in FIELDS]
+    if unknown:  # e.g. "slots" for "slot_values": ignoring it would pass rewrites that drop every value
+        return Verdict(
+            number, ERROR,
+            [f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(repr(u) for u in unknown)}; "
+             f"the accepted fields are {', '.join(FIELDS)}"],
+            ["unknown_field"],
+        )
     missing = [name for name in ("source", "variant", "rewrite") if not isinstance(record.get(name), str)]
     if missing:
         return Verdict(number, ERROR, [f"give {', '.join(repr(m) for m in missing)} as text"], ["missing_field"])

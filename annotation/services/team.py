@@ -67,7 +67,9 @@ def add_annotators(rows) -> list[AddedAnnotator]:
     for line, cells in rows:
         username, email, name = (cells + ["", "", ""])[:3]
         problem = ""
-        if not username or len(username) > 150:
+        if len(cells) > 3:  # e.g. a name with an unquoted comma: its rest would be dropped unsaid
+            problem = f"{len(cells)} cells; the columns are username, email, name (quote a name that has a comma)"
+        elif not username or len(username) > 150:
             problem = "a user name of 1 to 150 characters is needed"
         else:
             try:

@@ -93,7 +93,7 @@ def test_agreement_command_errors(tmp_path):
         run("agreement", str(tmp_path / "missing.csv"), "--level", "nominal")
     bad = tmp_path / "bad.csv"
     bad.write_text("item,rater,score\nu1,A,1\n")
-    with pytest.raises(CommandError, match="missing: value"):
+    with pytest.raises(CommandError, match="unknown column\\(s\\) score; missing value"):
         run("agreement", str(bad), "--level", "nominal")
 
 

@@ -45,6 +45,19 @@ def test_unreadable_lines_say_what_to_fix(text, fragment):
     assert verdict.verdict == "ERROR" and fragment in verdict.reasons[0] and verdict.line == 7
 
 
+def test_slots_instead_of_slot_values_is_named_with_the_accepted_fields(tmp_path, capsys):
+    """The reported case: "slots" was ignored, so a rewrite that dropped every value passed."""
+    text = json.dumps({"source": SOURCE, "slots": ["cheap", "centre"], "variant": "paraphrase", "rewrite": "Find me food."})
+    verdict = audit_line(3, text)
+    assert verdict.verdict == "ERROR" and verdict.codes == ["unknown_field"]
+    assert verdict.reasons == ["unknown field 'slots'; the accepted fields are source, slot_values, variant, rewrite"]
+    path = tmp_path / "rewrites.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_code:
+        call_command("check_rewrites", str(path))
+    assert exit_code.value.code == 2 and "line 1: ERROR - unknown field 'slots'" in capsys.readouterr().out
+
+
 def test_command_prints_a_verdict_per_line_and_exits_with_the_worst(tmp_path):
     path = tmp_path / "rewrites.jsonl"
     path.write_text(

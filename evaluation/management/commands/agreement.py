@@ -32,6 +32,7 @@ class Command(BaseCommand):
         except ValueError:
             raise CommandError(f"--domain {opts['domain']!r}: give numbers separated by commas, e.g. 1,2,3,4,5") from None
         try:
+            agreement.check_csv_columns(table.columns)
             report = agreement.agreement_report(
                 table, opts["level"], value_domain=domain, bootstrap=opts["bootstrap"], seed=opts["seed"], with_raters=opts["raters"]
             )
