@@ -133,7 +133,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",  # drf-spectacular's default
+        "annotation.api.pagination.document_refused_pages",  # a bad limit or offset is a 400
+    ],
+    # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.
+    "SERVE_PERMISSIONS": ["annotation.api.permissions.SchemaReaders"],
 }
+# The API's schema and its docs page: public (the default; the schema names operations and fields,
+# no data) or, with false, for logged-in organizers only (401/403 for anyone else).
+QUORUM_API_SCHEMA_PUBLIC = env.bool("QUORUM_API_SCHEMA_PUBLIC", default=True)
 
 # Celery: Redis in production. Tasks run in-process (eagerly, inside the request that queued
 # them) only in development and tests, or when QUORUM_TASKS_INLINE=true says so on purpose.

@@ -7,6 +7,10 @@ with `derandomize=True` (the same cases on every run, no example database), no d
 parameters named `id` point at objects that exist, so the operations on one object are reached,
 not only their 404s. Everything runs in the test's transaction; nothing is committed, so no task
 is queued (tasks run on commit).
+
+Two runs: positive (requests the schema allows: no 5xx, every response as documented) and negative
+(requests the schema forbids — wrong types, missing required fields, values out of range: also
+`negative_data_rejection`, i.e. each must be refused with a 4xx, never accepted).
 """
 import re
 import time
@@ -17,17 +21,25 @@ from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
 from rest_framework.authtoken.models import Token
+from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from annotation.services.jobs import create_job
 from tests.factories import make_corpus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz, pytest.mark.slow]
 
-MAX_EXAMPLES = 40  # per operation: 47 operations, about 1,800 requests in under a minute on one core
+MAX_EXAMPLES = {GenerationMode.POSITIVE: 40, GenerationMode.NEGATIVE: 20}  # per operation (49 operations)
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+EXTRA_CHECKS = {GenerationMode.POSITIVE: [], GenerationMode.NEGATIVE: [negative_data_rejection]}
 
 # Operations that call a crowd provider's API (launch, pay, ask for assignments): their behaviour
 # is held by the provider contract suite (tests/hits/), against fakes, not by random input.
@@ -63,7 +75,6 @@ def objects(organizer, connection_kept):
 
 
 SETTINGS = settings(
-    max_examples=MAX_EXAMPLES,
     derandomize=True,  # the same cases on every run
     deadline=None,
     database=None,  # nothing remembered between runs either
@@ -84,8 +95,10 @@ def _path_ids(path: str, ids: dict) -> dict:
     return {}
 
 
-def test_the_api_answers_generated_requests_without_server_errors_and_as_documented(objects, capsys):
+@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=["positive", "negative"])
+def test_the_api_answers_generated_requests_without_server_errors_and_as_documented(objects, capsys, mode):
     key, ids = objects
+    checks = CHECKS + EXTRA_CHECKS[mode]
     headers = {"Authorization": f"Token {key}"}
     schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
     failures, counts = [], {}
@@ -95,19 +108,28 @@ def test_the_api_answers_generated_requests_without_server_errors_and_as_documen
         label = f"{operation.method.upper()} {operation.path}"
         if SKIPPED.match(label):
             continue
-        strategy = operation.as_strategy(path_parameters=_path_ids(operation.path, ids) or None)
-
         def fuzz(case, label=label):
             counts[label] = counts.get(label, 0) + 1
-            case.call_and_validate(headers=headers, checks=CHECKS)
+            case.call_and_validate(headers=headers, checks=checks)
 
-        try:
-            # A savepoint per operation: a database error in one cannot spoil the next ones.
-            with transaction.atomic():
-                SETTINGS(given(case=strategy)(_without_defaults(fuzz)))()
-        except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - schemathesis's FailureGroup; report every operation's failure
-            failures.append(f"{label}: {exc}")
+        # With the path's id fixed, an operation with nothing else to spoil has no invalid request:
+        # the negative run then spoils the id itself (a 404 is the refusal).
+        attempts = [_path_ids(operation.path, ids)]
+        if mode == GenerationMode.NEGATIVE and attempts[0]:
+            attempts.append({})
+        for path_ids in attempts:
+            strategy = operation.as_strategy(mode, path_parameters=path_ids or None)
+            try:
+                # A savepoint per operation: a database error in one cannot spoil the next ones.
+                with transaction.atomic():
+                    settings(SETTINGS, max_examples=MAX_EXAMPLES[mode])(given(case=strategy)(_without_defaults(fuzz)))()
+                break
+            except Unsatisfiable:
+                continue
+            except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - schemathesis's FailureGroup; report every operation's failure
+                failures.append(f"{label}: {exc}")
+                break
     elapsed = time.monotonic() - started
     with capsys.disabled():
-        print(f"\nschemathesis: {len(counts)} operations, {sum(counts.values())} requests, {elapsed:.0f} s")
+        print(f"\nschemathesis ({mode.value}): {len(counts)} operations, {sum(counts.values())} requests, {elapsed:.0f} s")
     assert not failures, "\n\n".join(failures)

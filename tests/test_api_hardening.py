@@ -70,7 +70,10 @@ def test_the_token_endpoint_documents_its_refusal(api, organizer):
     refused = APIClient().post("/api/token/", {"username": "olga", "password": "wrong"}, format="json")
     assert refused.status_code == 400
     schema = api.get("/api/schema/?format=json").json()
-    assert set(schema["paths"]["/api/token/"]["post"]["responses"]) == {"200", "400"}
+    assert set(schema["paths"]["/api/token/"]["post"]["responses"]) == {"200", "400", "415"}
+    unsupported = APIClient().post("/api/token/", b"x", content_type="text/plain")
+    assert unsupported.status_code == 415 and "Unsupported media type" in unsupported.json()["detail"]
+    assert "400" in schema["paths"]["/api/jobs/"]["get"]["responses"]  # a bad limit or offset
     crowd = schema["paths"]["/api/crowd/jobs/{id}/"]
     assert {"400", "404"} <= set(crowd["put"]["responses"])
     assert Job.objects.count() == 0
@@ -93,3 +96,32 @@ def test_an_unknown_field_in_a_body_is_a_400_naming_it_and_the_accepted_fields(a
     text = response.content.decode()
     assert f'"{unknown}"' in text and "Unknown field; the accepted fields are" in text and accepted in text
     assert (Job.objects.count(), QualityPolicy.objects.count()) == before
+
+
+def test_the_schema_and_its_docs_are_public_by_default_and_organizer_only_by_setting(api, settings, make_annotator):
+    anonymous, annotator = APIClient(), APIClient()
+    annotator.force_authenticate(make_annotator("ann")[0])
+    for path in ("/api/schema/", "/api/docs/"):
+        assert anonymous.get(path).status_code == 200
+    settings.QUORUM_API_SCHEMA_PUBLIC = False
+    for path in ("/api/schema/", "/api/docs/"):
+        assert anonymous.get(path).status_code in (401, 403)
+        assert annotator.get(path).status_code == 403
+        assert api.get(path).status_code == 200
+
+
+@pytest.mark.parametrize("query", ["limit=-1", "limit=0", "limit=2.5", "limit=abc", "offset=-1", "offset=1e3", "limit=%EF%BC%91"])
+def test_a_limit_or_offset_that_is_not_a_whole_number_in_range_is_a_400_naming_it(api, job, query):
+    """DRF would quietly use its default page instead (schemathesis's negative run found this)."""
+    response = api.get(f"/api/jobs/?{query}")
+    assert response.status_code == 400, response.content
+    name = query.split("=")[0]
+    assert list(response.json()) == [name] and "give a whole number from" in response.json()[name][0]
+    assert api.get("/api/jobs/?limit=1&offset=0").status_code == 200
+
+
+def test_the_review_list_takes_all_as_true_or_false_only(api, job):
+    assert api.get(f"/api/jobs/{job.pk}/reviews/?all=true").status_code == 200
+    assert api.get(f"/api/jobs/{job.pk}/reviews/?all=false").status_code == 200
+    refused = api.get(f"/api/jobs/{job.pk}/reviews/?all=7")
+    assert refused.status_code == 400 and "give true or false" in refused.json()["all"][0]

@@ -1,4 +1,5 @@
 """Who may use the organizer API: organizers only, checked on the view and on every object."""
+from django.conf import settings
 from rest_framework.permissions import BasePermission
 
 from ..roles import is_organizer
@@ -16,3 +17,13 @@ class IsOrganizer(BasePermission):
         # Every organizer sees every corpus, job and run; the object check keeps a detail route
         # closed even if a view's class-level permission is ever widened.
         return is_organizer(request.user)
+
+
+class SchemaReaders(BasePermission):
+    """Who may read the OpenAPI schema and its docs page: anyone while QUORUM_API_SCHEMA_PUBLIC is
+    on (the default), organizers only when it is off."""
+
+    message = "The API schema is for organizers only on this installation (QUORUM_API_SCHEMA_PUBLIC is off)."
+
+    def has_permission(self, request, view):
+        return settings.QUORUM_API_SCHEMA_PUBLIC or is_organizer(request.user)

@@ -21,6 +21,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -243,13 +244,16 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
     @extend_schema(
         summary="The job's review list: responses with their evidence, and reviewed items with rounds and votes",
-        parameters=[OpenApiParameter("all", OpenApiTypes.BOOL, description="true: every response, not only those with evidence.")],
-        responses={200: s.JobReviewsSerializer, **NOT_FOUND},
+        parameters=[OpenApiParameter("all", OpenApiTypes.BOOL, description="true: every response, not only those with evidence; false (the default): those with evidence.")],
+        responses={200: s.JobReviewsSerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get"], serializer_class=s.JobReviewsSerializer, pagination_class=None)
     def reviews(self, request, pk=None):
         job = self.get_object()
-        every = request.query_params.get("all", "").lower() in ("1", "true", "yes")
+        every = request.query_params.get("all", "false").lower()
+        if every not in ("true", "false"):
+            raise ValidationError({"all": [f"give true or false, not {every[:40]!r}"]})
+        every = every == "true"
         flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
         body = {
             "responses": quality_selectors.review_list(job, flagged_only=not every, flags=flags),
@@ -373,6 +377,7 @@ class TokenView(ObtainAuthToken):
         responses={
             200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"token": "..."}'),
             400: OpenApiResponse(OpenApiTypes.OBJECT, description="Wrong or missing credentials; the body says which."),
+            415: OpenApiResponse(OpenApiTypes.OBJECT, description="The body is not JSON, a form or multipart; the body says which type was sent."),
         },
     )
     def post(self, request, *args, **kwargs):

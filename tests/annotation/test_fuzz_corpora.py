@@ -24,7 +24,7 @@ from tests.fuzz_json import FUZZ, dumps, examples, mutated, spoilt_bytes
 
 from .test_malformed_corpora import FILE_NAMES, FORMATS
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
 EXAMPLES = 60  # per format; the four run in about 20 s
 LABELS = [{"target": False}, {"target": True, "response": "ok"}]

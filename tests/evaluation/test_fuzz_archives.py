@@ -30,7 +30,7 @@ from tests.fuzz_json import FUZZ, dumps, examples, mutated, spoilt_bytes
 
 from .conftest import DSTC9
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
 EXAMPLES = 60  # per archive kind; the three run in about 10 s
 HUMAN_EVAL = {
