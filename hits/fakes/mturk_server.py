@@ -87,6 +87,13 @@ class FakeMTurk(FakeServer):
             except RequestError as exc:
                 return 400, {"__type": "RequestError", "Message": str(exc)}, {}
 
+    def forget_tokens(self):
+        """MTurk remembers a UniqueRequestToken for 24 hours only: this is that day passing. A
+        repeat of an old call is then carried out again unless the caller looks first."""
+        with self.lock:
+            self.tokens.clear()
+            self.bonus_tokens.clear()
+
     # Operations ---------------------------------------------------------------------------------
     def op_CreateHITType(self, p):
         key = json.dumps({k: p.get(k) for k in sorted(p)}, sort_keys=True)

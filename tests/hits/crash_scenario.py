@@ -4,11 +4,13 @@
     python -m tests.hits.crash_scenario post               # posts; the test kills it midway
     python -m tests.hits.crash_scenario setup-bonus 200    # 200 submitted assignments at the fake
     python -m tests.hits.crash_scenario bonus              # pays a bonus to each; killed midway
+    python -m tests.hits.crash_scenario approve            # approves each (or `reject`); killed midway
     python -m tests.hits.crash_scenario reconcile          # what beat runs after the restart
+    python -m tests.hits.crash_scenario age 25             # every posting and payment made 25 hours earlier
     python -m tests.hits.crash_scenario report             # JSON counts for the test
 
-The environment supplies DATABASE_URL (a SQLite file), QUORUM_MTURK_ENDPOINT_URL (the fake) or
-QUORUM_PROLIFIC_API_URL, and CRASH_PROVIDER (mturk or prolific).
+The environment supplies DATABASE_URL (a SQLite file or a PostgreSQL database),
+QUORUM_MTURK_ENDPOINT_URL (the fake) or QUORUM_PROLIFIC_API_URL, and CRASH_PROVIDER (mturk or prolific).
 """
 import json
 import os
@@ -54,6 +56,23 @@ def main(argv):
         ids = list(ProviderAssignment.objects.order_by("pk").values_list("pk", flat=True))
         for assignment_id in ids:
             bonus_assignments([(assignment_id, "0.30", "Careful rewrites")])
+    elif step in ("approve", "reject"):
+        from hits.services.payments import approve_assignments, reject_assignments
+
+        ids = list(ProviderAssignment.objects.order_by("pk").values_list("pk", flat=True))
+        for assignment_id in ids:  # one at a time, as a bulk action does: the kill lands between two
+            if step == "approve":
+                approve_assignments([assignment_id], "Thank you")
+            else:
+                reject_assignments([assignment_id], "The rewrites drop the slot values")
+    elif step == "age":
+        # The provider's memory of request tokens is 24 hours: move our records past it.
+        from datetime import timedelta
+
+        earlier = timedelta(hours=float(argv[1]))
+        for model in (Posting, Payment):
+            for pk, created_at in model.objects.values_list("pk", "created_at"):
+                model.objects.filter(pk=pk).update(created_at=created_at - earlier)
     elif step == "reconcile":
         from hits.services.reconcile import reconcile_job
 
@@ -66,6 +85,8 @@ def main(argv):
             "payments": {state: Payment.objects.filter(state=state).count() for state in Payment.State.values},
             "needs_attention": Payment.objects.filter(needs_attention=True).count(),
             "bonus_payments": Payment.objects.filter(kind="bonus").count(),
+            "settled": {kind: Payment.objects.filter(kind=kind, state="confirmed").count() for kind in ("approve", "reject")},
+            "assignments": {state: ProviderAssignment.objects.filter(state=state).count() for state in ProviderAssignment.State.values},
         }))
     else:
         raise SystemExit(f"unknown step {step}")

@@ -1,16 +1,24 @@
-"""Kill the process in the middle of posting 500 HITs, and in the middle of paying bonuses; after a
-restart and reconciliation there is not one duplicate HIT and not one double payment.
+"""Kill the process in the middle of posting 500 HITs, of paying bonuses, of approving and of
+rejecting; after a restart and reconciliation there is not one duplicate HIT, not one double payment
+and not one assignment settled twice — also when the restart comes after the provider has forgotten
+the request tokens (24 hours on MTurk), so that only listing what exists can tell.
 
-Quorum runs in subprocesses (tests/hits/crash_scenario.py) against a SQLite file; the fake provider
-runs here, so it outlives the killed process and counts what really reached it.
+Quorum runs in subprocesses (tests/hits/crash_scenario.py) against a SQLite file and against a
+PostgreSQL database of its own; the fake provider runs here, so it outlives the killed process and
+counts what really reached it. The kill is made to land in the window that matters: the fake carries
+out calls but holds back their answers (`hold_replies`), so at the kill the provider has done
+something Quorum has not recorded — and each test checks that it had.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -20,12 +28,12 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-def _env(tmp_path, **extra):
+def _env(database_url, tmp_path, **extra):
     env = dict(os.environ)
     env.update(
         QUORUM_ENV="test",
         DJANGO_SETTINGS_MODULE="tests.hits.process_settings",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'crash.sqlite3'}",
+        DATABASE_URL=database_url,
         QUORUM_VAR_DIR=str(tmp_path),
         AWS_ACCESS_KEY_ID="AKIAFAKEFAKEFAKE",
         AWS_SECRET_ACCESS_KEY="fake-secret",
@@ -47,26 +55,106 @@ def _run(env, *args, timeout=240):
     return done.stdout
 
 
-def _kill_when(env, args, reached, timeout=120):
+# --- a migrated database per test, on each backend ---------------------------------------------------
+
+
+def _postgres_admin():
+    """(psycopg connection to the server's maintenance database, base URL) from the suite's DATABASE_URL."""
+    import psycopg
+
+    url = urlsplit(os.environ["DATABASE_URL"])
+    admin = psycopg.connect(urlunsplit(url._replace(path="/postgres")), autocommit=True)
+    return admin, url
+
+
+@pytest.fixture(scope="module")
+def _migrated(tmp_path_factory):
+    """Migrate once per backend (migrations take most of a run), then copy for each test."""
+    made, admins = {}, []
+
+    def get(backend):
+        if backend in made:
+            return made[backend]
+        folder = tmp_path_factory.mktemp(f"crash-{backend}")
+        if backend == "sqlite":
+            template = folder / "template.sqlite3"
+            _run(_env(f"sqlite:///{template}", folder), "migrate")
+        else:
+            admin, url = _postgres_admin()
+            admins.append(admin)
+            template = f"{url.path.lstrip('/')}_crash_template_{uuid.uuid4().hex[:8]}"
+            admin.execute(f'CREATE DATABASE "{template}"')
+            _run(_env(urlunsplit(url._replace(path=f"/{template}")), folder), "migrate")
+        made[backend] = template
+        return template
+
+    yield get
+    for admin in admins:
+        for backend, template in made.items():
+            if backend == "postgres":
+                admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+        admin.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request, _migrated, tmp_path):
+    """A freshly migrated database for the Quorum processes of one test: its DATABASE_URL."""
+    template = _migrated(request.param)
+    if request.param == "sqlite":
+        path = tmp_path / "crash.sqlite3"
+        shutil.copy(template, path)
+        yield f"sqlite:///{path}"
+        return
+    admin, url = _postgres_admin()
+    name = f"{template.rsplit('_template_', 1)[0]}_{uuid.uuid4().hex[:8]}"
+    admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    try:
+        yield urlunsplit(url._replace(path=f"/{name}"))
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def _kill_in_the_window(env, args, fake, reached, done_at_provider, timeout=120, hold=""):
+    """Run a step and SIGKILL it once `reached()`: first the fake holds its answers back, and the kill
+    waits until a call has been carried out at the provider after that, so the process dies between
+    a provider call and its local record. Returns how many calls the provider had carried out."""
     proc = subprocess.Popen([sys.executable, "-m", "tests.hits.crash_scenario", *args], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     while not reached() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    fake.hold_replies(hold)
+    held_at = done_at_provider()
+    while done_at_provider() == held_at and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
     still_running = proc.poll() is None
     proc.kill()  # SIGKILL: no cleanup, no finally blocks
     proc.wait()
+    fake.release_replies()
     assert still_running, f"the process ended before it could be killed: {proc.stderr.read()[-2000:]}"
+    assert done_at_provider() > held_at, "no call reached the provider while its answer was held"
+    return done_at_provider()
 
 
-def test_kill_mid_posting_500_hits_then_reconcile_gives_no_duplicate(tmp_path):
+def _settled_at(fake, status):
+    return sum(a["AssignmentStatus"] == status for a in list(fake.assignments.values()))
+
+
+@pytest.mark.parametrize("tokens", ["remembered", "forgotten"])
+def test_kill_mid_posting_500_hits_then_reconcile_gives_no_duplicate(database, tmp_path, tokens):
+    """`forgotten`: the restart comes after MTurk's 24 hours, so the repeat of a HIT created just
+    before the kill is not caught by its token: reconciliation must find it by listing the HITs."""
     with FakeMTurk(latency=0.01, seed=3) as fake:
-        env = _env(tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_CONCURRENCY="4")
-        _run(env, "migrate")
+        env = _env(database, tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_CONCURRENCY="4")
         _run(env, "setup-post", "500")
-        _kill_when(env, ["post"], lambda: fake.calls["CreateHITWithHITType"] >= 150)
-        made_before_restart = len(fake.hits)
-        assert 0 < made_before_restart < 500
+        made = _kill_in_the_window(env, ["post"], fake, lambda: fake.calls["CreateHITWithHITType"] >= 150, lambda: len(fake.hits))
+        assert 0 < made < 500
+        at_kill = json.loads(_run(env, "report"))
+        assert at_kill["postings"]["created"] < made, "the kill did not land between a HIT's creation and its record"
+        if tokens == "forgotten":
+            _run(env, "age", "25")
+            fake.forget_tokens()
 
         _run(env, "reconcile")
         report = json.loads(_run(env, "report"))
@@ -74,15 +162,24 @@ def test_kill_mid_posting_500_hits_then_reconcile_gives_no_duplicate(tmp_path):
     assert report["postings"]["created"] == 500 and report["postings"]["intended"] == 0
     assert report["distinct_external_ids"] == 500
     assert len(fake.hits) == 500 and fake.duplicate_hits() == 0
+    if tokens == "forgotten":
+        assert fake.calls["ListHITs"] > 0  # found by listing, not by the token
 
 
-def test_kill_mid_mturk_bonuses_then_reconcile_pays_each_once(tmp_path):
+@pytest.mark.parametrize("tokens", ["remembered", "forgotten"])
+def test_kill_mid_mturk_bonuses_then_reconcile_pays_each_once(database, tmp_path, tokens):
+    """`forgotten`: a bonus sent just before the kill is repeated after MTurk forgot its token; only
+    the listing of the assignment's bonuses (the reference in their reason) keeps it from paying twice."""
     with FakeMTurk(latency=0.01, seed=4) as fake:
-        env = _env(tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_FAKE_URL=fake.url)
-        _run(env, "migrate")
+        env = _env(database, tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_FAKE_URL=fake.url)
         _run(env, "setup-bonus", "200")
-        _kill_when(env, ["bonus"], lambda: len(fake.bonuses) >= 60)
-        assert 0 < len(fake.bonuses) < 200
+        paid = _kill_in_the_window(env, ["bonus"], fake, lambda: len(fake.bonuses) >= 60, lambda: len(fake.bonuses))
+        assert 0 < paid < 200
+        at_kill = json.loads(_run(env, "report"))
+        assert at_kill["payments"]["confirmed"] < paid and at_kill["payments"]["sent"] == 1
+        if tokens == "forgotten":
+            _run(env, "age", "25")
+            fake.forget_tokens()
 
         _run(env, "reconcile")
         _run(env, "bonus")  # the organizer repeats the bulk action after the restart
@@ -91,14 +188,18 @@ def test_kill_mid_mturk_bonuses_then_reconcile_pays_each_once(tmp_path):
     per_assignment = fake.bonuses_per_assignment()
     assert len(per_assignment) == 200 and max(per_assignment.values()) == 1
     assert report["bonus_payments"] == 200 and report["payments"]["confirmed"] == 200
+    if tokens == "forgotten":
+        assert fake.calls["ListBonusPayments"] > 0
 
 
-def test_kill_mid_prolific_bonuses_never_pays_twice(tmp_path):
+def test_kill_mid_prolific_bonuses_never_pays_twice(database, tmp_path):
     with FakeProlific(token="crash-token", latency=0.01, seed=5) as fake:
-        env = _env(tmp_path, QUORUM_PROLIFIC_API_URL=fake.url, CRASH_PROVIDER="prolific", CRASH_FAKE_URL=fake.url)
-        _run(env, "migrate")
+        env = _env(database, tmp_path, QUORUM_PROLIFIC_API_URL=fake.url, CRASH_PROVIDER="prolific", CRASH_FAKE_URL=fake.url)
         _run(env, "setup-bonus", "120")
-        _kill_when(env, ["bonus"], lambda: len(fake.paid) >= 40)
+        # Only the paying call is held: Prolific's bonus is set up by one call and paid by another.
+        paid = _kill_in_the_window(env, ["bonus"], fake, lambda: len(fake.paid) >= 40, lambda: len(fake.paid), hold="/pay")
+        at_kill = json.loads(_run(env, "report"))
+        assert at_kill["payments"]["confirmed"] < paid
 
         _run(env, "reconcile")
         _run(env, "bonus")
@@ -111,3 +212,25 @@ def test_kill_mid_prolific_bonuses_never_pays_twice(tmp_path):
     assert report["payments"]["confirmed"] == len(paid)
     assert report["payments"]["confirmed"] + report["needs_attention"] == 120
     assert report["needs_attention"] <= 1
+
+
+@pytest.mark.parametrize("action, status", [("approve", "Approved"), ("reject", "Rejected")])
+def test_kill_mid_settling_then_reconcile_settles_each_once(database, tmp_path, action, status):
+    """MTurk refuses to settle an assignment twice; after the kill the repeat must read that the
+    assignment already holds our decision and record it, not fail it or decide otherwise."""
+    with FakeMTurk(latency=0.01, seed=6) as fake:
+        env = _env(database, tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_FAKE_URL=fake.url)
+        _run(env, "setup-bonus", "50")
+        settled = _kill_in_the_window(env, [action], fake, lambda: _settled_at(fake, status) >= 15, lambda: _settled_at(fake, status))
+        assert 0 < settled < 50
+        at_kill = json.loads(_run(env, "report"))
+        assert at_kill["settled"][action] < settled, "the kill did not land between a settlement and its record"
+
+        _run(env, "reconcile")
+        _run(env, action)  # the organizer repeats the bulk action after the restart
+        report = json.loads(_run(env, "report"))
+
+    assert _settled_at(fake, status) == 50 and _settled_at(fake, "Submitted") == 0
+    assert fake.calls["ApproveAssignment" if action == "approve" else "RejectAssignment"] >= 50
+    assert report["settled"][action] == 50 and report["payments"]["failed"] == 0
+    assert report["assignments"]["approved" if action == "approve" else "rejected"] == 50

@@ -271,6 +271,9 @@ class MTurkProvider(CrowdProvider):
 
     def bonus(self, payment) -> str:
         assignment = payment.assignment
+        if payment.created_at and timezone.now() - payment.created_at > TOKEN_WINDOW and self.bonus_was_paid(payment):
+            # MTurk may have forgotten the token of an earlier attempt: the listing says it was paid.
+            return "already-paid"
         try:
             self._call(
                 "send_bonus",
