@@ -190,6 +190,14 @@ QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imp
 # system may take before the turn is recorded as failed and the worker sees a polite fallback.
 QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
 
+# Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
+QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http
+QUORUM_ASR_WHISPER_DIR = env.str("QUORUM_ASR_WHISPER_DIR", default="")  # a faster-whisper model directory (backend whisper); nothing is downloaded
+QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint taking a POSTed WAV, answering {"text", "confidence"} (backend http)
+QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
+QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
+QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
+
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.
 QUORUM_PUBLIC_BASE_URL = env.str("QUORUM_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")  # what providers link to
