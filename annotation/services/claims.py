@@ -265,7 +265,7 @@ def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, activ
     if Item.objects.filter(pk=item.pk).filter(~Exists(unsubmitted)).update(state=Item.State.COMPLETE):
         item.state = Item.State.COMPLETE
     responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
-    written.extend(uploads.keep(response, kind, files))
+    uploads.keep(response, kind, files, written)
     transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return response
 

@@ -25,10 +25,11 @@ class TranscriptionFailed(Exception):
     """A transcription attempt failed in a way worth retrying; the reason is stored on the reading."""
 
 
-def keep(response, uploads) -> list[tuple]:
+def keep(response, uploads, written: list) -> None:
     """Write the readings of a response being stored (inside its transaction): the files, then the
-    rows. Returns the (storage, name) pairs written, for `uploads.discard` if the transaction fails."""
-    written, rows = [], []
+    rows. Each file's (storage, name) goes on `written` as soon as it exists, so that
+    `uploads.discard` can take it back if anything after it fails."""
+    rows = []
     for name, upload in uploads.items():
         index = reading_index(name)
         reading = SpokenReading(
@@ -39,7 +40,6 @@ def keep(response, uploads) -> list[tuple]:
         written.append((reading.audio.storage, reading.audio.name))
         rows.append(reading)
     SpokenReading.objects.bulk_create(rows)
-    return written
 
 
 def store_reading(*, response, index: int, wav: bytes, seconds: float, sample_rate: int) -> SpokenReading:

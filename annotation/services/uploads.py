@@ -1,16 +1,15 @@
 """The files a response carries (the upload part of the task-type contract, `task_types.base.Upload`).
 
 A type with upload fields names a store (`TaskType.upload_store`); the store is a function here
-that writes the files of one response inside the response's transaction and returns what it
-wrote ((storage, name) pairs), so that a transaction that fails afterwards can take them back (storage is not
-transactional).
+that writes the files of one response inside the response's transaction and notes each file it
+wrote, so that a transaction that fails can take them back (storage is not transactional).
 """
 from collections.abc import Callable, Mapping
 
 from ..task_types.base import MAX_UPLOAD_BYTES, Problem, Upload
 from . import readings
 
-#: upload_store -> keep(response, {field: Upload}) -> [(storage, name) written]
+#: upload_store -> keep(response, {field: Upload}, written: list of (storage, name) it appends to)
 KEEPERS: dict[str, Callable] = {"spoken_readings": readings.keep}
 
 
@@ -41,11 +40,11 @@ def split(cleaned: Mapping) -> tuple[dict, dict]:
     return answers, uploads
 
 
-def keep(response, kind, uploads: Mapping[str, Upload]) -> list[tuple]:
-    """Store a response's files with its type's store; call inside the response's transaction."""
-    if not uploads:
-        return []
-    return KEEPERS[kind.upload_store](response, uploads)
+def keep(response, kind, uploads: Mapping[str, Upload], written: list) -> None:
+    """Store a response's files with its type's store; call inside the response's transaction. Each
+    file written goes on `written` at once, for `discard` if the transaction fails."""
+    if uploads:
+        KEEPERS[kind.upload_store](response, uploads, written)
 
 
 def discard(written: list[tuple]) -> None:
