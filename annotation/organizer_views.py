@@ -39,7 +39,7 @@ from .selectors.dashboard import (
     worker_recent_responses,
 )
 from .selectors.jobs import job_progress
-from .selectors.readings import reading_of
+from .selectors.readings import reading_of, transcription_summary
 from .selectors.review import ReviewFilters, review_queue
 from .selectors.team import in_house_annotators
 from .services.imports import ImportFailed
@@ -171,6 +171,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
         "agreement": quality_selectors.job_agreement(job),
+        "transcription": transcription_summary(job.pk) if kind and kind.upload_store == "spoken_readings" else None,
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 

@@ -45,7 +45,12 @@ class SpokenReadingTaskType(TaskType):
         "readings": (4, "How many readings each worker records of the turn (CGoDial asks for four), 1 to 10."),
         "min_seconds": (1.0, "A reading shorter than this many seconds is refused (the worker is asked to read it again)."),
         "max_seconds": (30.0, f"A reading longer than this many seconds is refused; at most {HARD_MAX_SECONDS:g}."),
-        "language": ("en", "The language the turns are read in (a BCP 47 code such as en); transcription needs an ASR model for it."),
+        "language": (
+            "en",
+            "The language the turns are read in (a code such as en). The default recognizer (pocketsphinx) has an "
+            "English model only: for another language set QUORUM_ASR_BACKEND to whisper or http, or the readings are "
+            "stored but not transcribed (the job page says why).",
+        ),
     }
 
     def clean_settings(self, settings):

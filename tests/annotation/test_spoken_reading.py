@@ -248,6 +248,19 @@ def test_a_language_without_an_offline_model_says_so_and_is_not_retried(reader):
     assert "No offline model for language 'fr'" in reading.asr_error and reading.transcribed_at is None
 
 
+def test_the_job_page_says_why_readings_are_not_transcribed(reader, organizer):
+    user, worker = reader
+    job = spoken_job(language="fr")
+    slot, _ = submit(job, user, worker, readings_of(job.items.get().payload["utterance"], 2))
+    for reading in SpokenReading.objects.filter(response__slot=slot):
+        transcribe_reading.delay(reading.pk)
+    client = Client()
+    client.force_login(organizer)
+    html = client.get(reverse("organizer:job", args=[job.pk])).content.decode()
+    assert "0 of 2 readings transcribed, 2 not transcribed" in html
+    assert "No offline model for language &#x27;fr&#x27;" in html and "(2)" in html
+
+
 # --- review and export ---------------------------------------------------------------------------------
 
 
