@@ -221,7 +221,7 @@ def job_action(request, pk, action):
 def job_export(request, pk):
     job = get_object_or_404(Job, pk=pk)
     try:
-        start_export(job, created_by=request.user)
+        start_export(job, created_by=request.user, include_audio=request.POST.get("include_audio") == "on")
     except ExportError as exc:
         messages.error(request, str(exc))
     else:

@@ -3,6 +3,7 @@ response, transcription on real synthesised speech, the review queue and the per
 
 Every recording is made in the test run (espeak-ng through annotation.speech.tts, or numpy)."""
 import json
+from pathlib import Path
 
 import pytest
 from celery.exceptions import Retry
@@ -296,6 +297,19 @@ def test_the_export_has_a_test_set_per_reading_with_the_hypothesis_and_a_manifes
     assert all(r["asr_text"] and r["asr_confidence"] is not None for r in rows)
     for row in rows:
         assert (tmp_path / "out" / row["audio"]).read_bytes()[:4] == b"RIFF"
+
+
+def test_the_job_page_exports_the_recordings_when_asked(stored, organizer, django_capture_on_commit_callbacks):
+    job, response = _transcribed(stored)
+    client = Client()
+    client.force_login(organizer)
+    assert 'name="include_audio"' in client.get(reverse("organizer:job", args=[job.pk])).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("organizer:job-export", args=[job.pk]), {"include_audio": "on"})
+    run = job.export_runs.get()
+    assert run.status == "succeeded" and run.include_audio
+    assert sum(name.startswith("audio/") for name in run.files) == 2
+    assert "ASR hypothesis" in (Path(run.directory) / "README.md").read_text()
 
 
 def test_the_export_leaves_the_audio_out_unless_asked(stored, tmp_path):
