@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_quality_pattern_min_ratings_positive'),
+        ('annotation', '0009_stored_agreement'),
     ]
 
     operations = [
