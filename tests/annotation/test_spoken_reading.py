@@ -102,6 +102,17 @@ def test_a_bad_recording_is_refused_with_which_reading_and_why_and_nothing_is_st
     assert not SpokenReading.objects.exists() and stored_files(settings) == []
 
 
+def test_an_oversized_file_is_refused_before_it_is_read(reader, settings):
+    from annotation.task_types.base import MAX_UPLOAD_BYTES
+
+    user, worker = reader
+    answers = readings_of("I need a cheap table.", 2)
+    answers["reading_1"] = upload("reading_1", b"RIFF" + b"\0" * MAX_UPLOAD_BYTES)
+    slot, refused = submit(spoken_job(), user, worker, answers)
+    assert refused.status_code == 400 and "Reading 1: the file is larger than 16 MB." in refused.content.decode()
+    assert stored_files(settings) == [] and not Response.objects.filter(slot=slot).exists()
+
+
 def test_a_missing_reading_is_refused(reader):
     user, worker = reader
     answers = readings_of("I need a cheap table.", 1)
@@ -317,3 +328,35 @@ def test_the_export_leaves_the_audio_out_unless_asked(stored, tmp_path):
     files = export_job(job, tmp_path / "out")
     assert not any(name.startswith("audio/") for name in files)
     assert all(json.loads(line)["audio"] is None for line in (tmp_path / "out" / "readings.jsonl").open())
+
+
+# --- the job form ----------------------------------------------------------------------------------------
+
+
+def _spoken_form(corpus, **settings):
+    from .test_organizer_views import job_form_data
+
+    data = job_form_data(corpus, name="read aloud", task_type="spoken_reading")
+    data.update({f"setting__spoken_reading__{name}": value for name, value in settings.items()})
+    return data
+
+
+def test_an_organizer_makes_a_spoken_job_with_its_settings(organizer):
+    corpus = make_corpus(name="spoken-form", dialogs=2, user_turns=1)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job-new")).content.decode()
+    assert "How many readings each worker records" in page and "English model only" in page
+    response = client.post(reverse("organizer:job-new"), _spoken_form(corpus, readings="3", min_seconds="2", max_seconds="10", language="en"))
+    assert response.status_code == 302
+    job = corpus.jobs.get()
+    assert job.settings == {"readings": 3, "min_seconds": 2.0, "max_seconds": 10.0, "language": "en"}
+
+
+def test_duration_bounds_that_cannot_hold_are_refused_on_the_form(organizer):
+    corpus = make_corpus(name="spoken-form", dialogs=2, user_turns=1)
+    client = Client()
+    client.force_login(organizer)
+    response = client.post(reverse("organizer:job-new"), _spoken_form(corpus, min_seconds="12", max_seconds="5"))
+    assert response.status_code == 200 and "0 &lt; min_seconds &lt; max_seconds" in response.content.decode()
+    assert not corpus.jobs.exists()
