@@ -360,3 +360,17 @@ def test_duration_bounds_that_cannot_hold_are_refused_on_the_form(organizer):
     response = client.post(reverse("organizer:job-new"), _spoken_form(corpus, min_seconds="12", max_seconds="5"))
     assert response.status_code == 200 and "0 &lt; min_seconds &lt; max_seconds" in response.content.decode()
     assert not corpus.jobs.exists()
+
+
+def test_the_api_exports_the_recordings_when_asked_and_refuses_a_bad_option(stored, organizer_api, django_capture_on_commit_callbacks):
+    job, _response = _transcribed(stored)
+    url = f"/api/jobs/{job.pk}/exports/"
+    refused = organizer_api.post(url, {"include_audio": "loudly"}, format="json")
+    assert refused.status_code == 400 and "include_audio" in refused.json()
+    with django_capture_on_commit_callbacks(execute=True):
+        made = organizer_api.post(url, {"include_audio": True}, format="json")
+    assert made.status_code == 202 and made.json()["include_audio"] is True
+    (run,) = organizer_api.get(url).json()
+    names = [f["name"] for f in run["files"]]
+    assert run["status"] == "succeeded" and "readings.jsonl" in names
+    assert sum(n.startswith("audio/") for n in names) == 2
