@@ -374,3 +374,20 @@ def test_the_api_exports_the_recordings_when_asked_and_refuses_a_bad_option(stor
     names = [f["name"] for f in run["files"]]
     assert run["status"] == "succeeded" and "readings.jsonl" in names
     assert sum(n.startswith("audio/") for n in names) == 2
+
+
+def test_other_types_review_and_vote_pages_have_no_players(organizer, make_annotator):
+    from tests.factories import good_answers
+
+    job = make_live_job(make_corpus(name="rewrites", dialogs=1, user_turns=1))
+    vote_job = enable_voting(job, votes_per_response=1, against_threshold=1)
+    (user, worker), (voter_user, voter) = make_annotator("writer"), make_annotator("voter")
+    _slot, posted = submit(job, user, worker, good_answers(job.items.get()))
+    assert posted.status_code == 302
+    client = Client()
+    client.force_login(organizer)
+    assert "<audio" not in client.get(reverse("organizer:job-review", args=[job.pk])).content.decode()
+    client.force_login(voter_user)
+    vote_slot = claim_next_slot(job=vote_job, worker=voter)
+    page = client.get(reverse("work", args=[make_token(vote_slot)])).content.decode()
+    assert "Paraphrase" in page and "<audio" not in page
