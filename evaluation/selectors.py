@@ -8,7 +8,7 @@ from annotation import task_types
 from annotation.models import Job, Response
 
 from . import bradley_terry
-from .models import Campaign, CampaignResult, TestSet
+from .models import Campaign, CampaignResult, JudgeRun, TestSet
 
 
 def campaigns():
@@ -84,6 +84,15 @@ def crowd_progress(campaign):
         slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
     )
     return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}
+
+
+def judge_runs(campaign):
+    """The campaign's automatic judges with their stored reports, each marked stale when the
+    campaign's inputs changed since the report was computed (`judge_report` recomputes it)."""
+    runs = list(JudgeRun.objects.filter(campaign=campaign))
+    for run in runs:
+        run.stale = bool(run.report) and run.inputs_version != campaign.inputs_version
+    return runs
 
 
 # --- Pairwise comparisons (any task type that defines `comparison`) ------------------------------

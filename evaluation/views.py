@@ -18,6 +18,7 @@ from .services import (
     create_finalist_campaign,
     import_entries_upload,
     import_human_eval_archive,
+    import_judge_scores,
     import_test_set_logs_upload,
     import_test_set_upload,
     select_finalists,
@@ -160,6 +161,25 @@ def campaign_import_human_eval(request, pk):
 
 @login_required
 @require_POST
+def campaign_import_judge(request, pk):
+    """Import an automatic judge's scores (CSV system,instance,question,score); all or nothing."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set"), pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .csv file of judge scores to import.")
+        return redirect("evaluation:campaign-results", pk=pk)
+    try:
+        run = import_judge_scores(campaign, upload, request.POST.get("judge", ""), name=upload.name)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported the scores of judge {run.name!r}.")
+    return redirect("evaluation:campaign-results", pk=pk)
+
+
+@login_required
+@require_POST
 def campaign_compute(request, pk):
     """Queue the computation of the campaign's results (a Celery task); the page shows them when stored."""
     _organizer_only(request)
@@ -191,6 +211,7 @@ def campaign_results(request, pk):
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "crowd": selectors.crowd_progress(campaign),
+        "judges": selectors.judge_runs(campaign),
         "report_files": list(REPORT_FILES),
         "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
     }
