@@ -8,7 +8,7 @@ from annotation import task_types
 from annotation.models import Job, Response
 
 from . import bradley_terry
-from .models import Campaign, CampaignResult, JudgeRun, TestSet
+from .models import Campaign, CampaignResult, JudgeRun, Rating, TestSet
 
 
 def campaigns():
@@ -84,6 +84,17 @@ def crowd_progress(campaign):
         slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
     )
     return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}
+
+
+def ratings_frame(campaign):
+    """The campaign's ratings as a frame (system, instance, question, rater, value), system as the
+    entry's label: what `power.fit` and `judges.build` read."""
+    import pandas as pd
+
+    rows = Rating.objects.filter(campaign=campaign).values_list("entry__team__team_id", "entry__entry_id", "instance", "question", "rater", "value")
+    frame = pd.DataFrame.from_records(list(rows), columns=["team", "entry", "instance", "question", "rater", "value"])
+    frame.insert(0, "system", frame.pop("team") + "/" + frame.pop("entry"))
+    return frame
 
 
 def judge_runs(campaign):

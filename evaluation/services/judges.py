@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 from django.db import transaction
 
-from .. import judge_agreement, judge_csv, judges
+from .. import judge_agreement, judge_csv, judges, selectors
 from ..models import Campaign, JudgeRun, JudgeScore, Rating
 from .imports import EvaluationInputError
 
@@ -15,13 +15,6 @@ from .imports import EvaluationInputError
 def _ranked_entries(campaign: Campaign) -> dict:
     """label -> entry for the campaign's entries (reference rows included: a judge may score them)."""
     return {entry.label: entry for entry in campaign.entries.select_related("team")}
-
-
-def _ratings_frame(campaign: Campaign) -> pd.DataFrame:
-    rows = Rating.objects.filter(campaign=campaign).values_list("entry__team__team_id", "entry__entry_id", "instance", "question", "rater", "value")
-    frame = pd.DataFrame.from_records(list(rows), columns=["team", "entry", "instance", "question", "rater", "value"])
-    frame.insert(0, "system", frame.pop("team") + "/" + frame.pop("entry"))
-    return frame
 
 
 def _judge_frame(run: JudgeRun) -> pd.DataFrame:
@@ -35,7 +28,7 @@ def _judge_frame(run: JudgeRun) -> pd.DataFrame:
 def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON, alpha=0.05) -> dict:
     """Recompute and store the run's report against the campaign's current ratings."""
     campaign = run.campaign
-    ratings = _ratings_frame(campaign)
+    ratings = selectors.ratings_frame(campaign)
     if ratings.empty:
         raise EvaluationInputError(f"campaign {campaign.name!r} has no human ratings yet: the judge has nothing to be compared with")
     ranked = [label for label, entry in _ranked_entries(campaign).items() if entry.kind == "entry"]

@@ -166,3 +166,20 @@ def test_plan_power_refuses_a_bad_file_naming_the_line(tmp_path):
         run(path, "--top-k", 2)
     with pytest.raises(CommandError, match=r"pilot.csv: top k"):
         run(write_pilot(tmp_path / "pilot.csv", n=20), "--top-k", 9)
+
+
+def test_plan_power_reads_a_campaigns_ratings(campaign, test_set, tmp_path):
+    """The pilot can be a campaign: its entries (reference rows counted in the cost, not planned
+    for) and its ratings; imported DSTC lists have positions, not people, so no rater component."""
+    body = json.loads(run("--campaign", campaign.name, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--json"))
+    entries = {e.label for e in campaign.entries.all() if e.kind == "entry"}
+    assert {body["pairs"][0]["a"], body["pairs"][0]["b"]} <= entries
+    assert body["systems"] == campaign.entries.count()
+    assert body["pilot"]["components"]["rater"] == 0
+    with pytest.raises(CommandError, match="either as a FILE or as --campaign"):
+        run(write_pilot(tmp_path / "pilot.csv"), "--campaign", campaign.name, "--top-k", 2)
+    from evaluation.services import create_campaign
+
+    create_campaign("empty", test_set, [])
+    with pytest.raises(CommandError, match="campaign 'empty': has no ratings yet"):
+        run("--campaign", "empty", "--top-k", 2)
