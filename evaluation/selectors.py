@@ -97,6 +97,24 @@ def ratings_frame(campaign):
     return frame
 
 
+def campaign_pilot(campaign):
+    """A campaign's ratings as a planner's pilot: (ratings, entry labels to plan for, rows rated,
+    whether raters are people). ValueError when it has no ratings."""
+    ratings = ratings_frame(campaign)
+    if ratings.empty:
+        raise ValueError(f"campaign {campaign.name!r}: has no ratings yet to plan from")
+    entries = list(campaign.entries.select_related("team"))
+    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known
+
+
+def csv_pilot(source, name):
+    """A pilot ratings CSV (`ratings_csv`), the same four things; RatingsFileError names the line."""
+    from . import ratings_csv
+
+    ratings, _truth, systems, _questions = ratings_csv.read(source, name=name)
+    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True
+
+
 def judge_runs(campaign):
     """The campaign's automatic judges with their stored reports, each marked stale when the
     campaign's inputs changed since the report was computed (`judge_report` recomputes it)."""

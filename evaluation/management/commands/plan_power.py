@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import power, ratings_csv, selectors
+from evaluation import power, selectors
 from hits import providers
 
 from ._common import get_campaign
@@ -42,16 +42,10 @@ class Command(BaseCommand):
         source = file.name if file is not None else f"campaign {opts['campaign']!r}"
         try:
             if file is not None:
-                ratings, _truth, systems, _questions = ratings_csv.read(file, name=file.name)
-                entries = [s.label for s in systems if s.kind == "entry"]
-                rows, rater_ids_known = len(systems), not opts["no_rater_ids"]
+                ratings, entries, rows, rater_ids_known = selectors.csv_pilot(file, file.name)
             else:
-                campaign = get_campaign(opts["campaign"])
-                ratings = selectors.ratings_frame(campaign)
-                if ratings.empty:
-                    raise ValueError("has no ratings yet to plan from")
-                entries = [e.label for e in campaign.entries.select_related("team") if e.kind == "entry"]
-                rows, rater_ids_known = campaign.entries.count(), campaign.rater_ids_known and not opts["no_rater_ids"]
+                ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(get_campaign(opts["campaign"]))
+            rater_ids_known = rater_ids_known and not opts["no_rater_ids"]
             model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known)
             result = power.plan(
                 model, opts["top_k"], power=opts["power"], alpha=opts["alpha"], delta=opts["delta"],
