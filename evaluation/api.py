@@ -12,11 +12,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import FormParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.parsers import StrictMultiPartParser
 from annotation.api.permissions import IsOrganizer
 
 from . import agreement, leaderboard, selectors
@@ -180,7 +181,7 @@ class CampaignAgreementView(EvaluationAPI, APIView):
 
 
 class AgreementUploadView(EvaluationAPI, APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(
         summary="Krippendorff's alpha of an uploaded CSV (item,rater,value) at a level of measurement",
@@ -232,7 +233,7 @@ class FinalistsView(EvaluationAPI, APIView):
 
 
 class HumanEvalUploadView(EvaluationAPI, APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(
         summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign; all or nothing",
@@ -254,7 +255,7 @@ NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="
 
 
 class TestSetListView(EvaluationAPI, APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(summary="List test sets with their size, whether dialog contexts are stored, and their entry counts", responses={200: s.TestSetSerializer(many=True)})
     def get(self, request):
@@ -277,7 +278,7 @@ class TestSetListView(EvaluationAPI, APIView):
 
 
 class TestSetLogsView(EvaluationAPI, APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(
         summary="Add or replace a test set's dialog contexts (logs.json, aligned with its labels)",
@@ -293,7 +294,7 @@ class TestSetLogsView(EvaluationAPI, APIView):
 
 
 class EntriesUploadView(EvaluationAPI, APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(
         summary="Upload a test set's entries as a .zip of <team>/<entry>.json, with optional objective scores (CSV); all or nothing",

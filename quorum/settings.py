@@ -152,6 +152,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "annotation.api.parsers.StrictMultiPartParser",  # a multipart body with no part is a 400
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",  # limit and offset clamped
     "PAGE_SIZE": 100,

@@ -8,6 +8,7 @@ from annotation.models import Job, QualityPolicy
 from annotation.organizer_forms import QualitySettingsForm
 from annotation.services.jobs import create_job
 from annotation.services.quality import QualityError, set_quality
+from annotation.services.voting import vote_job_of
 from hits.requirements import RequirementsError, clean
 from tests.factories import make_corpus
 
@@ -125,3 +126,14 @@ def test_the_review_list_takes_all_as_true_or_false_only(api, job):
     assert api.get(f"/api/jobs/{job.pk}/reviews/?all=false").status_code == 200
     refused = api.get(f"/api/jobs/{job.pk}/reviews/?all=7")
     assert refused.status_code == 400 and "give true or false" in refused.json()["all"][0]
+
+
+def test_a_multipart_body_with_no_part_is_a_400_and_an_empty_body_still_means_no_fields(api, job):
+    """Found by schemathesis's negative run: `None` sent as a multipart body read as an empty form,
+    and an operation whose fields are all optional went ahead with its defaults."""
+    garbage = b"None--7c5156fb--\r\n"
+    response = api.generic("POST", f"/api/jobs/{job.pk}/voting/", garbage, content_type="multipart/form-data; boundary=7c5156fb")
+    assert response.status_code == 400 and "holds no part" in response.json()["detail"]
+    assert vote_job_of(job) is None  # voting was not switched on with its defaults
+    assert api.generic("POST", f"/api/jobs/{job.pk}/voting/", b"", content_type="multipart/form-data; boundary=x").status_code == 200
+    assert vote_job_of(job) is not None

@@ -22,7 +22,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -45,9 +45,18 @@ from ..services.quality import QualityError, override_verdict, set_quality, unbl
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
 from . import serializers as s
+from .parsers import StrictMultiPartParser
 from .permissions import IsOrganizer
 
 ERRORS = {400: OpenApiResponse(description="The request cannot be carried out; the body names the field to fix.")}
+
+
+# A body whose fields are all optional is documented as JSON: an empty multipart or form body reads
+# as "no fields" (the defaults), so only JSON lets a client say something that is not an object.
+def json_body(serializer):
+    return {"application/json": serializer}
+
+
 NOT_FOUND = {404: OpenApiResponse(s.MessageSerializer, description="No such object.")}
 
 
@@ -96,7 +105,7 @@ class CorpusViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMix
     """Corpora of dialogs; a new one is uploaded as files and imported in the background."""
 
     serializer_class = s.CorpusSerializer
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, FormParser]
 
     def get_queryset(self):
         return corpora_with_counts()
@@ -137,7 +146,7 @@ class ImportRunViewSet(OrganizerAPI, viewsets.ReadOnlyModelViewSet):
 class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Annotation jobs: created as drafts from a corpus, then launched, paused and finished."""
 
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    parser_classes = [JSONParser, FormParser, StrictMultiPartParser]
 
     def get_queryset(self):
         return jobs_with_progress().prefetch_related("annotators")
@@ -190,7 +199,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         responses={200: s.ExportRunSerializer(many=True), **NOT_FOUND},
     )
     @extend_schema(
-        methods=["POST"], summary="Export the job's results in the background", request=s.ExportRequestSerializer,
+        methods=["POST"], summary="Export the job's results in the background", request=json_body(s.ExportRequestSerializer),
         responses={202: s.ExportRunSerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.ExportRunSerializer, pagination_class=None)
@@ -228,7 +237,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                    responses={200: s.VotingSummarySerializer, **NOT_FOUND})
     @extend_schema(
         methods=["POST"], summary="Turn voting on with its settings, or off (enabled: false)",
-        request=s.VotingSettingsSerializer, responses={200: s.VotingSummarySerializer, **ERRORS, **NOT_FOUND},
+        request=json_body(s.VotingSettingsSerializer), responses={200: s.VotingSummarySerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.VotingSettingsSerializer, pagination_class=None,
             error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down"))
@@ -267,7 +276,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     @extend_schema(methods=["GET"], summary="The job's gold, onboarding and flag settings", request=None,
                    responses={200: s.QualitySettingsSerializer, **NOT_FOUND})
     @extend_schema(methods=["POST"], summary="Change some of the job's gold, onboarding and flag settings",
-                   request=s.QualitySettingsSerializer, responses={200: s.QualitySettingsSerializer, **ERRORS, **NOT_FOUND})
+                   request=json_body(s.QualitySettingsSerializer), responses={200: s.QualitySettingsSerializer, **ERRORS, **NOT_FOUND})
     @action(detail=True, methods=["get", "post"], serializer_class=s.QualitySettingsSerializer, pagination_class=None,
             error_fields=s.QUALITY_SETTINGS)
     def quality(self, request, pk=None):
