@@ -11,6 +11,8 @@ BENCHMARKS = {
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
+    "allocation": "perf.bench_allocation",
+    "spoken": "perf.bench_spoken",
     "speech": "perf.bench_speech",
 }
 

@@ -106,6 +106,37 @@ STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+# Spoken readings' audio (issue 14) goes to STORAGES["audio"]: local files under MEDIA_ROOT/readings by
+# default, or an S3-compatible bucket through django-storages when QUORUM_AUDIO_S3_BUCKET is set.
+# Bucket credentials come from boto3's standard chain (environment, profile, instance role), never
+# from here. Audio is never served from a public URL: the reading views (organizer_views.reading_audio,
+# views.work_reading_audio for voters) check who asks and stream it from the storage.
+QUORUM_AUDIO_S3_BUCKET = env.str("QUORUM_AUDIO_S3_BUCKET", default="")  # a bucket name turns the S3 storage on
+QUORUM_AUDIO_S3_ENDPOINT_URL = env.str("QUORUM_AUDIO_S3_ENDPOINT_URL", default="")  # MinIO, Ceph, R2...; empty: AWS
+QUORUM_AUDIO_S3_REGION = env.str("QUORUM_AUDIO_S3_REGION", default="")  # the bucket's region, if the service needs one
+QUORUM_AUDIO_S3_PREFIX = env.str("QUORUM_AUDIO_S3_PREFIX", default="quorum-audio")  # key prefix inside the bucket
+if QUORUM_AUDIO_S3_BUCKET:
+    _AUDIO_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": QUORUM_AUDIO_S3_BUCKET,
+            "endpoint_url": QUORUM_AUDIO_S3_ENDPOINT_URL or None,
+            "region_name": QUORUM_AUDIO_S3_REGION or None,
+            "location": QUORUM_AUDIO_S3_PREFIX,
+            "default_acl": "private",
+            "file_overwrite": False,
+        },
+    }
+else:
+    _AUDIO_STORAGE = {
+        # No location: FileSystemStorage follows MEDIA_ROOT (readings go under MEDIA_ROOT/readings/).
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "audio": _AUDIO_STORAGE,
+}
 # Uploaded corpora can be large; they are streamed to disk, never held in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -215,6 +246,10 @@ QUORUM_REQUEST_TOKEN_PREFIX = env.str("QUORUM_REQUEST_TOKEN_PREFIX", default="qu
 QUORUM_RECONCILE_GRACE_SECONDS = env.int("QUORUM_RECONCILE_GRACE_SECONDS", default=300)  # before an intent is repaired
 QUORUM_SETTLE_MARGIN_HOURS = env.int("QUORUM_SETTLE_MARGIN_HOURS", default=12)  # settle before auto-approval
 QUORUM_EXTRA_FRAME_ORIGINS = env.list("QUORUM_EXTRA_FRAME_ORIGINS", default=[])  # other origins that may frame tasks
+# Django's cache: per process by default. With several gunicorn workers set CACHE_URL (e.g.
+# redis://127.0.0.1:6379/1) so that what one process forgets (a job's provider, when its crowd
+# settings change) is forgotten by all.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
 QUORUM_JOB_PROVIDER_CACHE_SECONDS = env.int("QUORUM_JOB_PROVIDER_CACHE_SECONDS", default=300)  # claims read a job's provider from the cache
 QUORUM_CONFIRM_RETRY_SECONDS = env.int("QUORUM_CONFIRM_RETRY_SECONDS", default=120)  # ask a provider again to confirm an entry
 QUORUM_MTURK_CONFIRM_MARGIN_MINUTES = env.int("QUORUM_MTURK_CONFIRM_MARGIN_MINUTES", default=30)  # after an assignment's duration, MTurk's silence refutes it

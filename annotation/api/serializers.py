@@ -67,12 +67,19 @@ class ExportFileSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="Where to download it.")
 
 
+class ExportRequestSerializer(serializers.Serializer):
+    include_audio = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Spoken-reading jobs: also copy every recording into the export (audio/); readings.jsonl is always written.",
+    )
+
+
 class ExportRunSerializer(BackgroundRunFields):
     files = serializers.SerializerMethodField(help_text="Files of the export, each with its download URL.")
 
     class Meta:
         model = ExportRun
-        fields = BackgroundRunFields.run_fields + ["job", "files"]
+        fields = BackgroundRunFields.run_fields + ["job", "include_audio", "files"]
         read_only_fields = fields
 
     @extend_schema_field(ExportFileSerializer(many=True))
@@ -290,7 +297,7 @@ class VotingSummarySerializer(serializers.Serializer):
     items_recollected = serializers.IntegerField()
     recollection_rate = serializers.FloatField(allow_null=True, help_text="items_recollected / items_reviewed; null before any review.")
     votes = serializers.IntegerField()
-    vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes; null with a note when it cannot be computed.")
+    vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes, over each part voted on (a rewrite's variants); null with a note when it cannot be computed.")
     vote_alpha_note = serializers.CharField(allow_blank=True)
 
     @staticmethod
