@@ -76,6 +76,26 @@ def _parse_setting(default, value):
         raise forms.ValidationError(f"Not valid JSON: {exc.msg}.") from None
 
 
+MAX_SETTING_FILE_BYTES = 20 * 1024 * 1024
+
+
+def _read_setting_file(kind, setting: str, upload):
+    """A setting's value from its uploaded file (None when none was given); the messages name the
+    file as uploaded, never where the server keeps it."""
+    if not upload:
+        return None
+    if upload.size > MAX_SETTING_FILE_BYTES:
+        raise forms.ValidationError(f"{upload.name}: larger than {MAX_SETTING_FILE_BYTES // (1024 * 1024)} MB.")
+    try:
+        text = upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise forms.ValidationError(f"{upload.name}: not UTF-8 text; save it as UTF-8.") from None
+    try:
+        return kind.read_setting_file(setting, text, upload.name)
+    except task_types.TaskTypeSettingsError as exc:
+        raise forms.ValidationError(f"{exc.errors.get(setting, exc)}.") from None
+
+
 class JobForm(forms.Form):
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"))
     name = forms.CharField(max_length=200)
@@ -109,7 +129,12 @@ class JobForm(forms.Form):
         for kind in self.kinds:
             for setting, (default, help_text) in kind.settings_help.items():
                 label = setting.replace("_", " ").capitalize()
-                self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
+                if setting in kind.setting_files:  # given as a file: a list of records is no text box
+                    self.fields[setting_field_name(kind.key, setting)] = forms.FileField(
+                        label=label, required=False, help_text=f"{help_text} {kind.setting_files[setting]}"
+                    )
+                else:
+                    self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
 
     def settings_groups(self):
         """[(task type, [bound fields of its settings])] for the template."""
@@ -132,7 +157,10 @@ class JobForm(forms.Form):
         for setting, (default, _help) in kind.settings_help.items():
             field = setting_field_name(kind.key, setting)
             try:
-                value = _parse_setting(default, self.cleaned_data.get(field))
+                if setting in kind.setting_files:
+                    value = _read_setting_file(kind, setting, self.cleaned_data.get(field))
+                else:
+                    value = _parse_setting(default, self.cleaned_data.get(field))
             except forms.ValidationError as exc:
                 self.add_error(field, exc)
                 continue

@@ -114,7 +114,7 @@ def job_new(request):
     initial = {}
     if request.method == "GET" and request.GET.get("corpus", "").isdigit():
         initial["corpus"] = int(request.GET["corpus"])
-    form = JobForm(request.POST or None, initial=initial)
+    form = JobForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             job = create_job_for_request(created_by=request.user, **form.job_request())

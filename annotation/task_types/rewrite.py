@@ -6,6 +6,8 @@ PROTOCOLS.md section 1. Every rewrite must keep the turn's slot values exactly; 
 from collections.abc import Mapping
 
 from .. import rewrite_checks
+from ..exporters.base import TurnRecord
+from ..exporters.selection import earliest_accepted_rewrites
 from ..rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
 from .base import TaskType, TaskTypeSettingsError, clean_text, register
 
@@ -81,6 +83,15 @@ class RewriteTaskType(TaskType):
             )
         )
         return cleaned, problems
+
+    def test_set_names(self, settings):
+        variants = settings.get("variants", list(VARIANTS))
+        return list(variants) if isinstance(variants, list) else []
+
+    def test_set_turns(self, turn, payload, accepted_responses, settings):
+        """Per variant, the earliest accepted rewrite in place of the source turn."""
+        rewrites = earliest_accepted_rewrites(accepted_responses, self.test_set_names(settings))
+        return {v: [TurnRecord(turn.index, turn.speaker, text, turn.slot_values, turn.raw)] for v, text in rewrites.items()}
 
     def vote_parts(self, settings):
         """Each variant is its own utterance of the test sets, so voters judge each one (CGoDial)."""
