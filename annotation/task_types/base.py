@@ -20,6 +20,7 @@ ask it instead of switching on its key:
 Task types import no services and no views: whatever a response sets off (gold grading, voting)
 is done by `annotation.services.responses` from what the type declares.
 """
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -108,6 +109,33 @@ class TaskType:
         cleaned `settings`. A type may return its own rows (with at least `id`, the item's turn)
         for `build_payload`: the out-of-scope type picks insertion points per dialog."""
         return list(turns)
+
+    #: For a PAYLOADS type an organizer may give a file of: what the file is (shown on the job page
+    #: and in the command's help); empty: its payloads come from elsewhere (a campaign).
+    payload_file: str = ""
+
+    def read_payloads(self, text: str, name: str) -> list:
+        """The payloads of a `payload_file` (`name`: the file's name, for messages): by default one
+        JSON object a line, blank lines skipped. PayloadError names the line."""
+        payloads = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                payload = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PayloadError(f"{name} line {number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(payload, dict):
+                raise PayloadError(f"{name} line {number}: expected a JSON object")
+            payloads.append(payload)
+        if not payloads:
+            raise PayloadError(f"{name}: no payloads; write one JSON object a line")
+        return payloads
+
+    def payloads_from_corpus(self, corpus_meta: Mapping) -> list:
+        """Payloads a PAYLOADS type can take from a corpus's own data (`Corpus.meta`, e.g. the FAQ
+        documents of a DSTC9 knowledge base); empty: none."""
+        return []
 
     def build_payload(self, source) -> dict:
         """What an annotator needs to see for one item: from a turn (CORPUS), or the caller's payload

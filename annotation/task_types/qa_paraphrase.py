@@ -111,7 +111,18 @@ class QaParaphraseTaskType(TaskType):
             raise TaskTypeSettingsError(errors)
         return cleaned
 
+    payload_file = 'QA pairs: a JSONL file, one {"id", "question", "answer"} a line, ids unique.'
+
     # --- Items ------------------------------------------------------------------------------------
+
+    def read_payloads(self, text, name):
+        try:
+            return qa_pairs.read_jsonl(text, name, with_id=True)
+        except qa_pairs.QaPairsError as exc:
+            raise PayloadError(str(exc)) from None
+
+    def payloads_from_corpus(self, corpus_meta):
+        return [{"id": p["id"], "question": p["question"], "answer": p["answer"]} for p in qa_pairs.from_knowledge(corpus_meta.get("knowledge"))]
 
     def build_payload(self, source) -> dict:
         try:
