@@ -19,7 +19,8 @@ class Dstc6Writer(VariantWriter):
             {
                 "dialog_id": dialog.external_id,
                 "utterances": [t.text for t in dialog.turns],
-                **without(dialog.meta, "dialog_id", "utterances", "oos_turns"),
+                **without(dialog.meta, "dialog_id", "utterances"),
+                # Only where turns were inserted: a re-imported set keeps its own labels.
                 **({"oos_turns": oos} if (oos := [i for i, t in enumerate(dialog.turns) if t.inserted == OOS_TURN]) else {}),
             }
         )
