@@ -185,6 +185,8 @@ def _task_type_or_none(key):
 
 
 def _readable(value) -> str:
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        return f"{len(value)} entries"  # QA pairs, an entity list: thousands of records are no summary
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)

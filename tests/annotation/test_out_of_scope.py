@@ -304,6 +304,20 @@ def test_the_job_page_creates_an_oos_job_with_an_uploaded_qa_file(organizer):
     page = client.post(reverse("organizer:job-new"), {**form, "setting__oos_insert__qa_pairs": bad})
     assert page.status_code == 200 and "qa.jsonl line 1: unknown key(s) extra" in page.content.decode()
     assert not Job.objects.exists()
-    good = SimpleUploadedFile("qa.jsonl", b'{"question": "Gym?", "answer": "No."}\n')
+    good = SimpleUploadedFile("qa.jsonl", b'{"question": "Gym?", "answer": "No."}\n{"question": "Pool?", "answer": "Yes."}\n')
     assert client.post(reverse("organizer:job-new"), {**form, "setting__oos_insert__qa_pairs": good}).status_code == 302
-    assert Job.objects.get().settings["qa_pairs"] == [{"question": "Gym?", "answer": "No."}]
+    job = Job.objects.get()
+    assert job.settings["qa_pairs"] == [{"question": "Gym?", "answer": "No."}, {"question": "Pool?", "answer": "Yes."}]
+    page = client.get(reverse("organizer:job", args=[job.pk])).content.decode()
+    assert "<code>qa_pairs</code>: 2 entries" in page and "Pool?" not in page  # counted, not dumped
+
+
+@pytest.mark.django_db
+def test_a_reimported_dstc6_set_keeps_its_labels_in_a_rewrite_export(make_annotator, tmp_path):
+    from annotation.models import Dialog
+
+    corpus = make_corpus(dialogs=1, user_turns=2, source_format="dstc6")
+    Dialog.objects.filter(corpus=corpus).update(meta={"candidates": [], "oos_turns": [2]})
+    job = launch_job(create_job(corpus=corpus, name="rewrite"))
+    export_job(job, tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "paraphrase" / "dialogs.json").read_text())[0]["oos_turns"] == [2]
