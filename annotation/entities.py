@@ -95,8 +95,10 @@ def substitute(text: str, slot_values: list[Mapping], mapping: Mapping) -> tuple
     """(new text, new slot values, [{slot, old, new}]) of one turn. Each old value is replaced where
     it stands in the text (as whole words in scripts written with spaces), all values in one pass
     so that a new value is never replaced again."""
+    # One new text per old text: where two slots share a value ("centre" for hotel and restaurant
+    # area) the text can only say one thing, and the slot values and changes say the same.
     replace = {sv["value"]: mapping[(sv["slot"], sv["value"])] for sv in slot_values if (sv["slot"], sv["value"]) in mapping}
-    changes = [{"slot": sv["slot"], "old": sv["value"], "new": mapping[(sv["slot"], sv["value"])]}
+    changes = [{"slot": sv["slot"], "old": sv["value"], "new": replace[sv["value"]]}
                for sv in slot_values if (sv["slot"], sv["value"]) in mapping]
     new_values = [{"slot": sv["slot"], "value": replace.get(sv["value"], sv["value"])} for sv in slot_values]
     if not replace:

@@ -51,6 +51,13 @@ def test_values_are_replaced_where_they_stand_in_one_pass():
     assert changes[0] == {"slot": "price", "old": "cheap", "new": "expensive"}
 
 
+def test_two_slots_with_the_same_value_get_one_new_text_everywhere():
+    slot_values = [{"slot": "hotel-area", "value": "centre"}, {"slot": "restaurant-area", "value": "centre"}]
+    text, values, changes = substitute("Both in the centre.", slot_values, {("hotel-area", "centre"): "north", ("restaurant-area", "centre"): "east"})
+    new = {v["value"] for v in values}
+    assert len(new) == 1 and text == f"Both in the {new.pop()}." and {c["new"] for c in changes} == {values[0]["value"]}
+
+
 def _corpus():
     corpus = Corpus.objects.create(name="restaurants", source_format="jsonl")
     for d in range(6):
