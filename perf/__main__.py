@@ -12,6 +12,7 @@ BENCHMARKS = {
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
     "collection_checks": "perf.bench_collection_checks",
+    "allocation": "perf.bench_allocation",
 }
 
 
