@@ -114,6 +114,29 @@ def test_voters_judge_each_paraphrase(make_annotator):
 
 
 @pytest.mark.django_db
+def test_a_voter_sees_the_question_and_votes_on_each_paraphrase(make_annotator):
+    from annotation.work_tokens import make_token
+
+    job = _job(1)
+    vote_job = enable_voting(job, votes_per_response=1, against_threshold=1)
+    writer = make_annotator("ann")[1]
+    slot = claim_next_slot(job=job, worker=writer)
+    response = submit_response(slot_id=slot.pk, worker=writer, answers={f"paraphrase_{i + 1}": q for i, q in enumerate(GOOD)})
+    user, voter = make_annotator("vic")
+    vote_slot = claim_next_slot(job=vote_job, worker=voter)
+    client = Client()
+    client.force_login(user)
+    url = reverse("work", args=[make_token(vote_slot)])
+    html = client.get(url).content.decode()
+    assert PAIR["question"] in html and all(q in html for q in GOOD)
+    assert html.count('name="vote__paraphrase_') == 3 * 2  # yes and no for each paraphrase
+    votes = {"vote__paraphrase_1": "for", "vote__paraphrase_2": "against", "vote__paraphrase_3": "for"}
+    assert client.post(url, votes).status_code == 302
+    response.refresh_from_db()
+    assert response.status != Response.Status.ACCEPTED and response.checks.get("voted_down_parts") == ["paraphrase_2"]
+
+
+@pytest.mark.django_db
 def test_the_export_writes_qa_pairs_with_their_sources_and_a_held_out_split(make_annotator, tmp_path):
     job = _job(6, heldout_share=0.5, seed=1)
     for name in ("ann", "bob"):
