@@ -24,7 +24,7 @@ from .exporters import ExportError
 from .gold_requests import GoldRequestError, add_gold_from_item
 from .gold_requests import answer_fields as gold_answer_fields
 from .import_requests import UploadError, import_error_field, start_upload_import
-from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, job_error_fields
+from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, create_payload_job_for_request, job_error_fields
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
@@ -116,12 +116,16 @@ def job_new(request):
     initial = {}
     if request.method == "GET" and request.GET.get("corpus", "").isdigit():
         initial["corpus"] = int(request.GET["corpus"])
-    form = JobForm(request.POST or None, initial=initial)
+    form = JobForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            job = create_job_for_request(created_by=request.user, **form.job_request())
+            if form.builds_from_payloads:
+                job = create_payload_job_for_request(created_by=request.user, **form.payload_request())
+            else:
+                job = create_job_for_request(created_by=request.user, **form.job_request())
         except JobError as exc:
             form.add_service_error(job_error_fields(exc))
+
         else:
             messages.success(request, f"Created draft job {job.name!r}. Launch it when you are ready.")
             return redirect("organizer:job", pk=job.pk)
@@ -184,6 +188,8 @@ def _task_type_or_none(key):
 
 
 def _readable(value) -> str:
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        return f"{len(value)} entries"  # QA pairs, an entity list: thousands of records are no summary
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)

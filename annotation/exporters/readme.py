@@ -98,6 +98,15 @@ def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
         "the job has none.",
         "- `manifest.json`: the job and its settings, and Krippendorff's alpha per question over the "
         "responses that count.",
+        *(
+            [
+                "- `qa_pairs.jsonl` (and `qa_pairs_heldout.jsonl` with a held-out share): one JSON object a line, "
+                "`{source_id, question, answer, paraphrase_index, worker, source_question}`: each source pair "
+                "(`paraphrase_index` 0, `worker` null) followed by every paraphrase of its question in the responses "
+                "that count (1..N), with the source's answer.",
+            ]
+            if "qa_pairs.jsonl" in files else []
+        ),
         "",
         "## Agreement",
         "",

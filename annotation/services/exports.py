@@ -7,6 +7,7 @@ management command. Files are written to a temporary directory beside the target
 into place at the end, so a failed export leaves nothing half-written.
 """
 import csv
+import functools
 import json
 import logging
 import os
@@ -22,16 +23,14 @@ from django.utils import timezone
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters.base import write_json
-from ..exporters.selection import earliest_accepted_rewrites
 from ..models import ExportRun, Job, RunStatus
-from ..rewrite_checks import VARIANTS
 from .. import task_types
 from ..selectors import exports as selectors
 from ..selectors import quality as quality_selectors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ExportError", "export_directory", "export_job", "rewrite_variants", "run_export", "create_export_run"]
+__all__ = ["ExportError", "export_directory", "export_job", "job_test_sets", "run_export", "create_export_run"]
 
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")  # variants become directory names
 Progress = Callable[[int, int], None]
@@ -41,14 +40,17 @@ def quorum_version() -> str:
     return getattr(settings, "QUORUM_VERSION", "") or "unknown"
 
 
-def rewrite_variants(job: Job) -> list[str]:
-    variants = job.settings.get("variants", list(VARIANTS)) if isinstance(job.settings, dict) else list(VARIANTS)
-    if not isinstance(variants, list) or not variants:
+def job_test_sets(job: Job) -> list[str]:
+    """The job's test sets (one directory each: a rewrite job's variants), as its task type names
+    them from the job's settings, checked as directory names."""
+    settings = job.settings if isinstance(job.settings, dict) else {}
+    names = task_types.get(job.task_type).test_set_names(settings)
+    if not isinstance(names, list) or not names:
         raise ExportError(f"Job {job.id} has no rewrite variants in its settings; set settings.variants.")
-    bad = [v for v in variants if not isinstance(v, str) or not _SAFE_NAME.match(v)]
-    if bad or len(set(variants)) != len(variants):
-        raise ExportError(f"Job {job.id} has invalid or repeated variant names {variants!r} in its settings.")
-    return variants
+    bad = [v for v in names if not isinstance(v, str) or not _SAFE_NAME.match(v)]
+    if bad or len(set(names)) != len(names):
+        raise ExportError(f"Job {job.id} has invalid or repeated variant names {names!r} in its settings.")
+    return names
 
 
 def check_exportable(job: Job) -> None:
@@ -64,7 +66,7 @@ def test_set_variants(job: Job, kind) -> list[str]:
     (`spoken_1` … `spoken_k`, the user turn replaced by the ASR hypothesis of that reading)."""
     if kind.upload_store == "spoken_readings":
         return [spoken_variant(i) for i in range(len(kind.upload_fields(job.settings)))]
-    return rewrite_variants(job)
+    return job_test_sets(job)
 
 
 def spoken_variant(index: int) -> str:
@@ -135,9 +137,9 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
             writers[variant] = writer_cls(staging / variant, corpus.meta)
             stack.callback(writers[variant].close)
         spoken = kind.upload_store == "spoken_readings"
-        choose = earliest_hypotheses if spoken else earliest_accepted_rewrites
+        turns_of = functools.partial(_spoken_turns, variants) if spoken else kind.test_set_turns
         for dialog in selectors.export_dialogs(job, with_readings=spoken):
-            records, entry = _dialog_records(dialog, variants, choose)
+            records, entry = _dialog_records(dialog, kind, turns_of, job.settings, variants)
             for variant in variants:
                 writers[variant].add(records[variant])
                 counts[variant]["turns_replaced"] += len(entry["replaced"][variant])
@@ -170,6 +172,7 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
         "accepted response (by submitted_at, then id).",
         "variants": counts,
         "dialogs": dialogs_manifest,
+        **kind.manifest_extra(job.settings),
     }
     files += ["manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
@@ -193,6 +196,11 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         for row in combined:
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
+    extra = kind.answer_files(selectors.items_with_counted_answers(job), job.settings)
+    for name, records in extra.items():
+        with open(staging / name, "x", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
     manifest = {
         "job": {"id": job.id, "name": job.name, "task_type": job.task_type, "settings": job.settings, "redundancy": job.redundancy},
@@ -202,30 +210,43 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items.csv: per item, the task type's combination of the responses that count.",
         "items": len(combined),
         "agreement": agreement,
+        **({"files": {name: len(records) for name, records in extra.items()}} if extra else {}),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", "manifest.json", "README.md"]
+    files = ["responses.csv", "items.csv", *extra, "manifest.json", "README.md"]
     (staging / "README.md").write_text(readme.render_answers(manifest=manifest, files=files), encoding="utf-8")
     tracker.finish()
     return files
 
 
-def _dialog_records(dialog, variants, choose) -> tuple[dict[str, DialogRecord], dict]:
+def _dialog_records(dialog, kind, turns_of, settings, variants) -> tuple[dict[str, DialogRecord], dict]:
+    """Each test set's version of one dialog, and its manifest entry: which turns have items, and per
+    set the turns `turns_of` changed (the task type's `test_set_turns`: a rewrite in place of the
+    source, an out-of-scope turn inserted before it; for spoken readings the ASR hypothesis), with
+    what the item's payload records (`manifest_of`)."""
     turns = {v: [] for v in variants}
-    item_turns, replaced = [], {v: [] for v in variants}
+    item_turns, replaced, notes = [], {v: [] for v in variants}, {}
     for turn in dialog.ordered_turns:
-        rewrites = {}
+        source = TurnRecord(turn.index, turn.speaker, turn.text, turn.slot_values, turn.raw)
+        changed = {}
         if turn.job_items:  # at most one: an item is unique per job and turn
+            item = turn.job_items[0]
             item_turns.append(turn.index)
-            rewrites = choose(turn.job_items[0].accepted_responses, variants)
+            changed = turns_of(source, item.payload, item.accepted_responses, settings)
+            note = kind.manifest_of(item.payload)
+            if note:
+                notes[str(turn.index)] = note
         for variant in variants:
-            if variant in rewrites:
+            if variant in changed:
                 replaced[variant].append(turn.index)
-            turns[variant].append(
-                TurnRecord(turn.index, turn.speaker, rewrites.get(variant, turn.text), turn.slot_values, turn.raw)
-            )
+                turns[variant].extend(changed[variant])
+            else:
+                turns[variant].append(source)
     records = {v: DialogRecord(dialog.external_id, dialog.meta, turns[v]) for v in variants}
-    return records, {"dialog_id": dialog.external_id, "item_turns": item_turns, "replaced": replaced}
+    entry = {"dialog_id": dialog.external_id, "item_turns": item_turns, "replaced": replaced}
+    if notes:
+        entry["items"] = notes
+    return records, entry
 
 
 def _response_record(response) -> raw_csv.ResponseRecord:
@@ -243,6 +264,14 @@ def _response_record(response) -> raw_csv.ResponseRecord:
         active_seconds=response.active_seconds,
         checks=response.checks,
     )
+
+
+def _spoken_turns(variants, turn, payload, accepted_responses, settings) -> dict:
+    """A spoken-reading item's turn in each `spoken_k` set of `variants`: the ASR hypothesis of reading k."""
+    return {
+        v: [TurnRecord(turn.index, turn.speaker, text, turn.slot_values, turn.raw)]
+        for v, text in earliest_hypotheses(accepted_responses, variants).items()
+    }
 
 
 def earliest_hypotheses(accepted_responses, variants) -> dict[str, str]:

@@ -72,8 +72,11 @@ def create_job(
     if kind.builds_from != task_types.CORPUS:
         raise JobError(BUILT_ELSEWHERE[kind.builds_from].format(kind=kind.label), field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
-
-    turns = _selected_turns(corpus, kind, selection)
+    try:
+        clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
+        turns = _selected_turns(corpus, kind, selection, clean_settings)
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
     if not turns:
         raise JobError("the selection contains no turns to annotate", field="selection")
 
@@ -163,7 +166,7 @@ def _insert_slots(job: Job, redundancy: int) -> None:
         )
 
 
-def _selected_turns(corpus, kind, selection: Selection) -> list:
+def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
     # Light named rows (id, speaker, text, slot_values) rather than model instances: see _insert_items.
     turns = Turn.objects.filter(dialog__corpus=corpus)
     if selection.mode == "dialogs":
@@ -179,8 +182,10 @@ def _selected_turns(corpus, kind, selection: Selection) -> list:
         raise JobError("selection mode must be all, sample or dialogs", field="selection")
     if kind.source_speaker is not None:
         turns = turns.filter(speaker=kind.source_speaker)
-    rows = turns.order_by("dialog__position", "index").values_list("id", "speaker", "text", "slot_values", named=True)
-    chosen = list(kind.source_turns(rows.iterator(chunk_size=5000)))
+    rows = turns.order_by("dialog__position", "index").values_list(
+        "id", "dialog_id", "index", "speaker", "text", "slot_values", named=True
+    )
+    chosen = list(kind.source_turns(rows.iterator(chunk_size=5000), settings))
     if selection.mode == "sample":
         if not selection.size or selection.size < 1:
             raise JobError("a sample needs a size of at least 1", field="selection")

@@ -11,7 +11,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from .. import task_types
-from ..models import Item, Job, PayloadSet
+from ..models import Corpus, Item, Job, PayloadSet
 from .jobs import JobError, save_job, task_type_or_error, validated_job_fields
 
 
@@ -82,6 +82,29 @@ def create_payload_job(
             claim_timeout_minutes=claim_timeout_minutes,
             created_by=created_by,
         )
+
+
+def payloads_for(task_type: str, *, text: str | None = None, file_name: str = "", corpus: Corpus | None = None) -> tuple[list, str]:
+    """(payloads, where they came from) for a payload job an organizer asks for: read from a file's
+    `text` (named `file_name` in messages), or taken from `corpus`'s own data (a DSTC9 knowledge
+    base). JobError names what to give instead."""
+    kind = task_type_or_error(task_type)
+    if kind.builds_from != task_types.PAYLOADS or not kind.payload_file:
+        raise JobError(f"{kind.label}: its items are not made from a payload file", field="task_type")
+    if text is not None:
+        try:
+            return kind.read_payloads(text, file_name), file_name
+        except task_types.PayloadError as exc:
+            raise JobError(str(exc), field="payloads") from None
+    if corpus is not None:
+        payloads = kind.payloads_from_corpus(corpus.meta or {})
+        if not payloads:
+            raise JobError(
+                f"corpus {corpus.name!r} has no data to build {kind.label} items from; give a payload file ({kind.payload_file})",
+                field="payloads",
+            )
+        return payloads, f"corpus {corpus.name}"
+    raise JobError(f"give a payload file ({kind.payload_file}) or a corpus with knowledge", field="payloads")
 
 
 def item_ids_by_position(job: Job) -> dict[int, int]:

@@ -235,6 +235,44 @@ class TestPairwise(TaskTypeContract):
         return {"winner": "c", "left": "a"}
 
 
+class TestOutOfScope(TaskTypeContract):
+    key = "oos_insert"
+    bad_fields = {"utterance"}
+
+    def make_job(self, make_annotator):
+        qa = [{"question": f"Is there parking? {HOSTILE}", "answer": "Yes, free parking."}]
+        settings = {"insert_probability": 1.0, "qa_pairs": qa}
+        return make_live_job(make_corpus(dialogs=2, user_turns=2), task_type="oos_insert", redundancy=2, settings=settings)
+
+    def good_answers(self, item, n):
+        return {"utterance": ["What is the capital of Peru?", f"My cat sings at night. {HOSTILE}"][n % 2]}
+
+    def bad_answers(self, item):
+        return {"utterance": item.payload["next_turn"]}  # an in-scope turn of the dialog
+
+
+QA = {"id": "faq-1", "question": f"Is there free parking at the hotel? {HOSTILE}", "answer": "Yes, parking is free."}
+PARAPHRASES = [
+    "Can I park for free at the hotel?", "Does the hotel offer parking without charge?", "Is parking at the hotel free of charge?",
+    "Do guests pay for parking at this hotel?", "Will parking my car there cost anything?", "Is there a parking fee at the hotel?",
+    "Can guests leave their car at the hotel for nothing?", "Does it cost money to park at the hotel?", "Is the hotel car park free?",
+]
+
+
+class TestQaParaphrase(TaskTypeContract):
+    key = "qa_paraphrase"
+    bad_fields = {"paraphrase_1", "paraphrase_3"}
+
+    def make_job(self, make_annotator):
+        return _payload_job(self.key, [QA, {**QA, "id": "faq-2"}], count=3)
+
+    def good_answers(self, item, n):
+        return {f"paraphrase_{i + 1}": PARAPHRASES[(3 * n + i) % 9] for i in range(3)}
+
+    def bad_answers(self, item):
+        return {"paraphrase_1": item.payload["question"], "paraphrase_2": PARAPHRASES[0], "paraphrase_3": PARAPHRASES[0] + "!"}
+
+
 @pytest.mark.speech  # recordings synthesised with espeak-ng
 class TestSpokenReading(TaskTypeContract):
     """Readings are upload fields: the good answers are recordings synthesised in the test run, the
