@@ -95,3 +95,37 @@ class GoalsUploadForm(_OwnIds):
         if bool(data.get("database")) != bool(data.get("database_domain")):
             raise forms.ValidationError("Give a database file and its domain together, or neither.")
         return data
+
+
+class SystemChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj):
+        check = "passed the contract check" if obj.check_passed else "did not pass the contract check"
+        return f"{obj.name} ({check})"
+
+
+class ChatJobForm(_OwnIds):
+    """An interactive (chat) campaign: which systems, which goals, how many dialogs of each."""
+
+    id_prefix = "chatjob"
+    name = forms.CharField(max_length=200, help_text="The job's name, e.g. “DSTC9 Track 2 round 1”; it must be new.")
+    systems = SystemChoiceField(
+        queryset=None,
+        help_text="The systems workers chat with (a paused system is not offered; hold Ctrl to pick several). Workers never see their names.",
+    )
+    goal_set = forms.ModelChoiceField(queryset=None, help_text="The user goals workers are given; every system gets every goal.")
+    dialogs_per_goal = forms.IntegerField(
+        min_value=1, max_value=100, initial=1, help_text="Dialogs per system per goal (DSTC9 Track 2 ran 50-100 dialogs per system in all)."
+    )
+    min_user_turns = forms.IntegerField(
+        min_value=1, max_value=50, initial=1, help_text="How many messages a worker must send before ending a dialog."
+    )
+    reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.50", help_text="Pay per dialog, in USD.")
+    instructions = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Shown to workers above the goal (optional). After the chat they judge Success or Fail and rate understanding and appropriateness 1-5.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["systems"].queryset = selectors.dialog_systems().filter(paused_at__isnull=True)
+        self.fields["goal_set"].queryset = selectors.goal_sets()

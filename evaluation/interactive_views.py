@@ -8,14 +8,15 @@ from django.views.decorators.http import require_POST
 
 from . import selectors
 from .interactive import system_results
-from .forms import GoalsUploadForm, SystemRegistrationForm
+from .forms import ChatJobForm, GoalsUploadForm, SystemRegistrationForm
 from .models import DialogSystem
-from .services import EvaluationInputError, check_system_again, import_goals, register_system
+from .services import EvaluationInputError, check_system_again, create_chat_job, import_goals, register_system, resume_system
 from .views import _organizer_only
 
 
-def _page(request, status=200, system_form=None, goals_form=None):
+def _page(request, status=200, system_form=None, goals_form=None, chat_form=None):
     context = {
+        "chat_form": chat_form or ChatJobForm(),
         "systems": selectors.dialog_systems(),
         "goal_sets": selectors.goal_sets(),
         "system_form": system_form or SystemRegistrationForm(),
@@ -66,6 +67,17 @@ def system_check(request, pk):
 
 @login_required
 @require_POST
+def system_resume(request, pk):
+    _organizer_only(request)
+    system = get_object_or_404(DialogSystem, pk=pk)
+    if system.paused_at:
+        resume_system(system)
+        messages.success(request, f"“{system.name}” is resumed: new chats go to it again.")
+    return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@login_required
+@require_POST
 def goals_upload(request):
     _organizer_only(request)
     form = GoalsUploadForm(request.POST, request.FILES)
@@ -80,6 +92,26 @@ def goals_upload(request):
             messages.success(request, f"Imported goal set “{goal_set.name}”: {goal_set.goals.count()} goals.")
             return redirect(reverse("evaluation:systems") + "#goals")
     return _page(request, status=400, goals_form=form)
+
+
+@login_required
+@require_POST
+def chat_job_create(request):
+    _organizer_only(request)
+    form = ChatJobForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = create_chat_job(
+                name=data["name"], systems=list(data["systems"]), goal_set=data["goal_set"], dialogs_per_goal=data["dialogs_per_goal"],
+                min_user_turns=data["min_user_turns"], reward=data["reward"], instructions=data["instructions"], created_by=request.user,
+            )
+        except EvaluationInputError as exc:
+            form.add_error(None, f"No job was created: {exc}")
+        else:
+            messages.success(request, f"Launched “{job.name}”: {job.items.count()} dialogs.")
+            return redirect(reverse("evaluation:systems") + "#interactive-jobs")
+    return _page(request, status=400, chat_form=form)
 
 
 @login_required

@@ -208,10 +208,23 @@ class DialogSystem(models.Model):
     check_passed = models.BooleanField(default=False, help_text="Whether the last contract check passed every rule.")
     check_results = models.JSONField(default=list, blank=True, help_text="The last contract check: [{rule, passed, reason}].")
     checked_at = models.DateTimeField(null=True, blank=True, help_text="When the contract check last ran.")
+    paused_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when the system kept failing: no new chats are assigned to it until an organizer resumes it."
+    )
+    paused_reason = models.CharField(max_length=300, blank=True, help_text="Why the system was paused (which failures, how many).")
+    resumed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When an organizer last resumed it: only turns after this count towards pausing it again."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(paused_at__isnull=True, paused_reason="") | models.Q(paused_at__isnull=False) & ~models.Q(paused_reason=""),
+                name="dialogsystem_paused_with_reason",
+            )
+        ]
 
     def __str__(self):
         return self.name

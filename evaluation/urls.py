@@ -19,6 +19,8 @@ urlpatterns = [
     path("systems/", interactive_views.systems_page, name="systems"),
     path("systems/register/", interactive_views.system_register, name="system-register"),
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),
+    path("systems/<int:pk>/resume/", interactive_views.system_resume, name="system-resume"),
     path("interactive/<int:pk>/", interactive_views.interactive_results, name="interactive-results"),
+    path("interactive/new/", interactive_views.chat_job_create, name="chat-job-create"),
     path("goals/", interactive_views.goals_upload, name="goals-upload"),
 ]

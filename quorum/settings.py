@@ -189,6 +189,15 @@ QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imp
 # Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
 # system may take before the turn is recorded as failed and the worker sees a polite fallback.
 QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
+# A system that keeps failing (timeouts, errors, replies that break the contract) is paused: no new
+# chats are assigned to it, workers already in a chat with it may end without ratings, and an
+# organizer resumes it on the systems page. It is paused after this many failed turns in a row
+# (0: never on this rule)...
+QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = env.int("QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES", default=5)
+# ...or when at least this share (0-1) of its last QUORUM_SYSTEM_PAUSE_WINDOW_TURNS turns failed
+# (window 0: never on this rule). Only turns since the last resume count.
+QUORUM_SYSTEM_PAUSE_FAILURE_RATE = env.float("QUORUM_SYSTEM_PAUSE_FAILURE_RATE", default=0.5)
+QUORUM_SYSTEM_PAUSE_WINDOW_TURNS = env.int("QUORUM_SYSTEM_PAUSE_WINDOW_TURNS", default=20)
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.

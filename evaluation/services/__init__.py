@@ -11,7 +11,7 @@ from .campaigns import (  # noqa: F401
     refresh_inputs_version,
     select_finalists,
 )
-from .chats import create_chat_job  # noqa: F401
+from .chats import create_chat_job, pause_system, resume_system  # noqa: F401
 from .crowd import (  # noqa: F401
     create_crowd_campaign,
     create_crowd_job,

@@ -262,12 +262,17 @@ def test_the_api_gives_every_jobs_agreement_per_question(db, make_annotator, org
     assert client.get(f"/api/jobs/{rewrite.pk}/agreement/").json() == []
 
 
-class _ScriptedRelay:
-    """A relay that needs no system: every conversation already holds one exchange."""
+def _scripted_relay():
+    from annotation.chat_relay import ChatRelay
 
-    def transcript(self, endpoint, session_key):
-        return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
-                          {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+    class ScriptedRelay(ChatRelay):
+        """A relay that needs no system: every conversation already holds one exchange."""
+
+        def transcript(self, endpoint, session_key):
+            return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
+                              {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+
+    return ScriptedRelay()
 
 
 CHAT = {"goal": {"restaurant": {"info": {"food": "chinese"}}}, "goal_text": [f"Find a chinese restaurant. {HOSTILE}"], "goal_id": "g1", "endpoint": "e1", "relay": "contract-test"}
@@ -281,7 +286,7 @@ class TestChat(TaskTypeContract):
     def _relay(self):
         from annotation import chat_relay
 
-        chat_relay.RELAYS["contract-test"] = _ScriptedRelay()
+        chat_relay.RELAYS["contract-test"] = _scripted_relay()
         yield
         del chat_relay.RELAYS["contract-test"]
 
