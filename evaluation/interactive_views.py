@@ -2,16 +2,18 @@
 and user goals. Thin: the services write, the selectors read."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from . import selectors
-from .interactive import system_results
+from . import interactive, selectors
 from .forms import ChatJobForm, GoalsUploadForm, SystemRegistrationForm
 from .models import DialogSystem
 from .services import EvaluationInputError, check_system_again, create_chat_job, import_goals, register_system, resume_system
 from .views import _organizer_only
+
+RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
 
 
 def _page(request, status=200, system_form=None, goals_form=None, chat_form=None):
@@ -115,12 +117,19 @@ def chat_job_create(request):
 
 
 @login_required
-def interactive_results(request, pk):
-    """Per system: success (worker), success with grounding, their average, the two ratings; and
-    every counted dialog's transcript."""
+def interactive_results(request, pk, fmt=None):
+    """Per system: success (worker), success with grounding, their average (which ranks), the two
+    ratings, each with its bootstrap interval over goals, tie groups and rank ranges; every counted
+    dialog's transcript. As a page, or as CSV / Markdown to publish."""
     _organizer_only(request)
     job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
-    dialogs = selectors.interactive_dialogs(job)
-    for d in dialogs:
-        d["database"] = d["database"] or {}
-    return render(request, "evaluation/interactive_results.html", {"job": job, "rows": system_results(dialogs), "dialogs": dialogs})
+    result, dialogs = selectors.interactive_ranking(job)
+    if fmt is not None:
+        if fmt not in RESULT_FORMATS or not result["systems"]:
+            raise Http404("No such format, or no dialogs count yet.")
+        content_type, render_as = RESULT_FORMATS[fmt]
+        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
+        return response
+    return render(request, "evaluation/interactive_results.html", {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs})

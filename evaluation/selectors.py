@@ -136,6 +136,17 @@ def interactive_jobs():
     return Job.objects.filter(task_type="chat").order_by("-pk")
 
 
+def interactive_ranking(job, bootstrap=None, seed=None):
+    """The interactive leaderboard of a chat job (intervals, tie groups) and its counted dialogs."""
+    from . import interactive, scoring
+
+    dialogs = interactive_dialogs(job)
+    result = interactive.system_results(
+        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed
+    )
+    return result, dialogs
+
+
 def interactive_dialogs(job) -> list[dict]:
     """The counted dialogs of a chat job with their system's name, goal and entity database."""
     from .models import DialogSystem, UserGoal
@@ -148,8 +159,8 @@ def interactive_dialogs(job) -> list[dict]:
         {
             "system": names.get(r.item.payload["endpoint"], r.item.payload["endpoint"]),
             "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
-            "database": databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else {},
-            "response_id": r.pk,
+            "database": (databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else None) or {},
+            "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk,
         }
         for r in responses
     ]

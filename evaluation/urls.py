@@ -21,6 +21,7 @@ urlpatterns = [
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),
     path("systems/<int:pk>/resume/", interactive_views.system_resume, name="system-resume"),
     path("interactive/<int:pk>/", interactive_views.interactive_results, name="interactive-results"),
+    path("interactive/<int:pk>/results.<str:fmt>", interactive_views.interactive_results, name="interactive-results-file"),
     path("interactive/new/", interactive_views.chat_job_create, name="chat-job-create"),
     path("goals/", interactive_views.goals_upload, name="goals-upload"),
 ]
