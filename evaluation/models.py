@@ -295,3 +295,76 @@ class ChatTurn(models.Model):
     class Meta:
         ordering = ["session", "position"]
         constraints = [models.UniqueConstraint(fields=["session", "position"], name="chatturn_unique_position")]
+
+
+class FedSet(models.Model):
+    """What a FED questionnaire rates (PROTOCOLS.md section 4): frozen transcripts of a chat job's
+    dialogs, or a static context/response set (the same contexts for every system). Every candidate
+    goes through the offensive-word filter; flagged ones wait for an organizer's keep or drop, and
+    only clean and kept ones become items of the FED job."""
+
+    class Level(models.TextChoices):
+        DIALOG = "dialog", "Dialog level (FED dialog questions over the whole dialog)"
+        TURN = "turn", "Turn level (FED turn questions about one response in its context)"
+
+    class Source(models.TextChoices):
+        CHATS = "chats", "Transcripts of an interactive job"
+        STATIC = "static", "Static context/response set (JSONL)"
+
+    name = models.CharField(max_length=200, unique=True, help_text="e.g. 'DSTC9 Track 3 static'.")
+    level = models.CharField(max_length=8, choices=Level.choices, help_text="Which FED questions the raters answer.")
+    source = models.CharField(max_length=8, choices=Source.choices)
+    chat_job = models.ForeignKey(
+        "annotation.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The interactive job whose transcripts are rated (source 'chats').",
+    )
+    job = models.OneToOneField(
+        "annotation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="fed_set",
+        help_text="The FED questionnaire job, once launched.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(level__in=["dialog", "turn"]), name="fedset_level_valid"),
+            models.CheckConstraint(
+                condition=Q(source="chats", chat_job__isnull=False) | Q(source="static", chat_job__isnull=True), name="fedset_source_valid"
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class FedCandidate(models.Model):
+    """One thing to rate: a payload raters see (no system name in it) and the system it is from."""
+
+    class Review(models.TextChoices):
+        CLEAN = "clean", "Clean (nothing flagged)"
+        PENDING = "pending", "Flagged: waiting for review"
+        KEPT = "kept", "Flagged, kept by an organizer"
+        DROPPED = "dropped", "Flagged, dropped by an organizer (never rated)"
+
+    fed_set = models.ForeignKey(FedSet, on_delete=models.CASCADE, related_name="candidates")
+    position = models.PositiveIntegerField(help_text="Order in the set; the FED job's item positions follow it.")
+    system = models.CharField(max_length=200, help_text="The system the dialog or response is from (never shown to raters).")
+    origin = models.CharField(max_length=200, help_text="Where it came from: 'chat response 12, turn 3' or 'context c7'.")
+    payload = models.JSONField(help_text="What raters see: {dialog} or {context, response}.")
+    flagged_words = models.JSONField(default=list, blank=True, help_text="Words of the offensive-word list found in it.")
+    review = models.CharField(max_length=8, choices=Review.choices, default=Review.CLEAN)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    item = models.OneToOneField("annotation.Item", null=True, blank=True, on_delete=models.SET_NULL, related_name="fed_candidate")
+
+    class Meta:
+        ordering = ["fed_set", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["fed_set", "position"], name="fedcandidate_unique_position"),
+            models.CheckConstraint(condition=Q(review__in=["clean", "pending", "kept", "dropped"]), name="fedcandidate_review_valid"),
+            # Only a flagged candidate is reviewed, and a flagged one is never "clean".
+            models.CheckConstraint(
+                condition=Q(review="clean", flagged_words=[]) | (Q(review__in=["pending", "kept", "dropped"]) & ~Q(flagged_words=[])),
+                name="fedcandidate_flagged_means_reviewed",
+            ),
+            models.CheckConstraint(condition=~Q(review="dropped") | Q(item__isnull=True), name="fedcandidate_dropped_never_rated"),
+        ]

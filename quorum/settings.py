@@ -198,6 +198,11 @@ QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = env.int("QUORUM_SYSTEM_PAUSE_CONSECUT
 # (window 0: never on this rule). Only turns since the last resume count.
 QUORUM_SYSTEM_PAUSE_FAILURE_RATE = env.float("QUORUM_SYSTEM_PAUSE_FAILURE_RATE", default=0.5)
 QUORUM_SYSTEM_PAUSE_WINDOW_TURNS = env.int("QUORUM_SYSTEM_PAUSE_WINDOW_TURNS", default=20)
+# The offensive-word filter run over transcripts and static responses before a FED questionnaire
+# (evaluation/offensive.py): a list of words/phrases, or the path of a UTF-8 file with one per line
+# ('#' comments). None: Quorum's small default English list. Matches are whole words, any case; a
+# flagged dialog waits in a review queue where an organizer keeps or drops it.
+QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or None
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.

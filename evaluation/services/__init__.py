@@ -20,6 +20,7 @@ from .crowd import (  # noqa: F401
     sync_campaign_ratings,
 )
 from .exports import export_campaign  # noqa: F401
+from .fed import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate  # noqa: F401
 from .imports import (  # noqa: F401
     EvaluationInputError,
     add_ground_truth_entry,

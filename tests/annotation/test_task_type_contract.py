@@ -164,7 +164,7 @@ class QuestionnaireContract(TaskTypeContract):
 
     def good_answers(self, item, n):
         fields = task_types.get(self.key).answer_fields(item.job.settings)
-        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields)}
+        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields) if "choices" in f}
 
     def bad_answers(self, item):
         first = task_types.get(self.key).answer_fields(item.job.settings)[0]
@@ -194,6 +194,14 @@ class TestFedTurn(QuestionnaireContract):
 
     def make_job(self, make_annotator):
         return _payload_job(self.key, [{"context": CONTEXT, "response": f"Parking is free. {HOSTILE}"}])
+
+
+class TestFedDialog(QuestionnaireContract):
+    key = "fed_dialog"
+
+    def make_job(self, make_annotator):
+        dialog = [*CONTEXT, {"speaker": "system", "text": f"Parking is free. {HOSTILE}"}]
+        return _payload_job(self.key, [{"dialog": dialog}, {"dialog": dialog[:2]}])
 
 
 PAIR = {"context": CONTEXT, "instance": "dialog-1", "a": {"system": "team-a", "text": f"Yes, it has free parking. {HOSTILE}"}, "b": {"system": "team-b", "text": "I don't know."}}
