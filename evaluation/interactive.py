@@ -8,7 +8,7 @@ the final score that ranks the systems (DSTC9 Track 2); the two ratings' means; 
 Uncertainty follows the evaluation pages (`scoring`): one set of B paired resamples shared by all
 systems, here over user goals (every system gets the same goals, so resampling goals pairs the
 systems as resampling test instances does there). Each statistic's interval is the percentile
-interval widened by t_df/z with df = goals - 1; pairwise differences of final scores on the same
+interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
 resamples with bootstrap p and Holm; tie groups are 1 + the systems significantly better, made
 monotone (`scoring.tie_group_ranks`); rank ranges from the same resamples. Workers are not resampled
 (each dialog has its own worker, so goal resampling already draws new worker-goal pairs).
@@ -25,6 +25,8 @@ from . import scoring
 from .goals import grounded_success
 
 STATISTICS = ("success", "grounded_success", "final", "understanding", "appropriateness")
+#: What each statistic can be: an interval is clipped to it (t-widening can reach past a bound).
+BOUNDS = {"success": (0, 1), "grounded_success": (0, 1), "final": (0, 1), "understanding": (1, 5), "appropriateness": (1, 5)}
 LABELS = {
     "success": "Success", "grounded_success": "Success with grounding", "final": "Final",
     "understanding": "Understanding", "appropriateness": "Appropriateness",
@@ -83,6 +85,8 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
     zeros = np.zeros_like(deviation)
     low, high, _kappa, _df = scoring.interval(point, deviation, zeros, n_goals[:, None], np.zeros_like(n_goals)[:, None], ci)
+    floor, ceiling = np.array([BOUNDS[n][0] for n in STATISTICS]), np.array([BOUNDS[n][1] for n in STATISTICS])
+    low, high = np.clip(low, floor, ceiling), np.clip(high, floor, ceiling)
 
     f = STATISTICS.index("final")
     final = point[:, f]
@@ -114,7 +118,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         "n_goals": len(goals),
         "method": {
             "bootstrap": int(bootstrap), "seed": int(seed), "ci": ci,
-            "ci_method": f"{ci:.0%} percentile bootstrap over user goals (the same resamples for every system), widened by t_df/z with df = goals - 1",
+            "ci_method": f"{ci:.0%} percentile bootstrap over user goals (the same resamples for every system), widened by t_df/z with df = goals - 1 and clipped to the scale",
             "rank": f"tie groups: 1 + number of systems significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the system above",
             "rank_range": f"{ci:.0%} interval of each system's rank over the same resamples",
         },

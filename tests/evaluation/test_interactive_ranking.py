@@ -79,3 +79,10 @@ def test_exports():
     markdown = to_markdown(result, job_name="Round 1")
     assert markdown.startswith("## Round 1") and "| 1 | 1-1 | a | 5 | 1.000 [1.000, 1.000]" in markdown
     assert "bootstrap over user goals" in markdown
+
+
+def test_intervals_stay_on_the_scale():
+    dialogs = [_dialog("a", g, "success" if g < 4 else "fail", {"name": "Golden Wok"}, understanding=5 if g else 1) for g in range(6)]
+    row, = system_results(dialogs, bootstrap=1000)["systems"]
+    assert 0 <= row["success_ci_low"] and row["success_ci_high"] == 1.0  # widening would pass 1
+    assert row["understanding_ci_high"] == 5.0 and row["understanding_ci_low"] >= 1
