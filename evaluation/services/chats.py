@@ -47,10 +47,6 @@ def _lost_after():
     return timedelta(seconds=2 * settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS + 5)
 
 
-def _paused(system_id) -> bool:
-    return DialogSystem.objects.filter(pk=system_id, paused_at__isnull=False).exists()
-
-
 def _call(call):
     """Run one request to the system, outside any transaction: (reply, None) or (None, failure)."""
     try:
@@ -59,31 +55,28 @@ def _call(call):
         return None, exc
 
 
-def _record_reply(session_id, position, user_turn, reply, failure) -> None:
-    """Record the system's reply (or the fallback) in one short transaction, after the call: the
-    session's state is written only if the conversation has not ended meanwhile."""
+def _record_reply(session_id, system_id, position, user_turn, reply, failure) -> None:
+    """Record the system's reply (or the fallback) after the call, in one short transaction without
+    reading the conversation back: the state is written, and "ended by the system" only if nobody
+    ended the conversation meanwhile (the update's condition re-checks it)."""
     with transaction.atomic():
-        session = ChatSession.objects.select_for_update().get(pk=session_id)
         if failure is not None:
             text = chat_relay.UNAVAILABLE if failure.reason == PAUSED_ERROR else chat_relay.FALLBACK
             ChatTurn.objects.create(
-                session=session, position=position, role="system", user_turn=user_turn, text=text,
+                session_id=session_id, position=position, role="system", user_turn=user_turn, text=text,
                 failed=True, error=failure.reason[:500], latency_ms=failure.latency_ms,
             )
         else:
-            if position == 0 and not reply.text:
-                pass  # an empty opening: the worker speaks first
-            else:
+            if position != 0 or reply.text:  # an empty opening is not a turn: the worker speaks first
                 ChatTurn.objects.create(
-                    session=session, position=position, role="system", user_turn=user_turn, text=reply.text,
+                    session_id=session_id, position=position, role="system", user_turn=user_turn, text=reply.text,
                     offered=reply.offered, latency_ms=reply.latency_ms,
                 )
-            session.state = reply.state
-            if reply.end and not session.ended_reason:
-                session.ended_reason = "system"  # the system ended it; the worker still gives the verdict
-            session.save(update_fields=["state", "ended_reason"])
+            ChatSession.objects.filter(pk=session_id).update(state=reply.state)
+            if reply.end:  # the system ended it; the worker still gives the verdict
+                ChatSession.objects.filter(pk=session_id, ended_reason="").update(ended_reason="system")
     if failure is not None and failure.reason != PAUSED_ERROR:
-        pause_if_failing(session.system_id)
+        pause_if_failing(system_id)
 
 
 def pause_if_failing(system_id) -> DialogSystem | None:
@@ -145,11 +138,12 @@ class SystemsRelay(chat_relay.ChatRelay):
                     reply, failure = None, SystemFailure(PAUSED_ERROR)
                 else:
                     reply, failure = _call(lambda: _client(system).open(session_key, goal))
-                _record_reply(session.pk, 0, None, reply, failure)
+                _record_reply(session.pk, system.pk, 0, None, reply, failure)
         return _transcript(session)
 
     def say(self, endpoint, session_key, text):
-        self.open(endpoint, session_key, None)
+        if not ChatSession.objects.filter(key=session_key).exists():
+            self.open(endpoint, session_key, None)  # a page that skipped "open": open it first
         with transaction.atomic():
             session = ChatSession.objects.select_for_update().select_related("system").get(key=session_key)
             if session.ended_reason:
@@ -166,9 +160,9 @@ class SystemsRelay(chat_relay.ChatRelay):
             user_turn = sum(1 for t in turns if t.role == "user")
             history = [{"role": t.role, "text": t.text} for t in turns if not t.failed]
             position = turns[-1].position + 1 if turns else 1  # position 0 is the opening's
-            ChatTurn.objects.create(session=session, position=position, role="user", user_turn=user_turn, text=text)
+            turns.append(ChatTurn.objects.create(session=session, position=position, role="user", user_turn=user_turn, text=text))
             system, state = session.system, session.state
-        if _paused(system.pk):
+        if system.paused_at:  # as read under the lock a moment ago
             reply, failure = None, SystemFailure(PAUSED_ERROR)
         else:
             client = _client(system)
@@ -184,7 +178,9 @@ class SystemsRelay(chat_relay.ChatRelay):
                     return client.turn(session_key, user_turn, text, history, state)
 
             reply, failure = _call(call)
-        _record_reply(session.pk, position + 1, user_turn, reply, failure)
+        _record_reply(session.pk, system.pk, position + 1, user_turn, reply, failure)
+        if reply is not None and reply.end and not session.ended_reason:
+            session.ended_reason = "system"  # as _record_reply wrote it, unless the worker ended first
         return _transcript(session)
 
     def end(self, endpoint, session_key, reason):
