@@ -637,6 +637,11 @@ class JobFlagReport(models.Model):
     worker_measures = models.JSONField(
         default=dict, blank=True, help_text='Every worker\'s measures, flagged or not: {"<worker id>": {"fast_share": 0.1, ...}}.'
     )
+    agreement = models.JSONField(
+        default=list, blank=True,
+        help_text="Krippendorff's alpha per question as the same run computed it: "
+        '[{"question", "level", "alpha", "note", "units", "values"}, ...] (the job page reads it; the API computes it live).',
+    )
 
     def __str__(self):
         return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"

@@ -168,7 +168,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "gold_items": len(gold_rows),
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
-        "agreement": quality_selectors.job_agreement(job),
+        "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 

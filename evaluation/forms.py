@@ -159,3 +159,35 @@ class FedLaunchForm(_OwnIds):
     id_prefix = "fedlaunch"
     raters = forms.IntegerField(min_value=1, max_value=20, initial=3, help_text="Raters per dialog or response (DSTC9 Track 3: 3).")
     reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.20", help_text="Pay per rating, in USD.")
+
+
+class PlanForm(forms.Form):
+    """The planner on a campaign's page: a pilot (a campaign's ratings or a ratings CSV) and the goal."""
+
+    pilot_campaign = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="(upload a pilot CSV instead)",
+        help_text="A campaign whose ratings are the pilot (this one, once it has ratings, or an earlier pilot campaign).",
+    )
+    pilot_file = forms.FileField(
+        required=False, help_text="Or a pilot ratings CSV as `rank` reads it: system,instance,rater,question,rating (optional kind)."
+    )
+    top_k = forms.IntegerField(min_value=2, initial=3, help_text="Separate the adjacent pairs of the top K entries (by pilot mean).")
+    power = forms.FloatField(min_value=0.5, max_value=0.99, initial=0.8, help_text="Target power per pair, e.g. 0.8.")
+    delta = forms.FloatField(required=False, min_value=0.001, help_text="Optional: plan to detect this difference of scores instead of the pilot's gaps.")
+    max_raters = forms.IntegerField(min_value=1, max_value=10, initial=3, help_text="Most raters per instance to consider.")
+    provider = forms.ChoiceField(choices=(), help_text="The crowd provider whose fees the cost uses.")
+    reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.10", help_text="Pay per response (one system on one instance), USD.")
+
+    def __init__(self, *args, **kwargs):
+        from hits.providers import registry
+
+        super().__init__(*args, **kwargs)
+        self.fields["pilot_campaign"].queryset = selectors.campaigns()
+        self.fields["provider"].choices = [(key, key) for key in registry.keys()]
+        self.fields["provider"].initial = registry.default_key()
+
+    def clean(self):
+        data = super().clean()
+        if bool(data.get("pilot_campaign")) == bool(data.get("pilot_file")):
+            raise forms.ValidationError("Choose a pilot campaign or upload a pilot CSV (one of them).")
+        return data

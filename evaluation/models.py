@@ -186,6 +186,37 @@ class CampaignItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["campaign", "entry", "instance"], name="crowd_item_unique_pair")]
 
 
+class JudgeRun(models.Model):
+    """An automatic judge's scores for a campaign (an LLM judge or a metric), imported from a CSV,
+    with the agreement and prediction-powered report computed from them and the human ratings."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
+    name = models.CharField(max_length=100, help_text="The judge's name, e.g. 'gpt-4o-rubric' or 'bleurt'.")
+    report = models.JSONField(default=dict, blank=True, help_text="Agreement, alternative-annotator test and PPI intervals (evaluation/judges.py).")
+    inputs_version = models.CharField(
+        max_length=64, blank=True, help_text="The campaign's inputs version when the report was computed; the page says when it is older."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="judgerun_unique_name")]
+
+    def __str__(self):
+        return f"{self.campaign} / {self.name}"
+
+
+class JudgeScore(models.Model):
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="judge_scores")
+    instance = models.PositiveIntegerField(help_text="Index of the instance in the test set's labels.")
+    question = models.CharField(max_length=64)
+    score = models.FloatField(help_text="The judge's score, on its own scale.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "entry", "instance", "question"], name="judgescore_unique")]
+
+
 # --- Interactive evaluation (PROTOCOLS.md section 3; docs/system-contract.md) ---------------------
 
 

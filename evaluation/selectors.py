@@ -8,7 +8,7 @@ from annotation import task_types
 from annotation.models import Job, Response
 
 from . import bradley_terry
-from .models import Campaign, CampaignResult, TestSet
+from .models import Campaign, CampaignResult, JudgeRun, Rating, TestSet
 
 
 def campaigns():
@@ -84,6 +84,44 @@ def crowd_progress(campaign):
         slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
     )
     return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}
+
+
+def ratings_frame(campaign):
+    """The campaign's ratings as a frame (system, instance, question, rater, value), system as the
+    entry's label: what `power.fit` and `judges.build` read."""
+    import pandas as pd
+
+    rows = Rating.objects.filter(campaign=campaign).values_list("entry__team__team_id", "entry__entry_id", "instance", "question", "rater", "value")
+    frame = pd.DataFrame.from_records(list(rows), columns=["team", "entry", "instance", "question", "rater", "value"])
+    frame.insert(0, "system", frame.pop("team") + "/" + frame.pop("entry"))
+    return frame
+
+
+def campaign_pilot(campaign):
+    """A campaign's ratings as a planner's pilot: (ratings, entry labels to plan for, rows rated,
+    whether raters are people). ValueError when it has no ratings."""
+    ratings = ratings_frame(campaign)
+    if ratings.empty:
+        raise ValueError(f"campaign {campaign.name!r}: has no ratings yet to plan from")
+    entries = list(campaign.entries.select_related("team"))
+    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known
+
+
+def csv_pilot(source, name):
+    """A pilot ratings CSV (`ratings_csv`), the same four things; RatingsFileError names the line."""
+    from . import ratings_csv
+
+    ratings, _truth, systems, _questions = ratings_csv.read(source, name=name)
+    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True
+
+
+def judge_runs(campaign):
+    """The campaign's automatic judges with their stored reports, each marked stale when the
+    campaign's inputs changed since the report was computed (`judge_report` recomputes it)."""
+    runs = list(JudgeRun.objects.filter(campaign=campaign))
+    for run in runs:
+        run.stale = bool(run.report) and run.inputs_version != campaign.inputs_version
+    return runs
 
 
 # --- Pairwise comparisons (any task type that defines `comparison`) ------------------------------

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_POST
 
 from annotation.roles import is_organizer
 
-from . import leaderboard, pairwise_report, plots, selectors
-from .forms import EntriesUploadForm, TestSetLogsForm, TestSetUploadForm
+from . import leaderboard, pairwise_report, plots, power, selectors
+from .forms import EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from .models import Campaign, TestSet
 from .results_requests import request_campaign_results
 from .services import (
@@ -18,6 +18,7 @@ from .services import (
     create_finalist_campaign,
     import_entries_upload,
     import_human_eval_archive,
+    import_judge_scores,
     import_test_set_logs_upload,
     import_test_set_upload,
     select_finalists,
@@ -160,6 +161,25 @@ def campaign_import_human_eval(request, pk):
 
 @login_required
 @require_POST
+def campaign_import_judge(request, pk):
+    """Import an automatic judge's scores (CSV system,instance,question,score); all or nothing."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set"), pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .csv file of judge scores to import.")
+        return redirect("evaluation:campaign-results", pk=pk)
+    try:
+        run = import_judge_scores(campaign, upload, request.POST.get("judge", ""), name=upload.name)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported the scores of judge {run.name!r}.")
+    return redirect("evaluation:campaign-results", pk=pk)
+
+
+@login_required
+@require_POST
 def campaign_compute(request, pk):
     """Queue the computation of the campaign's results (a Celery task); the page shows them when stored."""
     _organizer_only(request)
@@ -173,10 +193,36 @@ def campaign_compute(request, pk):
     return redirect("evaluation:campaign-results", pk=pk)
 
 
+PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
+
+
+def _plan(form) -> dict:
+    """The planner's answer for a valid PlanForm, or {"error": ...} naming what to fix."""
+    from hits.providers import registry
+
+    data = form.cleaned_data
+    try:
+        if data["pilot_campaign"]:
+            ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(data["pilot_campaign"])
+        else:
+            upload = data["pilot_file"]
+            ratings, entries, rows, rater_ids_known = selectors.csv_pilot(upload, upload.name)
+        model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known)
+        result = power.plan(
+            model, data["top_k"], power=data["power"], delta=data["delta"], systems=rows, max_raters=data["max_raters"],
+            simulations=PAGE_SIMULATIONS, pricing=registry.get(data["provider"]), reward=str(data["reward"]),
+        )
+    except ValueError as exc:
+        return {"error": str(exc)}
+    return {"plan": result.as_dict()}
+
+
 @login_required
 def campaign_results(request, pk):
     _organizer_only(request)
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    plan_form = PlanForm(request.POST or None, request.FILES or None, initial={"pilot_campaign": campaign.pk})
+    planned = _plan(plan_form) if request.method == "POST" and plan_form.is_valid() else None
     current = selectors.current_result(campaign)
     shown = current or selectors.latest_result(campaign)
     context = {
@@ -191,10 +237,13 @@ def campaign_results(request, pk):
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "crowd": selectors.crowd_progress(campaign),
+        "judges": selectors.judge_runs(campaign),
+        "plan_form": plan_form,
+        "planned": planned,
         "report_files": list(REPORT_FILES),
         "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
     }
-    return render(request, "evaluation/campaign_results.html", context)
+    return render(request, "evaluation/campaign_results.html", context, status=400 if planned and "error" in planned or (request.method == "POST" and not plan_form.is_valid()) else 200)
 
 
 PLOTS = {"scores": plots.scores_with_intervals, "ratings": plots.rating_distributions}

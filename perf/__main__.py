@@ -11,6 +11,7 @@ BENCHMARKS = {
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
+    "allocation": "perf.bench_allocation",
     "chat": "perf.bench_chat",
 }
 

@@ -225,6 +225,10 @@ QUORUM_REQUEST_TOKEN_PREFIX = env.str("QUORUM_REQUEST_TOKEN_PREFIX", default="qu
 QUORUM_RECONCILE_GRACE_SECONDS = env.int("QUORUM_RECONCILE_GRACE_SECONDS", default=300)  # before an intent is repaired
 QUORUM_SETTLE_MARGIN_HOURS = env.int("QUORUM_SETTLE_MARGIN_HOURS", default=12)  # settle before auto-approval
 QUORUM_EXTRA_FRAME_ORIGINS = env.list("QUORUM_EXTRA_FRAME_ORIGINS", default=[])  # other origins that may frame tasks
+# Django's cache: per process by default. With several gunicorn workers set CACHE_URL (e.g.
+# redis://127.0.0.1:6379/1) so that what one process forgets (a job's provider, when its crowd
+# settings change) is forgotten by all.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
 QUORUM_JOB_PROVIDER_CACHE_SECONDS = env.int("QUORUM_JOB_PROVIDER_CACHE_SECONDS", default=300)  # claims read a job's provider from the cache
 QUORUM_CONFIRM_RETRY_SECONDS = env.int("QUORUM_CONFIRM_RETRY_SECONDS", default=120)  # ask a provider again to confirm an entry
 QUORUM_MTURK_CONFIRM_MARGIN_MINUTES = env.int("QUORUM_MTURK_CONFIRM_MARGIN_MINUTES", default=30)  # after an assignment's duration, MTurk's silence refutes it

@@ -290,7 +290,7 @@ class VotingSummarySerializer(serializers.Serializer):
     items_recollected = serializers.IntegerField()
     recollection_rate = serializers.FloatField(allow_null=True, help_text="items_recollected / items_reviewed; null before any review.")
     votes = serializers.IntegerField()
-    vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes; null with a note when it cannot be computed.")
+    vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes, over each part voted on (a rewrite's variants); null with a note when it cannot be computed.")
     vote_alpha_note = serializers.CharField(allow_blank=True)
 
     @staticmethod

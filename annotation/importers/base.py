@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, NamedTuple
 
 import ijson
+import numpy as np
 
 from .json_errors import MAX_DEPTH, TOO_DEEP, locate_syntax_error
 
@@ -177,7 +178,8 @@ def check_json_value(value, where: str, what: str | None = None) -> None:
     surrogate, NaN or ±Infinity (accepted by Python's json, but not JSON), nesting deeper than
     MAX_DEPTH. The message names the place inside the value (`turns[0].text`).
 
-    Every dialog of an import passes here, so the common case is checked in C: the value is
+    For values parsed whole (JSONL lines, knowledge.json, ids); streamed files are checked on their
+    bytes by `JsonStreamGuard` instead. Every JSONL dialog passes here, so the common case is checked in C: the value is
     serialised once (NaN refused, a NUL or a surrogate found in the text, the nesting read off its
     brackets). Only a value that fails is walked node by node, to name the place.
     """
@@ -207,6 +209,10 @@ _KEEP = b'[]{}"'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _BYTE_STRING = re.compile(rb'"[^"]*"')
 _AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
+_QUOTE = ord('"')
+_STEP_OF = np.zeros(256, dtype=np.int8)  # byte -> +1 for what opens a container, -1 for what closes one
+_STEP_OF[list(b"[{")] = 1
+_STEP_OF[list(b"]}")] = -1
 
 
 def _depth_within(text: str) -> bool:
@@ -251,20 +257,29 @@ def _locate_json_problem(value, where: str, what: str | None) -> None:
             raise FormatError(f"{where}: {subject} {problem}{at}")
 
 
-class SurrogateGuard:
-    """A binary file for ijson that refuses a lone surrogate escape (\\ud800) in the JSON text.
+class JsonStreamGuard:
+    """A binary file for ijson that refuses, as the bytes go by, what ijson would let through:
+    a lone surrogate escape (\\ud800), which its C backend decodes to "?" without a word; a NUL
+    escape (\\u0000), which PostgreSQL cannot store; and nesting deeper than MAX_DEPTH, which ijson
+    builds but nothing after it can serialise. (ijson itself refuses NaN, Infinity, raw control
+    characters, bytes that are not UTF-8 and integers it cannot hold.) So a streamed dialog needs
+    no second pass over its parsed value.
 
-    ijson's C backend decodes such an escape to "?" without a word, so the text stored would not
-    be the text sent. This scans what ijson reads, keeping a short tail from one read to the next
-    so that an escape (or its pair) split between reads is still seen.
+    Each read is scanned with a short tail kept for the next, so that an escape (or the pair of a
+    high surrogate) split between reads is still seen; the nesting is counted on the bytes before
+    the tail, carrying whether a string is open from one read to the next.
     """
 
-    _ESCAPE = re.compile(rb"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
+    # Starts with the literal "\\u", which the regex engine finds at memchr speed; the backslashes
+    # before it are counted only at a match (an escaped backslash then a "u" is text).
+    _ESCAPE = re.compile(rb"\\u(?:([dD][89a-fA-F][0-9a-fA-F]{2})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?|(0000))")
 
     def __init__(self, f: IO[bytes], name: str):
         self.f, self.name = f, name
         self._tail = b""
         self._lines = 1  # newlines counted before the tail, for the message
+        self._depth = 0  # containers open before the tail
+        self._in_string = False  # whether the bytes before the tail end inside a string
 
     def read(self, size: int = -1) -> bytes:
         data = self.f.read(size)
@@ -273,23 +288,83 @@ class SurrogateGuard:
         # pair of a high surrogate, may be cut short there), and every escape that reaches them.
         cut = max(len(buffer) - 11, 0) if data else len(buffer)
         for match in self._ESCAPE.finditer(buffer):
-            if len(match.group(1)) % 2 == 0:
+            if _escaped(buffer, match.start()):
                 continue  # an escaped backslash followed by the letter u: text, not an escape
             if match.end() > cut:
                 cut = min(cut, match.start())
                 continue
-            high = int(match.group(2), 16)
-            if high >= 0xDC00 or match.group(3) is None:
-                line = self._lines + buffer.count(b"\n", 0, match.start())
+            line = self._lines + buffer.count(b"\n", 0, match.start())
+            if match.group(3):
+                raise FormatError(f"{self.name} line {line}: a string holds a NUL character (\\u0000), which cannot be stored")
+            high = int(match.group(1), 16)
+            if high >= 0xDC00 or match.group(2) is None:
                 raise FormatError(
                     f"{self.name} line {line}: a string holds a lone surrogate (\\u{high:04x}), which is not text"
                 )
-        # Never cut a run of backslashes: its length says whether a "u" after it starts an escape.
+        # Never cut a run of backslashes: its length says whether a "u" (or a quote) after it is escaped.
         while cut > 0 and buffer[cut - 1 : cut] == b"\\":
             cut -= 1
+        self._count_nesting(buffer[:cut])
         self._lines += buffer.count(b"\n", 0, cut)
         self._tail = buffer[cut:]
         return data
+
+    def _count_nesting(self, segment: bytes) -> None:
+        """Follow the nesting through `segment` (never cut inside a run of backslashes), at C
+        speed: escaped backslashes and quotes out, then all but quotes and brackets; a bracket
+        counts when an even number of quotes (with the string open before, if any) precedes it."""
+        depth, in_string = self._depth, self._in_string
+        if b"\\" in segment:
+            segment_text = segment.replace(b"\\\\", b"").replace(b'\\"', b"")
+        else:
+            segment_text = segment
+        shape = np.frombuffer(segment_text.translate(None, _DROP), dtype=np.uint8)
+        if not shape.size:
+            return
+        quotes = (shape == _QUOTE).view(np.uint8)
+        quotes[0] ^= in_string
+        inside = np.bitwise_xor.accumulate(quotes)  # 1 within a string (its closing quote included)
+        steps = _STEP_OF[shape]
+        steps[inside.view(bool)] = 0
+        levels = np.cumsum(steps, dtype=np.int32)
+        if depth + int(levels.max()) > MAX_DEPTH:
+            line = self._lines + _newlines_before_too_deep(segment, depth, in_string)
+            raise FormatError(f"{self.name} line {line}: {TOO_DEEP}")
+        self._depth = depth + int(levels[-1])
+        self._in_string = bool(inside[-1])
+
+
+def _escaped(buffer: bytes, at: int) -> bool:
+    """Whether the backslash at `at` is itself escaped: an odd run of backslashes before it."""
+    run = 0
+    while at - run - 1 >= 0 and buffer[at - run - 1] == 0x5C:
+        run += 1
+    return run % 2 == 1
+
+
+def _newlines_before_too_deep(segment: bytes, depth: int, in_string: bool) -> int:
+    """Newlines in `segment` before the bracket that opens level MAX_DEPTH + 1: the slow, exact
+    walk, run only once a read is known to go too deep, so the message can name the line."""
+    newlines, escaped = 0, False
+    for byte in segment:
+        if byte == 0x0A:
+            newlines += 1
+        elif in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        elif byte in b"]}":
+            depth -= 1
+    return newlines
 
 
 def first_json_char(f: IO[bytes]) -> str:

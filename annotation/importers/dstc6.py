@@ -22,9 +22,8 @@ from .base import (
     CorpusReader,
     DialogRecord,
     FormatError,
-    SurrogateGuard,
+    JsonStreamGuard,
     TurnRecord,
-    check_json_value,
     field_problem,
     invalid_json,
     kind_of,
@@ -38,7 +37,7 @@ class DSTC6Reader(CorpusReader):
     def dialogs(self) -> Iterator[DialogRecord]:
         name = self.data_name
         require_top_level(self._data, name, "[", "a DSTC6 Track 1 file: a JSON list of dialogs")
-        stream = ijson.items(SurrogateGuard(self._data, name), "item", use_float=True)
+        stream = ijson.items(JsonStreamGuard(self._data, name), "item", use_float=True)
         index = -1
         while True:
             try:
@@ -52,7 +51,6 @@ class DSTC6Reader(CorpusReader):
 
     def _dialog(self, index: int, dialog) -> DialogRecord:
         where = f"{self.data_name}: dialog {index}"
-        check_json_value(dialog, where)
         if not isinstance(dialog, dict):
             raise FormatError(f"{where}: expected an object with dialog_id, utterances and candidates, not {kind_of(dialog)}")
         dialog_id = dialog.get("dialog_id")

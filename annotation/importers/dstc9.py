@@ -26,7 +26,7 @@ from .base import (
     CorpusReader,
     DialogRecord,
     FormatError,
-    SurrogateGuard,
+    JsonStreamGuard,
     TurnRecord,
     check_json_value,
     field_problem,
@@ -63,7 +63,7 @@ class DSTC9Reader(CorpusReader):
         name = self.data_name
         require_top_level(self._data, name, "[", "a DSTC9 logs.json: a JSON list of instances")
         labels = self._label_stream()
-        stream = ijson.items(SurrogateGuard(self._data, name), "item", use_float=True)
+        stream = ijson.items(JsonStreamGuard(self._data, name), "item", use_float=True)
         index = -1
         while True:
             try:
@@ -107,7 +107,6 @@ class DSTC9Reader(CorpusReader):
     def _dialog(self, index: int, instance, label) -> DialogRecord:
         where = f"{self.data_name}: instance {index}"
         external_id = self._claim_id(str(index), where)
-        check_json_value(instance, where)
         if not isinstance(instance, list):
             raise FormatError(f"{where}: expected a list of turns, not {kind_of(instance)}")
         if not instance:
@@ -127,7 +126,7 @@ class DSTC9Reader(CorpusReader):
 def _checked_labels(f, path):
     """Stream labels.json entries, each checked to be a label object."""
     name = path.name
-    stream = ijson.items(SurrogateGuard(f, name), "item", use_float=True)
+    stream = ijson.items(JsonStreamGuard(f, name), "item", use_float=True)
     index = -1
     while True:
         try:
@@ -138,7 +137,6 @@ def _checked_labels(f, path):
             return
         index += 1
         where = f"{name}: entry {index}"
-        check_json_value(label, where)
         if not isinstance(label, dict):
             raise FormatError(f'{where}: expected an object with "target", not {kind_of(label)}')
         target = label.get("target")

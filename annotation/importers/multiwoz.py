@@ -30,8 +30,7 @@ from .base import (
     TurnRecord,
     field_problem,
     NON_VALUES,
-    SurrogateGuard,
-    check_json_value,
+    JsonStreamGuard,
     invalid_json,
     kind_of,
     locate,
@@ -49,7 +48,7 @@ class MultiWOZReader(CorpusReader):
         require_top_level(
             self._data, name, "{", "a MultiWOZ data.json: a JSON object from dialog id to {goal, log}"
         )
-        stream = ijson.kvitems(SurrogateGuard(self._data, name), "", use_float=True)
+        stream = ijson.kvitems(JsonStreamGuard(self._data, name), "", use_float=True)
         while True:
             try:
                 item = next(stream, END)
@@ -63,7 +62,6 @@ class MultiWOZReader(CorpusReader):
     def _dialog(self, dialog_id: str, dialog) -> DialogRecord:
         where = f'{self.data_name}: dialog "{dialog_id}"'
         self._claim_id(dialog_id, where)
-        check_json_value(dialog, where)
         if not isinstance(dialog, dict):
             raise FormatError(f"{where}: expected an object with goal and log, not {kind_of(dialog)}")
         log = dialog.get("log")

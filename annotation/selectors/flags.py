@@ -15,6 +15,7 @@ class StoredFlags:
 
     report: FlagReport = field(default_factory=FlagReport)
     computed_at: datetime | None = None
+    agreement: list[dict] = field(default_factory=list)  # per question, as `selectors.quality.job_agreement` gives it
 
     @property
     def computed(self) -> bool:
@@ -32,7 +33,7 @@ def _from_row(row: JobFlagReport) -> StoredFlags:
         "measures": row.worker_measures,
         "responses_seen": row.responses_seen,
     }
-    return StoredFlags(FlagReport.from_json(data), row.computed_at)
+    return StoredFlags(FlagReport.from_json(data), row.computed_at, row.agreement or [])
 
 
 def stored_flags(job: Job) -> StoredFlags:

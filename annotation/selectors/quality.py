@@ -40,8 +40,9 @@ class VotingSummary:
 def vote_alpha(job: Job) -> tuple[float | None, str, int]:
     """(alpha, note, votes counted): nominal Krippendorff's alpha of the votes on `job`'s responses.
 
-    Units are the vote items; late votes (stored but ignored) are left out, as they were not part
-    of any decision.
+    Units are what a decision is taken on: each part of a response voted part by part (a rewrite's
+    variants, each re-collected on its own noes), else the response. Late votes (stored but
+    ignored) are left out, as they were not part of any decision.
     """
     rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type="vote", item__subject_response__isnull=False)
     counts = defaultdict(lambda: [0, 0])
@@ -49,10 +50,13 @@ def vote_alpha(job: Job) -> tuple[float | None, str, int]:
     for item_id, answers, checks in rows.values_list("item_id", "answers", "checks").iterator():
         if (checks or {}).get("ignored"):
             continue
-        value = answers.get("vote")
-        if value in (FOR, AGAINST):
-            counts[item_id][0 if value == FOR else 1] += 1
-            total += 1
+        verdicts = answers.get("parts") or {"": answers.get("vote")}
+        counted = False
+        for part, value in verdicts.items():
+            if value in (FOR, AGAINST):
+                counts[(item_id, part)][0 if value == FOR else 1] += 1
+                counted = True
+        total += counted
     matrix = np.array([c for c in counts.values() if sum(c) >= 2], dtype=float)
     if matrix.size == 0:
         return None, "n/a (no response has two votes yet)", total

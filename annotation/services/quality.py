@@ -18,7 +18,7 @@ from .. import task_types
 from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
 from ..selectors.policies import policy_of
-from ..selectors.quality import job_flags
+from ..selectors.quality import job_agreement, job_flags
 from . import voting
 from .errors import ClaimError
 from .response_status import transition
@@ -300,7 +300,9 @@ def apply_flags(job: Job) -> dict:
     policy = QualityPolicy.objects.filter(job=job).first()
     computed_at = timezone.now()  # before reading: a response stored later is not in this report
     report = job_flags(job)
-    store_flag_report(job, report, computed_at)
+    # Agreement reads every counted response too, so it is computed here with the flags, not by the page.
+    agreement = [vars(a) for a in job_agreement(job)]
+    store_flag_report(job, report, computed_at, agreement)
     recorded = rejected = 0
     for response_id, codes in report.responses.items():
         with transaction.atomic():
@@ -329,7 +331,7 @@ def apply_flags(job: Job) -> dict:
             "flagged_workers": len(report.flagged_workers())}
 
 
-def store_flag_report(job: Job, report, computed_at) -> JobFlagReport:
+def store_flag_report(job: Job, report, computed_at, agreement=()) -> JobFlagReport:
     """Replace the job's stored flag report with `report` (a quality.flags.FlagReport), unless a
     run that started later has already stored its own: the sweep and "recompute now" may overlap."""
     data = report.as_json()
@@ -339,6 +341,7 @@ def store_flag_report(job: Job, report, computed_at) -> JobFlagReport:
         "response_flags": data["responses"],
         "worker_flags": data["workers"],
         "worker_measures": data["measures"],
+        "agreement": list(agreement),
     }
     with transaction.atomic():
         stored = JobFlagReport.objects.select_for_update().filter(job=job).first()

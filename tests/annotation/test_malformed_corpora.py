@@ -190,10 +190,10 @@ def test_the_surrogate_guard_sees_escapes_split_between_reads_and_only_real_ones
     surrogate is found wherever the reads cut it."""
     import io
 
-    from annotation.importers.base import FormatError, SurrogateGuard
+    from annotation.importers.base import FormatError, JsonStreamGuard
 
     def read_all(text):
-        guard = SurrogateGuard(io.BytesIO(text), "x.json")
+        guard = JsonStreamGuard(io.BytesIO(text), "x.json")
         while guard.read(size):
             pass
 
@@ -201,3 +201,73 @@ def test_the_surrogate_guard_sees_escapes_split_between_reads_and_only_real_ones
     for bad in (b'["a",\n "\\ud800"]', b'["a",\n "\\udc00"]', b'["a",\n "\\\\\\ud800x"]', b'["a",\n "\\ud83d\\u0041"]'):
         with pytest.raises(FormatError, match="x.json line 2: a string holds a lone surrogate"):
             read_all(bad)
+
+
+def _read_through(text: bytes, size: int) -> None:
+    import io
+
+    from annotation.importers.base import JsonStreamGuard
+
+    guard = JsonStreamGuard(io.BytesIO(text), "x.json")
+    while guard.read(size):
+        pass
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 11, 64])
+def test_the_stream_guard_finds_nul_escapes_and_deep_nesting_wherever_the_reads_cut(size):
+    """The streamed formats are checked on their bytes (no second pass over each parsed dialog):
+    a NUL escape and nesting past the limit are refused with their line; an escaped backslash
+    before "u0000", and brackets or escaped quotes inside strings, are text."""
+    from annotation.importers.base import FormatError
+    from annotation.importers.json_errors import MAX_DEPTH
+
+    _read_through(b'["\\\\u0000", "a \\" [[[[ \\\\", "\\\\\\\\u0000", "' + b"[" * 200 + b'"]', size)
+    _read_through(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH, size)  # exactly the limit is fine
+    with pytest.raises(FormatError, match="x.json line 2: a string holds a NUL character"):
+        _read_through(b'["a",\n "b\\u0000"]', size)
+    with pytest.raises(FormatError, match="x.json line 3: a value is nested more than"):
+        _read_through(b'{"a": "]]]]\\"",\n "b": 1,\n ' + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1) + b"}", size)
+
+
+def test_the_stream_guard_measures_nesting_as_the_parser_does():
+    """Differential check: random JSON (strings full of brackets, quotes and backslashes), cut at
+    random read sizes; the guard refuses exactly the documents that nest past the limit."""
+    import random
+
+    from annotation.importers.base import FormatError
+    from annotation.importers.json_errors import MAX_DEPTH
+
+    rng = random.Random(7)
+    alphabet = '[]{}"\\ab\n'
+
+    def value(depth):
+        roll = rng.random()
+        if depth > MAX_DEPTH + 3 or roll < 0.3:
+            return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+        if roll < 0.65:
+            return [value(depth + 1) for _ in range(rng.randint(1, 2))]
+        return {f"k{i}": value(depth + 1) for i in range(rng.randint(1, 2))}
+
+    def nesting(v):
+        stack, deepest = [(v, 1)], 0
+        while stack:
+            current, level = stack.pop()
+            if isinstance(current, (list, dict)):
+                deepest = max(deepest, level)
+                stack.extend((child, level + 1) for child in (current.values() if isinstance(current, dict) else current))
+        return deepest
+
+    refused_seen = accepted_seen = 0
+    for _ in range(300):
+        doc = value(0)
+        text = json.dumps(doc).encode()
+        too_deep = nesting(doc) > MAX_DEPTH
+        try:
+            _read_through(text, rng.choice([1, 5, 13, 64, 4096]))
+            refused = False
+        except FormatError:
+            refused = True
+        assert refused == too_deep, text[:200]
+        refused_seen += refused
+        accepted_seen += not refused
+    assert refused_seen > 20 and accepted_seen > 20  # both sides of the limit were exercised

@@ -42,12 +42,31 @@ def test_dstc9_replay_resolves_what_the_full_data_resolves_with_fewer_ratings(ds
     runs = [allocation.replay(dstc9_pool, seed=seed) for seed in range(3)]
     for r in runs:
         assert r["full_resolved_pairs"] == 37 and r["full_resolved_pairs_resolved"] == 37
-        assert r["wrongly_ordered_pairs"] == 0 and r["top_k_order_matches"]
-        assert r["ratings_used_fraction"] < 0.85  # team 19, team 21 and the clear pairs stop early
+        assert r["wrongly_ordered_pairs"] == 0
+        assert r["ratings_used_fraction"] < 0.76  # team 19, team 21 and the clear pairs stop early
         assert r["instances_per_system"]["team21/entry3"] < r["instances_per_system"]["team15/entry3"]
     top3 = [allocation.replay(dstc9_pool, seed=seed, top_k=3) for seed in range(3)]
-    assert all(r["top_k_order_matches"] and r["wrongly_ordered_pairs"] == 0 for r in top3)
+    # Team 03 vs team 10 (third) is a pair the full data does not resolve either: no point order is promised.
+    assert all(r["wrongly_ordered_pairs"] == 0 for r in top3)
     assert np.mean([r["ratings_used_fraction"] for r in top3]) < 0.7
+
+
+@needs_dstc9
+@pytest.mark.slow
+def test_dstc9_over_20_seeds(dstc9_pool):
+    """The figures recorded in docs/architecture.md. With no budget: every pair the full data
+    resolves, in every seed, with at most 75% of the ratings (70% on average); the old Bonferroni
+    grid needed 80%. Held to 60% of the ratings: most of them (at least 34 of 37 in every seed),
+    at most 5% of the 45 pairs ordered wrongly (none, in fact)."""
+    free = allocation.summarize([allocation.replay(dstc9_pool, seed=seed) for seed in range(20)])
+    assert free["full_resolved_pairs_resolved"]["min"] == 37 and free["wrongly_ordered_pairs"]["max"] == 0
+    assert free["ratings_used_fraction"]["mean"] < 0.71 and free["ratings_used_fraction"]["max"] < 0.75
+    bonferroni = allocation.summarize([allocation.replay(dstc9_pool, seed=seed, looks="bonferroni", growth=1.5, late_from=None, futility=False) for seed in range(20)])
+    assert bonferroni["ratings_used_fraction"]["mean"] > 0.78
+    held = allocation.summarize([allocation.replay(dstc9_pool, seed=seed, budget=0.6) for seed in range(20)])
+    assert held["ratings_used_fraction"]["max"] <= 0.6
+    assert held["full_resolved_pairs_resolved"]["min"] >= 34 and held["full_resolved_pairs_resolved"]["mean"] >= 35.5
+    assert held["wrongly_ordered_pairs"]["max"] <= 0.05 * held["pairs"]
 
 
 @needs_dstc9
@@ -125,22 +144,42 @@ def covers(row, tolerance=1e-9):
     return row["ci_low"] - tolerance <= row["full_difference"] <= row["ci_high"] + tolerance
 
 
+def test_boundary_against_the_bivariate_normal():
+    """One look before the last: the two-sided normal quantile. Two looks: the critical value's
+    exceedance probability, from the bivariate normal with the correlation the finite population
+    gives, sqrt((1/n2 - 1/N) / (1/n1 - 1/N)), is alpha."""
+    from scipy import stats
+
+    assert allocation.boundary([500, 1000], 1000, 0.05) == pytest.approx(1.959964, abs=1e-6)
+    n1, n2, N = 200, 600, 1000
+    c = allocation.boundary([n1, n2, N], N, 0.05)
+    rho = np.sqrt((1 / n2 - 1 / N) / (1 / n1 - 1 / N))
+    joint = stats.multivariate_normal([0, 0], [[1, rho], [rho, 1]])
+    inside = joint.cdf([c, c]) - 2 * joint.cdf([c, -c]) + joint.cdf([-c, -c])
+    assert 1 - inside == pytest.approx(0.05, abs=0.002)
+    assert stats.norm.ppf(1 - 0.025) < c < stats.norm.ppf(1 - 0.0125)  # between one look and Bonferroni
+
+
 @pytest.mark.slow
 def test_final_intervals_cover_under_the_adaptive_rule():
     """Over many campaigns (instance orders) on one pool, the interval each pair ends with covers
     the full data's difference at least 95% of the time, though when to stop was chosen from the
-    data; with the Bonferroni part dropped (a level-alpha look each round) it covers less."""
+    data; with every look taken at level alpha (no boundary) it covers less. Intervals that end on
+    the last look (every instance) are exact, so the check counts only those that stopped before."""
     pool = synthetic_pool(np.random.default_rng(11))
-    full = allocation.final_scores(pool, np.arange(pool.n_instances))
-    covered, naive_covered, total = 0, 0, 0
+    covered, naive_covered, total, naive_total = 0, 0, 0, 0
     for seed in range(200):
         r = allocation.replay(pool, seed=seed)
-        naive = allocation.replay(pool, seed=seed, alpha=0.05 * r["looks"])  # each look at 0.05: no correction
-        for key, row in r["intervals"].items():
-            covered += covers(row)
-            naive_covered += covers(naive["intervals"][key])
-            total += 1
-    coverage, naive_coverage = covered / total, naive_covered / total
+        naive = allocation.replay(pool, seed=seed, looks="bonferroni", alpha=0.05 * r["looks"])  # each look at 0.05
+        for rows, counts in ((r["intervals"], "adaptive"), (naive["intervals"], "naive")):
+            early = [row for row in rows.values() if row["ci_high"] > row["ci_low"]]
+            if counts == "adaptive":
+                covered += sum(map(covers, early)) + (len(rows) - len(early))
+                total += len(rows)
+            else:
+                naive_covered += sum(map(covers, early)) + (len(rows) - len(early))
+                naive_total += len(rows)
+    coverage, naive_coverage = covered / total, naive_covered / naive_total
     assert coverage >= 0.95, coverage
-    assert naive_coverage < coverage
-    print(f"coverage {coverage:.3f} (uncorrected looks {naive_coverage:.3f}) over {total} final intervals")
+    assert naive_coverage < 0.95
+    print(f"coverage {coverage:.3f} (each look at alpha: {naive_coverage:.3f}) over {total} final intervals")

@@ -166,3 +166,43 @@ def test_plan_power_refuses_a_bad_file_naming_the_line(tmp_path):
         run(path, "--top-k", 2)
     with pytest.raises(CommandError, match=r"pilot.csv: top k"):
         run(write_pilot(tmp_path / "pilot.csv", n=20), "--top-k", 9)
+
+
+def test_plan_power_reads_a_campaigns_ratings(campaign, test_set, tmp_path):
+    """The pilot can be a campaign: its entries (reference rows counted in the cost, not planned
+    for) and its ratings; imported DSTC lists have positions, not people, so no rater component."""
+    body = json.loads(run("--campaign", campaign.name, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--json"))
+    entries = {e.label for e in campaign.entries.all() if e.kind == "entry"}
+    assert {body["pairs"][0]["a"], body["pairs"][0]["b"]} <= entries
+    assert body["systems"] == campaign.entries.count()
+    assert body["pilot"]["components"]["rater"] == 0
+    with pytest.raises(CommandError, match="either as a FILE or as --campaign"):
+        run(write_pilot(tmp_path / "pilot.csv"), "--campaign", campaign.name, "--top-k", 2)
+    from evaluation.services import create_campaign
+
+    create_campaign("empty", test_set, [])
+    with pytest.raises(CommandError, match="campaign 'empty': has no ratings yet"):
+        run("--campaign", "empty", "--top-k", 2)
+
+
+def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_path):
+    """Before launch: the page's planner answers from this campaign's (or another's) ratings or an
+    uploaded pilot CSV, with the cost from the provider's fees; a bad pilot is named, nothing else."""
+    client.force_login(organizer)
+    url = f"/evaluation/{campaign.pk}/"
+    page = client.get(url).content.decode()
+    assert "Plan the campaign" in page and "id_top_k" in page
+    form = {"pilot_campaign": campaign.pk, "top_k": 2, "power": 0.8, "max_raters": 2, "provider": "mturk", "reward": "0.10"}
+    response = client.post(url, form)
+    page = response.content.decode()
+    assert response.status_code == 200 and "Recommended:" in page and "mturk" in page and "variance components" in page
+    with write_pilot(tmp_path / "pilot.csv").open("rb") as handle:
+        response = client.post(url, {**form, "pilot_campaign": "", "pilot_file": handle})
+    assert response.status_code == 200 and "Recommended:" in response.content.decode()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("system,instance,rater,question,rating\na,1,x,q,4\nb,1,y,q,seven\n", encoding="utf-8")
+    with bad.open("rb") as handle:
+        response = client.post(url, {**form, "pilot_campaign": "", "pilot_file": handle})
+    assert response.status_code == 400 and "No plan: bad.csv line 3" in response.content.decode()
+    response = client.post(url, {**form, "pilot_campaign": ""})
+    assert response.status_code == 400 and "Choose a pilot campaign or upload a pilot CSV" in response.content.decode()

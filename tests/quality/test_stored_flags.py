@@ -187,3 +187,30 @@ def test_a_job_page_load_costs_the_same_queries_for_few_and_many_responses(organ
     assert queue["small"] == queue["large"], queue
     reviews = {job.name: _queries(lambda job=job: api.get(f"/api/jobs/{job.pk}/reviews/?all=true")) for job in (small, large)}
     assert reviews["small"] == reviews["large"], reviews
+
+
+def test_the_job_page_shows_agreement_as_the_flag_run_stored_it(organizer, client, make_annotator, monkeypatch):
+    """Agreement reads every counted response, so the page shows what the flag run stored (issue 8's
+    follow-up: 0.36 s per view at 10,000 responses), and says when; the API still computes it now."""
+    from annotation.services.claims import claim_next_slot, submit_response
+
+    job = make_live_job(make_corpus(name="agree", dialogs=3, user_turns=1), task_type="hard_score", redundancy=2)
+    plan = {0: 5, 1: 3, 2: 1}
+    for n in range(2):
+        worker = make_annotator(f"agree{n}")[1]
+        while (slot := claim_next_slot(job=job, worker=worker)) is not None:
+            score = plan[slot.item.position]
+            submit_response(slot_id=slot.pk, worker=worker, answers={"criterion_1": score, "criterion_2": score})
+    client.force_login(organizer)
+    monkeypatch.setattr(quality_selectors, "job_agreement", lambda job: pytest.fail("agreement computed by the page"))
+    before = _job_page(client, job).content.decode()
+    assert 'id="agreement"' not in before and "have not been computed" in before
+    monkeypatch.undo()
+
+    apply_flags(job)
+    live = {a.question: a.alpha for a in quality_selectors.job_agreement(job)}
+    monkeypatch.setattr(quality_selectors, "job_agreement", lambda job: pytest.fail("agreement computed by the page"))
+    page = _job_page(client, job)
+    assert {a["question"]: a["alpha"] for a in page.context["agreement"]} == live == {"criterion_1": 1.0, "criterion_2": 1.0}
+    body = page.content.decode()
+    assert 'id="agreement"' in body and 'id="agreement-computed"' in body

@@ -204,10 +204,11 @@ def test_summary_reports_recollection_rate_and_vote_alpha(people, make_annotator
     summary = voting_summary(job)
     assert summary.items_reviewed == 4 and summary.items_recollected == 1
     assert summary.recollection_rate == pytest.approx(0.25)
-    # Nominal alpha by hand: pairable values n = 12; item 3 has 4 of its 6 ordered pairs disagreeing,
-    # weighted 1/(3-1) -> D_o = 2 / 12 = 1/6; n_for = 8, n_against = 4 ->
-    # D_e = 2 * 8 * 4 / (12 * 11) = 64/132. alpha = 1 - D_o / D_e.
-    assert summary.vote_alpha == pytest.approx(1 - (1 / 6) / (64 / 132))
+    # A whole-response vote covers each of the 4 variants, and each variant is decided on its own, so
+    # the units are (item, variant): 16 units of 3 votes. Nominal alpha by hand: pairable values
+    # n = 48; item 3's 4 units each have 4 of 6 ordered pairs disagreeing, weighted 1/(3-1) ->
+    # D_o = 4 * 2 / 48 = 1/6; n_for = 32, n_against = 16 -> D_e = 2 * 32 * 16 / (48 * 47).
+    assert summary.vote_alpha == pytest.approx(1 - (1 / 6) / (2 * 32 * 16 / (48 * 47)))
     assert summary.votes == 12
 
 
@@ -236,6 +237,23 @@ def test_each_variant_is_voted_on_and_two_noes_on_one_variant_recollect(people):
     (feedback,) = voted_down(people["author"])
     assert feedback.parts_against == {"typos": 2, "verbose": 1}
     assert feedback.reasons == ["'tabel' is fine but 'ppl' is not a typo", "typos unreadable"]
+
+
+def test_vote_agreement_is_measured_per_variant_where_the_decisions_are(people, make_annotator):
+    """Two voters who each vote one different variant down agree on "the response has a bad variant"
+    but on no variant's fate: per-variant alpha shows the disagreement the whole-response vote hides."""
+    job, vote_job = voting_job(dialogs=1, user_turns=2)
+    for writer in (make_annotator("wa")[1], make_annotator("wb")[1]):
+        write(job, writer)
+    for _ in range(2):  # both responses get the same pair of votes
+        _vote_parts(vote_job, people["v1"], against={"paraphrase"})
+        _vote_parts(vote_job, people["v2"], against={"typos"})
+    summary = voting_summary(job)
+    # Units (response, variant): paraphrase and typos split 1:1 on both responses; verbose and
+    # simplified agree "for". n = 16 pairable values (12 for, 4 against); the 4 split units have
+    # both ordered pairs disagreeing, weighted 1/(2-1): D_o = 8 / 16; D_e = 2 * 12 * 4 / (16 * 15).
+    assert summary.vote_alpha == pytest.approx(1 - (8 / 16) / (2 * 12 * 4 / (16 * 15)))
+    assert summary.vote_alpha < 0 and summary.votes == 4
 
 
 def test_noes_spread_over_different_variants_do_not_recollect(people):

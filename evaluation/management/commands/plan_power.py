@@ -3,19 +3,22 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import power, ratings_csv
+from evaluation import power, selectors
 from hits import providers
+
+from ._common import get_campaign
 
 
 class Command(BaseCommand):
     help = (
-        "Plan a human evaluation from a pilot (a ratings CSV as `rank` reads it): fit the variance components and "
+        "Plan a human evaluation from a pilot (a ratings CSV as `rank` reads it, or a campaign's ratings): fit the variance components and "
         "find, by seeded simulation, the instances and raters per instance that separate adjacent systems of the "
         "top k (or detect --delta) with the given power, and what that costs with the provider's fees."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", type=Path, help="Pilot ratings CSV (system,instance,rater,question,rating; optional kind).")
+        parser.add_argument("file", type=Path, nargs="?", help="Pilot ratings CSV (system,instance,rater,question,rating; optional kind).")
+        parser.add_argument("--campaign", help="Use this campaign's ratings (name or id) as the pilot instead of a file.")
         parser.add_argument("--top-k", type=int, required=True, dest="top_k", help="Separate the adjacent pairs of the top K entries (by pilot mean).")
         parser.add_argument("--power", type=float, default=0.8, help="Target power 1-beta per pair (default 0.8).")
         parser.add_argument("--alpha", type=float, default=0.05, help="Level of the two-sided paired test (default 0.05).")
@@ -34,19 +37,25 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the plan as JSON.")
 
     def handle(self, *args, file, **opts):
+        if (file is None) == (opts["campaign"] is None):
+            raise CommandError("give the pilot either as a FILE or as --campaign NAME (one of them)")
+        source = file.name if file is not None else f"campaign {opts['campaign']!r}"
         try:
-            ratings, _truth, systems, _questions = ratings_csv.read(file, name=file.name)
-            entries = [s.label for s in systems if s.kind == "entry"]
-            model = power.fit(ratings, systems=entries, rater_ids_known=not opts["no_rater_ids"])
+            if file is not None:
+                ratings, entries, rows, rater_ids_known = selectors.csv_pilot(file, file.name)
+            else:
+                ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(get_campaign(opts["campaign"]))
+            rater_ids_known = rater_ids_known and not opts["no_rater_ids"]
+            model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known)
             result = power.plan(
                 model, opts["top_k"], power=opts["power"], alpha=opts["alpha"], delta=opts["delta"],
-                systems=opts["systems"] or len(systems), min_raters=opts["min_raters"], max_raters=opts["max_raters"],
+                systems=opts["systems"] or rows, min_raters=opts["min_raters"], max_raters=opts["max_raters"],
                 max_instances=opts["max_instances"], simulations=opts["simulations"], seed=opts["seed"],
                 pricing=providers.get(opts["provider"]), reward=opts["reward"], fee_rate=opts["fee_rate"],
                 assignments_per_posting=opts["assignments_per_posting"],
             )
         except ValueError as exc:
-            raise CommandError(str(exc) if str(exc).startswith(file.name) else f"{file.name}: {exc}") from None
+            raise CommandError(str(exc) if str(exc).startswith(source) else f"{source}: {exc}") from None
         body = result.as_dict()
         if opts["json"]:
             self.stdout.write(json.dumps(body, indent=2))

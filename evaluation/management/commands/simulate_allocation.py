@@ -25,6 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of each pair's interval over all its looks (default 0.05).")
         parser.add_argument("--indifference", type=float, default=0.0, help="Settle a pair as tied when its interval lies within +-this (default off).")
         parser.add_argument("--budget", type=float, default=1.0, help="Share of the published ratings the campaign may spend (default 1).")
+        parser.add_argument(
+            "--looks", choices=allocation.LOOK_RULES, default="boundary",
+            help="Critical value of the interim looks: the group-sequential boundary (default) or Bonferroni over the looks (to compare).",
+        )
+        parser.add_argument("--no-futility", action="store_false", dest="futility", help="Keep spending on pairs the whole budget could not resolve.")
         parser.add_argument("--json", action="store_true", help="Print the replay(s) as JSON.")
 
     def handle(self, *args, results_dir, **opts):
@@ -36,7 +41,10 @@ class Command(BaseCommand):
                 ground_truth_teams=tuple(opts["ground_truth_teams"] or GROUND_TRUTH_TEAMS),
             )
             runs = [
-                allocation.replay(pool, seed=opts["seed"] + k, top_k=opts["top_k"], alpha=opts["alpha"], indifference=opts["indifference"], budget=opts["budget"])
+                allocation.replay(
+                    pool, seed=opts["seed"] + k, top_k=opts["top_k"], alpha=opts["alpha"], indifference=opts["indifference"], budget=opts["budget"],
+                    looks=opts["looks"], futility=opts["futility"],
+                )
                 for k in range(opts["seeds"])
             ]
         except ValueError as exc:  # dstc9.FormatProblem is a ValueError and names the file and instance
@@ -49,7 +57,8 @@ class Command(BaseCommand):
             uniform = run["uniform"]
             self.stdout.write(
                 f"seed {run['seed']}: adaptive used {run['ratings_used']} of {run['ratings_total']} ratings "
-                f"({run['ratings_used_fraction']:.1%}); resolved {run['resolved_pairs']} of {run['pairs']} pairs, "
+                f"({run['ratings_used_fraction']:.1%}); resolved {run['resolved_pairs']} of {run['pairs']} pairs "
+                f"({run['settled_as_ties']} more settled as ties), "
                 f"{run['full_resolved_pairs_resolved']} of the {run['full_resolved_pairs']} the full data resolves; "
                 f"{run['wrongly_ordered_pairs']} ordered wrongly; top {run['top_k']} order "
                 f"{'matches' if run['top_k_order_matches'] else 'differs from'} the full data. Uniform, same ratings: "

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0004_interactive_systems_help'),
+        ('evaluation', '0005_judge_scores'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0008_quality_pattern_min_ratings_positive'),
-        ('evaluation', '0005_paused_systems'),
+        ('evaluation', '0006_paused_systems'),
     ]
 
     operations = [
