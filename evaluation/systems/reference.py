@@ -115,7 +115,7 @@ class ReferenceSystem:
     def __init__(self, secret: str = "", *, weaker: bool = False, delay: float = 0.0):
         self.secret = secret
         self.weaker = weaker
-        self.delay = delay  # seconds to wait before answering a turn (a slower system, for load tests)
+        self.turn_delay = delay  # seconds to wait before answering a turn (a slower system, for load tests)
 
     def __call__(self, environ, start_response):
         status, body = self.handle(environ)
@@ -145,8 +145,8 @@ class ReferenceSystem:
                 return "200 OK", {"ok": True}
             if not isinstance(body.get("text"), str):
                 return "400 Bad Request", {"error": "'text' must be a string"}
-            if self.delay:
-                time.sleep(self.delay)
+            if self.turn_delay:
+                time.sleep(self.turn_delay)
             return "200 OK", respond(body.get("state"), body["text"], self.weaker)
         return "404 Not Found", {"error": f"no route {method} {path}"}
 
