@@ -74,6 +74,14 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns."""
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1 resample")
+    method = {
+        "bootstrap": int(bootstrap), "seed": int(seed), "ci": ci,
+        "ci_method": f"{ci:.0%} percentile bootstrap over user goals (the same resamples for every system), widened by t_df/z with df = goals - 1 and clipped to the scale",
+        "rank": f"tie groups: 1 + number of systems significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the system above",
+        "rank_range": f"{ci:.0%} interval of each system's rank over the same resamples",
+    }
+    if not dialogs:
+        return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
     systems = sorted({d["system"] for d in dialogs})
     goals = sorted({_goal_of(d) for d in dialogs})
     total, count = _sums(dialogs, systems, goals)  # [S, G, K]
@@ -116,12 +124,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         "systems": rows,
         "pairwise": pairwise,
         "n_goals": len(goals),
-        "method": {
-            "bootstrap": int(bootstrap), "seed": int(seed), "ci": ci,
-            "ci_method": f"{ci:.0%} percentile bootstrap over user goals (the same resamples for every system), widened by t_df/z with df = goals - 1 and clipped to the scale",
-            "rank": f"tie groups: 1 + number of systems significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the system above",
-            "rank_range": f"{ci:.0%} interval of each system's rank over the same resamples",
-        },
+        "method": method,
     }
 
 

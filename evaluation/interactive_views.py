@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from . import interactive, selectors
 from .forms import ChatJobForm, GoalsUploadForm, SystemRegistrationForm
-from .models import DialogSystem
+from .models import DialogSystem, TestSet
 from .services import EvaluationInputError, check_system_again, create_chat_job, import_goals, register_system, resume_system
 from .views import _organizer_only
 
@@ -133,3 +133,11 @@ def interactive_results(request, pk, fmt=None):
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
     return render(request, "evaluation/interactive_results.html", {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs})
+
+
+@login_required
+def scheduled_leaderboard(request, pk):
+    """A test set's leaderboard with RADDLE's scheduled human evaluations: date and intervals."""
+    _organizer_only(request)
+    test_set = get_object_or_404(TestSet, pk=pk)
+    return render(request, "evaluation/scheduled_leaderboard.html", {"test_set": test_set, **selectors.interactive_leaderboard(test_set)})

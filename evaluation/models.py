@@ -69,6 +69,10 @@ class Entry(models.Model):
     objective_scores = models.JSONField(default=dict, blank=True, help_text="Automatic metrics: {metric: value}.")
     is_baseline = models.BooleanField(default=False)
     is_ground_truth = models.BooleanField(default=False, help_text="The reference responses, rated as a reference row.")
+    dialog_system = models.ForeignKey(
+        "DialogSystem", null=True, blank=True, on_delete=models.SET_NULL, related_name="entries",
+        help_text="The entry's registered endpoint: RADDLE's scheduled evaluation chats with it (optional).",
+    )
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of outputs and flags.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -399,3 +403,45 @@ class FedCandidate(models.Model):
             ),
             models.CheckConstraint(condition=~Q(review="dropped") | Q(item__isnull=True), name="fedcandidate_dropped_never_rated"),
         ]
+
+
+class InteractiveSchedule(models.Model):
+    """RADDLE's evaluation service for one test set's leaderboard: on a schedule, the top-k entries
+    by automatic score (Eq. 2 over `metrics`) that have a registered endpoint and no human
+    evaluation in the last `stale_after_days` get an interactive campaign of `dialogs_per_goal`
+    dialogs per goal of `goal_set`."""
+
+    test_set = models.OneToOneField(TestSet, on_delete=models.CASCADE, related_name="interactive_schedule")
+    goal_set = models.ForeignKey(GoalSet, on_delete=models.PROTECT, related_name="+", help_text="The goals the workers are given.")
+    metrics = models.JSONField(help_text="Objective metrics the automatic score (Eq. 2, mean reciprocal rank) is computed over.")
+    lower_is_better = models.JSONField(default=list, blank=True, help_text="Those of the metrics where lower is better.")
+    top_k = models.PositiveIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(20)], help_text="How many of the best entries are offered a human evaluation."
+    )
+    dialogs_per_goal = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(100)], help_text="Dialogs per entry per goal."
+    )
+    stale_after_days = models.PositiveIntegerField(
+        default=60, validators=[MinValueValidator(1)], help_text="An entry evaluated less than this many days ago is not evaluated again (RADDLE: bi-monthly)."
+    )
+    enabled = models.BooleanField(default=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(top_k__gte=1, top_k__lte=20), name="interactiveschedule_top_k_range"),
+            models.CheckConstraint(condition=Q(dialogs_per_goal__gte=1, dialogs_per_goal__lte=100), name="interactiveschedule_dialogs_range"),
+            models.CheckConstraint(condition=Q(stale_after_days__gte=1), name="interactiveschedule_stale_positive"),
+        ]
+
+
+class EntryInteractiveRun(models.Model):
+    """One scheduled human evaluation of an entry: the chat job it was part of, and when."""
+
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="interactive_runs")
+    job = models.ForeignKey("annotation.Job", on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["entry", "job"], name="entryinteractiverun_unique")]

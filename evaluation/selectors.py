@@ -250,3 +250,38 @@ def fed_results(fed_set) -> list[dict]:
             "questions": [{"name": q, "mean": round(per[q][0] / per[q][1], 4) if per[q][1] else None, "n": per[q][1], "na": per[q][2]} for q in questions],
         })
     return rows
+
+
+def interactive_leaderboard(test_set) -> dict:
+    """A test set's submissions by automatic score (Eq. 2 over its schedule's metrics) with their
+    latest scheduled human evaluation: date, success, grounded success and the final score with its
+    interval from that run's chat job. {"schedule", "rows"}."""
+    import pandas as pd
+
+    from . import scoring
+    from .models import EntryInteractiveRun, InteractiveSchedule
+
+    schedule = InteractiveSchedule.objects.filter(test_set=test_set).first()
+    entries = list(test_set.entries.filter(is_baseline=False, is_ground_truth=False).select_related("team", "dialog_system"))
+    automatic = {}
+    if schedule:
+        scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
+        if scored:
+            frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
+            automatic = scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
+    latest = {}
+    for run in EntryInteractiveRun.objects.filter(entry__in=entries).select_related("job").order_by("created_at"):
+        latest[run.entry_id] = run
+    results_by_job = {}
+    rows = []
+    for e in entries:
+        row = {"entry": e.label, "automatic": automatic.get(e.pk), "system": e.dialog_system.name if e.dialog_system else None, "human": None}
+        run = latest.get(e.pk)
+        if run is not None:
+            if run.job_id not in results_by_job:
+                results_by_job[run.job_id] = {r["system"]: r for r in interactive_ranking(run.job)[0]["systems"]}
+            human = results_by_job[run.job_id].get(e.dialog_system.name if e.dialog_system else "")
+            row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
+        rows.append(row)
+    rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
+    return {"schedule": schedule, "rows": rows}

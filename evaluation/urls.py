@@ -24,6 +24,7 @@ urlpatterns = [
     path("interactive/<int:pk>/", interactive_views.interactive_results, name="interactive-results"),
     path("interactive/<int:pk>/results.<str:fmt>", interactive_views.interactive_results, name="interactive-results-file"),
     path("interactive/new/", interactive_views.chat_job_create, name="chat-job-create"),
+    path("test-sets/<int:pk>/interactive-leaderboard/", interactive_views.scheduled_leaderboard, name="scheduled-leaderboard"),
     path("fed/", fed_views.fed_sets, name="fed-sets"),
     path("fed/from-chats/", fed_views.fed_from_chats, name="fed-from-chats"),
     path("fed/static/", fed_views.fed_static, name="fed-static"),

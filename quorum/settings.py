@@ -179,6 +179,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.sweep_worker_flags",
         "schedule": timedelta(seconds=env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)),
     },
+    # RADDLE's evaluation service: entries with an endpoint that are top-k by automatic score and
+    # were not evaluated within their schedule's window get an interactive campaign (evaluation
+    # InteractiveSchedule). Daily by default; the window, not this period, sets how often an entry is evaluated.
+    "scheduled-interactive-evaluations": {
+        "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
+        "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
+    },
 }
 
 # Quorum's own settings.

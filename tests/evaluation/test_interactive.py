@@ -126,3 +126,13 @@ def test_the_results_page_shows_the_ranking_and_transcripts(goal_set, make_annot
     assert "| 1 | 1-1 | ref | 1 |" in out.getvalue()
     with pytest.raises(CommandError, match="No chat job with id 999999"):
         call_command("rank_interactive", "999999")
+
+
+def test_the_results_page_of_a_job_without_dialogs_says_so(goal_set, organizer):
+    system = register_system(name="ref", url="http://127.0.0.1:9", secret=SECRET)
+    job = create_chat_job(name="chat", systems=[system], goal_set=goal_set)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:interactive-results", args=[job.pk]))
+    assert page.status_code == 200 and "No dialogs count yet." in page.content.decode()
+    assert client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"])).status_code == 404

@@ -86,3 +86,8 @@ def test_intervals_stay_on_the_scale():
     row, = system_results(dialogs, bootstrap=1000)["systems"]
     assert 0 <= row["success_ci_low"] and row["success_ci_high"] == 1.0  # widening would pass 1
     assert row["understanding_ci_high"] == 5.0 and row["understanding_ci_low"] >= 1
+
+
+def test_no_dialogs_yet_is_an_empty_table_not_an_error():
+    result = system_results([], bootstrap=100)
+    assert result["systems"] == [] and result["pairwise"] == [] and "bootstrap over user goals" in result["method"]["ci_method"]
