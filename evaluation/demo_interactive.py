@@ -144,7 +144,7 @@ def run_interactive_demo(*, server, organizer, annotator_names, password, seed, 
         name=f"Demo: chat with restaurant systems {stamp}", systems=systems, goal_set=goal_set, created_by=organizer,
         instructions="Find and book the restaurant your goal describes, then say whether the system succeeded.",
     )
-    say(f"8. Interactive evaluation: the reference restaurant system and a weaker variant on {strong_url} and {weak_url}"
+    say(f"9. Interactive evaluation: the reference restaurant system and a weaker variant on {strong_url} and {weak_url}"
         f" (contract check: {checks}); chat job {job.pk} with {job.items.count()} dialogs ({len(GOALS)} goals x 2 systems)")
     users = [SimulatedChatUser(server.url, name, password, seed * 1000 + i) for i, name in enumerate(annotator_names)]
     for user in users:
