@@ -13,6 +13,7 @@ BENCHMARKS = {
     "job_page": "perf.bench_job_page",
     "allocation": "perf.bench_allocation",
     "spoken": "perf.bench_spoken",
+    "speech": "perf.bench_speech",
     "chat": "perf.bench_chat",
 }
 

@@ -25,7 +25,7 @@ from tests.factories import make_corpus, make_live_job
 
 from .spoken_audio import readings_of, silence, speech, tone, upload
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.speech]  # recordings are synthesised with espeak-ng
 
 
 def spoken_job(readings=2, **settings):

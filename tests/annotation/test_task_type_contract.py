@@ -243,6 +243,7 @@ class TestPairwise(TaskTypeContract):
         return {"winner": "c", "left": "a"}
 
 
+@pytest.mark.speech  # recordings synthesised with espeak-ng
 class TestSpokenReading(TaskTypeContract):
     """Readings are upload fields: the good answers are recordings synthesised in the test run, the
     bad ones a silent recording and a missing one."""
