@@ -15,6 +15,7 @@ BENCHMARKS = {
     "allocation": "perf.bench_allocation",
     "spoken": "perf.bench_spoken",
     "speech": "perf.bench_speech",
+    "chat": "perf.bench_chat",
 }
 
 

@@ -251,6 +251,11 @@ class TaskType:
         """
         return None
 
+    def held_back(self, job) -> Mapping | None:
+        """Items no worker is given for now, as Item field lookups to exclude (e.g. chats with a
+        system that is paused), or None. Called on every claim: it must be cheap."""
+        return None
+
     # --- Combining, agreement, evidence -----------------------------------------------------------
 
     def combine(self, answer_rows: list[Mapping], settings: Mapping) -> dict:

@@ -186,7 +186,7 @@ class QuestionnaireContract(TaskTypeContract):
 
     def good_answers(self, item, n):
         fields = task_types.get(self.key).answer_fields(item.job.settings)
-        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields)}
+        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields) if "choices" in f}
 
     def bad_answers(self, item):
         first = task_types.get(self.key).answer_fields(item.job.settings)[0]
@@ -216,6 +216,14 @@ class TestFedTurn(QuestionnaireContract):
 
     def make_job(self, make_annotator):
         return _payload_job(self.key, [{"context": CONTEXT, "response": f"Parking is free. {HOSTILE}"}])
+
+
+class TestFedDialog(QuestionnaireContract):
+    key = "fed_dialog"
+
+    def make_job(self, make_annotator):
+        dialog = [*CONTEXT, {"speaker": "system", "text": f"Parking is free. {HOSTILE}"}]
+        return _payload_job(self.key, [{"dialog": dialog}, {"dialog": dialog[:2]}])
 
 
 PAIR = {"context": CONTEXT, "instance": "dialog-1", "a": {"system": "team-a", "text": f"Yes, it has free parking. {HOSTILE}"}, "b": {"system": "team-b", "text": "I don't know."}}
@@ -344,12 +352,17 @@ def test_the_api_gives_every_jobs_agreement_per_question(db, make_annotator, org
     assert client.get(f"/api/jobs/{rewrite.pk}/agreement/").json() == []
 
 
-class _ScriptedRelay:
-    """A relay that needs no system: every conversation already holds one exchange."""
+def _scripted_relay():
+    from annotation.chat_relay import ChatRelay
 
-    def transcript(self, endpoint, session_key):
-        return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
-                          {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+    class ScriptedRelay(ChatRelay):
+        """A relay that needs no system: every conversation already holds one exchange."""
+
+        def transcript(self, endpoint, session_key):
+            return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
+                              {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+
+    return ScriptedRelay()
 
 
 CHAT = {"goal": {"restaurant": {"info": {"food": "chinese"}}}, "goal_text": [f"Find a chinese restaurant. {HOSTILE}"], "goal_id": "g1", "endpoint": "e1", "relay": "contract-test"}
@@ -363,7 +376,7 @@ class TestChat(TaskTypeContract):
     def _relay(self):
         from annotation import chat_relay
 
-        chat_relay.RELAYS["contract-test"] = _ScriptedRelay()
+        chat_relay.RELAYS["contract-test"] = _scripted_relay()
         yield
         del chat_relay.RELAYS["contract-test"]
 
