@@ -11,7 +11,10 @@ from decimal import Decimal
 from django import forms
 
 from . import task_types
-from .models import CheckOverride, Corpus, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker
+from .models import (
+    SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, OnVotedDown, QualityPolicy, Response,
+    SourceFormat, Worker,
+)
 from .services.jobs import Selection
 from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
 from .services.quality import COUNT_MAX as QUALITY_COUNT_MAX
@@ -413,3 +416,34 @@ class GoldItemForm(forms.Form):
             target = self.field_name(answer) if self.field_name(answer) in self.fields else None
             for message in messages:
                 self.add_error(target, message)
+
+
+class ExportForm(forms.Form):
+    """The job page's export options (services.exports checks them again)."""
+
+    include_audio = forms.BooleanField(label="Include the recordings (audio/)", required=False,
+                                       help_text=ExportRun._meta.get_field("include_audio").help_text)
+    speech_errors_wer = forms.FloatField(
+        label="Speech errors: target WER", required=False, min_value=SPEECH_ERRORS_MIN_WER, max_value=SPEECH_ERRORS_MAX_WER,
+        widget=forms.NumberInput(attrs={"step": "0.01", "placeholder": "off"}),
+        help_text=ExportRun._meta.get_field("speech_errors_wer").help_text
+        + " RADDLE used 0.1 to 0.3. Slow: every user turn is synthesised and recognised several times, "
+        "tens of CPU-seconds per 30 user turns.",
+    )
+    speech_errors_seed = forms.IntegerField(
+        label="Speech errors: seed", required=False, min_value=0, max_value=2**31 - 1, initial=0,
+        help_text=ExportRun._meta.get_field("speech_errors_seed").help_text,
+    )
+
+    def __init__(self, *args, audio: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not audio:  # only spoken-reading jobs have recordings
+            del self.fields["include_audio"]
+
+    def options(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "include_audio": bool(data.get("include_audio")),
+            "speech_errors_wer": data["speech_errors_wer"],
+            "speech_errors_seed": data["speech_errors_seed"] or 0,
+        }

@@ -26,7 +26,7 @@ from .gold_requests import answer_fields as gold_answer_fields
 from .import_requests import UploadError, import_error_field, start_upload_import
 from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, create_payload_job_for_request, job_error_fields
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
-from .organizer_forms import CorpusUploadForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
+from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
 from .selectors.flags import flagged_workers, stored_flags
@@ -143,7 +143,7 @@ def _paged(request, rows, name: str, per_page: int = SECTION_ROWS):
     return Paginator(rows, per_page).get_page(request.GET.get(name) or 1)
 
 
-def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, status=200):
+def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, export_form=None, status=200):
     """The job page: an overview in sections (progress, review, quality, crowd, exports), each
     paged, whose queries do not grow with the job's responses; the responses themselves are read
     in the review queue. A refused form is passed back bound, so its errors show by its fields."""
@@ -152,6 +152,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
+    spoken = bool(kind and kind.upload_store == "spoken_readings")
     context = {
         "job": job,
         "progress": progress,
@@ -159,6 +160,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
+        "export_form": export_form or ExportForm(audio=spoken, auto_id="id_export_%s"),
+        "speech_errors_possible": bool(kind and kind.exports_test_sets),
         # Quality control
         "supports_voting": bool(kind and kind.supports_voting),
         "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),
@@ -175,7 +178,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
-        "transcription": transcription_summary(job.pk) if kind and kind.upload_store == "spoken_readings" else None,
+        "transcription": transcription_summary(job.pk) if spoken else None,
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
@@ -225,14 +228,18 @@ def job_action(request, pk, action):
 @organizer_required
 @require_POST
 def job_export(request, pk):
-    job = get_object_or_404(Job, pk=pk)
+    job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
+    kind = _task_type_or_none(job.task_type)
+    form = ExportForm(request.POST, audio=bool(kind and kind.upload_store == "spoken_readings"), auto_id="id_export_%s")
+    if not form.is_valid():
+        return _job_page(request, job, export_form=form, status=400)
     try:
-        start_export(job, created_by=request.user, include_audio=request.POST.get("include_audio") == "on")
+        start_export(job, created_by=request.user, **form.options())
     except ExportError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Export started; its files are listed below when it has finished.")
-    return redirect("organizer:job", pk=job.pk)
+    return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#exports")
 
 
 # --- Quality control ------------------------------------------------------------------------------

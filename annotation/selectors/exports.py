@@ -67,6 +67,11 @@ def count_export_dialogs(job: Job) -> int:
     return export_dialogs_queryset(job).count()
 
 
+def count_export_user_turns(job: Job) -> int:
+    """User turns with text in the exported dialogs: the utterances a speech-error export simulates."""
+    return Turn.objects.filter(dialog__in=export_dialogs_queryset(job).values("pk"), speaker="user").exclude(text="").count()
+
+
 def job_responses_queryset(job: Job) -> QuerySet:
     """Every response of the job's ordinary items, whatever became of it, with its item, turn, dialog
     id and worker joined in. Left out: answers to gold items, and crowd responses the provider has not

@@ -23,14 +23,23 @@ from django.utils import timezone
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters.base import write_json
-from ..models import ExportRun, Job, RunStatus
+from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, ExportRun, Job, RunStatus
+from ..speech.asr import AsrFailed, AsrUnavailable
+from ..speech.config import asr_backend
+from ..speech.simulate import Progress as SpeechProgress
+from ..speech.simulate import SimulationError, simulate
+from ..speech.tts import SpeechUnavailable
+from ..speech.wer import word_errors
 from .. import task_types
 from ..selectors import exports as selectors
 from ..selectors import quality as quality_selectors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ExportError", "export_directory", "export_job", "job_test_sets", "run_export", "create_export_run"]
+__all__ = [
+    "ExportError", "export_directory", "export_job", "job_test_sets", "run_export", "create_export_run",
+    "check_speech_errors_wer", "SPEECH_ERRORS", "SPEECH_ERRORS_MAX_PASSES",
+]
 
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")  # variants become directory names
 Progress = Callable[[int, int], None]
@@ -73,14 +82,39 @@ def spoken_variant(index: int) -> str:
     return f"spoken_{index + 1}"
 
 
-def export_job(job: Job, directory: Path, progress: Progress | None = None, *, include_audio: bool = False) -> list[str]:
+SPEECH_ERRORS = "speech_errors"  # the test set's directory beside the variants'
+SPEECH_ERRORS_SEARCH_STEPS = 14
+SPEECH_ERRORS_MAX_PASSES = 2 + SPEECH_ERRORS_SEARCH_STEPS  # synthesis, the clean floor, then the SNR search
+
+
+def check_speech_errors_wer(wer: float | None, job: Job | None = None) -> None:
+    """The speech-error target, when given, lies in the range the simulation is made for (and `job`
+    writes test sets to add it to)."""
+    if wer is None:
+        return
+    if job is not None and not task_types.get(job.task_type).exports_test_sets:
+        raise ExportError(f"Job {job.id} writes no test sets, so it has no dialogs to add speech errors to; leave the speech-error target empty.")
+    if not (isinstance(wer, int | float) and SPEECH_ERRORS_MIN_WER <= wer <= SPEECH_ERRORS_MAX_WER):
+        raise ExportError(
+            f"The speech-error target WER must be a number from {SPEECH_ERRORS_MIN_WER:g} to {SPEECH_ERRORS_MAX_WER:g} "
+            f"(e.g. 0.2 for 20%), or empty for no speech errors; got {wer!r}."
+        )
+
+
+def export_job(
+    job: Job, directory: Path, progress: Progress | None = None, *, include_audio: bool = False,
+    speech_errors_wer: float | None = None, speech_errors_seed: int = 0,
+) -> list[str]:
     """Write the job's export into `directory` (which must not exist or be empty); return the file names.
 
     `progress(done, total)` is called as dialogs and responses are written. `include_audio` adds the
     recordings of a spoken-reading job (`audio/`); its manifest of readings is always written.
+    `speech_errors_wer` adds the `speech_errors/` test set (see `_write_speech_errors`).
     """
     check_exportable(job)
+    check_speech_errors_wer(speech_errors_wer, job)
     kind = task_types.get(job.task_type)
+    speech = None if speech_errors_wer is None else (speech_errors_wer, speech_errors_seed)
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ExportError(f"{directory} already exists and is not an empty directory; choose a new one.")
@@ -88,7 +122,7 @@ def export_job(job: Job, directory: Path, progress: Progress | None = None, *, i
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", suffix=".partial", dir=directory.parent))
     try:
         if kind.exports_test_sets:
-            files = _write_export(job, kind, test_set_variants(job, kind), writer_for(job.corpus.source_format), staging, progress)
+            files = _write_export(job, kind, test_set_variants(job, kind), writer_for(job.corpus.source_format), staging, progress, speech)
             if kind.upload_store == "spoken_readings":
                 files += _write_readings(job, staging, include_audio)
         else:
@@ -124,9 +158,12 @@ class _Tracker:
         self._report()
 
 
-def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> list[str]:
+def _write_export(job, kind, variants, writer_cls, staging: Path, progress, speech=None) -> list[str]:
     corpus = job.corpus
+    if speech and SPEECH_ERRORS in variants:
+        raise ExportError(f"Job {job.id} already has a test set named {SPEECH_ERRORS}; rename that variant to add speech errors.")
     tracker = _Tracker(progress, selectors.count_export_dialogs(job) + selectors.count_job_responses(job))
+    sources: list[DialogRecord] = []  # the dialogs as imported, for the speech errors
     counts = {v: {"turns_replaced": 0, "turns_without_accepted_rewrite": 0} for v in variants}
     dialogs_manifest = []
     files: list[str] = []
@@ -140,6 +177,8 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
         turns_of = functools.partial(_spoken_turns, variants) if spoken else kind.test_set_turns
         for dialog in selectors.export_dialogs(job, with_readings=spoken):
             records, entry = _dialog_records(dialog, kind, turns_of, job.settings, variants)
+            if speech:
+                sources.append(_source_record(dialog))
             for variant in variants:
                 writers[variant].add(records[variant])
                 counts[variant]["turns_replaced"] += len(entry["replaced"][variant])
@@ -156,6 +195,10 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
         columns = [f["name"] for f in kind.answer_fields(job.settings)] if spoken else variants
         raw_csv.write_responses(fh, records, columns, on_row=tracker.advance)
     files.append("responses.csv")
+    speech_manifest = {}
+    if speech:
+        speech_files, speech_manifest = _write_speech_errors(sources, writer_cls, corpus.meta, staging, tracker, *speech)
+        files += speech_files
 
     manifest = {
         "job": {
@@ -173,6 +216,7 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
         "variants": counts,
         "dialogs": dialogs_manifest,
         **kind.manifest_extra(job.settings),
+        **speech_manifest,
     }
     files += ["manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
@@ -249,6 +293,89 @@ def _dialog_records(dialog, kind, turns_of, settings, variants) -> tuple[dict[st
     return records, entry
 
 
+def _source_record(dialog) -> DialogRecord:
+    return DialogRecord(
+        dialog.external_id, dialog.meta,
+        [TurnRecord(t.index, t.speaker, t.text, t.slot_values, t.raw) for t in dialog.ordered_turns],
+    )
+
+
+def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracker: "_Tracker", target_wer: float, seed: int):
+    """RADDLE's speech errors: every user turn of the exported dialogs, as imported (not a rewrite),
+    spoken, mixed with noise at the SNR searched for `target_wer`, and transcribed by the recogniser
+    adapted to the corpus (annotation.speech.simulate). Writes the `speech_errors/` test set with each
+    user turn replaced by its ASR text, and speech_errors.jsonl; returns the files and the manifest's part.
+
+    Slot values that no longer occur verbatim in the ASR text are dropped from that turn (the
+    importers anchor values in the text) and listed in speech_errors.jsonl as `dropped_slot_values`.
+    """
+    keys = [(d.external_id, t.index) for d in sources for t in d.turns if t.speaker == "user" and t.text.strip()]
+    texts = {(d.external_id, t.index): t.text for d in sources for t in d.turns}
+    if not keys:
+        raise ExportError("The exported dialogs have no user turns with text to add speech errors to.")
+    units, base = len(keys), tracker.done
+    passes = {"done": 0}
+    tracker.total += units * SPEECH_ERRORS_MAX_PASSES
+
+    def report(event: SpeechProgress):
+        # One pass over all utterances per step: synthesis, the clean floor, each search step.
+        if event.wer is not None or (event.stage == "synthesis" and event.done == event.total):
+            passes["done"] += 1
+            done = base + passes["done"] * units
+        else:
+            done = base + passes["done"] * units + event.done
+        tracker.done = done
+        if tracker.callback:
+            tracker.callback(done, tracker.total)
+
+    try:
+        result = simulate(
+            [(index, texts[key]) for index, key in enumerate(keys)],
+            target_wer=target_wer, seed=seed, engine=settings.QUORUM_TTS_ENGINE, backend=asr_backend(),
+            max_steps=SPEECH_ERRORS_SEARCH_STEPS, progress=report,
+        )
+    except (SimulationError, SpeechUnavailable, AsrUnavailable, AsrFailed) as exc:
+        raise ExportError(f"Speech errors: {exc}") from None
+    asr = {keys[u.id]: u.asr for u in result.utterances}
+
+    writer = writer_cls(staging / SPEECH_ERRORS, corpus_meta)
+    rows = []
+    try:
+        for dialog in sources:
+            turns = []
+            for turn in dialog.turns:
+                key = (dialog.external_id, turn.index)
+                if key not in asr:
+                    turns.append(turn)
+                    continue
+                heard = asr[key]
+                kept = [v for v in turn.slot_values if isinstance(v, dict) and str(v.get("value", "")) in heard]
+                dropped = [v for v in turn.slot_values if v not in kept]
+                turns.append(TurnRecord(turn.index, turn.speaker, heard, kept, turn.raw))
+                rows.append({
+                    "dialog": dialog.external_id, "turn": turn.index, "text": turn.text, "asr": heard,
+                    "wer": round(word_errors(turn.text, heard).wer, 4), **({"dropped_slot_values": dropped} if dropped else {}),
+                })
+            writer.add(DialogRecord(dialog.external_id, dialog.meta, turns))
+        files = [f"{SPEECH_ERRORS}/{name}" for name in writer.finish()]
+    finally:
+        writer.close()
+    with open(staging / "speech_errors.jsonl", "x", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    tracker.total = tracker.done  # the search usually stops before its last step
+    manifest = {
+        SPEECH_ERRORS: {
+            "source": "every user turn of the exported dialogs as imported (not the rewrites)",
+            "target_wer": target_wer, "wer": round(result.wer, 4), "snr_db": round(result.snr_db, 2),
+            "clean_floor_wer": round(result.floor, 4), "seed": seed, "engine": settings.QUORUM_TTS_ENGINE,
+            "noise": "white", "asr_backend": settings.QUORUM_ASR_BACKEND, "utterances": len(keys),
+            "passes": [{"snr_db": round(snr, 2), "wer": round(rate, 4)} for snr, rate in result.steps],
+        }
+    }
+    return [*files, "speech_errors.jsonl"], manifest
+
+
 def _response_record(response) -> raw_csv.ResponseRecord:
     turn = response.item.turn
     return raw_csv.ResponseRecord(
@@ -321,13 +448,21 @@ def export_directory(run: ExportRun) -> Path:
     return Path(settings.QUORUM_EXPORT_DIR) / f"job-{run.job_id}" / f"run-{run.id}"
 
 
-def create_export_run(job: Job, created_by=None, *, include_audio: bool = False) -> ExportRun:
+def create_export_run(
+    job: Job, created_by=None, *, include_audio: bool = False, speech_errors_wer: float | None = None, speech_errors_seed: int = 0
+) -> ExportRun:
     """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
+    check_speech_errors_wer(speech_errors_wer, job)
     kind = task_types.get(job.task_type)
     if kind.exports_test_sets:
         test_set_variants(job, kind)  # refuse bad settings now rather than in the background
-    return ExportRun.objects.create(job=job, created_by=created_by, include_audio=include_audio)
+    if not isinstance(speech_errors_seed, int) or isinstance(speech_errors_seed, bool) or speech_errors_seed < 0:
+        raise ExportError(f"The speech-error seed must be a whole number of 0 or more; got {speech_errors_seed!r}.")
+    return ExportRun.objects.create(
+        job=job, created_by=created_by, include_audio=include_audio,
+        speech_errors_wer=speech_errors_wer, speech_errors_seed=speech_errors_seed,
+    )
 
 
 def run_export(run_id: int) -> ExportRun | None:
@@ -349,7 +484,8 @@ def run_export(run_id: int) -> ExportRun | None:
         if target.exists():
             shutil.rmtree(target)
         files = export_job(
-            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio
+            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio,
+            speech_errors_wer=run.speech_errors_wer, speech_errors_seed=run.speech_errors_seed,
         )
     except ExportError as exc:
         error = str(exc)
