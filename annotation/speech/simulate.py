@@ -184,7 +184,7 @@ def simulate(
         raise SimulationError(
             f"No noise level gave a corpus WER within {tolerance:g} of {target_wer:.3f}: the closest was "
             f"{achieved:.3f} at {best:.1f} dB SNR (the noisiest tried gave {highest:.3f}). "
-            "Use a larger --tolerance or a larger set of utterances (WER moves in steps of one word)."
+            "Try another seed, a larger tolerance or more utterances (WER moves in steps of one word)."
         )
     return Simulation(
         utterances=[

@@ -17,6 +17,7 @@ from annotation.export_requests import start_export
 from annotation.importers.jsonl import JSONLReader
 from annotation.models import Corpus, ExportRun, RunStatus
 from annotation.services.exports import SPEECH_ERRORS_MAX_PASSES, export_job
+from annotation.services.payload_jobs import create_payload_job
 from annotation.speech.wer import corpus_wer, normalize_words
 from tests.speech.fakes import FakeRecogniser, fake_tts
 from tests.speech.utterances import UTTERANCES
@@ -179,3 +180,12 @@ def test_the_command_prints_the_user_turns_before_it_starts_and_the_achieved_wer
     assert printed.startswith(f"Speech errors: {len(USER_TURNS)} user turns to synthesise and recognise")
     assert f"speech_errors: corpus WER {speech['wer']:.3f} (target 0.3)" in printed
     assert "speech_errors/dialogs.jsonl" in printed and speech["seed"] == 2
+
+
+def test_a_job_without_test_sets_is_refused_speech_errors(organizer_api):
+    # QA paraphrases export qa_pairs.jsonl, no dialogs.
+    pairs = [{"id": "p1", "question": "Is breakfast included?", "answer": "Yes."}]
+    job = create_payload_job(name="para", task_type="qa_paraphrase", payloads=pairs, settings={"count": 3})
+    refused = organizer_api.post(f"/api/jobs/{job.pk}/exports/", {"speech_errors_wer": 0.2}, format="json")
+    assert refused.status_code == 400 and "writes no test sets" in json.dumps(refused.json())
+    assert not ExportRun.objects.exists()
