@@ -47,7 +47,7 @@ def _rating(label, instance, worker_name):
     """A seeded rating: the entry's quality, an instance effect shared by every entry, and noise."""
     instance_effect = np.random.default_rng(instance).normal(0, 0.6)
     noise = np.random.default_rng([instance, sum(map(ord, label)), sum(map(ord, worker_name))]).normal(0, 0.7)
-    return int(np.clip(round(QUALITY[label] + instance_effect + noise), 1, 5))
+    return int(np.clip(round(QUALITY.get(label, 4.8) + instance_effect + noise), 1, 5))  # 4.8: the ground truth
 
 
 def _rate_until_no_work(job, workers, capture):
@@ -278,3 +278,84 @@ def test_page_shows_pair_states_spend_looks_and_why_it_stopped(tmp_path, make_an
     assert f"{last.ratings_spent} of {crowd.campaign.adaptive_budget} ratings" in html
     assert last.get_decision_display() in html
     assert f"critical value {last.critical_value:.3f}" in html
+
+
+def _crowd_campaign_on_prolific(tmp_path, budget_usd):
+    """An adaptive campaign whose job runs on a paid crowd (Prolific's fees), launched: the first
+    round's postings are reserved by the launch. Nothing reaches a provider: the posting task is
+    queued on commit, and these tests do not run on-commit callbacks."""
+    from hits.services.config import configure_crowd
+
+    test_set, entries = _write_test_set(tmp_path / "data")
+    crowd = create_crowd_campaign(
+        "adaptive-paid", test_set, entries, with_references=False, redundancy=1, order_seed=11, adaptive={"round_size": ROUND}
+    )
+    configure_crowd(crowd.job, provider="prolific", budget=budget_usd)
+    launch_crowd_job(crowd.campaign)
+    crowd.refresh_from_db()
+    return crowd
+
+
+@pytest.mark.django_db
+def test_a_round_on_a_paid_crowd_is_reserved_through_the_posting_service_once(tmp_path):
+    from hits.models import JobCrowdConfig, Posting
+
+    crowd = _crowd_campaign_on_prolific(tmp_path, "1000.00")
+    assert sum(Posting.objects.filter(job=crowd.job).values_list("assignments", flat=True)) == ROUND * len(QUALITY)
+    _complete_first_round(crowd.job)
+    look = run_look(crowd.campaign_id)
+    assert look.decision == CampaignLook.Decision.CONTINUE and look.added_ratings > 0
+    assert run_look(crowd.campaign_id) is None
+    postings = Posting.objects.filter(job=crowd.job)
+    # Every slot, the new round's included, is carried by exactly one reserved posting, within the budget.
+    assert sum(postings.values_list("assignments", flat=True)) == Slot.objects.filter(job=crowd.job).count()
+    assert sum(p.committed_cost for p in postings) == JobCrowdConfig.objects.get(job=crowd.job).committed
+    assert postings.filter(state=Posting.State.INTENDED).count() == postings.count()
+
+
+@pytest.mark.django_db
+def test_a_round_the_money_budget_cannot_carry_stops_the_campaign_and_adds_nothing(tmp_path):
+    from hits.models import JobCrowdConfig, Posting
+
+    crowd = _crowd_campaign_on_prolific(tmp_path, "1000.00")
+    config = JobCrowdConfig.objects.get(job=crowd.job)
+    JobCrowdConfig.objects.filter(pk=config.pk).update(budget=config.committed)  # exactly the first round's cost
+    _complete_first_round(crowd.job)
+    items, postings = Item.objects.filter(job=crowd.job).count(), Posting.objects.filter(job=crowd.job).count()
+    look = run_look(crowd.campaign_id)
+    assert look.decision == CampaignLook.Decision.CROWD_BUDGET and look.added_ratings == 0
+    assert Item.objects.filter(job=crowd.job).count() == items and Posting.objects.filter(job=crowd.job).count() == postings
+    assert not CampaignItem.objects.filter(campaign=crowd.campaign).exclude(instance__in=crowd.round_order[:ROUND]).exists()
+
+
+@pytest.mark.django_db
+def test_reference_rows_are_rated_in_the_first_round_only(tmp_path, make_annotator, django_capture_on_commit_callbacks):
+    test_set, entries = _write_test_set(tmp_path / "data")
+    from evaluation.services import add_ground_truth_entry
+
+    add_ground_truth_entry(test_set)
+    crowd = create_crowd_campaign("adaptive-refs", test_set, entries, redundancy=1, order_seed=11, adaptive={"round_size": ROUND})
+    launch_crowd_job(crowd.campaign)
+    _rate_until_no_work(crowd.job, [make_annotator("q1")[1], make_annotator("q2")[1]], django_capture_on_commit_callbacks)
+    truth = [e for e in crowd.campaign.entries.all() if e.is_ground_truth]
+    assert truth and {p.instance for p in CampaignItem.objects.filter(campaign=crowd.campaign, entry=truth[0])} == set(crowd.round_order[:ROUND])
+    assert all(truth[0].label not in (p["a"], p["b"]) for look in CampaignLook.objects.filter(campaign=crowd.campaign) for p in look.pairs)
+
+
+@pytest.mark.django_db
+def test_command_creates_an_adaptive_campaign_and_refuses_bad_settings(tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    _write_test_set(tmp_path / "data")
+    args = ["--challenge", "Adaptive challenge", "--test-set", "test", "--entries", ",".join(QUALITY), "--raters", "1", "--adaptive", "--round-size", "50"]
+    with pytest.raises(CommandError, match="confidence must be a number from 0.5 to 0.999"):
+        call_command("create_crowd_campaign", "cmd-bad", *args, "--confidence", "2")
+    assert not Campaign.objects.filter(name="cmd-bad").exists()
+    out = StringIO()
+    call_command("create_crowd_campaign", "cmd-adaptive", *args, "--budget-ratings", "600", stdout=out)
+    assert "adaptive: rounds of 50 instances, looks at [50, 100, 150, 200]" in out.getvalue()
+    campaign = Campaign.objects.get(name="cmd-adaptive")
+    assert campaign.adaptive and campaign.adaptive_budget == 600
+    assert CampaignItem.objects.filter(campaign=campaign, entry__is_ground_truth=False, entry__is_baseline=False).count() == 50 * len(QUALITY)
