@@ -141,3 +141,20 @@ class JobFlagReportAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(models.SpokenReading)
+class SpokenReadingAdmin(admin.ModelAdmin):
+    """Read-only: readings arrive with their response and are transcribed by the ASR task; the
+    audio is heard in the review queue (organizers) rather than downloaded from here."""
+
+    list_display = ("id", "job", "response", "index", "seconds", "asr_backend", "transcribed_at")
+    list_filter = ("asr_backend",)
+    raw_id_fields = ("job", "response")
+    readonly_fields = (
+        "response", "job", "index", "audio", "seconds", "sample_rate", "asr_text", "asr_confidence",
+        "decode_seconds", "asr_backend", "transcribed_at", "asr_error", "created_at",
+    )
+
+    def has_add_permission(self, request):
+        return False

@@ -440,6 +440,7 @@ class ExportRun(BackgroundRun):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="export_runs")
     directory = models.CharField(max_length=500, blank=True, help_text="Where the export files were written.")
     files = models.JSONField(default=list, blank=True, help_text="Names of the files written, relative to directory.")
+    include_audio = models.BooleanField(default=False, help_text="Spoken-reading jobs: also copy the recordings into the export (audio/).")
 
 
 # --- Quality control (issue 5): voting with re-collection, gold checks, worker flags, overrides ---
@@ -645,3 +646,50 @@ class JobFlagReport(models.Model):
 
     def __str__(self):
         return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+# --- Spoken readings (issue 14): the audio of a spoken_reading response, and its transcription ----
+
+
+def audio_storage():
+    """The storage readings live in: STORAGES["audio"] (local files by default, a bucket by setting).
+    A callable, so that changing the setting needs no migration."""
+    from django.core.files.storage import storages
+
+    return storages["audio"]
+
+
+def reading_path(reading, filename: str) -> str:
+    # Grouped by job and response, so an operator can find (and a bucket policy scope) one job's audio.
+    return f"readings/job-{reading.job_id}/response-{reading.response_id}/reading-{reading.index + 1}.wav"
+
+
+class SpokenReading(models.Model):
+    """One recording of a `spoken_reading` response (reading `index` of k), the WAV in the audio
+    storage, and what the ASR backend heard. Written by `services.readings`; the file is removed from
+    storage when the row goes (with its response or job), after the deleting transaction commits."""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="readings", db_index=False)  # led by the unique constraint
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+", help_text="Copy of response.item.job, for the path and job-wide reads.")
+    index = models.IntegerField(help_text="Which reading of the response, from 0.")
+    audio = models.FileField(storage=audio_storage, upload_to=reading_path, max_length=300, help_text="16-bit PCM WAV, mono.")
+    seconds = models.FloatField(help_text="Duration of the recording.")
+    sample_rate = models.PositiveIntegerField(help_text="Samples per second of the stored WAV.")
+    asr_text = models.TextField(blank=True, default="", help_text="What the ASR backend heard (the hypothesis); empty until transcribed.")
+    asr_confidence = models.FloatField(null=True, blank=True, help_text="The backend's confidence in the hypothesis, 0 to 1, if it gives one.")
+    decode_seconds = models.FloatField(null=True, blank=True, help_text="Wall-clock seconds the transcription took.")
+    asr_backend = models.CharField(max_length=60, blank=True, default="", help_text="Which ASR backend transcribed it.")
+    transcribed_at = models.DateTimeField(null=True, blank=True, help_text="When the hypothesis was stored; empty: not yet.")
+    asr_error = models.TextField(blank=True, default="", help_text="Why the last transcription attempt failed, if it did.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["response_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["response", "index"], name="reading_one_per_index"),
+            models.CheckConstraint(condition=Q(index__gte=0), name="reading_index_not_negative"),
+            models.CheckConstraint(condition=Q(seconds__gt=0), name="reading_seconds_positive"),
+        ]
+
+    def __str__(self):
+        return f"reading {self.index + 1} of response {self.response_id}"

@@ -20,6 +20,7 @@ urlpatterns = [
     path("jobs/<int:pk>/review/decide/", views.job_review_bulk, name="job-review-bulk"),
     path("jobs/<int:pk>/flags/", views.job_flags, name="job-flags"),
     path("jobs/<int:pk>/subset.csv", views.job_subset, name="job-subset"),
+    path("responses/<int:pk>/readings/<int:index>/", views.reading_audio, name="reading-audio"),
     path("responses/<int:pk>/override/", views.response_override, name="response-override"),
     path("team/", views.team, name="team"),
     path("team/add/", views.team_add, name="team-add"),

@@ -13,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -39,6 +39,7 @@ from .selectors.dashboard import (
     worker_recent_responses,
 )
 from .selectors.jobs import job_progress
+from .selectors.readings import reading_of, transcription_summary
 from .selectors.review import ReviewFilters, review_queue
 from .selectors.team import in_house_annotators
 from .services.imports import ImportFailed
@@ -49,6 +50,7 @@ from .services.team import TeamError, add_annotators, parse_team_csv, set_active
 from .services.review import bulk_decide
 from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from .tasks import apply_worker_flags
+from .views import audio_response
 
 #: Rows per page of each list on the job page (reviewed items, flagged workers, gold items); the
 #: responses themselves are paged in the review queue.
@@ -169,6 +171,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
+        "transcription": transcription_summary(job.pk) if kind and kind.upload_store == "spoken_readings" else None,
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
@@ -218,7 +221,7 @@ def job_action(request, pk, action):
 def job_export(request, pk):
     job = get_object_or_404(Job, pk=pk)
     try:
-        start_export(job, created_by=request.user)
+        start_export(job, created_by=request.user, include_audio=request.POST.get("include_audio") == "on")
     except ExportError as exc:
         messages.error(request, str(exc))
     else:
@@ -351,6 +354,16 @@ def job_review(request, pk):
     """The review queue: a page of the job's responses with the work itself, filtered."""
     job = get_object_or_404(Job.objects.select_related("corpus", "payload_set", "reviews"), pk=pk)
     return _review_page(request, job)
+
+
+@organizer_required
+def reading_audio(request, pk, index):
+    """Reading `index` of response `pk`, for the review queue's players: organizers (who review) only;
+    an annotator gets 403 and an anonymous visitor the login page. Streamed from the audio storage."""
+    reading = reading_of(pk, index)
+    if reading is None:
+        raise Http404("No such reading.")
+    return audio_response(reading)
 
 
 def _review_page(request, job, status=200):

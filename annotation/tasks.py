@@ -9,7 +9,7 @@ from celery import shared_task
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Job, Response
-from annotation.services import claims, imports, quality
+from annotation.services import claims, imports, quality, readings
 from annotation.tasks_exports import run_export  # noqa: F401  (registered here: the worker autodiscovers annotation.tasks)
 
 logger = logging.getLogger(__name__)
@@ -76,3 +76,18 @@ def sweep_worker_flags() -> int:
 def release_expired_claims() -> int:
     """Free claims past their expiry (Celery beat, every QUORUM_CLAIM_SWEEP_SECONDS); idempotent."""
     return claims.release_expired_claims()
+
+
+# --- spoken readings: transcription ---
+TRANSCRIBE_MAX_RETRIES = 3
+
+
+@shared_task(bind=True, acks_late=True, max_retries=TRANSCRIBE_MAX_RETRIES)
+def transcribe_reading(self, reading_id: int) -> None:
+    """Transcribe SpokenReading `reading_id` (services.readings.transcribe). A failure is stored on the
+    reading and retried, with a growing countdown, at most TRANSCRIBE_MAX_RETRIES times; a language
+    the backend cannot serve is stored and not retried. Idempotent: a transcribed reading is left alone."""
+    try:
+        readings.transcribe(reading_id)
+    except readings.TranscriptionFailed as exc:
+        raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc

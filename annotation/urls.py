@@ -8,6 +8,7 @@ urlpatterns = [
     path("work/<str:token>/", views.work, name="work"),
     path("work/<str:token>/check/", views.work_check, name="work-check"),
     path("work/<str:token>/chat/", views.work_chat, name="work-chat"),
+    path("work/<str:token>/readings/<int:index>/", views.work_reading_audio, name="work-reading-audio"),
     path("work/<str:token>/skip/", views.work_skip, name="work-skip"),
     path("work/<str:token>/done/", views.work_done, name="work-done"),
 ]

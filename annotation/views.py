@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare
@@ -30,6 +30,7 @@ from .roles import is_organizer, worker_for
 from .selectors import work as work_selectors
 from .selectors.feedback import feedback_from_json, voted_down
 from .selectors.jobs import worker_responses
+from .selectors.readings import reading_of
 from .services.claims import (
     ClaimError,
     ResponseRejected,
@@ -41,6 +42,7 @@ from .services.claims import (
     release_slot,
     submit_response,
 )
+from .services.uploads import posted_files
 from .work_tokens import InvalidToken, make_token, read_token
 
 RECENT_RESPONSES = 10
@@ -216,6 +218,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "slot_values": slot_values,
         "slot_chips": _slot_chips(work.item, slot_values),
         "fields": rows,
+        "takes_files": any(f.get("upload") for f in fields),  # the form posts multipart
         "problems": summary,
         "focus_field": first_bad or (rows[0]["name"] if rows else None),
         "active_seconds": active_seconds,
@@ -276,9 +279,17 @@ def _telemetry_from(text: str):
 
 
 def _answers_from(request, work: _Work) -> dict:
+    """The posted answers: text fields from the form, file fields (multipart) as bytes, then what
+    the server fills in."""
     kind = task_types.get(work.job.task_type)
     posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(work.job.settings)}
+    posted.update(posted_files(kind, work.job.settings, request.FILES))
     return {**posted, **kind.server_answers(work.item, work.slot, work.job.settings)}
+
+
+def _texts_only(answers: dict) -> dict:
+    """The answers a page may show back: files are not echoed."""
+    return {name: value for name, value in answers.items() if not isinstance(value, (bytes, bytearray))}
 
 
 @csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
@@ -317,7 +328,7 @@ def work(request, token):
         )
     except ResponseRejected as exc:
         return _work_page(
-            request, current, answers=answers, problems=exc.problems, active_seconds=active_seconds,
+            request, current, answers=_texts_only(answers), problems=exc.problems, active_seconds=active_seconds,
             telemetry=telemetry_text[:TELEMETRY_MAX_CHARS], status=400,
         )
     except ClaimError as exc:
@@ -327,7 +338,7 @@ def work(request, token):
             "Not saved",
             f"{exc} Your text is shown below so that you can keep a copy.",
             links=[(reverse("home"), "Your jobs")] if current.worker.user_id else [],
-            answers=answers,
+            answers=_texts_only(answers),
         )
     return redirect(after_submit_url(response.slot, response))
 
@@ -432,3 +443,26 @@ def work_done(request, token):
         "your_responses": work_selectors.response_count(current.worker, current.job),
     }
     return render(request, "annotation/nothing_left.html", context)
+
+
+def audio_response(reading) -> FileResponse:
+    """A reading's WAV, streamed from the audio storage (never a public URL), not cached by proxies."""
+    response = FileResponse(reading.audio.open("rb"), content_type="audio/wav")
+    response["Cache-Control"] = "private, no-store"
+    response["Content-Disposition"] = f'inline; filename="reading-{reading.index + 1}.wav"'
+    return response
+
+
+@never_cache
+@require_GET
+def work_reading_audio(request, token, index):
+    """A voter's player: reading `index` of the response this vote item is about. Only the holder of
+    the vote slot hears it (the token, as on every work page); nobody else learns it exists."""
+    current, denied = _resolve(request, token)
+    if denied:
+        return denied
+    subject = current.item.subject_response_id
+    reading = reading_of(subject, index) if subject is not None else None
+    if reading is None:
+        raise Http404("No such reading.")
+    return audio_response(reading)

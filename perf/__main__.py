@@ -12,6 +12,8 @@ BENCHMARKS = {
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
     "allocation": "perf.bench_allocation",
+    "spoken": "perf.bench_spoken",
+    "speech": "perf.bench_speech",
 }
 
 

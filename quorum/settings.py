@@ -106,6 +106,37 @@ STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+# Spoken readings' audio (issue 14) goes to STORAGES["audio"]: local files under MEDIA_ROOT/readings by
+# default, or an S3-compatible bucket through django-storages when QUORUM_AUDIO_S3_BUCKET is set.
+# Bucket credentials come from boto3's standard chain (environment, profile, instance role), never
+# from here. Audio is never served from a public URL: the reading views (organizer_views.reading_audio,
+# views.work_reading_audio for voters) check who asks and stream it from the storage.
+QUORUM_AUDIO_S3_BUCKET = env.str("QUORUM_AUDIO_S3_BUCKET", default="")  # a bucket name turns the S3 storage on
+QUORUM_AUDIO_S3_ENDPOINT_URL = env.str("QUORUM_AUDIO_S3_ENDPOINT_URL", default="")  # MinIO, Ceph, R2...; empty: AWS
+QUORUM_AUDIO_S3_REGION = env.str("QUORUM_AUDIO_S3_REGION", default="")  # the bucket's region, if the service needs one
+QUORUM_AUDIO_S3_PREFIX = env.str("QUORUM_AUDIO_S3_PREFIX", default="quorum-audio")  # key prefix inside the bucket
+if QUORUM_AUDIO_S3_BUCKET:
+    _AUDIO_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": QUORUM_AUDIO_S3_BUCKET,
+            "endpoint_url": QUORUM_AUDIO_S3_ENDPOINT_URL or None,
+            "region_name": QUORUM_AUDIO_S3_REGION or None,
+            "location": QUORUM_AUDIO_S3_PREFIX,
+            "default_acl": "private",
+            "file_overwrite": False,
+        },
+    }
+else:
+    _AUDIO_STORAGE = {
+        # No location: FileSystemStorage follows MEDIA_ROOT (readings go under MEDIA_ROOT/readings/).
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "audio": _AUDIO_STORAGE,
+}
 # Uploaded corpora can be large; they are streamed to disk, never held in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -195,6 +226,14 @@ QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imp
 # Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
 # system may take before the turn is recorded as failed and the worker sees a polite fallback.
 QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
+
+# Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
+QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http
+QUORUM_ASR_WHISPER_DIR = env.str("QUORUM_ASR_WHISPER_DIR", default="")  # a faster-whisper model directory (backend whisper); nothing is downloaded
+QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint taking a POSTed WAV, answering {"text", "confidence"} (backend http)
+QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
+QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
+QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.

@@ -1,7 +1,7 @@
 """Shared fixtures, and the rule for tests that need real services.
 
-Tests marked `postgres`, `redis` or `browser` run against the machine's PostgreSQL, Redis and
-Debian chromium. Where one is missing they are skipped with a reason that says so, except under
+Tests marked `postgres`, `redis`, `browser` or `speech` run against the machine's PostgreSQL, Redis,
+Debian chromium and Debian's espeak-ng/flite. Where one is missing they are skipped with a reason that says so, except under
 CI=true, where a missing service fails the test: CI must exercise the real parts.
 """
 import os
@@ -12,6 +12,7 @@ from django.db import connection
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SPEECH_PROGRAMS = ("espeak-ng", "flite")
 
 
 def _missing(reason):
@@ -28,6 +29,10 @@ def _require_services(request):
         _missing("needs Redis: start redis-server on 127.0.0.1:6379 or set QUORUM_TEST_REDIS_URL")
     if request.node.get_closest_marker("browser") and not CHROMIUM:
         _missing("needs Debian's chromium package (apt-get install chromium)")
+    if request.node.get_closest_marker("speech"):
+        absent = [name for name in SPEECH_PROGRAMS if not shutil.which(name)]
+        if absent:
+            _missing(f"needs Debian's {' and '.join(absent)} (scripts/ensure_speech.sh)")
 
 
 @pytest.fixture(autouse=True)

@@ -65,6 +65,14 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp
         assert {j["task_type"] for j in jobs} == {"rewrite", "hard_score"}, username
         assert all(j["items"] == 6 for j in jobs), jobs  # 2 dialogs x 3 user turns, one slot per login
         assert f"     {username}: Demo: rewrites for you to write (rewrite): 6 items;" in stdout
+    # One spoken-reading item, read four times in synthesised speech through the work page: a silent
+    # first take refused with what to fix, then every reading stored and transcribed.
+    spoken = summary["spoken"]
+    assert any("Reading 1: The recording is silent" in m for m in spoken["refused_first"]), spoken["refused_first"]
+    assert [r["reading"] for r in spoken["readings"]] == [1, 2, 3, 4]
+    assert all(r["wer"] is not None and not r["error"] for r in spoken["readings"]), spoken["readings"]
+    assert sum(bool(r["asr"]) for r in spoken["readings"]) >= 3, spoken["readings"]
+    assert "ASR heard" in stdout
 
 
 @pytest.mark.slow

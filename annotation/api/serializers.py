@@ -67,12 +67,19 @@ class ExportFileSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="Where to download it.")
 
 
+class ExportRequestSerializer(serializers.Serializer):
+    include_audio = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Spoken-reading jobs: also copy every recording into the export (audio/); readings.jsonl is always written.",
+    )
+
+
 class ExportRunSerializer(BackgroundRunFields):
     files = serializers.SerializerMethodField(help_text="Files of the export, each with its download URL.")
 
     class Meta:
         model = ExportRun
-        fields = BackgroundRunFields.run_fields + ["job", "files"]
+        fields = BackgroundRunFields.run_fields + ["job", "include_audio", "files"]
         read_only_fields = fields
 
     @extend_schema_field(ExportFileSerializer(many=True))

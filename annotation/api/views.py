@@ -189,7 +189,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         responses={200: s.ExportRunSerializer(many=True), **NOT_FOUND},
     )
     @extend_schema(
-        methods=["POST"], summary="Export the job's results in the background", request=None,
+        methods=["POST"], summary="Export the job's results in the background", request=s.ExportRequestSerializer,
         responses={202: s.ExportRunSerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.ExportRunSerializer, pagination_class=None)
@@ -198,7 +198,9 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         if request.method == "GET":
             runs = job.export_runs.order_by("-created_at", "-id")
             return Response(s.ExportRunSerializer(runs, many=True, context={"request": request}).data)
-        run = start_export(job, created_by=request.user)
+        asked = s.ExportRequestSerializer(data=request.data)
+        asked.is_valid(raise_exception=True)
+        run = start_export(job, created_by=request.user, include_audio=asked.validated_data["include_audio"])
         run.refresh_from_db()  # without a broker the export has already run
         return Response(s.ExportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 

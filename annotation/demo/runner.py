@@ -27,6 +27,7 @@ from ..services.jobs import Selection, create_job, launch_job
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
 from .server import DemoServer
+from .spoken import run_spoken_demo
 
 DEMO_PASSWORD = "quorum-demo"
 
@@ -173,6 +174,9 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     for username, jobs in open_work.items():
         seen = "; ".join(f"{j['job']} ({j['task_type']}): {j['items']} items" for j in jobs) or "nothing left"
         say(f"     {username}: {seen}")
+    summary["spoken"] = run_spoken_demo(
+        corpus, organizer, server, annotator_names[0], DEMO_PASSWORD, seed=options.seed, stamp=stamp, say=say
+    )
     return summary
 
 

@@ -39,6 +39,13 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
         "One directory per rewrite variant. Each is the source corpus in its own format with every "
         "user turn that has an accepted rewrite replaced by that rewrite; everything else is as "
         "imported.",
+        *(
+            ["", "Spoken readings: directory `spoken_k` has every user turn replaced by the ASR hypothesis of "
+             "the k-th reading (\"rewrite\" below means that hypothesis); `readings.jsonl` has one line per "
+             "reading with the text read, the hypothesis, its confidence and the audio's path (`audio/` when "
+             "the recordings were exported)."]
+            if any(str(v).startswith("spoken_") for v in variants) else []
+        ),
         "",
         FORMAT_NOTES.get(manifest["corpus"]["source_format"], ""),
         "",

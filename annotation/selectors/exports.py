@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from django.db.models import Prefetch, QuerySet
 
-from ..models import Dialog, ExportRun, Item, Job, Response, Turn
+from ..models import Dialog, ExportRun, Item, Job, Response, SpokenReading, Turn
 
 # Dialogs are fetched with their turns, items and accepted responses (four queries per chunk).
 # 500 dialogs keep the turn ids of the item query (about 15 turns a dialog) well under SQLite's
@@ -17,17 +17,21 @@ DIALOG_CHUNK = 500
 RESPONSE_CHUNK = 2000
 
 
-def export_dialogs_queryset(job: Job) -> QuerySet:
+def export_dialogs_queryset(job: Job, *, with_readings: bool = False) -> QuerySet:
     """Dialogs with at least one item in the job, in corpus order.
 
     Each dialog has `ordered_turns` (by index); each turn `job_items` (its item in this job, if
-    any); each item `accepted_responses` (by submission time, then id).
+    any); each item `accepted_responses` (by submission time, then id); `with_readings`, each of those
+    its `transcribed_readings` (spoken readings with a hypothesis, by index: one more query per chunk).
     """
     accepted = (
         Response.objects.counted()
         .only("id", "item_id", "answers", "submitted_at")
         .order_by("submitted_at", "id")
     )
+    if with_readings:
+        transcribed = SpokenReading.objects.filter(transcribed_at__isnull=False).only("id", "response_id", "index", "asr_text").order_by("index")
+        accepted = accepted.prefetch_related(Prefetch("readings", queryset=transcribed, to_attr="transcribed_readings"))
     items = (
         Item.objects.filter(job=job, gold__isnull=True)
         .only("id", "turn_id", "job_id")
@@ -43,8 +47,20 @@ def export_dialogs_queryset(job: Job) -> QuerySet:
     )
 
 
-def export_dialogs(job: Job) -> Iterator[Dialog]:
-    return export_dialogs_queryset(job).iterator(chunk_size=DIALOG_CHUNK)
+def export_dialogs(job: Job, *, with_readings: bool = False) -> Iterator[Dialog]:
+    return export_dialogs_queryset(job, with_readings=with_readings).iterator(chunk_size=DIALOG_CHUNK)
+
+
+def job_readings(job: Job) -> Iterator[SpokenReading]:
+    """The spoken readings of the job's confirmed responses to ordinary items, with their response,
+    worker, turn and dialog joined in, in item order."""
+    return (
+        SpokenReading.objects.filter(job=job, response__item__gold__isnull=True)
+        .exclude(response__status=Response.Status.AWAITING_CONFIRMATION)
+        .select_related("response__worker", "response__item__turn__dialog")
+        .order_by("response__item__position", "response__submitted_at", "response_id", "index")
+        .iterator(chunk_size=RESPONSE_CHUNK)
+    )
 
 
 def count_export_dialogs(job: Job) -> int:

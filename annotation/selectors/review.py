@@ -19,6 +19,7 @@ from ..highlight import slot_segments
 from ..models import Job, Response, ReviewRound, Worker
 from ..review_diff import word_diff
 from .flags import StoredFlags, stored_flags
+from .readings import readings_by_response
 
 PAGE_SIZE = 50
 #: The vote-outcome filter: a round state, or "none" for responses never put to the vote.
@@ -135,6 +136,8 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
     page = Paginator(qs, PAGE_SIZE).get_page(page_number)
     responses = list(page.object_list)
     votes = _votes_on([r.pk for r in responses])
+    # A type whose responses carry audio shows each reading's player and hypothesis (one more query).
+    readings = readings_by_response([r.pk for r in responses]) if kind.upload_store == "spoken_readings" else {}
     diffs = kind.diffs_against_subject
     rows = []
     for r in responses:
@@ -147,7 +150,8 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
             if filters.variant and diffs and entry["name"] != filters.variant:
                 continue
             diff = word_diff(view["subject"], entry["text"], values) if diffs else None
-            shown.append({**entry, "diff": diff})
+            reading = readings.get(r.pk, {}).get(entry.get("reading"))
+            shown.append({**entry, "diff": diff, "asr": _asr_of(reading) if reading is not None else None})
         checks = r.checks or {}
         rnd = getattr(r, "review_round", None)
         rows.append(
@@ -191,6 +195,14 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
         statuses=list(Response.Status.choices),
         vote_states=[*ReviewRound.State.choices, (NO_VOTE, "Never put to the vote")],
     )
+
+
+def _asr_of(reading) -> dict:
+    """What the review queue shows of a reading's transcription."""
+    return {
+        "text": reading.asr_text, "confidence": reading.asr_confidence, "error": reading.asr_error,
+        "done": reading.transcribed_at is not None, "backend": reading.asr_backend,
+    }
 
 
 def _votes_on(response_ids: list[int]) -> dict[int, list[Vote]]:

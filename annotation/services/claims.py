@@ -19,7 +19,7 @@ from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors.policies import policy_of
 from ..signals import claims_watched, response_submitted, slot_claimed
 from ..task_types.base import TaskType
-from . import quality, responses
+from . import quality, responses, uploads
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
 
 CLAIM_ATTEMPTS = 5
@@ -206,9 +206,14 @@ def submit_response(
     if job.state not in (Job.State.LIVE, Job.State.PAUSED):
         raise ClaimError("This job is no longer collecting responses.")
     kind = task_types.get(job.task_type)
-    cleaned, problems = kind.validate(slot.item.payload, job.settings, answers or {})
+    answers = answers or {}
+    problems = uploads.oversized(kind, job.settings, answers)
     if problems:
         raise ResponseRejected(problems)
+    cleaned, problems = kind.validate(slot.item.payload, job.settings, answers)
+    if problems:
+        raise ResponseRejected(problems)
+    cleaned, files = uploads.split(cleaned)  # files (task_types.base.Upload) go to their store below
     if active_seconds is not None:
         try:
             active_seconds = max(0.0, min(float(active_seconds), 86400.0))
@@ -216,40 +221,52 @@ def submit_response(
             active_seconds = None
     telemetry = clean_telemetry(telemetry)
 
-    with transaction.atomic():
-        # Lock the item first: concurrent submissions to one item then decide completion in turn.
-        item = Item.objects.select_for_update().get(pk=slot.item_id)
-        item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
-        if _submit_held_claim(slot, worker):
-            claimed_at = slot.claimed_at
-        else:
-            slot = Slot.objects.select_for_update().get(pk=slot_id)
-            if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
-                return slot.response
-            if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
-                slot = _take_back(item, worker, now, job)
-            claimed_at = slot.claimed_at or now
-            slot.state = Slot.State.SUBMITTED
-            slot.expires_at = None
-            slot.save(update_fields=["state", "expires_at"])
-        slot.job = job
-        response = Response(
-            slot=slot,
-            item=item,
-            worker=worker,
-            answers=cleaned,
-            checks={"passed": True, "problems": []},
-            claimed_at=claimed_at,
-            active_seconds=active_seconds,
-            telemetry=telemetry,
-        )
-        # Complete when no other slot is left unsubmitted: the check and the write in one statement,
-        # run under the item's lock, so it sees every submission committed before ours.
-        unsubmitted = Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED)
-        if Item.objects.filter(pk=item.pk).filter(~Exists(unsubmitted)).update(state=Item.State.COMPLETE):
-            item.state = Item.State.COMPLETE
-        responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
-        transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
+    written = []  # files stored for this response, taken back if its transaction fails
+    try:
+        with transaction.atomic():
+            response = _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry)
+    except BaseException:
+        uploads.discard(written)
+        raise
+    return response
+
+
+def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry) -> Response:
+    """The transaction of `submit_response`: the slot, the response, its files, its life."""
+    # Lock the item first: concurrent submissions to one item then decide completion in turn.
+    item = Item.objects.select_for_update().get(pk=slot.item_id)
+    item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
+    if _submit_held_claim(slot, worker):
+        claimed_at = slot.claimed_at
+    else:
+        slot = Slot.objects.select_for_update().get(pk=slot_id)
+        if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
+            return slot.response
+        if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
+            slot = _take_back(item, worker, now, job)
+        claimed_at = slot.claimed_at or now
+        slot.state = Slot.State.SUBMITTED
+        slot.expires_at = None
+        slot.save(update_fields=["state", "expires_at"])
+    slot.job = job
+    response = Response(
+        slot=slot,
+        item=item,
+        worker=worker,
+        answers=cleaned,
+        checks={"passed": True, "problems": []},
+        claimed_at=claimed_at,
+        active_seconds=active_seconds,
+        telemetry=telemetry,
+    )
+    # Complete when no other slot is left unsubmitted: the check and the write in one statement,
+    # run under the item's lock, so it sees every submission committed before ours.
+    unsubmitted = Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED)
+    if Item.objects.filter(pk=item.pk).filter(~Exists(unsubmitted)).update(state=Item.State.COMPLETE):
+        item.state = Item.State.COMPLETE
+    responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
+    uploads.keep(response, kind, files, written)
+    transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return response
 
 

@@ -59,10 +59,23 @@ def check_exportable(job: Job) -> None:
         raise ExportError(f"Job {job.id} has no corpus to write test sets in.")
 
 
-def export_job(job: Job, directory: Path, progress: Progress | None = None) -> list[str]:
+def test_set_variants(job: Job, kind) -> list[str]:
+    """The test sets a job writes: a rewrite job's variants; a spoken-reading job's reading indexes
+    (`spoken_1` … `spoken_k`, the user turn replaced by the ASR hypothesis of that reading)."""
+    if kind.upload_store == "spoken_readings":
+        return [spoken_variant(i) for i in range(len(kind.upload_fields(job.settings)))]
+    return rewrite_variants(job)
+
+
+def spoken_variant(index: int) -> str:
+    return f"spoken_{index + 1}"
+
+
+def export_job(job: Job, directory: Path, progress: Progress | None = None, *, include_audio: bool = False) -> list[str]:
     """Write the job's export into `directory` (which must not exist or be empty); return the file names.
 
-    `progress(done, total)` is called as dialogs and responses are written.
+    `progress(done, total)` is called as dialogs and responses are written. `include_audio` adds the
+    recordings of a spoken-reading job (`audio/`); its manifest of readings is always written.
     """
     check_exportable(job)
     kind = task_types.get(job.task_type)
@@ -73,7 +86,9 @@ def export_job(job: Job, directory: Path, progress: Progress | None = None) -> l
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", suffix=".partial", dir=directory.parent))
     try:
         if kind.exports_test_sets:
-            files = _write_export(job, rewrite_variants(job), writer_for(job.corpus.source_format), staging, progress)
+            files = _write_export(job, kind, test_set_variants(job, kind), writer_for(job.corpus.source_format), staging, progress)
+            if kind.upload_store == "spoken_readings":
+                files += _write_readings(job, staging, include_audio)
         else:
             files = _write_answers_export(job, kind, staging, progress)
         os.rename(staging, directory)  # atomic on one file system; replaces an empty directory
@@ -107,7 +122,7 @@ class _Tracker:
         self._report()
 
 
-def _write_export(job, variants, writer_cls, staging: Path, progress) -> list[str]:
+def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> list[str]:
     corpus = job.corpus
     tracker = _Tracker(progress, selectors.count_export_dialogs(job) + selectors.count_job_responses(job))
     counts = {v: {"turns_replaced": 0, "turns_without_accepted_rewrite": 0} for v in variants}
@@ -119,8 +134,10 @@ def _write_export(job, variants, writer_cls, staging: Path, progress) -> list[st
         for variant in variants:
             writers[variant] = writer_cls(staging / variant, corpus.meta)
             stack.callback(writers[variant].close)
-        for dialog in selectors.export_dialogs(job):
-            records, entry = _dialog_records(dialog, variants)
+        spoken = kind.upload_store == "spoken_readings"
+        choose = earliest_hypotheses if spoken else earliest_accepted_rewrites
+        for dialog in selectors.export_dialogs(job, with_readings=spoken):
+            records, entry = _dialog_records(dialog, variants, choose)
             for variant in variants:
                 writers[variant].add(records[variant])
                 counts[variant]["turns_replaced"] += len(entry["replaced"][variant])
@@ -134,7 +151,8 @@ def _write_export(job, variants, writer_cls, staging: Path, progress) -> list[st
 
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
         records = (_response_record(r) for r in selectors.job_responses(job))
-        raw_csv.write_responses(fh, records, variants, on_row=tracker.advance)
+        columns = [f["name"] for f in kind.answer_fields(job.settings)] if spoken else variants
+        raw_csv.write_responses(fh, records, columns, on_row=tracker.advance)
     files.append("responses.csv")
 
     manifest = {
@@ -192,14 +210,14 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
     return files
 
 
-def _dialog_records(dialog, variants) -> tuple[dict[str, DialogRecord], dict]:
+def _dialog_records(dialog, variants, choose) -> tuple[dict[str, DialogRecord], dict]:
     turns = {v: [] for v in variants}
     item_turns, replaced = [], {v: [] for v in variants}
     for turn in dialog.ordered_turns:
         rewrites = {}
         if turn.job_items:  # at most one: an item is unique per job and turn
             item_turns.append(turn.index)
-            rewrites = earliest_accepted_rewrites(turn.job_items[0].accepted_responses, variants)
+            rewrites = choose(turn.job_items[0].accepted_responses, variants)
         for variant in variants:
             if variant in rewrites:
                 replaced[variant].append(turn.index)
@@ -227,6 +245,46 @@ def _response_record(response) -> raw_csv.ResponseRecord:
     )
 
 
+def earliest_hypotheses(accepted_responses, variants) -> dict[str, str]:
+    """Variant `spoken_k` -> the ASR hypothesis of reading k of the earliest accepted response that
+    has one transcribed (responses prefetched with `readings`), as rewrites take the earliest rewrite."""
+    chosen: dict[str, str] = {}
+    for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
+        for reading in response.transcribed_readings:
+            variant = spoken_variant(reading.index)
+            if variant in variants and variant not in chosen and reading.asr_text.strip():
+                chosen[variant] = reading.asr_text
+    return chosen
+
+
+def _write_readings(job, staging: Path, include_audio: bool) -> list[str]:
+    """readings.jsonl: one line per reading of a confirmed response (the human-read source text,
+    the hypothesis, its confidence and timing, the audio's path in the export and in storage); and,
+    when asked, the audio files themselves under audio/."""
+    files = ["readings.jsonl"]
+    with open(staging / "readings.jsonl", "x", encoding="utf-8") as fh:
+        for reading in selectors.job_readings(job):
+            turn = reading.response.item.turn
+            exported = f"audio/response-{reading.response_id}-reading-{reading.index + 1}.wav"
+            if include_audio:
+                target = staging / exported
+                target.parent.mkdir(exist_ok=True)
+                with reading.audio.open("rb") as source, open(target, "xb") as out:
+                    shutil.copyfileobj(source, out)
+                files.append(exported)
+            row = {
+                "response_id": reading.response_id, "reading": reading.index + 1, "variant": spoken_variant(reading.index),
+                "status": reading.response.status, "worker": f"{reading.response.worker.provider}:{reading.response.worker.external_id}",
+                "dialog_id": turn.dialog.external_id if turn else "", "turn_index": turn.index if turn else None,
+                "source_text": turn.text if turn else "", "asr_text": reading.asr_text, "asr_confidence": reading.asr_confidence,
+                "asr_backend": reading.asr_backend, "asr_error": reading.asr_error, "decode_seconds": reading.decode_seconds,
+                "seconds": reading.seconds, "sample_rate": reading.sample_rate,
+                "audio": exported if include_audio else None, "storage_name": reading.audio.name,
+            }
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return files
+
+
 # --- background runs -----------------------------------------------------------------------------
 
 
@@ -234,12 +292,13 @@ def export_directory(run: ExportRun) -> Path:
     return Path(settings.QUORUM_EXPORT_DIR) / f"job-{run.job_id}" / f"run-{run.id}"
 
 
-def create_export_run(job: Job, created_by=None) -> ExportRun:
+def create_export_run(job: Job, created_by=None, *, include_audio: bool = False) -> ExportRun:
     """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
-    if task_types.get(job.task_type).exports_test_sets:
-        rewrite_variants(job)  # refuse bad settings now rather than in the background
-    return ExportRun.objects.create(job=job, created_by=created_by)
+    kind = task_types.get(job.task_type)
+    if kind.exports_test_sets:
+        test_set_variants(job, kind)  # refuse bad settings now rather than in the background
+    return ExportRun.objects.create(job=job, created_by=created_by, include_audio=include_audio)
 
 
 def run_export(run_id: int) -> ExportRun | None:
@@ -260,7 +319,9 @@ def run_export(run_id: int) -> ExportRun | None:
     try:
         if target.exists():
             shutil.rmtree(target)
-        files = export_job(run.job, target, progress=lambda done, total: runs.update(done=done, total=total))
+        files = export_job(
+            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio
+        )
     except ExportError as exc:
         error = str(exc)
     except OSError as exc:

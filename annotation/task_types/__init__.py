@@ -14,6 +14,7 @@ from .base import (  # noqa: F401
     Problem,
     TaskType,
     TaskTypeSettingsError,
+    Upload,
     get,
     register,
     registry,

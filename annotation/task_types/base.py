@@ -13,6 +13,8 @@ ask it instead of switching on its key:
   (`agreement_level`, `agreement_values`), so every job gets Krippendorff's alpha where it means
   something;
 - what a reviewer sees (`review_view`), what is free text for near-duplicate flags (`text_of`);
+- the files a response carries (`upload_store`, and fields with an "upload" media type): see
+  `Upload` below;
 - what it exports (`exports_test_sets`: the rewrite test sets; every type exports its responses
   and its combined items), and what it feeds to evaluation (`feeds_evaluation` for ratings,
   `comparison` for pairwise judgements).
@@ -21,6 +23,7 @@ Task types import no services and no views: whatever a response sets off (gold g
 is done by `annotation.services.responses` from what the type declares.
 """
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..rewrite_checks import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
@@ -41,6 +44,39 @@ class TaskTypeSettingsError(ValueError):
 
 class PayloadError(ValueError):
     """A payload the task type cannot show; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file a response carries, as `validate` accepted it.
+
+    The upload part of the contract: an answer field with an "upload" key (its media type, e.g.
+    "audio/wav") is a file field; the page posts it as multipart and the API takes it the same way.
+    `validate` receives the file's bytes (or an open file; read it with `upload_bytes`) and, when the
+    file is good, returns an Upload in its place. The response stores `meta` (JSON) under the field's
+    name, and `content` goes to the store the type names in `upload_store` (`services.uploads`), in
+    the response's transaction. A file the type refuses is a Problem like any other: nothing is stored.
+    """
+
+    content: bytes
+    media_type: str
+    meta: dict = field(default_factory=dict)
+
+
+#: An upload larger than this is refused before its type reads it (views read at most this + 1 bytes).
+MAX_UPLOAD_BYTES = 16 * 1024 * 1024
+
+
+def upload_bytes(value) -> bytes | None:
+    """The bytes of a posted file: `value` as bytes, or read from a file object; None when absent."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value) or None
+    read = getattr(value, "read", None)
+    if callable(read):
+        if hasattr(value, "seek"):
+            value.seek(0)
+        return read() or None
+    return None
 
 
 class TaskType:
@@ -69,6 +105,9 @@ class TaskType:
     #: Whether the review queue shows each free-text answer as a word diff against the subject:
     #: true where an answer rewrites the subject (rewrites), so the reviewer sees what changed.
     diffs_against_subject: bool = False
+    #: Where the files of this type's responses are stored (a key of `services.uploads.KEEPERS`);
+    #: empty: the type takes no files. Needed by any type with an "upload" field (see `Upload`).
+    upload_store: str = ""
 
     # --- Settings ---------------------------------------------------------------------------------
 
@@ -97,9 +136,14 @@ class TaskType:
     # --- Responses --------------------------------------------------------------------------------
 
     def answer_fields(self, settings: Mapping) -> list[dict]:
-        """The fields of the response form: [{"name", "label", "help", optional "choices"}]. A field
-        with choices is a choice; one without is free text."""
+        """The fields of the response form: [{"name", "label", "help", optional "choices" or "upload"}].
+        A field with choices is a choice; with "upload" (a media type) a file (see `Upload`); with
+        neither, free text."""
         raise NotImplementedError
+
+    def upload_fields(self, settings: Mapping) -> list[dict]:
+        """The answer fields that are files (an "upload" media type), posted as multipart."""
+        return [f for f in self.answer_fields(settings) if f.get("upload")]
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
         """Clean a response; return (cleaned answers, problems). No problems means it is stored."""
@@ -173,7 +217,7 @@ class TaskType:
         return "\n".join(
             answers[f["name"]]
             for f in self.answer_fields(settings)
-            if not f.get("choices") and isinstance(answers.get(f["name"]), str) and answers[f["name"]]
+            if not f.get("choices") and not f.get("upload") and isinstance(answers.get(f["name"]), str) and answers[f["name"]]
         )
 
     def texts_of(self, answers: Mapping, settings: Mapping) -> dict:
@@ -231,6 +275,8 @@ def register(task_type: TaskType) -> TaskType:
         problems.append(f"builds_from must be one of {CORPUS}, {PAYLOADS}, {RESPONSES}")
     if task_type.agreement_level not in LEVELS:
         problems.append(f"agreement_level must be one of {', '.join(LEVELS)}")
+    if task_type.upload_fields(task_type.default_settings()) and not task_type.upload_store:
+        problems.append("a type with upload fields must name its upload_store")
     if problems:
         raise ValueError(f"task type {task_type.key!r}: {'; '.join(problems)}")
     if task_type.key in _registry:

@@ -6,6 +6,7 @@ Each registered task type has a subclass here; a type without one fails
 `test_every_registered_task_type_has_a_contract_test`.
 """
 import csv
+import json
 
 import pytest
 from django.test import Client
@@ -110,6 +111,27 @@ class TaskTypeContract:
         labels = {f["label"] for f in kind.answer_fields(job.settings)}
         assert view["shown"] and all(row["label"] in labels and isinstance(row["text"], str) for row in view["shown"])
 
+    def test_upload_fields_are_files_with_a_store(self, job, make_annotator, settings):
+        """The upload part of the contract: a type whose fields take files names where they are
+        stored; a refused submission stores no file; a stored one keeps JSON in its answers."""
+        kind = task_types.get(job.task_type)
+        uploads = kind.upload_fields(job.settings)
+        assert bool(uploads) == bool(kind.upload_store)
+        (user, worker), = self._workers(make_annotator, 1)
+        client = Client()
+        client.force_login(user)
+        slot = claim_next_slot(job=job, worker=worker)
+        page = client.get(reverse("work", args=[make_token(slot)])).content.decode()
+        assert ('enctype="multipart/form-data"' in page) == bool(uploads)
+        assert client.post(reverse("work", args=[make_token(slot)]), self.bad_answers(slot.item)).status_code == 400
+        stored = lambda: [p for p in settings.MEDIA_ROOT.rglob("*") if p.is_file()]  # noqa: E731
+        assert stored() == []
+        assert client.post(reverse("work", args=[make_token(slot)]), self.good_answers(slot.item, 0)).status_code == 302
+        response = Response.objects.get(slot=slot)
+        json.dumps(response.answers)  # what is stored is JSON, whatever was posted
+        assert all(isinstance(response.answers[f["name"]], dict) for f in uploads)
+        assert len(stored()) == len(uploads)
+
     def test_the_job_exports_its_responses(self, job, make_annotator, tmp_path):
         (user, worker), = self._workers(make_annotator, 1)
         self._submit_by_page(job, user, worker, 0)
@@ -211,6 +233,28 @@ class TestPairwise(TaskTypeContract):
 
     def bad_answers(self, item):
         return {"winner": "c", "left": "a"}
+
+
+@pytest.mark.speech  # recordings synthesised with espeak-ng
+class TestSpokenReading(TaskTypeContract):
+    """Readings are upload fields: the good answers are recordings synthesised in the test run, the
+    bad ones a silent recording and a missing one."""
+
+    key = "spoken_reading"
+    bad_fields = {"reading_1", "reading_2"}
+
+    def make_job(self, make_annotator):
+        return make_live_job(make_corpus(dialogs=2, user_turns=1), task_type="spoken_reading", redundancy=2, settings={"readings": 2})
+
+    def good_answers(self, item, n):
+        from .spoken_audio import readings_of
+
+        return readings_of(item.payload["utterance"], 2)
+
+    def bad_answers(self, item):
+        from .spoken_audio import silence, upload
+
+        return {"reading_1": upload("reading_1", silence())}  # reading_2 not recorded
 
 
 def test_every_registered_task_type_has_a_contract_test():

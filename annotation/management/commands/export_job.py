@@ -11,19 +11,24 @@ from annotation.services.exports import ExportError, export_job
 class Command(BaseCommand):
     help = (
         "Write a rewrite job's export: per variant a test set in the corpus's own format, "
-        "responses.csv, manifest.json and README.md. DIR must not exist or be empty."
+        "responses.csv, manifest.json and README.md (spoken-reading jobs: per reading index a test set "
+        "with the ASR hypothesis, and readings.jsonl). DIR must not exist or be empty."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("job_id", type=int, help="Id of the job to export.")
         parser.add_argument("--out", required=True, type=Path, help="Directory to create for the export.")
+        parser.add_argument(
+            "--audio", action="store_true",
+            help="Spoken-reading jobs: also copy every recording into audio/ (readings.jsonl names each one).",
+        )
 
-    def handle(self, *args, job_id, out, **options):
+    def handle(self, *args, job_id, out, audio=False, **options):
         job = Job.objects.select_related("corpus").filter(pk=job_id).first()
         if job is None:
             raise CommandError(f"No job with id {job_id}.")
         try:
-            files = export_job(job, out)
+            files = export_job(job, out, include_audio=audio)
         except ExportError as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:

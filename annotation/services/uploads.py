@@ -1,0 +1,53 @@
+"""The files a response carries (the upload part of the task-type contract, `task_types.base.Upload`).
+
+A type with upload fields names a store (`TaskType.upload_store`); the store is a function here
+that writes the files of one response inside the response's transaction and notes each file it
+wrote, so that a transaction that fails can take them back (storage is not transactional).
+"""
+from collections.abc import Callable, Mapping
+
+from ..task_types.base import MAX_UPLOAD_BYTES, Problem, Upload
+from . import readings
+
+#: upload_store -> keep(response, {field: Upload}, written: list of (storage, name) it appends to)
+KEEPERS: dict[str, Callable] = {"spoken_readings": readings.keep}
+
+
+def posted_files(kind, settings: Mapping, files: Mapping) -> dict:
+    """The upload fields of a request's files ({name: UploadedFile}), as bytes, read up to
+    MAX_UPLOAD_BYTES + 1 so that a type sees an oversized file as too big without reading it all.
+    A field that was not posted is ""."""
+    out = {}
+    for field in kind.upload_fields(settings):
+        posted = files.get(field["name"])
+        out[field["name"]] = posted.read(MAX_UPLOAD_BYTES + 1) if posted is not None else ""
+    return out
+
+
+def oversized(kind, settings: Mapping, answers: Mapping):
+    """Problems for upload fields whose bytes pass MAX_UPLOAD_BYTES (checked before the type reads them)."""
+    return [
+        Problem(f["name"], "too_big", f"{f['label']}: the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.")
+        for f in kind.upload_fields(settings)
+        if isinstance(answers.get(f["name"]), (bytes, bytearray)) and len(answers[f["name"]]) > MAX_UPLOAD_BYTES
+    ]
+
+
+def split(cleaned: Mapping) -> tuple[dict, dict]:
+    """(the answers to store as JSON, {field: Upload}): every Upload is replaced by its meta."""
+    uploads = {name: value for name, value in cleaned.items() if isinstance(value, Upload)}
+    answers = {name: (value.meta if isinstance(value, Upload) else value) for name, value in cleaned.items()}
+    return answers, uploads
+
+
+def keep(response, kind, uploads: Mapping[str, Upload], written: list) -> None:
+    """Store a response's files with its type's store; call inside the response's transaction. Each
+    file written goes on `written` at once, for `discard` if the transaction fails."""
+    if uploads:
+        KEEPERS[kind.upload_store](response, uploads, written)
+
+
+def discard(written: list[tuple]) -> None:
+    """Delete the files `keep` wrote for a response whose transaction did not commit."""
+    for storage, name in written:
+        storage.delete(name)

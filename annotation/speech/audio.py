@@ -1,0 +1,115 @@
+"""Audio as numpy arrays: read and write 16-bit PCM WAV, resample, and check a worker's recording."""
+from __future__ import annotations
+
+import io
+import math
+import wave
+from dataclasses import dataclass
+from math import gcd
+
+import numpy as np
+from scipy.signal import resample_poly
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be used; the message says what the worker must do about it."""
+
+
+@dataclass(frozen=True)
+class Audio:
+    samples: np.ndarray  # float32, mono, in [-1, 1]
+    sample_rate: int
+    seconds: float
+
+    @classmethod
+    def from_samples(cls, samples: np.ndarray, sample_rate: int) -> Audio:
+        samples = np.asarray(samples, dtype=np.float32)
+        return cls(samples=samples, sample_rate=int(sample_rate), seconds=len(samples) / float(sample_rate))
+
+    def pcm16(self) -> bytes:
+        """Little-endian 16-bit samples, what recognisers take as raw input."""
+        return (np.clip(self.samples, -1.0, 1.0) * 32767.0).round().astype("<i2").tobytes()
+
+    def rms_dbfs(self) -> float:
+        """Loudness as RMS relative to full scale; -inf for digital silence."""
+        if not len(self.samples):
+            return -math.inf
+        rms = float(np.sqrt(np.mean(np.square(self.samples, dtype=np.float64))))
+        return 20.0 * math.log10(rms) if rms > 0 else -math.inf
+
+
+NOT_A_WAV = "The file is not a WAV recording; record again in the page."
+
+
+def read_wav(data: bytes) -> Audio:
+    """Decode 16-bit PCM WAV (mono, or stereo averaged to mono). Anything else is a RecordingError."""
+    try:
+        with wave.open(io.BytesIO(data), "rb") as reader:
+            channels = reader.getnchannels()
+            width = reader.getsampwidth()
+            rate = reader.getframerate()
+            frames = reader.readframes(reader.getnframes())
+    except (wave.Error, EOFError, ValueError) as exc:
+        # wave raises wave.Error for non-PCM formats (e.g. float, compressed) and for non-RIFF input.
+        raise RecordingError(NOT_A_WAV) from exc
+    if width != 2:
+        raise RecordingError(f"The recording uses {8 * width}-bit samples; it must be 16-bit PCM WAV. Record again in the page.")
+    if channels < 1 or rate <= 0:
+        raise RecordingError(NOT_A_WAV)
+    pcm = np.frombuffer(frames[: len(frames) - len(frames) % (2 * channels)], dtype="<i2")
+    samples = pcm.reshape(-1, channels).astype(np.float32).mean(axis=1) / 32768.0
+    return Audio.from_samples(samples, rate)
+
+
+def write_wav(audio: Audio) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as writer:
+        writer.setnchannels(1)
+        writer.setsampwidth(2)
+        writer.setframerate(audio.sample_rate)
+        writer.writeframes(audio.pcm16())
+    return buffer.getvalue()
+
+
+def resample(audio: Audio, rate: int) -> Audio:
+    """Polyphase resampling (scipy), which filters against aliasing when going down."""
+    if rate == audio.sample_rate:
+        return audio
+    divisor = gcd(rate, audio.sample_rate)
+    samples = resample_poly(audio.samples, rate // divisor, audio.sample_rate // divisor)
+    return Audio.from_samples(np.clip(samples, -1.0, 1.0), rate)
+
+
+def check_recording(
+    data: bytes,
+    *,
+    min_seconds: float = 1.0,
+    max_seconds: float = 30.0,
+    min_sample_rate: int = 16000,
+    silence_dbfs: float = -50.0,
+) -> Audio:
+    """Decode a worker's recording and refuse one that cannot be transcribed, saying what to fix."""
+    audio = read_wav(data)
+    if audio.sample_rate < min_sample_rate:
+        raise RecordingError(
+            f"The recording's sample rate is {audio.sample_rate} Hz; at least {min_sample_rate} Hz is needed. "
+            "Record again in the page (not by telephone or a low-quality setting)."
+        )
+    if audio.seconds < min_seconds:
+        raise RecordingError(
+            f"The recording is {audio.seconds:.1f} s long; it must be at least {min_seconds:g} s. "
+            "Read the whole sentence aloud."
+        )
+    if audio.seconds > max_seconds:
+        raise RecordingError(
+            f"The recording is {audio.seconds:.1f} s long; it must be at most {max_seconds:g} s. "
+            "Stop recording when you have read the sentence."
+        )
+    level = audio.rms_dbfs()
+    if level < silence_dbfs:
+        shown = "silent" if math.isinf(level) else f"{level:.0f} dBFS"
+        raise RecordingError(
+            f"The recording is silent ({shown}). Check that the microphone is allowed and not muted, "
+            "then read the sentence aloud."
+        )
+    return audio

@@ -1,0 +1,145 @@
+"""CGoDial spoken features (PROTOCOLS.md 6b): read one user turn aloud k times, varying the
+expression slightly under the same meaning; an ASR backend transcribes each reading into noisy
+text, so each dialog becomes k dialogs with spoken variation and ASR noise.
+
+The page records in the browser (static/spoken.js), decodes each recording there and uploads it as
+16-bit PCM WAV, mono, 16 kHz, so the server needs no codec. Each reading is an upload field
+(`reading_1` … `reading_k`, see the upload part of the contract in base.py): `validate` checks
+it with `annotation.speech.audio.check_recording` (a WAV, the sample rate, the duration bounds, not
+silent) and refuses a bad one with what to fix; a good one becomes an `Upload` that
+`services.readings` stores as a `SpokenReading` and sends to transcription. The stored answers keep
+each reading's duration and sample rate; the hypothesis lives on the reading row.
+"""
+from collections.abc import Mapping
+
+from ..speech.audio import RecordingError, check_recording, write_wav
+from .base import Problem, TaskType, TaskTypeSettingsError, Upload, register, upload_bytes
+
+MAX_READINGS = 10
+#: The page's recorder stops itself here; the server's bound is the job's `max_seconds`.
+HARD_MAX_SECONDS = 120.0
+AUDIO_MEDIA_TYPE = "audio/wav"
+
+
+def reading_field(index: int) -> str:
+    """The upload field of reading `index` (from 0)."""
+    return f"reading_{index + 1}"
+
+
+def reading_index(field: str) -> int | None:
+    """The reading index of an upload field name, or None."""
+    prefix, _, number = field.partition("_")
+    return int(number) - 1 if prefix == "reading" and number.isdigit() and int(number) > 0 else None
+
+
+class SpokenReadingTaskType(TaskType):
+    key = "spoken_reading"
+    source_speaker = "user"
+    label = "Read user turns aloud with slight variations (CGoDial spoken features)"
+    template = "annotation/tasks/spoken_reading.html"
+    agreement_level = "nominal"  # recordings are not choices: no agreement table
+    supports_voting = True  # voters listen to each reading and vote on it, as on a rewrite's variants
+    exports_test_sets = True  # one test set per reading index, the user turn replaced by the hypothesis
+    upload_store = "spoken_readings"  # services.readings stores the uploads and queues transcription
+    settings_help = {
+        "readings": (4, "How many readings each worker records of the turn (CGoDial asks for four), 1 to 10."),
+        "min_seconds": (1.0, "A reading shorter than this many seconds is refused (the worker is asked to read it again)."),
+        "max_seconds": (30.0, f"A reading longer than this many seconds is refused; at most {HARD_MAX_SECONDS:g}."),
+        "language": (
+            "en",
+            "The language the turns are read in (a code such as en). The default recognizer (pocketsphinx) has an "
+            "English model only: for another language set QUORUM_ASR_BACKEND to whisper or http, or the readings are "
+            "stored but not transcribed (the job page says why).",
+        ),
+    }
+
+    def clean_settings(self, settings):
+        cleaned = super().clean_settings(settings)
+        errors = {}
+        readings = cleaned["readings"]
+        if not isinstance(readings, int) or isinstance(readings, bool) or not 1 <= readings <= MAX_READINGS:
+            errors["readings"] = f"a whole number from 1 to {MAX_READINGS}"
+        low, high = cleaned["min_seconds"], cleaned["max_seconds"]
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high))
+        if not numbers or not 0 < low < high <= HARD_MAX_SECONDS:
+            errors["max_seconds" if numbers and low > 0 else "min_seconds"] = (
+                f"min_seconds and max_seconds are numbers with 0 < min_seconds < max_seconds <= {HARD_MAX_SECONDS:g}"
+            )
+        language = cleaned["language"]
+        if not isinstance(language, str) or not language.strip() or len(language) > 20:
+            errors["language"] = "a language code such as en"
+        if errors:
+            raise TaskTypeSettingsError(errors)
+        cleaned["min_seconds"], cleaned["max_seconds"] = float(low), float(high)
+        cleaned["language"] = language.strip()
+        return cleaned
+
+    def build_payload(self, turn) -> dict:
+        return {"utterance": turn.text, "slot_values": [sv["value"] for sv in turn.slot_values]}
+
+    def answer_fields(self, settings):
+        return [
+            {
+                "name": reading_field(i),
+                "label": f"Reading {i + 1}",
+                "help": "Read the turn aloud, varying the wording slightly but keeping its meaning and every slot value.",
+                "upload": AUDIO_MEDIA_TYPE,
+            }
+            for i in range(settings.get("readings", 4))
+        ]
+
+    def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        cleaned, problems = {}, []
+        for field in self.answer_fields(settings):
+            name, label = field["name"], field["label"]
+            data = upload_bytes(answers.get(name))
+            if not data:
+                problems.append(Problem(name, "required", f"{label}: record it before submitting."))
+                continue
+            try:
+                audio = check_recording(
+                    data, min_seconds=settings.get("min_seconds", 1.0), max_seconds=settings.get("max_seconds", 30.0)
+                )
+            except RecordingError as exc:
+                problems.append(Problem(name, "recording", f"{label}: {exc}"))
+                continue
+            meta = {"seconds": round(audio.seconds, 3), "sample_rate": audio.sample_rate}
+            cleaned[name] = Upload(content=write_wav(audio), media_type=AUDIO_MEDIA_TYPE, meta=meta)
+        return cleaned, problems
+
+    def page_context(self, item, slot, settings):
+        return {"min_seconds": settings.get("min_seconds", 1.0), "max_seconds": settings.get("max_seconds", 30.0)}
+
+    def vote_parts(self, settings):
+        """Each reading is its own utterance of the test sets, so voters judge each one."""
+        return [{"name": f["name"], "label": f["label"]} for f in self.answer_fields(settings)]
+
+    def combine(self, answer_rows, settings):
+        """How many counted readings an item has, per reading, and their total duration."""
+        out = {"responses": len(answer_rows)}
+        for field in self.answer_fields(settings):
+            out[field["name"]] = sum(1 for row in answer_rows if isinstance(row.get(field["name"]), Mapping))
+        out["seconds"] = round(
+            sum(row[f["name"]].get("seconds", 0) for row in answer_rows for f in self.answer_fields(settings) if isinstance(row.get(f["name"]), Mapping)),
+            3,
+        )
+        return out
+
+    def agreement_values(self, answers, settings):
+        return {}
+
+    def text_of(self, answers, settings):
+        return ""  # audio is not text; near-duplicate flags have nothing to compare
+
+    def review_view(self, payload, answers, settings):
+        """Each reading by its label with its duration; `reading` (the index) lets the review queue
+        and the vote page put an audio player and the hypothesis beside it."""
+        shown = []
+        for i, field in enumerate(self.answer_fields(settings)):
+            meta = answers.get(field["name"])
+            if isinstance(meta, Mapping):
+                shown.append({"name": field["name"], "label": field["label"], "text": f"{meta.get('seconds', 0):.1f} s of audio", "reading": i})
+        return {"subject": self.subject_of(payload), "slot_values": list(payload.get("slot_values", [])), "shown": shown}
+
+
+register(SpokenReadingTaskType())

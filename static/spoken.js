@@ -1,0 +1,163 @@
+/* Spoken reading: record each reading with MediaRecorder, let the worker play it back and record it
+ * again, and put it in the reading's file field as 16-bit PCM WAV, mono, 16 kHz. The recording is
+ * decoded here (AudioContext.decodeAudioData) and resampled with an OfflineAudioContext, so the
+ * server reads plain WAV and needs no codec. The server checks every reading again on submit. */
+(function () {
+  "use strict";
+  var root = document.getElementById("spoken");
+  if (!root) return;
+  var TARGET_RATE = 16000;
+  var maxSeconds = parseFloat(root.dataset.maxSeconds) || 30;
+  var minSeconds = parseFloat(root.dataset.minSeconds) || 1;
+  var micError = document.getElementById("mic-error");
+  var stream = null;
+  var active = null; // {recorder, reading, timer}
+
+  function supported() {
+    return !!(navigator.mediaDevices && navigator.mediaDevices.getUserMedia && window.MediaRecorder &&
+      (window.AudioContext || window.webkitAudioContext) && window.OfflineAudioContext && window.DataTransfer);
+  }
+
+  function say(message) { micError.textContent = message; }
+
+  function microphone() {
+    if (stream) return Promise.resolve(stream);
+    return navigator.mediaDevices.getUserMedia({ audio: true }).then(function (s) { stream = s; return s; });
+  }
+
+  function microphoneProblem(err) {
+    var name = err && err.name;
+    if (name === "NotAllowedError" || name === "SecurityError") {
+      return "The browser did not let this page use the microphone. Allow the microphone for this site (the icon beside the address), then press Record again.";
+    }
+    if (name === "NotFoundError" || name === "OverconstrainedError") {
+      return "No microphone was found. Connect one, then press Record again.";
+    }
+    return "The microphone could not be started (" + (name || "unknown error") + "). Close other programs that use it, then try again.";
+  }
+
+  /* 16-bit PCM WAV of mono float samples. */
+  function wavOf(samples, rate) {
+    var buffer = new ArrayBuffer(44 + samples.length * 2);
+    var view = new DataView(buffer);
+    function text(offset, s) { for (var i = 0; i < s.length; i++) view.setUint8(offset + i, s.charCodeAt(i)); }
+    text(0, "RIFF"); view.setUint32(4, 36 + samples.length * 2, true); text(8, "WAVE");
+    text(12, "fmt "); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
+    view.setUint32(24, rate, true); view.setUint32(28, rate * 2, true); view.setUint16(32, 2, true); view.setUint16(34, 16, true);
+    text(36, "data"); view.setUint32(40, samples.length * 2, true);
+    for (var i = 0; i < samples.length; i++) {
+      var s = Math.max(-1, Math.min(1, samples[i]));
+      view.setInt16(44 + i * 2, s < 0 ? s * 0x8000 : s * 0x7fff, true);
+    }
+    return new Blob([buffer], { type: "audio/wav" });
+  }
+
+  /* The recorder's compressed audio -> 16 kHz mono WAV (and its duration). */
+  function toWav(blob) {
+    var Ctx = window.AudioContext || window.webkitAudioContext;
+    var ctx = new Ctx();
+    return blob.arrayBuffer().then(function (bytes) {
+      return ctx.decodeAudioData(bytes);
+    }).then(function (decoded) {
+      ctx.close();
+      var frames = Math.max(1, Math.ceil(decoded.duration * TARGET_RATE));
+      var offline = new OfflineAudioContext(1, frames, TARGET_RATE); // one channel: the browser mixes down
+      var source = offline.createBufferSource();
+      source.buffer = decoded;
+      source.connect(offline.destination);
+      source.start();
+      return offline.startRendering();
+    }).then(function (rendered) {
+      return { wav: wavOf(rendered.getChannelData(0), TARGET_RATE), seconds: rendered.duration };
+    });
+  }
+
+  function parts(reading) {
+    var name = reading.querySelector(".reading-file").name;
+    return {
+      record: document.getElementById("record_" + name),
+      stop: document.getElementById("stop_" + name),
+      state: document.getElementById("state_" + name),
+      playback: document.getElementById("playback_" + name),
+      file: document.getElementById("id_" + name),
+      problems: document.getElementById("problems_" + name),
+      name: name,
+    };
+  }
+
+  function setFile(p, wav) {
+    var list = new DataTransfer();
+    list.items.add(new File([wav], p.name + ".wav", { type: "audio/wav" }));
+    p.file.files = list.files;
+  }
+
+  function start(reading) {
+    if (active) stop();
+    var p = parts(reading);
+    say("");
+    microphone().then(function (s) {
+      var chunks = [];
+      var recorder = new MediaRecorder(s);
+      recorder.ondataavailable = function (e) { if (e.data && e.data.size) chunks.push(e.data); };
+      recorder.onstop = function () {
+        p.state.textContent = "Preparing the recording…";
+        toWav(new Blob(chunks, { type: recorder.mimeType || "audio/webm" })).then(function (out) {
+          setFile(p, out.wav);
+          if (p.playback.src) URL.revokeObjectURL(p.playback.src);
+          p.playback.src = URL.createObjectURL(out.wav);
+          p.playback.hidden = false;
+          p.record.textContent = "Record again";
+          p.problems.innerHTML = "";
+          var note = out.seconds < minSeconds ? " — too short: at least " + minSeconds + " s, record again" : "";
+          p.state.textContent = "Recorded: " + out.seconds.toFixed(1) + " s" + note + ".";
+          reading.classList.add("recorded");
+          reading.classList.toggle("has-problems", !!note);
+        }).catch(function () {
+          p.state.textContent = "This recording could not be read; record it again.";
+        });
+      };
+      recorder.start();
+      active = { recorder: recorder, reading: reading, timer: setTimeout(stop, maxSeconds * 1000) };
+      p.record.hidden = true;
+      p.stop.hidden = false;
+      p.stop.focus();
+      p.state.textContent = "Recording… press Stop when you are done (it stops by itself after " + maxSeconds + " s).";
+    }).catch(function (err) {
+      say(microphoneProblem(err));
+    });
+  }
+
+  function stop() {
+    if (!active) return;
+    var p = parts(active.reading);
+    clearTimeout(active.timer);
+    if (active.recorder.state !== "inactive") active.recorder.stop();
+    p.stop.hidden = true;
+    p.record.hidden = false;
+    active = null;
+  }
+
+  if (!supported()) {
+    say("This browser cannot record audio in a web page. Please open this page in a recent Chrome, Firefox, Edge or Safari.");
+    Array.prototype.forEach.call(root.querySelectorAll("button.record"), function (b) { b.disabled = true; });
+    return;
+  }
+
+  Array.prototype.forEach.call(root.querySelectorAll(".reading"), function (reading) {
+    var p = parts(reading);
+    p.record.addEventListener("click", function () { start(reading); });
+    p.stop.addEventListener("click", stop);
+  });
+
+  var form = document.getElementById("work-form");
+  form.addEventListener("submit", function (event) {
+    if (event.submitter && event.submitter.id === "skip-button") return;
+    if (active) stop();
+    var missing = Array.prototype.filter.call(root.querySelectorAll(".reading-file"), function (f) { return !f.files.length; });
+    if (missing.length) {
+      event.preventDefault();
+      say("Record every reading before submitting: " + missing.length + " still missing.");
+      parts(missing[0].closest(".reading")).record.focus();
+    }
+  });
+})();
