@@ -117,10 +117,40 @@ class Campaign(models.Model):
     inputs_version = models.CharField(
         max_length=64, blank=True, help_text="SHA-256 of everything the results depend on; refreshed by every write."
     )
+    # Adaptive mode (docs/architecture.md, "Adaptive campaigns"): set before the crowd job is made,
+    # through services.adaptive.set_adaptive, which checks them; fixed once the job exists.
+    adaptive = models.BooleanField(
+        default=False,
+        help_text="Rate in rounds of instances and, after each round, keep rating only the systems whose order is still "
+        "uncertain; stop when the chosen pairs are resolved or the budget is spent.",
+    )
+    adaptive_confidence = models.FloatField(
+        default=0.95, help_text="Adaptive mode: confidence with which a pair's order is resolved (0.5 to 0.999), valid over all looks."
+    )
+    adaptive_top_k = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Adaptive mode: resolve the pairs that involve the top K entries; empty resolves every pair of entries.",
+    )
+    adaptive_budget = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Adaptive mode: most ratings (responses: one rater on one system's response) the campaign may use; "
+        "empty allows the full design. A round that would pass it is not started.",
+    )
+    adaptive_round_size = models.PositiveIntegerField(
+        default=100, help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(adaptive_confidence__gte=0.5) & Q(adaptive_confidence__lte=0.999), name="campaign_adaptive_confidence_range"
+            ),
+            models.CheckConstraint(condition=Q(adaptive_round_size__gte=2), name="campaign_adaptive_round_size_min"),
+            models.CheckConstraint(condition=Q(adaptive_top_k__isnull=True) | Q(adaptive_top_k__gte=1), name="campaign_adaptive_top_k_min"),
+            models.CheckConstraint(condition=Q(adaptive_budget__isnull=True) | Q(adaptive_budget__gte=1), name="campaign_adaptive_budget_min"),
+        ]
 
     def __str__(self):
         return self.name
@@ -172,10 +202,56 @@ class CampaignJob(models.Model):
     skipped = models.JSONField(
         default=dict, blank=True, help_text="Per entry label: instances not rated because the entry gave no response there."
     )
+    round_order = models.JSONField(
+        default=list, blank=True,
+        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system.",
+    )
+    round_sizes = models.JSONField(
+        default=list, blank=True, help_text="Adaptive mode: the instances rated after each round (the looks), fixed before any rating."
+    )
+    critical_value = models.FloatField(
+        null=True, blank=True,
+        help_text="Adaptive mode: the group-sequential critical value of the looks (evaluation.allocation.boundary).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
         return f"{self.campaign} -> job {self.job_id}"
+
+
+class CampaignLook(models.Model):
+    """One look of an adaptive campaign: after a round's ratings were all in, the state of every
+    pair, what it cost so far, and what was decided (another round for some systems, or stop)."""
+
+    class Decision(models.TextChoices):
+        CONTINUE = "continue", "Next round added"
+        RESOLVED = "resolved", "Stopped: every chosen pair is resolved or settled as a tie"
+        BUDGET = "budget", "Stopped: the next round would pass the ratings budget"
+        CROWD_BUDGET = "crowd_budget", "Stopped: the crowd job's money budget cannot carry the next round"
+        COMPLETE = "complete", "Stopped: every instance is rated"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="looks")
+    number = models.PositiveIntegerField(help_text="1 for the look after the first round, and so on.")
+    instances = models.PositiveIntegerField(help_text="Instances of the round order rated by the systems still rated at this look.")
+    ratings_spent = models.PositiveIntegerField(help_text="Ratings (slots) of the crowd job at this look.")
+    critical_value = models.FloatField(help_text="The critical value the pair intervals used (the sequential boundary).")
+    pairs = models.JSONField(
+        default=list, help_text="Per pair of entries: a, b, instances, difference, low, high, margin, state (resolved | tied | open)."
+    )
+    scores = models.JSONField(default=dict, help_text="Each entry's final score on the instances it was rated on.")
+    prefixes = models.JSONField(default=dict, help_text="Per entry label: instances of the round order it is rated on after the decision.")
+    active = models.JSONField(default=list, help_text="Entries still rated after this look.")
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    added_ratings = models.PositiveIntegerField(default=0, help_text="Ratings (slots) the next round added; 0 when stopped.")
+    next_instances = models.PositiveIntegerField(null=True, blank=True, help_text="The round order's length after the next round.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "number"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "number"], name="campaignlook_unique_number")]
+
+    def __str__(self):
+        return f"{self.campaign} look {self.number}"
 
 
 class CampaignItem(models.Model):

@@ -285,3 +285,39 @@ def interactive_leaderboard(test_set) -> dict:
         rows.append(row)
     rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
     return {"schedule": schedule, "rows": rows}
+
+
+# --- Adaptive campaigns ----------------------------------------------------------------------------
+
+PAIR_STATE_TEXT = {"resolved": "resolved: {better} ahead", "tied": "settled as a tie", "open": "still open"}
+
+
+def adaptive_status(campaign, crowd=None):
+    """What the page shows of an adaptive campaign: its looks, each pair's state at the last look,
+    the ratings spent against the budget and the full design, and why it stopped; None otherwise.
+    `crowd` is `crowd_progress(campaign)` when the caller has it (its slot count is the spend)."""
+    from .models import CampaignJob, CampaignLook
+
+    if not campaign.adaptive:
+        return None
+    looks = list(CampaignLook.objects.filter(campaign=campaign).order_by("number"))
+    last = looks[-1] if looks else None
+    for look in looks:
+        look.resolved = sum(p["state"] == "resolved" for p in look.pairs)
+        look.tied = sum(p["state"] == "tied" for p in look.pairs)
+    pairs = [{**p, "state_text": PAIR_STATE_TEXT[p["state"]].format(better=p["better"])} for p in (last.pairs if last else [])]
+    job = CampaignJob.objects.select_related("job").filter(campaign=campaign).first()
+    full_design = None
+    if job is not None:
+        labels = [e.label for e in campaign.entries.select_related("team")]
+        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * job.job.redundancy
+    return {
+        "looks": looks,
+        "last": last,
+        "pairs": pairs,
+        "spent": crowd["slots"] if crowd else 0,
+        "budget": campaign.adaptive_budget,
+        "full_design": full_design,
+        "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,
+        "plan": job,
+    }

@@ -217,6 +217,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
         "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
     },
+    # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
+    # whose last change was not a new rating (a response rejected, a claim expiring).
+    "sweep-adaptive-campaigns": {
+        "task": "evaluation.tasks.sweep_adaptive_campaigns",
+        "schedule": timedelta(seconds=env.int("QUORUM_ADAPTIVE_SWEEP_SECONDS", default=300)),
+    },
 }
 
 # Quorum's own settings.

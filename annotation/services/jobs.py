@@ -132,7 +132,7 @@ def save_job(*, item_builder, sources, annotators=(), **job_fields) -> Job:
     return job
 
 
-def _insert_items(job: Job, kind, turns) -> None:
+def _insert_items(job: Job, kind, turns, first_position: int = 0) -> None:
     """One item per turn, written with executemany.
 
     Why not bulk_create: a job over a whole corpus has ~70,000 items, and building that many model
@@ -147,22 +147,22 @@ def _insert_items(job: Job, kind, turns) -> None:
             cursor.executemany(
                 sql,
                 [
-                    (job.id, turn.id, start + i, json.dumps(kind.build_payload(turn)), Item.State.OPEN)
+                    (job.id, turn.id, first_position + start + i, json.dumps(kind.build_payload(turn)), Item.State.OPEN)
                     for i, turn in enumerate(turns[start : start + ITEM_BATCH])
                 ],
             )
 
 
-def _insert_slots(job: Job, redundancy: int) -> None:
-    """`redundancy` open slots per item of the job, in one INSERT ... SELECT."""
+def _insert_slots(job: Job, redundancy: int, first_position: int = 0) -> None:
+    """`redundancy` open slots per item of the job from `first_position` on, in one INSERT ... SELECT."""
     q = connection.ops.quote_name
     indexes = " UNION ALL ".join(f"SELECT {k} AS n" for k in range(redundancy))
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {q(Slot._meta.db_table)} (item_id, job_id, {q('index')}, position, state) "
             f"SELECT i.id, i.job_id, k.n, i.position, %s FROM {q(Item._meta.db_table)} i, ({indexes}) k "
-            f"WHERE i.job_id = %s",
-            [Slot.State.OPEN, job.id],
+            f"WHERE i.job_id = %s AND i.position >= %s",
+            [Slot.State.OPEN, job.id, first_position],
         )
 
 
