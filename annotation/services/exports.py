@@ -349,8 +349,7 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
                     turns.append(turn)
                     continue
                 heard = asr[key]
-                kept = [v for v in turn.slot_values if isinstance(v, dict) and str(v.get("value", "")) in heard]
-                dropped = [v for v in turn.slot_values if v not in kept]
+                kept, dropped = values_heard(turn.slot_values, heard)
                 turns.append(TurnRecord(turn.index, turn.speaker, heard, kept, turn.raw))
                 rows.append({
                     "dialog": dialog.external_id, "turn": turn.index, "text": turn.text, "asr": heard,
@@ -393,10 +392,19 @@ def _response_record(response) -> raw_csv.ResponseRecord:
     )
 
 
+def values_heard(slot_values: list, heard: str) -> tuple[list, list]:
+    """(kept, dropped): a turn's slot values split by whether they still occur verbatim in an ASR
+    text `heard`. The importers anchor every value in its turn's text, so a test set made of ASR
+    text keeps only the values the recogniser heard (a reading may say "two" where the value is "2")."""
+    kept = [v for v in slot_values if isinstance(v, dict) and str(v.get("value", "")) in heard]
+    return kept, [v for v in slot_values if v not in kept]
+
+
 def _spoken_turns(variants, turn, payload, accepted_responses, settings) -> dict:
-    """A spoken-reading item's turn in each `spoken_k` set of `variants`: the ASR hypothesis of reading k."""
+    """A spoken-reading item's turn in each `spoken_k` set of `variants`: the ASR hypothesis of
+    reading k, with the slot values it still holds (`values_heard`)."""
     return {
-        v: [TurnRecord(turn.index, turn.speaker, text, turn.slot_values, turn.raw)]
+        v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw)]
         for v, text in earliest_hypotheses(accepted_responses, variants).items()
     }
 
