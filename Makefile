@@ -25,11 +25,13 @@ migrate: venv
 	$(PY) manage.py migrate --noinput
 
 demo: venv
+	scripts/ensure_speech.sh
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
 
 test: venv
 	scripts/ensure_chromium.sh
+	scripts/ensure_speech.sh
 	QUORUM_ENV=test scripts/run_tests.sh $(ARGS)
 
 bench: venv

@@ -17,6 +17,10 @@ from django.utils.crypto import salted_hmac
 
 DEFAULT_RELAY = "systems"
 FALLBACK = "Sorry, the system did not answer. Please try again, or end the conversation if it keeps failing."
+UNAVAILABLE = (
+    "Sorry, this system is not available right now. Please end the conversation (pick Fail) and submit: "
+    "you will not be penalised, and no ratings are needed."
+)
 
 
 class RelayUnavailable(Exception):
@@ -27,9 +31,14 @@ class ChatClosed(Exception):
     """The conversation has ended: no more turns (str() says so to the worker)."""
 
 
+class ChatBusy(ChatClosed):
+    """The system has not answered the worker's last message yet (a double send): try again."""
+
+
 class ChatRelay:
     """What a relay does. Every method returns the transcript so far: [{"role": "user"|"system",
-    "text", "failed": bool, "offered": object|None}], and whether the conversation has ended."""
+    "text", "failed": bool, "offered": object|None}], whether the conversation has ended, and
+    whether the system has stopped answering ("unavailable": the worker may end without ratings)."""
 
     def open(self, endpoint: str, session_key: str, goal: Mapping | None) -> dict:
         """Open the conversation if it is not open yet: {"turns": [...], "ended": bool}."""
@@ -47,6 +56,10 @@ class ChatRelay:
         """The transcript as recorded, without calling the system."""
         raise NotImplementedError
 
+    def paused_endpoints(self) -> set[str]:
+        """Endpoints that get no new conversations for now (a system that kept failing)."""
+        return set()
+
 
 #: relay key -> ChatRelay. Filled by the app that knows the endpoints (evaluation's ready()).
 RELAYS: dict[str, ChatRelay] = {}
@@ -58,6 +71,10 @@ def relay_for(payload: Mapping) -> ChatRelay:
         return RELAYS[key]
     except KeyError:
         raise RelayUnavailable(f"no chat relay {key!r} is registered") from None
+
+
+def paused_endpoints() -> set[str]:
+    return set().union(*(relay.paused_endpoints() for relay in RELAYS.values()))
 
 
 def session_key(slot) -> str:

@@ -10,12 +10,12 @@ from .services.exports import create_export_run
 from .tasks_exports import run_export
 
 
-def start_export(job: Job, created_by=None, *, include_audio: bool = False) -> ExportRun:
+def start_export(job: Job, created_by=None, *, include_audio: bool = False, **speech_errors) -> ExportRun:
     """Record an export run of `job` (ExportError if it cannot be exported) and queue it on commit.
 
     Where tasks run in-process (development, tests, QUORUM_TASKS_INLINE) the export runs at the
     commit, at once outside a transaction; refresh the run to see its outcome.
     """
-    run = create_export_run(job, created_by=created_by, include_audio=include_audio)
+    run = create_export_run(job, created_by=created_by, include_audio=include_audio, **speech_errors)
     transaction.on_commit(lambda: run_export.delay(run.pk))
     return run

@@ -7,7 +7,7 @@ constraints, not Python checks.
 from decimal import Decimal
 
 from django.conf import settings as django_settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -436,11 +436,31 @@ class ResponseTransition(models.Model):
         return f"{self.response_id}: {self.from_status or '(new)'} -> {self.to_status} by {self.actor}"
 
 
+# RADDLE's speech-error sets run from 10% to 30% WER; below 5% the clean floor of the simulated
+# pipeline is in the way, above 50% the text is mostly noise.
+SPEECH_ERRORS_MIN_WER, SPEECH_ERRORS_MAX_WER = 0.05, 0.5
+
+
 class ExportRun(BackgroundRun):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="export_runs")
     directory = models.CharField(max_length=500, blank=True, help_text="Where the export files were written.")
     files = models.JSONField(default=list, blank=True, help_text="Names of the files written, relative to directory.")
     include_audio = models.BooleanField(default=False, help_text="Spoken-reading jobs: also copy the recordings into the export (audio/).")
+    speech_errors_wer = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(SPEECH_ERRORS_MIN_WER), MaxValueValidator(SPEECH_ERRORS_MAX_WER)],
+        help_text=f"Add a speech_errors/ test set whose user turns carry simulated ASR errors at this corpus word error rate "
+        f"({SPEECH_ERRORS_MIN_WER:g} to {SPEECH_ERRORS_MAX_WER:g}); empty: none.",
+    )
+    speech_errors_seed = models.PositiveIntegerField(default=0, help_text="Seed of the speech-error noise; the same seed gives the same text.")
+
+    class Meta(BackgroundRun.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(speech_errors_wer__isnull=True)
+                | models.Q(speech_errors_wer__gte=SPEECH_ERRORS_MIN_WER, speech_errors_wer__lte=SPEECH_ERRORS_MAX_WER),
+                name="export_speech_errors_wer_in_range",
+            )
+        ]
 
 
 # --- Quality control (issue 5): voting with re-collection, gold checks, worker flags, overrides ---

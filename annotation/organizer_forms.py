@@ -11,7 +11,10 @@ from decimal import Decimal
 from django import forms
 
 from . import task_types
-from .models import CheckOverride, Corpus, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker
+from .models import (
+    SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, OnVotedDown, QualityPolicy, Response,
+    SourceFormat, Worker,
+)
 from .services.jobs import Selection
 from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
 from .services.quality import COUNT_MAX as QUALITY_COUNT_MAX
@@ -76,8 +79,40 @@ def _parse_setting(default, value):
         raise forms.ValidationError(f"Not valid JSON: {exc.msg}.") from None
 
 
+MAX_SETTING_FILE_BYTES = 20 * 1024 * 1024
+
+
+def _upload_text(upload) -> str:
+    """An uploaded file's text; its name (as uploaded) in the messages."""
+    if upload.size > MAX_SETTING_FILE_BYTES:
+        raise forms.ValidationError(f"{upload.name}: larger than {MAX_SETTING_FILE_BYTES // (1024 * 1024)} MB.")
+    try:
+        return upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise forms.ValidationError(f"{upload.name}: not UTF-8 text; save it as UTF-8.") from None
+
+
+def _read_setting_file(kind, setting: str, upload):
+    """A setting's value from its uploaded file (None when none was given); the messages name the
+    file as uploaded, never where the server keeps it."""
+    if not upload:
+        return None
+    try:
+        return kind.read_setting_file(setting, _upload_text(upload), upload.name)
+    except task_types.TaskTypeSettingsError as exc:
+        raise forms.ValidationError(f"{exc.errors.get(setting, exc)}.") from None
+
+
 class JobForm(forms.Form):
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"))
+    corpus = forms.ModelChoiceField(
+        queryset=Corpus.objects.order_by("name"), required=False,
+        help_text="The corpus whose turns become items; for a type built from a payload file, a corpus whose "
+        "knowledge gives the payloads when no file is given.",
+    )
+    payloads = forms.FileField(
+        label="Payload file", required=False,
+        help_text="For a task type whose items are payloads (e.g. question paraphrases): the file, as its type describes.",
+    )
     name = forms.CharField(max_length=200)
     task_type = forms.ChoiceField(label="Task type")
     selection_mode = forms.ChoiceField(label="Selection", choices=SELECTION_MODES, initial="all", widget=forms.RadioSelect)
@@ -103,13 +138,21 @@ class JobForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Only the kinds whose items are corpus turns: payload types are made by campaigns or from a
         # payload file, votes by turning voting on; offering them here would only end in a refusal.
-        self.kinds = sorted((k for k in task_types.registry().values() if k.builds_from == task_types.CORPUS), key=lambda k: k.key)
+        self.kinds = sorted(
+            (k for k in task_types.registry().values() if k.builds_from == task_types.CORPUS or k.payload_file),
+            key=lambda k: k.key,
+        )
         self.fields["task_type"].choices = [(k.key, k.label or k.key) for k in self.kinds]
         self.fields["task_type"].initial = "rewrite" if any(k.key == "rewrite" for k in self.kinds) else None
         for kind in self.kinds:
             for setting, (default, help_text) in kind.settings_help.items():
                 label = setting.replace("_", " ").capitalize()
-                self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
+                if setting in kind.setting_files:  # given as a file: a list of records is no text box
+                    self.fields[setting_field_name(kind.key, setting)] = forms.FileField(
+                        label=label, required=False, help_text=f"{help_text} {kind.setting_files[setting]}"
+                    )
+                else:
+                    self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
 
     def settings_groups(self):
         """[(task type, [bound fields of its settings])] for the template."""
@@ -119,7 +162,17 @@ class JobForm(forms.Form):
         data = super().clean()
         kind_key = data.get("task_type")
         if kind_key:
-            data["settings"] = self._clean_settings(task_types.get(kind_key))
+            kind = task_types.get(kind_key)
+            data["settings"] = self._clean_settings(kind)
+            if kind.builds_from == task_types.CORPUS and not data.get("corpus"):
+                self.add_error("corpus", "Choose the corpus whose turns become items.")
+            if kind.builds_from == task_types.PAYLOADS and data.get("payloads"):
+                try:
+                    data["payload_text"] = _upload_text(data["payloads"])
+                except forms.ValidationError as exc:
+                    self.add_error("payloads", exc)
+            elif kind.builds_from == task_types.PAYLOADS and not data.get("corpus"):
+                self.add_error("payloads", f"Give a payload file ({kind.payload_file}) or choose a corpus with knowledge.")
         mode = data.get("selection_mode")
         if mode == "sample" and not data.get("sample_size"):
             self.add_error("sample_size", "A sample needs a size of at least 1.")
@@ -132,7 +185,10 @@ class JobForm(forms.Form):
         for setting, (default, _help) in kind.settings_help.items():
             field = setting_field_name(kind.key, setting)
             try:
-                value = _parse_setting(default, self.cleaned_data.get(field))
+                if setting in kind.setting_files:
+                    value = _read_setting_file(kind, setting, self.cleaned_data.get(field))
+                else:
+                    value = _parse_setting(default, self.cleaned_data.get(field))
             except forms.ValidationError as exc:
                 self.add_error(field, exc)
                 continue
@@ -148,6 +204,18 @@ class JobForm(forms.Form):
 
     def dialog_id_list(self) -> list[str]:
         return [part for part in re.split(r"[\s,]+", self.cleaned_data.get("dialog_ids") or "") if part]
+
+    @property
+    def builds_from_payloads(self) -> bool:
+        return task_types.get(self.cleaned_data["task_type"]).builds_from == task_types.PAYLOADS
+
+    def payload_request(self) -> dict:
+        """Keyword arguments for `job_requests.create_payload_job_for_request`."""
+        request = self.job_request()
+        del request["selection"]
+        if "payload_text" in self.cleaned_data:
+            request.update(payload_text=self.cleaned_data["payload_text"], payload_file_name=self.cleaned_data["payloads"].name, corpus=None)
+        return request
 
     def job_request(self) -> dict:
         """Keyword arguments for `job_requests.create_job_for_request`."""
@@ -169,7 +237,7 @@ class JobForm(forms.Form):
         }
 
     #: Where a service error about a request field shows on this form.
-    FORM_FIELD = {"selection": "selection_mode", "settings": None, "state": None, "non_field_errors": None}
+    FORM_FIELD = {"selection": "selection_mode", "settings": None, "state": None, "non_field_errors": None, "payloads": "payloads"}
 
     def add_service_error(self, fields: dict) -> None:
         for field, messages in fields.items():
@@ -348,3 +416,34 @@ class GoldItemForm(forms.Form):
             target = self.field_name(answer) if self.field_name(answer) in self.fields else None
             for message in messages:
                 self.add_error(target, message)
+
+
+class ExportForm(forms.Form):
+    """The job page's export options (services.exports checks them again)."""
+
+    include_audio = forms.BooleanField(label="Include the recordings (audio/)", required=False,
+                                       help_text=ExportRun._meta.get_field("include_audio").help_text)
+    speech_errors_wer = forms.FloatField(
+        label="Speech errors: target WER", required=False, min_value=SPEECH_ERRORS_MIN_WER, max_value=SPEECH_ERRORS_MAX_WER,
+        widget=forms.NumberInput(attrs={"step": "0.01", "placeholder": "off"}),
+        help_text=ExportRun._meta.get_field("speech_errors_wer").help_text
+        + " RADDLE used 0.1 to 0.3. Slow: every user turn is synthesised and recognised several times, "
+        "tens of CPU-seconds per 30 user turns.",
+    )
+    speech_errors_seed = forms.IntegerField(
+        label="Speech errors: seed", required=False, min_value=0, max_value=2**31 - 1, initial=0,
+        help_text=ExportRun._meta.get_field("speech_errors_seed").help_text,
+    )
+
+    def __init__(self, *args, audio: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not audio:  # only spoken-reading jobs have recordings
+            del self.fields["include_audio"]
+
+    def options(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "include_audio": bool(data.get("include_audio")),
+            "speech_errors_wer": data["speech_errors_wer"],
+            "speech_errors_seed": data["speech_errors_seed"] or 0,
+        }

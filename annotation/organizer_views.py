@@ -25,9 +25,9 @@ from .exporters import ExportError
 from .gold_requests import GoldRequestError, add_gold_from_item
 from .gold_requests import answer_fields as gold_answer_fields
 from .import_requests import UploadError, import_error_field, start_upload_import
-from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, job_error_fields
+from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, create_payload_job_for_request, job_error_fields
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
-from .organizer_forms import CorpusUploadForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
+from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
 from .selectors.flags import flagged_workers, stored_flags
@@ -117,12 +117,16 @@ def job_new(request):
     initial = {}
     if request.method == "GET" and request.GET.get("corpus", "").isdigit():
         initial["corpus"] = int(request.GET["corpus"])
-    form = JobForm(request.POST or None, initial=initial)
+    form = JobForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            job = create_job_for_request(created_by=request.user, **form.job_request())
+            if form.builds_from_payloads:
+                job = create_payload_job_for_request(created_by=request.user, **form.payload_request())
+            else:
+                job = create_job_for_request(created_by=request.user, **form.job_request())
         except JobError as exc:
             form.add_service_error(job_error_fields(exc))
+
         else:
             messages.success(request, f"Created draft job {job.name!r}. Launch it when you are ready.")
             return redirect("organizer:job", pk=job.pk)
@@ -140,7 +144,7 @@ def _paged(request, rows, name: str, per_page: int = SECTION_ROWS):
     return Paginator(rows, per_page).get_page(request.GET.get(name) or 1)
 
 
-def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, status=200):
+def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, export_form=None, status=200):
     """The job page: an overview in sections (progress, review, quality, crowd, exports), each
     paged, whose queries do not grow with the job's responses; the responses themselves are read
     in the review queue. A refused form is passed back bound, so its errors show by its fields."""
@@ -149,6 +153,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
+    spoken = bool(kind and kind.upload_store == "spoken_readings")
     context = {
         "job": job,
         "progress": progress,
@@ -156,6 +161,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
+        "export_form": export_form or ExportForm(audio=spoken, auto_id="id_export_%s"),
+        "speech_errors_possible": bool(kind and kind.exports_test_sets),
         # Quality control
         "supports_voting": bool(kind and kind.supports_voting),
         "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),
@@ -172,7 +179,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
-        "transcription": transcription_summary(job.pk) if kind and kind.upload_store == "spoken_readings" else None,
+        "transcription": transcription_summary(job.pk) if spoken else None,
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
@@ -185,6 +192,8 @@ def _task_type_or_none(key):
 
 
 def _readable(value) -> str:
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        return f"{len(value)} entries"  # QA pairs, an entity list: thousands of records are no summary
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
@@ -220,14 +229,18 @@ def job_action(request, pk, action):
 @organizer_required
 @require_POST
 def job_export(request, pk):
-    job = get_object_or_404(Job, pk=pk)
+    job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
+    kind = _task_type_or_none(job.task_type)
+    form = ExportForm(request.POST, audio=bool(kind and kind.upload_store == "spoken_readings"), auto_id="id_export_%s")
+    if not form.is_valid():
+        return _job_page(request, job, export_form=form, status=400)
     try:
-        start_export(job, created_by=request.user, include_audio=request.POST.get("include_audio") == "on")
+        start_export(job, created_by=request.user, **form.options())
     except ExportError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Export started; its files are listed below when it has finished.")
-    return redirect("organizer:job", pk=job.pk)
+    return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#exports")
 
 
 # --- Quality control ------------------------------------------------------------------------------

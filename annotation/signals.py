@@ -14,3 +14,5 @@ slot_claimed = Signal()
 claims_watched = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()
+#: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`). kwargs: job.
+items_added = Signal()

@@ -201,7 +201,11 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
     by_field = defaultdict(list)
     for problem in problems:
         by_field[problem.field].append(problem.message)
-    rows = [{**f, "value": answers.get(f["name"], ""), "problems": by_field.get(f["name"], [])} for f in fields]
+    rows = [
+        {**f, "value": answers.get(f["name"], ""), "problems": by_field.get(f["name"], []) + by_field.get(f"{f['name']}_na_reason", []),
+         "na_reason": answers.get(f"{f['name']}_na_reason", "") if f.get("allows_na") else ""}
+        for f in fields
+    ]
     summary = [
         {"message": p.message, "field_id": f"id_{p.field}" if p.field in names else ""} for p in problems
     ]

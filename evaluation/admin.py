@@ -28,8 +28,9 @@ class EntryAdmin(admin.ModelAdmin):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ["name", "test_set", "state", "rater_ids_known", "created_at"]
-    readonly_fields = ["inputs_version"]
+    list_display = ["name", "test_set", "state", "rater_ids_known", "adaptive", "created_at"]
+    # Adaptive settings are checked and fixed by services.campaigns.set_adaptive (create_crowd_campaign --adaptive).
+    readonly_fields = ["inputs_version", "adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size"]
 
 
 @admin.register(CampaignResult)

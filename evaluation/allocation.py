@@ -121,17 +121,35 @@ def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_tru
             q = list(questions).index(question)
             sums[q, index] += value
             n[q, index] += 1
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per_question = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
         predicted = np.array([bool(item["target"]) for item in outputs])
-        both = truth & predicted
         names.append(f"{team_id}/{entry_id}")
         kinds.append("ground_truth" if is_truth else "baseline" if team_id in baseline_teams else "entry")
-        # An instance counts when every question was rated (Eq. 1 leaves out what is not rated).
-        scores.append(np.where(both & ~np.isnan(per_question).any(axis=0), per_question.mean(axis=0), np.nan))
+        scores.append(instance_scores(sums, n, kept=truth & predicted))
         counts.append(n.sum(axis=0))
-        factor.append(2 * both.sum() / (predicted.sum() + truth.sum()) if predicted.sum() + truth.sum() else 0.0)
+        factor.append(eq1_factor(truth, predicted))
     return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
+
+
+def instance_scores(sums, counts, kept=None) -> np.ndarray:
+    """Per instance [N] the mean over questions of the mean rating, from per-question sums and counts
+    [Q, N]; NaN where a question is not rated (Eq. 1 leaves out what is not rated) or `kept` is False."""
+    sums, counts = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_question = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    rated = ~np.isnan(per_question).any(axis=0)
+    if kept is not None:
+        rated &= np.asarray(kept, dtype=bool)
+    return np.where(rated, per_question.mean(axis=0), np.nan)
+
+
+def eq1_factor(truth, predicted) -> float:
+    """k of S_f = k x the mean instance score with detection fixed: 2 |f*f~| / (|f| + |f~|); 1 for a
+    row without detection predictions (None)."""
+    if predicted is None:
+        return 1.0
+    truth, predicted = np.asarray(truth, dtype=bool), np.asarray(predicted, dtype=bool)
+    total = predicted.sum() + truth.sum()
+    return float(2 * (truth & predicted).sum() / total) if total else 0.0
 
 
 def final_scores(pool: Pool, prefix) -> np.ndarray:
@@ -220,6 +238,64 @@ def boundary(sizes, n_instances: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0
     return float(np.quantile(np.abs(paths / np.sqrt(u)).max(axis=1), 1 - alpha))
 
 
+RESOLVED, TIED, OPEN = "resolved", "tied", "open"
+
+
+def significance_line(n_instances: int, alpha: float) -> float:
+    """The full data's own significance line per unit of paired standard deviation: a pair whose
+    whole interval lies inside +-(line x sd) could not be resolved by rating every instance."""
+    return float(stats.norm.ppf(1 - alpha / 2)) / math.sqrt(n_instances)
+
+
+def pair_verdict(pool: Pool, a: int, b: int, prefix, alpha: float, critical: float, line: float, indifference=0.0, futility=True):
+    """(difference a - b, low, high, tie margin) of one pair on `prefix` with the sequential
+    critical value: the margin is the larger of the indifference margin and, with `futility`, the
+    full data's significance line (`significance_line`) in this pair's paired standard deviation."""
+    difference, low, high = pair_interval(pool, a, b, prefix, alpha, critical=critical)
+    margin = max(indifference, line * _paired(pool, a, b, prefix)[1] if futility else 0.0)
+    return difference, low, high, margin
+
+
+def pair_state(low: float, high: float, margin: float) -> str:
+    """Resolved (the interval leaves out 0), tied (it lies inside the tie margin) or still open."""
+    if low > 0 or high < 0:
+        return RESOLVED
+    return TIED if -margin < low <= high < margin else OPEN
+
+
+def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k=None, indifference=0.0, futility=True) -> dict:
+    """One look of a live adaptive campaign: every pair of ranked rows on the longest prefix of the
+    round order both were rated on (a grid length, so the boundary covers it: module docstring; on
+    every instance, the full design's one-look verdict),
+    each system's score on its own prefix, and the systems still to rate (those in an open pair of
+    the goal: every pair with a system in the current top k). `prefix_of[s]` is the number of
+    instances of `order` system s was rated on. Returns {"pairs", "scores", "active"}."""
+    candidates = _ranked(pool)
+    if len(candidates) < 2:
+        raise ValueError("the campaign needs at least two ranked entries")
+    top_k = len(candidates) if top_k is None else min(top_k, len(candidates))
+    line = significance_line(pool.n_instances, alpha)
+    order = np.asarray(order)
+    scores = {s: float(final_scores(pool, order[: prefix_of[s]])[s]) if prefix_of[s] else math.nan for s in range(len(pool.labels))}
+    pairs = {}
+    for i, a in enumerate(candidates):
+        for b in candidates[i + 1:]:
+            n = int(min(prefix_of[a], prefix_of[b]))
+            if n >= pool.n_instances:
+                # Everything rated: the full design's own verdict, the report's one-look paired interval
+                # (the sequential interval would have no width here); what it cannot separate is a tie.
+                difference, low, high = pair_interval(pool, a, b, order[:n], alpha, finite=False)
+                margin, state = 0.0, RESOLVED if low > 0 or high < 0 else TIED
+            else:
+                difference, low, high, margin = pair_verdict(pool, a, b, order[:n], alpha, critical, line, indifference, futility)
+                state = pair_state(low, high, margin)
+            pairs[(a, b)] = {"instances": n, "difference": difference, "low": low, "high": high, "margin": margin, "state": state}
+    ranked_scores = {s: (-math.inf if math.isnan(v) else v) for s, v in scores.items()}
+    goal = {tuple(sorted(p)) for p in _goal_pairs(ranked_scores, candidates, top_k)}
+    active = sorted({s for pair in goal if pairs[pair]["state"] == OPEN for s in pair})
+    return {"pairs": pairs, "scores": scores, "active": active}
+
+
 def _spent(pool: Pool, order, prefix_of) -> float:
     return float(sum(pool.ratings[s, order[:n]].sum() for s, n in enumerate(prefix_of)))
 
@@ -256,7 +332,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     sizes = grid(N, first, growth, late_from, late_until)
     critical_of = critical_values(sizes, N, alpha, late_from, early_share) if looks == "boundary" else {n: float(stats.norm.ppf(1 - alpha / 2 / len(sizes))) for n in sizes}
     # What the whole budget could resolve: the full data's own significance line, estimated.
-    line = stats.norm.ppf(1 - alpha / 2) / math.sqrt(N)
+    line = significance_line(N, alpha)
     total = float(pool.ratings[candidates].sum())
     prefix_of = np.zeros(len(pool.labels), dtype=int)
     active = set(candidates)
@@ -272,9 +348,8 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         for a in sorted(active):
             for b in sorted(active):
                 if a < b:
-                    verdicts[(a, b)] = pair_interval(pool, a, b, prefix, alpha, critical=critical_of[n])
-                    margins[(a, b)] = max(indifference, line * _paired(pool, a, b, prefix)[1] if futility else 0.0)
-        settled = {pair for pair, (_, low, high) in verdicts.items() if low > 0 or high < 0 or -margins[pair] < low <= high < margins[pair]}
+                    *verdicts[(a, b)], margins[(a, b)] = pair_verdict(pool, a, b, prefix, alpha, critical_of[n], line, indifference, futility)
+        settled = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) != OPEN}
         goal = {tuple(sorted(p)) for p in _goal_pairs(scores, candidates, top_k)}
         active = {s for pair in goal - settled for s in pair}
         if not active:
@@ -284,7 +359,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     full, full_sign = _full_order_pairs(pool, candidates)
     full_resolved = {pair for pair in full_sign if _resolved(pair_interval(pool, *pair, np.arange(N), alpha, finite=False))}
     resolved = {pair: np.sign(d) for pair, (d, low, high) in verdicts.items() if low > 0 or high < 0}
-    tied = {pair for pair, (_, low, high) in verdicts.items() if pair not in resolved and -margins[pair] < low <= high < margins[pair]}
+    tied = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) == TIED}
     wrong = [pair for pair, sign in resolved.items() if sign != full_sign[pair]]
 
     # Uniform: every entry on the same prefix, as long as the ratings fit in what the adaptive run spent.

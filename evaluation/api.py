@@ -28,6 +28,7 @@ from .services import (
     EvaluationInputError,
     create_finalist_campaign,
     import_entries_upload,
+    import_goals,
     import_human_eval_archive,
     import_test_set_logs_upload,
     import_test_set_upload,
@@ -337,3 +338,24 @@ class DialogSystemListView(EvaluationAPI, generics.ListCreateAPIView):
         serializer.is_valid(raise_exception=True)
         system = register_system(**serializer.validated_data)
         return Response(self.get_serializer(system).data, status=status.HTTP_201_CREATED)
+
+
+class GoalSetListView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(summary="List user goal sets (for interactive evaluation) with their goal counts and database domains", responses={200: s.GoalSetSerializer(many=True)})
+    def get(self, request):
+        return Response(s.GoalSetSerializer(selectors.goal_sets(), many=True).data)
+
+    @extend_schema(
+        summary="Import a goal set: MultiWOZ data.json goal fields or a JSONL of goals, with an optional per-domain entity database; all or nothing",
+        request={"multipart/form-data": s.GoalSetUploadSerializer},
+        responses={201: s.GoalSetSerializer, **ERRORS},
+    )
+    def post(self, request):
+        form = s.GoalSetUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        databases = {data["database_domain"]: data["database"].read()} if data.get("database") else {}
+        goal_set = import_goals(name=data["name"], goals_file=data["goals"].read(), databases=databases)
+        return Response(s.GoalSetSerializer(selectors.goal_sets().get(pk=goal_set.pk)).data, status=status.HTTP_201_CREATED)

@@ -18,4 +18,5 @@ urlpatterns = [
     path("test-sets/<int:pk>/finalists/", api.FinalistsView.as_view(), name="test-set-finalists"),
     path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
     path("systems/", api.DialogSystemListView.as_view(), name="systems"),
+    path("goals/", api.GoalSetListView.as_view(), name="goals"),
 ]

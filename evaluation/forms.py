@@ -97,6 +97,70 @@ class GoalsUploadForm(_OwnIds):
         return data
 
 
+class SystemChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj):
+        check = "passed the contract check" if obj.check_passed else "did not pass the contract check"
+        return f"{obj.name} ({check})"
+
+
+class ChatJobForm(_OwnIds):
+    """An interactive (chat) campaign: which systems, which goals, how many dialogs of each."""
+
+    id_prefix = "chatjob"
+    name = forms.CharField(max_length=200, help_text="The job's name, e.g. “DSTC9 Track 2 round 1”; it must be new.")
+    systems = SystemChoiceField(
+        queryset=None,
+        help_text="The systems workers chat with (a paused system is not offered; hold Ctrl to pick several). Workers never see their names.",
+    )
+    goal_set = forms.ModelChoiceField(queryset=None, help_text="The user goals workers are given; every system gets every goal.")
+    dialogs_per_goal = forms.IntegerField(
+        min_value=1, max_value=100, initial=1, help_text="Dialogs per system per goal (DSTC9 Track 2 ran 50-100 dialogs per system in all)."
+    )
+    min_user_turns = forms.IntegerField(
+        min_value=1, max_value=50, initial=1, help_text="How many messages a worker must send before ending a dialog."
+    )
+    reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.50", help_text="Pay per dialog, in USD.")
+    instructions = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Shown to workers above the goal (optional). After the chat they judge Success or Fail and rate understanding and appropriateness 1-5.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["systems"].queryset = selectors.dialog_systems().filter(paused_at__isnull=True)
+        self.fields["goal_set"].queryset = selectors.goal_sets()
+
+
+class FedFromChatsForm(_OwnIds):
+    id_prefix = "fedchats"
+    name = forms.CharField(max_length=200, help_text="A name for what is rated, e.g. “Round 1 transcripts”; it must be new.")
+    chat_job = forms.ModelChoiceField(queryset=None, help_text="The interactive job whose completed dialogs (as they were saved) are rated.")
+    level = forms.ChoiceField(
+        choices=[("dialog", "Dialog level: the FED dialog questions over each whole dialog"), ("turn", "Turn level: the FED turn questions about each system turn")],
+        help_text="DSTC9 Track 3 rated interactive dialogs at dialog level.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["chat_job"].queryset = selectors.interactive_jobs()
+
+
+class FedStaticForm(_OwnIds):
+    id_prefix = "fedstatic"
+    name = forms.CharField(max_length=200, help_text="A name for the set, e.g. “DSTC9 Track 3 static”; it must be new.")
+    jsonl = forms.FileField(help_text="One {context_id, context, responses: {system: text}} per line, the same systems on every line (docs/formats.md).")
+    level = forms.ChoiceField(
+        choices=[("dialog", "Dialog level: the context and the response read as one dialog"), ("turn", "Turn level: the response in its context")],
+        help_text="DSTC9 Track 3 static used the dialog-level questions.",
+    )
+
+
+class FedLaunchForm(_OwnIds):
+    id_prefix = "fedlaunch"
+    raters = forms.IntegerField(min_value=1, max_value=20, initial=3, help_text="Raters per dialog or response (DSTC9 Track 3: 3).")
+    reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.20", help_text="Pay per rating, in USD.")
+
+
 class PlanForm(forms.Form):
     """The planner on a campaign's page: a pilot (a campaign's ratings or a ratings CSV) and the goal."""
 

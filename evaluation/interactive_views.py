@@ -2,20 +2,23 @@
 and user goals. Thin: the services write, the selectors read."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from . import selectors
-from .interactive import system_results
-from .forms import GoalsUploadForm, SystemRegistrationForm
-from .models import DialogSystem
-from .services import EvaluationInputError, check_system_again, import_goals, register_system
+from . import interactive, selectors
+from .forms import ChatJobForm, GoalsUploadForm, SystemRegistrationForm
+from .models import DialogSystem, TestSet
+from .services import EvaluationInputError, check_system_again, create_chat_job, import_goals, register_system, resume_system
 from .views import _organizer_only
 
+RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
 
-def _page(request, status=200, system_form=None, goals_form=None):
+
+def _page(request, status=200, system_form=None, goals_form=None, chat_form=None):
     context = {
+        "chat_form": chat_form or ChatJobForm(),
         "systems": selectors.dialog_systems(),
         "goal_sets": selectors.goal_sets(),
         "system_form": system_form or SystemRegistrationForm(),
@@ -66,6 +69,17 @@ def system_check(request, pk):
 
 @login_required
 @require_POST
+def system_resume(request, pk):
+    _organizer_only(request)
+    system = get_object_or_404(DialogSystem, pk=pk)
+    if system.paused_at:
+        resume_system(system)
+        messages.success(request, f"“{system.name}” is resumed: new chats go to it again.")
+    return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@login_required
+@require_POST
 def goals_upload(request):
     _organizer_only(request)
     form = GoalsUploadForm(request.POST, request.FILES)
@@ -83,12 +97,47 @@ def goals_upload(request):
 
 
 @login_required
-def interactive_results(request, pk):
-    """Per system: success (worker), success with grounding, their average, the two ratings; and
-    every counted dialog's transcript."""
+@require_POST
+def chat_job_create(request):
+    _organizer_only(request)
+    form = ChatJobForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = create_chat_job(
+                name=data["name"], systems=list(data["systems"]), goal_set=data["goal_set"], dialogs_per_goal=data["dialogs_per_goal"],
+                min_user_turns=data["min_user_turns"], reward=data["reward"], instructions=data["instructions"], created_by=request.user,
+            )
+        except EvaluationInputError as exc:
+            form.add_error(None, f"No job was created: {exc}")
+        else:
+            messages.success(request, f"Launched “{job.name}”: {job.items.count()} dialogs.")
+            return redirect(reverse("evaluation:systems") + "#interactive-jobs")
+    return _page(request, status=400, chat_form=form)
+
+
+@login_required
+def interactive_results(request, pk, fmt=None):
+    """Per system: success (worker), success with grounding, their average (which ranks), the two
+    ratings, each with its bootstrap interval over goals, tie groups and rank ranges; every counted
+    dialog's transcript. As a page, or as CSV / Markdown to publish."""
     _organizer_only(request)
     job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
-    dialogs = selectors.interactive_dialogs(job)
-    for d in dialogs:
-        d["database"] = d["database"] or {}
-    return render(request, "evaluation/interactive_results.html", {"job": job, "rows": system_results(dialogs), "dialogs": dialogs})
+    result, dialogs = selectors.interactive_ranking(job)
+    if fmt is not None:
+        if fmt not in RESULT_FORMATS or not result["systems"]:
+            raise Http404("No such format, or no dialogs count yet.")
+        content_type, render_as = RESULT_FORMATS[fmt]
+        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
+        return response
+    return render(request, "evaluation/interactive_results.html", {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs})
+
+
+@login_required
+def scheduled_leaderboard(request, pk):
+    """A test set's leaderboard with RADDLE's scheduled human evaluations: date and intervals."""
+    _organizer_only(request)
+    test_set = get_object_or_404(TestSet, pk=pk)
+    return render(request, "evaluation/scheduled_leaderboard.html", {"test_set": test_set, **selectors.interactive_leaderboard(test_set)})

@@ -69,6 +69,10 @@ class Entry(models.Model):
     objective_scores = models.JSONField(default=dict, blank=True, help_text="Automatic metrics: {metric: value}.")
     is_baseline = models.BooleanField(default=False)
     is_ground_truth = models.BooleanField(default=False, help_text="The reference responses, rated as a reference row.")
+    dialog_system = models.ForeignKey(
+        "DialogSystem", null=True, blank=True, on_delete=models.SET_NULL, related_name="entries",
+        help_text="The entry's registered endpoint: RADDLE's scheduled evaluation chats with it (optional).",
+    )
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of outputs and flags.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -113,10 +117,40 @@ class Campaign(models.Model):
     inputs_version = models.CharField(
         max_length=64, blank=True, help_text="SHA-256 of everything the results depend on; refreshed by every write."
     )
+    # Adaptive mode (docs/architecture.md, "Adaptive campaigns"): set before the crowd job is made,
+    # through services.adaptive.set_adaptive, which checks them; fixed once the job exists.
+    adaptive = models.BooleanField(
+        default=False,
+        help_text="Rate in rounds of instances and, after each round, keep rating only the systems whose order is still "
+        "uncertain; stop when the chosen pairs are resolved or the budget is spent.",
+    )
+    adaptive_confidence = models.FloatField(
+        default=0.95, help_text="Adaptive mode: confidence with which a pair's order is resolved (0.5 to 0.999), valid over all looks."
+    )
+    adaptive_top_k = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Adaptive mode: resolve the pairs that involve the top K entries; empty resolves every pair of entries.",
+    )
+    adaptive_budget = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Adaptive mode: most ratings (responses: one rater on one system's response) the campaign may use; "
+        "empty allows the full design. A round that would pass it is not started.",
+    )
+    adaptive_round_size = models.PositiveIntegerField(
+        default=100, help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(adaptive_confidence__gte=0.5) & Q(adaptive_confidence__lte=0.999), name="campaign_adaptive_confidence_range"
+            ),
+            models.CheckConstraint(condition=Q(adaptive_round_size__gte=2), name="campaign_adaptive_round_size_min"),
+            models.CheckConstraint(condition=Q(adaptive_top_k__isnull=True) | Q(adaptive_top_k__gte=1), name="campaign_adaptive_top_k_min"),
+            models.CheckConstraint(condition=Q(adaptive_budget__isnull=True) | Q(adaptive_budget__gte=1), name="campaign_adaptive_budget_min"),
+        ]
 
     def __str__(self):
         return self.name
@@ -168,10 +202,56 @@ class CampaignJob(models.Model):
     skipped = models.JSONField(
         default=dict, blank=True, help_text="Per entry label: instances not rated because the entry gave no response there."
     )
+    round_order = models.JSONField(
+        default=list, blank=True,
+        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system.",
+    )
+    round_sizes = models.JSONField(
+        default=list, blank=True, help_text="Adaptive mode: the instances rated after each round (the looks), fixed before any rating."
+    )
+    critical_value = models.FloatField(
+        null=True, blank=True,
+        help_text="Adaptive mode: the group-sequential critical value of the looks (evaluation.allocation.boundary).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
         return f"{self.campaign} -> job {self.job_id}"
+
+
+class CampaignLook(models.Model):
+    """One look of an adaptive campaign: after a round's ratings were all in, the state of every
+    pair, what it cost so far, and what was decided (another round for some systems, or stop)."""
+
+    class Decision(models.TextChoices):
+        CONTINUE = "continue", "Next round added"
+        RESOLVED = "resolved", "Stopped: every chosen pair is resolved or settled as a tie"
+        BUDGET = "budget", "Stopped: the next round would pass the ratings budget"
+        CROWD_BUDGET = "crowd_budget", "Stopped: the crowd job's money budget cannot carry the next round"
+        COMPLETE = "complete", "Stopped: every instance is rated"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="looks")
+    number = models.PositiveIntegerField(help_text="1 for the look after the first round, and so on.")
+    instances = models.PositiveIntegerField(help_text="Instances of the round order rated by the systems still rated at this look.")
+    ratings_spent = models.PositiveIntegerField(help_text="Ratings (slots) of the crowd job at this look.")
+    critical_value = models.FloatField(help_text="The critical value the pair intervals used (the sequential boundary).")
+    pairs = models.JSONField(
+        default=list, help_text="Per pair of entries: a, b, instances, difference, low, high, margin, state (resolved | tied | open)."
+    )
+    scores = models.JSONField(default=dict, help_text="Each entry's final score on the instances it was rated on.")
+    prefixes = models.JSONField(default=dict, help_text="Per entry label: instances of the round order it is rated on after the decision.")
+    active = models.JSONField(default=list, help_text="Entries still rated after this look.")
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    added_ratings = models.PositiveIntegerField(default=0, help_text="Ratings (slots) the next round added; 0 when stopped.")
+    next_instances = models.PositiveIntegerField(null=True, blank=True, help_text="The round order's length after the next round.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "number"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "number"], name="campaignlook_unique_number")]
+
+    def __str__(self):
+        return f"{self.campaign} look {self.number}"
 
 
 class CampaignItem(models.Model):
@@ -239,10 +319,23 @@ class DialogSystem(models.Model):
     check_passed = models.BooleanField(default=False, help_text="Whether the last contract check passed every rule.")
     check_results = models.JSONField(default=list, blank=True, help_text="The last contract check: [{rule, passed, reason}].")
     checked_at = models.DateTimeField(null=True, blank=True, help_text="When the contract check last ran.")
+    paused_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when the system kept failing: no new chats are assigned to it until an organizer resumes it."
+    )
+    paused_reason = models.CharField(max_length=300, blank=True, help_text="Why the system was paused (which failures, how many).")
+    resumed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When an organizer last resumed it: only turns after this count towards pausing it again."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(paused_at__isnull=True, paused_reason="") | models.Q(paused_at__isnull=False) & ~models.Q(paused_reason=""),
+                name="dialogsystem_paused_with_reason",
+            )
+        ]
 
     def __str__(self):
         return self.name
@@ -313,3 +406,118 @@ class ChatTurn(models.Model):
     class Meta:
         ordering = ["session", "position"]
         constraints = [models.UniqueConstraint(fields=["session", "position"], name="chatturn_unique_position")]
+
+
+class FedSet(models.Model):
+    """What a FED questionnaire rates (PROTOCOLS.md section 4): frozen transcripts of a chat job's
+    dialogs, or a static context/response set (the same contexts for every system). Every candidate
+    goes through the offensive-word filter; flagged ones wait for an organizer's keep or drop, and
+    only clean and kept ones become items of the FED job."""
+
+    class Level(models.TextChoices):
+        DIALOG = "dialog", "Dialog level (FED dialog questions over the whole dialog)"
+        TURN = "turn", "Turn level (FED turn questions about one response in its context)"
+
+    class Source(models.TextChoices):
+        CHATS = "chats", "Transcripts of an interactive job"
+        STATIC = "static", "Static context/response set (JSONL)"
+
+    name = models.CharField(max_length=200, unique=True, help_text="e.g. 'DSTC9 Track 3 static'.")
+    level = models.CharField(max_length=8, choices=Level.choices, help_text="Which FED questions the raters answer.")
+    source = models.CharField(max_length=8, choices=Source.choices)
+    chat_job = models.ForeignKey(
+        "annotation.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The interactive job whose transcripts are rated (source 'chats').",
+    )
+    job = models.OneToOneField(
+        "annotation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="fed_set",
+        help_text="The FED questionnaire job, once launched.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(level__in=["dialog", "turn"]), name="fedset_level_valid"),
+            models.CheckConstraint(
+                condition=Q(source="chats", chat_job__isnull=False) | Q(source="static", chat_job__isnull=True), name="fedset_source_valid"
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class FedCandidate(models.Model):
+    """One thing to rate: a payload raters see (no system name in it) and the system it is from."""
+
+    class Review(models.TextChoices):
+        CLEAN = "clean", "Clean (nothing flagged)"
+        PENDING = "pending", "Flagged: waiting for review"
+        KEPT = "kept", "Flagged, kept by an organizer"
+        DROPPED = "dropped", "Flagged, dropped by an organizer (never rated)"
+
+    fed_set = models.ForeignKey(FedSet, on_delete=models.CASCADE, related_name="candidates")
+    position = models.PositiveIntegerField(help_text="Order in the set; the FED job's item positions follow it.")
+    system = models.CharField(max_length=200, help_text="The system the dialog or response is from (never shown to raters).")
+    origin = models.CharField(max_length=200, help_text="Where it came from: 'chat response 12, turn 3' or 'context c7'.")
+    payload = models.JSONField(help_text="What raters see: {dialog} or {context, response}.")
+    flagged_words = models.JSONField(default=list, blank=True, help_text="Words of the offensive-word list found in it.")
+    review = models.CharField(max_length=8, choices=Review.choices, default=Review.CLEAN)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    item = models.OneToOneField("annotation.Item", null=True, blank=True, on_delete=models.SET_NULL, related_name="fed_candidate")
+
+    class Meta:
+        ordering = ["fed_set", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["fed_set", "position"], name="fedcandidate_unique_position"),
+            models.CheckConstraint(condition=Q(review__in=["clean", "pending", "kept", "dropped"]), name="fedcandidate_review_valid"),
+            # Only a flagged candidate is reviewed, and a flagged one is never "clean".
+            models.CheckConstraint(
+                condition=Q(review="clean", flagged_words=[]) | (Q(review__in=["pending", "kept", "dropped"]) & ~Q(flagged_words=[])),
+                name="fedcandidate_flagged_means_reviewed",
+            ),
+            models.CheckConstraint(condition=~Q(review="dropped") | Q(item__isnull=True), name="fedcandidate_dropped_never_rated"),
+        ]
+
+
+class InteractiveSchedule(models.Model):
+    """RADDLE's evaluation service for one test set's leaderboard: on a schedule, the top-k entries
+    by automatic score (Eq. 2 over `metrics`) that have a registered endpoint and no human
+    evaluation in the last `stale_after_days` get an interactive campaign of `dialogs_per_goal`
+    dialogs per goal of `goal_set`."""
+
+    test_set = models.OneToOneField(TestSet, on_delete=models.CASCADE, related_name="interactive_schedule")
+    goal_set = models.ForeignKey(GoalSet, on_delete=models.PROTECT, related_name="+", help_text="The goals the workers are given.")
+    metrics = models.JSONField(help_text="Objective metrics the automatic score (Eq. 2, mean reciprocal rank) is computed over.")
+    lower_is_better = models.JSONField(default=list, blank=True, help_text="Those of the metrics where lower is better.")
+    top_k = models.PositiveIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(20)], help_text="How many of the best entries are offered a human evaluation."
+    )
+    dialogs_per_goal = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(100)], help_text="Dialogs per entry per goal."
+    )
+    stale_after_days = models.PositiveIntegerField(
+        default=60, validators=[MinValueValidator(1)], help_text="An entry evaluated less than this many days ago is not evaluated again (RADDLE: bi-monthly)."
+    )
+    enabled = models.BooleanField(default=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(top_k__gte=1, top_k__lte=20), name="interactiveschedule_top_k_range"),
+            models.CheckConstraint(condition=Q(dialogs_per_goal__gte=1, dialogs_per_goal__lte=100), name="interactiveschedule_dialogs_range"),
+            models.CheckConstraint(condition=Q(stale_after_days__gte=1), name="interactiveschedule_stale_positive"),
+        ]
+
+
+class EntryInteractiveRun(models.Model):
+    """One scheduled human evaluation of an entry: the chat job it was part of, and when."""
+
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="interactive_runs")
+    job = models.ForeignKey("annotation.Job", on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["entry", "job"], name="entryinteractiverun_unique")]

@@ -174,6 +174,17 @@ def interactive_jobs():
     return Job.objects.filter(task_type="chat").order_by("-pk")
 
 
+def interactive_ranking(job, bootstrap=None, seed=None):
+    """The interactive leaderboard of a chat job (intervals, tie groups) and its counted dialogs."""
+    from . import interactive, scoring
+
+    dialogs = interactive_dialogs(job)
+    result = interactive.system_results(
+        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed
+    )
+    return result, dialogs
+
+
 def interactive_dialogs(job) -> list[dict]:
     """The counted dialogs of a chat job with their system's name, goal and entity database."""
     from .models import DialogSystem, UserGoal
@@ -186,8 +197,127 @@ def interactive_dialogs(job) -> list[dict]:
         {
             "system": names.get(r.item.payload["endpoint"], r.item.payload["endpoint"]),
             "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
-            "database": databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else {},
-            "response_id": r.pk,
+            "database": (databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else None) or {},
+            "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk,
         }
         for r in responses
     ]
+
+
+def fed_sets():
+    from django.db.models import Count, Q
+
+    from .models import FedSet
+
+    return FedSet.objects.select_related("job", "chat_job").annotate(
+        n_candidates=Count("candidates"), n_pending=Count("candidates", filter=Q(candidates__review="pending")),
+        n_dropped=Count("candidates", filter=Q(candidates__review="dropped")),
+    )
+
+
+def fed_review_queue(fed_set):
+    """The set's flagged candidates, waiting ones first."""
+    from django.db.models import Case, IntegerField, Value, When
+
+    order = Case(When(review="pending", then=Value(0)), default=Value(1), output_field=IntegerField())
+    return fed_set.candidates.exclude(review="clean").order_by(order, "position")
+
+
+def fed_results(fed_set) -> list[dict]:
+    """Per system: for each FED question the mean of the counted answers (N/A left out), how many
+    answers it rests on and how many were N/A; and how many items were rated."""
+    from .models import FedCandidate
+
+    if fed_set.job_id is None:
+        return []
+    questions = [f["name"] for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings)]
+    system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
+    sums = {}
+    for item_id, answers in Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "answers").iterator():
+        per = sums.setdefault(system_of.get(item_id, "?"), {"items": set(), **{q: [0, 0, 0] for q in questions}})
+        per["items"].add(item_id)
+        for q in questions:
+            if isinstance(answers.get(q), int):
+                per[q][0] += answers[q]
+                per[q][1] += 1
+            elif f"{q}_na_reason" in answers:
+                per[q][2] += 1
+    rows = []
+    for system in sorted(sums):
+        per = sums[system]
+        rows.append({
+            "system": system, "items": len(per["items"]),
+            "questions": [{"name": q, "mean": round(per[q][0] / per[q][1], 4) if per[q][1] else None, "n": per[q][1], "na": per[q][2]} for q in questions],
+        })
+    return rows
+
+
+def interactive_leaderboard(test_set) -> dict:
+    """A test set's submissions by automatic score (Eq. 2 over its schedule's metrics) with their
+    latest scheduled human evaluation: date, success, grounded success and the final score with its
+    interval from that run's chat job. {"schedule", "rows"}."""
+    import pandas as pd
+
+    from . import scoring
+    from .models import EntryInteractiveRun, InteractiveSchedule
+
+    schedule = InteractiveSchedule.objects.filter(test_set=test_set).first()
+    entries = list(test_set.entries.filter(is_baseline=False, is_ground_truth=False).select_related("team", "dialog_system"))
+    automatic = {}
+    if schedule:
+        scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
+        if scored:
+            frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
+            automatic = scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
+    latest = {}
+    for run in EntryInteractiveRun.objects.filter(entry__in=entries).select_related("job").order_by("created_at"):
+        latest[run.entry_id] = run
+    results_by_job = {}
+    rows = []
+    for e in entries:
+        row = {"entry": e.label, "automatic": automatic.get(e.pk), "system": e.dialog_system.name if e.dialog_system else None, "human": None}
+        run = latest.get(e.pk)
+        if run is not None:
+            if run.job_id not in results_by_job:
+                results_by_job[run.job_id] = {r["system"]: r for r in interactive_ranking(run.job)[0]["systems"]}
+            human = results_by_job[run.job_id].get(e.dialog_system.name if e.dialog_system else "")
+            row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
+        rows.append(row)
+    rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
+    return {"schedule": schedule, "rows": rows}
+
+
+# --- Adaptive campaigns ----------------------------------------------------------------------------
+
+PAIR_STATE_TEXT = {"resolved": "resolved: {better} ahead", "tied": "settled as a tie", "open": "still open"}
+
+
+def adaptive_status(campaign, crowd=None):
+    """What the page shows of an adaptive campaign: its looks, each pair's state at the last look,
+    the ratings spent against the budget and the full design, and why it stopped; None otherwise.
+    `crowd` is `crowd_progress(campaign)` when the caller has it (its slot count is the spend)."""
+    from .models import CampaignJob, CampaignLook
+
+    if not campaign.adaptive:
+        return None
+    looks = list(CampaignLook.objects.filter(campaign=campaign).order_by("number"))
+    last = looks[-1] if looks else None
+    for look in looks:
+        look.resolved = sum(p["state"] == "resolved" for p in look.pairs)
+        look.tied = sum(p["state"] == "tied" for p in look.pairs)
+    pairs = [{**p, "state_text": PAIR_STATE_TEXT[p["state"]].format(better=p["better"])} for p in (last.pairs if last else [])]
+    job = CampaignJob.objects.select_related("job").filter(campaign=campaign).first()
+    full_design = None
+    if job is not None:
+        labels = [e.label for e in campaign.entries.select_related("team")]
+        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * job.job.redundancy
+    return {
+        "looks": looks,
+        "last": last,
+        "pairs": pairs,
+        "spent": crowd["slots"] if crowd else 0,
+        "budget": campaign.adaptive_budget,
+        "full_design": full_design,
+        "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,
+        "plan": job,
+    }

@@ -209,3 +209,28 @@ class DialogSystemSerializer(RefusesUnknownFields, serializers.Serializer):
         data = super().to_representation(obj)
         data["challenge"] = obj.challenge.name if obj.challenge_id else ""
         return data
+
+
+class GoalSetSerializer(serializers.Serializer):
+    """An imported goal set: how many goals, which domains its entity database covers."""
+
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    goals = serializers.IntegerField(read_only=True, source="n_goals", help_text="Number of goals.")
+    database_domains = serializers.SerializerMethodField(help_text="Domains with an entity database (for grounded success).")
+    created_at = serializers.DateTimeField(read_only=True)
+
+    def get_database_domains(self, obj) -> list[str]:
+        return sorted(obj.database or {})
+
+
+class GoalSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    name = serializers.CharField(max_length=200, help_text="A new name for the goal set.")
+    goals = serializers.FileField(help_text="A MultiWOZ data.json (its dialogs' goal fields) or a JSONL of {\"id\", \"goal\"}.")
+    database_domain = serializers.SlugField(max_length=50, required=False, help_text="The domain of the database file, e.g. restaurant.")
+    database = serializers.FileField(required=False, help_text="A MultiWOZ-style db JSON (a list of records) for that domain.")
+
+    def validate(self, attrs):
+        if bool(attrs.get("database")) != bool(attrs.get("database_domain")):
+            raise serializers.ValidationError("give database and database_domain together, or neither")
+        return attrs

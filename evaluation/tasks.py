@@ -1,8 +1,11 @@
 """Celery tasks of the evaluation app: thin wrappers that load by id and call a service."""
 from celery import shared_task
+from django.db import transaction
 
+from .services.adaptive import campaigns_to_look_at, run_look
 from .services.campaigns import compute_campaign_results as compute
 from .services.exports import export_campaign
+from .services.scheduled import run_due_schedules
 
 
 @shared_task(acks_late=True)
@@ -14,3 +17,32 @@ def compute_campaign_results(campaign_id):
     result = compute(campaign_id)
     export_campaign(result.campaign, result=result)
     return {"campaign": campaign_id, "result": result.pk, "inputs_version": result.inputs_version}
+
+
+@shared_task
+def run_scheduled_interactive_evaluations():
+    """Beat: RADDLE's evaluation service. Each enabled schedule offers its due entries (top-k by
+    automatic score, with an endpoint, not evaluated recently) an interactive campaign. Safe to
+    repeat: an entry evaluated within the schedule's window is not due again."""
+    return run_due_schedules()
+
+
+@shared_task(acks_late=True)
+def run_adaptive_look(campaign_id):
+    """Look at an adaptive campaign whose round is complete: add the next round or stop (then its
+    results are computed). Idempotent and safe to run concurrently (the service locks the campaign)."""
+    look = run_look(campaign_id)
+    if look is None:
+        return None
+    if look.decision != look.Decision.CONTINUE:
+        transaction.on_commit(lambda: compute_campaign_results.delay(campaign_id))
+    return {"campaign": campaign_id, "look": look.number, "decision": look.decision, "added_ratings": look.added_ratings}
+
+
+@shared_task(acks_late=True)
+def sweep_adaptive_campaigns():
+    """Beat entry, the safety net behind the per-rating hook: one look task per adaptive campaign still running."""
+    ids = campaigns_to_look_at()
+    for campaign_id in ids:
+        transaction.on_commit(lambda campaign_id=campaign_id: run_adaptive_look.delay(campaign_id))
+    return len(ids)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import interactive_views, views
+from . import fed_views, interactive_views, views
 
 app_name = "evaluation"
 
@@ -20,6 +20,16 @@ urlpatterns = [
     path("systems/", interactive_views.systems_page, name="systems"),
     path("systems/register/", interactive_views.system_register, name="system-register"),
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),
+    path("systems/<int:pk>/resume/", interactive_views.system_resume, name="system-resume"),
     path("interactive/<int:pk>/", interactive_views.interactive_results, name="interactive-results"),
+    path("interactive/<int:pk>/results.<str:fmt>", interactive_views.interactive_results, name="interactive-results-file"),
+    path("interactive/new/", interactive_views.chat_job_create, name="chat-job-create"),
+    path("test-sets/<int:pk>/interactive-leaderboard/", interactive_views.scheduled_leaderboard, name="scheduled-leaderboard"),
+    path("fed/", fed_views.fed_sets, name="fed-sets"),
+    path("fed/from-chats/", fed_views.fed_from_chats, name="fed-from-chats"),
+    path("fed/static/", fed_views.fed_static, name="fed-static"),
+    path("fed/<int:pk>/", fed_views.fed_set, name="fed-set"),
+    path("fed/<int:pk>/review/<int:candidate_pk>/", fed_views.fed_review, name="fed-review"),
+    path("fed/<int:pk>/launch/", fed_views.fed_launch, name="fed-launch"),
     path("goals/", interactive_views.goals_upload, name="goals-upload"),
 ]

@@ -225,6 +225,7 @@ def campaign_results(request, pk):
     planned = _plan(plan_form) if request.method == "POST" and plan_form.is_valid() else None
     current = selectors.current_result(campaign)
     shown = current or selectors.latest_result(campaign)
+    crowd = selectors.crowd_progress(campaign)
     context = {
         "campaign": campaign,
         "result": shown,
@@ -236,7 +237,8 @@ def campaign_results(request, pk):
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
-        "crowd": selectors.crowd_progress(campaign),
+        "crowd": crowd,
+        "adaptive": selectors.adaptive_status(campaign, crowd),
         "judges": selectors.judge_runs(campaign),
         "plan_form": plan_form,
         "planned": planned,

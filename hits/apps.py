@@ -17,6 +17,7 @@ class HitsConfig(AppConfig):
             LAUNCH_CHECKS.append(launch_budget_check)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
+        signals.items_added.connect(receivers.on_items_added, dispatch_uid="hits.items_added")
         signals.slot_claimed.connect(receivers.on_slot_claimed, dispatch_uid="hits.slot_claimed")
         signals.claims_watched.connect(receivers.watches_claims, dispatch_uid="hits.claims_watched")
         signals.response_submitted.connect(receivers.on_response_submitted, dispatch_uid="hits.response_submitted")

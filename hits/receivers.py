@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from annotation.models import Response, Slot
+from annotation.models import Job, Response, Slot
 
 from . import providers
 from .links import done_url
@@ -29,6 +29,14 @@ def on_job_launched(sender, job, **kwargs):
     if config is None or config.rehearsal:
         return  # no crowd settings: the database queue is all there is; or a rehearsal copy
     transaction.on_commit(lambda: post_job.delay(job.pk))
+
+
+def on_items_added(sender, job, **kwargs):
+    """Items added to a live crowd job (an adaptive campaign's next round) are posted like a launch's:
+    `post_job` reserves what is uncovered under the budget (nothing, when the caller reserved it in
+    its own transaction) and sends the intended postings once, by their request tokens."""
+    if job.state == Job.State.LIVE:
+        on_job_launched(sender, job, **kwargs)
 
 
 @receiver([post_save, post_delete], sender=JobCrowdConfig, dispatch_uid="hits.crowd_config_changed")

@@ -11,8 +11,11 @@ BENCHMARKS = {
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
+    "collection_checks": "perf.bench_collection_checks",
     "allocation": "perf.bench_allocation",
     "spoken": "perf.bench_spoken",
+    "speech": "perf.bench_speech",
+    "chat": "perf.bench_chat",
 }
 
 

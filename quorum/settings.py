@@ -224,6 +224,19 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.sweep_worker_flags",
         "schedule": timedelta(seconds=env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)),
     },
+    # RADDLE's evaluation service: entries with an endpoint that are top-k by automatic score and
+    # were not evaluated within their schedule's window get an interactive campaign (evaluation
+    # InteractiveSchedule). Daily by default; the window, not this period, sets how often an entry is evaluated.
+    "scheduled-interactive-evaluations": {
+        "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
+        "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
+    },
+    # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
+    # whose last change was not a new rating (a response rejected, a claim expiring).
+    "sweep-adaptive-campaigns": {
+        "task": "evaluation.tasks.sweep_adaptive_campaigns",
+        "schedule": timedelta(seconds=env.int("QUORUM_ADAPTIVE_SWEEP_SECONDS", default=300)),
+    },
 }
 
 # Quorum's own settings.
@@ -234,6 +247,24 @@ QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imp
 # Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
 # system may take before the turn is recorded as failed and the worker sees a polite fallback.
 QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
+# A system that keeps failing (timeouts, errors, replies that break the contract) is paused: no new
+# chats are assigned to it, workers already in a chat with it may end without ratings, and an
+# organizer resumes it on the systems page. It is paused after this many failed turns in a row
+# (0: never on this rule)...
+QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = env.int("QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES", default=5)
+# ...or when at least this share (0-1) of its last QUORUM_SYSTEM_PAUSE_WINDOW_TURNS turns failed
+# (window 0: never on this rule). Only turns since the last resume count.
+QUORUM_SYSTEM_PAUSE_FAILURE_RATE = env.float("QUORUM_SYSTEM_PAUSE_FAILURE_RATE", default=0.5)
+QUORUM_SYSTEM_PAUSE_WINDOW_TURNS = env.int("QUORUM_SYSTEM_PAUSE_WINDOW_TURNS", default=20)
+# The offensive-word filter run over transcripts and static responses before a FED questionnaire
+# (evaluation/offensive.py): a list of words/phrases, or the path of a UTF-8 file with one per line
+# ('#' comments). None: Quorum's small default English list. Matches are whole words, any case; a
+# flagged dialog waits in a review queue where an organizer keeps or drops it.
+QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or None
+# Parts `manage.py demo` runs after its main job, as dotted paths of functions called with
+# (server, organizer, annotator_names, password, seed, say) that return a summary dict. Through a
+# setting so that annotation's demo runner imports no other app.
+QUORUM_DEMO_PARTS = ["evaluation.demo_interactive.run_interactive_demo"]
 
 # Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
 QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http

@@ -20,6 +20,7 @@ urlpatterns = [
     path("evaluation/", include("evaluation.urls")),
     path("crowd/", include("hits.urls")),
     path("api/crowd/", include("hits.api_urls")),
-    re_path(r"^api/(?P<rest>.*)$", unknown_api_address),  # after every API route: a JSON 404
+    # after every API route: a JSON 404 (any character, a newline in a spoilt id too)
+    re_path(r"^api/(?P<rest>(?s:.*))$", unknown_api_address),
     path("", include("annotation.urls")),
 ]

@@ -26,6 +26,11 @@
       li.appendChild(who); li.appendChild(document.createTextNode(" ")); li.appendChild(text);
       log.appendChild(li);
     });
+    if (state.unavailable) {
+      // The system stopped answering: the worker ends as Fail and submits; the ratings are optional.
+      document.getElementById("chat-unavailable").hidden = false;
+      document.querySelectorAll('input[name="understanding"], input[name="appropriateness"]').forEach(function (r) { r.required = false; });
+    }
     ended = !!state.ended;
     input.disabled = send.disabled = ended;
     if (ended) { input.placeholder = "The conversation has ended."; }

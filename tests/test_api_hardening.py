@@ -63,6 +63,8 @@ def test_an_unknown_api_address_is_a_json_404_and_a_missing_slash_a_redirect(api
     missing = api.post("/api/workers/-3/unblock/", {"job": 1}, format="json")
     assert missing.status_code == 404 and "No such API address" in missing.json()["detail"]
     assert api.get("/api/nothing/here/").status_code == 404
+    spoilt = api.get("/api/campaigns/%0A%C3%B5/results/")  # a newline in the id: JSON too (schemathesis)
+    assert spoilt.status_code == 404 and spoilt["Content-Type"] == "application/json"
     redirect = api.get("/api/jobs")
     assert redirect.status_code == 301 and redirect["Location"].endswith("/api/jobs/")
 

@@ -73,6 +73,14 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp
     assert all(r["wer"] is not None and not r["error"] for r in spoken["readings"]), spoken["readings"]
     assert sum(bool(r["asr"]) for r in spoken["readings"]) >= 3, spoken["readings"]
     assert "ASR heard" in stdout
+    # The interactive part: both reference systems on local ports, 6 goals x 2 systems chatted through
+    # the work pages, and the leaderboard printed; the weaker variant (it ignores the area) is below.
+    chats = summary["parts"]["run_interactive_demo"]
+    assert chats["dialogs"] == 12
+    board = {row["system"]: row for row in chats["leaderboard"]}
+    assert board["reference-restaurant"]["grounded_success"] == 1.0
+    assert board["reference-restaurant-weaker"]["grounded_success"] == round(4 / 6, 4)
+    assert "the interactive leaderboard:" in stdout and "| reference-restaurant-weaker | 6 |" in stdout
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from .. import task_types
 from ..import_requests import FILE_ROLES
-from ..models import CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
+from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
@@ -73,6 +73,14 @@ class ExportRequestSerializer(RefusesUnknownFields, serializers.Serializer):
         required=False, default=False,
         help_text="Spoken-reading jobs: also copy every recording into the export (audio/); readings.jsonl is always written.",
     )
+    speech_errors_wer = serializers.FloatField(
+        required=False, allow_null=True, default=None, min_value=SPEECH_ERRORS_MIN_WER, max_value=SPEECH_ERRORS_MAX_WER,
+        help_text=ExportRun._meta.get_field("speech_errors_wer").help_text
+        + " Costs tens of CPU-seconds per 30 user turns (speech synthesis and recognition, several passes).",
+    )
+    speech_errors_seed = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=2**31 - 1, help_text=ExportRun._meta.get_field("speech_errors_seed").help_text,
+    )
 
 
 class ExportRunSerializer(BackgroundRunFields):
@@ -80,7 +88,7 @@ class ExportRunSerializer(BackgroundRunFields):
 
     class Meta:
         model = ExportRun
-        fields = BackgroundRunFields.run_fields + ["job", "include_audio", "files"]
+        fields = BackgroundRunFields.run_fields + ["job", "include_audio", "speech_errors_wer", "speech_errors_seed", "files"]
         read_only_fields = fields
 
     @extend_schema_field(ExportFileSerializer(many=True))

@@ -210,7 +210,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             return Response(s.ExportRunSerializer(runs, many=True, context={"request": request}).data)
         asked = s.ExportRequestSerializer(data=request.data)
         asked.is_valid(raise_exception=True)
-        run = start_export(job, created_by=request.user, include_audio=asked.validated_data["include_audio"])
+        run = start_export(job, created_by=request.user, **asked.validated_data)
         run.refresh_from_db()  # without a broker the export has already run
         return Response(s.ExportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from ..export_requests import start_export
 from ..import_requests import start_import
@@ -177,6 +178,11 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     summary["spoken"] = run_spoken_demo(
         corpus, organizer, server, annotator_names[0], DEMO_PASSWORD, seed=options.seed, stamp=stamp, say=say
     )
+    for path in settings.QUORUM_DEMO_PARTS:
+        part = import_string(path)
+        summary.setdefault("parts", {})[path.rsplit(".", 1)[-1]] = part(
+            server=server, organizer=organizer, annotator_names=annotator_names, password=DEMO_PASSWORD, seed=options.seed, say=say,
+        )
     return summary
 
 

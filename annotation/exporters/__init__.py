@@ -3,7 +3,7 @@
 The modules here are pure (no Django import): the service in `annotation.services.exports`
 reads the rows and hands them over as plain records.
 """
-from .base import DialogRecord, ExportError, TurnRecord, VariantWriter
+from .base import OOS_REPLY, OOS_TURN, DialogRecord, ExportError, TurnRecord, VariantWriter
 from .dstc6 import Dstc6Writer
 from .dstc9 import Dstc9Writer
 from .jsonl import JsonlWriter
@@ -23,4 +23,4 @@ def writer_for(source_format: str) -> type[VariantWriter]:
         ) from None
 
 
-__all__ = ["WRITERS", "DialogRecord", "ExportError", "TurnRecord", "VariantWriter", "writer_for"]
+__all__ = ["OOS_REPLY", "OOS_TURN", "WRITERS", "DialogRecord", "ExportError", "TurnRecord", "VariantWriter", "writer_for"]

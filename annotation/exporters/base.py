@@ -21,6 +21,12 @@ class TurnRecord:
     text: str  # the rewrite where there is one, else the source text
     slot_values: list
     raw: Mapping  # other source fields of the turn, as imported; never mutated
+    #: "" for a turn of the source; OOS_TURN for an inserted out-of-scope user turn, OOS_REPLY for
+    #: the system's default answer after it. Each writer labels them in its format (docs/formats.md).
+    inserted: str = ""
+
+
+OOS_TURN, OOS_REPLY = "oos", "oos_reply"
 
 
 @dataclass(frozen=True)

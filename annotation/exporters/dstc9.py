@@ -1,10 +1,11 @@
 """DSTC9 Track 1: `logs.json` (a list of instances, each a list of {speaker: U|S, text}), with
 `labels.json` aligned to it and `knowledge.json` copied from the corpus when it had them.
 
-Labels are written for the exported instances only, in the same order as `logs.json`, so the
+An inserted out-of-scope user turn carries `"oos": true` beside speaker and text (the importer keeps
+it in the turn's raw fields). Labels are written for the exported instances only, in the same order as `logs.json`, so the
 pair stays aligned as the DSTC9 tools expect.
 """
-from .base import DialogRecord, ExportError, JsonArrayFile, VariantWriter, without, write_json
+from .base import OOS_TURN, DialogRecord, ExportError, JsonArrayFile, VariantWriter, without, write_json
 
 SPEAKER_CODES = {"user": "U", "system": "S"}
 
@@ -21,7 +22,12 @@ class Dstc9Writer(VariantWriter):
     def add(self, dialog: DialogRecord) -> None:
         self._logs.add(
             [
-                {"speaker": SPEAKER_CODES.get(t.speaker, t.speaker), "text": t.text, **without(t.raw, "speaker", "text")}
+                {
+                    "speaker": SPEAKER_CODES.get(t.speaker, t.speaker),
+                    "text": t.text,
+                    **without(t.raw, "speaker", "text"),
+                    **({"oos": True} if t.inserted == OOS_TURN else {}),
+                }
                 for t in dialog.turns
             ]
         )

@@ -1,8 +1,9 @@
 """Quorum JSONL: one dialog per line, {"dialog_id", "turns": [{speaker, text, slot_values}], "meta"}.
 
-A turn's other imported fields (`Turn.raw`) follow its three standard ones unchanged.
+A turn's other imported fields (`Turn.raw`) follow its three standard ones unchanged. An inserted
+out-of-scope user turn carries `"oos": true` (which the JSONL importer reads back).
 """
-from .base import DialogRecord, VariantWriter, dumps, without
+from .base import OOS_TURN, DialogRecord, VariantWriter, dumps, without
 
 ID_KEY = "dialog_id"
 
@@ -21,6 +22,7 @@ class JsonlWriter(VariantWriter):
                 "text": t.text,
                 "slot_values": t.slot_values,
                 **without(t.raw, "speaker", "text", "slot_values"),
+                **({"oos": True} if t.inserted == OOS_TURN else {}),
             }
             for t in dialog.turns
         ]

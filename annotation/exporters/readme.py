@@ -60,6 +60,17 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
     ]
     for variant, counts in variants.items():
         lines.append(f"| {variant} | {counts['turns_replaced']} | {counts['turns_without_accepted_rewrite']} |")
+    speech = manifest.get("speech_errors")
+    if speech:
+        lines += [
+            "",
+            f"Speech errors: `speech_errors/` has every user turn of these dialogs, as imported (not the rewrites), "
+            f"replaced by simulated ASR text: spoken by {speech['engine']}, mixed with {speech['noise']} noise at "
+            f"{speech['snr_db']} dB SNR and recognised; corpus WER {speech['wer']} (target {speech['target_wer']}, "
+            f"clean floor {speech['clean_floor_wer']}) over {speech['utterances']} user turns. Slot values no longer in "
+            "the ASR text are left out of the turn. `speech_errors.jsonl` has one line per user turn: "
+            "dialog, turn, source text, ASR text and WER.",
+        ]
     lines += [
         "",
         "## Other files",
@@ -98,6 +109,15 @@ def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
         "the job has none.",
         "- `manifest.json`: the job and its settings, and Krippendorff's alpha per question over the "
         "responses that count.",
+        *(
+            [
+                "- `qa_pairs.jsonl` (and `qa_pairs_heldout.jsonl` with a held-out share): one JSON object a line, "
+                "`{source_id, question, answer, paraphrase_index, worker, source_question}`: each source pair "
+                "(`paraphrase_index` 0, `worker` null) followed by every paraphrase of its question in the responses "
+                "that count (1..N), with the source's answer.",
+            ]
+            if "qa_pairs.jsonl" in files else []
+        ),
         "",
         "## Agreement",
         "",

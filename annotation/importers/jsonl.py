@@ -37,7 +37,7 @@ from .base import (
 )
 
 DIALOG_KEYS = frozenset({"dialog_id", "turns", "meta"})
-TURN_KEYS = frozenset({"speaker", "text", "slot_values"})
+TURN_KEYS = frozenset({"speaker", "text", "slot_values", "oos"})
 SLOT_KEYS = frozenset({"slot", "value"})
 SPEAKERS = {USER: USER, SYSTEM: SYSTEM}  # already Quorum's own speaker names
 
@@ -116,7 +116,11 @@ def _turn(turn, where: str) -> TurnRecord:
         if (slot, value) not in seen:
             seen.add((slot, value))
             kept.append({"slot": slot, "value": value})
-    return TurnRecord(speaker, text, kept, {})
+    oos = turn.get("oos", False)
+    if not isinstance(oos, bool):
+        raise FormatError(f'{where}: "oos" must be true or false, not {kind_of(oos)}')
+    # An out-of-scope label (written by out-of-scope insertion jobs) is kept for export.
+    return TurnRecord(speaker, text, kept, {"oos": True} if oos else {})
 
 
 def _refuse_unknown(obj: dict, allowed: frozenset, where: str):

@@ -34,7 +34,7 @@ def export_dialogs_queryset(job: Job, *, with_readings: bool = False) -> QuerySe
         accepted = accepted.prefetch_related(Prefetch("readings", queryset=transcribed, to_attr="transcribed_readings"))
     items = (
         Item.objects.filter(job=job, gold__isnull=True)
-        .only("id", "turn_id", "job_id")
+        .only("id", "turn_id", "job_id", "payload")
         .prefetch_related(Prefetch("responses", queryset=accepted, to_attr="accepted_responses"))
     )
     turns = Turn.objects.order_by("index").prefetch_related(Prefetch("items", queryset=items, to_attr="job_items"))
@@ -67,6 +67,11 @@ def count_export_dialogs(job: Job) -> int:
     return export_dialogs_queryset(job).count()
 
 
+def count_export_user_turns(job: Job) -> int:
+    """User turns with text in the exported dialogs: the utterances a speech-error export simulates."""
+    return Turn.objects.filter(dialog__in=export_dialogs_queryset(job).values("pk"), speaker="user").exclude(text="").count()
+
+
 def job_responses_queryset(job: Job) -> QuerySet:
     """Every response of the job's ordinary items, whatever became of it, with its item, turn, dialog
     id and worker joined in. Left out: answers to gold items, and crowd responses the provider has not
@@ -91,6 +96,32 @@ def job_responses(job: Job) -> Iterator[Response]:
 
 def count_job_responses(job: Job) -> int:
     return Response.objects.filter(item__job=job, item__gold__isnull=True).count()
+
+
+def items_with_counted_answers(job: Job) -> Iterator[tuple[dict, list[tuple[str, dict]]]]:
+    """(payload, [(worker "provider:id", answers), ...]) of every ordinary item of the job in position
+    order, its counted responses earliest first: two queries, streamed by item chunk."""
+    items = Item.objects.filter(job=job, gold__isnull=True).order_by("position").values_list("pk", "payload")
+    chunk: list = []
+    for row in items.iterator(chunk_size=RESPONSE_CHUNK):
+        chunk.append(row)
+        if len(chunk) == RESPONSE_CHUNK:
+            yield from _with_answers(chunk)
+            chunk = []
+    yield from _with_answers(chunk)
+
+
+def _with_answers(chunk):
+    answers: dict[int, list] = {pk: [] for pk, _payload in chunk}
+    rows = (
+        Response.objects.counted().filter(item_id__in=answers)
+        .order_by("submitted_at", "id")
+        .values_list("item_id", "worker__provider", "worker__external_id", "answers")
+    )
+    for item_id, provider, external_id, given in rows:
+        answers[item_id].append((f"{provider}:{external_id}", given))
+    for pk, payload in chunk:
+        yield payload, answers[pk]
 
 
 def get_export_run(run_id: int) -> ExportRun | None:

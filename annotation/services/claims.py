@@ -100,13 +100,15 @@ def _held(job: Job, worker: Worker, now):
 
 def _open_slots(job: Job, worker: Worker):
     """Open slots of the job this worker may take: never an item they hold, did or skipped, never
-    a vote on their own work."""
-    return (
+    a vote on their own work, never one its task type holds back."""
+    slots = (
         Slot.objects.filter(job=job, state=Slot.State.OPEN)
         .exclude(item_id__in=Slot.objects.filter(job=job, worker=worker).values("item_id"))
         .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
         .exclude(barred_worker=worker)
     )
+    held_back = task_types.get(job.task_type).held_back(job)  # e.g. chats with a paused system
+    return slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()}) if held_back else slots
 
 
 def _claims_in_one_statement(kind, job: Job) -> bool:

@@ -6,6 +6,7 @@ queues the task (services never import tasks); `export_job` also serves the `exp
 management command. Files are written to a temporary directory beside the target and renamed
 into place at the end, so a failed export leaves nothing half-written.
 """
+import functools
 import json
 import logging
 import os
@@ -23,16 +24,23 @@ from quorum import csv_safety
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters.base import write_json
-from ..exporters.selection import earliest_accepted_rewrites
-from ..models import ExportRun, Job, RunStatus
-from ..rewrite_checks import VARIANTS
+from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, ExportRun, Job, RunStatus
+from ..speech.asr import AsrFailed, AsrUnavailable
+from ..speech.config import asr_backend
+from ..speech.simulate import Progress as SpeechProgress
+from ..speech.simulate import SimulationError, simulate
+from ..speech.tts import SpeechUnavailable
+from ..speech.wer import word_errors
 from .. import task_types
 from ..selectors import exports as selectors
 from ..selectors import quality as quality_selectors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ExportError", "export_directory", "export_job", "rewrite_variants", "run_export", "create_export_run"]
+__all__ = [
+    "ExportError", "export_directory", "export_job", "job_test_sets", "run_export", "create_export_run",
+    "check_speech_errors_wer", "SPEECH_ERRORS", "SPEECH_ERRORS_MAX_PASSES",
+]
 
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")  # variants become directory names
 Progress = Callable[[int, int], None]
@@ -42,14 +50,17 @@ def quorum_version() -> str:
     return getattr(settings, "QUORUM_VERSION", "") or "unknown"
 
 
-def rewrite_variants(job: Job) -> list[str]:
-    variants = job.settings.get("variants", list(VARIANTS)) if isinstance(job.settings, dict) else list(VARIANTS)
-    if not isinstance(variants, list) or not variants:
+def job_test_sets(job: Job) -> list[str]:
+    """The job's test sets (one directory each: a rewrite job's variants), as its task type names
+    them from the job's settings, checked as directory names."""
+    settings = job.settings if isinstance(job.settings, dict) else {}
+    names = task_types.get(job.task_type).test_set_names(settings)
+    if not isinstance(names, list) or not names:
         raise ExportError(f"Job {job.id} has no rewrite variants in its settings; set settings.variants.")
-    bad = [v for v in variants if not isinstance(v, str) or not _SAFE_NAME.match(v)]
-    if bad or len(set(variants)) != len(variants):
-        raise ExportError(f"Job {job.id} has invalid or repeated variant names {variants!r} in its settings.")
-    return variants
+    bad = [v for v in names if not isinstance(v, str) or not _SAFE_NAME.match(v)]
+    if bad or len(set(names)) != len(names):
+        raise ExportError(f"Job {job.id} has invalid or repeated variant names {names!r} in its settings.")
+    return names
 
 
 def check_exportable(job: Job) -> None:
@@ -65,21 +76,46 @@ def test_set_variants(job: Job, kind) -> list[str]:
     (`spoken_1` … `spoken_k`, the user turn replaced by the ASR hypothesis of that reading)."""
     if kind.upload_store == "spoken_readings":
         return [spoken_variant(i) for i in range(len(kind.upload_fields(job.settings)))]
-    return rewrite_variants(job)
+    return job_test_sets(job)
 
 
 def spoken_variant(index: int) -> str:
     return f"spoken_{index + 1}"
 
 
-def export_job(job: Job, directory: Path, progress: Progress | None = None, *, include_audio: bool = False) -> list[str]:
+SPEECH_ERRORS = "speech_errors"  # the test set's directory beside the variants'
+SPEECH_ERRORS_SEARCH_STEPS = 14
+SPEECH_ERRORS_MAX_PASSES = 2 + SPEECH_ERRORS_SEARCH_STEPS  # synthesis, the clean floor, then the SNR search
+
+
+def check_speech_errors_wer(wer: float | None, job: Job | None = None) -> None:
+    """The speech-error target, when given, lies in the range the simulation is made for (and `job`
+    writes test sets to add it to)."""
+    if wer is None:
+        return
+    if job is not None and not task_types.get(job.task_type).exports_test_sets:
+        raise ExportError(f"Job {job.id} writes no test sets, so it has no dialogs to add speech errors to; leave the speech-error target empty.")
+    if not (isinstance(wer, int | float) and SPEECH_ERRORS_MIN_WER <= wer <= SPEECH_ERRORS_MAX_WER):
+        raise ExportError(
+            f"The speech-error target WER must be a number from {SPEECH_ERRORS_MIN_WER:g} to {SPEECH_ERRORS_MAX_WER:g} "
+            f"(e.g. 0.2 for 20%), or empty for no speech errors; got {wer!r}."
+        )
+
+
+def export_job(
+    job: Job, directory: Path, progress: Progress | None = None, *, include_audio: bool = False,
+    speech_errors_wer: float | None = None, speech_errors_seed: int = 0,
+) -> list[str]:
     """Write the job's export into `directory` (which must not exist or be empty); return the file names.
 
     `progress(done, total)` is called as dialogs and responses are written. `include_audio` adds the
     recordings of a spoken-reading job (`audio/`); its manifest of readings is always written.
+    `speech_errors_wer` adds the `speech_errors/` test set (see `_write_speech_errors`).
     """
     check_exportable(job)
+    check_speech_errors_wer(speech_errors_wer, job)
     kind = task_types.get(job.task_type)
+    speech = None if speech_errors_wer is None else (speech_errors_wer, speech_errors_seed)
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ExportError(f"{directory} already exists and is not an empty directory; choose a new one.")
@@ -87,7 +123,7 @@ def export_job(job: Job, directory: Path, progress: Progress | None = None, *, i
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", suffix=".partial", dir=directory.parent))
     try:
         if kind.exports_test_sets:
-            files = _write_export(job, kind, test_set_variants(job, kind), writer_for(job.corpus.source_format), staging, progress)
+            files = _write_export(job, kind, test_set_variants(job, kind), writer_for(job.corpus.source_format), staging, progress, speech)
             if kind.upload_store == "spoken_readings":
                 files += _write_readings(job, staging, include_audio)
         else:
@@ -123,9 +159,12 @@ class _Tracker:
         self._report()
 
 
-def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> list[str]:
+def _write_export(job, kind, variants, writer_cls, staging: Path, progress, speech=None) -> list[str]:
     corpus = job.corpus
+    if speech and SPEECH_ERRORS in variants:
+        raise ExportError(f"Job {job.id} already has a test set named {SPEECH_ERRORS}; rename that variant to add speech errors.")
     tracker = _Tracker(progress, selectors.count_export_dialogs(job) + selectors.count_job_responses(job))
+    sources: list[DialogRecord] = []  # the dialogs as imported, for the speech errors
     counts = {v: {"turns_replaced": 0, "turns_without_accepted_rewrite": 0} for v in variants}
     dialogs_manifest = []
     files: list[str] = []
@@ -136,9 +175,11 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
             writers[variant] = writer_cls(staging / variant, corpus.meta)
             stack.callback(writers[variant].close)
         spoken = kind.upload_store == "spoken_readings"
-        choose = earliest_hypotheses if spoken else earliest_accepted_rewrites
+        turns_of = functools.partial(_spoken_turns, variants) if spoken else kind.test_set_turns
         for dialog in selectors.export_dialogs(job, with_readings=spoken):
-            records, entry = _dialog_records(dialog, variants, choose)
+            records, entry = _dialog_records(dialog, kind, turns_of, job.settings, variants)
+            if speech:
+                sources.append(_source_record(dialog))
             for variant in variants:
                 writers[variant].add(records[variant])
                 counts[variant]["turns_replaced"] += len(entry["replaced"][variant])
@@ -155,6 +196,10 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
         columns = [f["name"] for f in kind.answer_fields(job.settings)] if spoken else variants
         raw_csv.write_responses(fh, records, columns, on_row=tracker.advance)
     files.append("responses.csv")
+    speech_manifest = {}
+    if speech:
+        speech_files, speech_manifest = _write_speech_errors(sources, writer_cls, corpus.meta, staging, tracker, *speech)
+        files += speech_files
 
     manifest = {
         "job": {
@@ -171,6 +216,8 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress) -> l
         "accepted response (by submitted_at, then id).",
         "variants": counts,
         "dialogs": dialogs_manifest,
+        **kind.manifest_extra(job.settings),
+        **speech_manifest,
     }
     files += ["manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
@@ -194,6 +241,11 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         for row in combined:
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
+    extra = kind.answer_files(selectors.items_with_counted_answers(job), job.settings)
+    for name, records in extra.items():
+        with open(staging / name, "x", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
     manifest = {
         "job": {"id": job.id, "name": job.name, "task_type": job.task_type, "settings": job.settings, "redundancy": job.redundancy},
@@ -203,30 +255,125 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items.csv: per item, the task type's combination of the responses that count.",
         "items": len(combined),
         "agreement": agreement,
+        **({"files": {name: len(records) for name, records in extra.items()}} if extra else {}),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", "manifest.json", "README.md"]
+    files = ["responses.csv", "items.csv", *extra, "manifest.json", "README.md"]
     (staging / "README.md").write_text(readme.render_answers(manifest=manifest, files=files), encoding="utf-8")
     tracker.finish()
     return files
 
 
-def _dialog_records(dialog, variants, choose) -> tuple[dict[str, DialogRecord], dict]:
+def _dialog_records(dialog, kind, turns_of, settings, variants) -> tuple[dict[str, DialogRecord], dict]:
+    """Each test set's version of one dialog, and its manifest entry: which turns have items, and per
+    set the turns `turns_of` changed (the task type's `test_set_turns`: a rewrite in place of the
+    source, an out-of-scope turn inserted before it; for spoken readings the ASR hypothesis), with
+    what the item's payload records (`manifest_of`)."""
     turns = {v: [] for v in variants}
-    item_turns, replaced = [], {v: [] for v in variants}
+    item_turns, replaced, notes = [], {v: [] for v in variants}, {}
     for turn in dialog.ordered_turns:
-        rewrites = {}
+        source = TurnRecord(turn.index, turn.speaker, turn.text, turn.slot_values, turn.raw)
+        changed = {}
         if turn.job_items:  # at most one: an item is unique per job and turn
+            item = turn.job_items[0]
             item_turns.append(turn.index)
-            rewrites = choose(turn.job_items[0].accepted_responses, variants)
+            changed = turns_of(source, item.payload, item.accepted_responses, settings)
+            note = kind.manifest_of(item.payload)
+            if note:
+                notes[str(turn.index)] = note
         for variant in variants:
-            if variant in rewrites:
+            if variant in changed:
                 replaced[variant].append(turn.index)
-            turns[variant].append(
-                TurnRecord(turn.index, turn.speaker, rewrites.get(variant, turn.text), turn.slot_values, turn.raw)
-            )
+                turns[variant].extend(changed[variant])
+            else:
+                turns[variant].append(source)
     records = {v: DialogRecord(dialog.external_id, dialog.meta, turns[v]) for v in variants}
-    return records, {"dialog_id": dialog.external_id, "item_turns": item_turns, "replaced": replaced}
+    entry = {"dialog_id": dialog.external_id, "item_turns": item_turns, "replaced": replaced}
+    if notes:
+        entry["items"] = notes
+    return records, entry
+
+
+def _source_record(dialog) -> DialogRecord:
+    return DialogRecord(
+        dialog.external_id, dialog.meta,
+        [TurnRecord(t.index, t.speaker, t.text, t.slot_values, t.raw) for t in dialog.ordered_turns],
+    )
+
+
+def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracker: "_Tracker", target_wer: float, seed: int):
+    """RADDLE's speech errors: every user turn of the exported dialogs, as imported (not a rewrite),
+    spoken, mixed with noise at the SNR searched for `target_wer`, and transcribed by the recogniser
+    adapted to the corpus (annotation.speech.simulate). Writes the `speech_errors/` test set with each
+    user turn replaced by its ASR text, and speech_errors.jsonl; returns the files and the manifest's part.
+
+    Slot values that no longer occur verbatim in the ASR text are dropped from that turn (the
+    importers anchor values in the text) and listed in speech_errors.jsonl as `dropped_slot_values`.
+    """
+    keys = [(d.external_id, t.index) for d in sources for t in d.turns if t.speaker == "user" and t.text.strip()]
+    texts = {(d.external_id, t.index): t.text for d in sources for t in d.turns}
+    if not keys:
+        raise ExportError("The exported dialogs have no user turns with text to add speech errors to.")
+    units, base = len(keys), tracker.done
+    passes = {"done": 0}
+    tracker.total += units * SPEECH_ERRORS_MAX_PASSES
+
+    def report(event: SpeechProgress):
+        # One pass over all utterances per step: synthesis, the clean floor, each search step.
+        if event.wer is not None or (event.stage == "synthesis" and event.done == event.total):
+            passes["done"] += 1
+            done = base + passes["done"] * units
+        else:
+            done = base + passes["done"] * units + event.done
+        tracker.done = done
+        if tracker.callback:
+            tracker.callback(done, tracker.total)
+
+    try:
+        result = simulate(
+            [(index, texts[key]) for index, key in enumerate(keys)],
+            target_wer=target_wer, seed=seed, engine=settings.QUORUM_TTS_ENGINE, backend=asr_backend(),
+            max_steps=SPEECH_ERRORS_SEARCH_STEPS, progress=report,
+        )
+    except (SimulationError, SpeechUnavailable, AsrUnavailable, AsrFailed) as exc:
+        raise ExportError(f"Speech errors: {exc}") from None
+    asr = {keys[u.id]: u.asr for u in result.utterances}
+
+    writer = writer_cls(staging / SPEECH_ERRORS, corpus_meta)
+    rows = []
+    try:
+        for dialog in sources:
+            turns = []
+            for turn in dialog.turns:
+                key = (dialog.external_id, turn.index)
+                if key not in asr:
+                    turns.append(turn)
+                    continue
+                heard = asr[key]
+                kept, dropped = values_heard(turn.slot_values, heard)
+                turns.append(TurnRecord(turn.index, turn.speaker, heard, kept, turn.raw))
+                rows.append({
+                    "dialog": dialog.external_id, "turn": turn.index, "text": turn.text, "asr": heard,
+                    "wer": round(word_errors(turn.text, heard).wer, 4), **({"dropped_slot_values": dropped} if dropped else {}),
+                })
+            writer.add(DialogRecord(dialog.external_id, dialog.meta, turns))
+        files = [f"{SPEECH_ERRORS}/{name}" for name in writer.finish()]
+    finally:
+        writer.close()
+    with open(staging / "speech_errors.jsonl", "x", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    tracker.total = tracker.done  # the search usually stops before its last step
+    manifest = {
+        SPEECH_ERRORS: {
+            "source": "every user turn of the exported dialogs as imported (not the rewrites)",
+            "target_wer": target_wer, "wer": round(result.wer, 4), "snr_db": round(result.snr_db, 2),
+            "clean_floor_wer": round(result.floor, 4), "seed": seed, "engine": settings.QUORUM_TTS_ENGINE,
+            "noise": "white", "asr_backend": settings.QUORUM_ASR_BACKEND, "utterances": len(keys),
+            "passes": [{"snr_db": round(snr, 2), "wer": round(rate, 4)} for snr, rate in result.steps],
+        }
+    }
+    return [*files, "speech_errors.jsonl"], manifest
 
 
 def _response_record(response) -> raw_csv.ResponseRecord:
@@ -244,6 +391,23 @@ def _response_record(response) -> raw_csv.ResponseRecord:
         active_seconds=response.active_seconds,
         checks=response.checks,
     )
+
+
+def values_heard(slot_values: list, heard: str) -> tuple[list, list]:
+    """(kept, dropped): a turn's slot values split by whether they still occur verbatim in an ASR
+    text `heard`. The importers anchor every value in its turn's text, so a test set made of ASR
+    text keeps only the values the recogniser heard (a reading may say "two" where the value is "2")."""
+    kept = [v for v in slot_values if isinstance(v, dict) and str(v.get("value", "")) in heard]
+    return kept, [v for v in slot_values if v not in kept]
+
+
+def _spoken_turns(variants, turn, payload, accepted_responses, settings) -> dict:
+    """A spoken-reading item's turn in each `spoken_k` set of `variants`: the ASR hypothesis of
+    reading k, with the slot values it still holds (`values_heard`)."""
+    return {
+        v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw)]
+        for v, text in earliest_hypotheses(accepted_responses, variants).items()
+    }
 
 
 def earliest_hypotheses(accepted_responses, variants) -> dict[str, str]:
@@ -293,13 +457,21 @@ def export_directory(run: ExportRun) -> Path:
     return Path(settings.QUORUM_EXPORT_DIR) / f"job-{run.job_id}" / f"run-{run.id}"
 
 
-def create_export_run(job: Job, created_by=None, *, include_audio: bool = False) -> ExportRun:
+def create_export_run(
+    job: Job, created_by=None, *, include_audio: bool = False, speech_errors_wer: float | None = None, speech_errors_seed: int = 0
+) -> ExportRun:
     """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
+    check_speech_errors_wer(speech_errors_wer, job)
     kind = task_types.get(job.task_type)
     if kind.exports_test_sets:
         test_set_variants(job, kind)  # refuse bad settings now rather than in the background
-    return ExportRun.objects.create(job=job, created_by=created_by, include_audio=include_audio)
+    if not isinstance(speech_errors_seed, int) or isinstance(speech_errors_seed, bool) or speech_errors_seed < 0:
+        raise ExportError(f"The speech-error seed must be a whole number of 0 or more; got {speech_errors_seed!r}.")
+    return ExportRun.objects.create(
+        job=job, created_by=created_by, include_audio=include_audio,
+        speech_errors_wer=speech_errors_wer, speech_errors_seed=speech_errors_seed,
+    )
 
 
 def run_export(run_id: int) -> ExportRun | None:
@@ -321,7 +493,8 @@ def run_export(run_id: int) -> ExportRun | None:
         if target.exists():
             shutil.rmtree(target)
         files = export_job(
-            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio
+            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio,
+            speech_errors_wer=run.speech_errors_wer, speech_errors_seed=run.speech_errors_seed,
         )
     except ExportError as exc:
         error = str(exc)

@@ -72,8 +72,11 @@ def create_job(
     if kind.builds_from != task_types.CORPUS:
         raise JobError(BUILT_ELSEWHERE[kind.builds_from].format(kind=kind.label), field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
-
-    turns = _selected_turns(corpus, kind, selection)
+    try:
+        clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
+        turns = _selected_turns(corpus, kind, selection, clean_settings)
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
     if not turns:
         raise JobError("the selection contains no turns to annotate", field="selection")
 
@@ -129,7 +132,7 @@ def save_job(*, item_builder, sources, annotators=(), **job_fields) -> Job:
     return job
 
 
-def _insert_items(job: Job, kind, turns) -> None:
+def _insert_items(job: Job, kind, turns, first_position: int = 0) -> None:
     """One item per turn, written with executemany.
 
     Why not bulk_create: a job over a whole corpus has ~70,000 items, and building that many model
@@ -144,26 +147,26 @@ def _insert_items(job: Job, kind, turns) -> None:
             cursor.executemany(
                 sql,
                 [
-                    (job.id, turn.id, start + i, json.dumps(kind.build_payload(turn)), Item.State.OPEN)
+                    (job.id, turn.id, first_position + start + i, json.dumps(kind.build_payload(turn)), Item.State.OPEN)
                     for i, turn in enumerate(turns[start : start + ITEM_BATCH])
                 ],
             )
 
 
-def _insert_slots(job: Job, redundancy: int) -> None:
-    """`redundancy` open slots per item of the job, in one INSERT ... SELECT."""
+def _insert_slots(job: Job, redundancy: int, first_position: int = 0) -> None:
+    """`redundancy` open slots per item of the job from `first_position` on, in one INSERT ... SELECT."""
     q = connection.ops.quote_name
     indexes = " UNION ALL ".join(f"SELECT {k} AS n" for k in range(redundancy))
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {q(Slot._meta.db_table)} (item_id, job_id, {q('index')}, position, state) "
             f"SELECT i.id, i.job_id, k.n, i.position, %s FROM {q(Item._meta.db_table)} i, ({indexes}) k "
-            f"WHERE i.job_id = %s",
-            [Slot.State.OPEN, job.id],
+            f"WHERE i.job_id = %s AND i.position >= %s",
+            [Slot.State.OPEN, job.id, first_position],
         )
 
 
-def _selected_turns(corpus, kind, selection: Selection) -> list:
+def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
     # Light named rows (id, speaker, text, slot_values) rather than model instances: see _insert_items.
     turns = Turn.objects.filter(dialog__corpus=corpus)
     if selection.mode == "dialogs":
@@ -179,8 +182,10 @@ def _selected_turns(corpus, kind, selection: Selection) -> list:
         raise JobError("selection mode must be all, sample or dialogs", field="selection")
     if kind.source_speaker is not None:
         turns = turns.filter(speaker=kind.source_speaker)
-    rows = turns.order_by("dialog__position", "index").values_list("id", "speaker", "text", "slot_values", named=True)
-    chosen = list(kind.source_turns(rows.iterator(chunk_size=5000)))
+    rows = turns.order_by("dialog__position", "index").values_list(
+        "id", "dialog_id", "index", "speaker", "text", "slot_values", named=True
+    )
+    chosen = list(kind.source_turns(rows.iterator(chunk_size=5000), settings))
     if selection.mode == "sample":
         if not selection.size or selection.size < 1:
             raise JobError("a sample needs a size of at least 1", field="selection")

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import transaction
+from django.db.models import Max
 
 from .. import task_types
-from ..models import Item, Job, PayloadSet
-from .jobs import JobError, save_job, task_type_or_error, validated_job_fields
+from ..models import Corpus, Item, Job, PayloadSet
+from ..signals import items_added
+from .jobs import JobError, _insert_items, _insert_slots, save_job, task_type_or_error, validated_job_fields
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,61 @@ def create_payload_job(
             claim_timeout_minutes=claim_timeout_minutes,
             created_by=created_by,
         )
+
+
+def payloads_for(task_type: str, *, text: str | None = None, file_name: str = "", corpus: Corpus | None = None) -> tuple[list, str]:
+    """(payloads, where they came from) for a payload job an organizer asks for: read from a file's
+    `text` (named `file_name` in messages), or taken from `corpus`'s own data (a DSTC9 knowledge
+    base). JobError names what to give instead."""
+    kind = task_type_or_error(task_type)
+    if kind.builds_from != task_types.PAYLOADS or not kind.payload_file:
+        raise JobError(f"{kind.label}: its items are not made from a payload file", field="task_type")
+    if text is not None:
+        try:
+            return kind.read_payloads(text, file_name), file_name
+        except task_types.PayloadError as exc:
+            raise JobError(str(exc), field="payloads") from None
+    if corpus is not None:
+        payloads = kind.payloads_from_corpus(corpus.meta or {})
+        if not payloads:
+            raise JobError(
+                f"corpus {corpus.name!r} has no data to build {kind.label} items from; give a payload file ({kind.payload_file})",
+                field="payloads",
+            )
+        return payloads, f"corpus {corpus.name}"
+    raise JobError(f"give a payload file ({kind.payload_file}) or a corpus with knowledge", field="payloads")
+
+
+def add_payload_items(job: Job, payloads: list[dict]) -> list[int]:
+    """Add items for `payloads` to an existing payload job (draft, live or paused), with the job's
+    redundancy in open slots each, in one transaction; returns the new items' ids in payload order.
+
+    Positions continue after the job's last item, under a row lock on the job (as gold items are
+    added), so concurrent additions never clash. The slots are plain open slots: the claim query is
+    the same as for the job's first items. Every payload is checked by the task type before
+    anything is written. After commit `signals.items_added` tells hits, which posts the new slots
+    of a crowd job through its usual path (the budget is reserved by the caller, or at posting)."""
+    kind = task_type_or_error(job.task_type)
+    if kind.builds_from != task_types.PAYLOADS:
+        raise JobError(f"job {job.name!r} does not build its items from payloads", field="payloads")
+    if not isinstance(payloads, list) or not payloads:
+        raise JobError("give at least one payload", field="payloads")
+    sources = []
+    for index, payload in enumerate(payloads):
+        try:
+            sources.append(PayloadSource(payload=kind.build_payload(PayloadSource(payload=payload))))
+        except ValueError as exc:
+            raise JobError(f"payload {index}: {exc}", field="payloads") from None
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.state == Job.State.FINISHED:
+            raise JobError(f"job {job.name!r} is finished; items cannot be added to it", field="state")
+        last = Item.objects.filter(job=job).aggregate(m=Max("position"))["m"]
+        first = 0 if last is None else last + 1
+        _insert_items(job, _Prebuilt(), sources, first_position=first)
+        _insert_slots(job, job.redundancy, first_position=first)
+        transaction.on_commit(lambda: items_added.send(sender=Job, job=job))
+        return list(Item.objects.filter(job=job, position__gte=first).order_by("position").values_list("id", flat=True))
 
 
 def item_ids_by_position(job: Job) -> dict[int, int]:

@@ -94,7 +94,9 @@ def enable_voting(
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
                 task_type=vote_kind.key,
-                settings=vote_kind.clean_settings({"parts": kind.vote_parts(job.settings)}),
+                settings=vote_kind.clean_settings(
+                    {"parts": kind.vote_parts(job.settings), **({"question": kind.vote_question} if kind.vote_question else {})}
+                ),
                 instructions=VOTE_INSTRUCTIONS,
                 redundancy=votes_per_response,
                 reward=Decimal(str(vote_reward)),

@@ -22,6 +22,7 @@ ask it instead of switching on its key:
 Task types import no services and no views: whatever a response sets off (gold grading, voting)
 is done by `annotation.services.responses` from what the type declares.
 """
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,8 @@ class TaskType:
     settings_help: Mapping[str, tuple[Any, str]] = {}
     #: Whether this type's responses are put to a vote (CGoDial voting) when the job votes.
     supports_voting: bool = False
+    #: The question voters answer about this type's responses; empty: the vote type's default (rewrites).
+    vote_question: str = ""
     #: Whether a counted response becomes evaluation ratings (the evaluation app follows the
     #: response's life for these types only).
     feeds_evaluation: bool = False
@@ -122,16 +125,89 @@ class TaskType:
             raise TaskTypeSettingsError({name: "unknown setting for this task type" for name in unknown})
         return {**self.default_settings(), **settings}
 
+    def settings_for_corpus(self, settings: Mapping, corpus_meta: Mapping) -> dict:
+        """Cleaned settings completed from the job's corpus (its `Corpus.meta`), for a job built
+        from corpus turns: e.g. the out-of-scope type takes the knowledge QA pairs of a DSTC9
+        corpus when none are given. Default: unchanged."""
+        return dict(settings)
+
+    #: Settings whose value an organizer gives as a file (the job page's upload, a command's
+    #: option): setting name -> what the file is. `read_setting_file` turns its text into the value.
+    setting_files: Mapping[str, str] = {}
+
+    def read_setting_file(self, setting: str, text: str, name: str):
+        """The value of a `setting_files` setting from the file's text (`name`: the file's name, for
+        messages); TaskTypeSettingsError names the setting and the line."""
+        raise TaskTypeSettingsError({setting: "this setting is not read from a file"})
+
     # --- Items ------------------------------------------------------------------------------------
 
-    def source_turns(self, turns: Iterable) -> Iterable:
-        """The source turns that become items, from turns already limited to `source_speaker`."""
+    def source_turns(self, turns: Iterable, settings: Mapping) -> Iterable:
+        """The source turns that become items, from turns already limited to `source_speaker`, in
+        corpus order (rows with id, dialog_id, index, speaker, text, slot_values), under the job's
+        cleaned `settings`. A type may return its own rows (with at least `id`, the item's turn)
+        for `build_payload`: the out-of-scope type picks insertion points per dialog."""
         return list(turns)
+
+    #: For a PAYLOADS type an organizer may give a file of: what the file is (shown on the job page
+    #: and in the command's help); empty: its payloads come from elsewhere (a campaign).
+    payload_file: str = ""
+
+    def read_payloads(self, text: str, name: str) -> list:
+        """The payloads of a `payload_file` (`name`: the file's name, for messages): by default one
+        JSON object a line, blank lines skipped. PayloadError names the line."""
+        payloads = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                payload = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PayloadError(f"{name} line {number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(payload, dict):
+                raise PayloadError(f"{name} line {number}: expected a JSON object")
+            payloads.append(payload)
+        if not payloads:
+            raise PayloadError(f"{name}: no payloads; write one JSON object a line")
+        return payloads
+
+    def payloads_from_corpus(self, corpus_meta: Mapping) -> list:
+        """Payloads a PAYLOADS type can take from a corpus's own data (`Corpus.meta`, e.g. the FAQ
+        documents of a DSTC9 knowledge base); empty: none."""
+        return []
 
     def build_payload(self, source) -> dict:
         """What an annotator needs to see for one item: from a turn (CORPUS), or the caller's payload
         checked and normalised (PAYLOADS; `source.payload`, PayloadError says what is wrong)."""
         raise NotImplementedError
+
+    # --- Test sets ---------------------------------------------------------------------------------
+
+    def test_set_names(self, settings: Mapping) -> list[str]:
+        """The test sets a job of this type exports in its corpus's format (when `exports_test_sets`):
+        one directory each (rewrites: one per variant)."""
+        return []
+
+    def test_set_turns(self, turn, payload: Mapping, accepted_responses: list, settings: Mapping) -> dict:
+        """What one source turn with an item becomes in each test set: {set name: [TurnRecord, ...]}
+        (`annotation.exporters.TurnRecord`); a set left out keeps the source turn. `accepted_responses`
+        are the item's counted responses (.answers, .submitted_at, .id), earliest first."""
+        return {}
+
+    def manifest_of(self, payload: Mapping) -> dict:
+        """What an item's payload records for the export manifest (e.g. the entity mapping of an
+        unseen-entities rewrite); empty: nothing."""
+        return {}
+
+    def manifest_extra(self, settings: Mapping) -> dict:
+        """Job-level entries of a test-set export's manifest (e.g. the out-of-scope default answer)."""
+        return {}
+
+    def answer_files(self, items: Iterable, settings: Mapping) -> dict:
+        """Extra files of the export of a job without test sets, {file name: [JSON records]} written
+        one record a line, from `items`: (payload, [(worker, answers), ...] of the counted responses,
+        earliest first) in item order. Default: none."""
+        return {}
 
     # --- Responses --------------------------------------------------------------------------------
 
@@ -173,6 +249,11 @@ class TaskType:
         as a rotation of the position order: positions >= offset first, then the ones before it.
         Each branch is still an ordered scan of the (job, state, position) index.
         """
+        return None
+
+    def held_back(self, job) -> Mapping | None:
+        """Items no worker is given for now, as Item field lookups to exclude (e.g. chats with a
+        system that is paused), or None. Called on every claim: it must be cheap."""
         return None
 
     # --- Combining, agreement, evidence -----------------------------------------------------------

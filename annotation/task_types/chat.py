@@ -20,6 +20,7 @@ UNDERSTANDING = {1: "Doesn't understand at all", 2: "Understands a little", 3: "
 APPROPRIATENESS = {1: "Not appropriate at all", 2: "Slightly appropriate", 3: "Somewhat appropriate", 4: "Very appropriate", 5: "Extremely appropriate"}
 RATINGS = {"understanding": ("Language understanding", UNDERSTANDING), "appropriateness": ("Response appropriateness", APPROPRIATENESS)}
 MAX_REASON_CHARS = 1000
+SYSTEM_STOPPED = "The system stopped answering."
 
 
 class ChatTaskType(TaskType):
@@ -77,19 +78,29 @@ class ChatTaskType(TaskType):
             relay = chat_relay.relay_for(item.payload)
         except chat_relay.RelayUnavailable:
             return {"transcript": []}
-        return {"transcript": relay.transcript(item.payload["endpoint"], chat_relay.session_key(slot))["turns"]}
+        recorded = relay.transcript(item.payload["endpoint"], chat_relay.session_key(slot))
+        return {"transcript": recorded["turns"], "system_unavailable": bool(recorded.get("unavailable"))}
+
+    def held_back(self, job):
+        paused = chat_relay.paused_endpoints()  # a system that kept failing gets no new chats
+        return {"payload__endpoint__in": sorted(paused)} if paused else None
 
     def validate(self, payload, settings, answers):
         problems, cleaned = [], {}
         transcript = answers.get("transcript") or []
+        # The system stopped answering (its last turn failed, or it was paused): the worker ends the
+        # dialog as Fail without ratings and is not held to the minimum length. Set by the server.
+        unavailable = answers.get("system_unavailable") is True
         said = sum(1 for t in transcript if isinstance(t, Mapping) and t.get("role") == "user")
-        if said < settings.get("min_user_turns", 1):
+        if said < settings.get("min_user_turns", 1) and not unavailable:
             problems.append(Problem("transcript", "too_short", f"Chat with the system first: send at least {settings.get('min_user_turns', 1)} message(s)."))
         cleaned["transcript"] = [
             {"role": t.get("role"), "text": str(t.get("text", "")), "failed": bool(t.get("failed")), "offered": t.get("offered")}
             for t in transcript if isinstance(t, Mapping)
         ]
-        outcome = answers.get("outcome", "")
+        if unavailable:
+            cleaned["system_unavailable"] = True
+        outcome = answers.get("outcome", "") or ("fail" if unavailable else "")
         if outcome not in OUTCOMES:
             problems.append(Problem("outcome", "required", "Say whether the dialog succeeded: Success or Fail."))
         cleaned["outcome"] = outcome
@@ -100,14 +111,17 @@ class ChatTaskType(TaskType):
                 problems.append(Problem(name, "too_long", f"At most {MAX_REASON_CHARS} characters."))
             cleaned[name] = text
         if outcome == "fail" and not cleaned["outcome_reason"]:
-            problems.append(Problem("outcome_reason", "required", "Say why the dialog failed."))
+            if unavailable:
+                cleaned["outcome_reason"] = SYSTEM_STOPPED
+            else:
+                problems.append(Problem("outcome_reason", "required", "Say why the dialog failed."))
         for name, (label, anchors) in RATINGS.items():
             raw = answers.get(name, "")
             value = int(raw) if isinstance(raw, (int, str)) and str(raw).strip().isdigit() else None
-            if value not in anchors:
+            if value not in anchors and not (unavailable and raw in ("", None)):
                 problems.append(Problem(name, "required", f"{label}: choose a rating from 1 to 5."))
-            cleaned[name] = value
-            if not cleaned[f"{name}_reason"]:
+            cleaned[name] = value if value in anchors else None
+            if value is not None and not cleaned[f"{name}_reason"]:
                 problems.append(Problem(f"{name}_reason", "required", f"{label}: give a reason for your rating."))
         return cleaned, problems
 

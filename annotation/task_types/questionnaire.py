@@ -3,8 +3,12 @@
 One type, several presets (DESIGN.md, "Task types"): the questions and their scales are settings,
 so DSTC9's Likert rating, CGoDial's hard-test scoring and the FED questions need no code of their
 own. A question is {name, label, help, anchors: one label per point of the scale, values: the
-number of each point (1..n by default), shows_knowledge}. The bounds of a rating come from its
-question's scale, never from a constant.
+number of each point (1..n by default), shows_knowledge, allows_na}. The bounds of a rating come
+from its question's scale, never from a constant.
+
+N/A: a question with `allows_na` offers "N/A" beside its scale, only with a written reason (FED:
+"error recovery" when the system made no error). An N/A answer is stored as None with the reason in
+`<name>_na_reason`; it is left out of every mean (`combine`) and of agreement, as a missing rating.
 
 Presets (PROTOCOLS.md):
 - `likert` (section 2): Appropriateness and Accuracy on 1-5 with anchored labels, over payloads the
@@ -14,22 +18,29 @@ Presets (PROTOCOLS.md):
   score is above `subset_threshold` (2.5) form the hard test subset.
 - `fed_turn` (section 4): FED's turn-level questions, No / Somewhat / Yes (understandable No /
   Yes), overall 1-5, over context-response payloads.
+- `fed_dialog` (section 4): FED's dialog-level questions, No / Somewhat / Yes (consistent No /
+  Yes), overall 1-5, over whole dialogs {"dialog": [{speaker, text}]}; error recovery allows N/A.
+The three-point answers are coded 1-3 (No = 1, Somewhat = 2, Yes = 3; No / Yes = 1 / 2), as in the
+FED paper's tables, not 0-2 as some loaders do.
 """
 import hashlib
 from collections.abc import Mapping
 from statistics import mean
 
-from .base import CORPUS, PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, register
+from .base import CORPUS, PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, register
 
 SPEAKERS = ("user", "system")
 MAX_QUESTIONS = 20
 MAX_POINTS = 11
 MAX_TEXT = 5000
-QUESTION_KEYS = {"name", "label", "help", "anchors", "values", "shows_knowledge"}
+QUESTION_KEYS = {"name", "label", "help", "anchors", "values", "shows_knowledge", "allows_na"}
+NA = "na"  # the form value of an N/A answer
+MAX_NA_REASON = 500
 
 
-def _q(name, label, help_text, anchors, shows_knowledge=False):
-    return {"name": name, "label": label, "help": help_text, "anchors": list(anchors), "shows_knowledge": shows_knowledge}
+def _q(name, label, help_text, anchors, shows_knowledge=False, allows_na=False):
+    question = {"name": name, "label": label, "help": help_text, "anchors": list(anchors), "shows_knowledge": shows_knowledge}
+    return {**question, "allows_na": True} if allows_na else question
 
 
 #: DSTC9's two questions with anchored labels (one label per point of the scale).
@@ -61,6 +72,20 @@ FED_TURN_QUESTIONS = [
     _q("understandable", "Understandable", "Is the response understandable?", NY),
     _q("fluent", "Fluent", "Is the response fluently written?", NSY),
     _q("overall", "Overall", "Overall impression of the response.", OVERALL),
+]
+#: Mehri & Eskenazi (2020), the dialog-level questions (DSTC9 Track 3's static and interactive evaluation).
+FED_DIALOG_QUESTIONS = [
+    _q("coherent", "Coherent", "Throughout the dialog, is the system coherent and maintaining a good conversation flow?", NSY),
+    _q("error_recovery", "Error recovery", "Is the system able to recover from errors that it makes? (N/A if it made none.)", NSY, allows_na=True),
+    _q("consistent", "Consistent", "Is the system consistent in the information it provides throughout the conversation?", NY),
+    _q("diverse", "Diverse", "Is there diversity in the system responses?", NSY),
+    _q("topic_depth", "Topic depth", "Does the system discuss topics in depth?", NSY),
+    _q("likeable", "Likeable", "Does the system display a likeable personality?", NSY),
+    _q("understanding", "Understanding", "Does the system seem to understand the user?", NSY),
+    _q("flexible", "Flexible", "Is the system flexible and adaptable to the user and their interests?", NSY),
+    _q("informative", "Informative", "Is the system informative throughout the conversation?", NSY),
+    _q("inquisitive", "Inquisitive", "Is the system inquisitive throughout the conversation?", NSY),
+    _q("overall", "Overall", "Overall impression of the dialog.", OVERALL),
 ]
 def default_question(name: str) -> dict | None:
     """DSTC9's built-in wording of a question, or None if Quorum has none for that name."""
@@ -116,6 +141,10 @@ def clean_questions(questions) -> list[dict]:
             "anchors": [a.strip() for a in anchors],
             "shows_knowledge": bool(q.get("shows_knowledge", False)),
         }
+        if q.get("allows_na") not in (None, True, False):
+            raise bad(f"{where}: 'allows_na' must be true or false")
+        if q.get("allows_na"):
+            cleaned["allows_na"] = True
         if values is not None:
             cleaned["values"] = list(values)
         out.append(cleaned)
@@ -152,15 +181,17 @@ class QuestionnaireTaskType(TaskType):
     supports_voting = False  # ratings are checked by agreement and flags, not by votes
 
     def __init__(self, *, key, label, questions, builds_from, source_speaker=None, subset_threshold=None,
-                 feeds_evaluation=False, rotate_order=False):
+                 feeds_evaluation=False, rotate_order=False, rates_dialogs=False):
         self.key, self.label, self.builds_from, self.source_speaker = key, label, builds_from, source_speaker
+        self.rates_dialogs = rates_dialogs  # payloads are whole dialogs {"dialog": [...]}, not a context and a response
         self.feeds_evaluation, self.rotate_order = feeds_evaluation, rotate_order
         self.settings_help = {
             "questions": (
                 [dict(q) for q in questions],
                 "The questions, each {name, label, help, anchors: one label per point of the scale, values: "
                 "optional numbers of the points (1..n by default), shows_knowledge: whether the reference "
-                "knowledge is needed to answer it}.",
+                "knowledge is needed to answer it, allows_na: whether N/A (with a written reason) may be "
+                "answered; N/A is left out of means and agreement}.",
             ),
             "subset_threshold": (
                 subset_threshold,
@@ -185,7 +216,7 @@ class QuestionnaireTaskType(TaskType):
     def build_payload(self, source) -> dict:
         if self.builds_from == CORPUS:
             return {"utterance": source.text, "slot_values": [sv["value"] for sv in source.slot_values]}
-        return clean_payload(source.payload)
+        return clean_dialog_payload(source.payload) if self.rates_dialogs else clean_payload(source.payload)
 
     # --- Responses --------------------------------------------------------------------------------
 
@@ -200,16 +231,33 @@ class QuestionnaireTaskType(TaskType):
                 "choices": {v: a for v, a in zip(scale, q["anchors"])},
                 "anchors": [{"value": v, "label": a} for v, a in zip(scale, q["anchors"])],
                 "shows_knowledge": q.get("shows_knowledge", False),
+                "allows_na": q.get("allows_na", False),
             })
+            if q.get("allows_na"):  # a text field of its own, so pages, the API and exports carry it
+                fields.append({
+                    "name": f"{q['name']}_na_reason", "label": f"{q['label']}: why N/A",
+                    "help": "Only with N/A: why the question does not apply.", "na_reason_for": q["name"],
+                })
         return fields
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
         cleaned, problems = {}, []
         for f in self.answer_fields(settings):
+            if "na_reason_for" in f:
+                continue  # read with its question
             scale = list(f["choices"])
-            score = parse_score(answers.get(f["name"], ""), scale)
+            raw = answers.get(f["name"], "")
+            if f["allows_na"] and raw == NA:
+                reason, found = clean_text(answers.get(f"{f['name']}_na_reason", ""), f"{f['name']}_na_reason", f"{f['label']}: N/A reason", MAX_NA_REASON)
+                problems += found
+                if reason is not None and not reason:
+                    problems.append(Problem(f"{f['name']}_na_reason", "required", f"{f['label']}: say why it does not apply."))
+                cleaned[f["name"]], cleaned[f"{f['name']}_na_reason"] = None, reason or ""
+                continue
+            score = parse_score(raw, scale)
             if score is None:
-                problems.append(Problem(f["name"], "required", f"{f['label']}: {_choose(scale)}."))
+                also = " or N/A with a reason" if f["allows_na"] else ""
+                problems.append(Problem(f["name"], "required", f"{f['label']}: {_choose(scale)}{also}."))
                 continue
             cleaned[f["name"]] = score
         return cleaned, problems
@@ -244,7 +292,7 @@ class QuestionnaireTaskType(TaskType):
     def combine(self, answer_rows, settings):
         """Per question the mean score, and the mean over every question and worker (`mean`)."""
         out = {}
-        names = [f["name"] for f in self.answer_fields(settings)]
+        names = [f["name"] for f in self.answer_fields(settings) if "choices" in f]
         for name in names:
             scores = [row[name] for row in answer_rows if isinstance(row.get(name), int)]
             out[name] = round(mean(scores), 4) if scores else None
@@ -261,6 +309,8 @@ class QuestionnaireTaskType(TaskType):
         return combined.get("mean") is not None and combined["mean"] > threshold
 
     def subject_of(self, payload):
+        if self.rates_dialogs:
+            return " ".join(turn["text"] for turn in payload.get("dialog", []))
         return str(payload.get("utterance") or payload.get("response") or "")
 
 
@@ -280,6 +330,20 @@ def clean_context(context) -> list[dict]:
             raise PayloadError(f"context turn {index}: must be {{speaker: user|system, text}}")
         turns.append({"speaker": turn["speaker"], "text": turn["text"][:MAX_TEXT]})
     return turns
+
+
+def clean_dialog_payload(payload) -> dict:
+    """Check a whole-dialog payload {"dialog": [{speaker, text}]} and return it normalised. Pure.
+    Nothing else is accepted: no system identity may reach what raters' pages are built from."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError("a payload must be an object {dialog: [{speaker, text}]}")
+    unknown = set(payload) - {"dialog"}
+    if unknown:
+        raise PayloadError(f"unknown payload key(s) {', '.join(sorted(unknown))}; only dialog")
+    try:
+        return {"dialog": clean_context(payload.get("dialog"))}
+    except PayloadError as exc:
+        raise PayloadError(str(exc).replace("'context'", "'dialog'").replace("context turn", "dialog turn")) from None
 
 
 def clean_payload(payload) -> dict:
@@ -314,6 +378,10 @@ register(QuestionnaireTaskType(
 register(QuestionnaireTaskType(
     key="hard_score", label="Score how hard items are (CGoDial hard test subset)", questions=HARD_SCORE_QUESTIONS,
     builds_from=CORPUS, source_speaker="user", subset_threshold=2.5,
+))
+register(QuestionnaireTaskType(
+    key="fed_dialog", label="FED dialog-level questions about a whole dialog (DSTC9 Track 3)", questions=FED_DIALOG_QUESTIONS,
+    builds_from=PAYLOADS, rotate_order=True, rates_dialogs=True,
 ))
 register(QuestionnaireTaskType(
     key="fed_turn", label="FED turn-level questions about a response (DSTC9 Track 3)", questions=FED_TURN_QUESTIONS,

@@ -2,10 +2,23 @@
 
 PROTOCOLS.md section 1. Every rewrite must keep the turn's slot values exactly; the checks are in
 `annotation.rewrite_checks`.
-"""
-from collections.abc import Mapping
 
+Unseen entities (RADDLE, PROTOCOLS.md 6c): with an entity list (`entities`, from a CSV file of
+slot,value), each user turn's slot values are replaced by new values before it becomes an item
+(`annotation.entities`: the same value the same way in every turn of a dialog, drawn by `entity_seed`).
+The payload then holds the new text and values (the checks ask for the new values verbatim) and
+`entities`, the turn's replacements [{slot, old, new}], and `dialog_entities`, the whole dialog's, so
+the page can say how the earlier turns read now. The test sets carry the new text where a turn had
+no accepted rewrite, and the manifest the replacements.
+"""
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .. import entities as entity_lists
 from .. import rewrite_checks
+from ..exporters.base import TurnRecord
+from ..exporters.selection import earliest_accepted_rewrites
 from ..rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
 from .base import TaskType, TaskTypeSettingsError, clean_text, register
 
@@ -16,6 +29,18 @@ VARIANT_HELP = {
     "simplified": "The same intent with fewer words, concisely.",
 }
 MAX_REWRITE_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ReplacedTurn:
+    """A user turn with its slot values replaced, for `jobs.save_job` (`id` is the item's turn)."""
+
+    id: int
+    text: str
+    slot_values: list
+    source_text: str
+    entities: list
+    dialog_entities: list
 
 
 class RewriteTaskType(TaskType):
@@ -36,7 +61,15 @@ class RewriteTaskType(TaskType):
             rewrite_checks.DEFAULT_TYPO_MAX_EDIT_RATIO,
             "Typos may change at most this share of the original's characters (edit distance / length).",
         ),
+        "entities": (
+            [],
+            "Unseen entities (RADDLE): an entity list [{slot, value}]; each slot value of a user turn whose slot is "
+            "listed is replaced by another value of that slot before rewriting, and rewrites must keep the new "
+            "values. Empty: the turns as they are.",
+        ),
+        "entity_seed": (0, "Seed of the replacements: the same corpus, list and seed give the same new values."),
     }
+    setting_files = {"entities": "Entity list: a CSV file with the header slot,value, one entity a line."}
 
     def clean_settings(self, settings):
         cleaned = super().clean_settings(settings)
@@ -49,13 +82,54 @@ class RewriteTaskType(TaskType):
         ratio = cleaned["typo_max_edit_ratio"]
         if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
             errors["typo_max_edit_ratio"] = "a number above 0 and at most 1"
+        try:
+            cleaned["entities"] = entity_lists.clean_entities(cleaned["entities"])
+        except entity_lists.EntityListError as exc:
+            errors["entities"] = str(exc)
+        seed = cleaned["entity_seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+            errors["entity_seed"] = "a whole number from 0 to 2147483647"
         if errors:
             raise TaskTypeSettingsError(errors)
         cleaned["variants"] = [v for v in VARIANTS if v in variants]  # canonical order
         return cleaned
 
+    def read_setting_file(self, setting, text, name):
+        if setting != "entities":
+            return super().read_setting_file(setting, text, name)
+        try:
+            return entity_lists.read_csv(text, name)
+        except entity_lists.EntityListError as exc:
+            raise TaskTypeSettingsError({setting: str(exc)}) from None
+
+    def source_turns(self, turns, settings):
+        if not settings.get("entities"):
+            return list(turns)
+        values = entity_lists.by_slot(settings["entities"])
+        seed = settings.get("entity_seed", 0)
+        out, seen_slots = [], set()
+        for dialog_id, rows in itertools.groupby(turns, key=lambda row: row.dialog_id):
+            rows = list(rows)
+            every = [sv for row in rows for sv in row.slot_values]
+            seen_slots.update(sv["slot"] for sv in every)
+            mapping = entity_lists.dialog_mapping(every, values, seed=seed, dialog_key=dialog_id)
+            dialog_entities = [{"slot": slot, "old": old, "new": new} for (slot, old), new in mapping.items()]
+            for row in rows:
+                text, slot_values, changes = entity_lists.substitute(row.text, row.slot_values, mapping)
+                out.append(ReplacedTurn(row.id, text, slot_values, row.text, changes, dialog_entities))
+        unknown = sorted(set(values) - seen_slots)
+        if unknown:
+            known = ", ".join(sorted(seen_slots)) or "none"
+            raise TaskTypeSettingsError({"entities": (
+                f"the entity list names slot(s) {', '.join(unknown)} that no selected user turn has (slots there: {known})"
+            )})
+        return out
+
     def build_payload(self, turn) -> dict:
-        return {"utterance": turn.text, "slot_values": [sv["value"] for sv in turn.slot_values]}
+        payload = {"utterance": turn.text, "slot_values": [sv["value"] for sv in turn.slot_values]}
+        if isinstance(turn, ReplacedTurn):
+            payload.update(source_utterance=turn.source_text, entities=turn.entities, dialog_entities=turn.dialog_entities)
+        return payload
 
     def answer_fields(self, settings):
         return [
@@ -81,6 +155,28 @@ class RewriteTaskType(TaskType):
             )
         )
         return cleaned, problems
+
+    def test_set_names(self, settings):
+        variants = settings.get("variants", list(VARIANTS))
+        return list(variants) if isinstance(variants, list) else []
+
+    def test_set_turns(self, turn, payload, accepted_responses, settings):
+        """Per variant, the earliest accepted rewrite in place of the source turn; with unseen
+        entities, the turn with its new values where no rewrite was accepted, and the new values as
+        the turn's slot values."""
+        variants = self.test_set_names(settings)
+        rewrites = earliest_accepted_rewrites(accepted_responses, variants)
+        slot_values = turn.slot_values
+        if "entities" in payload:
+            new = {(c["slot"], c["old"]): c["new"] for c in payload["entities"]}
+            slot_values = [{**sv, "value": new.get((sv["slot"], sv["value"]), sv["value"])} for sv in turn.slot_values]
+            if payload["entities"]:
+                rewrites = {v: rewrites.get(v, payload["utterance"]) for v in variants}
+        return {v: [TurnRecord(turn.index, turn.speaker, text, slot_values, turn.raw)] for v, text in rewrites.items()}
+
+    def manifest_of(self, payload):
+        """The replacements of an unseen-entities item: {"entities": [{slot, old, new}]}."""
+        return {"entities": payload["entities"]} if payload.get("entities") else {}
 
     def vote_parts(self, settings):
         """Each variant is its own utterance of the test sets, so voters judge each one (CGoDial)."""

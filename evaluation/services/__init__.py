@@ -11,7 +11,7 @@ from .campaigns import (  # noqa: F401
     refresh_inputs_version,
     select_finalists,
 )
-from .chats import create_chat_job  # noqa: F401
+from .chats import create_chat_job, pause_system, resume_system  # noqa: F401
 from .crowd import (  # noqa: F401
     create_crowd_campaign,
     create_crowd_job,
@@ -20,6 +20,7 @@ from .crowd import (  # noqa: F401
     sync_campaign_ratings,
 )
 from .exports import export_campaign  # noqa: F401
+from .fed import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate  # noqa: F401
 from .imports import (  # noqa: F401
     EvaluationInputError,
     add_ground_truth_entry,
@@ -31,6 +32,7 @@ from .imports import (  # noqa: F401
     import_test_set_logs,
 )
 from .judges import compute_judge_report, import_judge_scores  # noqa: F401
+from .scheduled import link_entry_system, run_due_schedules, run_schedule, set_schedule  # noqa: F401
 from .systems import check_system_again, import_goals, register_system  # noqa: F401
 from .uploads import (  # noqa: F401
     import_entries_upload,

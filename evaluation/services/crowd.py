@@ -24,8 +24,9 @@ from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job, item_ids_by_position
 from annotation.task_types.questionnaire import default_question
 
+from .. import allocation
 from ..models import Campaign, CampaignItem, CampaignJob, Entry, Rating
-from .campaigns import create_campaign
+from .campaigns import create_campaign, set_adaptive
 from .imports import EvaluationInputError, add_ground_truth_entry
 
 DEFAULT_REDUNDANCY = 3
@@ -125,6 +126,33 @@ def build_rows(campaign: Campaign, instances: list[int]):
     return rows, skipped
 
 
+def plan_rounds(campaign: Campaign, instances: list[int], order_seed: int) -> dict:
+    """The round order, the look grid and its critical value for a new adaptive crowd job."""
+    n = len(instances)
+    size = campaign.adaptive_round_size
+    if size >= n:
+        raise EvaluationInputError(
+            f"adaptive round size {size} is not smaller than the {n} instances rated; lower it, rate more instances, or turn adaptive mode off"
+        )
+    order = random.Random(f"rounds-{order_seed}").sample(list(instances), n)
+    sizes = list(range(size, n, size)) + [n]
+    critical = allocation.boundary(sizes, n, 1 - campaign.adaptive_confidence)
+    return {"round_order": order, "round_sizes": sizes, "critical_value": critical}
+
+
+def first_round(campaign: Campaign, rows: list, plan: dict, redundancy: int) -> list:
+    """The rows of the first round (every entry on the first instances of the order), checked against the budget."""
+    first = set(plan["round_order"][: plan["round_sizes"][0]])
+    chosen = [row for row in rows if row[1] in first]
+    needed = len(chosen) * redundancy
+    if campaign.adaptive_budget is not None and needed > campaign.adaptive_budget:
+        raise EvaluationInputError(
+            f"the first round alone needs {needed} ratings ({len(chosen)} responses x {redundancy} raters) and the adaptive budget is "
+            f"{campaign.adaptive_budget}; raise the budget or lower the round size"
+        )
+    return chosen
+
+
 @transaction.atomic
 def create_crowd_job(
     campaign: Campaign,
@@ -151,6 +179,10 @@ def create_crowd_job(
     if not rows:
         raise EvaluationInputError("no entry gave a response on the chosen instances; nothing to rate")
     order_seed = random.SystemRandom().randrange(2**62) if order_seed is None else int(order_seed)
+    # Adaptive mode: the job starts with the first round; services.adaptive adds the others.
+    plan = plan_rounds(campaign, chosen, order_seed) if campaign.adaptive else {}
+    if plan:
+        rows = first_round(campaign, rows, plan, redundancy)
     random.Random(order_seed).shuffle(rows)
 
     try:
@@ -174,13 +206,14 @@ def create_crowd_job(
     )
     campaign.rater_ids_known = True
     campaign.save(update_fields=["rater_ids_known"])
-    return CampaignJob.objects.create(campaign=campaign, job=job, instances=chosen, order_seed=order_seed, skipped=skipped)
+    return CampaignJob.objects.create(campaign=campaign, job=job, instances=chosen, order_seed=order_seed, skipped=skipped, **plan)
 
 
 @transaction.atomic
-def create_crowd_campaign(name, test_set, finalists, *, with_references=True, **job_options) -> CampaignJob:
+def create_crowd_campaign(name, test_set, finalists, *, with_references=True, adaptive=None, **job_options) -> CampaignJob:
     """A campaign of the finalists plus the reference rows (ground truth, baseline entries of the
-    test set), and its crowd job. All or nothing."""
+    test set), and its crowd job. `adaptive`: the keyword arguments of `set_adaptive` (adaptive
+    mode), or None. All or nothing."""
     finalists = list(finalists)
     if not finalists:
         raise EvaluationInputError("choose at least one finalist")
@@ -192,6 +225,8 @@ def create_crowd_campaign(name, test_set, finalists, *, with_references=True, **
         if truth is not None:
             entries[truth.pk] = truth
     campaign = create_campaign(name, test_set, list(entries.values()), questions=job_options.pop("questions", None))
+    if adaptive is not None:
+        campaign = set_adaptive(campaign, **adaptive)
     return create_crowd_job(campaign, **job_options)
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -111,9 +112,10 @@ def respond(state, text: str, weaker: bool = False) -> dict:
 class ReferenceSystem:
     """The WSGI application. `secret`: requests must be signed with it (empty: no check)."""
 
-    def __init__(self, secret: str = "", *, weaker: bool = False):
+    def __init__(self, secret: str = "", *, weaker: bool = False, delay: float = 0.0):
         self.secret = secret
         self.weaker = weaker
+        self.turn_delay = delay  # seconds to wait before answering a turn (a slower system, for load tests)
 
     def __call__(self, environ, start_response):
         status, body = self.handle(environ)
@@ -143,12 +145,15 @@ class ReferenceSystem:
                 return "200 OK", {"ok": True}
             if not isinstance(body.get("text"), str):
                 return "400 Bad Request", {"error": "'text' must be a string"}
+            if self.turn_delay:
+                time.sleep(self.turn_delay)
             return "200 OK", respond(body.get("state"), body["text"], self.weaker)
         return "404 Not Found", {"error": f"no route {method} {path}"}
 
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 makes many simultaneous chats wait on connect retries
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -170,8 +175,12 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8765, help="Port to listen on.")
     parser.add_argument("--secret", default="", help="Refuse requests not signed with this secret (default: no check).")
     parser.add_argument("--weaker", action="store_true", help="Ignore the area and price asked for (a worse baseline).")
+    parser.add_argument("--delay", type=float, default=0.0, help="Seconds to wait before answering each turn (a slower system, for load tests).")
     args = parser.parse_args(argv)
-    server = make_server(args.host, args.port, ReferenceSystem(args.secret, weaker=args.weaker), server_class=_ThreadingServer, handler_class=_QuietHandler)
+    if args.delay < 0:
+        parser.error("--delay cannot be negative")
+    app = ReferenceSystem(args.secret, weaker=args.weaker, delay=args.delay)
+    server = make_server(args.host, args.port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
     print(f"reference system on http://{args.host}:{server.server_port}", flush=True)
     server.serve_forever()
 

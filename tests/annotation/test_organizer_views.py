@@ -234,7 +234,7 @@ def test_job_form_creates_a_draft_job(changes, items, world, organizer, make_ann
     job = Job.objects.get(name="rewrites")
     assert response["Location"] == reverse("organizer:job", kwargs={"pk": job.pk})
     assert (job.state, job.items.count(), job.redundancy) == (Job.State.DRAFT, items, 2)
-    assert job.settings == {"variants": ["paraphrase", "typos"], "typo_max_edit_ratio": 0.3}
+    assert job.settings == {"variants": ["paraphrase", "typos"], "typo_max_edit_ratio": 0.3, "entities": [], "entity_seed": 0}
     assert list(job.annotators.all()) == [ann]
     assert job.created_by == organizer
 

@@ -186,7 +186,7 @@ class QuestionnaireContract(TaskTypeContract):
 
     def good_answers(self, item, n):
         fields = task_types.get(self.key).answer_fields(item.job.settings)
-        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields)}
+        return {f["name"]: str(list(f["choices"])[(n + i) % len(f["choices"])]) for i, f in enumerate(fields) if "choices" in f}
 
     def bad_answers(self, item):
         first = task_types.get(self.key).answer_fields(item.job.settings)[0]
@@ -218,6 +218,14 @@ class TestFedTurn(QuestionnaireContract):
         return _payload_job(self.key, [{"context": CONTEXT, "response": f"Parking is free. {HOSTILE}"}])
 
 
+class TestFedDialog(QuestionnaireContract):
+    key = "fed_dialog"
+
+    def make_job(self, make_annotator):
+        dialog = [*CONTEXT, {"speaker": "system", "text": f"Parking is free. {HOSTILE}"}]
+        return _payload_job(self.key, [{"dialog": dialog}, {"dialog": dialog[:2]}])
+
+
 PAIR = {"context": CONTEXT, "instance": "dialog-1", "a": {"system": "team-a", "text": f"Yes, it has free parking. {HOSTILE}"}, "b": {"system": "team-b", "text": "I don't know."}}
 
 
@@ -235,6 +243,45 @@ class TestPairwise(TaskTypeContract):
         return {"winner": "c", "left": "a"}
 
 
+class TestOutOfScope(TaskTypeContract):
+    key = "oos_insert"
+    bad_fields = {"utterance"}
+
+    def make_job(self, make_annotator):
+        qa = [{"question": f"Is there parking? {HOSTILE}", "answer": "Yes, free parking."}]
+        settings = {"insert_probability": 1.0, "qa_pairs": qa}
+        return make_live_job(make_corpus(dialogs=2, user_turns=2), task_type="oos_insert", redundancy=2, settings=settings)
+
+    def good_answers(self, item, n):
+        return {"utterance": ["What is the capital of Peru?", f"My cat sings at night. {HOSTILE}"][n % 2]}
+
+    def bad_answers(self, item):
+        return {"utterance": item.payload["next_turn"]}  # an in-scope turn of the dialog
+
+
+QA = {"id": "faq-1", "question": f"Is there free parking at the hotel? {HOSTILE}", "answer": "Yes, parking is free."}
+PARAPHRASES = [
+    "Can I park for free at the hotel?", "Does the hotel offer parking without charge?", "Is parking at the hotel free of charge?",
+    "Do guests pay for parking at this hotel?", "Will parking my car there cost anything?", "Is there a parking fee at the hotel?",
+    "Can guests leave their car at the hotel for nothing?", "Does it cost money to park at the hotel?", "Is the hotel car park free?",
+]
+
+
+class TestQaParaphrase(TaskTypeContract):
+    key = "qa_paraphrase"
+    bad_fields = {"paraphrase_1", "paraphrase_3"}
+
+    def make_job(self, make_annotator):
+        return _payload_job(self.key, [QA, {**QA, "id": "faq-2"}], count=3)
+
+    def good_answers(self, item, n):
+        return {f"paraphrase_{i + 1}": PARAPHRASES[(3 * n + i) % 9] for i in range(3)}
+
+    def bad_answers(self, item):
+        return {"paraphrase_1": item.payload["question"], "paraphrase_2": PARAPHRASES[0], "paraphrase_3": PARAPHRASES[0] + "!"}
+
+
+@pytest.mark.speech  # recordings synthesised with espeak-ng
 class TestSpokenReading(TaskTypeContract):
     """Readings are upload fields: the good answers are recordings synthesised in the test run, the
     bad ones a silent recording and a missing one."""
@@ -305,12 +352,17 @@ def test_the_api_gives_every_jobs_agreement_per_question(db, make_annotator, org
     assert client.get(f"/api/jobs/{rewrite.pk}/agreement/").json() == []
 
 
-class _ScriptedRelay:
-    """A relay that needs no system: every conversation already holds one exchange."""
+def _scripted_relay():
+    from annotation.chat_relay import ChatRelay
 
-    def transcript(self, endpoint, session_key):
-        return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
-                          {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+    class ScriptedRelay(ChatRelay):
+        """A relay that needs no system: every conversation already holds one exchange."""
+
+        def transcript(self, endpoint, session_key):
+            return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
+                              {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+
+    return ScriptedRelay()
 
 
 CHAT = {"goal": {"restaurant": {"info": {"food": "chinese"}}}, "goal_text": [f"Find a chinese restaurant. {HOSTILE}"], "goal_id": "g1", "endpoint": "e1", "relay": "contract-test"}
@@ -324,7 +376,7 @@ class TestChat(TaskTypeContract):
     def _relay(self):
         from annotation import chat_relay
 
-        chat_relay.RELAYS["contract-test"] = _ScriptedRelay()
+        chat_relay.RELAYS["contract-test"] = _scripted_relay()
         yield
         del chat_relay.RELAYS["contract-test"]
 

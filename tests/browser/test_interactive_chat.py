@@ -56,3 +56,32 @@ def test_a_whole_chat_ends_in_success_and_ratings(page, dialogs, make_annotator)
     assert roles == ["system", "user", "system", "user", "system"]
     assert response.answers["transcript"][2]["offered"]["name"] == "Golden Wok"
     assert dialogs == []
+
+
+def test_a_system_that_stops_answering_is_paused_and_the_worker_ends_without_ratings(page, make_annotator, settings):
+    from evaluation.models import DialogSystem
+    from tests.evaluation.systems import Broken
+
+    settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 2
+    _user, worker = make_annotator("cho")
+    goals = import_goals(name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n')
+    with running(Broken("error", secret=SECRET)) as url:
+        system = register_system(name="team-broken", url=url, secret=SECRET)
+        create_chat_job(name="Chat with a system", systems=[system], goal_set=goals, dialogs_per_goal=2)
+        log_in(page, "cho", "cho-pass-1")
+        claim_by_keyboard(page, "Chat with a system")
+        expect(page.locator("#chat-unavailable")).to_be_hidden()
+        for n, text in enumerate(("chinese food please", "hello?"), start=1):
+            page.locator("#chat-input").fill(text)
+            page.locator("#chat-send").click()
+            expect(page.locator("#chat-log li.system.failed")).to_have_count(n)
+        expect(page.locator("#chat-log li.system.failed").last).to_contain_text("did not answer")
+        expect(page.locator("#chat-unavailable")).to_be_visible()  # the worker is told they may end now
+        assert DialogSystem.objects.get(pk=system.pk).paused_at is not None
+        page.get_by_role("radio", name=re.compile("^Fail")).check()
+        page.locator("#submit-button").click()  # no ratings, no reason: the system stopped answering
+        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+
+    response = Response.objects.get(worker=worker)
+    assert response.answers["outcome"] == "fail" and response.answers["system_unavailable"] is True
+    assert response.status != Response.Status.REJECTED

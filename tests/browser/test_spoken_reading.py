@@ -14,7 +14,7 @@ from tests.factories import make_corpus, make_live_job
 from .conftest import CHROMIUM, CHROMIUM_ARGS
 from .test_annotator_flow import claim_by_keyboard, log_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.speech, pytest.mark.django_db(transaction=True)]
 
 FAKE_MIC = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
 

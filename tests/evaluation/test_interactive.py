@@ -2,8 +2,10 @@
 weaker variant, conversations through the real work pages (the server relays; the page never names
 the system), a failing system's fallback, and the results (success, grounded success, ratings)."""
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -63,7 +65,7 @@ def test_a_chat_job_relays_turns_records_transcripts_and_ranks_by_grounded_succe
             results.append(response)
     transcript = results[0].answers["transcript"]
     assert transcript[2]["offered"]["name"] == "Golden Wok" and not any(t["failed"] for t in transcript)
-    rows = {r["system"]: r for r in system_results(selectors.interactive_dialogs(job))}
+    rows = {r["system"]: r for r in system_results(selectors.interactive_dialogs(job))["systems"]}
     assert rows["strong-team"]["success"] == rows["strong-team"]["grounded_success"] == rows["strong-team"]["final"] == 1.0
     assert rows["strong-team"]["understanding"] == 4 and rows["weak-team"]["appropriateness"] == 5
 
@@ -76,7 +78,7 @@ def test_a_failing_system_shows_the_fallback_and_the_turn_is_recorded_as_failed(
         _page, state, response = _dialog(job, make_annotator("w"), ["chinese in the centre"], outcome="fail")
     assert state["turns"][-1]["failed"] and "did not answer" in state["turns"][-1]["text"]
     assert response.answers["transcript"][-1]["failed"]
-    row, = system_results(selectors.interactive_dialogs(job))
+    row, = system_results(selectors.interactive_dialogs(job))["systems"]
     assert row["success"] == 0 and row["failed_turns"] == 1
 
 
@@ -113,3 +115,24 @@ def test_the_results_page_shows_the_ranking_and_transcripts(goal_set, make_annot
     page = client.get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
     assert "Success with grounding" in page and "Golden Wok" in page and "ref" in page
     assert client.get(reverse("evaluation:systems")).content.decode().count(f"/evaluation/interactive/{job.pk}/") == 1
+    assert "bootstrap over user goals" in page and 'id="results-csv"' in page
+    csv_answer = client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"]))
+    assert csv_answer.status_code == 200 and csv_answer["Content-Type"].startswith("text/csv")
+    lines = csv_answer.content.decode().splitlines()
+    assert lines[0].startswith("rank,rank_low,rank_high,system,") and lines[1].startswith("1,1,1,ref,1,1,")
+    assert client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "pdf"])).status_code == 404
+    out = StringIO()
+    call_command("rank_interactive", str(job.pk), stdout=out)
+    assert "| 1 | 1-1 | ref | 1 |" in out.getvalue()
+    with pytest.raises(CommandError, match="No chat job with id 999999"):
+        call_command("rank_interactive", "999999")
+
+
+def test_the_results_page_of_a_job_without_dialogs_says_so(goal_set, organizer):
+    system = register_system(name="ref", url="http://127.0.0.1:9", secret=SECRET)
+    job = create_chat_job(name="chat", systems=[system], goal_set=goal_set)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:interactive-results", args=[job.pk]))
+    assert page.status_code == 200 and "No dialogs count yet." in page.content.decode()
+    assert client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"])).status_code == 404

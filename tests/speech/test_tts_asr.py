@@ -131,3 +131,21 @@ def test_http_backend_failures_are_clear(answer, says):
     backend = get_backend("http", http_url="http://asr.example/", http_timeout=5, session=FakeSession(answer))
     with pytest.raises(AsrFailed, match=says):
         backend.transcribe(_wav())
+
+
+def test_espeak_ipa_maps_to_cmu_phones():
+    from annotation.speech.asr.g2p import ipa_to_cmu
+
+    assert ipa_to_cmu("kˈɛɾəlz") == "K EH T AH L Z"  # espeak-ng's "kettles"
+    assert ipa_to_cmu("tʃˈiːp hoʊtˈɛl") == "CH IY P HH OW T EH L"
+    assert ipa_to_cmu("ʘ") is None  # a click: no CMU phone, so no pronunciation rather than a wrong one
+
+
+@pytest.mark.speech
+def test_an_adapted_model_is_built_once_and_reused_from_the_cache(tmp_path):
+    backend = get_backend(cache_dir=tmp_path)
+    first = backend.adaptation(SENTENCES)
+    written = first.arpa_path.stat().st_mtime_ns
+    again = backend.adaptation([s.upper() + "!" for s in SENTENCES])  # the same text after normalisation
+    assert again.arpa_path == first.arpa_path and again.arpa_path.stat().st_mtime_ns == written
+    assert backend.adaptation(SENTENCES[:2]).arpa_path != first.arpa_path

@@ -1,21 +1,32 @@
-"""Create a draft job from a corpus, from a shell (a thin wrapper over services.jobs.create_job)."""
+"""Create a draft job from a corpus or a payload file, from a shell (a thin wrapper over
+services.jobs.create_job and job_requests.create_payload_job_for_request)."""
 import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation import task_types
+from annotation.job_requests import create_payload_job_for_request
 from annotation.models import Corpus
 from annotation.services.jobs import JobError, Selection, create_job
+
+#: Options that give a task-type setting as a file: option -> setting name.
+SETTING_FILES = {"qa_pairs": "qa_pairs", "entities": "entities"}
 
 
 class Command(BaseCommand):
     help = (
         "Create a draft job with one item per selected source turn of CORPUS_NAME: every turn, "
         "a random sample (--sample N --seed S) or the turns of chosen dialogs (--dialogs ID ...). "
-        "Prints the job id and its item count; launch it with launch_job."
+        "Prints the job id and its item count; launch it with launch_job. A task type whose items are "
+        "payloads (qa_paraphrase) takes --payloads FILE, or CORPUS_NAME to build them from its knowledge."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("corpus_name", help="Name of an imported corpus.")
+        parser.add_argument("corpus_name", nargs="?", help="Name of an imported corpus.")
+        parser.add_argument("--payloads", metavar="FILE", help="For a payload task type: the payload file (qa_paraphrase: JSONL of {id, question, answer}).")
+        parser.add_argument("--qa-pairs", metavar="FILE.jsonl", help='Out-of-scope job: the knowledge QA pairs, one {"question", "answer"} a line.')
+        parser.add_argument("--entities", metavar="FILE.csv", help="Rewrite job: replace slot values from this entity list (CSV with header slot,value) before rewriting.")
         parser.add_argument("--name", required=True, help="Name of the job.")
         parser.add_argument("--task-type", default="rewrite", help="Task type key (default: rewrite).")
         parser.add_argument("--redundancy", type=int, default=1, help="Responses wanted per item (default: 1).")
@@ -36,12 +47,65 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, corpus_name, **options):
-        corpus = Corpus.objects.filter(name=corpus_name).first()
-        if corpus is None:
-            raise CommandError(f"No corpus named {corpus_name!r}; import it first (import_corpus).")
+        corpus = None
+        if corpus_name is not None:
+            corpus = Corpus.objects.filter(name=corpus_name).first()
+            if corpus is None:
+                raise CommandError(f"No corpus named {corpus_name!r}; import it first (import_corpus).")
+        try:
+            kind = task_types.get(options["task_type"])
+        except KeyError as exc:
+            raise CommandError(f"--task-type: {exc.args[0]}") from None
         settings = self._settings(options["setting"])
         if options["variants"]:
             settings["variants"] = options["variants"]
+        for option, setting in SETTING_FILES.items():
+            if options[option]:
+                settings[setting] = self._setting_file(kind, option, setting, options[option])
+        common = {
+            "name": options["name"], "task_type": kind.key, "settings": settings, "redundancy": options["redundancy"],
+            "reward": options["reward"], "instructions": options["instructions"], "claim_timeout_minutes": options["claim_timeout"],
+        }
+        if kind.builds_from == task_types.PAYLOADS:
+            job = self._payload_job(corpus, options["payloads"], common)
+        elif corpus is None:
+            raise CommandError("Name the corpus whose turns become items (CORPUS_NAME).")
+        elif options["payloads"]:
+            raise CommandError(f"--payloads: task type {kind.key!r} builds its items from corpus turns, not payloads.")
+        else:
+            job = self._corpus_job(corpus, options, common)
+        self.stdout.write(f"Created draft job {job.pk} ({job.name!r}) with {job.items.count()} items.")
+
+    def _payload_job(self, corpus, path, common):
+        text = None
+        if path:
+            text = self._read(path, "--payloads")
+        try:
+            return create_payload_job_for_request(payload_text=text, payload_file_name=Path(path).name if path else "", corpus=corpus, **common)
+        except JobError as exc:
+            raise CommandError(str(exc)) from None
+        except ArithmeticError:
+            raise CommandError(f"--reward must be an amount in USD such as 0.50, not {common['reward']!r}") from None
+
+    @staticmethod
+    def _read(path, option) -> str:
+        try:
+            return Path(path).read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise CommandError(f"{option} {path}: cannot read it ({exc.strerror or exc})") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{option} {path}: not UTF-8 text; save it as UTF-8") from None
+
+    def _setting_file(self, kind, option, setting, path):
+        flag = "--" + option.replace("_", "-")
+        if setting not in kind.setting_files:
+            raise CommandError(f"{flag}: task type {kind.key!r} takes no {setting.replace('_', ' ')}")
+        try:
+            return kind.read_setting_file(setting, self._read(path, flag), Path(path).name)
+        except task_types.TaskTypeSettingsError as exc:
+            raise CommandError(f"{flag}: {exc.errors.get(setting, exc)}") from None
+
+    def _corpus_job(self, corpus, options, common):
         if options["sample"] is not None:
             selection = Selection(mode="sample", size=options["sample"], seed=options["seed"])
         elif options["dialogs"]:
@@ -49,22 +113,11 @@ class Command(BaseCommand):
         else:
             selection = Selection()
         try:
-            job = create_job(
-                corpus=corpus,
-                name=options["name"],
-                task_type=options["task_type"],
-                settings=settings,
-                selection=selection,
-                redundancy=options["redundancy"],
-                reward=options["reward"],
-                instructions=options["instructions"],
-                claim_timeout_minutes=options["claim_timeout"],
-            )
+            return create_job(corpus=corpus, selection=selection, **common)
         except JobError as exc:
             raise CommandError(str(exc)) from None
         except ArithmeticError:
             raise CommandError(f"--reward must be an amount in USD such as 0.50, not {options['reward']!r}") from None
-        self.stdout.write(f"Created draft job {job.pk} ({job.name!r}) with {job.items.count()} items.")
 
     @staticmethod
     def _settings(pairs) -> dict:

@@ -4,8 +4,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Job
-from annotation.services.exports import ExportError, export_job
+from annotation.models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, Job
+from annotation.selectors.exports import count_export_user_turns
+from annotation.services.exports import SPEECH_ERRORS_MAX_PASSES, ExportError, check_speech_errors_wer, export_job
 
 
 class Command(BaseCommand):
@@ -22,13 +23,35 @@ class Command(BaseCommand):
             "--audio", action="store_true",
             help="Spoken-reading jobs: also copy every recording into audio/ (readings.jsonl names each one).",
         )
+        parser.add_argument(
+            "--speech-errors-wer", type=float, default=None, metavar="W",
+            help=f"Also write speech_errors/: every user turn of the exported dialogs spoken, mixed with noise and "
+            f"recognised at corpus WER W ({SPEECH_ERRORS_MIN_WER:g} to {SPEECH_ERRORS_MAX_WER:g}), with speech_errors.jsonl. "
+            "Slow: tens of CPU-seconds per 30 user turns.",
+        )
+        parser.add_argument(
+            "--speech-errors-seed", type=int, default=0, metavar="S",
+            help="Seed of the speech-error noise (default 0); the same seed gives the same text.",
+        )
 
-    def handle(self, *args, job_id, out, audio=False, **options):
+    def handle(self, *args, job_id, out, audio=False, speech_errors_wer=None, speech_errors_seed=0, **options):
         job = Job.objects.select_related("corpus").filter(pk=job_id).first()
         if job is None:
             raise CommandError(f"No job with id {job_id}.")
+        if speech_errors_seed < 0:
+            raise CommandError(f"--speech-errors-seed must be 0 or more; got {speech_errors_seed}.")
         try:
-            files = export_job(job, out, include_audio=audio)
+            check_speech_errors_wer(speech_errors_wer, job)
+        except ExportError as exc:
+            raise CommandError(f"--speech-errors-wer: {exc}") from None
+        if speech_errors_wer is not None:
+            self.stdout.write(
+                f"Speech errors: {count_export_user_turns(job)} user turns to synthesise and recognise, "
+                f"up to {SPEECH_ERRORS_MAX_PASSES} passes, at target WER {speech_errors_wer:g} (seed {speech_errors_seed})."
+            )
+            self.stdout.flush()
+        try:
+            files = export_job(job, out, include_audio=audio, speech_errors_wer=speech_errors_wer, speech_errors_seed=speech_errors_seed)
         except ExportError as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
@@ -41,6 +64,12 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{variant}: {counts['turns_replaced']} turns replaced, "
                 f"{counts['turns_without_accepted_rewrite']} without an accepted rewrite"
+            )
+        speech = manifest.get("speech_errors")
+        if speech:
+            self.stdout.write(
+                f"speech_errors: corpus WER {speech['wer']:.3f} (target {speech['target_wer']:g}) at SNR {speech['snr_db']:.1f} dB "
+                f"over {speech['utterances']} user turns; clean floor {speech['clean_floor_wer']:.3f}"
             )
         if "items" in manifest:
             self.stdout.write(f"{manifest['items']} items with responses that count.")

@@ -22,6 +22,14 @@ class Command(BaseCommand):
         parser.add_argument("--order-seed", type=int, help="Seed of the order in which items are offered (default: random, stored).")
         parser.add_argument("--reward", default="0.10", help="Pay per response, in USD.")
         parser.add_argument("--launch", action="store_true", help="Open the job to raters at once.")
+        parser.add_argument(
+            "--adaptive", action="store_true",
+            help="Adaptive mode: rate in rounds and keep rating only the entries whose order is still uncertain (docs/architecture.md).",
+        )
+        parser.add_argument("--confidence", type=float, default=0.95, help="Adaptive: confidence of a resolved pair, 0.5 to 0.999.")
+        parser.add_argument("--top-k", type=int, help="Adaptive: resolve the pairs of the top K entries (default: every pair).")
+        parser.add_argument("--budget-ratings", type=int, help="Adaptive: most ratings (responses) to use (default: the full design).")
+        parser.add_argument("--round-size", type=int, default=100, help="Adaptive: instances per round.")
 
     def handle(self, *args, **opts):
         test_set = get_test_set(opts["challenge"], opts["test_set"])
@@ -36,6 +44,9 @@ class Command(BaseCommand):
             crowd = create_crowd_campaign(
                 opts["name"], test_set, finalists, redundancy=opts["raters"], sample_size=opts["sample"],
                 sample_seed=opts["sample_seed"], order_seed=opts["order_seed"], reward=opts["reward"],
+                adaptive={
+                    "confidence": opts["confidence"], "top_k": opts["top_k"], "budget": opts["budget_ratings"], "round_size": opts["round_size"],
+                } if opts["adaptive"] else None,
             )
             if opts["launch"]:
                 launch_crowd_job(crowd.campaign)
@@ -45,4 +56,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"created campaign {crowd.campaign.name!r}: job {crowd.job_id} with {items} items x {opts['raters']} raters "
             f"on {len(crowd.instances)} instances (order seed {crowd.order_seed}){'; launched' if opts['launch'] else ''}"
+            + (f"; adaptive: rounds of {opts['round_size']} instances, looks at {crowd.round_sizes}" if opts["adaptive"] else "")
         )

@@ -1,0 +1,259 @@
+"""CGoDial out-of-scope turns: given a dialog up to an insertion point and the knowledge QA pairs, a
+worker writes a plausible user turn the system cannot serve (a meaningless sentence, an irrelevant
+question); the system answers with a configured default (PROTOCOLS.md 6b).
+
+Items are insertion points, chosen when the job is made (`source_turns`): each dialog is chosen with
+probability `insert_probability` (0.6) and then gets 1 to `max_per_dialog` (2) points, drawn among
+its user turns by a generator seeded with (`seed`, dialog), so the same corpus and settings give the
+same items. An item's turn is the user turn the new turn is inserted *before*; its payload is
+{"context": the turns before it, "next_turn": its text, "user_turns": every user turn of the
+dialog, "insert_before": its index}.
+
+The knowledge QA pairs are a job setting (`qa_pairs`, from a JSONL file of {question, answer}), or
+when none are given the FAQ documents of the corpus's DSTC9 knowledge (title = question, body =
+answer). The page lists them, collapsed, so that the worker does not ask what the knowledge answers.
+
+Export: one test set, `oos`, in the corpus's own format: each accepted turn inserted before its
+item's turn, followed by the system's default answer, the turn labelled out of scope as the format
+allows (docs/formats.md).
+"""
+import itertools
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process  # C implementations of string similarity
+
+from .. import qa_pairs, text_units
+from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
+from .base import CORPUS, Problem, TaskType, TaskTypeSettingsError, clean_text, register
+
+MAX_QA_PAIRS = 5000
+MAX_TURN_CHARS = 1000
+DEFAULT_ANSWER = "I am sorry, I do not know that"
+FIELD = "utterance"
+LABEL = "Out-of-scope user turn"
+SET_NAME = "oos"
+
+
+@dataclass(frozen=True)
+class InsertionPoint:
+    """A source row for `jobs.save_job`: the user turn (`id`) before which a turn is inserted."""
+
+    id: int
+    index: int
+    context: list
+    next_turn: str
+    user_turns: list
+
+
+def insertion_points(turns, *, probability: float, max_per_dialog: int, seed: int):
+    """The insertion points of turns given in corpus order (rows with id, dialog_id, index, speaker,
+    text). Pure: the draw of a dialog depends only on the seed and the dialog."""
+    for dialog_id, rows in itertools.groupby(turns, key=lambda row: row.dialog_id):
+        rows = list(rows)
+        rng = random.Random(f"quorum-oos:{seed}:{dialog_id}")
+        users = [i for i, row in enumerate(rows) if row.speaker == "user"]
+        if not users or rng.random() >= probability:
+            continue
+        count = min(len(users), rng.randint(1, max_per_dialog))
+        for position in sorted(rng.sample(users, count)):
+            row = rows[position]
+            yield InsertionPoint(
+                id=row.id,
+                index=row.index,
+                context=[{"speaker": r.speaker, "text": r.text} for r in rows[:position]],
+                next_turn=row.text,
+                user_turns=[rows[i].text for i in users],
+            )
+
+
+def check_turn(text: str, payload: Mapping, questions: list[str], *, threshold: float, min_length: int, max_length: int) -> list[Problem]:
+    """What is wrong with an inserted turn: empty, out of the length bounds, a copy of a turn of the
+    context, too close to a user turn of the dialog, or a question the knowledge answers. Pure."""
+    if not text:
+        return [Problem(FIELD, "required", f"{LABEL}: write a user turn the system cannot answer.")]
+    unspaced = text_units.is_unspaced(text)
+    size, unit = text_units.length(text, unspaced), text_units.unit_name(unspaced, 2)
+    problems = []
+    if size < min_length:
+        problems.append(Problem(FIELD, "too_short", f"{LABEL}: use at least {min_length} {unit} ({size} now)."))
+    if size > max_length:
+        problems.append(Problem(FIELD, "too_long", f"{LABEL}: use at most {max_length} {unit} ({size} now)."))
+    mine = text_units.comparable(text)
+    for turn in payload.get("context", []):
+        if text_units.comparable(turn["text"]) == mine:
+            who = "user" if turn["speaker"] == "user" else "system"
+            problems.append(Problem(FIELD, "copy", f"{LABEL}: this repeats a {who} turn of the dialog; write a new turn."))
+            return problems
+    normal = text_units.normalize(text)
+    near = process.extractOne(
+        normal, [text_units.normalize(t) for t in payload.get("user_turns", [])], scorer=fuzz.ratio, score_cutoff=threshold
+    )
+    if near is not None:
+        problems.append(Problem(
+            FIELD, "in_scope_turn",
+            f'{LABEL}: this is too close to the user\'s turn "{payload["user_turns"][near[2]]}"; '
+            "write something the system of this dialog cannot serve.",
+        ))
+    normal_questions = [text_units.normalize(q) for q in questions]
+    near = process.extractOne(normal, normal_questions, scorer=fuzz.ratio, score_cutoff=threshold)
+    if near is None:  # a knowledge question quoted inside the turn is in scope too
+        near = next(((q, 100, i) for i, q in enumerate(normal_questions) if len(q) >= 10 and q in normal), None)
+    if near is not None:
+        problems.append(Problem(
+            FIELD, "in_scope_question",
+            f'{LABEL}: the knowledge answers this ("{questions[near[2]]}"); ask something outside the listed QA pairs.',
+        ))
+    return problems
+
+
+class OutOfScopeTaskType(TaskType):
+    key = "oos_insert"
+    label = "Insert out-of-scope user turns (CGoDial)"
+    template = "annotation/tasks/oos_insert.html"
+    builds_from = CORPUS
+    source_speaker = None  # the context holds system turns too; insertion points are user turns
+    agreement_level = "nominal"  # free text: no agreement table
+    supports_voting = True  # CGoDial: other workers vote on whether the turn is usable
+    vote_question = "Is this a plausible user turn that the system of this dialog cannot answer (out of scope), and clearly written?"
+    exports_test_sets = True
+    setting_files = {"qa_pairs": 'Knowledge QA pairs: a JSONL file, one {"question", "answer"} a line.'}
+    settings_help = {
+        "insert_probability": (0.6, "Chance that a dialog gets out-of-scope turns (CGoDial: 0.6)."),
+        "max_per_dialog": (2, "A chosen dialog gets from 1 to this many insertion points, each an item (CGoDial: at most 2)."),
+        "seed": (0, "Seed of the draw of dialogs and insertion points: the same corpus, seed and settings give the same items."),
+        "default_answer": (DEFAULT_ANSWER, "The system's answer to an out-of-scope turn, written after it in the export."),
+        "qa_pairs": (
+            [],
+            f"The knowledge QA pairs [{{question, answer}}] shown to workers so that they do not ask what the "
+            f"system can answer (at most {MAX_QA_PAIRS}); empty: the FAQ documents of the corpus's DSTC9 knowledge, if any.",
+        ),
+        "similarity_threshold": (
+            80,
+            "A turn at least this similar (rapidfuzz ratio, 0-100, case and spaces aside) to a user turn of the "
+            "dialog or to a knowledge question is refused as in scope.",
+        ),
+        "min_length": (2, "Fewest words of an inserted turn (characters in scripts written without spaces)."),
+        "max_length": (40, "Most words of an inserted turn (characters in scripts written without spaces)."),
+    }
+
+    def clean_settings(self, settings):
+        cleaned = super().clean_settings(settings)
+        errors = {}
+
+        def number(name, low, high, whole=False):
+            value = cleaned[name]
+            kinds = (int,) if whole else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+                errors[name] = f"a {'whole ' if whole else ''}number from {low} to {high}"
+
+        number("insert_probability", 0, 1)
+        number("max_per_dialog", 1, 10, whole=True)
+        number("seed", 0, 2**31 - 1, whole=True)
+        number("similarity_threshold", 1, 100)
+        number("min_length", 1, 1000, whole=True)
+        number("max_length", 1, 1000, whole=True)
+        if "min_length" not in errors and "max_length" not in errors and cleaned["min_length"] > cleaned["max_length"]:
+            errors["max_length"] = "at least min_length"
+        answer = cleaned["default_answer"]
+        if not isinstance(answer, str) or not answer.strip():
+            errors["default_answer"] = "a non-empty text"
+        try:
+            cleaned["qa_pairs"] = qa_pairs.clean_pairs(cleaned["qa_pairs"], limit=MAX_QA_PAIRS)
+        except qa_pairs.QaPairsError as exc:
+            errors["qa_pairs"] = str(exc)
+        if errors:
+            raise TaskTypeSettingsError(errors)
+        cleaned["default_answer"] = answer.strip()
+        return cleaned
+
+    def settings_for_corpus(self, settings, corpus_meta):
+        if settings["qa_pairs"]:
+            return dict(settings)
+        pairs = [{"question": p["question"], "answer": p["answer"]} for p in qa_pairs.from_knowledge(corpus_meta.get("knowledge"))]
+        if len(pairs) > MAX_QA_PAIRS:
+            raise TaskTypeSettingsError({"qa_pairs": (
+                f"the corpus's knowledge has {len(pairs)} FAQ documents, more than the {MAX_QA_PAIRS} a page can list; "
+                "give the QA pairs workers should see as a file"
+            )})
+        return {**settings, "qa_pairs": pairs}
+
+    def read_setting_file(self, setting, text, name):
+        if setting != "qa_pairs":
+            return super().read_setting_file(setting, text, name)
+        try:
+            return qa_pairs.read_jsonl(text, name)
+        except qa_pairs.QaPairsError as exc:
+            raise TaskTypeSettingsError({setting: str(exc)}) from None
+
+    # --- Items ------------------------------------------------------------------------------------
+
+    def source_turns(self, turns, settings):
+        return list(insertion_points(
+            turns, probability=settings["insert_probability"], max_per_dialog=settings["max_per_dialog"], seed=settings["seed"]
+        ))
+
+    def build_payload(self, source) -> dict:
+        return {"context": source.context, "next_turn": source.next_turn, "user_turns": source.user_turns, "insert_before": source.index}
+
+    def page_context(self, item, slot, settings):
+        return {"qa_pairs": settings.get("qa_pairs", []), "default_answer": settings.get("default_answer", DEFAULT_ANSWER)}
+
+    # --- Responses --------------------------------------------------------------------------------
+
+    def answer_fields(self, settings):
+        return [{
+            "name": FIELD, "label": LABEL,
+            "help": "A plausible user turn at this point that the system cannot serve: an irrelevant question or a "
+            "meaningless sentence. Not a question the knowledge answers, not a repeat of the dialog.",
+        }]
+
+    def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        defaults = self.default_settings()
+        text, problems = clean_text(answers.get(FIELD, ""), FIELD, LABEL, MAX_TURN_CHARS)
+        if text is None:
+            return {}, problems
+        if not problems:
+            problems = check_turn(
+                text, payload, [p["question"] for p in settings.get("qa_pairs", [])],
+                threshold=settings.get("similarity_threshold", defaults["similarity_threshold"]),
+                min_length=settings.get("min_length", defaults["min_length"]),
+                max_length=settings.get("max_length", defaults["max_length"]),
+            )
+        return {FIELD: text}, problems
+
+    def combine(self, answer_rows, settings):
+        """The counted turns of an item, earliest first (the test set takes the first)."""
+        return {FIELD: [row[FIELD] for row in answer_rows if row.get(FIELD)], "responses": len(answer_rows)}
+
+    def subject_of(self, payload):
+        return f"(inserted before) {payload.get('next_turn', '')}"
+
+    # --- Export -----------------------------------------------------------------------------------
+
+    def test_set_names(self, settings):
+        return [SET_NAME]
+
+    def test_set_turns(self, turn, payload, accepted_responses, settings):
+        """The earliest accepted turn and the default answer, inserted before the item's turn."""
+        for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
+            text = (response.answers or {}).get(FIELD)
+            if isinstance(text, str) and text.strip():
+                answer = settings.get("default_answer", DEFAULT_ANSWER)
+                return {SET_NAME: [
+                    TurnRecord(turn.index, "user", text, [], {}, inserted=OOS_TURN),
+                    TurnRecord(turn.index, "system", answer, [], {}, inserted=OOS_REPLY),
+                    turn,
+                ]}
+        return {}
+
+    def manifest_extra(self, settings):
+        return {"out_of_scope": {
+            "default_answer": settings.get("default_answer", DEFAULT_ANSWER),
+            "labels": "see docs/formats.md: an inserted user turn is labelled out of scope; "
+            "replaced.oos lists the turns each was inserted before",
+        }}
+
+
+register(OutOfScopeTaskType())

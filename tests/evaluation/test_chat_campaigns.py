@@ -1,0 +1,170 @@
+"""An organizer creates a chat (interactive) job by page and by command; a system that keeps failing
+is paused (no new chats, the worker in a chat with it ends without penalty) and resumed."""
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Job, Response
+from annotation.services.claims import claim_next_slot
+from annotation.work_tokens import make_token
+from evaluation.models import ChatTurn, DialogSystem
+from evaluation.services import create_chat_job, import_goals, register_system
+from evaluation.systems.pausing import pause_reason
+from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+
+from .systems import Broken, running
+
+SECRET = "a-secret-of-twenty-chars"
+GOALS = (
+    b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n'
+    b'{"id": "g2", "goal": {"restaurant": {"info": {"food": "italian"}}}}\n'
+)
+
+
+@pytest.fixture
+def goal_set(db):
+    return import_goals(name="goals", goals_file=GOALS, databases={"restaurant": json.dumps(RESTAURANTS).encode()})
+
+
+def _system(name, url="http://127.0.0.1:9", **fields):
+    # Registered without a live server: the contract check fails, which does not stop a chat job.
+    return register_system(name=name, url=url, secret=SECRET, **fields)
+
+
+def _organizer_client(organizer):
+    client = Client()
+    client.force_login(organizer)
+    return client
+
+
+def test_an_organizer_creates_a_chat_job_on_the_systems_page(goal_set, organizer):
+    a, b = _system("team-a"), _system("team-b")
+    client = _organizer_client(organizer)
+    page = client.get(reverse("evaluation:systems")).content.decode()
+    assert 'id="chat-job-form"' in page and "no page or command" not in page
+    answer = client.post(reverse("evaluation:chat-job-create"), {
+        "name": "round 1", "systems": [a.pk, b.pk], "goal_set": goal_set.pk, "dialogs_per_goal": 3,
+        "min_user_turns": 2, "reward": "0.40", "instructions": "Be natural.",
+    })
+    assert answer.status_code == 302
+    job = Job.objects.get(name="round 1")
+    assert job.state == Job.State.LIVE and job.task_type == "chat" and job.settings["min_user_turns"] == 2
+    endpoints = [item.payload["endpoint"] for item in job.items.all()]
+    assert len(endpoints) == 12  # 2 goals x 2 systems x 3
+    assert endpoints.count(a.public_id) == endpoints.count(b.public_id) == 6
+    assert "round 1" in client.get(reverse("evaluation:systems")).content.decode()
+
+
+def test_a_bad_chat_job_form_is_refused_with_its_reason_and_writes_nothing(goal_set, organizer):
+    a = _system("team-a")
+    client = _organizer_client(organizer)
+    answer = client.post(reverse("evaluation:chat-job-create"), {"name": "r", "systems": [], "goal_set": goal_set.pk, "dialogs_per_goal": 0, "min_user_turns": 1, "reward": "0.4"})
+    assert answer.status_code == 400 and not Job.objects.exists()
+    assert "This field is required" in answer.content.decode()  # systems
+    a.paused_at, a.paused_reason = a.created_at, "5 consecutive failed turns"
+    a.save()
+    answer = client.post(reverse("evaluation:chat-job-create"), {"name": "r", "systems": [a.pk], "goal_set": goal_set.pk, "dialogs_per_goal": 1, "min_user_turns": 1, "reward": "0.4"})
+    assert answer.status_code == 400 and not Job.objects.exists()  # a paused system is not offered
+
+
+def test_create_chat_job_command(goal_set):
+    _system("team-a"), _system("team-b")
+    out = StringIO()
+    call_command("create_chat_job", "cmd job", "--systems", "team-a,team-b", "--goals", "goals", "--dialogs-per-goal", "2", stdout=out)
+    assert "4 goals" not in out.getvalue() and "8 dialogs" in out.getvalue()
+    assert Job.objects.get(name="cmd job").items.count() == 8
+    with pytest.raises(CommandError, match="no registered system named 'team-z'.*registered: team-a, team-b"):
+        call_command("create_chat_job", "x", "--systems", "team-a,team-z", "--goals", "goals")
+    with pytest.raises(CommandError, match="--goals: no goal set named 'nope'"):
+        call_command("create_chat_job", "x", "--systems", "team-a", "--goals", "nope")
+    with pytest.raises(CommandError, match="dialogs per goal must be a whole number from 1 to 100"):
+        call_command("create_chat_job", "x", "--systems", "team-a", "--goals", "goals", "--dialogs-per-goal", "0")
+    with pytest.raises(CommandError, match="reward"):
+        call_command("create_chat_job", "x", "--systems", "team-a", "--goals", "goals", "--reward", "lots")
+    assert not Job.objects.filter(name="x").exists()
+
+
+@pytest.mark.parametrize("recent, expected", [
+    ([True] * 5, "5 consecutive failed turns (the limit is 5)"),
+    ([True] * 4 + [False] * 16, None),  # 4 in a row, 20% of the window
+    ([True, False] * 10, "10 of the last 20 turns failed (the limit is 50%)"),
+    ([True, False] * 9, None),  # 50%, but the window is not full yet
+    ([False] + [True] * 19, "19 of the last 20 turns failed (the limit is 50%)"),
+])
+def test_pause_rules(recent, expected):
+    assert pause_reason(recent, consecutive=5, window=20, rate=0.5) == expected
+
+
+def _page_chat(client, token, action, **body):
+    return client.post(reverse("work-chat", args=[token]), {"action": action, **body}, content_type="application/json").json()
+
+
+def test_a_system_that_keeps_failing_is_paused_the_worker_ends_without_penalty_and_an_organizer_resumes_it(
+    goal_set, make_annotator, organizer, settings
+):
+    settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 3
+    with running(Broken("error", secret=SECRET)) as broken_url, running(ReferenceSystem(SECRET)) as good_url:
+        broken, good = _system("broken", broken_url), _system("good", good_url)
+        job = create_chat_job(name="chat", systems=[broken, good], goal_set=goal_set, dialogs_per_goal=2)
+        user, worker = make_annotator("w")
+        client = Client()
+        client.force_login(user)
+        slot = claim_next_slot(job=job, worker=worker)
+        assert slot.item.payload["endpoint"] == broken.public_id
+        token = make_token(slot)
+        _page_chat(client, token, "open")
+        for n in range(3):
+            state = _page_chat(client, token, "say", text=f"chinese please ({n})")
+        assert [t["failed"] for t in state["turns"] if t["role"] == "system"] == [False, True, True, True]
+        broken.refresh_from_db()
+        assert broken.paused_at and broken.paused_reason == "3 consecutive failed turns (the limit is 3)"
+
+        # The worker in the chat: the next message is not sent to the system; they are told to end.
+        calls_before = ChatTurn.objects.filter(session__system=broken).count()
+        state = _page_chat(client, token, "say", text="hello?")
+        assert state["unavailable"] and "not available" in state["turns"][-1]["text"]
+        assert ChatTurn.objects.filter(session__system=broken, error="system paused").count() == 1
+        assert ChatTurn.objects.filter(session__system=broken).count() == calls_before + 2
+        page = client.get(reverse("work", args=[token])).content.decode()
+        assert 'id="chat-unavailable"' in page
+        _page_chat(client, token, "end", reason="fail")
+        assert client.post(reverse("work", args=[token]), {"outcome": "fail"}).status_code == 302  # no ratings, no reason
+        response = Response.objects.get(slot=slot)
+        assert response.status != Response.Status.REJECTED
+        assert response.answers["outcome"] == "fail" and response.answers["understanding"] is None
+        assert response.answers["system_unavailable"] is True
+
+        # No new chats with the paused system: every further claim is a chat with the good one.
+        others = []
+        for name in ("x", "y", "z"):
+            claimed = claim_next_slot(job=job, worker=make_annotator(name)[1])
+            others.append(claimed.item.payload["endpoint"])
+        assert set(others) == {good.public_id}
+
+        org = _organizer_client(organizer)
+        page = org.get(reverse("evaluation:systems")).content.decode()
+        assert "paused" in page and "3 consecutive failed turns" in page
+        assert org.post(reverse("evaluation:system-resume", args=[broken.pk])).status_code == 302
+        broken.refresh_from_db()
+        assert broken.paused_at is None and broken.paused_reason == "" and broken.resumed_at
+        claimed = claim_next_slot(job=job, worker=make_annotator("v")[1])
+        assert claimed.item.payload["endpoint"] == broken.public_id  # chats go to it again
+
+
+def test_a_worker_with_a_working_system_still_owes_the_ratings(goal_set, make_annotator):
+    with running(ReferenceSystem(SECRET)) as url:
+        job = create_chat_job(name="chat", systems=[_system("good", url)], goal_set=goal_set)
+        user, worker = make_annotator("w")
+        client = Client()
+        client.force_login(user)
+        token = make_token(claim_next_slot(job=job, worker=worker))
+        _page_chat(client, token, "open")
+        assert not _page_chat(client, token, "say", text="chinese in the centre")["unavailable"]
+        answer = client.post(reverse("work", args=[token]), {"outcome": "fail", "system_unavailable": "True"})
+    assert answer.status_code == 400 or not Response.objects.exists()  # a page cannot claim the system failed
+    assert not Response.objects.exists()
+    assert DialogSystem.objects.get(name="good").paused_at is None

@@ -1,0 +1,240 @@
+"""FED questionnaires (DSTC9 Track 3): the presets' questions and scales, N/A with a reason, static
+sets from JSONL, frozen transcripts of chats, the offensive-word filter and its review queue."""
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+
+from annotation import task_types
+from annotation.models import Response, Slot
+from annotation.services.claims import claim_next_slot
+from annotation.work_tokens import make_token
+from evaluation import selectors
+from evaluation.fed_static import StaticSetError, parse
+from evaluation.models import FedCandidate, FedSet
+from evaluation.offensive import WordListError, load_words, matcher
+from evaluation.services import (
+    EvaluationInputError,
+    create_chat_job,
+    create_fed_set_from_chats,
+    import_fed_static,
+    import_goals,
+    launch_fed_job,
+    register_system,
+    review_candidate,
+)
+from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+
+from .systems import running
+
+CONTEXT = [{"speaker": "user", "text": "Hi! Any plans for the weekend?"}]
+
+
+def _line(context_id, responses, **extra):
+    return json.dumps({"context_id": context_id, "context": CONTEXT, "responses": responses, **extra})
+
+
+STATIC = "\n".join([
+    _line("c1", {"bot-a": "Hiking, you?", "bot-b": "I don't know."}),
+    _line("c2", {"bot-a": "Reading a book.", "bot-b": "Shut up, you idiot."}),
+]).encode()
+
+
+def test_the_fed_presets_have_the_published_questions_and_scales():
+    fields = task_types.get("fed_dialog").answer_fields(task_types.get("fed_dialog").clean_settings({}))
+    assert [f["name"] for f in fields if "choices" not in f] == ["error_recovery_na_reason"]  # a text field of its own
+    dialog = [f for f in fields if "choices" in f]
+    assert [f["name"] for f in dialog] == [
+        "coherent", "error_recovery", "consistent", "diverse", "topic_depth", "likeable", "understanding", "flexible",
+        "informative", "inquisitive", "overall",
+    ]
+    scales = {f["name"]: [a["label"] for a in f["anchors"]] for f in dialog}
+    assert scales["coherent"] == ["No", "Somewhat", "Yes"] and scales["consistent"] == ["No", "Yes"]
+    assert [a["value"] for a in dialog[-1]["anchors"]] == [1, 2, 3, 4, 5]
+    assert [f["name"] for f in dialog if f["allows_na"]] == ["error_recovery"]
+    turn = task_types.get("fed_turn").answer_fields(task_types.get("fed_turn").clean_settings({}))
+    assert [f["name"] for f in turn] == [
+        "interesting", "engaging", "specific", "relevant", "correct", "semantically_appropriate", "understandable", "fluent", "overall",
+    ]
+    assert {f["name"]: len(f["anchors"]) for f in turn}["understandable"] == 2
+
+
+def test_na_needs_a_reason_and_only_where_allowed():
+    kind = task_types.get("fed_dialog")
+    settings = kind.clean_settings({})
+    answers = {f["name"]: "2" for f in kind.answer_fields(settings) if "choices" in f}
+    cleaned, problems = kind.validate({}, settings, {**answers, "error_recovery": "na"})
+    assert [p.field for p in problems] == ["error_recovery_na_reason"]
+    cleaned, problems = kind.validate({}, settings, {**answers, "error_recovery": "na", "error_recovery_na_reason": " It made no error. "})
+    assert not problems and cleaned["error_recovery"] is None and cleaned["error_recovery_na_reason"] == "It made no error."
+    assert "error_recovery" not in kind.agreement_values(cleaned, settings)  # N/A is missing, not a value
+    assert kind.combine([cleaned, {**cleaned, "error_recovery": 3}], settings)["error_recovery"] == 3  # left out of the mean
+    _cleaned, problems = kind.validate({}, settings, {**answers, "coherent": "na", "coherent_na_reason": "why not"})
+    assert [p.field for p in problems] == ["coherent"]  # coherent has no N/A
+
+
+@pytest.mark.parametrize("setting, error", [([1], "entry 1"), ("", "must be a list"), ("/nonexistent/words.txt", "'words.txt' cannot be read")])
+def test_bad_word_lists_are_refused(setting, error):
+    with pytest.raises(WordListError, match=error):
+        load_words(setting)
+
+
+def test_the_word_filter_matches_whole_words_any_case_plurals_and_phrases(tmp_path):
+    path = tmp_path / "words.txt"
+    path.write_text("# house list\nidiot\nCrap  # mild\nshut up\n\n", encoding="utf-8")
+    find = matcher(load_words(str(path)))
+    assert load_words(str(path)) == ["crap", "idiot", "shut up"]
+    assert find("You IDIOTS! Shut   up.") == ["idiot", "shut up"]
+    assert find("My scrapbook of idiotic crapshoots") == []  # not inside other words
+
+
+@pytest.mark.parametrize("line, error", [
+    ("not json", "line 1: not a JSON object"),
+    (_line("c1", {"bot-a": "x"}, system="bot-a"), "line 1: unknown field(s) 'system'; the fields are context_id, context, responses"),
+    (json.dumps({"context_id": "c1", "context": CONTEXT}), "line 1: missing responses"),
+    (_line("c1", {"bot-a": ""}), "line 1: response of 'bot-a' must be a non-empty text"),
+    (_line("c1", {"bot-a": "x"}).replace('"user"', '"narrator"'), "line 1: context turn 0"),
+    ('{"context_id": "c1", "context": [], "responses": {"a": NaN}}', "line 1: not a JSON object"),
+])
+def test_bad_static_lines_are_named(line, error):
+    with pytest.raises(StaticSetError) as caught:
+        parse(line.encode())
+    assert str(caught.value).startswith(error)
+
+
+def test_every_context_needs_the_same_systems_and_ids_are_unique():
+    with pytest.raises(StaticSetError, match=r"line 3: every context needs a response from the same systems .* 'bot-c'"):
+        parse("\n".join([_line("c1", {"bot-a": "x", "bot-b": "y"}), "", _line("c2", {"bot-a": "x", "bot-c": "y"})]).encode())
+    with pytest.raises(StaticSetError, match="line 2: context_id 'c1' is used on line 1 already"):
+        parse("\n".join([_line("c1", {"bot-a": "x"}), _line("c1", {"bot-a": "y"})]).encode())
+
+
+def test_a_bad_static_file_writes_nothing(db):
+    with pytest.raises(EvaluationInputError, match="line 3: not a JSON object"):
+        import_fed_static(name="s", jsonl=STATIC + b"\n{")
+    assert not FedSet.objects.exists() and not FedCandidate.objects.exists()
+
+
+def test_flagged_items_wait_for_review_and_dropped_ones_never_reach_raters(db):
+    fed_set = import_fed_static(name="static", jsonl=STATIC)
+    candidates = list(fed_set.candidates.order_by("position"))
+    assert [(c.system, c.review) for c in candidates] == [("bot-a", "clean"), ("bot-b", "clean"), ("bot-a", "clean"), ("bot-b", "pending")]
+    flagged = candidates[3]
+    assert flagged.flagged_words == ["idiot", "shut up"]
+    assert flagged.payload == {"dialog": [*CONTEXT, {"speaker": "system", "text": "Shut up, you idiot."}]}  # no system name
+    with pytest.raises(EvaluationInputError, match="1 flagged item"):
+        launch_fed_job(fed_set)
+    with pytest.raises(EvaluationInputError, match="nothing to review"):
+        review_candidate(candidates[0], keep=False)
+    review_candidate(flagged, keep=False)
+    job = launch_fed_job(fed_set)
+    assert job.task_type == "fed_dialog" and job.items.count() == 3
+    assert Slot.objects.filter(job=job).count() == 9  # 3 raters each
+    assert not any("idiot" in json.dumps(i.payload) for i in job.items.all())
+    flagged.refresh_from_db()
+    assert flagged.item is None and flagged.review == "dropped"
+    with pytest.raises(EvaluationInputError, match="launched already"):
+        review_candidate(flagged, keep=True)
+
+
+def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, settings):
+    settings.QUORUM_OFFENSIVE_WORDS = ["weekend"]  # the setting replaces the default list
+    fed_set = import_fed_static(name="static", jsonl=STATIC, level="turn")
+    assert set(fed_set.candidates.values_list("review", flat=True)) == {"pending"}  # every context says "weekend"
+    for c in fed_set.candidates.all():
+        review_candidate(c, keep=True)
+    job = launch_fed_job(fed_set, raters=1)
+    assert job.task_type == "fed_turn" and job.items.first().payload["response"] == "Hiking, you?"
+    fields = task_types.get("fed_turn").answer_fields(job.settings)
+    user, worker = make_annotator("r")
+    client = Client()
+    client.force_login(user)
+    for n in range(4):
+        slot = claim_next_slot(job=job, worker=worker)
+        answers = {f["name"]: str(list(f["choices"])[-1 if slot.item.payload["response"] != "I don't know." else 0]) for f in fields}
+        assert client.post(reverse("work", args=[make_token(slot)]), answers).status_code == 302
+    rows = {r["system"]: r for r in selectors.fed_results(FedSet.objects.get(pk=fed_set.pk))}
+    assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "mean": 3.0, "n": 2, "na": 0}
+    assert rows["bot-b"]["questions"][0]["mean"] == 2.0  # one 1 ("I don't know.") and one 3
+
+
+def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the_page(db, make_annotator, organizer):
+    goals = import_goals(name="g", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n',
+                         databases={"restaurant": json.dumps(RESTAURANTS).encode()})
+    with running(ReferenceSystem("a-secret-of-twenty-chars")) as url:
+        system = register_system(name="ref", url=url, secret="a-secret-of-twenty-chars")
+        chat = create_chat_job(name="chat", systems=[system], goal_set=goals)
+        user, worker = make_annotator("w")
+        client = Client()
+        client.force_login(user)
+        token = make_token(claim_next_slot(job=chat, worker=worker))
+        chat_url = reverse("work-chat", args=[token])
+        client.post(chat_url, {"action": "open"}, content_type="application/json")
+        client.post(chat_url, {"action": "say", "text": "chinese food please"}, content_type="application/json")
+        client.post(reverse("work", args=[token]), {"outcome": "success", "understanding": "4", "understanding_reason": "ok",
+                                                    "appropriateness": "4", "appropriateness_reason": "ok"})
+    transcript = Response.objects.get().answers["transcript"]
+    dialog_set = create_fed_set_from_chats(name="dialogs", chat_job=chat)
+    turn_set = create_fed_set_from_chats(name="turns", chat_job=chat, level="turn")
+    assert dialog_set.candidates.get().payload["dialog"][1] == {"speaker": "user", "text": "chinese food please"}
+    assert dialog_set.candidates.get().system == "ref" and len(dialog_set.candidates.get().payload["dialog"]) == len(transcript)
+    assert turn_set.candidates.count() == 1  # the reply to the user's turn (the opening has no context)
+    with pytest.raises(EvaluationInputError, match="exists already"):
+        create_fed_set_from_chats(name="dialogs", chat_job=chat)
+
+    job = launch_fed_job(dialog_set, raters=1)
+    rater, rater_worker = make_annotator("rater")
+    client = Client()
+    client.force_login(rater)
+    token = make_token(claim_next_slot(job=job, worker=rater_worker))
+    page = client.get(reverse("work", args=[token])).content.decode()
+    assert 'id="rated-dialog"' in page and "chinese food please" in page and "ref" not in page.split('id="rated-dialog"')[1].split("</ol>")[0]
+    answers = {f["name"]: "2" for f in task_types.get("fed_dialog").answer_fields(job.settings) if "choices" in f}
+    refused = client.post(reverse("work", args=[token]), {**answers, "error_recovery": "na"})
+    assert refused.status_code == 400 and "say why it does not apply" in refused.content.decode()
+    assert client.post(reverse("work", args=[token]), {**answers, "error_recovery": "na", "error_recovery_na_reason": "no errors"}).status_code == 302
+    row, = selectors.fed_results(FedSet.objects.get(pk=dialog_set.pk))
+    recovery = next(q for q in row["questions"] if q["name"] == "error_recovery")
+    assert recovery == {"name": "error_recovery", "mean": None, "n": 0, "na": 1}
+
+    org = Client()
+    org.force_login(organizer)
+    page = org.get(reverse("evaluation:fed-set", args=[dialog_set.pk])).content.decode()
+    assert 'id="fed-results"' in page and "N/A 1" in page
+
+
+def test_pages_and_command(db, organizer, tmp_path):
+    client = Client()
+    client.force_login(organizer)
+    assert client.get(reverse("evaluation:fed-sets")).status_code == 200
+    bad_file = tmp_path / "bad.jsonl"
+    bad_file.write_bytes(STATIC + b'\n{"context_id": "c3"}')
+    with bad_file.open("rb") as fh:
+        answer = client.post(reverse("evaluation:fed-static"), {"name": "s", "level": "dialog", "jsonl": fh})
+    assert answer.status_code == 400 and "line 3: missing context, responses" in answer.content.decode() and not FedSet.objects.exists()
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(STATIC)
+    with good.open("rb") as fh:
+        answer = client.post(reverse("evaluation:fed-static"), {"name": "s", "level": "dialog", "jsonl": fh})
+    fed_set = FedSet.objects.get(name="s")
+    assert answer.status_code == 302
+    page = client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert "<mark>idiot</mark>" in page and "Shut up, you idiot." in page
+    flagged = fed_set.candidates.get(review="pending")
+    assert client.post(reverse("evaluation:fed-launch", args=[fed_set.pk]), {"raters": 3, "reward": "0.2"}).status_code == 400
+    client.post(reverse("evaluation:fed-review", args=[fed_set.pk, flagged.pk]), {"decision": "drop"})
+    assert client.post(reverse("evaluation:fed-launch", args=[fed_set.pk]), {"raters": 3, "reward": "0.2"}).status_code == 302
+    assert FedSet.objects.get(pk=fed_set.pk).job.items.count() == 3
+
+    out = StringIO()
+    call_command("create_fed_set", "cmd", "--static", str(good), "--level", "turn", stdout=out)
+    assert "4 to rate, 1 flagged for review" in out.getvalue()
+    with pytest.raises(CommandError, match="1 flagged item"):
+        call_command("create_fed_set", "cmd2", "--static", str(good), "--launch", stdout=StringIO())
+    with pytest.raises(CommandError, match="line 3: missing context, responses"):
+        call_command("create_fed_set", "cmd3", "--static", str(bad_file))
+    with pytest.raises(CommandError, match="--chat-job: no interactive job with id 999"):
+        call_command("create_fed_set", "cmd4", "--chat-job", "999")

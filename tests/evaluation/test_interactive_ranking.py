@@ -1,0 +1,93 @@
+"""The interactive leaderboard's statistics (evaluation/interactive.py): point values by hand, the
+bootstrap interval against the closed-form t interval of a mean, tie groups, rank ranges, exports."""
+import csv
+import io
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evaluation.interactive import system_results, to_csv, to_markdown
+
+DATABASE = {"restaurant": [{"name": "Golden Wok", "food": "chinese", "area": "centre"}, {"name": "Pizza Hut", "food": "italian", "area": "south"}]}
+GOAL = {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}
+
+
+def _dialog(system, goal_id, outcome, offered=None, understanding=4, appropriateness=3):
+    transcript = [{"role": "user", "text": "hi", "failed": False, "offered": None},
+                  {"role": "system", "text": "ok", "failed": False, "offered": offered}]
+    return {"system": system, "goal_id": str(goal_id), "goal": GOAL, "database": DATABASE, "answers": {
+        "outcome": outcome, "transcript": transcript, "understanding": understanding, "appropriateness": appropriateness}}
+
+
+def test_point_values_by_hand():
+    dialogs = [
+        _dialog("a", 1, "success", {"name": "Golden Wok"}),
+        _dialog("a", 2, "success", {"name": "Pizza Hut"}),  # the worker said success; the entity does not fit the goal
+        _dialog("a", 3, "fail", {"name": "Golden Wok"}, understanding=2),
+        _dialog("a", 4, "success", None, understanding=None),  # nothing offered: not grounded; no rating (system stopped)
+    ]
+    row, = system_results(dialogs, bootstrap=200)["systems"]
+    assert (row["success"], row["grounded_success"], row["final"]) == (0.75, 0.25, 0.5)
+    assert row["understanding"] == round((4 + 4 + 2) / 3, 4) and row["appropriateness"] == 3.0
+    assert row["rank"] == row["rank_low"] == row["rank_high"] == 1 and row["dialogs"] == 4 and row["goals"] == 4
+
+
+def test_the_interval_of_a_success_rate_matches_the_t_interval_of_a_mean():
+    """One dialog per goal, 40 goals, 20 successes: the bootstrap over goals is the bootstrap of a
+    mean of 0/1 values, whose interval approaches mean +- t_39 * sd / sqrt(n)."""
+    n = 40
+    dialogs = [_dialog("a", g, "success" if g % 2 else "fail", None) for g in range(n)]
+    row, = system_results(dialogs, bootstrap=20000, seed=3)["systems"]
+    values = np.array([1.0 if g % 2 else 0.0 for g in range(n)])
+    half = stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n)
+    assert row["success"] == 0.5
+    assert row["success_ci_low"] == pytest.approx(0.5 - half, abs=0.02)
+    assert row["success_ci_high"] == pytest.approx(0.5 + half, abs=0.02)
+
+
+def test_tie_groups_and_rank_ranges():
+    goals = range(30)
+    best = [_dialog("best", g, "success", {"name": "Golden Wok"}) for g in goals]
+    close = [_dialog("close", g, "success", {"name": "Golden Wok"} if g % 10 else None) for g in goals]  # 29/30 grounded
+    worst = [_dialog("worst", g, "fail") for g in goals]
+    result = system_results(best + close + worst, bootstrap=2000)
+    rows = {r["system"]: r for r in result["systems"]}
+    assert [r["system"] for r in result["systems"]] == ["best", "close", "worst"]
+    # best and close are not told apart by 30 goals: one tie group; worst is clearly last.
+    assert (rows["best"]["rank"], rows["close"]["rank"], rows["worst"]["rank"]) == (1, 1, 3)
+    assert rows["worst"]["rank_low"] == rows["worst"]["rank_high"] == 3
+    assert rows["best"]["rank_low"] == 1 and rows["close"]["rank_high"] == 2
+    pair = next(p for p in result["pairwise"] if {p["a"], p["b"]} == {"best", "worst"})
+    assert pair["significant"] and pair["better"] == "best" and pair["difference"] == 1.0
+
+
+def test_identical_systems_share_rank_one_and_the_same_seed_gives_the_same_numbers():
+    dialogs = [_dialog(s, g, "success" if g % 3 else "fail", {"name": "Golden Wok"}) for s in ("x", "y") for g in range(12)]
+    first, again = system_results(dialogs, bootstrap=500, seed=9), system_results(dialogs, bootstrap=500, seed=9)
+    assert first == again
+    assert [r["rank"] for r in first["systems"]] == [1, 1]
+    assert first["systems"][0]["final_ci_low"] == first["systems"][1]["final_ci_low"]
+
+
+def test_exports():
+    dialogs = [_dialog("a", g, "success", {"name": "Golden Wok"}) for g in range(5)] + [_dialog("b", g, "fail") for g in range(5)]
+    result = system_results(dialogs, bootstrap=200)
+    table = list(csv.DictReader(io.StringIO(to_csv(result))))
+    assert [r["system"] for r in table] == ["a", "b"] and table[0]["final"] == "1.0" and table[1]["rank"] == "2"
+    assert {"final_ci_low", "final_ci_high", "rank_low", "grounded_success"} <= set(table[0])
+    markdown = to_markdown(result, job_name="Round 1")
+    assert markdown.startswith("## Round 1") and "| 1 | 1-1 | a | 5 | 1.000 [1.000, 1.000]" in markdown
+    assert "bootstrap over user goals" in markdown
+
+
+def test_intervals_stay_on_the_scale():
+    dialogs = [_dialog("a", g, "success" if g < 4 else "fail", {"name": "Golden Wok"}, understanding=5 if g else 1) for g in range(6)]
+    row, = system_results(dialogs, bootstrap=1000)["systems"]
+    assert 0 <= row["success_ci_low"] and row["success_ci_high"] == 1.0  # widening would pass 1
+    assert row["understanding_ci_high"] == 5.0 and row["understanding_ci_low"] >= 1
+
+
+def test_no_dialogs_yet_is_an_empty_table_not_an_error():
+    result = system_results([], bootstrap=100)
+    assert result["systems"] == [] and result["pairwise"] == [] and "bootstrap over user goals" in result["method"]["ci_method"]

@@ -1,0 +1,128 @@
+"""RADDLE's evaluation service: the top-k entries by automatic score with an endpoint and no recent
+human evaluation get an interactive campaign on schedule; results on the leaderboard with date and
+intervals."""
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from evaluation.models import DialogSystem, Entry, EntryInteractiveRun, Team
+from evaluation.services import (
+    EvaluationInputError,
+    import_goals,
+    link_entry_system,
+    run_due_schedules,
+    run_schedule,
+    set_schedule,
+)
+from evaluation.tasks import run_scheduled_interactive_evaluations
+
+GOALS = b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n{"id": "g2", "goal": {"restaurant": {"info": {"food": "thai"}}}}\n'
+
+
+@pytest.fixture
+def board(test_set):
+    """Five submissions (bleu: e4 > e3 > e2 > e1 > e0) and a baseline; every one but e3 has an endpoint."""
+    team = Team.objects.create(challenge=test_set.challenge, team_id="team1")
+    systems = {}
+    for n in range(5):
+        system = DialogSystem.objects.create(name=f"sys{n}", url=f"http://127.0.0.1:9/{n}", secret="x" * 20, public_id=f"p{n}")
+        entry = Entry.objects.create(team=team, test_set=test_set, entry_id=f"e{n}", objective_scores={"bleu": n, "ter": 10 - n})
+        if n != 3:
+            entry.dialog_system = system
+            entry.save()
+        systems[n] = system
+    Entry.objects.create(team=team, test_set=test_set, entry_id="base", objective_scores={"bleu": 99, "ter": 0}, is_baseline=True)
+    goals = import_goals(name="goals", goals_file=GOALS)
+    return test_set, goals, systems
+
+
+def test_the_top_k_with_an_endpoint_and_no_recent_evaluation_get_a_campaign(board):
+    test_set, goals, systems = board
+    schedule = set_schedule(test_set=test_set, goal_set=goals, metrics=["bleu"], top_k=3, dialogs_per_goal=2, stale_after_days=60)
+    result = run_schedule(schedule)
+    # top 3 by bleu: e4, e3, e2; e3 has no endpoint; the baseline is not a submission.
+    assert result["entries"] == ["team1/e4", "team1/e2"]
+    job_endpoints = [item.payload["endpoint"] for item in EntryInteractiveRun.objects.first().job.items.all()]
+    assert sorted(set(job_endpoints)) == ["p2", "p4"] and len(job_endpoints) == 2 * 2 * 2  # 2 goals x 2 systems x 2
+    assert run_schedule(schedule)["job"] is None  # evaluated within 60 days: not due again
+    later = timezone.now() + timedelta(days=61)
+    assert run_schedule(schedule, now=later)["entries"] == ["team1/e4", "team1/e2"]
+
+
+def test_lower_is_better_and_paused_systems(board):
+    test_set, goals, systems = board
+    schedule = set_schedule(test_set=test_set, goal_set=goals, metrics=["ter"], lower_is_better=["ter"], top_k=2)
+    systems[4].paused_at, systems[4].paused_reason = timezone.now(), "5 consecutive failed turns"
+    systems[4].save()
+    assert run_schedule(schedule)["entries"] == []  # e4 is paused; e3 has no endpoint
+    schedule.top_k = 3
+    schedule.save()
+    assert run_schedule(schedule)["entries"] == ["team1/e2"]
+
+
+def test_bad_schedules_and_links_are_refused(board):
+    test_set, goals, _systems = board
+    with pytest.raises(EvaluationInputError, match="unknown metric.*'?rouge'?.*have: bleu, ter"):
+        set_schedule(test_set=test_set, goal_set=goals, metrics=["rouge"])
+    with pytest.raises(EvaluationInputError, match="top_k must be a whole number from 1 to 20"):
+        set_schedule(test_set=test_set, goal_set=goals, metrics=["bleu"], top_k=0)
+    with pytest.raises(EvaluationInputError, match="reference row"):
+        link_entry_system(Entry.objects.get(entry_id="base"), DialogSystem.objects.first())
+
+
+def test_the_beat_task_runs_every_enabled_schedule_and_the_leaderboard_shows_date_and_intervals(board, organizer):
+    test_set, goals, _systems = board
+    set_schedule(test_set=test_set, goal_set=goals, metrics=["bleu"], top_k=1)
+    result, = run_scheduled_interactive_evaluations.apply().get()
+    assert result["entries"] == ["team1/e4"]
+    assert run_due_schedules() == [{"schedule": result["schedule"], "job": None, "entries": []}]
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+    assert "the top 1 submissions by automatic score" in page
+    assert timezone.now().strftime("%Y-%m-%d") in page and "under way: no dialog counts yet" in page
+    rows = page.split('id="scheduled-leaderboard"')[1]
+    assert rows.index("team1/e4") < rows.index("team1/e0")  # by automatic score
+
+
+def test_interactive_service_command(board):
+    test_set, goals, _systems = board
+    out = StringIO()
+    call_command("interactive_service", "link", str(test_set.pk), "team1/e3", "sys3", stdout=out)
+    call_command("interactive_service", "schedule", str(test_set.pk), "--goals", "goals", "--metrics", "bleu", "--top-k", "2", stdout=out)
+    call_command("interactive_service", "run", str(test_set.pk), stdout=out)
+    assert "launched chat job" in out.getvalue() and "team1/e4, team1/e3" in out.getvalue()
+    with pytest.raises(CommandError, match="no registered system named 'nope'"):
+        call_command("interactive_service", "link", str(test_set.pk), "team1/e3", "nope")
+    with pytest.raises(CommandError, match="no entry 'team9/x'"):
+        call_command("interactive_service", "link", str(test_set.pk), "team9/x", "sys3")
+    with pytest.raises(CommandError, match="no test set with id 999999"):
+        call_command("interactive_service", "run", "999999")
+
+
+def test_the_goals_api_lists_and_imports_goal_sets(db, organizer, make_annotator):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(organizer)
+    answer = api.post("/api/evaluation/goals/", {
+        "name": "g", "goals": SimpleUploadedFile("goals.jsonl", GOALS), "database_domain": "restaurant",
+        "database": SimpleUploadedFile("restaurant_db.json", b'[{"name": "Golden Wok", "food": "chinese"}]'),
+    }, format="multipart")
+    assert answer.status_code == 201 and answer.json()["goals"] == 2 and answer.json()["database_domains"] == ["restaurant"]
+    assert [g["name"] for g in api.get("/api/evaluation/goals/").json()] == ["g"]
+    again = api.post("/api/evaluation/goals/", {"name": "g", "goals": SimpleUploadedFile("goals.jsonl", GOALS)}, format="multipart")
+    assert again.status_code == 400 and "exists already" in again.json()["detail"]
+    bad = api.post("/api/evaluation/goals/", {"name": "h", "goals": SimpleUploadedFile("goals.jsonl", b"{nope")}, format="multipart")
+    assert bad.status_code == 400 and "detail" in bad.json()
+    half = api.post("/api/evaluation/goals/", {"name": "h", "goals": SimpleUploadedFile("goals.jsonl", GOALS), "database_domain": "restaurant"}, format="multipart")
+    assert half.status_code == 400
+    annotator_api = APIClient()
+    annotator_api.force_authenticate(make_annotator("w")[0])
+    assert annotator_api.get("/api/evaluation/goals/").status_code == 403
