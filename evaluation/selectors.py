@@ -252,6 +252,12 @@ def fed_results(fed_set) -> list[dict]:
     return rows
 
 
+def entry_metrics(test_set) -> list[str]:
+    """The objective metrics the test set's entries have scores for, sorted: what a schedule's
+    automatic score may be computed over."""
+    return sorted({m for scores in test_set.entries.values_list("objective_scores", flat=True) for m in scores})
+
+
 def interactive_leaderboard(test_set) -> dict:
     """A test set's submissions by automatic score (Eq. 2 over its schedule's metrics) with their
     latest scheduled human evaluation: date, success, grounded success and the final score with its
