@@ -1,5 +1,7 @@
 """Organizer pages of interactive evaluation: dialog systems (registered with the contract check)
 and user goals. Thin: the services write, the selectors read."""
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -9,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from . import interactive, selectors
 from .forms import ChatJobForm, EntryEndpointForm, GoalsUploadForm, InteractiveScheduleForm, SystemRegistrationForm
-from .models import DialogSystem, TestSet
+from .models import ChatScreening, DialogSystem, TestSet
 from .services import (
     EvaluationInputError,
     check_system_again,
@@ -18,10 +20,12 @@ from .services import (
     link_entry_system,
     register_system,
     resume_system,
+    review_chat,
     run_schedule,
+    screen_chat_job,
     set_schedule,
 )
-from .views import _organizer_only
+from .views import _keep_or_drop, _organizer_only
 
 RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
 
@@ -142,7 +146,32 @@ def interactive_results(request, pk, fmt=None):
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
-    return render(request, "evaluation/interactive_results.html", {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs})
+    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job)}
+    return render(request, "evaluation/interactive_results.html", context)
+
+
+@login_required
+@require_POST
+def chat_review(request, pk, screening_pk):
+    """Keep or drop a chat the offensive-word filter flagged."""
+    _organizer_only(request)
+    screening = get_object_or_404(ChatScreening, pk=screening_pk, response__item__job_id=pk)
+    return _keep_or_drop(request, partial(review_chat, screening), reverse("evaluation:interactive-results", args=[pk]) + "#review")
+
+
+@login_required
+@require_POST
+def chat_screen(request, pk):
+    """Screen the job's chats not screened yet (after the word list changed, or was broken)."""
+    _organizer_only(request)
+    job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+    try:
+        flagged = screen_chat_job(job)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not screened: {exc}")
+    else:
+        messages.success(request, f"Screened: {flagged} more chat{'' if flagged == 1 else 's'} flagged.")
+    return redirect(reverse("evaluation:interactive-results", args=[pk]) + "#review")
 
 
 def _schedule_initial(test_set) -> dict:
