@@ -115,3 +115,29 @@ def test_a_broken_word_list_does_not_fail_the_worker_and_screening_again_catches
     review_chat(ChatScreening.objects.get(), keep=True)
     assert _success(job) == (1, 1.0)
 
+
+
+def test_the_api_shows_the_interactive_results_without_dropped_chats_and_systems_paused_state(chats, organizer, make_annotator):
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    from evaluation.models import DialogSystem
+
+    api = APIClient()
+    api.force_authenticate(organizer)
+    body = api.get(f"/api/evaluation/interactive/{chats.pk}/").json()
+    assert body["screening"] == {"pending": 1, "kept": 0, "dropped": 0}
+    assert [(r["system"], r["dialogs"], r["success"]) for r in body["systems"]] == [("ref", 1, 1.0)]
+    review_chat(ChatScreening.objects.get(), keep=True)
+    body = api.get(f"/api/evaluation/interactive/{chats.pk}/").json()
+    assert body["screening"]["kept"] == 1 and body["systems"][0]["dialogs"] == 2 and body["systems"][0]["success"] == 0.5
+    assert api.get(f"/api/evaluation/interactive/{chats.pk + 1000}/").status_code == 404
+
+    system = DialogSystem.objects.get()
+    system.paused_at, system.paused_reason = timezone.now(), "3 consecutive failed turns (the limit is 3)"
+    system.save()
+    listed, = api.get("/api/evaluation/systems/").json()["results"]
+    assert listed["paused_reason"] == "3 consecutive failed turns (the limit is 3)" and listed["paused_at"] and "secret" not in listed
+    worker_api = APIClient()
+    worker_api.force_authenticate(make_annotator("w9")[0])
+    assert worker_api.get(f"/api/evaluation/interactive/{chats.pk}/").status_code == 403
