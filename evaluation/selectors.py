@@ -314,7 +314,9 @@ def interactive_leaderboard(test_set) -> dict:
             row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
         rows.append(row)
     rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
-    return {"schedule": schedule, "rows": rows}
+    screened = [chat_screenings(job_id) for job_id in results_by_job]
+    left_out = {state: sum(c[state] for c in screened) for state in UNCOUNTED_SCREENINGS}
+    return {"schedule": schedule, "rows": rows, "left_out": left_out}
 
 
 # --- Adaptive campaigns ----------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def _keep_or_drop(request, decide, back):
         except EvaluationInputError as exc:
             messages.error(request, f"Not changed: {exc}")
         else:
-            messages.success(request, "Kept: it counts." if decision == "keep" else "Dropped: it is left out.")
+            messages.success(request, "Kept: it is evaluated." if decision == "keep" else "Dropped: it is left out.")
     return redirect(back)
 
 

@@ -141,3 +141,20 @@ def test_the_api_shows_the_interactive_results_without_dropped_chats_and_systems
     worker_api = APIClient()
     worker_api.force_authenticate(make_annotator("w9")[0])
     assert worker_api.get(f"/api/evaluation/interactive/{chats.pk}/").status_code == 403
+
+
+def test_the_test_sets_leaderboard_counts_the_same_dialogs_and_says_what_is_left_out(chats, organizer, test_set):
+    from evaluation.models import DialogSystem, Entry, EntryInteractiveRun, Team
+
+    entry = Entry.objects.create(team=Team.objects.create(challenge=test_set.challenge, team_id="t"), test_set=test_set, entry_id="e",
+                                 objective_scores={"bleu": 1}, dialog_system=DialogSystem.objects.get())
+    EntryInteractiveRun.objects.create(entry=entry, job=chats)
+    row, = selectors.interactive_leaderboard(test_set)["rows"]
+    assert row["human"]["dialogs"] == 1 and row["human"]["success"] == 1.0
+    client, _page_text = _page(organizer, chats)
+    page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+    assert "0 dropped dialogs and 1 waiting for review is left out" in page
+    review_chat(ChatScreening.objects.get(), keep=True)
+    row, = selectors.interactive_leaderboard(test_set)["rows"]
+    assert row["human"]["dialogs"] == 2 and row["human"]["success"] == 0.5
+    assert 'id="screening-note"' not in client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()

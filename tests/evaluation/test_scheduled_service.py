@@ -212,3 +212,12 @@ def test_the_command_and_the_page_write_the_same_schedule(board, organizer):
     # The same refusal both ways.
     with pytest.raises(CommandError, match="lower-is-better metric"):
         call_command("interactive_service", "schedule", str(test_set.pk), "--goals", "goals", "--metrics", "bleu", "--lower-is-better", "ter")
+
+
+def test_every_field_of_the_service_forms_says_what_it_is_for(board):
+    from evaluation.forms import EntryEndpointForm, InteractiveScheduleForm
+
+    test_set, _goals, _systems = board
+    for form in (EntryEndpointForm(test_set=test_set), InteractiveScheduleForm(test_set=test_set)):
+        assert [name for name, field in form.fields.items() if len(field.help_text) < 20] == []
+    assert InteractiveScheduleForm(test_set=test_set).fields["metrics"].choices == [("bleu", "bleu"), ("ter", "ter")]
