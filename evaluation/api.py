@@ -340,6 +340,21 @@ class DialogSystemListView(EvaluationAPI, generics.ListCreateAPIView):
         return Response(self.get_serializer(system).data, status=status.HTTP_201_CREATED)
 
 
+class InteractiveResultsView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="A chat job's interactive leaderboard: per system success, grounded success, final score and ratings with intervals, tie groups, rank ranges",
+        description="Computed from the counted dialogs, as on the results page: chats flagged by the offensive-word filter count only once kept "
+        "(`screening` says how many wait, were kept and were dropped).",
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such interactive (chat) job.")},
+    )
+    def get(self, request, pk):
+        job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+        result, _dialogs = selectors.interactive_ranking(job)
+        screening = selectors.chat_screenings(job)
+        body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
+        return Response(_json_safe(body))
+
+
 class GoalSetListView(EvaluationAPI, APIView):
     parser_classes = [StrictMultiPartParser, FormParser]
 

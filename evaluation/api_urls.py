@@ -19,4 +19,5 @@ urlpatterns = [
     path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
     path("systems/", api.DialogSystemListView.as_view(), name="systems"),
     path("goals/", api.GoalSetListView.as_view(), name="goals"),
+    path("interactive/<int:pk>/", api.InteractiveResultsView.as_view(), name="interactive-results"),
 ]

@@ -1,5 +1,7 @@
 """Organizer pages of FED questionnaires: sets to rate (from transcripts or a static JSONL), the
 offensive-word review queue, the FED job and its results. Thin: services write, selectors read."""
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
@@ -10,7 +12,7 @@ from . import selectors
 from .forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
 from .models import FedCandidate, FedSet
 from .services import EvaluationInputError, create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
-from .views import _organizer_only
+from .views import _keep_or_drop, _organizer_only
 
 
 def _list(request, status=200, chats_form=None, static_form=None):
@@ -82,15 +84,7 @@ def fed_set(request, pk):
 def fed_review(request, pk, candidate_pk):
     _organizer_only(request)
     candidate = get_object_or_404(FedCandidate, pk=candidate_pk, fed_set_id=pk)
-    decision = request.POST.get("decision")
-    if decision not in ("keep", "drop"):
-        messages.error(request, "Choose keep or drop.")
-    else:
-        try:
-            review_candidate(candidate, keep=decision == "keep")
-        except EvaluationInputError as exc:
-            messages.error(request, f"Not changed: {exc}")
-    return redirect(reverse("evaluation:fed-set", args=[pk]) + "#review")
+    return _keep_or_drop(request, partial(review_candidate, candidate), reverse("evaluation:fed-set", args=[pk]) + "#review")
 
 
 @login_required

@@ -161,6 +161,56 @@ class FedLaunchForm(_OwnIds):
     reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.20", help_text="Pay per rating, in USD.")
 
 
+class EntryChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj):
+        return f"{obj.label} (endpoint: {obj.dialog_system.name if obj.dialog_system else 'none'})"
+
+
+class EntryEndpointForm(_OwnIds):
+    """RADDLE's evaluation service: which registered system an entry is evaluated through (the
+    same write as `interactive_service link`)."""
+
+    id_prefix = "endpoint"
+    entry = EntryChoiceField(queryset=None, help_text="The submission (team/entry as imported); baselines and ground truth have no endpoint.")
+    system = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="— none: remove the link",
+        help_text="A system registered on the systems page (it should pass the contract check). Choose none to remove the entry's endpoint.",
+    )
+
+    def __init__(self, *args, test_set, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["entry"].queryset = test_set.entries.filter(is_baseline=False, is_ground_truth=False).select_related("team", "dialog_system")
+        self.fields["system"].queryset = selectors.dialog_systems()
+
+
+class InteractiveScheduleForm(_OwnIds):
+    """A test set's schedule of scheduled human evaluations (the same write as `interactive_service
+    schedule`); the service checks the numbers' ranges and the metrics again."""
+
+    id_prefix = "schedule"
+    goal_set = forms.ModelChoiceField(queryset=None, help_text="The user goals the workers chat towards; every evaluated entry gets every goal.")
+    metrics = forms.MultipleChoiceField(
+        help_text="The objective metrics of the automatic score (Eq. 2: mean reciprocal rank over them) that picks the top k; hold Ctrl to pick several. "
+        "The metrics the entries have are listed; an entry without all of them is not ranked.",
+    )
+    lower_is_better = forms.MultipleChoiceField(
+        required=False, help_text="Those of the chosen metrics where a lower value is better (e.g. TER, WER); none if higher is better for all.",
+    )
+    top_k = forms.IntegerField(min_value=1, max_value=20, initial=3, help_text="How many of the best entries by automatic score are offered a human evaluation (1-20).")
+    dialogs_per_goal = forms.IntegerField(min_value=1, max_value=100, initial=1, help_text="Dialogs per entry per goal (1-100).")
+    stale_after_days = forms.IntegerField(
+        min_value=1, max_value=3650, initial=60,
+        help_text="An entry evaluated fewer than this many days ago is not evaluated again (RADDLE: bi-monthly, 60).",
+    )
+    enabled = forms.BooleanField(required=False, initial=True, help_text="Run on schedule (daily by beat). Untick to keep the settings without running them.")
+
+    def __init__(self, *args, test_set, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["goal_set"].queryset = selectors.goal_sets()
+        choices = [(m, m) for m in selectors.entry_metrics(test_set)]
+        self.fields["metrics"].choices = self.fields["lower_is_better"].choices = choices
+
+
 class PlanForm(forms.Form):
     """The planner on a campaign's page: a pilot (a campaign's ratings or a ratings CSV) and the goal."""
 

@@ -1,5 +1,7 @@
 """Organizer pages of interactive evaluation: dialog systems (registered with the contract check)
 and user goals. Thin: the services write, the selectors read."""
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -8,10 +10,22 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import interactive, selectors
-from .forms import ChatJobForm, GoalsUploadForm, SystemRegistrationForm
-from .models import DialogSystem, TestSet
-from .services import EvaluationInputError, check_system_again, create_chat_job, import_goals, register_system, resume_system
-from .views import _organizer_only
+from .forms import ChatJobForm, EntryEndpointForm, GoalsUploadForm, InteractiveScheduleForm, SystemRegistrationForm
+from .models import ChatScreening, DialogSystem, TestSet
+from .services import (
+    EvaluationInputError,
+    check_system_again,
+    create_chat_job,
+    import_goals,
+    link_entry_system,
+    register_system,
+    resume_system,
+    review_chat,
+    run_schedule,
+    screen_chat_job,
+    set_schedule,
+)
+from .views import _keep_or_drop, _organizer_only
 
 RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
 
@@ -132,12 +146,112 @@ def interactive_results(request, pk, fmt=None):
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
-    return render(request, "evaluation/interactive_results.html", {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs})
+    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job)}
+    return render(request, "evaluation/interactive_results.html", context)
+
+
+@login_required
+@require_POST
+def chat_review(request, pk, screening_pk):
+    """Keep or drop a chat the offensive-word filter flagged."""
+    _organizer_only(request)
+    screening = get_object_or_404(ChatScreening, pk=screening_pk, response__item__job_id=pk)
+    return _keep_or_drop(request, partial(review_chat, screening), reverse("evaluation:interactive-results", args=[pk]) + "#review")
+
+
+@login_required
+@require_POST
+def chat_screen(request, pk):
+    """Screen the job's chats not screened yet (after the word list changed, or was broken)."""
+    _organizer_only(request)
+    job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+    try:
+        flagged = screen_chat_job(job)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not screened: {exc}")
+    else:
+        messages.success(request, f"Screened: {flagged} more chat{'' if flagged == 1 else 's'} flagged.")
+    return redirect(reverse("evaluation:interactive-results", args=[pk]) + "#review")
+
+
+def _schedule_initial(test_set) -> dict:
+    schedule = getattr(test_set, "interactive_schedule", None)
+    if schedule is None:
+        return {}
+    fields = ("goal_set", "metrics", "lower_is_better", "top_k", "dialogs_per_goal", "stale_after_days", "enabled")
+    return {name: getattr(schedule, name) for name in fields}
+
+
+def _scheduled_page(request, test_set, status=200, endpoint_form=None, schedule_form=None):
+    context = {
+        "test_set": test_set, **selectors.interactive_leaderboard(test_set),
+        "endpoint_form": endpoint_form or EntryEndpointForm(test_set=test_set),
+        "schedule_form": schedule_form or InteractiveScheduleForm(test_set=test_set, initial=_schedule_initial(test_set)),
+    }
+    return render(request, "evaluation/scheduled_leaderboard.html", context, status=status)
 
 
 @login_required
 def scheduled_leaderboard(request, pk):
-    """A test set's leaderboard with RADDLE's scheduled human evaluations: date and intervals."""
+    """A test set's leaderboard with RADDLE's scheduled human evaluations (date and intervals), and
+    the forms that set the service up: entries' endpoints and the schedule."""
+    _organizer_only(request)
+    return _scheduled_page(request, get_object_or_404(TestSet, pk=pk))
+
+
+@login_required
+@require_POST
+def scheduled_endpoint(request, pk):
     _organizer_only(request)
     test_set = get_object_or_404(TestSet, pk=pk)
-    return render(request, "evaluation/scheduled_leaderboard.html", {"test_set": test_set, **selectors.interactive_leaderboard(test_set)})
+    form = EntryEndpointForm(request.POST, test_set=test_set)
+    if form.is_valid():
+        try:
+            entry = link_entry_system(form.cleaned_data["entry"], form.cleaned_data["system"])
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not changed: {exc}")
+        else:
+            system = entry.dialog_system
+            messages.success(request, f"{entry.label}: {f'evaluated through “{system.name}”' if system else 'endpoint removed'}.")
+            return redirect(reverse("evaluation:scheduled-leaderboard", args=[pk]) + "#endpoints")
+    return _scheduled_page(request, test_set, status=400, endpoint_form=form)
+
+
+@login_required
+@require_POST
+def scheduled_schedule(request, pk):
+    _organizer_only(request)
+    test_set = get_object_or_404(TestSet, pk=pk)
+    form = InteractiveScheduleForm(request.POST, test_set=test_set)
+    if form.is_valid():
+        try:
+            schedule = set_schedule(test_set=test_set, **form.cleaned_data)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not saved: {exc}")
+        else:
+            state = "runs on schedule" if schedule.enabled else "saved, disabled"
+            messages.success(request, f"Schedule of {test_set} {state}: top {schedule.top_k} by {', '.join(schedule.metrics)}.")
+            return redirect(reverse("evaluation:scheduled-leaderboard", args=[pk]) + "#schedule")
+    return _scheduled_page(request, test_set, status=400, schedule_form=form)
+
+
+@login_required
+@require_POST
+def scheduled_run(request, pk):
+    """Run the schedule now (what beat does daily), as `interactive_service run` does."""
+    _organizer_only(request)
+    test_set = get_object_or_404(TestSet, pk=pk)
+    schedule = getattr(test_set, "interactive_schedule", None)
+    if schedule is None:
+        messages.error(request, "This test set has no schedule yet: save one below first.")
+    else:
+        try:
+            result = run_schedule(schedule)
+        except EvaluationInputError as exc:
+            messages.error(request, f"Not run: {exc}")
+        else:
+            if result["job"] is None:
+                messages.info(request, "No entry is due (evaluated recently, no running endpoint, or outside the top k).")
+            else:
+                messages.success(request, f"Launched chat job {result['job']} for {', '.join(result['entries'])}.")
+    return redirect("evaluation:scheduled-leaderboard", pk=pk)

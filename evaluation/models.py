@@ -448,23 +448,37 @@ class FedSet(models.Model):
         return self.name
 
 
-class FedCandidate(models.Model):
-    """One thing to rate: a payload raters see (no system name in it) and the system it is from."""
+class OffenceReview(models.TextChoices):
+    """Where a dialog stands with the offensive-word filter (PROTOCOLS.md section 4)."""
 
-    class Review(models.TextChoices):
-        CLEAN = "clean", "Clean (nothing flagged)"
-        PENDING = "pending", "Flagged: waiting for review"
-        KEPT = "kept", "Flagged, kept by an organizer"
-        DROPPED = "dropped", "Flagged, dropped by an organizer (never rated)"
+    CLEAN = "clean", "Clean (nothing flagged)"
+    PENDING = "pending", "Flagged: waiting for review"
+    KEPT = "kept", "Flagged, kept by an organizer"
+    DROPPED = "dropped", "Flagged, dropped by an organizer (never rated)"
+
+
+class Screened(models.Model):
+    """What the offensive-word filter found in something to be evaluated, and an organizer's keep
+    or drop: shared by FED candidates and chat dialogs, so one review service serves both."""
+
+    Review = OffenceReview
+
+    flagged_words = models.JSONField(default=list, blank=True, help_text="Words of the offensive-word list found in it.")
+    review = models.CharField(max_length=8, choices=OffenceReview.choices, default=OffenceReview.CLEAN)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class FedCandidate(Screened):
+    """One thing to rate: a payload raters see (no system name in it) and the system it is from."""
 
     fed_set = models.ForeignKey(FedSet, on_delete=models.CASCADE, related_name="candidates")
     position = models.PositiveIntegerField(help_text="Order in the set; the FED job's item positions follow it.")
     system = models.CharField(max_length=200, help_text="The system the dialog or response is from (never shown to raters).")
     origin = models.CharField(max_length=200, help_text="Where it came from: 'chat response 12, turn 3' or 'context c7'.")
     payload = models.JSONField(help_text="What raters see: {dialog} or {context, response}.")
-    flagged_words = models.JSONField(default=list, blank=True, help_text="Words of the offensive-word list found in it.")
-    review = models.CharField(max_length=8, choices=Review.choices, default=Review.CLEAN)
-    reviewed_at = models.DateTimeField(null=True, blank=True)
     item = models.OneToOneField("annotation.Item", null=True, blank=True, on_delete=models.SET_NULL, related_name="fed_candidate")
 
     class Meta:
@@ -478,6 +492,24 @@ class FedCandidate(models.Model):
                 name="fedcandidate_flagged_means_reviewed",
             ),
             models.CheckConstraint(condition=~Q(review="dropped") | Q(item__isnull=True), name="fedcandidate_dropped_never_rated"),
+        ]
+
+
+class ChatScreening(Screened):
+    """A completed chat whose transcript the offensive-word filter flagged (clean chats have none).
+    Until an organizer keeps it, it is left out of the interactive leaderboard and its exports;
+    a dropped one stays out."""
+
+    response = models.OneToOneField(
+        "annotation.Response", on_delete=models.CASCADE, related_name="chat_screening", help_text="The chat's response (its saved transcript)."
+    )
+
+    class Meta:
+        ordering = ["response"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(review__in=["pending", "kept", "dropped"]) & ~Q(flagged_words=[]), name="chatscreening_flagged_and_reviewable"
+            ),
         ]
 
 

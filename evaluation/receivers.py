@@ -3,9 +3,13 @@
 A response of a campaign's rating job that starts to count becomes Rating rows; one that stops
 counting (rejected, excluded, held, unconfirmed) takes its ratings out, in the same transaction as
 the move, so the campaign page, `compute_results` and the API always read the same ratings.
-An adaptive campaign's look is queued (after commit) when one of its ratings is recorded.
+An adaptive campaign's look is queued (after commit) when one of its ratings is recorded. A chat
+that starts to count goes through the offensive-word filter in the same transaction, so it never
+counts on the interactive leaderboard before a flag is raised.
 Connected in EvaluationConfig.ready(); annotation never imports evaluation.
 """
+import logging
+
 from django.dispatch import receiver
 
 from annotation import task_types
@@ -14,6 +18,10 @@ from annotation.signals import response_status_changed
 
 from .adaptive_requests import look_after_rating
 from .services.crowd import record_response_ratings, remove_response_ratings
+from .services.imports import EvaluationInputError
+from .services.screening import screen_chat_response
+
+logger = logging.getLogger(__name__)
 
 
 @receiver(response_status_changed, dispatch_uid="evaluation.ratings_follow_response")
@@ -28,3 +36,14 @@ def ratings_follow_response(sender, response, from_status, to_status, **kwargs):
             look_after_rating(response)  # an adaptive campaign's round may now be complete
     else:
         remove_response_ratings(response)
+
+
+@receiver(response_status_changed, dispatch_uid="evaluation.chats_screened_when_counted")
+def chats_screened_when_counted(sender, response, from_status, to_status, **kwargs):
+    if to_status in Response.COUNTED and from_status not in Response.COUNTED and response.item.job.task_type == "chat":
+        try:
+            screen_chat_response(response)
+        except EvaluationInputError as exc:
+            # A broken word list must not fail the worker's submission; the organizer's "screen
+            # again" on the results page shows the error and screens these chats once it is fixed.
+            logger.warning("chat response %s was not screened: %s", response.pk, exc)

@@ -185,11 +185,18 @@ def interactive_ranking(job, bootstrap=None, seed=None):
     return result, dialogs
 
 
+#: Chats flagged by the offensive-word filter count only once an organizer keeps them.
+UNCOUNTED_SCREENINGS = ("pending", "dropped")
+
+
 def interactive_dialogs(job) -> list[dict]:
-    """The counted dialogs of a chat job with their system's name, goal and entity database."""
+    """The counted dialogs of a chat job with their system's name, goal and entity database;
+    flagged ones only once kept."""
     from .models import DialogSystem, UserGoal
 
-    responses = list(Response.objects.counted().filter(item__job=job).select_related("item").order_by("pk"))
+    responses = list(
+        Response.objects.counted().filter(item__job=job).exclude(chat_screening__review__in=UNCOUNTED_SCREENINGS).select_related("item").order_by("pk")
+    )
     names = dict(DialogSystem.objects.filter(public_id__in={r.item.payload["endpoint"] for r in responses}).values_list("public_id", "name"))
     goal_ids = {int(r.item.payload["goal_id"]) for r in responses if str(r.item.payload.get("goal_id", "")).isdigit()}
     databases = {g.pk: g.goal_set.database for g in UserGoal.objects.filter(pk__in=goal_ids).select_related("goal_set")}
@@ -202,6 +209,26 @@ def interactive_dialogs(job) -> list[dict]:
         }
         for r in responses
     ]
+
+
+def _waiting_first():
+    """Order of a review queue: flagged rows still waiting for a decision first."""
+    from django.db.models import Case, IntegerField, Value, When
+
+    return Case(When(review="pending", then=Value(0)), default=Value(1), output_field=IntegerField())
+
+
+def chat_screenings(job) -> dict:
+    """A chat job's offensive-word queue: its flagged chats (waiting ones first, with their system's
+    name) and how many wait, were kept and were dropped."""
+    from .models import ChatScreening, DialogSystem
+
+    queue = list(ChatScreening.objects.filter(response__item__job=job).select_related("response__item").order_by(_waiting_first(), "response_id"))
+    names = dict(DialogSystem.objects.values_list("public_id", "name"))
+    for s in queue:
+        s.system = names.get(s.response.item.payload.get("endpoint"), "?")
+    counts = {state: sum(s.review == state for s in queue) for state in ("pending", "kept", "dropped")}
+    return {"queue": queue, **counts}
 
 
 def fed_sets():
@@ -217,10 +244,7 @@ def fed_sets():
 
 def fed_review_queue(fed_set):
     """The set's flagged candidates, waiting ones first."""
-    from django.db.models import Case, IntegerField, Value, When
-
-    order = Case(When(review="pending", then=Value(0)), default=Value(1), output_field=IntegerField())
-    return fed_set.candidates.exclude(review="clean").order_by(order, "position")
+    return fed_set.candidates.exclude(review="clean").order_by(_waiting_first(), "position")
 
 
 def fed_results(fed_set) -> list[dict]:
@@ -250,6 +274,12 @@ def fed_results(fed_set) -> list[dict]:
             "questions": [{"name": q, "mean": round(per[q][0] / per[q][1], 4) if per[q][1] else None, "n": per[q][1], "na": per[q][2]} for q in questions],
         })
     return rows
+
+
+def entry_metrics(test_set) -> list[str]:
+    """The objective metrics the test set's entries have scores for, sorted: what a schedule's
+    automatic score may be computed over."""
+    return sorted({m for scores in test_set.entries.values_list("objective_scores", flat=True) for m in scores})
 
 
 def interactive_leaderboard(test_set) -> dict:
@@ -284,7 +314,9 @@ def interactive_leaderboard(test_set) -> dict:
             row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
         rows.append(row)
     rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
-    return {"schedule": schedule, "rows": rows}
+    screened = [chat_screenings(job_id) for job_id in results_by_job]
+    left_out = {state: sum(c[state] for c in screened) for state in UNCOUNTED_SCREENINGS}
+    return {"schedule": schedule, "rows": rows, "left_out": left_out}
 
 
 # --- Adaptive campaigns ----------------------------------------------------------------------------

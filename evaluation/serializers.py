@@ -204,6 +204,9 @@ class DialogSystemSerializer(RefusesUnknownFields, serializers.Serializer):
     check_passed = serializers.BooleanField(read_only=True)
     check_results = serializers.JSONField(read_only=True, help_text="[{rule, passed, reason}] of the last contract check.")
     checked_at = serializers.DateTimeField(read_only=True)
+    paused_at = serializers.DateTimeField(read_only=True, help_text="Set while the system is paused for failing: no new chats go to it.")
+    paused_reason = serializers.CharField(read_only=True, help_text="Why it was paused (empty while it runs).")
+    resumed_at = serializers.DateTimeField(read_only=True, help_text="When an organizer last resumed it.")
 
     def to_representation(self, obj):
         data = super().to_representation(obj)

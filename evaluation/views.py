@@ -30,6 +30,22 @@ def _organizer_only(request):
         raise PermissionDenied("Only organizers can see evaluation campaigns.")
 
 
+def _keep_or_drop(request, decide, back):
+    """The post of an offensive-word review queue (FED sets, chat jobs): `decide(keep=...)` on
+    "keep" or "drop", its refusal shown as a message; back to the queue either way."""
+    decision = request.POST.get("decision")
+    if decision not in ("keep", "drop"):
+        messages.error(request, "Choose keep or drop.")
+    else:
+        try:
+            decide(keep=decision == "keep")
+        except EvaluationInputError as exc:
+            messages.error(request, f"Not changed: {exc}")
+        else:
+            messages.success(request, "Kept: it is evaluated." if decision == "keep" else "Dropped: it is left out.")
+    return redirect(back)
+
+
 def _with_cells(rows, questions):
     """Cells formatted by the leaderboard module (the same text as the Markdown export), because
     templates cannot index by a variable key."""

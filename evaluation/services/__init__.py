@@ -33,6 +33,7 @@ from .imports import (  # noqa: F401
 )
 from .judges import compute_judge_report, import_judge_scores  # noqa: F401
 from .scheduled import link_entry_system, run_due_schedules, run_schedule, set_schedule  # noqa: F401
+from .screening import review_chat, screen_chat_job, screen_chat_response  # noqa: F401
 from .systems import check_system_again, import_goals, register_system  # noqa: F401
 from .uploads import (  # noqa: F401
     import_entries_upload,

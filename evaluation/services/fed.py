@@ -1,31 +1,20 @@
 """Writes for FED questionnaires (PROTOCOLS.md section 4): sets of dialogs or context/response
 pairs to rate, from frozen transcripts of an interactive job or a static JSONL, each run through the
 offensive-word filter; the review queue's keep/drop; and the FED job built from what is left."""
-from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from annotation.models import Job, Response
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 
 from .. import fed_static, offensive
-from ..models import DialogSystem, FedCandidate, FedSet
+from ..models import DialogSystem, FedCandidate, FedSet, OffenceReview
 from .imports import EvaluationInputError
+from .screening import review_flagged, word_filter
 
 TASK_TYPES = {FedSet.Level.DIALOG: "fed_dialog", FedSet.Level.TURN: "fed_turn"}
 #: DSTC9 Track 3: 3 annotators for every context-response pair and every dialog.
 DEFAULT_RATERS = 3
-
-
-def word_filter():
-    """The configured offensive-word matcher (setting QUORUM_OFFENSIVE_WORDS)."""
-    setting = settings.QUORUM_OFFENSIVE_WORDS
-    try:
-        words = offensive.load_words(offensive.DEFAULT_WORDS if setting is None else setting)
-    except offensive.WordListError as exc:
-        raise EvaluationInputError(str(exc)) from None
-    return offensive.matcher(words)
 
 
 def _level(level) -> str:
@@ -71,7 +60,10 @@ def create_fed_set_from_chats(*, name: str, chat_job: Job, level: str = FedSet.L
     level = _level(level)
     if chat_job.task_type != "chat":
         raise EvaluationInputError(f"job {chat_job.pk} is not an interactive (chat) job")
-    responses = list(Response.objects.counted().filter(item__job=chat_job).select_related("item").order_by("pk"))
+    # A chat dropped in the chat job's offensive-word queue is not rated either.
+    responses = list(
+        Response.objects.counted().filter(item__job=chat_job).exclude(chat_screening__review=OffenceReview.DROPPED).select_related("item").order_by("pk")
+    )
     names = dict(DialogSystem.objects.values_list("public_id", "name"))
     candidates = []
     for r in responses:
@@ -112,16 +104,13 @@ def import_fed_static(*, name: str, jsonl: bytes, level: str = FedSet.Level.DIAL
 def review_candidate(candidate: FedCandidate, *, keep: bool) -> FedCandidate:
     """An organizer's decision on a flagged candidate: kept ones are rated, dropped ones never are.
     Only before the FED job is launched: after that the raters' items are fixed."""
-    with transaction.atomic():
-        candidate = FedCandidate.objects.select_for_update().select_related("fed_set").get(pk=candidate.pk)
-        if candidate.review == FedCandidate.Review.CLEAN:
-            raise EvaluationInputError("nothing was flagged in this one: there is nothing to review")
-        if candidate.fed_set.job_id:
-            raise EvaluationInputError("the FED job is launched already: reviews can no longer change what is rated")
-        candidate.review = FedCandidate.Review.KEPT if keep else FedCandidate.Review.DROPPED
-        candidate.reviewed_at = timezone.now()
-        candidate.save(update_fields=["review", "reviewed_at"])
-    return candidate
+    def launched(row):
+        # Locked as launch_fed_job locks it, so a review and a launch do not cross.
+        if FedSet.objects.select_for_update().get(pk=row.fed_set_id).job_id:
+            return "the FED job is launched already: reviews can no longer change what is rated"
+        return None
+
+    return review_flagged(FedCandidate, candidate.pk, keep=keep, refusal=launched)
 
 
 def launch_fed_job(fed_set: FedSet, *, raters: int = DEFAULT_RATERS, reward="0.20", **job_options) -> Job:

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from .. import scoring
 from ..models import DialogSystem, Entry, EntryInteractiveRun, GoalSet, InteractiveSchedule, TestSet
+from ..selectors import entry_metrics
 from .chats import create_chat_job
 from .imports import EvaluationInputError
 
@@ -29,10 +30,13 @@ def set_schedule(*, test_set: TestSet, goal_set: GoalSet, metrics: list[str], lo
     metrics = [m.strip() for m in metrics if m and m.strip()]
     if not metrics:
         raise EvaluationInputError("choose at least one metric for the automatic score")
-    known = {m for scores in test_set.entries.values_list("objective_scores", flat=True) for m in scores}
+    known = entry_metrics(test_set)
     unknown = [m for m in [*metrics, *lower_is_better] if m not in known]
     if unknown:
         raise EvaluationInputError(f"unknown metric(s) {', '.join(unknown)}; the entries of {test_set} have: {', '.join(sorted(known)) or 'none'}")
+    stray = [m for m in lower_is_better if m not in metrics]
+    if stray:
+        raise EvaluationInputError(f"lower-is-better metric(s) {', '.join(stray)} are not among the chosen metrics: choose them as metrics too, or drop them")
     for name, value, low, high in (("top_k", top_k, 1, 20), ("dialogs_per_goal", dialogs_per_goal, 1, 100), ("stale_after_days", stale_after_days, 1, 3650)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise EvaluationInputError(f"{name} must be a whole number from {low} to {high}")

@@ -126,3 +126,98 @@ def test_the_goals_api_lists_and_imports_goal_sets(db, organizer, make_annotator
     annotator_api = APIClient()
     annotator_api.force_authenticate(make_annotator("w")[0])
     assert annotator_api.get("/api/evaluation/goals/").status_code == 403
+
+
+def _organizer_client(organizer):
+    client = Client()
+    client.force_login(organizer)
+    return client
+
+
+def _schedule_post(goals, **changes):
+    return {"goal_set": goals.pk, "metrics": ["bleu"], "lower_is_better": [], "top_k": 2, "dialogs_per_goal": 1,
+            "stale_after_days": 60, "enabled": "on", **changes}
+
+
+def test_the_page_links_endpoints_sets_the_schedule_and_runs_it(board, organizer):
+    test_set, goals, systems = board
+    client = _organizer_client(organizer)
+    page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+    assert "No scheduled human evaluation" in page
+    assert "baselines and ground truth have no endpoint" in page  # help text of the entry field
+    e3 = Entry.objects.get(entry_id="e3")
+    answer = client.post(reverse("evaluation:scheduled-endpoint", args=[test_set.pk]), {"entry": e3.pk, "system": systems[3].pk})
+    assert answer.status_code == 302
+    assert Entry.objects.get(pk=e3.pk).dialog_system == systems[3]
+    answer = client.post(reverse("evaluation:scheduled-schedule", args=[test_set.pk]), _schedule_post(goals))
+    assert answer.status_code == 302
+    schedule = test_set.interactive_schedule.__class__.objects.get(test_set=test_set)
+    assert (schedule.metrics, schedule.top_k, schedule.enabled) == (["bleu"], 2, True)
+    page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+    assert "Replace the schedule" in page and 'value="2"' in page  # the form shows the saved schedule
+    client.post(reverse("evaluation:scheduled-run", args=[test_set.pk]))
+    assert sorted(EntryInteractiveRun.objects.values_list("entry__entry_id", flat=True)) == ["e3", "e4"]
+    page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+    assert "Launched chat job" in page and "team1/e3, team1/e4" not in page and "team1/e4, team1/e3" in page
+    # Choosing no system removes the link.
+    client.post(reverse("evaluation:scheduled-endpoint", args=[test_set.pk]), {"entry": e3.pk, "system": ""})
+    assert Entry.objects.get(pk=e3.pk).dialog_system is None
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"metrics": ["rouge"]}, "Select a valid choice. rouge is not one of the available choices."),
+    ({"metrics": []}, "This field is required."),
+    ({"top_k": 0}, "Ensure this value is greater than or equal to 1."),
+    ({"stale_after_days": "soon"}, "Enter a whole number."),
+    ({"lower_is_better": ["ter"]}, "lower-is-better metric(s) ter are not among the chosen metrics"),
+])
+def test_a_bad_schedule_is_refused_on_the_page_and_nothing_is_written(board, organizer, changes, message):
+    test_set, goals, _systems = board
+    answer = _organizer_client(organizer).post(reverse("evaluation:scheduled-schedule", args=[test_set.pk]), _schedule_post(goals, **changes))
+    assert answer.status_code == 400 and message in answer.content.decode()
+    assert not EntryInteractiveRun.objects.exists() and not hasattr(type(test_set).objects.get(pk=test_set.pk), "interactive_schedule")
+
+
+def test_a_bad_endpoint_post_is_refused(board, organizer, make_annotator):
+    test_set, _goals, systems = board
+    client = _organizer_client(organizer)
+    base = Entry.objects.get(entry_id="base")
+    answer = client.post(reverse("evaluation:scheduled-endpoint", args=[test_set.pk]), {"entry": base.pk, "system": systems[0].pk})
+    assert answer.status_code == 400 and "Select a valid choice" in answer.content.decode()
+    assert Entry.objects.get(pk=base.pk).dialog_system is None
+    e0 = Entry.objects.get(entry_id="e0")
+    answer = client.post(reverse("evaluation:scheduled-endpoint", args=[test_set.pk]), {"entry": e0.pk, "system": 999999})
+    assert answer.status_code == 400 and Entry.objects.get(pk=e0.pk).dialog_system == systems[0]
+    answer = client.post(reverse("evaluation:scheduled-run", args=[test_set.pk]), follow=True)
+    assert "no schedule yet" in answer.content.decode()
+    worker = Client()
+    worker.force_login(make_annotator("w")[0])
+    assert worker.post(reverse("evaluation:scheduled-endpoint", args=[test_set.pk]), {"entry": e0.pk, "system": ""}).status_code == 403
+    assert Entry.objects.get(pk=e0.pk).dialog_system == systems[0]
+
+
+def test_the_command_and_the_page_write_the_same_schedule(board, organizer):
+    test_set, goals, systems = board
+    fields = ("goal_set_id", "metrics", "lower_is_better", "top_k", "dialogs_per_goal", "stale_after_days", "enabled")
+    call_command("interactive_service", "schedule", str(test_set.pk), "--goals", "goals", "--metrics", "bleu,ter",
+                 "--lower-is-better", "ter", "--top-k", "4", "--dialogs-per-goal", "3", "--stale-days", "30", "--disable", stdout=StringIO())
+    by_command = {f: getattr(test_set.__class__.objects.get(pk=test_set.pk).interactive_schedule, f) for f in fields}
+    test_set.interactive_schedule.delete()
+    answer = _organizer_client(organizer).post(reverse("evaluation:scheduled-schedule", args=[test_set.pk]), _schedule_post(
+        goals, metrics=["bleu", "ter"], lower_is_better=["ter"], top_k=4, dialogs_per_goal=3, stale_after_days=30, enabled=""))
+    assert answer.status_code == 302
+    by_page = {f: getattr(test_set.__class__.objects.get(pk=test_set.pk).interactive_schedule, f) for f in fields}
+    assert by_page == by_command == {"goal_set_id": goals.pk, "metrics": ["bleu", "ter"], "lower_is_better": ["ter"], "top_k": 4,
+                                     "dialogs_per_goal": 3, "stale_after_days": 30, "enabled": False}
+    # The same refusal both ways.
+    with pytest.raises(CommandError, match="lower-is-better metric"):
+        call_command("interactive_service", "schedule", str(test_set.pk), "--goals", "goals", "--metrics", "bleu", "--lower-is-better", "ter")
+
+
+def test_every_field_of_the_service_forms_says_what_it_is_for(board):
+    from evaluation.forms import EntryEndpointForm, InteractiveScheduleForm
+
+    test_set, _goals, _systems = board
+    for form in (EntryEndpointForm(test_set=test_set), InteractiveScheduleForm(test_set=test_set)):
+        assert [name for name, field in form.fields.items() if len(field.help_text) < 20] == []
+    assert InteractiveScheduleForm(test_set=test_set).fields["metrics"].choices == [("bleu", "bleu"), ("ter", "ter")]
