@@ -164,6 +164,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two serializers have a `state` choice; name the adaptive pair's so neither gets a hashed name.
+    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
 }
 
 # Celery: Redis in production. Tasks run in-process (eagerly, inside the request that queued
