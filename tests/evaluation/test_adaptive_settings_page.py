@@ -44,12 +44,13 @@ def test_an_organizer_turns_adaptive_mode_on_from_the_page(client, organizer, pl
     assert (campaign.adaptive, campaign.adaptive_confidence, campaign.adaptive_top_k, campaign.adaptive_budget, campaign.adaptive_round_size) == (True, 0.9, 2, 500, 40)
     page = client.get(response["Location"]).content.decode()
     assert "Adaptive rating is on" in page and 'value="500"' in page  # the form shows the stored settings
+    assert "No crowd job yet: the first round starts when the campaign's crowd job is created" in page and "Collecting the first round" not in page
     # The crowd job made now uses them: rounds of 40 of the 200 instances.
     crowd = create_crowd_job(campaign, redundancy=1)
     assert crowd.round_sizes == [40, 80, 120, 160, 200]
     # Off again is allowed only before the job; after it the form is gone and a post is refused.
     page = client.get(reverse("evaluation:campaign-results", args=[plain_campaign.pk])).content.decode()
-    assert 'id="adaptive-settings"' not in page
+    assert 'id="adaptive-settings"' not in page and "No crowd job yet" not in page
     response = _post(client, plain_campaign, **{"adaptive-budget": "900"})
     assert response.status_code == 400
     assert "adaptive settings are fixed when the job is created" in response.content.decode()
