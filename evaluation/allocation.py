@@ -337,10 +337,12 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     prefix_of = np.zeros(len(pool.labels), dtype=int)
     active = set(candidates)
     verdicts, margins = {}, {}
-    for n in sizes:
+    settled_at = {}  # pair -> where the budget stood at the look that settled it (None while open)
+    for look, n in enumerate(sizes, start=1):
         proposal = prefix_of.copy()
         proposal[list(active)] = n
-        if _spent(pool, order, proposal) > budget * total + 1e-9:
+        spent_now = _spent(pool, order, proposal)
+        if spent_now > budget * total + 1e-9:
             break
         prefix_of = proposal
         prefix = order[:n]
@@ -349,6 +351,11 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
             for b in sorted(active):
                 if a < b:
                     *verdicts[(a, b)], margins[(a, b)] = pair_verdict(pool, a, b, prefix, alpha, critical_of[n], line, indifference, futility)
+                    if pair_state(*verdicts[(a, b)][1:], margins[(a, b)]) == OPEN:
+                        settled_at[(a, b)] = None
+                    elif settled_at.get((a, b)) is None:
+                        pair_ratings = int(pool.ratings[[a, b]][:, prefix].sum())
+                        settled_at[(a, b)] = {"look": look, "instances": int(n), "ratings_used": int(spent_now), "pair_ratings": pair_ratings}
         settled = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) != OPEN}
         goal = {tuple(sorted(p)) for p in _goal_pairs(scores, candidates, top_k)}
         active = {s for pair in goal - settled for s in pair}
@@ -402,7 +409,13 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
             "wrongly_ordered_pairs": int(sum(sign != full_sign[p] for p, sign in uniform_resolved.items())),
             "top_k_order_matches": [labels[s] for s in sorted(candidates, key=lambda s: -final_scores(pool, uniform_prefix)[s])[:top_k]] == full_top if uniform_n else False,
         },
-        "intervals": {f"{labels[a]} - {labels[b]}": {"difference": d, "ci_low": low, "ci_high": high, "full_difference": float(full[a] - full[b])} for (a, b), (d, low, high) in verdicts.items()},
+        "intervals": {
+            f"{labels[a]} - {labels[b]}": {
+                "difference": d, "ci_low": low, "ci_high": high, "full_difference": float(full[a] - full[b]),
+                "state": pair_state(low, high, margins[(a, b)]), "settled_at": settled_at.get((a, b)),
+            }
+            for (a, b), (d, low, high) in verdicts.items()
+        },
     }
 
 

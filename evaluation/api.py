@@ -4,7 +4,6 @@ Thin views: results are computed by a Celery task (`POST .../results/`) and ever
 stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason.
 """
 import io
-import math
 
 import pandas as pd
 from django.shortcuts import get_object_or_404
@@ -67,7 +66,7 @@ class CampaignListView(EvaluationAPI, generics.ListAPIView):
         return selectors.campaigns_with_status()
 
 
-@extend_schema(summary="One campaign: entries, crowd job progress, result status", responses={200: s.CampaignDetailSerializer, **NOT_FOUND})
+@extend_schema(summary="One campaign: entries, crowd job progress, result status, adaptive looks and pair states, automatic judges", responses={200: s.CampaignDetailSerializer, **NOT_FOUND})
 class CampaignDetailView(EvaluationAPI, generics.RetrieveAPIView):
     serializer_class = s.CampaignDetailSerializer
 
@@ -208,7 +207,7 @@ class AgreementUploadView(EvaluationAPI, APIView):
             )
         except ValueError as exc:
             raise ValidationError({"file": [str(exc)]}) from None
-        return Response(_json_safe({"rows": len(table), **report.to_dict()}))
+        return Response(s.json_safe({"rows": len(table), **report.to_dict()}))
 
 
 @extend_schema(
@@ -249,7 +248,7 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
             summary = import_human_eval_archive(campaign, form.validated_data["file"], replace=form.validated_data["replace"])
         except EvaluationInputError as exc:
             raise ValidationError({"file": [str(exc)]}) from None
-        return Response({"campaign": campaign.pk, **_json_safe(summary)})
+        return Response({"campaign": campaign.pk, **s.json_safe(summary)})
 
 
 NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
@@ -311,19 +310,6 @@ class EntriesUploadView(EvaluationAPI, APIView):
             test_set, data["archive"], scores=data.get("scores"), baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
         )
         return Response({"test_set": test_set.pk, **summary})
-
-
-def _json_safe(value):
-    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 @extend_schema(summary="List dialog systems (GET) or register one and run the contract check on it (POST)", responses={200: s.DialogSystemSerializer, 201: s.DialogSystemSerializer, **ERRORS})

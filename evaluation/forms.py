@@ -241,3 +241,36 @@ class PlanForm(forms.Form):
         if bool(data.get("pilot_campaign")) == bool(data.get("pilot_file")):
             raise forms.ValidationError("Choose a pilot campaign or upload a pilot CSV (one of them).")
         return data
+
+
+class AdaptiveForm(forms.Form):
+    """A campaign's adaptive settings, written by `services.campaigns.set_adaptive` (which checks
+    them against the campaign too); they can change only until the crowd job is created."""
+
+    adaptive = forms.BooleanField(
+        required=False, label="Adaptive rating",
+        help_text="Rate in rounds and stop rating a system once its pairs are ordered (or settled as ties) or the budget is spent. Off: every entry on every instance.",
+    )
+    confidence = forms.FloatField(
+        min_value=0.5, max_value=0.999, initial=0.95,
+        help_text="Confidence of the pair intervals that decide when a pair is resolved, from 0.5 to 0.999 (e.g. 0.95).",
+    )
+    top_k = forms.IntegerField(
+        required=False, min_value=1, label="Top k",
+        help_text="Resolve only the pairs that involve the top K entries (at most the number of ranked entries); empty: every pair.",
+    )
+    budget = forms.IntegerField(
+        required=False, min_value=1, label="Ratings budget",
+        help_text="Most ratings (responses) to spend; a round that would pass it is not added. Empty: up to the full design.",
+    )
+    round_size = forms.IntegerField(
+        min_value=2, initial=100, help_text="Instances added per round (at least 2, fewer than the instances rated); a look follows each round.",
+    )
+
+    @classmethod
+    def for_campaign(cls, campaign, data=None):
+        initial = {
+            "adaptive": campaign.adaptive, "confidence": campaign.adaptive_confidence, "top_k": campaign.adaptive_top_k,
+            "budget": campaign.adaptive_budget, "round_size": campaign.adaptive_round_size,
+        }
+        return cls(data, initial=initial, prefix="adaptive")

@@ -1,15 +1,31 @@
 """Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
+import math
+
 from django.db.models import Count, Q
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.api.strict import RefusesUnknownFields
 from annotation.models import Slot
 
 from . import agreement, selectors
-from .models import Campaign, CampaignJob
+from .models import Campaign, CampaignJob, CampaignLook
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000
+
+
+def json_safe(value):
+    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 class EvaluationMessageSerializer(serializers.Serializer):
@@ -67,12 +83,101 @@ class CampaignSerializer(serializers.ModelSerializer):
         return selectors.results_status(obj)
 
 
+PAIR_STATES = ["resolved", "tied", "open"]  # allocation.RESOLVED, TIED, OPEN
+
+
+class AdaptivePairSerializer(serializers.Serializer):
+    a = serializers.CharField(help_text="An entry's label (team/entry).")
+    b = serializers.CharField(help_text="The other entry's label.")
+    state = serializers.ChoiceField(choices=PAIR_STATES, help_text="resolved: ordered; tied: settled as a tie (futility); open: still rated.")
+    better = serializers.CharField(allow_null=True, help_text="The entry ahead when resolved, else null.")
+    instances = serializers.IntegerField(help_text="Instances of the shared order both entries were rated on (the pair's prefix).")
+    difference = serializers.FloatField(allow_null=True, help_text="Final score of a minus that of b on the prefix; null when it has no ratings.")
+    low = serializers.FloatField(allow_null=True, help_text="Lower end of the pair's interval (sequential critical value).")
+    high = serializers.FloatField(allow_null=True, help_text="Upper end of the pair's interval.")
+
+
+class CampaignLookSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="1 for the look after the first round, and so on.")
+    instances = serializers.IntegerField(help_text="Instances of the round order rated by the systems still rated at this look.")
+    decision = serializers.ChoiceField(choices=CampaignLook.Decision.choices, help_text="continue, or why the campaign stopped at this look.")
+    decision_text = serializers.CharField(source="get_decision_display", help_text="The decision in words.")
+    ratings_spent = serializers.IntegerField(help_text="Ratings (slots) of the crowd job at this look.")
+    added_ratings = serializers.IntegerField(help_text="Ratings the next round added; 0 when stopped.")
+    critical_value = serializers.FloatField(help_text="The critical value the pair intervals used (the group-sequential boundary).")
+    next_instances = serializers.IntegerField(allow_null=True, help_text="The round order's length after the next round; null when stopped.")
+    active = serializers.ListField(child=serializers.CharField(), help_text="Entries rated in the next round.")
+
+
+class AdaptiveStatusSerializer(serializers.Serializer):
+    """An adaptive campaign's settings, looks and pair states (`selectors.adaptive_status`)."""
+
+    confidence = serializers.FloatField(help_text="Confidence of the pair intervals, e.g. 0.95.")
+    top_k = serializers.IntegerField(allow_null=True, help_text="Goal: the pairs involving the top k entries; null for every pair.")
+    budget = serializers.IntegerField(allow_null=True, help_text="Most ratings to spend; null for the full design.")
+    round_size = serializers.IntegerField(help_text="Instances added per round.")
+    round_sizes = serializers.ListField(child=serializers.IntegerField(), allow_null=True, help_text="The look grid (lengths of the shared order), fixed when the crowd job was made; null before.")
+    critical_value = serializers.FloatField(allow_null=True, help_text="The group-sequential critical value of those looks; null before the crowd job.")
+    spent = serializers.IntegerField(help_text="Ratings (slots) of the crowd job so far.")
+    full_design = serializers.IntegerField(allow_null=True, help_text="Ratings the full design (every entry on every instance) would use.")
+    stopped = serializers.BooleanField(help_text="Whether a look stopped the campaign.")
+    stop_reason = serializers.CharField(allow_null=True, help_text="Why it stopped (the last look's decision in words); null while running.")
+    looks = CampaignLookSerializer(many=True)
+    pairs = AdaptivePairSerializer(many=True, help_text="Each pair's state at the last look (empty before the first look).")
+
+    def to_representation(self, status):
+        campaign, plan, last = status["campaign"], status["plan"], status["last"]
+        return super().to_representation({
+            "confidence": campaign.adaptive_confidence, "top_k": campaign.adaptive_top_k, "budget": campaign.adaptive_budget,
+            "round_size": campaign.adaptive_round_size, "round_sizes": plan.round_sizes if plan else None,
+            "critical_value": plan.critical_value if plan else None, "spent": status["spent"], "full_design": status["full_design"],
+            "stopped": status["stopped"], "stop_reason": last.get_decision_display() if status["stopped"] else None,
+            "looks": status["looks"], "pairs": status["pairs"],
+        })
+
+
+class JudgeReportSerializer(serializers.Serializer):
+    """A judge's stored report (`evaluation/judges.py`); nested values are as that module builds them."""
+
+    alpha = serializers.FloatField(help_text="1 - confidence of the intervals.")
+    epsilon = serializers.FloatField(required=False, help_text="The alternative-annotator test's cost-benefit margin.")
+    items_scored_by_judge = serializers.IntegerField()
+    items_rated_by_humans = serializers.IntegerField()
+    agreement = serializers.JSONField(help_text="Correlations of judge and human scores: items, per_question, systems ({pearson, spearman, kendall}: r and interval).")
+    alt_test = serializers.JSONField(help_text="Alternative-annotator test: winning_rate, advantage_probability, passes, raters; or {skipped: reason}.")
+    raters_are_positions = serializers.BooleanField(help_text="True when rater ids are list positions of imported ratings, not people.")
+    systems = serializers.ListField(child=serializers.JSONField(), help_text="Per ranked entry: human-only and PPI++ intervals of the mean, or a skipped reason.")
+    pairs = serializers.ListField(child=serializers.JSONField(), help_text="Per pair of ranked entries: intervals of the difference and whether PPI resolves it.")
+
+
+class JudgeRunSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The judge's name.")
+    created_at = serializers.DateTimeField(help_text="When its scores were imported.")
+    stale = serializers.BooleanField(help_text="The campaign's ratings changed since the report was computed (`judge_report` recomputes it).")
+    report = serializers.SerializerMethodField(help_text="The stored report; null until the campaign has human ratings.")
+
+    @extend_schema_field(JudgeReportSerializer(allow_null=True))
+    def get_report(self, run):
+        return JudgeReportSerializer(json_safe(run.report)).data if run.report else None
+
+
 class CampaignDetailSerializer(CampaignSerializer):
     entries = serializers.SerializerMethodField()
     crowd_job = serializers.SerializerMethodField()
+    adaptive = serializers.SerializerMethodField(help_text="Adaptive mode's settings, looks and pair states; null for a campaign that is not adaptive.")
+    judges = serializers.SerializerMethodField(help_text="Automatic judges with their stored reports.")
 
     class Meta(CampaignSerializer.Meta):
-        fields = CampaignSerializer.Meta.fields + ["entries", "crowd_job"]
+        fields = CampaignSerializer.Meta.fields + ["entries", "crowd_job", "adaptive", "judges"]
+
+    @extend_schema_field(AdaptiveStatusSerializer(allow_null=True))
+    def get_adaptive(self, obj):
+        status = selectors.adaptive_status(obj, selectors.crowd_progress(obj))
+        return None if status is None else AdaptiveStatusSerializer({**status, "campaign": obj}).data
+
+    @extend_schema_field(JudgeRunSerializer(many=True))
+    def get_judges(self, obj):
+        return JudgeRunSerializer(selectors.judge_runs(obj), many=True).data
 
     def get_entries(self, obj) -> list[dict]:
         entries = obj.entries.select_related("team").order_by("team__team_id", "entry_id")

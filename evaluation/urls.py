@@ -14,6 +14,7 @@ urlpatterns = [
     path("<int:pk>/files/<str:name>", views.campaign_download, name="campaign-download"),
     path("<int:pk>/human-evals/", views.campaign_import_human_eval, name="campaign-import-human-eval"),
     path("<int:pk>/judges/", views.campaign_import_judge, name="campaign-import-judge"),
+    path("<int:pk>/adaptive/", views.campaign_set_adaptive, name="campaign-set-adaptive"),
     path("<int:pk>/compute/", views.campaign_compute, name="campaign-compute"),
     path("pairwise/<int:pk>/", views.pairwise_ranking, name="pairwise-ranking"),
     path("pairwise/<int:pk>/ranking.<str:fmt>", views.pairwise_ranking, name="pairwise-ranking-file"),

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from annotation.roles import is_organizer
 
 from . import leaderboard, pairwise_report, plots, power, selectors
-from .forms import EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
+from .forms import AdaptiveForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from .models import Campaign, TestSet
 from .results_requests import request_campaign_results
 from .services import (
@@ -22,6 +22,7 @@ from .services import (
     import_test_set_logs_upload,
     import_test_set_upload,
     select_finalists,
+    set_adaptive,
 )
 
 
@@ -239,6 +240,11 @@ def campaign_results(request, pk):
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
     plan_form = PlanForm(request.POST or None, request.FILES or None, initial={"pilot_campaign": campaign.pk})
     planned = _plan(plan_form) if request.method == "POST" and plan_form.is_valid() else None
+    failed = planned and "error" in planned or (request.method == "POST" and not plan_form.is_valid())
+    return _results_page(request, campaign, plan_form=plan_form, planned=planned, status=400 if failed else 200)
+
+
+def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_form=None, status=200):
     current = selectors.current_result(campaign)
     shown = current or selectors.latest_result(campaign)
     crowd = selectors.crowd_progress(campaign)
@@ -255,13 +261,38 @@ def campaign_results(request, pk):
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "crowd": crowd,
         "adaptive": selectors.adaptive_status(campaign, crowd),
+        # The settings can change only until the crowd job exists (its rounds and boundary are fixed
+        # then); a refused post shows its form whatever the state, so its reason is seen.
+        "adaptive_form": adaptive_form or (None if crowd else AdaptiveForm.for_campaign(campaign)),
         "judges": selectors.judge_runs(campaign),
-        "plan_form": plan_form,
+        "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
         "planned": planned,
         "report_files": list(REPORT_FILES),
         "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
     }
-    return render(request, "evaluation/campaign_results.html", context, status=400 if planned and "error" in planned or (request.method == "POST" and not plan_form.is_valid()) else 200)
+    return render(request, "evaluation/campaign_results.html", context, status=status)
+
+
+@login_required
+@require_POST
+def campaign_set_adaptive(request, pk):
+    """Write the campaign's adaptive settings (checked by `set_adaptive`); a refusal re-shows the
+    form with what to fix and writes nothing."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    form = AdaptiveForm.for_campaign(campaign, request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            set_adaptive(
+                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"]
+            )
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was changed: {exc}.")
+        else:
+            messages.success(request, "Adaptive rating is on; it applies when the crowd job is created." if data["adaptive"] else "Adaptive rating is off.")
+            return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#adaptive-settings")
+    return _results_page(request, campaign, adaptive_form=form, status=400)
 
 
 PLOTS = {"scores": plots.scores_with_intervals, "ratings": plots.rating_distributions}

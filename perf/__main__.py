@@ -13,6 +13,7 @@ BENCHMARKS = {
     "job_page": "perf.bench_job_page",
     "collection_checks": "perf.bench_collection_checks",
     "allocation": "perf.bench_allocation",
+    "looks": "perf.bench_looks",
     "spoken": "perf.bench_spoken",
     "speech": "perf.bench_speech",
     "chat": "perf.bench_chat",

@@ -10,6 +10,7 @@ from .campaigns import (  # noqa: F401
     create_finalist_campaign,
     refresh_inputs_version,
     select_finalists,
+    set_adaptive,
 )
 from .chats import create_chat_job, pause_system, resume_system  # noqa: F401
 from .crowd import (  # noqa: F401

@@ -74,6 +74,14 @@ def test_simulate_allocation_on_the_real_data(dstc9_pool):
     body = json.loads(run(DATA / "results", "--labels", DATA / "data_eval" / "test" / "labels.json", "--seed", 3, "--top-k", 3, "--json"))
     assert body["full_top_k_order"] == ["team19/entry2", "team03/entry1", "team10/entry0"]
     assert {"ratings_used_fraction", "resolved_pairs", "full_resolved_pairs", "wrongly_ordered_pairs", "uniform"} <= set(body)
+    # Where the budget went: every settled pair says at which look and after how many ratings.
+    settled = [pair for pair in body["intervals"].values() if pair["state"] != "open"]
+    assert settled and all(pair["settled_at"] is not None for pair in settled)
+    assert all(pair["settled_at"] is None for pair in body["intervals"].values() if pair["state"] == "open")
+    assert all(0 < pair["settled_at"]["pair_ratings"] < pair["settled_at"]["ratings_used"] <= body["ratings_used"] for pair in settled)
+    assert sum(pair["state"] == "resolved" for pair in settled) == body["resolved_pairs"]
+    # The clear pairs settle long before the campaign stops: less than half its ratings used by then.
+    assert min(pair["settled_at"]["ratings_used"] for pair in settled) < body["ratings_used"] / 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,6 +118,28 @@ def test_fixture_replay_stops_early_on_clear_pairs(tmp_path):
     assert summary["pairs"] == 3  # the baseline is a reference row: not ranked, never drawn
     assert summary["wrongly_ordered_pairs"]["max"] == 0
     assert summary["ratings_used_fraction"]["max"] < 1.0  # team0 is clear of the others and stops early
+
+
+def test_the_replay_says_where_the_ratings_went_per_pair(tmp_path):
+    root = write_layout(tmp_path)
+    body = json.loads(run(root / "results", "--labels", root / "labels.json", "--seed", 1, "--json"))
+    pairs = body["intervals"]
+    assert set(pairs) == {"team0/entry0 - team1/entry0", "team0/entry0 - team2/entry0", "team1/entry0 - team2/entry0"}
+    clear = pairs["team0/entry0 - team2/entry0"]  # means 4.5 and 3.9 on 3 ratings a question: resolved early
+    assert clear["state"] == "resolved" and clear["settled_at"]["look"] < body["looks"]
+    assert clear["settled_at"]["ratings_used"] < body["ratings_used"]
+    # A pair's ratings: 3 raters x 2 questions on each instance of the prefix an entry is rated on.
+    where = clear["settled_at"]
+    assert where["pair_ratings"] % 6 == 0 and where["pair_ratings"] <= 2 * 6 * where["instances"]
+    for pair in pairs.values():
+        assert (pair["settled_at"] is None) == (pair["state"] == "open")
+    text = run(root / "results", "--labels", root / "labels.json", "--seed", 1)
+    assert "where the ratings went" in text
+    look = clear["settled_at"]
+    assert (
+        f"team0/entry0 - team2/entry0: resolved at look {look['look']} ({look['instances']} instances; "
+        f"{look['ratings_used']} ratings used, {look['pair_ratings']} on this pair)"
+    ) in text
 
 
 def test_a_bad_rating_is_refused_naming_the_file_and_instance(tmp_path):

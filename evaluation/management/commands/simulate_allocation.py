@@ -67,3 +67,15 @@ class Command(BaseCommand):
             )
             for pair in run["unresolved_full_resolved"]:
                 self.stdout.write(f"  not resolved (the full data resolves it): {pair[0]} vs {pair[1]}")
+            self.stdout.write("  where the ratings went (each pair when it settled; ratings used by the campaign by then, and on the pair):")
+            # Settled pairs in the order they settled, then the ones still open at the stop.
+            pairs = sorted(run["intervals"].items(), key=lambda item: (item[1]["settled_at"] is None, (item[1]["settled_at"] or {}).get("look", 0), item[0]))
+            for name, pair in pairs:
+                where = pair["settled_at"]
+                if where is None:
+                    self.stdout.write(f"    {name}: still open at the stop")
+                else:
+                    self.stdout.write(
+                        f"    {name}: {'resolved' if pair['state'] == allocation.RESOLVED else 'settled as a tie'} at look {where['look']} "
+                        f"({where['instances']} instances; {where['ratings_used']} ratings used, {where['pair_ratings']} on this pair)"
+                    )
