@@ -60,12 +60,7 @@ def create_payload_job(
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")
-    sources = []
-    for index, payload in enumerate(payloads):
-        try:
-            sources.append(PayloadSource(payload=kind.build_payload(PayloadSource(payload=payload))))
-        except ValueError as exc:
-            raise JobError(f"payload {index}: {exc}", field="payloads") from None
+    sources = _built_sources(kind, payloads)
 
     with transaction.atomic():
         if payload_set is None:
@@ -123,12 +118,7 @@ def add_payload_items(job: Job, payloads: list[dict]) -> list[int]:
         raise JobError(f"job {job.name!r} does not build its items from payloads", field="payloads")
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")
-    sources = []
-    for index, payload in enumerate(payloads):
-        try:
-            sources.append(PayloadSource(payload=kind.build_payload(PayloadSource(payload=payload))))
-        except ValueError as exc:
-            raise JobError(f"payload {index}: {exc}", field="payloads") from None
+    sources = _built_sources(kind, payloads)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state == Job.State.FINISHED:
@@ -144,3 +134,15 @@ def add_payload_items(job: Job, payloads: list[dict]) -> list[int]:
 def item_ids_by_position(job: Job) -> dict[int, int]:
     """{position: item id} of a job's items, for callers that keep their own link to each payload."""
     return dict(Item.objects.filter(job=job).values_list("position", "id"))
+
+
+def _built_sources(kind, payloads: list) -> list:
+    """Each payload checked and normalised by the task type, before anything is written; JobError
+    names the first bad one by its index."""
+    sources = []
+    for index, payload in enumerate(payloads):
+        try:
+            sources.append(PayloadSource(payload=kind.build_payload(PayloadSource(payload=payload))))
+        except ValueError as exc:
+            raise JobError(f"payload {index}: {exc}", field="payloads") from None
+    return sources

@@ -337,6 +337,15 @@ class TaskType:
         return str(payload.get("utterance") or payload.get("response") or "")
 
 
+def check_number(cleaned: dict, errors: dict, name: str, low, high, *, whole: bool = False) -> None:
+    """Note in `errors` why setting `name` of `cleaned` is not a number from `low` to `high` (a
+    whole number if `whole`; True and False are not numbers), for a type's `clean_settings`."""
+    value = cleaned[name]
+    kinds = (int,) if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+        errors[name] = f"a {'whole ' if whole else ''}number from {low} to {high}"
+
+
 def clean_text(value, name: str, label: str, limit: int) -> tuple[str | None, list[Problem]]:
     """A free-text answer (`value`, of field `name`), stripped, and what is wrong with it: not text
     (then None), or longer than `limit` characters. One rule for every task type's text fields."""

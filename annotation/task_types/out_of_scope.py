@@ -26,7 +26,7 @@ from rapidfuzz import fuzz, process  # C implementations of string similarity
 
 from .. import qa_pairs, text_units
 from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
-from .base import CORPUS, Problem, TaskType, TaskTypeSettingsError, clean_text, register
+from .base import CORPUS, Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, register
 
 MAX_QA_PAIRS = 5000
 MAX_TURN_CHARS = 1000
@@ -142,18 +142,12 @@ class OutOfScopeTaskType(TaskType):
         cleaned = super().clean_settings(settings)
         errors = {}
 
-        def number(name, low, high, whole=False):
-            value = cleaned[name]
-            kinds = (int,) if whole else (int, float)
-            if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-                errors[name] = f"a {'whole ' if whole else ''}number from {low} to {high}"
-
-        number("insert_probability", 0, 1)
-        number("max_per_dialog", 1, 10, whole=True)
-        number("seed", 0, 2**31 - 1, whole=True)
-        number("similarity_threshold", 1, 100)
-        number("min_length", 1, 1000, whole=True)
-        number("max_length", 1, 1000, whole=True)
+        check_number(cleaned, errors, "insert_probability", 0, 1)
+        check_number(cleaned, errors, "max_per_dialog", 1, 10, whole=True)
+        check_number(cleaned, errors, "seed", 0, 2**31 - 1, whole=True)
+        check_number(cleaned, errors, "similarity_threshold", 1, 100)
+        check_number(cleaned, errors, "min_length", 1, 1000, whole=True)
+        check_number(cleaned, errors, "max_length", 1, 1000, whole=True)
         if "min_length" not in errors and "max_length" not in errors and cleaned["min_length"] > cleaned["max_length"]:
             errors["max_length"] = "at least min_length"
         answer = cleaned["default_answer"]

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from rapidfuzz import fuzz  # C implementation of string similarity
 
 from .. import qa_pairs, text_units
-from .base import PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, register
+from .base import PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, register
 
 MAX_PARAPHRASES = 20
 MAX_CHARS = 1000
@@ -93,18 +93,12 @@ class QaParaphraseTaskType(TaskType):
         cleaned = super().clean_settings(settings)
         errors = {}
 
-        def number(name, low, high, whole=False):
-            value = cleaned[name]
-            kinds = (int,) if whole else (int, float)
-            if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-                errors[name] = f"a {'whole ' if whole else ''}number from {low} to {high}"
-
-        number("count", 1, MAX_PARAPHRASES, whole=True)
-        number("similarity_threshold", 1, 100)
-        number("min_length_ratio", 0, 10)
-        number("max_length_ratio", 0.1, 100)
-        number("heldout_share", 0, 1)
-        number("seed", 0, 2**31 - 1, whole=True)
+        check_number(cleaned, errors, "count", 1, MAX_PARAPHRASES, whole=True)
+        check_number(cleaned, errors, "similarity_threshold", 1, 100)
+        check_number(cleaned, errors, "min_length_ratio", 0, 10)
+        check_number(cleaned, errors, "max_length_ratio", 0.1, 100)
+        check_number(cleaned, errors, "heldout_share", 0, 1)
+        check_number(cleaned, errors, "seed", 0, 2**31 - 1, whole=True)
         if not errors and cleaned["min_length_ratio"] > cleaned["max_length_ratio"]:
             errors["max_length_ratio"] = "at least min_length_ratio"
         if errors:
