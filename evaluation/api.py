@@ -338,7 +338,7 @@ class InteractiveResultsView(EvaluationAPI, APIView):
         result, _dialogs = selectors.interactive_ranking(job)
         screening = selectors.chat_screenings(job)
         body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
-        return Response(_json_safe(body))
+        return Response(s.json_safe(body))
 
 
 class GoalSetListView(EvaluationAPI, APIView):
