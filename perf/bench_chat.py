@@ -16,13 +16,12 @@ import json
 import multiprocessing
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from .common import ROOT, save
+from .common import ROOT, free_port, fresh_database, save, server_env
 
 CLIENT_PROCESSES, THREADS_PER_PROCESS = 5, 10
 CHATS = CLIENT_PROCESSES * THREADS_PER_PROCESS
@@ -30,21 +29,9 @@ TURNS = int(os.environ.get("QUORUM_BENCH_CHAT_TURNS", "20"))  # user turns per c
 SYSTEM_DELAY = 0.2
 SECRET = "bench-secret-of-enough-length"
 DB_NAME = os.environ.get("QUORUM_BENCH_CHAT_DB", "quorum_bench_chat")
-PG = os.environ.get("QUORUM_BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 MESSAGES = ["I want chinese food in the centre", "what about thai food in the north", "book it for 2 people", "what is the phone number"]
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _env():
-    return {
-        **os.environ, "QUORUM_ENV": "test", "DJANGO_SETTINGS_MODULE": "perf.settings",
-        "DATABASE_URL": f"{PG}/{DB_NAME}?conn_max_age=600", "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING",
-    }
 
 
 def _start_system():
@@ -63,11 +50,7 @@ def _start_system():
 def _prepare(system_url):
     """A fresh database: the system registered (its contract check passes), one goal, a chat job of
     CHATS dialogs, and CHATS annotators."""
-    import psycopg
-
-    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    fresh_database(DB_NAME)
     code = r"""
 import django, json
 django.setup()
@@ -84,7 +67,7 @@ for i in range(%d + 1):
     make_annotator(User.objects.create_user(f"bench{i}", password="bench-pass"))
 print(json.dumps({"job": job.pk, "check_passed": system.check_passed}))
 """ % (system_url, SECRET, CHATS, CHATS)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=server_env(DB_NAME), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -179,7 +162,7 @@ from evaluation.models import ChatTurn
 rows = list(ChatTurn.objects.values_list("session_id", "role", "user_turn", "failed", "latency_ms"))
 print(json.dumps(rows))
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=server_env(DB_NAME), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -193,13 +176,13 @@ def run() -> dict:
         if not prepared["check_passed"]:
             raise RuntimeError("the reference system failed its contract check")
         bare_rows, bare_seconds = _load("bare", system_url, None)
-        port = _free_port()
+        port = free_port()
         gunicorn = Path(sys.executable).with_name("gunicorn")
         # gthread: a relayed turn waits on the system, so a worker thread per open chat, not a process.
         server = subprocess.Popen(
             [str(gunicorn), "perf.wsgi_app:application", "--bind", f"127.0.0.1:{port}", "--workers", "4", "--threads", "16",
              "--worker-class", "gthread", "--preload", "--log-level", "warning", "--backlog", "256"],
-            cwd=ROOT, env=_env(),
+            cwd=ROOT, env=server_env(DB_NAME),
         )
         base = f"http://127.0.0.1:{port}"
         import requests

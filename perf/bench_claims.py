@@ -11,45 +11,24 @@ import json
 import multiprocessing
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from .common import ROOT, save
+from .common import ROOT, free_port, fresh_database, save, server_env
 
 CLIENT_PROCESSES, THREADS_PER_PROCESS = 4, 8
 CLIENTS = CLIENT_PROCESSES * THREADS_PER_PROCESS
 DURATION = float(os.environ.get("QUORUM_BENCH_SECONDS", "15"))
 DB_NAME = os.environ.get("QUORUM_BENCH_CLAIMS_DB", "quorum_bench_claims")  # another name keeps parallel runs apart
-PG = os.environ.get("QUORUM_BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _env():
-    return {
-        **os.environ,
-        "QUORUM_ENV": "test",
-        "DJANGO_SETTINGS_MODULE": "perf.settings",
-        "DATABASE_URL": f"{PG}/{DB_NAME}?conn_max_age=600",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "LOG_LEVEL": "WARNING",
-    }
 
 
 def _prepare():
     """A fresh database with a live job of 20,000 items and 32 annotators."""
-    import psycopg
-
-    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    fresh_database(DB_NAME)
     code = r"""
 import django, json, sys
 django.setup()
@@ -75,7 +54,7 @@ with connection.cursor() as c:
     c.execute("CREATE TABLE perf_baseline (id bigserial primary key, item_id bigint, body text)")
 print(json.dumps({"job": job.pk, "items": job.items.count()}))
 """ % CLIENTS
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=server_env(DB_NAME), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -151,11 +130,11 @@ def _load(mode, base, job_id, duration=None):
 
 def run() -> dict:
     prepared = _prepare()
-    port = _free_port()
+    port = free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     server = subprocess.Popen(
         [str(gunicorn), "perf.wsgi_app:application", "--bind", f"127.0.0.1:{port}", "--workers", "4", "--preload", "--log-level", "warning"],
-        cwd=ROOT, env=_env(),
+        cwd=ROOT, env=server_env(DB_NAME),
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -2,6 +2,7 @@
 import json
 import os
 import resource
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,33 @@ def run_json_subprocess(module: str, args: list[str], env_extra: dict[str, str])
     if proc.returncode != 0:
         raise RuntimeError(f"{module} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+PG = os.environ.get("QUORUM_BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+
+
+def free_port() -> int:
+    """A port the OS picks on 127.0.0.1, for a server a benchmark starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(db_name: str) -> dict:
+    """The environment of a benchmark's gunicorn and set-up processes: perf settings on PostgreSQL database `db_name`."""
+    return {
+        **os.environ, "QUORUM_ENV": "test", "DJANGO_SETTINGS_MODULE": "perf.settings",
+        "DATABASE_URL": f"{PG}/{db_name}?conn_max_age=600", "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING",
+    }
+
+
+def fresh_database(db_name: str) -> None:
+    """Drop and create PostgreSQL database `db_name` (a benchmark's own name keeps parallel runs apart)."""
+    import psycopg
+
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {db_name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {db_name}")
 
 
 def save(name: str, figures: dict) -> Path:
