@@ -6,14 +6,21 @@ the question is how much of it was needed to reach the full data's conclusions. 
 statistic is the final score of the report (the mean over questions of Eq. 1's S_f). With the
 detection fixed, S_f = 2 |f*f~| / (|f| + |f~|) x the mean instance score over the rated instances,
 so each system's score is a known factor k_s times a mean: linear, and paired comparisons are
-differences of means over shared instances.
+differences of means over shared units.
 
-Allocation. Instances are taken in one seeded random order shared by every system (so comparisons
-stay paired), in rounds on a grid of prefix lengths fixed in advance (`grid`): from 100 instances
+Units. By default the campaign draws one published rating at a time: a unit is one rater's answers
+on one instance (`rating_units`), weighted 1/3 so each instance weighs what it weighs in Eq. 1.
+Drawing whole instances (`unit="instance"`) spends three ratings on one instance's quality, which
+its first rating already tells in part (the system-by-instance effect is shared by the three); a
+rating from a new instance tells more. On DSTC9 the paired variance per rating is 1.5-1.8 times
+smaller this way, which is the difference between 70% and 55-61% of the ratings below. (A live
+campaign gets the same by asking fewer raters per item on more items: `power.py` plans that.)
+
+Allocation. Units are taken in one seeded random order shared by every system (so comparisons
+stay paired), in rounds on a grid of prefix lengths fixed in advance (`grid`): from 100 units
 growing by a factor (the early looks, which mostly drop what is clear: the best and worst systems),
-then every 5% of the instances from 45% to 90% (the late looks, where close pairs are decided),
-then all of them. In each round every *active* system rates the next instances of the order (all
-of an instance's ratings: the pool's unit is the published item). A pair is settled when its
+then every 5% of the units from 45% to 90% (the late looks, where close pairs are decided),
+then all of them. In each round every *active* system rates the next units of the order. A pair is settled when its
 interval leaves out 0 (resolved: its order is known), or when it lies inside (-m, m) (tied), where
 m is the larger of an indifference margin and, with `futility`, the full data's own significance
 line (z_{1-alpha/2} times the paired standard deviation over sqrt(N)): a pair whose whole interval
@@ -24,10 +31,12 @@ exceed the budget. Uniform allocation spends the same ratings on every system al
 
 Why the intervals stay valid under adaptive sampling. Two systems are only ever compared on a
 common prefix of the shared order, and that prefix is one of the grid lengths fixed in advance:
-what the data decide is *when* to stop looking, never *which* instances are drawn. The interval
-targets the full data's score difference (the replay's truth, a finite population): the variance
-of the paired mean of the instance contributions (the delta-method influence of each instance on
-k_a * mean_a - k_b * mean_b) times the finite-population correction (1 - n / N). For prefixes of
+what the data decide is *when* to stop looking, never *which* units are drawn. The interval
+targets the full data's score difference (the replay's truth, a finite population of N units):
+the variance of the paired mean of the unit contributions (the delta-method influence of each unit
+on k_a * mean_a - k_b * mean_b) times the finite-population correction (1 - n / N). The prefix is a
+simple random sample of units, so this holds unit by unit whatever the ratings of one instance
+share (no clustering term: the population is the published ratings themselves). For prefixes of
 one random order, Cov(mean_n, mean_n') = S^2 (1/n' - 1/N) for n <= n', so the estimate is a
 Brownian motion W(u) in u = 1/n - 1/N and the standardised differences Z_n = W(u)/sqrt(u) at the
 looks have a known joint law. `boundary` takes the critical value c with P(max over a set of looks
@@ -36,21 +45,24 @@ because neighbouring looks are strongly correlated); the early and the late look
 share of alpha (20% / 80%) and the two are added (a union bound). So with probability at least
 1 - alpha every interval a pair could ever show covers the full difference, and so does the one
 at the data-dependent stopping time (and the tied verdict, which the same interval supports).
-The last look (every instance) has no error. The full data's own verdict (`full_resolved_pairs`)
-is the ordinary one-look paired comparison at alpha without the correction, as the report makes
-it. Tested by simulation in tests/evaluation/test_allocation.py (coverage of the final intervals,
+The last look (every unit) has no error. The full data's own verdict (`full_resolved_pairs`)
+is the ordinary one-look paired comparison at alpha without the correction, over instances (a
+rating unit's contribution summed into its instance's: clustered), as the report makes it; the
+futility line is that verdict's half-width, estimated on the prefix with the design effect of an
+instance's ratings (`full_data_sd`). Tested by simulation in tests/evaluation/test_allocation.py (coverage of the final intervals,
 against looks each taken at level alpha), and `boundary` against the bivariate normal.
 
-What 60% of the ratings can do on DSTC9 Track 1. Five of the 37 pairs the full data resolves sit
-just past its significance line (paired z from 2.2 to 2.6: team03-team15, team03-team17,
-team10-team18, team17-team23, team11-team20) and between them they involve eight of the ten
-entries. With the correction, a pair whose full-data z is z_N shows z_N sqrt(f / (1 - f)) on a
-share f of the instances, so crossing even the one-look 1.96 for z_N = 2.2 takes f = 0.44 on
-average and well above 0.6 to do so in nearly every seed. Measured over 20 seeds (recorded in
-docs/architecture.md): with no budget every resolved pair is resolved in every seed with 70% of
-the ratings (80% with the previous Bonferroni grid); with --budget 0.6, 35.6 of the 37 on
-average (all 37 in 4 seeds), none ordered wrongly, while uniform allocation of the same ratings
-in one look resolves 36.2: below 60% no valid sequential rule can do much better than one look.
+What it takes on DSTC9 Track 1 (20 seeds, recorded in the README). Five of the 37 pairs
+the full data resolves sit just past its significance line (paired z from 2.2 to 2.6:
+team03-team15, team03-team17, team10-team18, team17-team23, team11-team20) and between them they
+involve eight of the ten entries. Drawing ratings one at a time with no budget, every one of the
+37 is resolved in every seed, the last of them with 55.0% of the ratings on average (47.7-64.2%:
+`full_resolved_by_fraction`), none ordered wrongly; the campaign, which cannot know which pairs
+the full data resolves, goes on to order pairs it leaves open (|z| 1.0-1.8 over instances, which
+the finite population can still order) and stops at 61.0% (55.5-66.7%), having resolved 42.3
+pairs. With --budget 0.6 it stops by 60% with 36.9 of the 37 (all 37 in 18 seeds; team03-team15,
+z 2.2, is the one left in two seeds whose order drew it 3.4 and 1.7 standard errors short).
+Drawing whole instances takes 70% with no budget (80% with the earlier Bonferroni grid).
 """
 from __future__ import annotations
 
@@ -65,7 +77,7 @@ from . import dstc9
 
 QUESTIONS = ("accuracy", "appropriateness")
 DEFAULT_SEED = 20210101
-DEFAULT_FIRST = 100  # instances in the first round: enough for the normal interval to mean something
+DEFAULT_FIRST = 100  # units in the first round: enough for the normal interval to mean something
 DEFAULT_GROWTH = 1.3
 BOUNDARY_DRAWS = 200_000
 LOOK_RULES = ("boundary", "bonferroni")
@@ -75,37 +87,55 @@ DEFAULT_LATE_UNTIL = 0.9
 DEFAULT_EARLY_SHARE = 0.2
 
 
+UNITS = ("rating", "instance")
+
+
 @dataclass
 class Pool:
-    """The published ratings: per system (label, kind), the instance score x [S, N] (mean over
-    questions of the mean rating; NaN where not rated), the ratings behind it [S, N], and the Eq. 1
-    factor k [S] (the scored mean times k is S_f)."""
+    """The published ratings as units a campaign draws: per system (label, kind), the unit score
+    x [S, U] (mean over questions; NaN where not rated), the ratings behind it [S, U], the unit's
+    weight in its system's score [S, U] (None: all 1) and the Eq. 1 factor k [S] (the weighted mean
+    of the scored units times k is S_f). A unit is an instance (`unit` "instance": every rating of
+    it) or one published rater's answers on one instance ("rating"; the weights, 1 over the rated
+    units of the instance, keep each instance's weight in the score what it is in the full data)."""
 
     labels: list[str]
     kinds: list[str]
     scores: np.ndarray
     ratings: np.ndarray
     factor: np.ndarray
+    weights: np.ndarray | None = None
+    unit: str = "instance"
+    instances: np.ndarray | None = None  # [U] the instance of each unit (None: units are instances)
 
     @property
-    def n_instances(self) -> int:
+    def n_units(self) -> int:
         return self.scores.shape[1]
 
+    def unit_weights(self, s, units) -> np.ndarray:
+        """System s's weight of each of `units` (an index array)."""
+        return np.ones(len(units)) if self.weights is None else self.weights[s, units]
 
-def pool_from_arrays(labels, scores, ratings, factor=None, kinds=None) -> Pool:
+
+def pool_from_arrays(labels, scores, ratings, factor=None, kinds=None, weights=None, unit="instance", instances=None) -> Pool:
     scores = np.asarray(scores, dtype=float)
     return Pool(
         list(labels), list(kinds or ["entry"] * len(labels)), scores, np.asarray(ratings, dtype=float),
         np.ones(len(labels)) if factor is None else np.asarray(factor, dtype=float),
+        None if weights is None else np.asarray(weights, dtype=float), unit, None if instances is None else np.asarray(instances),
     )
 
 
-def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_truth_teams=("ground-truth", "ground_truth"), questions=QUESTIONS) -> Pool:
+
+def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_truth_teams=("ground-truth", "ground_truth"), questions=QUESTIONS, unit="rating") -> Pool:
     """The pool from <team>/<entry>.json + <team>/<entry>.human_eval.json under `results_dir`, as
-    `import_human_eval` reads them; a problem raises dstc9.FormatProblem naming the file and instance."""
+    `import_human_eval` reads them, in units of `unit` (UNITS; `rating_units`); a problem raises
+    dstc9.FormatProblem naming the file and instance."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}")
     labels = dstc9.check_outputs(dstc9.load_json(labels_path), labels_path, require_response=False)
     truth = np.array([bool(item["target"]) for item in labels])
-    names, kinds, scores, counts, factor = [], [], [], [], []
+    names, kinds, rows_of, kept_of, factor = [], [], [], [], []
     for team_id, entry_id, entry_path, eval_path in dstc9.find_human_evals(results_dir):
         is_truth = team_id in ground_truth_teams
         if entry_path is not None:
@@ -114,20 +144,57 @@ def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_tru
             outputs = labels
         else:
             raise dstc9.FormatProblem(eval_path, f"the entry's output {entry_id}.json is missing beside it (needed for detection in Eq. 1)")
-        rows = dstc9.check_human_eval(dstc9.load_json(eval_path), eval_path, labels, outputs, list(questions))
-        sums = np.zeros((len(questions), len(labels)))
-        n = np.zeros((len(questions), len(labels)))
-        for index, question, _position, value in rows:
-            q = list(questions).index(question)
-            sums[q, index] += value
-            n[q, index] += 1
+        rows_of.append(dstc9.check_human_eval(dstc9.load_json(eval_path), eval_path, labels, outputs, list(questions)))
         predicted = np.array([bool(item["target"]) for item in outputs])
         names.append(f"{team_id}/{entry_id}")
         kinds.append("ground_truth" if is_truth else "baseline" if team_id in baseline_teams else "entry")
-        scores.append(instance_scores(sums, n, kept=truth & predicted))
-        counts.append(n.sum(axis=0))
+        kept_of.append(truth & predicted)
         factor.append(eq1_factor(truth, predicted))
-    return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
+    Q, N = len(questions), len(labels)
+    if unit == "instance":
+        scores, counts = [], []
+        for rows, kept in zip(rows_of, kept_of):
+            sums, n = np.zeros((Q, N)), np.zeros((Q, N))
+            for index, question, _position, value in rows:
+                q = list(questions).index(question)
+                sums[q, index] += value
+                n[q, index] += 1
+            scores.append(instance_scores(sums, n, kept=kept))
+            counts.append(n.sum(axis=0))
+        return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
+    P = max((position for rows in rows_of for _, _, position, _ in rows), default=1)
+    units = [rating_units(rows, list(questions), N, P, kept) for rows, kept in zip(rows_of, kept_of)]
+    return Pool(names, kinds, np.array([u[0] for u in units]), np.array([u[1] for u in units]), np.array(factor), np.array([u[2] for u in units]), "rating", np.repeat(np.arange(N), P))
+
+
+def rating_units(rows, questions, n_instances, positions, kept):
+    """One system's rating units from its (instance, question, position, value) rows: unit
+    instance x positions + position - 1 is the answers at that position (one published rater),
+    scored as their mean over questions. Returns (scores [U], ratings [U], weights [U]); the weight
+    of each unit of an instance is 1 over its scored units, so the weighted mean over every unit is
+    the instance-level mean. An instance whose questions have different numbers of ratings cannot
+    be split by rater: it stays one unit (at its first position) with its instance score."""
+    Q, N, P = len(questions), n_instances, positions
+    sums, n = np.zeros((Q, N, P)), np.zeros((Q, N, P))
+    for index, question, position, value in rows:
+        q = questions.index(question)
+        sums[q, index, position - 1] += value
+        n[q, index, position - 1] += 1
+    ratings = n.sum(axis=0)  # [N, P]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where((n > 0).all(axis=0), (sums / np.maximum(n, 1)).mean(axis=0), np.nan)
+    per_question = n.sum(axis=2)  # [Q, N]
+    uneven = (per_question != per_question[0]).any(axis=0)
+    if uneven.any():
+        whole = instance_scores(sums.sum(axis=2), per_question)
+        scores[uneven] = np.nan
+        scores[uneven, 0] = whole[uneven]
+        ratings[uneven] = 0
+        ratings[uneven, 0] = per_question[:, uneven].sum(axis=0)
+    scores[~np.asarray(kept, dtype=bool)] = np.nan
+    scored = (~np.isnan(scores)).sum(axis=1, keepdims=True)
+    weights = np.where(~np.isnan(scores), 1.0 / np.maximum(scored, 1), 0.0)
+    return scores.ravel(), ratings.ravel(), weights.ravel()
 
 
 def instance_scores(sums, counts, kept=None) -> np.ndarray:
@@ -153,85 +220,135 @@ def eq1_factor(truth, predicted) -> float:
 
 
 def final_scores(pool: Pool, prefix) -> np.ndarray:
-    """Final score [S] of every system on the instances `prefix` (an index array)."""
+    """Final score [S] of every system on the units `prefix` (an index array): k x the weighted
+    mean of its scored units (NaN where it has none)."""
+    prefix = np.asarray(prefix, dtype=int)
     x = pool.scores[:, prefix]
-    with np.errstate(invalid="ignore"):
-        return pool.factor * np.nanmean(x, axis=1) if x.size else np.full(len(pool.labels), np.nan)
+    w = np.ones(x.shape) if pool.weights is None else pool.weights[:, prefix]
+    w = np.where(np.isnan(x), 0.0, w)
+    total = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, pool.factor * (w * np.nan_to_num(x)).sum(axis=1) / total, np.nan)
 
 
 def _influence(pool: Pool, s: int, prefix) -> np.ndarray:
-    """Each prefix instance's contribution to system s's score minus its mean: k (x - mean) / p,
-    with p the share of the prefix that s rated (0 where s did not rate)."""
+    """Each prefix unit's contribution to system s's score minus its mean (the delta method for a
+    ratio of means): k w (x - score / k) / mean(w), with w the unit's weight (0 where s has no score)."""
     x = pool.scores[s, prefix]
-    rated = ~np.isnan(x)
-    if not rated.any():
+    w = np.where(np.isnan(x), 0.0, pool.unit_weights(s, prefix))
+    if not w.any():
         return np.zeros(len(prefix))
-    share = rated.mean()
-    return np.where(rated, pool.factor[s] * (np.where(rated, x, 0) - x[rated].mean()) / share, 0.0)
+    x = np.nan_to_num(x)
+    mean = (w * x).sum() / w.sum()
+    return pool.factor[s] * w * (x - mean) / w.mean()
 
 
 def _paired(pool: Pool, a: int, b: int, prefix):
-    """(difference a - b on `prefix`, standard deviation of the instances' contributions to it)."""
+    """(difference a - b on `prefix`, the units' contributions to it [n])."""
     scores = final_scores(pool, prefix)
-    z = _influence(pool, a, prefix) - _influence(pool, b, prefix)
-    return float(scores[a] - scores[b]), float(z.std(ddof=1)) if len(prefix) > 1 else math.inf
+    return float(scores[a] - scores[b]), _influence(pool, a, prefix) - _influence(pool, b, prefix)
+
+
+def _by_instance(pool: Pool, contributions, prefix) -> np.ndarray:
+    """The contributions summed per instance and scaled to a mean over instances (so their standard
+    deviation over sqrt(instances) is the clustered standard error); unchanged for instance units."""
+    if pool.instances is None:
+        return contributions
+    instances = pool.instances[prefix]
+    present = np.bincount(instances) > 0
+    sums = np.bincount(instances, weights=contributions)[present]
+    return sums * len(sums) / len(prefix)
+
+
+def _sd(values) -> float:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else math.inf
+
+
+def full_data_sd(pool: Pool, contributions, prefix) -> float:
+    """The paired standard deviation per instance that the full data's one-look interval would have,
+    estimated on `prefix`: for rating units the unit standard deviation times the design effect of
+    rating an instance's units together, 1 + (m - 1) rho, with m the units per instance and rho the
+    correlation of contributions within an instance, estimated from the instances with two or more
+    units in the prefix (taken as 0 when fewer than 30 such instances: a smaller line only delays a
+    tie). An instance's contribution is the mean of its m units', so its variance is
+    sd^2 (1 + (m - 1) rho) / m."""
+    sd = _sd(contributions)
+    if pool.instances is None or not math.isfinite(sd) or sd == 0:
+        return sd
+    instances = pool.instances[prefix]
+    sums = np.bincount(instances, weights=contributions)
+    sizes = np.bincount(instances)
+    within_pairs = float((sizes * (sizes - 1)).sum())
+    m = pool.n_units / _n_instances(pool)
+    rho = 0.0
+    if (sizes > 1).sum() >= 30:
+        cross = float((sums**2).sum() - (contributions**2).sum())
+        rho = cross / (within_pairs * float(np.mean(contributions**2)))
+    return sd * math.sqrt(max(1.0, 1 + (m - 1) * rho) / m)
+
+
+def _n_instances(pool: Pool) -> int:
+    return pool.n_units if pool.instances is None else int((np.bincount(pool.instances) > 0).sum())
 
 
 def pair_interval(pool: Pool, a: int, b: int, prefix, level: float, finite=True, critical=None):
     """(difference a - b, low, high) on `prefix` at confidence 1 - level (or with the critical value
-    `critical` in place of the normal quantile); `finite` applies the finite-population correction
-    (the target is the full data's difference)."""
-    n, N = len(prefix), pool.n_instances
-    difference, sd = _paired(pool, a, b, prefix)
-    variance = sd**2 / n if n > 1 else math.inf
+    `critical` in place of the normal quantile). `finite`: the target is the full data's difference,
+    the prefix a simple random sample of its units (variance with the finite-population
+    correction); otherwise the one-look interval of the report, over instances (clustered)."""
+    difference, z = _paired(pool, a, b, prefix)
     if finite:
-        variance *= max(0.0, 1 - n / N)
-    z = stats.norm.ppf(1 - level / 2) if critical is None else critical
-    half = z * math.sqrt(variance) if variance else 0.0
+        n, N = len(prefix), pool.n_units
+        variance = _sd(z) ** 2 / n * max(0.0, 1 - n / N) if n > 1 else math.inf
+    else:
+        c = _by_instance(pool, z, prefix)
+        variance = _sd(c) ** 2 / len(c) if len(c) > 1 else math.inf
+    q = stats.norm.ppf(1 - level / 2) if critical is None else critical
+    half = q * math.sqrt(variance) if variance else 0.0
     return difference, difference - half, difference + half
 
 
-def grid(n_instances: int, first=DEFAULT_FIRST, growth=DEFAULT_GROWTH, late_from=None, late_until=1.0) -> list[int]:
+def grid(n_units: int, first=DEFAULT_FIRST, growth=DEFAULT_GROWTH, late_from=None, late_until=1.0) -> list[int]:
     """The prefix lengths at which the campaign may look, fixed before any rating is seen: from
-    `first` growing by `growth`, and (when `late_from`, a share of the instances, is given) from
-    there on in steps of DEFAULT_LATE_STEP of the instances."""
-    sizes, n = [], min(first, n_instances)
-    late = n_instances + 1 if late_from is None else math.ceil(late_from * n_instances)
-    while n < min(late, n_instances):
+    `first` growing by `growth`, and (when `late_from`, a share of the units, is given) from
+    there on in steps of DEFAULT_LATE_STEP of the units."""
+    sizes, n = [], min(first, n_units)
+    late = n_units + 1 if late_from is None else math.ceil(late_from * n_units)
+    while n < min(late, n_units):
         sizes.append(n)
         n = max(n + 1, math.ceil(n * growth))
-    n = max(n, late) if late <= n_instances else n
-    step = max(1, math.ceil(DEFAULT_LATE_STEP * n_instances))
-    while n < min(n_instances, late_until * n_instances + 1e-9):
+    n = max(n, late) if late <= n_units else n
+    step = max(1, math.ceil(DEFAULT_LATE_STEP * n_units))
+    while n < min(n_units, late_until * n_units + 1e-9):
         sizes.append(n)
         n += step
-    return sizes + [n_instances]
+    return sizes + [n_units]
 
 
-def critical_values(sizes, n_instances: int, alpha: float, late_from=None, early_share=DEFAULT_EARLY_SHARE) -> dict:
+def critical_values(sizes, n_units: int, alpha: float, late_from=None, early_share=DEFAULT_EARLY_SHARE) -> dict:
     """The critical value of each look: `early_share` of alpha over the looks before `late_from`
     (which only drop what is clear), the rest over the later ones (where the close pairs are
     decided); each part joint over its looks (`boundary`), the two added (a union bound)."""
     if late_from is None:
-        c = boundary(sizes, n_instances, alpha)
+        c = boundary(sizes, n_units, alpha)
         return {n: c for n in sizes}
-    cut = late_from * n_instances
+    cut = late_from * n_units
     early = [n for n in sizes if n < cut]
     late = [n for n in sizes if n >= cut]
-    c_early = boundary(early, n_instances, alpha * early_share) if early else math.inf
-    c_late = boundary(late, n_instances, alpha * (1 - early_share) if early else alpha)
+    c_early = boundary(early, n_units, alpha * early_share) if early else math.inf
+    c_late = boundary(late, n_units, alpha * (1 - early_share) if early else alpha)
     return {n: (c_early if n < cut else c_late) for n in sizes}
 
 
-def boundary(sizes, n_instances: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0) -> float:
+def boundary(sizes, n_units: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0) -> float:
     """The critical value c with P(max over the looks before the last of |Z_n| >= c) = alpha, where
     Z_n is a pair's standardised difference on the prefix of length n under the null (module
     docstring: the looks of a finite-population sample are a Brownian motion in u = 1/n - 1/N).
-    Found from `draws` seeded paths; the last look (every instance) is exact and needs none."""
-    inner = [n for n in sizes if n < n_instances]
+    Found from `draws` seeded paths; the last look (every unit) is exact and needs none."""
+    inner = [n for n in sizes if n < n_units]
     if len(inner) <= 1:  # one look: the normal quantile itself
         return float(stats.norm.ppf(1 - alpha / 2))
-    u = np.array([1 / n - 1 / n_instances for n in inner])  # decreasing: later looks vary less
+    u = np.array([1 / n - 1 / n_units for n in inner])  # decreasing: later looks vary less
     # W(u) sampled from the smallest u upwards (independent increments), then read in look order.
     steps = np.diff(np.concatenate(([0.0], u[::-1])))
     paths = np.cumsum(np.random.default_rng(seed).standard_normal((draws, len(u))) * np.sqrt(steps), axis=1)[:, ::-1]
@@ -252,7 +369,7 @@ def pair_verdict(pool: Pool, a: int, b: int, prefix, alpha: float, critical: flo
     critical value: the margin is the larger of the indifference margin and, with `futility`, the
     full data's significance line (`significance_line`) in this pair's paired standard deviation."""
     difference, low, high = pair_interval(pool, a, b, prefix, alpha, critical=critical)
-    margin = max(indifference, line * _paired(pool, a, b, prefix)[1] if futility else 0.0)
+    margin = max(indifference, line * full_data_sd(pool, _paired(pool, a, b, prefix)[1], prefix) if futility else 0.0)
     return difference, low, high, margin
 
 
@@ -274,14 +391,14 @@ def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k
     if len(candidates) < 2:
         raise ValueError("the campaign needs at least two ranked entries")
     top_k = len(candidates) if top_k is None else min(top_k, len(candidates))
-    line = significance_line(pool.n_instances, alpha)
+    line = significance_line(_n_instances(pool), alpha)
     order = np.asarray(order)
     scores = {s: float(final_scores(pool, order[: prefix_of[s]])[s]) if prefix_of[s] else math.nan for s in range(len(pool.labels))}
     pairs = {}
     for i, a in enumerate(candidates):
         for b in candidates[i + 1:]:
             n = int(min(prefix_of[a], prefix_of[b]))
-            if n >= pool.n_instances:
+            if n >= pool.n_units:
                 # Everything rated: the full design's own verdict, the report's one-look paired interval
                 # (the sequential interval would have no width here); what it cannot separate is a tie.
                 difference, low, high = pair_interval(pool, a, b, order[:n], alpha, finite=False)
@@ -312,7 +429,7 @@ def _goal_pairs(scores, candidates, top_k):
 
 
 def _full_order_pairs(pool: Pool, candidates):
-    full = final_scores(pool, np.arange(pool.n_instances))
+    full = final_scores(pool, np.arange(pool.n_units))
     return full, {(a, b): np.sign(full[a] - full[b]) for a in candidates for b in candidates if a < b}
 
 
@@ -325,14 +442,14 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     top_k = len(candidates) if top_k is None else top_k
     if not 1 <= top_k <= len(candidates):
         raise ValueError(f"top k must be between 1 and the number of entries ({len(candidates)})")
-    N = pool.n_instances
+    N = pool.n_units
     order = np.random.default_rng(seed).permutation(N)
     if looks not in LOOK_RULES:
         raise ValueError(f"looks must be one of {', '.join(LOOK_RULES)}")
     sizes = grid(N, first, growth, late_from, late_until)
     critical_of = critical_values(sizes, N, alpha, late_from, early_share) if looks == "boundary" else {n: float(stats.norm.ppf(1 - alpha / 2 / len(sizes))) for n in sizes}
     # What the whole budget could resolve: the full data's own significance line, estimated.
-    line = significance_line(N, alpha)
+    line = significance_line(_n_instances(pool), alpha)
     total = float(pool.ratings[candidates].sum())
     prefix_of = np.zeros(len(pool.labels), dtype=int)
     active = set(candidates)
@@ -355,7 +472,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
                         settled_at[(a, b)] = None
                     elif settled_at.get((a, b)) is None:
                         pair_ratings = int(pool.ratings[[a, b]][:, prefix].sum())
-                        settled_at[(a, b)] = {"look": look, "instances": int(n), "ratings_used": int(spent_now), "pair_ratings": pair_ratings}
+                        settled_at[(a, b)] = {"look": look, "units": int(n), "ratings_used": int(spent_now), "pair_ratings": pair_ratings}
         settled = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) != OPEN}
         goal = {tuple(sorted(p)) for p in _goal_pairs(scores, candidates, top_k)}
         active = {s for pair in goal - settled for s in pair}
@@ -390,12 +507,20 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         "ratings_total": int(total),
         "ratings_used": int(spent),
         "ratings_used_fraction": spent / total,
-        "instances_per_system": {labels[s]: int(prefix_of[s]) for s in candidates},
+        "unit": pool.unit,
+        "units": N,
+        "units_per_system": {labels[s]: int(prefix_of[s]) for s in candidates},
         "pairs": len(full_sign),
         "resolved_pairs": len(resolved),
         "settled_as_ties": len(tied),
         "full_resolved_pairs": len(full_resolved),
         "full_resolved_pairs_resolved": len(full_resolved & set(resolved)),
+        # The campaign cannot know which pairs the full data resolves, so it goes on after the last of
+        # them; this is where it stood (share of the ratings) when the last of them was resolved.
+        "full_resolved_by_fraction": (
+            max((settled_at[p]["ratings_used"] for p in full_resolved), default=0) / total
+            if full_resolved <= set(resolved) else None
+        ),
         "wrongly_ordered_pairs": len(wrong),
         "wrongly_ordered": [name(p) for p in wrong],
         "unresolved_full_resolved": [name(p) for p in sorted(full_resolved - set(resolved))],
@@ -403,7 +528,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         "full_top_k_order": full_top,
         "top_k_order_matches": bool([labels[s] for s in sorted(candidates, key=lambda s: -adaptive_scores[s])[:top_k]] == full_top),
         "uniform": {
-            "instances": uniform_n,
+            "units": uniform_n,
             "resolved_pairs": len(uniform_resolved),
             "full_resolved_pairs_resolved": len(full_resolved & set(uniform_resolved)),
             "wrongly_ordered_pairs": int(sum(sign != full_sign[p] for p, sign in uniform_resolved.items())),
@@ -431,6 +556,10 @@ def summarize(runs: list[dict]) -> dict:
     for key in ("ratings_used_fraction", "resolved_pairs", "full_resolved_pairs", "full_resolved_pairs_resolved", "wrongly_ordered_pairs"):
         values = column(key)
         out[key] = {"mean": float(values.mean()), "min": float(values.min()), "max": float(values.max())}
+    reached = [r["full_resolved_by_fraction"] for r in runs if r["full_resolved_by_fraction"] is not None]
+    out["full_resolved_by_fraction"] = {
+        "seeds": len(reached), **({"mean": float(np.mean(reached)), "min": float(min(reached)), "max": float(max(reached))} if reached else {}),
+    }
     out["pairs"] = runs[0]["pairs"]
     out["top_k_order_matches"] = float(np.mean([r["top_k_order_matches"] for r in runs]))
     out["uniform"] = {

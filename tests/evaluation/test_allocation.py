@@ -33,8 +33,23 @@ def dstc9_pool():
 
 @needs_dstc9
 def test_the_pool_gives_table_v(dstc9_pool):
-    full = dict(zip(dstc9_pool.labels, allocation.final_scores(dstc9_pool, np.arange(dstc9_pool.n_instances))))
+    """In rating units (the default) as in instance units: each instance weighs what it weighs in Eq. 1."""
+    full = dict(zip(dstc9_pool.labels, allocation.final_scores(dstc9_pool, np.arange(dstc9_pool.n_units))))
     assert round(full["team19/entry2"], 4) == 4.3920 and round(full["baseline/entry0"], 4) == 3.8271 and round(full["team10/entry0"], 4) == 4.3373
+    by_instance = allocation.read_dstc(DATA / "results", DATA / "data_eval" / "test" / "labels.json", unit="instance")
+    assert dstc9_pool.n_units == 3 * by_instance.n_units
+    np.testing.assert_allclose(allocation.final_scores(by_instance, np.arange(by_instance.n_units)), list(full.values()))
+
+
+@needs_dstc9
+def test_the_full_data_verdict_is_the_reports_in_either_unit(dstc9_pool):
+    """The full data's own verdict is the one-look paired interval over instances: drawing ratings
+    one at a time does not make the 3 ratings of an instance count as 3 instances."""
+    by_instance = allocation.read_dstc(DATA / "results", DATA / "data_eval" / "test" / "labels.json", unit="instance")
+    for a, b in [(1, 4), (2, 8), (3, 6)]:
+        rating = allocation.pair_interval(dstc9_pool, a, b, np.arange(dstc9_pool.n_units), 0.05, finite=False)
+        instance = allocation.pair_interval(by_instance, a, b, np.arange(by_instance.n_units), 0.05, finite=False)
+        np.testing.assert_allclose(rating, instance, rtol=1e-9)
 
 
 @needs_dstc9
@@ -43,8 +58,8 @@ def test_dstc9_replay_resolves_what_the_full_data_resolves_with_fewer_ratings(ds
     for r in runs:
         assert r["full_resolved_pairs"] == 37 and r["full_resolved_pairs_resolved"] == 37
         assert r["wrongly_ordered_pairs"] == 0
-        assert r["ratings_used_fraction"] < 0.76  # team 19, team 21 and the clear pairs stop early
-        assert r["instances_per_system"]["team21/entry3"] < r["instances_per_system"]["team15/entry3"]
+        assert r["ratings_used_fraction"] < 0.7  # team 19, team 21 and the clear pairs stop early
+        assert r["units_per_system"]["team21/entry3"] < r["units_per_system"]["team15/entry3"]
     top3 = [allocation.replay(dstc9_pool, seed=seed, top_k=3) for seed in range(3)]
     # Team 03 vs team 10 (third) is a pair the full data does not resolve either: no point order is promised.
     assert all(r["wrongly_ordered_pairs"] == 0 for r in top3)
@@ -54,19 +69,25 @@ def test_dstc9_replay_resolves_what_the_full_data_resolves_with_fewer_ratings(ds
 @needs_dstc9
 @pytest.mark.slow
 def test_dstc9_over_20_seeds(dstc9_pool):
-    """The figures recorded in docs/architecture.md. With no budget: every pair the full data
-    resolves, in every seed, with at most 75% of the ratings (70% on average); the old Bonferroni
-    grid needed 80%. Held to 60% of the ratings: most of them (at least 34 of 37 in every seed),
-    at most 5% of the 45 pairs ordered wrongly (none, in fact)."""
+    """The figures recorded in the README. Drawing one published rating at a time, with no
+    budget: every pair the full data resolves, in every seed, the last of them with 55% of the
+    ratings on average, the campaign stopping at 61% (it goes on to order pairs the full data
+    leaves open). Held to 60%: all 37 in most seeds. Drawing whole instances (all three ratings)
+    needs 70%; the old Bonferroni grid 80%. Never more than 5% of the 45 pairs ordered wrongly
+    (none, in fact)."""
     free = allocation.summarize([allocation.replay(dstc9_pool, seed=seed) for seed in range(20)])
     assert free["full_resolved_pairs_resolved"]["min"] == 37 and free["wrongly_ordered_pairs"]["max"] == 0
-    assert free["ratings_used_fraction"]["mean"] < 0.71 and free["ratings_used_fraction"]["max"] < 0.75
-    bonferroni = allocation.summarize([allocation.replay(dstc9_pool, seed=seed, looks="bonferroni", growth=1.5, late_from=None, futility=False) for seed in range(20)])
-    assert bonferroni["ratings_used_fraction"]["mean"] > 0.78
+    assert free["full_resolved_by_fraction"]["seeds"] == 20 and free["full_resolved_by_fraction"]["mean"] <= 0.6
+    assert free["ratings_used_fraction"]["mean"] < 0.63 and free["ratings_used_fraction"]["max"] < 0.7
     held = allocation.summarize([allocation.replay(dstc9_pool, seed=seed, budget=0.6) for seed in range(20)])
     assert held["ratings_used_fraction"]["max"] <= 0.6
-    assert held["full_resolved_pairs_resolved"]["min"] >= 34 and held["full_resolved_pairs_resolved"]["mean"] >= 35.5
+    assert held["full_resolved_pairs_resolved"]["min"] >= 36 and held["full_resolved_by_fraction"]["seeds"] >= 17
     assert held["wrongly_ordered_pairs"]["max"] <= 0.05 * held["pairs"]
+    by_instance = allocation.read_dstc(DATA / "results", DATA / "data_eval" / "test" / "labels.json", unit="instance")
+    whole = allocation.summarize([allocation.replay(by_instance, seed=seed) for seed in range(20)])
+    assert whole["full_resolved_pairs_resolved"]["min"] == 37 and whole["ratings_used_fraction"]["mean"] > 0.68
+    bonferroni = allocation.summarize([allocation.replay(by_instance, seed=seed, looks="bonferroni", growth=1.5, late_from=None, futility=False) for seed in range(20)])
+    assert bonferroni["ratings_used_fraction"]["mean"] > 0.78
 
 
 @needs_dstc9
@@ -128,16 +149,17 @@ def test_the_replay_says_where_the_ratings_went_per_pair(tmp_path):
     clear = pairs["team0/entry0 - team2/entry0"]  # means 4.5 and 3.9 on 3 ratings a question: resolved early
     assert clear["state"] == "resolved" and clear["settled_at"]["look"] < body["looks"]
     assert clear["settled_at"]["ratings_used"] < body["ratings_used"]
-    # A pair's ratings: 3 raters x 2 questions on each instance of the prefix an entry is rated on.
+    # A pair's ratings: 2 questions on each rating unit (one rater's answers) of the prefix an entry is rated on.
     where = clear["settled_at"]
-    assert where["pair_ratings"] % 6 == 0 and where["pair_ratings"] <= 2 * 6 * where["instances"]
+    assert body["unit"] == "rating" and body["units"] == 3 * 300
+    assert where["pair_ratings"] % 2 == 0 and where["pair_ratings"] <= 2 * 2 * where["units"]
     for pair in pairs.values():
         assert (pair["settled_at"] is None) == (pair["state"] == "open")
     text = run(root / "results", "--labels", root / "labels.json", "--seed", 1)
     assert "where the ratings went" in text
     look = clear["settled_at"]
     assert (
-        f"team0/entry0 - team2/entry0: resolved at look {look['look']} ({look['instances']} instances; "
+        f"team0/entry0 - team2/entry0: resolved at look {look['look']} ({look['units']} rating units; "
         f"{look['ratings_used']} ratings used, {look['pair_ratings']} on this pair)"
     ) in text
 
@@ -168,6 +190,18 @@ def synthetic_pool(rng, gaps=(0.0, 0.05, 0.1, 0.3), n=1500):
     return allocation.pool_from_arrays([f"s{k}" for k in range(len(means))], scores, np.full(scores.shape, 6.0))
 
 
+def synthetic_rating_pool(rng, gaps=(0.0, 0.05, 0.1, 0.3), n=1000, raters=3):
+    """The same kind of systems in rating units: each instance's `raters` ratings are separate
+    units (weight 1 / raters each), so the units of an instance share its effects (clustered)."""
+    means = 4.2 - np.cumsum((0.0,) + tuple(gaps))
+    instance = rng.normal(0, 0.5, n)
+    scores = np.stack([np.clip((m + instance + rng.normal(0, 0.45, n))[:, None] + rng.normal(0, 0.8, (n, raters)), 1, 5).ravel() for m in means])
+    return allocation.pool_from_arrays(
+        [f"s{k}" for k in range(len(means))], scores, np.full(scores.shape, 2.0), weights=np.full(scores.shape, 1 / raters),
+        unit="rating", instances=np.repeat(np.arange(n), raters),
+    )
+
+
 def covers(row, tolerance=1e-9):
     """At the last look (every instance) the interval is the full difference itself, summed in
     another order: equal up to rounding."""
@@ -188,6 +222,49 @@ def test_boundary_against_the_bivariate_normal():
     inside = joint.cdf([c, c]) - 2 * joint.cdf([c, -c]) + joint.cdf([-c, -c])
     assert 1 - inside == pytest.approx(0.05, abs=0.002)
     assert stats.norm.ppf(1 - 0.025) < c < stats.norm.ppf(1 - 0.0125)  # between one look and Bonferroni
+
+
+def test_rating_units_split_an_instance_by_rater_and_keep_its_weight():
+    questions = ["accuracy", "appropriateness"]
+    rows = [(0, "accuracy", p, v) for p, v in enumerate([4, 5, 3], start=1)] + [(0, "appropriateness", p, v) for p, v in enumerate([4, 5, 2], start=1)]
+    # Instance 1: the questions have different numbers of ratings, so it cannot be split by rater.
+    rows += [(1, "accuracy", p, v) for p, v in enumerate([4, 5, 3], start=1)] + [(1, "appropriateness", p, v) for p, v in enumerate([4, 5], start=1)]
+    rows += [(2, "accuracy", 1, 5), (2, "appropriateness", 1, 5)]
+    scores, ratings, weights = allocation.rating_units(rows, questions, 4, 3, kept=[True, True, False, True])
+    np.testing.assert_allclose(scores[:3], [4.0, 5.0, 2.5])
+    assert np.isnan(scores[4:6]).all() and scores[3] == pytest.approx(np.mean([4, 4.5]))
+    assert ratings.tolist()[:6] == [2, 2, 2, 5, 0, 0]
+    assert np.isnan(scores[6:]).all() and ratings[6] == 2  # instance 2 rated but not kept (detection): costs, not scored
+    np.testing.assert_allclose(weights[:4], [1 / 3, 1 / 3, 1 / 3, 1.0])
+    pool = allocation.pool_from_arrays(["a"], [scores], [ratings], weights=[weights], unit="rating", instances=np.repeat(np.arange(4), 3))
+    assert allocation.final_scores(pool, np.arange(12))[0] == pytest.approx(np.mean([np.mean([4.0, 5.0, 2.5]), 4.25]))
+
+
+def test_rating_units_give_the_instance_verdict_on_the_full_data():
+    """Clustered: a rating-unit pool's one-look interval equals the interval of the same data as
+    instance means, and is wider than the one that would treat every rating as an instance."""
+    pool = synthetic_rating_pool(np.random.default_rng(3), n=400)
+    means = pool.scores.reshape(len(pool.labels), 400, 3).mean(axis=2)
+    as_instances = allocation.pool_from_arrays(pool.labels, means, np.full(means.shape, 6.0))
+    for a, b in [(0, 1), (1, 4)]:
+        clustered = allocation.pair_interval(pool, a, b, np.arange(1200), 0.05, finite=False)
+        np.testing.assert_allclose(clustered, allocation.pair_interval(as_instances, a, b, np.arange(400), 0.05, finite=False), rtol=1e-9)
+        unclustered = allocation.pool_from_arrays(pool.labels, pool.scores, pool.ratings)
+        naive = allocation.pair_interval(unclustered, a, b, np.arange(1200), 0.05, finite=False)
+        assert naive[2] - naive[1] < clustered[2] - clustered[1]
+
+
+@pytest.mark.slow
+def test_final_intervals_cover_when_ratings_are_drawn_one_at_a_time():
+    """The same check in rating units: the prefix is a simple random sample of ratings, so the
+    finite-population argument holds unit by unit, whatever the ratings of an instance share."""
+    pool = synthetic_rating_pool(np.random.default_rng(12))
+    covered = total = 0
+    for seed in range(150):
+        rows = allocation.replay(pool, seed=seed)["intervals"].values()
+        covered += sum(covers(row) for row in rows)
+        total += len(rows)
+    assert covered / total >= 0.95, covered / total
 
 
 @pytest.mark.slow

@@ -30,6 +30,11 @@ class Command(BaseCommand):
             help="Critical value of the interim looks: the group-sequential boundary (default) or Bonferroni over the looks (to compare).",
         )
         parser.add_argument("--no-futility", action="store_false", dest="futility", help="Keep spending on pairs the whole budget could not resolve.")
+        parser.add_argument(
+            "--unit", choices=allocation.UNITS, default="rating",
+            help="What the campaign draws from the pool: one published rating of an instance at a time (default; one rater's "
+            "answers to every question) or an instance with all its ratings (to compare).",
+        )
         parser.add_argument("--json", action="store_true", help="Print the replay(s) as JSON.")
 
     def handle(self, *args, results_dir, **opts):
@@ -38,7 +43,7 @@ class Command(BaseCommand):
         try:
             pool = allocation.read_dstc(
                 results_dir, opts["labels"], baseline_teams=tuple(opts["baseline_teams"] or BASELINE_TEAMS),
-                ground_truth_teams=tuple(opts["ground_truth_teams"] or GROUND_TRUTH_TEAMS),
+                ground_truth_teams=tuple(opts["ground_truth_teams"] or GROUND_TRUTH_TEAMS), unit=opts["unit"],
             )
             runs = [
                 allocation.replay(
@@ -60,7 +65,9 @@ class Command(BaseCommand):
                 f"({run['ratings_used_fraction']:.1%}); resolved {run['resolved_pairs']} of {run['pairs']} pairs "
                 f"({run['settled_as_ties']} more settled as ties), "
                 f"{run['full_resolved_pairs_resolved']} of the {run['full_resolved_pairs']} the full data resolves; "
-                f"{run['wrongly_ordered_pairs']} ordered wrongly; top {run['top_k']} order "
+                f"{run['wrongly_ordered_pairs']} ordered wrongly"
+                + (f" (the last of the full data's pairs resolved with {run['full_resolved_by_fraction']:.1%} of the ratings)" if run["full_resolved_by_fraction"] is not None else "")
+                + f"; top {run['top_k']} order "
                 f"{'matches' if run['top_k_order_matches'] else 'differs from'} the full data. Uniform, same ratings: "
                 f"{uniform['resolved_pairs']} resolved ({uniform['full_resolved_pairs_resolved']} of the full data's), "
                 f"{uniform['wrongly_ordered_pairs']} wrong, top {run['top_k']} order {'matches' if uniform['top_k_order_matches'] else 'differs'}"
@@ -77,5 +84,5 @@ class Command(BaseCommand):
                 else:
                     self.stdout.write(
                         f"    {name}: {'resolved' if pair['state'] == allocation.RESOLVED else 'settled as a tie'} at look {where['look']} "
-                        f"({where['instances']} instances; {where['ratings_used']} ratings used, {where['pair_ratings']} on this pair)"
+                        f"({where['units']} {run['unit']} units; {where['ratings_used']} ratings used, {where['pair_ratings']} on this pair)"
                     )
