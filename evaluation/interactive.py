@@ -10,8 +10,11 @@ systems, here over user goals (every system gets the same goals, so resampling g
 systems as resampling test instances does there). Each statistic's interval is the percentile
 interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
 resamples with bootstrap p and Holm; tie groups are 1 + the systems significantly better, made
-monotone (`scoring.tie_group_ranks`); rank ranges from the same resamples. Workers are not resampled
-(each dialog has its own worker, so goal resampling already draws new worker-goal pairs).
+monotone (`scoring.tie_group_ranks`); rank ranges from the same resamples. Workers are resampled
+too when the dialogs name them (`worker`), as raters are on the evaluation pages: a worker judges
+the success of many dialogs, of every system, so a lenient or strict worker moves them together;
+their resamples (an own stream, scaled by sqrt(W/(W-1))) add to the goal resamples, and the t
+widening takes its degrees of freedom from both (`scoring.interval`).
 """
 from __future__ import annotations
 
@@ -47,19 +50,40 @@ def _dialog_values(d) -> dict:
     return values
 
 
-def _sums(dialogs, systems, goals):
-    """[S, G, K] sums of each statistic and [S, G, K] counts of dialogs that have it."""
+def _sums(dialogs, systems, clusters, cluster_of):
+    """[S, C, K] sums of each statistic and [S, C, K] counts of dialogs that have it, per cluster
+    (`cluster_of(d)`: its goal, or its worker)."""
     s_index = {s: k for k, s in enumerate(systems)}
-    g_index = {g: k for k, g in enumerate(goals)}
-    total = np.zeros((len(systems), len(goals), len(STATISTICS)))
+    c_index = {c: k for k, c in enumerate(clusters)}
+    total = np.zeros((len(systems), len(clusters), len(STATISTICS)))
     count = np.zeros_like(total)
     for d in dialogs:
         values = _dialog_values(d)
         row = np.array([values[name] for name in STATISTICS])
         have = ~np.isnan(row)
-        total[s_index[d["system"]], g_index[_goal_of(d)]] += np.where(have, row, 0.0)
-        count[s_index[d["system"]], g_index[_goal_of(d)]] += have
+        total[s_index[d["system"]], c_index[cluster_of(d)]] += np.where(have, row, 0.0)
+        count[s_index[d["system"]], c_index[cluster_of(d)]] += have
     return total, count
+
+
+def _resampled(total, count, replicates, rng):
+    """[B, S, K] the statistics over `replicates` multinomial resamples of the clusters."""
+    n = total.shape[1]
+    weights = rng.multinomial(n, np.full(n, 1 / n), size=replicates) if n else np.zeros((replicates, 0))
+    return _ratio(np.einsum("bg,sgk->bsk", weights, total), np.einsum("bg,sgk->bsk", weights, count))
+
+
+def _worker_deviations(dialogs, systems, point, replicates, seed):
+    """([B, S, K] worker-resample deviations, [S] workers per system); zeros when fewer than two
+    workers are known (a dialog without `worker` counts for none)."""
+    known = [d for d in dialogs if d.get("worker") is not None]
+    workers = sorted({d["worker"] for d in known}, key=str)
+    if len(workers) < 2 or len(known) < len(dialogs):
+        return np.zeros((replicates, *point.shape)), np.zeros(len(systems), int)
+    total, count = _sums(known, systems, workers, lambda d: d["worker"])
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+    deviation = scoring.small_pool_factor(len(workers)) * (_resampled(total, count, replicates, rng) - point[None])
+    return deviation, (count[:, :, STATISTICS.index("final")] > 0).sum(1)
 
 
 def _goal_of(d) -> str:
@@ -78,7 +102,10 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         raise ValueError("bootstrap must be at least 1 resample")
     method = {
         "bootstrap": int(bootstrap), "seed": int(seed), "ci": ci,
-        "ci_method": f"{ci:.0%} percentile bootstrap over user goals (the same resamples for every system), widened by t_df/z with df = goals - 1 and clipped to the scale",
+        "ci_method": (
+            f"{ci:.0%} percentile bootstrap over user goals and, when every dialog names its worker, over workers (the same resamples "
+            "for every system; the two added), widened by t_df/z (df from goals and workers) and clipped to the scale"
+        ),
         "rank": f"tie groups: 1 + number of systems significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the system above",
         "rank_range": f"{ci:.0%} interval of each system's rank over the same resamples",
     }
@@ -86,26 +113,24 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
     systems = sorted({d["system"] for d in dialogs})
     goals = sorted({_goal_of(d) for d in dialogs})
-    total, count = _sums(dialogs, systems, goals)  # [S, G, K]
+    total, count = _sums(dialogs, systems, goals, _goal_of)  # [S, G, K]
     point = _ratio(total.sum(1), count.sum(1))  # [S, K]
-    rng = np.random.default_rng(seed)
-    weights = rng.multinomial(len(goals), np.full(len(goals), 1 / len(goals)), size=bootstrap) if goals else np.zeros((bootstrap, 0))
-    boot = _ratio(np.einsum("bg,sgk->bsk", weights, total), np.einsum("bg,sgk->bsk", weights, count))  # [B, S, K]
-    deviation = boot - point[None]
+    deviation = _resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None]  # [B, S, K]
     n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
-    zeros = np.zeros_like(deviation)
-    low, high, _kappa, _df = scoring.interval(point, deviation, zeros, n_goals[:, None], np.zeros_like(n_goals)[:, None], ci)
+    worker_dev, n_workers = _worker_deviations(dialogs, systems, point, bootstrap, seed)
+    low, high, _kappa, _df = scoring.interval(point, deviation, worker_dev, n_goals[:, None], n_workers[:, None], ci)
     floor, ceiling = np.array([BOUNDS[n][0] for n in STATISTICS]), np.array([BOUNDS[n][1] for n in STATISTICS])
     low, high = np.clip(low, floor, ceiling), np.clip(high, floor, ceiling)
 
     f = STATISTICS.index("final")
     final = point[:, f]
     order = sorted(range(len(systems)), key=lambda k: (-final[k], systems[k]))
-    unc = scoring.Uncertainty(deviation[:, order, f], zeros[:, order, f], n_goals[order], np.zeros(len(order), int))
+    unc = scoring.Uncertainty(deviation[:, order, f], worker_dev[:, order, f], n_goals[order], n_workers[order])
     labels = [systems[k] for k in order]
     pairwise = scoring.pairwise_differences(final[order], unc, labels, ci)
     groups = scoring.tie_group_ranks(labels, pairwise)
-    rank_low, rank_high = scoring.bootstrap_rank_ranges(np.nan_to_num(boot[:, order, f], nan=-np.inf), ci) if order else ([], [])
+    replicates = final[order][None] + unc.combined
+    rank_low, rank_high = scoring.bootstrap_rank_ranges(np.nan_to_num(replicates, nan=-np.inf), ci) if order else ([], [])
     failed = defaultdict(int)
     n_dialogs = defaultdict(int)
     for d in dialogs:
@@ -115,7 +140,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     rows = []
     for j, k in enumerate(order):
         row = {"rank": int(groups[j]), "rank_low": int(rank_low[j]), "rank_high": int(rank_high[j]), "system": systems[k],
-               "dialogs": n_dialogs[systems[k]], "goals": int(n_goals[k])}
+               "dialogs": n_dialogs[systems[k]], "goals": int(n_goals[k]), "workers": int(n_workers[k])}
         for q, name in enumerate(STATISTICS):
             row[name] = _num(point[k, q])
             row[f"{name}_ci_low"] = _num(low[k, q])
@@ -141,7 +166,7 @@ def _cell(value):
 def to_csv(result: dict) -> str:
     rows = result["systems"]
     buffer = io.StringIO()
-    fields = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals"]
+    fields = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers"]
     fields += [f"{name}{suffix}" for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_turns"]
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()

@@ -205,7 +205,7 @@ def interactive_dialogs(job) -> list[dict]:
             "system": names.get(r.item.payload["endpoint"], r.item.payload["endpoint"]),
             "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
             "database": (databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else None) or {},
-            "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk,
+            "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk, "worker": r.worker_id,
         }
         for r in responses
     ]

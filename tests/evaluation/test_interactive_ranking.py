@@ -13,10 +13,10 @@ DATABASE = {"restaurant": [{"name": "Golden Wok", "food": "chinese", "area": "ce
 GOAL = {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}
 
 
-def _dialog(system, goal_id, outcome, offered=None, understanding=4, appropriateness=3):
+def _dialog(system, goal_id, outcome, offered=None, understanding=4, appropriateness=3, worker=None):
     transcript = [{"role": "user", "text": "hi", "failed": False, "offered": None},
                   {"role": "system", "text": "ok", "failed": False, "offered": offered}]
-    return {"system": system, "goal_id": str(goal_id), "goal": GOAL, "database": DATABASE, "answers": {
+    return {"system": system, "goal_id": str(goal_id), "goal": GOAL, "database": DATABASE, "worker": worker, "answers": {
         "outcome": outcome, "transcript": transcript, "understanding": understanding, "appropriateness": appropriateness}}
 
 
@@ -91,3 +91,52 @@ def test_intervals_stay_on_the_scale():
 def test_no_dialogs_yet_is_an_empty_table_not_an_error():
     result = system_results([], bootstrap=100)
     assert result["systems"] == [] and result["pairwise"] == [] and "bootstrap over user goals" in result["method"]["ci_method"]
+
+
+def _campaign(rng, goals=40, workers=5, leniency=1.5, worker_pool=None):
+    """Two systems on the same goals, each dialog judged by one of a few workers whose leniency moves
+    the success they report (a logistic model); returns the dialogs and the true success rate of
+    system "a" over the population of goals and workers."""
+    pool = rng.normal(0, leniency, workers) if worker_pool is None else worker_pool
+    dialogs = []
+    for system, quality in (("a", 0.3), ("b", -0.3)):
+        for g in range(goals):
+            w = int(rng.integers(workers))
+            p = 1 / (1 + np.exp(-(quality + pool[w] + rng.normal(0, 0.5))))
+            dialogs.append(_dialog(system, g, "success" if rng.random() < p else "fail", worker=f"w{w}"))
+    return dialogs
+
+
+def test_a_few_workers_judging_every_system_widen_the_interval():
+    """The same dialogs with and without their workers: resampling workers too gives a wider
+    interval (their leniency moves every system's success together), and says how many workers."""
+    dialogs = _campaign(np.random.default_rng(5))
+    with_workers = {r["system"]: r for r in system_results(dialogs, bootstrap=4000, seed=1)["systems"]}
+    anonymous = [{**d, "worker": None} for d in dialogs]
+    goals_only = {r["system"]: r for r in system_results(anonymous, bootstrap=4000, seed=1)["systems"]}
+    for system in ("a", "b"):
+        wide, narrow = with_workers[system], goals_only[system]
+        assert wide["success"] == narrow["success"] and wide["workers"] == 5 and narrow["workers"] == 0
+        assert wide["success_ci_high"] - wide["success_ci_low"] > 1.2 * (narrow["success_ci_high"] - narrow["success_ci_low"])
+    # One worker for everything: nothing to resample, the goal-only interval.
+    single = [{**d, "worker": "w0"} for d in dialogs]
+    assert system_results(single, bootstrap=4000, seed=1)["systems"][0]["success_ci_low"] == pytest.approx(goals_only["a"]["success_ci_low"])
+
+
+@pytest.mark.slow
+def test_the_two_way_interval_covers_the_success_over_new_goals_and_workers():
+    """Coverage by simulation: each campaign draws its goals and a new pool of 5 workers; the truth
+    is system a's success rate over all goals and workers (computed by simulation). Goals only
+    undercovers; goals and workers covers near 95%."""
+    rng = np.random.default_rng(20)
+    truth = np.mean([1 / (1 + np.exp(-(0.3 + rng.normal(0, 1.5) + rng.normal(0, 0.5)))) for _ in range(400_000)])
+    covered = {"two-way": 0, "goals": 0}
+    runs = 300
+    for _ in range(runs):
+        dialogs = _campaign(rng, goals=60)
+        for name, ds in (("two-way", dialogs), ("goals", [{**d, "worker": None} for d in dialogs])):
+            row = next(r for r in system_results(ds, bootstrap=600, seed=int(rng.integers(1 << 30)))["systems"] if r["system"] == "a")
+            covered[name] += row["success_ci_low"] <= truth <= row["success_ci_high"]
+    assert covered["goals"] / runs < 0.88
+    assert covered["two-way"] / runs >= 0.92, covered
+    print({k: v / runs for k, v in covered.items()})
