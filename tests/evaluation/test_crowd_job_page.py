@@ -1,9 +1,12 @@
 """An organizer creates (and launches) a campaign's crowd rating job from the campaign page: the
 form (help text on every field) calls `create_crowd_job` and `launch_crowd_job` in one transaction;
 a refusal is answered with the reason and creates nothing; a draft job gets a Launch button."""
+import threading
 from decimal import Decimal
 
 import pytest
+from django.db import connections
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Item, Job, PayloadSet
@@ -182,3 +185,33 @@ def test_only_organizers_may_create_or_launch(client, make_annotator, listed_cam
     response = _create(client, listed_campaign)
     assert response.status_code == 302 and "/login" in response["Location"]
     assert _nothing_created()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_double_submitted_form_makes_one_job(organizer, listed_campaign):
+    """Two posts at once (a double click): the campaign's row lock makes the second wait and be
+    refused with the reason, instead of failing on the one-job constraint."""
+    statuses, errors = [], []
+    start = threading.Barrier(2)
+
+    def post():
+        try:
+            client = Client()
+            client.force_login(organizer)
+            start.wait()
+            response = _create(client, listed_campaign)
+            statuses.append((response.status_code, "already has a crowd job" in response.content.decode()))
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=post) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(statuses) == [(302, False), (400, True)]
+    assert CampaignJob.objects.count() == 1 and Job.objects.count() == 1
