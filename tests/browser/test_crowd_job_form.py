@@ -13,13 +13,10 @@ from ..evaluation.crowd_data import make_test_set
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_organizer_creates_and_launches_the_crowd_job_from_the_page(page, dialogs, organizer, tmp_path):
+def test_an_organizer_creates_and_launches_the_crowd_job_from_the_page(page, dialogs, organizer_login, tmp_path):
     test_set, _finalists = make_test_set(tmp_path / "data")
     campaign = create_campaign("crowd from the page", test_set, list(test_set.entries.all()))
-    page.goto(f"/accounts/login/?next=/evaluation/{campaign.pk}/")
-    page.locator("#id_username").fill("olga")
-    page.locator("#id_password").fill("organizer-pass-1")
-    page.locator("#id_password").press("Enter")
+    organizer_login(f"/evaluation/{campaign.pk}/")
     section = page.locator("#crowd")
     expect(section).to_contain_text("Rate with the crowd")
     expect(section).to_contain_text("adaptive rating is off")
