@@ -2,6 +2,7 @@
 pairs to rate, from frozen transcripts of an interactive job or a static JSONL, each run through the
 offensive-word filter; the review queue's keep/drop; and the FED job built from what is left."""
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotation.models import Job, Response
 from annotation.services.jobs import JobError, launch_job
@@ -23,8 +24,10 @@ def _level(level) -> str:
     return level
 
 
-def _save(name, level, source, candidates, chat_job=None) -> FedSet:
-    """One set and its candidates, each filtered, in one transaction."""
+def _save(name, level, source, candidates, chat_job=None, kept_words=None) -> FedSet:
+    """One set and its candidates, each filtered, in one transaction. `kept_words[k]`: the words an
+    organizer already saw and kept in candidate k's source (a chat kept in the chat queue); a
+    candidate flagged for no other word starts kept instead of asking the same question again."""
     name = (name or "").strip()
     if not name:
         raise EvaluationInputError("a FED set needs a name")
@@ -35,11 +38,16 @@ def _save(name, level, source, candidates, chat_job=None) -> FedSet:
         with transaction.atomic():
             fed_set = FedSet.objects.create(name=name[:200], level=level, source=source, chat_job=chat_job)
             rows = []
+            now = timezone.now()
             for position, (system, origin, payload) in enumerate(candidates):
                 texts = [t["text"] for t in payload.get("dialog", payload.get("context", []))] + [payload.get("response", "")]
                 words = offensive.flagged_words(texts, find)
-                review = FedCandidate.Review.PENDING if words else FedCandidate.Review.CLEAN
-                rows.append(FedCandidate(fed_set=fed_set, position=position, system=system, origin=origin[:200], payload=payload, flagged_words=words, review=review))
+                already_kept = bool(words) and set(words) <= set((kept_words or {}).get(position, ()))
+                review = FedCandidate.Review.KEPT if already_kept else FedCandidate.Review.PENDING if words else FedCandidate.Review.CLEAN
+                rows.append(FedCandidate(
+                    fed_set=fed_set, position=position, system=system, origin=origin[:200], payload=payload, flagged_words=words, review=review,
+                    reviewed_at=now if already_kept else None,
+                ))
             FedCandidate.objects.bulk_create(rows)
     except IntegrityError:
         raise EvaluationInputError(f"a FED set named {name!r} exists already") from None
@@ -62,23 +70,30 @@ def create_fed_set_from_chats(*, name: str, chat_job: Job, level: str = FedSet.L
         raise EvaluationInputError(f"job {chat_job.pk} is not an interactive (chat) job")
     # A chat dropped in the chat job's offensive-word queue is not rated either.
     responses = list(
-        Response.objects.counted().filter(item__job=chat_job).exclude(chat_screening__review=OffenceReview.DROPPED).select_related("item").order_by("pk")
+        Response.objects.counted().filter(item__job=chat_job).exclude(chat_screening__review=OffenceReview.DROPPED)
+        .select_related("item", "chat_screening").order_by("pk")
     )
     names = dict(DialogSystem.objects.values_list("public_id", "name"))
-    candidates = []
+    candidates, kept_words = [], {}
     for r in responses:
         system = names.get(r.item.payload.get("endpoint"), r.item.payload.get("endpoint", ""))
         turns = _as_turns(r.answers.get("transcript"))
+        screening = getattr(r, "chat_screening", None)
+        kept = screening.flagged_words if screening is not None and screening.review == OffenceReview.KEPT else None
         if level == FedSet.Level.DIALOG:
-            if turns:
-                candidates.append((system, f"chat response {r.pk}", {"dialog": turns}))
-            continue
-        for index, turn in enumerate(turns):
-            if turn["speaker"] == "system" and index > 0:
-                candidates.append((system, f"chat response {r.pk}, turn {index}", {"context": turns[:index], "response": turn["text"], "knowledge": []}))
+            parts = [(f"chat response {r.pk}", {"dialog": turns})] if turns else []
+        else:
+            parts = [
+                (f"chat response {r.pk}, turn {index}", {"context": turns[:index], "response": turn["text"], "knowledge": []})
+                for index, turn in enumerate(turns) if turn["speaker"] == "system" and index > 0
+            ]
+        for origin, payload in parts:
+            if kept:
+                kept_words[len(candidates)] = kept
+            candidates.append((system, origin, payload))
     if not candidates:
         raise EvaluationInputError(f"job {chat_job.pk} has no completed dialogs to rate yet")
-    return _save(name, level, FedSet.Source.CHATS, candidates, chat_job=chat_job)
+    return _save(name, level, FedSet.Source.CHATS, candidates, chat_job=chat_job, kept_words=kept_words)
 
 
 def import_fed_static(*, name: str, jsonl: bytes, level: str = FedSet.Level.DIALOG) -> FedSet:

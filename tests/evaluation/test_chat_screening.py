@@ -86,6 +86,24 @@ def test_dropping_it_leaves_it_out_of_the_leaderboard_and_downloads_keeping_it_c
     assert 'id="screening-note"' not in page and "1 kept, 0 dropped, 0 waiting" in page
 
 
+def test_a_chat_kept_in_the_chat_queue_is_not_asked_about_again_in_a_fed_set(chats, organizer, settings, tmp_path):
+    screening = ChatScreening.objects.get()
+    pending = create_fed_set_from_chats(name="before", chat_job=chats)
+    assert sorted(pending.candidates.values_list("review", flat=True)) == ["clean", "pending"]  # not reviewed yet: asked
+    review_chat(screening, keep=True)
+    for level in ("dialog", "turn"):
+        fed = create_fed_set_from_chats(name=f"after {level}", chat_job=chats, level=level)
+        flagged = fed.candidates.exclude(review="clean")
+        assert flagged.exists() and set(flagged.values_list("review", flat=True)) == {"kept"}
+        assert all(c.reviewed_at is not None for c in flagged)
+    # A word the organizer did not see when keeping the chat is asked about.
+    words = tmp_path / "words.txt"
+    words.write_text("idiot\nchinese\n")
+    settings.QUORUM_OFFENSIVE_WORDS = str(words)
+    fed = create_fed_set_from_chats(name="new list", chat_job=chats)
+    assert sorted(fed.candidates.values_list("review", flat=True)) == ["pending", "pending"]
+
+
 def test_bad_review_posts_change_nothing(chats, organizer, make_annotator):
     screening = ChatScreening.objects.get()
     client, _page_text = _page(organizer, chats)
