@@ -274,3 +274,36 @@ class AdaptiveForm(forms.Form):
             "budget": campaign.adaptive_budget, "round_size": campaign.adaptive_round_size,
         }
         return cls(data, initial=initial, prefix="adaptive")
+
+
+class CrowdJobForm(forms.Form):
+    """A campaign's crowd rating job, made by `services.crowd.create_crowd_job` (which checks it
+    against the campaign: its entries' outputs, the test set's contexts, the adaptive settings)."""
+
+    raters = forms.IntegerField(
+        min_value=1, max_value=10, initial=3, label="Raters per item",
+        help_text="Workers who rate each response (one entry on one instance), 1 to 10 (DSTC9: 3).",
+    )
+    sample_size = forms.IntegerField(
+        required=False, min_value=1, label="Sample size",
+        help_text="Rate a seeded sample of this many knowledge-seeking instances; empty: all of them.",
+    )
+    sample_seed = forms.IntegerField(
+        min_value=0, initial=0, label="Sample seed", help_text="Seed of the sample (the same seed gives the same instances).",
+    )
+    order_seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**62 - 1, label="Order seed",
+        help_text="Seed of the random order in which items are offered; empty: a random seed, stored with the job.",
+    )
+    reward = forms.DecimalField(
+        min_value=0, max_digits=6, decimal_places=2, initial="0.10", label="Reward per response (USD)",
+        help_text="Pay per response (one rater's answers on one item), in USD.",
+    )
+    launch = forms.BooleanField(
+        required=False, label="Launch now",
+        help_text="Open the job to raters at once. Unticked: a draft you launch below, after setting up its crowd on the job's page.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("prefix", "crowd")
+        super().__init__(*args, **kwargs)

@@ -86,6 +86,11 @@ def crowd_progress(campaign):
     return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}
 
 
+def has_ratings(campaign) -> bool:
+    """Whether the campaign holds any rating (imported, or collected by its crowd job)."""
+    return Rating.objects.filter(campaign=campaign).exists()
+
+
 def ratings_frame(campaign):
     """The campaign's ratings as a frame (system, instance, question, rater, value), system as the
     entry's label: what `power.fit` and `judges.build` read."""

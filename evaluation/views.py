@@ -2,6 +2,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -10,17 +11,19 @@ from django.views.decorators.http import require_POST
 from annotation.roles import is_organizer
 
 from . import leaderboard, pairwise_report, plots, power, selectors
-from .forms import AdaptiveForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
+from .forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from .models import Campaign, TestSet
 from .results_requests import request_campaign_results
 from .services import (
     EvaluationInputError,
+    create_crowd_job,
     create_finalist_campaign,
     import_entries_upload,
     import_human_eval_archive,
     import_judge_scores,
     import_test_set_logs_upload,
     import_test_set_upload,
+    launch_crowd_job,
     select_finalists,
     set_adaptive,
 )
@@ -244,10 +247,13 @@ def campaign_results(request, pk):
     return _results_page(request, campaign, plan_form=plan_form, planned=planned, status=400 if failed else 200)
 
 
-def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_form=None, status=200):
+def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_form=None, crowd_form=None, status=200):
     current = selectors.current_result(campaign)
     shown = current or selectors.latest_result(campaign)
     crowd = selectors.crowd_progress(campaign)
+    # create_crowd_job refuses a campaign of imported ratings: the page says so instead of a form
+    # (a refused post still shows its form, as the adaptive one, so its reason is seen).
+    imported = crowd is None and selectors.has_ratings(campaign)
     context = {
         "campaign": campaign,
         "result": shown,
@@ -264,6 +270,8 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         # The settings can change only until the crowd job exists (its rounds and boundary are fixed
         # then); a refused post shows its form whatever the state, so its reason is seen.
         "adaptive_form": adaptive_form or (None if crowd else AdaptiveForm.for_campaign(campaign)),
+        "imported_ratings": imported,
+        "crowd_form": crowd_form or (None if crowd or imported else CrowdJobForm()),
         "judges": selectors.judge_runs(campaign),
         "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
         "planned": planned,
@@ -293,6 +301,59 @@ def campaign_set_adaptive(request, pk):
             messages.success(request, "Adaptive rating is on; it applies when the crowd job is created." if data["adaptive"] else "Adaptive rating is off.")
             return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#adaptive-settings")
     return _results_page(request, campaign, adaptive_form=form, status=400)
+
+
+def _created_message(crowd, items, launched) -> str:
+    what = f"{items} items x {crowd.job.redundancy} raters on {len(crowd.instances)} instances"
+    if crowd.round_sizes:
+        what = (
+            f"its first round, {items} items x {crowd.job.redundancy} raters on the first {crowd.round_sizes[0]} of "
+            f"{len(crowd.instances)} instances (adaptive: looks at {', '.join(map(str, crowd.round_sizes))} instances)"
+        )
+    then = "launched: raters can start now." if launched else "a draft: launch it when its crowd is set up."
+    return f"Created the crowd job “{crowd.job.name}”: {what}; {then}"
+
+
+@login_required
+@require_POST
+def campaign_create_crowd_job(request, pk):
+    """Create the campaign's crowd rating job and, if asked, launch it: one transaction, so a
+    refused launch leaves no job. A refusal re-shows the form with the reason and creates nothing."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    form = CrowdJobForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                crowd = create_crowd_job(
+                    campaign, redundancy=data["raters"], sample_size=data["sample_size"], sample_seed=data["sample_seed"],
+                    order_seed=data["order_seed"], reward=data["reward"], created_by=request.user,
+                )
+                if data["launch"]:
+                    launch_crowd_job(campaign)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was created: {exc}.")
+        else:
+            items = selectors.crowd_progress(campaign)["items"]
+            messages.success(request, _created_message(crowd, items, data["launch"]))
+            return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#crowd")
+    return _results_page(request, campaign, crowd_form=form, status=400)
+
+
+@login_required
+@require_POST
+def campaign_launch_crowd_job(request, pk):
+    """Open the campaign's draft crowd job to raters; a refusal (e.g. its crowd's budget) is shown as a message."""
+    _organizer_only(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        launch_crowd_job(campaign)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not launched: {exc}.")
+    else:
+        messages.success(request, "Launched: the crowd job is open to raters.")
+    return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#crowd")
 
 
 PLOTS = {"scores": plots.scores_with_intervals, "ratings": plots.rating_distributions}

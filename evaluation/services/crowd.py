@@ -169,6 +169,10 @@ def create_crowd_job(
 ) -> CampaignJob:
     """The Likert job of a campaign: one item per (instance, entry) with a response, in a seeded
     random order, `redundancy` slots each. A draft job; launch it with `launch_crowd_job`."""
+    # The campaign's row lock (as set_adaptive takes): a second request (a double-submitted page)
+    # waits and is then refused below, and the adaptive settings read are the committed ones.
+    Campaign.objects.select_for_update().filter(pk=campaign.pk).exists()
+    campaign.refresh_from_db(fields=["adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size"])
     if CampaignJob.objects.filter(campaign=campaign).exists():
         raise EvaluationInputError(f"campaign {campaign.name!r} already has a crowd job")
     if Rating.objects.filter(campaign=campaign).exists():

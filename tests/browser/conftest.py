@@ -65,3 +65,16 @@ def dialogs(page):
 
     page.on("dialog", record)
     return seen
+
+
+@pytest.fixture
+def organizer_login(page, organizer):
+    """Signs the `organizer` fixture's user in through the login form, landing on `next_url`."""
+
+    def log_in(next_url):
+        page.goto(f"/accounts/login/?next={next_url}")
+        page.locator("#id_username").fill("olga")
+        page.locator("#id_password").fill("organizer-pass-1")
+        page.locator("#id_password").press("Enter")
+
+    return log_in

@@ -12,13 +12,10 @@ from ..evaluation.test_adaptive_campaign import _write_test_set
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_organizer_turns_adaptive_rating_on_from_the_page(page, dialogs, organizer, tmp_path):
+def test_an_organizer_turns_adaptive_rating_on_from_the_page(page, dialogs, organizer_login, tmp_path):
     test_set, entries = _write_test_set(tmp_path / "data")
     campaign = create_campaign("adaptive from the page", test_set, entries)
-    page.goto(f"/accounts/login/?next=/evaluation/{campaign.pk}/")
-    page.locator("#id_username").fill("olga")
-    page.locator("#id_password").fill("organizer-pass-1")
-    page.locator("#id_password").press("Enter")
+    organizer_login(f"/evaluation/{campaign.pk}/")
     form = page.locator("#adaptive-settings form")
     expect(form).to_contain_text("Instances added per round")
 
