@@ -46,9 +46,14 @@ def mic_page(chromium_browser, live_server, tmp_path):
     browser.close()
 
 
-def _spoken_job(readings=2):
-    return make_live_job(make_corpus(name="spoken", dialogs=1, user_turns=1), task_type="spoken_reading",
-                         name="Read aloud", settings={"readings": readings})
+def _open_item(page, make_annotator, username, readings=2, dialogs=1):
+    """`username` logs in and opens the first item of a spoken-reading job of `dialogs` items; their Worker."""
+    _user, worker = make_annotator(username)
+    make_live_job(make_corpus(name="spoken", dialogs=dialogs, user_turns=1), task_type="spoken_reading",
+                  name="Read aloud", settings={"readings": readings})
+    log_in(page, username, f"{username}-pass-1")
+    claim_by_keyboard(page, "Read aloud")
+    return worker
 
 
 def _record(page, name, seconds=1.6):
@@ -61,10 +66,7 @@ def _record(page, name, seconds=1.6):
 
 def test_record_play_back_record_again_and_submit(mic_page, make_annotator):
     page = mic_page
-    _user, worker = make_annotator("rita")
-    _spoken_job(readings=2)
-    log_in(page, "rita", "rita-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    worker = _open_item(page, make_annotator, "rita", readings=2)
     expect(page.locator("#mic-explainer")).to_contain_text("microphone")
 
     _record(page, "reading_1")
@@ -90,10 +92,7 @@ def test_record_play_back_record_again_and_submit(mic_page, make_annotator):
 
 def test_submitting_without_every_reading_is_stopped_in_the_page(mic_page, make_annotator):
     page = mic_page
-    _user, worker = make_annotator("sam")
-    _spoken_job(readings=2)
-    log_in(page, "sam", "sam-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    worker = _open_item(page, make_annotator, "sam", readings=2)
     _record(page, "reading_1")
     page.locator("#submit-button").click()
     expect(page.locator("#mic-error")).to_contain_text("Record every reading before submitting: 1 still missing.")
@@ -119,11 +118,7 @@ def _recorded_seconds(page, name) -> float:
 def test_only_the_refused_reading_is_recorded_again(mic_page, make_annotator):
     page = mic_page
     page.add_init_script(EXPOSE_MIC)
-    _user, worker = make_annotator("una")
-    make_live_job(make_corpus(name="spoken", dialogs=2, user_turns=1), task_type="spoken_reading",
-                  name="Read aloud", settings={"readings": 3})
-    log_in(page, "una", "una-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    worker = _open_item(page, make_annotator, "una", readings=3, dialogs=2)  # a next item to go on to
     first_page = page.url
 
     _record(page, "reading_1")
@@ -160,10 +155,7 @@ def test_only_the_refused_reading_is_recorded_again(mic_page, make_annotator):
 
 def test_a_failed_connection_keeps_the_recordings(mic_page, make_annotator):
     page = mic_page
-    _user, worker = make_annotator("vic")
-    _spoken_job(readings=1)
-    log_in(page, "vic", "vic-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    worker = _open_item(page, make_annotator, "vic", readings=1)
     _record(page, "reading_1")
 
     def cut(route):
@@ -184,9 +176,6 @@ def test_a_failed_connection_keeps_the_recordings(mic_page, make_annotator):
 
 def test_a_refused_microphone_is_explained(page, make_annotator):
     """The ordinary test browser has no fake device and grants nothing: the page says what to do."""
-    _user, _worker = make_annotator("tess")
-    _spoken_job(readings=1)
-    log_in(page, "tess", "tess-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    _open_item(page, make_annotator, "tess", readings=1)
     page.locator("#record_reading_1").click()
     expect(page.locator("#mic-error")).to_contain_text(re.compile("microphone", re.I))
