@@ -297,12 +297,35 @@ def _texts_only(answers: dict) -> dict:
     return {name: value for name, value in answers.items() if not isinstance(value, (bytes, bytearray))}
 
 
+def _wants_json(request) -> bool:
+    """A page script's submission (fetch with `Accept: application/json`, e.g. static/spoken.js, so
+    recordings stay in the page) rather than a form post, whose browser accepts text/html too."""
+    return request.accepts("application/json") and not request.accepts("text/html")
+
+
+def _refusal_json(work: _Work, problems) -> dict:
+    """A refused submission for a page script: messages by posted field, and the others apart."""
+    kind = task_types.get(work.job.task_type)
+    names = {f["name"] for f in kind.answer_fields(work.job.settings)}
+    errors, non_field = defaultdict(list), []
+    for problem in problems:
+        if problem.field in names or problem.field.removesuffix("_na_reason") in names:
+            errors[problem.field].append(problem.message)
+        else:
+            non_field.append(problem.message)
+    return {"errors": dict(errors), "non_field": non_field}
+
+
 @csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
 @never_cache
 @require_http_methods(["GET", "POST"])
 def work(request, token):
-    """GET shows the item; POST submits the answers."""
-    current, denied = _resolve(request, token, for_page=request.method == "GET")
+    """GET shows the item; POST submits the answers. A script's POST (`_wants_json`) is answered
+    in JSON where the page can go on without reloading: {"redirect": url} when saved, 400
+    {"errors", "non_field"} when refused, {"error"} when the link may not be used; other answers
+    (already saved, a lost claim) are the pages a form post gets."""
+    as_json = request.method == "POST" and _wants_json(request)
+    current, denied = _resolve(request, token, as_json=as_json, for_page=request.method == "GET")
     if denied:
         return denied
     done = _saved_response(current)
@@ -332,6 +355,8 @@ def work(request, token):
             telemetry=_telemetry_from(telemetry_text),
         )
     except ResponseRejected as exc:
+        if as_json:
+            return JsonResponse(_refusal_json(current, exc.problems), status=400)
         return _work_page(
             request, current, answers=_texts_only(answers), problems=exc.problems, active_seconds=active_seconds,
             telemetry=telemetry_text[:TELEMETRY_MAX_CHARS], status=400,
@@ -347,7 +372,8 @@ def work(request, token):
         )
     if not submission.created:  # a simultaneous post of the same link was saved first
         return _already_saved(request, current, submission.response, answers)
-    return redirect(after_submit_url(submission.response.slot, submission.response))
+    following = after_submit_url(submission.response.slot, submission.response)
+    return JsonResponse({"redirect": following}) if as_json else redirect(following)
 
 
 def _already_saved(request, work: _Work, stored: Response, answers: dict):

@@ -107,7 +107,8 @@
           p.playback.src = URL.createObjectURL(out.wav);
           p.playback.hidden = false;
           p.record.textContent = "Record again";
-          p.problems.innerHTML = "";
+          p.problems.innerHTML = ""; // a refusal's reason was about the take this one replaces
+          p.file.removeAttribute("aria-invalid");
           var note = out.seconds < minSeconds ? " — too short: at least " + minSeconds + " s, record again" : "";
           p.state.textContent = "Recorded: " + out.seconds.toFixed(1) + " s" + note + ".";
           reading.classList.add("recorded");
@@ -149,15 +150,104 @@
     p.stop.addEventListener("click", stop);
   });
 
+  /* Submitting: the form is posted with fetch, so a refusal names the readings to record again while
+   * the accepted ones stay in their file fields (the server keeps nothing until it accepts all). The
+   * view answers such a post in JSON (annotation.views.work); an answer that is not JSON is a page
+   * (e.g. "already saved"), which the ordinary form post then shows. */
   var form = document.getElementById("work-form");
+  var submitButton = document.getElementById("submit-button");
+  var status = document.getElementById("check-status");
+  var sending = false;
+
+  function showRefusal(body) {
+    var errors = body.errors || {};
+    var refused = [];
+    Array.prototype.forEach.call(root.querySelectorAll(".reading"), function (reading) {
+      var p = parts(reading);
+      var messages = errors[p.name] || [];
+      p.problems.innerHTML = "";
+      messages.forEach(function (message) {
+        var item = document.createElement("li");
+        item.textContent = message;
+        p.problems.appendChild(item);
+      });
+      reading.classList.toggle("has-problems", messages.length > 0);
+      if (messages.length) {
+        p.file.setAttribute("aria-invalid", "true");
+        refused.push(p);
+      } else {
+        p.file.removeAttribute("aria-invalid");
+        if (p.file.files.length) {
+          var item = document.createElement("li");
+          item.className = "passes";
+          item.textContent = "Accepted: kept for your next submission.";
+          p.problems.appendChild(item);
+        }
+      }
+    });
+    var others = (body.non_field || []).concat(
+      Object.keys(errors).filter(function (name) { return !document.getElementById("problems_" + name); })
+        .map(function (name) { return errors[name].join(" "); }));
+    var summary = refused.length
+      ? "Not saved: record " + (refused.length === 1 ? "the reading" : "the " + refused.length + " readings") +
+        " marked below again, then submit. Your other readings are kept."
+      : "Not saved.";
+    say([summary].concat(others).join(" "));
+    var old = document.getElementById("problem-summary"); // from an earlier refusal shown as a page
+    if (old) old.hidden = true;
+    if (refused.length) refused[0].record.focus();
+  }
+
+  function send() {
+    sending = true;
+    submitButton.disabled = true;
+    if (status) status.textContent = "Sending your readings…";
+    var keep = " Your recordings are kept in this page: press Submit again";
+    fetch(form.action, {
+      method: "POST",
+      body: new FormData(form),
+      credentials: "same-origin",
+      headers: { "Accept": "application/json" }
+    }).then(function (response) {
+      if ((response.headers.get("Content-Type") || "").indexOf("application/json") !== 0) {
+        if (response.status >= 500) {
+          say("The server could not save your readings just now (error " + response.status + ")." + keep + " in a moment.");
+          return;
+        }
+        form.submit();
+        return true;
+      }
+      return response.json().then(function (body) {
+        if (response.ok && body.redirect) {
+          window.location.assign(body.redirect); // where a form post's redirect would have gone
+          return true;
+        }
+        if (body.errors || body.non_field) showRefusal(body);
+        else say((body.error || "Not saved (error " + response.status + ").") + keep + " when it is resolved.");
+      });
+    }).catch(function () {
+      say("Your readings could not be sent: the connection to the server failed." + keep + " when you are back online.");
+    }).then(function (leaving) {
+      if (status) status.textContent = "";
+      if (leaving) return; // the next page is loading: no second submission meanwhile
+      sending = false;
+      submitButton.disabled = false;
+    });
+  }
+
   form.addEventListener("submit", function (event) {
     if (event.submitter && event.submitter.id === "skip-button") return;
+    event.preventDefault();
+    if (sending) return;
     if (active) stop();
     var missing = Array.prototype.filter.call(root.querySelectorAll(".reading-file"), function (f) { return !f.files.length; });
     if (missing.length) {
-      event.preventDefault();
       say("Record every reading before submitting: " + missing.length + " still missing.");
       parts(missing[0].closest(".reading")).record.focus();
+      return;
     }
+    // After this event, so that the page's other submit listeners (annotate.js: active time,
+    // typing counts) have filled their fields before the form is read.
+    setTimeout(send, 0);
   });
 })();

@@ -292,6 +292,46 @@ def test_refused_submission_keeps_the_text_and_says_what_to_fix(people):
     assert fixed.status_code == 302 and Response.objects.filter(worker=people["A"]).count() == 1
 
 
+def test_a_script_submission_is_answered_in_json_and_a_form_post_is_not(people):
+    """A page script (Accept: application/json) gets the refusal by field, or where to go next, and
+    nothing is saved until it is accepted; the same post from a form still gets the page."""
+    job = make_live_job(make_corpus(dialogs=1, user_turns=2))
+    client = people["clients"]["A"]
+    token = claim_by_client(client, job)
+    item = slot_of(token).item
+    answers = {**good_answers(item), "simplified": ""}
+    url = reverse("work", args=[token])
+
+    refused = client.post(url, answers, headers={"Accept": "application/json"})
+    assert refused.status_code == 400 and refused["Content-Type"] == "application/json"
+    _cleaned, problems = check_answers(slot=slot_of(token), answers=answers)
+    assert refused.json() == {"errors": {"simplified": [p.message for p in problems]}, "non_field": []}
+    assert not Response.objects.exists()
+
+    page = client.post(url, answers)  # a form post: the page again, as before
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
+    assert escape(problems[0].message) in page.content.decode() and not Response.objects.exists()
+
+    saved = client.post(url, good_answers(item), headers={"Accept": "application/json"})
+    assert saved.status_code == 200
+    next_token = token_in(saved.json()["redirect"])  # the next item's page, as a form post's redirect
+    assert slot_of(next_token).item != item and Response.objects.get(worker=people["A"]).slot.item == item
+    form_saved = client.post(reverse("work", args=[next_token]), good_answers(slot_of(next_token).item))
+    assert form_saved.status_code == 302 and "/done/" in form_saved["Location"]
+
+
+def test_a_script_submission_without_its_session_is_told_in_json(people):
+    """A script that posts after the session ended learns why, so its page can keep what it holds."""
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1))
+    token = claim_by_client(people["clients"]["A"], job)
+    url = reverse("work", args=[token])
+    ended = people["clients"]["anonymous"].post(url, {"paraphrase": "x"}, headers={"Accept": "application/json"})
+    assert ended.status_code == 401 and "log in again" in ended.json()["error"]
+    other = people["clients"]["B"].post(url, {"paraphrase": "x"}, headers={"Accept": "application/json"})
+    assert other.status_code == 403 and "another annotator" in other.json()["error"]
+    assert not Response.objects.exists()
+
+
 def test_check_endpoint_returns_the_server_checks_as_json(people):
     job = make_live_job(make_corpus(dialogs=1, user_turns=1))
     client = people["clients"]["A"]

@@ -103,6 +103,31 @@ def test_a_bad_recording_is_refused_with_which_reading_and_why_and_nothing_is_st
     assert not SpokenReading.objects.exists() and stored_files(settings) == []
 
 
+def test_the_page_script_is_told_which_reading_to_record_again(reader, settings):
+    """spoken.js posts with Accept: application/json: a refusal names only the silent reading and
+    stores nothing; the same readings with that one recorded again are saved, and it is told where next."""
+    user, worker = reader
+    job = spoken_job(readings=3)
+    text = job.items.get().payload["utterance"]
+    client = Client()
+    client.force_login(user)
+    url = reverse("work", args=[make_token(claim_next_slot(job=job, worker=worker))])
+    answers = readings_of(text, 3)
+    answers["reading_2"] = upload("reading_2", silence(2.0))
+
+    refused = client.post(url, answers, headers={"Accept": "application/json"})
+    assert refused.status_code == 400
+    body = refused.json()
+    assert list(body["errors"]) == ["reading_2"] and body["non_field"] == []
+    assert body["errors"]["reading_2"][0].startswith("Reading 2: The recording is silent")
+    assert not Response.objects.exists() and not SpokenReading.objects.exists() and stored_files(settings) == []
+
+    answers = {**readings_of(text, 3), "reading_2": upload("reading_2", speech(f"Well, {text}"))}
+    saved = client.post(url, answers, headers={"Accept": "application/json"})
+    assert saved.status_code == 200 and "/done/" in saved.json()["redirect"]
+    assert sorted(SpokenReading.objects.values_list("index", flat=True)) == [0, 1, 2]
+
+
 def test_an_oversized_file_is_refused_before_it_is_read(reader, settings):
     from annotation.task_types.base import MAX_UPLOAD_BYTES
 

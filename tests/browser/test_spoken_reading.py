@@ -1,11 +1,14 @@
 """Spoken reading in a real browser with Chromium's fake microphone: the worker records k readings
 (the fake device plays a sentence synthesised in the test run), plays one back, records one again,
-submits, and the readings are stored as 16 kHz WAV; a microphone the browser refuses is explained."""
+submits, and the readings are stored as 16 kHz WAV; a refused (silent) reading is recorded again
+alone; a failed connection keeps the recordings; a microphone the browser refuses is explained."""
 import re
+from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import expect
 
+from annotation import reading_requests
 from annotation.models import Response, SpokenReading
 from annotation.speech.audio import read_wav
 from annotation.speech.tts import synthesize
@@ -17,6 +20,13 @@ from .test_annotator_flow import claim_by_keyboard, log_in
 pytestmark = [pytest.mark.browser, pytest.mark.speech, pytest.mark.django_db(transaction=True)]
 
 FAKE_MIC = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
+
+
+@pytest.fixture(autouse=True)
+def no_transcription(monkeypatch):
+    """The test server runs tasks inline, so each saving post would wait for the recognizer (and
+    outlive the test); transcription has its own tests (tests/annotation/test_spoken_reading.py)."""
+    monkeypatch.setattr(reading_requests, "transcribe_reading", SimpleNamespace(delay=lambda reading_id: None))
 
 
 @pytest.fixture
@@ -36,9 +46,14 @@ def mic_page(chromium_browser, live_server, tmp_path):
     browser.close()
 
 
-def _spoken_job(readings=2):
-    return make_live_job(make_corpus(name="spoken", dialogs=1, user_turns=1), task_type="spoken_reading",
-                         name="Read aloud", settings={"readings": readings})
+def _open_item(page, make_annotator, username, readings=2, dialogs=1):
+    """`username` logs in and opens the first item of a spoken-reading job of `dialogs` items; their Worker."""
+    _user, worker = make_annotator(username)
+    make_live_job(make_corpus(name="spoken", dialogs=dialogs, user_turns=1), task_type="spoken_reading",
+                  name="Read aloud", settings={"readings": readings})
+    log_in(page, username, f"{username}-pass-1")
+    claim_by_keyboard(page, "Read aloud")
+    return worker
 
 
 def _record(page, name, seconds=1.6):
@@ -51,10 +66,7 @@ def _record(page, name, seconds=1.6):
 
 def test_record_play_back_record_again_and_submit(mic_page, make_annotator):
     page = mic_page
-    _user, worker = make_annotator("rita")
-    _spoken_job(readings=2)
-    log_in(page, "rita", "rita-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    worker = _open_item(page, make_annotator, "rita", readings=2)
     expect(page.locator("#mic-explainer")).to_contain_text("microphone")
 
     _record(page, "reading_1")
@@ -68,7 +80,7 @@ def test_record_play_back_record_again_and_submit(mic_page, make_annotator):
     expect(page.locator("#record_reading_2")).to_have_text("Record again")
 
     page.locator("#submit-button").click()
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect(page.locator("body")).to_contain_text("Saved. Thank you!")  # the done page: the job's only item
 
     response = Response.objects.get(worker=worker)
     readings = list(SpokenReading.objects.filter(response=response).order_by("index"))
@@ -80,21 +92,90 @@ def test_record_play_back_record_again_and_submit(mic_page, make_annotator):
 
 def test_submitting_without_every_reading_is_stopped_in_the_page(mic_page, make_annotator):
     page = mic_page
-    _user, worker = make_annotator("sam")
-    _spoken_job(readings=2)
-    log_in(page, "sam", "sam-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    worker = _open_item(page, make_annotator, "sam", readings=2)
     _record(page, "reading_1")
     page.locator("#submit-button").click()
     expect(page.locator("#mic-error")).to_contain_text("Record every reading before submitting: 1 still missing.")
     assert not Response.objects.filter(worker=worker).exists()
 
 
+# Keeps the page's microphone stream reachable, so a test can mute it: a muted track records silence,
+# the take a worker makes when their microphone is muted.
+EXPOSE_MIC = """(() => {
+  const get = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+  navigator.mediaDevices.getUserMedia = (c) => get(c).then((s) => { window.testMic = s; return s; });
+})()"""
+
+
+def _mute(page, muted):
+    page.evaluate("(muted) => window.testMic.getAudioTracks().forEach((t) => { t.enabled = !muted; })", muted)
+
+
+def _recorded_seconds(page, name) -> float:
+    return float(re.search(r"Recorded: (\d+\.\d) s", page.locator(f"#state_{name}").inner_text()).group(1))
+
+
+def test_only_the_refused_reading_is_recorded_again(mic_page, make_annotator):
+    page = mic_page
+    page.add_init_script(EXPOSE_MIC)
+    worker = _open_item(page, make_annotator, "una", readings=3, dialogs=2)  # a next item to go on to
+    first_page = page.url
+
+    _record(page, "reading_1")
+    _mute(page, True)
+    _record(page, "reading_2")  # the microphone was muted: a silent take
+    _mute(page, False)
+    _record(page, "reading_3", seconds=2.2)
+    kept = {name: _recorded_seconds(page, name) for name in ("reading_1", "reading_3")}
+
+    page.locator("#submit-button").click()
+    expect(page.locator("#problems_reading_2")).to_contain_text("Reading 2: The recording is silent")
+    expect(page.locator("#mic-error")).to_contain_text("record the reading marked below again")
+    for name in kept:
+        expect(page.locator(f"#problems_{name}")).to_have_text("Accepted: kept for your next submission.")
+        expect(page.locator(f"#playback_{name}")).to_be_visible()
+    assert page.url == first_page  # no reload: the recordings are still in the page
+    assert page.evaluate("() => [...document.querySelectorAll('.reading-file')].map((f) => f.files.length)") == [1, 1, 1]
+    expect(page.locator("#record_reading_2")).to_be_focused()
+    assert not Response.objects.filter(worker=worker).exists() and not SpokenReading.objects.exists()
+
+    _record(page, "reading_2", seconds=1.3)  # only the refused one, with the microphone on
+    expect(page.locator("#problems_reading_2")).to_be_empty()
+    page.locator("#submit-button").click()
+    expect(page.locator("#saved-notice")).to_have_text("Saved. Here is your next item.")  # the next item's page
+    assert page.url != first_page and "saved=1" in page.url
+
+    response = Response.objects.get(worker=worker)
+    readings = {r.index: r for r in SpokenReading.objects.filter(response=response)}
+    assert sorted(readings) == [0, 1, 2]
+    assert readings[0].seconds == pytest.approx(kept["reading_1"], abs=0.06)  # the first takes, kept
+    assert readings[2].seconds == pytest.approx(kept["reading_3"], abs=0.06)
+    assert readings[2].seconds > readings[1].seconds
+
+
+def test_a_failed_connection_keeps_the_recordings(mic_page, make_annotator):
+    page = mic_page
+    worker = _open_item(page, make_annotator, "vic", readings=1)
+    _record(page, "reading_1")
+
+    def cut(route):
+        route.abort() if route.request.method == "POST" else route.continue_()
+
+    page.route("**/work/**", cut)
+    page.locator("#submit-button").click()
+    expect(page.locator("#mic-error")).to_contain_text("could not be sent")
+    expect(page.locator("#playback_reading_1")).to_be_visible()
+    expect(page.locator("#submit-button")).to_be_enabled()
+    assert not Response.objects.filter(worker=worker).exists()
+
+    page.unroute("**/work/**", cut)  # back online: the same recording is submitted
+    page.locator("#submit-button").click()
+    expect(page.locator("body")).to_contain_text("Saved. Thank you!")
+    assert SpokenReading.objects.filter(response__worker=worker).count() == 1
+
+
 def test_a_refused_microphone_is_explained(page, make_annotator):
     """The ordinary test browser has no fake device and grants nothing: the page says what to do."""
-    _user, _worker = make_annotator("tess")
-    _spoken_job(readings=1)
-    log_in(page, "tess", "tess-pass-1")
-    claim_by_keyboard(page, "Read aloud")
+    _open_item(page, make_annotator, "tess", readings=1)
     page.locator("#record_reading_1").click()
     expect(page.locator("#mic-error")).to_contain_text(re.compile("microphone", re.I))
