@@ -10,12 +10,9 @@ outcome up to date. Services never import tasks: the task module imports this on
 """
 from __future__ import annotations
 
-import gc
-import json
 import logging
 import shutil
 from collections.abc import Callable, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +23,8 @@ from django.utils import timezone
 
 from annotation.importers import READERS, FormatError
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
+
+from .bulk import cyclic_gc_paused, encode_json
 
 logger = logging.getLogger(__name__)
 
@@ -209,25 +208,8 @@ def _check_files(reader_class, files: Mapping[str, Path | str]) -> dict[str, Pat
     return paths
 
 
-@contextmanager
-def _cyclic_gc_paused():
-    """Pause the cyclic garbage collector while a corpus is read.
-
-    Parsing creates millions of small dicts and lists, none in a reference cycle, all freed by
-    reference counting once their batch is written. The cyclic collector would rescan them
-    again and again: about 40% of the import's CPU time on MultiWOZ. Restored afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _write_dialogs(corpus: Corpus, reader, progress: Progress | None) -> ImportSummary:
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         return _write_all(corpus, reader, progress)
 
 
@@ -306,15 +288,10 @@ def _turn_rows(dialog_ids: list, records: list, to_json) -> tuple[list, int, int
     return rows, user_turns, slot_values
 
 
-# Parsed JSON has no reference cycles, so the encoder's cycle check (half its cost) is skipped;
-# the text is the same as json.dumps gives.
-_encode_json = json.JSONEncoder(check_circular=False).encode
-
-
 def _json_adapter():
     """value -> what the backend's JSONField would bind for it."""
     if type(connection.ops).adapt_json_value is BaseDatabaseOperations.adapt_json_value:
-        return _encode_json  # the default adaptation is json.dumps (SQLite among others)
+        return encode_json  # the default adaptation is json.dumps (SQLite among others)
     adapt = connection.ops.adapt_json_value
     return lambda value: adapt(value, None)
 
