@@ -146,12 +146,13 @@ def _insert_items(job: Job, kind, turns, first_position: int = 0) -> None:
     """
     table = connection.ops.quote_name(Item._meta.db_table)
     sql = f"INSERT INTO {table} (job_id, turn_id, position, payload, state) VALUES (%s, %s, %s, %s, %s)"
+    build, job_id, state = kind.build_payload, job.id, Item.State.OPEN
     with connection.cursor() as cursor:
         for start in range(0, len(turns), ITEM_BATCH):
             cursor.executemany(
                 sql,
                 [
-                    (job.id, turn.id, first_position + start + i, encode_json(kind.build_payload(turn)), Item.State.OPEN)
+                    (job_id, turn.id, first_position + start + i, encode_json(build(turn)), state)
                     for i, turn in enumerate(turns[start : start + ITEM_BATCH])
                 ],
             )

@@ -10,7 +10,7 @@ from django.db import connections, transaction
 
 from annotation.importers.base import locate
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
-from annotation.services import imports
+from annotation.services import imports, jobs
 from annotation.import_requests import start_import
 from annotation.services.imports import ImportFailed, import_corpus
 from annotation.tasks import run_import
@@ -204,6 +204,36 @@ def test_jsonl_slot_values_meta_and_blank_lines():
         {"slot": "taxi-leaveat", "value": "09:15"},
     ]
     assert turns[2].slot_values == []
+
+
+def test_a_job_over_an_imported_corpus_shows_each_user_turn_with_its_slot_values_as_stored(tmp_path, monkeypatch):
+    # create_job reads the turns' slot values back a chunk at a time (jobs.TURN_CHUNK): chunks of
+    # three end inside a dialog and leave a last chunk of one.
+    monkeypatch.setattr(jobs, "TURN_CHUNK", 3)
+    said = [
+        ('I want "Café Jello" at 18:30.', "Café Jello"),
+        ("Anything cheap on back\\slash street?", "back\\slash street"),
+        ("Thanks, bye.", None),
+        ("Any 東 food?", "東"),
+    ]
+    log = []
+    for text, value in said:
+        acts = {"Restaurant-Inform": [["Name", value]]} if value else {}
+        log += [{"text": text, "metadata": {}, "dialog_act": acts, "span_info": []},
+                {"text": "Noted.", "metadata": {"restaurant": {"semi": {"food": "é"}}}, "dialog_act": {}, "span_info": []}]
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps({"MUL0001.json": {"goal": {}, "log": log[:4]}, "MUL0002.json": {"goal": {}, "log": log[4:]}}))
+    corpus = import_corpus(name="for a job", source_format="multiwoz", files={"data": data})
+
+    job = jobs.create_job(corpus=corpus, name="rewrites")
+
+    user_turns = Turn.objects.filter(dialog__corpus=corpus, speaker="user").order_by("dialog__position", "index")
+    assert [(t.text, t.slot_values) for t in user_turns] == [
+        (text, [{"slot": "restaurant-name", "value": value}] if value else []) for text, value in said
+    ]
+    assert [item.payload for item in job.items.order_by("position")] == [
+        {"utterance": text, "slot_values": [value] if value else []} for text, value in said
+    ]
 
 
 # -- malformed files: refused with the place and the reason, nothing written ---------------------
