@@ -1,4 +1,5 @@
 """Writes for jobs: create a job with its items and slots, launch, pause, resume, finish."""
+import itertools
 import random
 from collections import namedtuple
 from collections.abc import Callable
@@ -52,6 +53,7 @@ class Selection:
     dialog_ids: list[str] = field(default_factory=list)  # with "dialogs": external ids
 
 
+@cyclic_gc_paused()  # tens of thousands of turn rows and payloads, none in a cycle
 def create_job(
     *,
     corpus: Corpus,
@@ -75,29 +77,28 @@ def create_job(
     if kind.builds_from != task_types.CORPUS:
         raise JobError(BUILT_ELSEWHERE[kind.builds_from].format(kind=kind.label), field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
-    with cyclic_gc_paused():  # tens of thousands of turn rows and payloads, none in a cycle
-        try:
-            clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
-            turns = _selected_turns(corpus, kind, selection, clean_settings)
-        except task_types.TaskTypeSettingsError as exc:
-            raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
-        if not turns:
-            raise JobError("the selection contains no turns to annotate", field="selection")
+    try:
+        clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
+        turns = _selected_turns(corpus, kind, selection, clean_settings)
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
+    if not turns:
+        raise JobError("the selection contains no turns to annotate", field="selection")
 
-        return save_job(
-            item_builder=kind,
-            sources=turns,
-            annotators=annotators,
-            name=name.strip(),
-            corpus=corpus,
-            task_type=kind.key,
-            settings=clean_settings,
-            instructions=instructions,
-            redundancy=redundancy,
-            reward=reward,
-            claim_timeout_minutes=claim_timeout_minutes,
-            created_by=created_by,
-        )
+    return save_job(
+        item_builder=kind,
+        sources=turns,
+        annotators=annotators,
+        name=name.strip(),
+        corpus=corpus,
+        task_type=kind.key,
+        settings=clean_settings,
+        instructions=instructions,
+        redundancy=redundancy,
+        reward=reward,
+        claim_timeout_minutes=claim_timeout_minutes,
+        created_by=created_by,
+    )
 
 
 def task_type_or_error(key: str):
@@ -210,13 +211,9 @@ def _turn_rows(rows):
     Light rows rather than model instances (see _insert_items), and the slot values read as text
     and decoded a chunk at a time: JSONField's per-row json.loads cost more than the query.
     """
-    chunk = []
-    for row in rows.iterator(chunk_size=TURN_CHUNK):
-        chunk.append(row)
-        if len(chunk) == TURN_CHUNK:
-            yield from _decoded(chunk)
-            chunk = []
-    yield from _decoded(chunk)
+    stream = rows.iterator(chunk_size=TURN_CHUNK)
+    while chunk := list(itertools.islice(stream, TURN_CHUNK)):
+        yield from _decoded(chunk)
 
 
 def _decoded(chunk: list):
