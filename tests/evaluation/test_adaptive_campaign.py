@@ -115,9 +115,10 @@ def test_campaign_stops_early_with_the_clear_pairs_resolved_and_rates_only_open_
             assert pair["state"] == "resolved", (a, b, pair)
             truth = a if QUALITY[a] > QUALITY[b] else b
             assert pair["better"] == truth
-    # The close pair is not resolved in the wrong order (open, or settled as a tie).
+    # The close pair (a true gap of 0.02) is never resolved in the wrong order: open, settled as a
+    # tie, or (which the raters' noise sometimes allows) resolved the true way round.
     close = states[("close1/e", "close2/e")]
-    assert close["state"] in ("open", "tied")
+    assert close["state"] in ("open", "tied") or close["better"] == "close2/e", close
 
     spent = Slot.objects.filter(job=job).count()
     assert spent < full_design and spent <= campaign.adaptive_budget
