@@ -48,7 +48,7 @@ def test_pairwise_ranking_csv_quotes_system_names_and_keeps_log_strengths(monkey
 def test_interactive_results_csv_quotes_a_formula_like_system_name(monkeypatch):
     from evaluation import interactive
 
-    names = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals"]
+    names = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers"]
     names += [f"{n}{suffix}" for n in interactive.STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_turns"]
     row = dict.fromkeys(names, -0.25) | {"system": "+SUM(A1)", "rank_low": None}
     [written] = list(csv.DictReader(io.StringIO(interactive.to_csv({"systems": [row]}))))
