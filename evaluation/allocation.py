@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +113,11 @@ class Pool:
     def n_units(self) -> int:
         return self.scores.shape[1]
 
+    @cached_property
+    def n_instances(self) -> int:
+        """Instances the units come from (asked for every pair at every look: computed once)."""
+        return self.n_units if self.instances is None else int((np.bincount(self.instances) > 0).sum())
+
     def unit_weights(self, s, units) -> np.ndarray:
         """System s's weight of each of `units` (an index array)."""
         return np.ones(len(units)) if self.weights is None else self.weights[s, units]
@@ -150,21 +156,27 @@ def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_tru
         kinds.append("ground_truth" if is_truth else "baseline" if team_id in baseline_teams else "entry")
         kept_of.append(truth & predicted)
         factor.append(eq1_factor(truth, predicted))
-    Q, N = len(questions), len(labels)
+    N = len(labels)
+    P = max((position for rows in rows_of for _, _, position, _ in rows), default=1)
     if unit == "instance":
         scores, counts = [], []
         for rows, kept in zip(rows_of, kept_of):
-            sums, n = np.zeros((Q, N)), np.zeros((Q, N))
-            for index, question, _position, value in rows:
-                q = list(questions).index(question)
-                sums[q, index] += value
-                n[q, index] += 1
-            scores.append(instance_scores(sums, n, kept=kept))
-            counts.append(n.sum(axis=0))
+            sums, n = _rating_sums(rows, list(questions), N, P)
+            scores.append(instance_scores(sums.sum(axis=2), n.sum(axis=2), kept=kept))
+            counts.append(n.sum(axis=(0, 2)))
         return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
-    P = max((position for rows in rows_of for _, _, position, _ in rows), default=1)
     units = [rating_units(rows, list(questions), N, P, kept) for rows, kept in zip(rows_of, kept_of)]
     return Pool(names, kinds, np.array([u[0] for u in units]), np.array([u[1] for u in units]), np.array(factor), np.array([u[2] for u in units]), "rating", np.repeat(np.arange(N), P))
+
+
+def _rating_sums(rows, questions, n_instances, positions):
+    """Sums and counts [Q, N, P] of (instance, question, position, value) rows."""
+    sums, n = np.zeros((len(questions), n_instances, positions)), np.zeros((len(questions), n_instances, positions))
+    for index, question, position, value in rows:
+        q = questions.index(question)
+        sums[q, index, position - 1] += value
+        n[q, index, position - 1] += 1
+    return sums, n
 
 
 def rating_units(rows, questions, n_instances, positions, kept):
@@ -174,12 +186,7 @@ def rating_units(rows, questions, n_instances, positions, kept):
     of each unit of an instance is 1 over its scored units, so the weighted mean over every unit is
     the instance-level mean. An instance whose questions have different numbers of ratings cannot
     be split by rater: it stays one unit (at its first position) with its instance score."""
-    Q, N, P = len(questions), n_instances, positions
-    sums, n = np.zeros((Q, N, P)), np.zeros((Q, N, P))
-    for index, question, position, value in rows:
-        q = questions.index(question)
-        sums[q, index, position - 1] += value
-        n[q, index, position - 1] += 1
+    sums, n = _rating_sums(rows, questions, n_instances, positions)
     ratings = n.sum(axis=0)  # [N, P]
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = np.where((n > 0).all(axis=0), (sums / np.maximum(n, 1)).mean(axis=0), np.nan)
@@ -278,17 +285,13 @@ def full_data_sd(pool: Pool, contributions, prefix) -> float:
     instances = pool.instances[prefix]
     sums = np.bincount(instances, weights=contributions)
     sizes = np.bincount(instances)
-    within_pairs = float((sizes * (sizes - 1)).sum())
-    m = pool.n_units / _n_instances(pool)
+    m = pool.n_units / pool.n_instances
     rho = 0.0
     if (sizes > 1).sum() >= 30:
         cross = float((sums**2).sum() - (contributions**2).sum())
-        rho = cross / (within_pairs * float(np.mean(contributions**2)))
+        rho = cross / (float((sizes * (sizes - 1)).sum()) * float(np.mean(contributions**2)))
     return sd * math.sqrt(max(1.0, 1 + (m - 1) * rho) / m)
 
-
-def _n_instances(pool: Pool) -> int:
-    return pool.n_units if pool.instances is None else int((np.bincount(pool.instances) > 0).sum())
 
 
 def pair_interval(pool: Pool, a: int, b: int, prefix, level: float, finite=True, critical=None):
@@ -391,7 +394,7 @@ def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k
     if len(candidates) < 2:
         raise ValueError("the campaign needs at least two ranked entries")
     top_k = len(candidates) if top_k is None else min(top_k, len(candidates))
-    line = significance_line(_n_instances(pool), alpha)
+    line = significance_line(pool.n_instances, alpha)
     order = np.asarray(order)
     scores = {s: float(final_scores(pool, order[: prefix_of[s]])[s]) if prefix_of[s] else math.nan for s in range(len(pool.labels))}
     pairs = {}
@@ -449,7 +452,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     sizes = grid(N, first, growth, late_from, late_until)
     critical_of = critical_values(sizes, N, alpha, late_from, early_share) if looks == "boundary" else {n: float(stats.norm.ppf(1 - alpha / 2 / len(sizes))) for n in sizes}
     # What the whole budget could resolve: the full data's own significance line, estimated.
-    line = significance_line(_n_instances(pool), alpha)
+    line = significance_line(pool.n_instances, alpha)
     total = float(pool.ratings[candidates].sum())
     prefix_of = np.zeros(len(pool.labels), dtype=int)
     active = set(candidates)

@@ -50,16 +50,19 @@ def _dialog_values(d) -> dict:
     return values
 
 
-def _sums(dialogs, systems, clusters, cluster_of):
+def _value_rows(dialogs) -> list:
+    """Each dialog's statistics in STATISTICS order (NaN where it has none), computed once."""
+    return [np.array([values[name] for name in STATISTICS]) for values in map(_dialog_values, dialogs)]
+
+
+def _sums(dialogs, rows, systems, clusters, cluster_of):
     """[S, C, K] sums of each statistic and [S, C, K] counts of dialogs that have it, per cluster
-    (`cluster_of(d)`: its goal, or its worker)."""
+    (`cluster_of(d)`: its goal, or its worker); `rows` are the dialogs' `_value_rows`."""
     s_index = {s: k for k, s in enumerate(systems)}
     c_index = {c: k for k, c in enumerate(clusters)}
     total = np.zeros((len(systems), len(clusters), len(STATISTICS)))
     count = np.zeros_like(total)
-    for d in dialogs:
-        values = _dialog_values(d)
-        row = np.array([values[name] for name in STATISTICS])
+    for d, row in zip(dialogs, rows):
         have = ~np.isnan(row)
         total[s_index[d["system"]], c_index[cluster_of(d)]] += np.where(have, row, 0.0)
         count[s_index[d["system"]], c_index[cluster_of(d)]] += have
@@ -73,14 +76,13 @@ def _resampled(total, count, replicates, rng):
     return _ratio(np.einsum("bg,sgk->bsk", weights, total), np.einsum("bg,sgk->bsk", weights, count))
 
 
-def _worker_deviations(dialogs, systems, point, replicates, seed):
-    """([B, S, K] worker-resample deviations, [S] workers per system); zeros when fewer than two
-    workers are known (a dialog without `worker` counts for none)."""
-    known = [d for d in dialogs if d.get("worker") is not None]
-    workers = sorted({d["worker"] for d in known}, key=str)
-    if len(workers) < 2 or len(known) < len(dialogs):
+def _worker_deviations(dialogs, rows, systems, point, replicates, seed):
+    """([B, S, K] worker-resample deviations, [S] workers per system); zeros unless every dialog
+    names its worker and there are at least two."""
+    workers = sorted({d.get("worker") for d in dialogs}, key=str)
+    if len(workers) < 2 or None in workers:
         return np.zeros((replicates, *point.shape)), np.zeros(len(systems), int)
-    total, count = _sums(known, systems, workers, lambda d: d["worker"])
+    total, count = _sums(dialogs, rows, systems, workers, lambda d: d["worker"])
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
     deviation = scoring.small_pool_factor(len(workers)) * (_resampled(total, count, replicates, rng) - point[None])
     return deviation, (count[:, :, STATISTICS.index("final")] > 0).sum(1)
@@ -113,11 +115,12 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
     systems = sorted({d["system"] for d in dialogs})
     goals = sorted({_goal_of(d) for d in dialogs})
-    total, count = _sums(dialogs, systems, goals, _goal_of)  # [S, G, K]
+    values = _value_rows(dialogs)
+    total, count = _sums(dialogs, values, systems, goals, _goal_of)  # [S, G, K]
     point = _ratio(total.sum(1), count.sum(1))  # [S, K]
     deviation = _resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None]  # [B, S, K]
     n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
-    worker_dev, n_workers = _worker_deviations(dialogs, systems, point, bootstrap, seed)
+    worker_dev, n_workers = _worker_deviations(dialogs, values, systems, point, bootstrap, seed)
     low, high, _kappa, _df = scoring.interval(point, deviation, worker_dev, n_goals[:, None], n_workers[:, None], ci)
     floor, ceiling = np.array([BOUNDS[n][0] for n in STATISTICS]), np.array([BOUNDS[n][1] for n in STATISTICS])
     low, high = np.clip(low, floor, ceiling), np.clip(high, floor, ceiling)
