@@ -6,11 +6,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements.lock | cksum | cut -d' ' -f1)
 export QUORUM_ENV ?= development
 
-.PHONY: help venv migrate demo test bench serve worker clean
+.PHONY: help venv migrate demo test lint bench serve worker clean
 
 help:
 	@echo "make demo   - set up, run the demo rewrite job end to end, serve the UI on 127.0.0.1:8000"
 	@echo "make test   - set up and run the test suite (PostgreSQL/Redis/Chromium used when present)"
+	@echo "make lint   - ruff (style, imports, complexity) and mypy (services and selectors)"
 	@echo "make bench  - run the performance harness in perf/"
 
 $(STAMP): requirements.txt requirements.lock
@@ -33,6 +34,10 @@ test: venv
 	scripts/ensure_chromium.sh
 	scripts/ensure_speech.sh
 	QUORUM_ENV=test scripts/run_tests.sh $(ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	QUORUM_ENV=test $(VENV)/bin/mypy
 
 bench: venv
 	scripts/ensure_services.sh || true
