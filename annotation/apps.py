@@ -10,14 +10,15 @@ class AnnotationConfig(AppConfig):
         from django.db.models.signals import post_delete
 
         from . import signals
+        from .extensions import upload_stores
         from .models import SpokenReading
-        from .reading_requests import transcribe_submitted
         from .roles import grant_organizer_permissions
-        from .services.readings import forget_audio
+        from .services import readings
 
         # Permissions exist only once migrate has created them, so they are granted after every
         # migrate (idempotent), not in a data migration that a fresh database would run too early.
         post_migrate.connect(grant_organizer_permissions, dispatch_uid="quorum-organizer-permissions")
         # A stored spoken reading is transcribed (on commit, as a task); a deleted one leaves storage.
-        signals.response_submitted.connect(transcribe_submitted, dispatch_uid="quorum-transcribe-readings")
-        post_delete.connect(forget_audio, sender=SpokenReading, dispatch_uid="quorum-forget-reading-audio")
+        signals.response_submitted.connect(readings.transcribe_submitted, dispatch_uid="quorum-transcribe-readings")
+        post_delete.connect(readings.forget_audio, sender=SpokenReading, dispatch_uid="quorum-forget-reading-audio")
+        upload_stores.register("spoken_readings", readings.keep)

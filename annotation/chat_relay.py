@@ -2,8 +2,8 @@
 
 A chat item's payload names an opaque `endpoint` (no system name in it). The work page posts the
 worker's turns to `/work/<token>/chat/` (annotation.views.work_chat), which hands them to the relay
-registered here under the payload's `relay` key. The evaluation app fills RELAYS in its
-`AppConfig.ready()` (as hits fills `after_submit.SUBMIT_REDIRECTS`): it knows the systems, signs
+registered in `extensions.chat_relays` under the payload's `relay` key. The evaluation app fills it
+in its `AppConfig.ready()` (as hits fills `extensions.submit_redirects`): it knows the systems, signs
 the requests, records every turn and turns a failure into a polite fallback. So annotation never
 imports evaluation, and a test can register a relay of its own.
 
@@ -14,6 +14,8 @@ posted.
 from collections.abc import Mapping
 
 from django.utils.crypto import salted_hmac
+
+from .extensions import chat_relays
 
 DEFAULT_RELAY = "systems"
 FALLBACK = "Sorry, the system did not answer. Please try again, or end the conversation if it keeps failing."
@@ -61,20 +63,16 @@ class ChatRelay:
         return set()
 
 
-#: relay key -> ChatRelay. Filled by the app that knows the endpoints (evaluation's ready()).
-RELAYS: dict[str, ChatRelay] = {}
-
-
 def relay_for(payload: Mapping) -> ChatRelay:
     key = payload.get("relay") or DEFAULT_RELAY
     try:
-        return RELAYS[key]
-    except KeyError:
-        raise RelayUnavailable(f"no chat relay {key!r} is registered") from None
+        return chat_relays[key]
+    except LookupError as exc:
+        raise RelayUnavailable(str(exc)) from None
 
 
 def paused_endpoints() -> set[str]:
-    return set().union(*(relay.paused_endpoints() for relay in RELAYS.values()))
+    return set().union(*(relay.paused_endpoints() for relay in chat_relays.values()))
 
 
 def session_key(slot) -> str:

@@ -210,7 +210,7 @@ class JobForm(forms.Form):
         return task_types.get(self.cleaned_data["task_type"]).builds_from == task_types.PAYLOADS
 
     def payload_request(self) -> dict:
-        """Keyword arguments for `job_requests.create_payload_job_for_request`."""
+        """Keyword arguments for `services.payload_jobs.create_payload_job_from_file`."""
         request = self.job_request()
         del request["selection"]
         if "payload_text" in self.cleaned_data:
@@ -218,7 +218,7 @@ class JobForm(forms.Form):
         return request
 
     def job_request(self) -> dict:
-        """Keyword arguments for `job_requests.create_job_for_request`."""
+        """Keyword arguments for `services.jobs.create_job`."""
         data = self.cleaned_data
         return {
             "corpus": data["corpus"],
@@ -372,7 +372,7 @@ class GoldItemForm(forms.Form):
     """A gold item from an item of the job: its id, and the known answer per answer field.
 
     One field per answer field of the job's task type (`gold__<name>`); blank ones are not graded.
-    annotation.gold_requests checks the request again and says what to fix.
+    annotation.services.gold checks the request again and says what to fix.
     """
 
     item = forms.IntegerField(

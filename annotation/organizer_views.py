@@ -20,12 +20,11 @@ from django.views.decorators.http import require_POST
 from quorum import csv_safety
 
 from . import task_types
-from .export_requests import start_export
+from .services.exports import start_export
 from .exporters import ExportError
-from .gold_requests import GoldRequestError, add_gold_from_item
-from .gold_requests import answer_fields as gold_answer_fields
-from .import_requests import UploadError, import_error_field, start_upload_import
-from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, create_payload_job_for_request, job_error_fields
+from .services.gold import GoldRequestError, add_gold_from_item
+from .services.gold import answer_fields as gold_answer_fields
+from .services.import_uploads import UploadError, import_error_field, start_upload_import
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
@@ -44,7 +43,8 @@ from .selectors.readings import reading_of, transcription_summary
 from .selectors.review import ReviewFilters, review_queue
 from .selectors.team import in_house_annotators
 from .services.imports import ImportFailed
-from .services.jobs import JobError
+from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job
+from .services.payload_jobs import create_payload_job_from_file
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from .services.review import ACTIONS as REVIEW_ACTIONS
 from .services.team import TeamError, add_annotators, parse_team_csv, set_active
@@ -121,11 +121,11 @@ def job_new(request):
     if request.method == "POST" and form.is_valid():
         try:
             if form.builds_from_payloads:
-                job = create_payload_job_for_request(created_by=request.user, **form.payload_request())
+                job = create_payload_job_from_file(created_by=request.user, **form.payload_request())
             else:
-                job = create_job_for_request(created_by=request.user, **form.job_request())
+                job = create_job(created_by=request.user, **form.job_request())
         except JobError as exc:
-            form.add_service_error(job_error_fields(exc))
+            form.add_service_error(exc.field_errors())
 
         else:
             messages.success(request, f"Created draft job {job.name!r}. Launch it when you are ready.")

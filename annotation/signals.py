@@ -1,4 +1,8 @@
-"""Signals through which higher apps (hits, evaluation) follow annotation without being imported by it."""
+"""Signals through which higher apps (hits, evaluation) follow annotation without being imported by it.
+
+A signal says that something happened; it is never asked a question (who can do something is a
+registry: `annotation.extensions`).
+"""
 from django.dispatch import Signal
 
 #: Sent after a response is committed. kwargs: response.
@@ -9,9 +13,6 @@ response_submitted = Signal()
 response_status_changed = Signal()
 #: Sent inside the claim's transaction when a worker newly claims a slot. kwargs: slot, worker.
 slot_claimed = Signal()
-#: Asked before a claim: a receiver returns True when it must act on this job's claims (through
-#: `slot_claimed`, in the claim's transaction). When none does, the claim is one statement. kwargs: job.
-claims_watched = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()
 #: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`). kwargs: job.

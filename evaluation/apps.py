@@ -6,10 +6,14 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Human evaluation of submissions"
 
     def ready(self):
-        from annotation import chat_relay
+        from annotation import chat_relay, extensions
 
         from . import receivers  # noqa: F401  (connects the receivers that keep ratings in step with responses)
+        from .demo_interactive import run_interactive_demo
         from .services.chats import SystemsRelay
 
         # Chat items reach registered systems through this relay; annotation never imports evaluation.
-        chat_relay.RELAYS.setdefault(chat_relay.DEFAULT_RELAY, SystemsRelay())
+        if chat_relay.DEFAULT_RELAY not in extensions.chat_relays:
+            extensions.chat_relays.register(chat_relay.DEFAULT_RELAY, SystemsRelay())
+        # The demo's interactive part runs after annotation's own; annotation's runner imports no evaluation.
+        extensions.demo_parts.register("run_interactive_demo", run_interactive_demo)

@@ -3,7 +3,7 @@ system and a deliberately weaker variant (it ignores the area asked for) served 
 OS picks, registered (the contract check runs), a chat job over a few goals, simulated users who
 chat with both through the real work pages, and the interactive leaderboard.
 
-Called by the demo runner through the setting QUORUM_DEMO_PARTS, so annotation never imports it.
+Registered in `annotation.extensions.demo_parts` by evaluation's `ready()`, so annotation never imports it.
 """
 import json
 import random

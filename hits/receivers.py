@@ -45,7 +45,7 @@ def forget_job_provider(sender, instance, **kwargs):
     cache.delete(provider_cache_key(instance.job_id))
 
 
-def watches_claims(sender, job, **kwargs) -> bool:
+def watches_claims(job) -> bool:
     """Whether claims of this job need their assignment made at claim time (a provider whose workers
     sign in to Quorum). A cached read: the in-house loop without crowd settings asks no query."""
     key = provider_of_job(job.pk)

@@ -263,10 +263,6 @@ QUORUM_SYSTEM_PAUSE_WINDOW_TURNS = env.int("QUORUM_SYSTEM_PAUSE_WINDOW_TURNS", d
 # ('#' comments). None: Quorum's small default English list. Matches are whole words, any case; a
 # flagged dialog waits in a review queue where an organizer keeps or drops it.
 QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or None
-# Parts `manage.py demo` runs after its main job, as dotted paths of functions called with
-# (server, organizer, annotator_names, password, seed, say) that return a summary dict. Through a
-# setting so that annotation's demo runner imports no other app.
-QUORUM_DEMO_PARTS = ["evaluation.demo_interactive.run_interactive_demo"]
 
 # Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
 QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .. import task_types
-from ..import_requests import FILE_ROLES
+from ..services.import_uploads import FILE_ROLES
 from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection

@@ -27,11 +27,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import task_types
-from ..export_requests import start_export
+from ..services.exports import start_export
 from ..exporters import ExportError
-from ..gold_requests import GoldRequestError, add_gold_from_item
-from ..import_requests import UploadError, import_error_field, start_upload_import
-from ..job_requests import change_state, create_job_for_request, job_error_fields
+from ..services.gold import GoldRequestError, add_gold_from_item
+from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
@@ -40,7 +39,7 @@ from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..services.imports import ImportFailed
-from ..services.jobs import JobError
+from ..services.jobs import JobError, change_state, create_job
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
@@ -69,7 +68,7 @@ class OrganizerAPI:
 
     def handle_exception(self, exc):
         if isinstance(exc, JobError):
-            return Response(job_error_fields(exc), status=status.HTTP_400_BAD_REQUEST)
+            return Response(exc.field_errors(), status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, UploadError):
             return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, ImportFailed):
@@ -166,7 +165,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         selection = s.SelectionSerializer.to_selection(data.pop("selection", None) or {})
-        job = create_job_for_request(selection=selection, created_by=request.user, **data)
+        job = create_job(selection=selection, created_by=request.user, **data)
         job = self.get_queryset().get(pk=job.pk)
         return Response(s.JobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
-from ..export_requests import start_export
-from ..import_requests import start_import
+from ..services.exports import start_export
+from ..services.imports import start_import
+from ..extensions import demo_parts
 from ..models import ImportRun, Response, RunStatus, Worker
 from ..roles import make_annotator, make_organizer, worker_for
 from ..selectors.jobs import job_progress
@@ -178,9 +178,8 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     summary["spoken"] = run_spoken_demo(
         corpus, organizer, server, annotator_names[0], DEMO_PASSWORD, seed=options.seed, stamp=stamp, say=say
     )
-    for path in settings.QUORUM_DEMO_PARTS:
-        part = import_string(path)
-        summary.setdefault("parts", {})[path.rsplit(".", 1)[-1]] = part(
+    for name, part in demo_parts.items():
+        summary.setdefault("parts", {})[name] = part(
             server=server, organizer=organizer, annotator_names=annotator_names, password=DEMO_PASSWORD, seed=options.seed, say=say,
         )
     return summary

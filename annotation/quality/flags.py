@@ -225,11 +225,6 @@ def pasted_shares(texts: pd.DataFrame, share: float) -> pd.DataFrame:
     return pd.DataFrame({"share": shares[keep], "chars": total[keep]})
 
 
-def pasted_responses(texts: pd.DataFrame, share: float) -> np.ndarray:
-    """Ids of responses at least `share` pasted."""
-    return pasted_shares(texts, share).index.to_numpy()
-
-
 def similarity(a: str, b: str) -> float:
     """0-1 similarity of two texts after normalization (1 - normalized Indel distance)."""
     return Indel.normalized_similarity(a, b)
@@ -239,11 +234,6 @@ def similarity(a: str, b: str) -> float:
 #: and the fewest words a text needs before its likeness to another says anything.
 MARGIN = 0.5
 MIN_WORDS = 5
-
-
-def near_duplicates(texts: pd.DataFrame, threshold: float) -> np.ndarray:
-    """Ids of the responses flagged as near-duplicates (see `near_duplicate_evidence`)."""
-    return np.array(sorted(near_duplicate_evidence(texts, threshold)), dtype=np.int64)
 
 
 def near_duplicate_evidence(texts: pd.DataFrame, threshold: float) -> dict:

@@ -57,10 +57,6 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
     ]
 
 
-def response_of(worker: Worker, item: Item) -> Response | None:
-    return Response.objects.filter(worker=worker, item=item).select_related("slot").first()
-
-
 def response_count(worker: Worker, job: Job) -> int:
     return Response.objects.filter(worker=worker, item__job=job).count()
 

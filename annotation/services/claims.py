@@ -18,7 +18,8 @@ from django.utils import timezone
 from .. import task_types
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors.policies import policy_of
-from ..signals import claims_watched, response_submitted, slot_claimed
+from ..extensions import claim_watchers
+from ..signals import response_submitted, slot_claimed
 from ..task_types.base import TaskType
 from . import quality, responses, uploads
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
@@ -114,13 +115,13 @@ def _open_slots(job: Job, worker: Worker):
 def _claims_in_one_statement(kind, job: Job) -> bool:
     """Whether the plain claim can be one UPDATE: on PostgreSQL (SKIP LOCKED inside an UPDATE's
     subquery), for a task type with the plain position order, and with nobody who must act on this
-    job's claims (`claims_watched`), since `slot_claimed` receivers are promised the claim's
+    job's claims (`extensions.claim_watchers`), since `slot_claimed` receivers are promised the claim's
     transaction. The caller has checked that the job has no quality policy (no soft blocks, no gold
     to serve first)."""
     return (
         connection.vendor == "postgresql"
         and type(kind).claim_start is TaskType.claim_start
-        and not any(watched for _receiver, watched in claims_watched.send(sender=Job, job=job))
+        and not any(watches(job) for watches in claim_watchers.values())
     )
 
 

@@ -1,8 +1,8 @@
 """Exports of a rewrite job: per variant a test set in the corpus's own format, plus the raw CSV.
 
 Exports of any size run in a Celery task (`annotation.tasks_exports.run_export`) with an
-ExportRun row as progress: `create_export_run` records the run and `annotation.export_requests`
-queues the task (services never import tasks); `export_job` also serves the `export_job`
+ExportRun row as progress: `start_export` records the run and queues the task by name once it is
+committed (`quorum.background`: services never import tasks); `export_job` also serves the `export_job`
 management command. Files are written to a temporary directory beside the target and renamed
 into place at the end, so a failed export leaves nothing half-written.
 """
@@ -21,6 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from quorum import csv_safety
+from quorum.background import after_commit
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters.base import write_json
@@ -513,4 +514,14 @@ def run_export(run_id: int) -> ExportRun | None:
         return run
     runs.update(status=RunStatus.FAILED, error=error, directory="", files=[], finished_at=timezone.now())
     run.refresh_from_db()
+    return run
+
+
+def start_export(job: Job, created_by=None, *, include_audio: bool = False, **speech_errors) -> ExportRun:
+    """Record an export run of `job` (ExportError if it cannot be exported) and queue it on commit
+    (the API, the job page and the demo start exports here). Where tasks run in-process
+    (development, tests, QUORUM_TASKS_INLINE) the export runs at the commit: refresh the run to see
+    its outcome."""
+    run = create_export_run(job, created_by=created_by, include_audio=include_audio, **speech_errors)
+    after_commit("annotation.tasks_exports.run_export", run.pk)
     return run

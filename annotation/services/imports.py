@@ -3,10 +3,10 @@
 `import_corpus` reads the source files with the format's reader (annotation.importers), which
 validates every dialog, and writes corpus, dialogs and turns in ONE transaction: a malformed
 dialog anywhere in the file raises `ImportFailed` and leaves the database as it was.
-`create_import_run` checks what is cheap to check and writes an `ImportRun` row; whoever starts
-the import (`annotation.import_requests.start_import`, for the API, the pages and the demo) then
-queues `annotation.tasks.run_import`, which calls `import_corpus` and keeps the row's progress and
-outcome up to date. Services never import tasks: the task module imports this one.
+`start_import` (for the API, the pages and the demo; uploads go through `import_uploads` first)
+checks what is cheap to check, writes an `ImportRun` row and queues `annotation.tasks.run_import`
+on commit, which calls `import_corpus` and keeps the row's progress and outcome up to date.
+Services never import tasks: the task is queued by name (`quorum.background`).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotation.importers import READERS, FormatError
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
+from quorum.background import task_named
 
 from .bulk import cyclic_gc_paused, encode_json
 
@@ -114,7 +115,7 @@ def create_import_run(*, name: str, source_format: str, files: Mapping[str, Path
         )
 
 
-# -- the run row, for annotation.tasks.run_import and annotation.import_requests --------------
+# -- the run row, for annotation.tasks.run_import and start_import --------------
 def begin_run(run_id: int) -> ImportRun | None:
     """Mark a run as running and return it; None if it is gone or already finished.
 
@@ -338,3 +339,23 @@ def fail_unqueued_run(run_id: int, exc: BaseException) -> None:
         error=f"The import could not be queued ({exc.__class__.__name__}); nothing was imported. Try again later.",
         finished_at=timezone.now(),
     )
+
+
+def start_import(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
+    """Record an import run (ImportFailed if refused) and queue its task once the run is committed.
+
+    Returns the run; its row shows progress and outcome. Where tasks run in-process (development,
+    tests, QUORUM_TASKS_INLINE) the import runs at the commit, at once outside a transaction.
+    """
+    run = create_import_run(name=name, source_format=source_format, files=files, created_by=created_by)
+    transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    """Queue the import task. If it cannot be queued (broker down), say so on the run."""
+    try:
+        task_named("annotation.tasks.run_import").delay(run_id)
+    except Exception as exc:  # noqa: BLE001 - any failure to queue must show on the run row
+        logger.exception("import run %s could not be queued", run_id)
+        fail_unqueued_run(run_id, exc)

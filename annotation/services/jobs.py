@@ -13,16 +13,13 @@ from django.utils import timezone
 
 from .. import task_types
 from ..models import Corpus, Dialog, Item, Job, Slot, Turn
+from ..extensions import launch_checks
 from ..signals import job_launched
 from .bulk import cyclic_gc_paused, decode_json_texts, encode_json
 
 ITEM_BATCH = 5000
 MAX_REDUNDANCY = 50
 
-#: Checks a higher app registers (from its AppConfig.ready) to refuse a launch, e.g. hits's budget
-#: check for crowd jobs. Each is called with the locked job inside launch_job's transaction, before
-#: the state changes; a message (not None) refuses the launch with that reason and changes nothing.
-LAUNCH_CHECKS: list[Callable[[Job], str | None]] = []
 
 
 #: Why create_job refuses a type that does not build its items from corpus turns, by where it does.
@@ -41,6 +38,12 @@ class JobError(ValueError):
         super().__init__(message)
         self.errors = errors or {}  # per-setting messages, for invalid task-type settings
         self.field = field  # the request field the error is about
+
+    def field_errors(self) -> dict:
+        """{field: [message]} for the form or the API; settings errors keep their per-setting messages."""
+        if self.errors:
+            return {"settings": {name: [msg] for name, msg in self.errors.items()}}
+        return {self.field: [str(self)]}
 
 
 @dataclass(frozen=True)
@@ -222,11 +225,14 @@ def _decoded(chunk: list):
 
 
 def launch_job(job: Job) -> Job:
+    """Put a draft or paused job live. Every registered launch check (`extensions.launch_checks`, e.g.
+    hits's budget check for crowd jobs) runs with the locked job first; a message refuses the launch
+    with that reason and changes nothing."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state not in (Job.State.DRAFT, Job.State.PAUSED):
             raise JobError(f"a {job.get_state_display().lower()} job cannot be launched", field="state")
-        for check in LAUNCH_CHECKS:
+        for check in launch_checks.values():
             message = check(job)
             if message is not None:
                 raise JobError(message, field="state")
@@ -253,3 +259,16 @@ def _transition(job, allowed_from, to):
         job.state = to
         job.save(update_fields=["state"])
     return job
+
+
+#: State changes an organizer can ask for, by the name used in URLs and buttons.
+JOB_ACTIONS: dict[str, Callable[[Job], Job]] = {"launch": launch_job, "pause": pause_job, "finish": finish_job}
+
+
+def change_state(job: Job, action: str) -> Job:
+    """Launch, pause or finish a job; JobError when the action is unknown or not allowed now."""
+    try:
+        service = JOB_ACTIONS[action]
+    except KeyError:
+        raise JobError(f"unknown job action {action!r}; use one of {', '.join(JOB_ACTIONS)}", field="action") from None
+    return service(job)

@@ -146,3 +146,14 @@ def _built_sources(kind, payloads: list) -> list:
         except ValueError as exc:
             raise JobError(f"payload {index}: {exc}", field="payloads") from None
     return sources
+
+
+def create_payload_job_from_file(
+    *, task_type: str, payload_text: str | None = None, payload_file_name: str = "", corpus: Corpus | None = None,
+    annotators=(), selection=None, **fields,
+) -> Job:
+    """A draft payload job from a payload file's text, or from `corpus`'s own data (a DSTC9 knowledge
+    base), for the job page, the API and `create_job --payloads`; a selection of turns does not
+    apply to payloads."""
+    payloads, source = payloads_for(task_type, text=payload_text, file_name=payload_file_name, corpus=corpus)
+    return create_payload_job(task_type=task_type, payloads=payloads, annotators=annotators, source_name=source, **fields)

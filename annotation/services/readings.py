@@ -5,6 +5,7 @@ audio storage (STORAGES["audio"]) and its row, in the response's transaction. `t
 ASR backend (annotation.speech.asr, chosen by QUORUM_ASR_BACKEND) on one reading, adapted to the
 job's own texts, and stores the hypothesis, confidence and timing, or why it failed. Files leave the
 storage when their row is deleted (with its response or job), once that deletion commits.
+`transcribe_submitted` (a `response_submitted` receiver) queues one transcription per stored reading.
 """
 import time
 
@@ -12,6 +13,9 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from quorum.background import task_named
+
+from .. import task_types
 from ..models import SpokenReading
 from ..selectors.readings import job_texts
 from ..speech.asr import AsrUnavailable
@@ -19,6 +23,19 @@ from ..speech.config import asr_backend
 from ..task_types.spoken_reading import reading_index
 
 MAX_ERROR_CHARS = 2000
+
+
+def transcribe_submitted(sender, response, **kwargs) -> None:
+    """Queue one transcription per reading of a response whose type stores spoken readings
+    (`signals.response_submitted` is sent after commit, so the rows are there for the task)."""
+    if task_types.get(response.item.job.task_type).upload_store != "spoken_readings":
+        return  # every other type: no query
+    for reading_id in SpokenReading.objects.filter(response=response).values_list("pk", flat=True):
+        queue_transcription(reading_id)
+
+
+def queue_transcription(reading_id: int) -> None:
+    task_named("annotation.tasks.transcribe_reading").delay(reading_id)
 
 
 class TranscriptionFailed(Exception):

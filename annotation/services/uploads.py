@@ -1,17 +1,14 @@
 """The files a response carries (the upload part of the task-type contract, `task_types.base.Upload`).
 
 A type with upload fields names a store (`TaskType.upload_store`); the store is a function here
-that writes the files of one response inside the response's transaction and notes each file it
+registered in `extensions.upload_stores` (annotation's own, `spoken_readings`, by its
+`ready()`) that writes the files of one response inside the response's transaction and notes each file it
 wrote, so that a transaction that fails can take them back (storage is not transactional).
 """
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from ..task_types.base import MAX_UPLOAD_BYTES, Problem, Upload
-from . import readings
-
-#: upload_store -> keep(response, {field: Upload}, written: list of (storage, name) it appends to)
-KEEPERS: dict[str, Callable] = {"spoken_readings": readings.keep}
-
+from ..extensions import upload_stores
 
 def posted_files(kind, settings: Mapping, files: Mapping) -> dict:
     """The upload fields of a request's files ({name: UploadedFile}), as bytes, read up to
@@ -44,7 +41,7 @@ def keep(response, kind, uploads: Mapping[str, Upload], written: list) -> None:
     """Store a response's files with its type's store; call inside the response's transaction. Each
     file written goes on `written` at once, for `discard` if the transaction fails."""
     if uploads:
-        KEEPERS[kind.upload_store](response, uploads, written)
+        upload_stores[kind.upload_store](response, uploads, written)
 
 
 def discard(written: list[tuple]) -> None:

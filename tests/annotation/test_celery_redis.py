@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from annotation.import_requests import start_import
+from annotation.services.imports import start_import
 from annotation.models import ImportRun, RunStatus
 from quorum.celery import app as celery_app
 

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 from django.urls import reverse
 
-from annotation.export_requests import start_export
+from annotation.services.exports import start_export
 from annotation.importers.jsonl import JSONLReader
 from annotation.models import Corpus, ExportRun, RunStatus
 from annotation.services.exports import SPEECH_ERRORS_MAX_PASSES, export_job

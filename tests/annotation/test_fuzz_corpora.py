@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.import_requests import start_upload_import
+from annotation.services.import_uploads import start_upload_import
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
 from annotation.services.imports import ImportFailed, import_corpus
 from tests.fuzz_json import FUZZ, dumps, examples, mutated, spoilt_bytes

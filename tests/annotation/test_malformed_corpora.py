@@ -14,7 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from annotation.import_requests import start_upload_import
+from annotation.services.import_uploads import start_upload_import
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
 from annotation.services.imports import ImportFailed, import_corpus
 
@@ -173,7 +173,7 @@ def test_a_bom_in_labels_json_is_accepted_like_a_bom_anywhere(tmp_path):
 
 def test_a_failed_run_leaves_no_upload_but_a_succeeded_one_is_untouched_outside_the_import_dir(tmp_path, django_capture_on_commit_callbacks):
     """Files the import did not receive by upload (a path given to start_import) are never removed."""
-    from annotation.import_requests import start_import
+    from annotation.services.imports import start_import
 
     files = _write(tmp_path, "jsonl", jsonl(text='"a\\u0000"'))
     with django_capture_on_commit_callbacks(execute=True):

@@ -374,11 +374,10 @@ class TestChat(TaskTypeContract):
 
     @pytest.fixture(autouse=True)
     def _relay(self):
-        from annotation import chat_relay
+        from annotation.extensions import chat_relays
 
-        chat_relay.RELAYS["contract-test"] = _scripted_relay()
-        yield
-        del chat_relay.RELAYS["contract-test"]
+        with chat_relays.override("contract-test", _scripted_relay()):
+            yield
 
     def make_job(self, make_annotator):
         return _payload_job(self.key, [CHAT, {**CHAT, "endpoint": "e2"}])

@@ -3,12 +3,11 @@
 submits, and the readings are stored as 16 kHz WAV; a refused (silent) reading is recorded again
 alone; a failed connection keeps the recordings; a microphone the browser refuses is explained."""
 import re
-from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import expect
 
-from annotation import reading_requests
+from annotation.services import readings
 from annotation.models import Response, SpokenReading
 from annotation.speech.audio import read_wav
 from annotation.speech.tts import synthesize
@@ -26,7 +25,7 @@ FAKE_MIC = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-strea
 def no_transcription(monkeypatch):
     """The test server runs tasks inline, so each saving post would wait for the recognizer (and
     outlive the test); transcription has its own tests (tests/annotation/test_spoken_reading.py)."""
-    monkeypatch.setattr(reading_requests, "transcribe_reading", SimpleNamespace(delay=lambda reading_id: None))
+    monkeypatch.setattr(readings, "queue_transcription", lambda reading_id: None)
 
 
 @pytest.fixture

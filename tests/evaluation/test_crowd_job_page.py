@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Item, Job, PayloadSet
-from annotation.services import jobs as job_services
+from annotation.extensions import launch_checks
 from evaluation.forms import CrowdJobForm
 from evaluation.models import Campaign, CampaignItem, CampaignJob
 from evaluation.services import create_campaign, set_adaptive
@@ -150,9 +150,9 @@ def test_an_adaptive_round_too_large_is_refused(signed_in, tmp_path):
     assert _nothing_created()
 
 
-def test_a_refused_launch_leaves_no_job_behind(signed_in, listed_campaign, monkeypatch):
-    monkeypatch.setattr(job_services, "LAUNCH_CHECKS", [*job_services.LAUNCH_CHECKS, lambda job: "the crowd's budget is too small"])
-    response = _create(signed_in, listed_campaign, **{"crowd-launch": "on"})
+def test_a_refused_launch_leaves_no_job_behind(signed_in, listed_campaign):
+    with launch_checks.override("test.too_small", lambda job: "the crowd's budget is too small"):
+        response = _create(signed_in, listed_campaign, **{"crowd-launch": "on"})
     assert response.status_code == 400
     assert "Nothing was created: the crowd&#x27;s budget is too small" in response.content.decode()
     assert _nothing_created()

@@ -148,11 +148,11 @@ def test_middleware_lets_providers_frame_worker_pages_only(path, framed):
 
 
 def test_hits_decides_where_crowd_workers_go_after_a_submit():
-    after_submit = pytest.importorskip("annotation.after_submit")
+    from annotation import extensions
     from hits.receivers import submit_redirect
 
-    assert after_submit.SUBMIT_REDIRECTS["mturk"] is submit_redirect
-    assert after_submit.SUBMIT_REDIRECTS["prolific"] is submit_redirect
+    assert extensions.submit_redirects["mturk"] is submit_redirect
+    assert extensions.submit_redirects["prolific"] is submit_redirect
 
 
 def test_inhouse_entry_asks_to_sign_in_first(job_factory, client):

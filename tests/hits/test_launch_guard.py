@@ -1,10 +1,11 @@
-"""A crowd job goes live only within its budget, whichever path launches it (annotation's LAUNCH_CHECKS)."""
+"""A crowd job goes live only within its budget, whichever path launches it (annotation's extensions.launch_checks)."""
 from decimal import Decimal as D
 
 import pytest
 
 from annotation.models import Job
-from annotation.services.jobs import LAUNCH_CHECKS, JobError, launch_job
+from annotation.extensions import launch_checks
+from annotation.services.jobs import JobError, launch_job
 from hits.models import JobCrowdConfig, Posting
 from hits.services.config import configure_crowd
 from hits.services.postings import BudgetExceeded, launch_budget_check, launch_crowd_job
@@ -18,7 +19,7 @@ def _nothing_changed(job):
 
 
 def test_hits_registers_its_check():
-    assert launch_budget_check in LAUNCH_CHECKS
+    assert launch_checks["hits.budget"] is launch_budget_check
 
 
 def test_plain_launch_over_budget_is_refused_before_going_live(job_factory):

@@ -1,12 +1,12 @@
 """Create a draft job from a corpus or a payload file, from a shell (a thin wrapper over
-services.jobs.create_job and job_requests.create_payload_job_for_request)."""
+services.jobs.create_job and services.payload_jobs.create_payload_job_from_file)."""
 import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import task_types
-from annotation.job_requests import create_payload_job_for_request
+from annotation.services.payload_jobs import create_payload_job_from_file
 from annotation.models import Corpus
 from annotation.services.jobs import JobError, Selection, create_job
 
@@ -81,7 +81,7 @@ class Command(BaseCommand):
         if path:
             text = self._read(path, "--payloads")
         try:
-            return create_payload_job_for_request(payload_text=text, payload_file_name=Path(path).name if path else "", corpus=corpus, **common)
+            return create_payload_job_from_file(payload_text=text, payload_file_name=Path(path).name if path else "", corpus=corpus, **common)
         except JobError as exc:
             raise CommandError(str(exc)) from None
         except ArithmeticError:

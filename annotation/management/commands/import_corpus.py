@@ -2,7 +2,7 @@
 
 Imports in the foreground, all or nothing; a refused file leaves the database unchanged and the
 command exits with the reason. For the queued import with a progress row, use the API or the
-organizer pages (annotation.import_requests.start_import).
+organizer pages (annotation.services.imports.start_import).
 """
 from pathlib import Path
 

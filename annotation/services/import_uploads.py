@@ -6,26 +6,19 @@ anywhere else, and import errors name the file the user knows); the saved paths 
 `start_import`. A request that cannot be imported is refused before anything is written, and if
 `start_import` refuses it the saved files are removed again.
 
-`start_import` is where an import is started from (API, pages, demo): the service records the
-run, and the task is queued here once the run is committed. Services never import tasks.
+The API and the upload form share this module, so the same upload gets the same refusal, under
+the field it is about.
 """
-import logging
 import shutil
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousFileOperation
-from django.db import transaction
 from django.utils.text import get_valid_filename
 
-from .importers import READERS
-from .models import ImportRun
-from .services.imports import ImportFailed, create_import_run, fail_unqueued_run
-from .tasks import run_import
-
-logger = logging.getLogger(__name__)
+from ..importers import READERS
+from .imports import ImportFailed, start_import
 
 #: File roles an upload may carry: "data" is required; which others a format takes is up to its reader.
 FILE_ROLES = ("data", "labels", "knowledge")
@@ -94,26 +87,6 @@ def save_uploads(files: dict) -> dict[str, Path]:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return saved
-
-
-def start_import(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
-    """Record an import run (ImportFailed if refused) and queue its task once the run is committed.
-
-    Returns the run; its row shows progress and outcome. Where tasks run in-process (development,
-    tests, QUORUM_TASKS_INLINE) the import runs at the commit, at once outside a transaction.
-    """
-    run = create_import_run(name=name, source_format=source_format, files=files, created_by=created_by)
-    transaction.on_commit(lambda: _enqueue(run.pk))
-    return run
-
-
-def _enqueue(run_id: int) -> None:
-    """Queue the import task. If it cannot be queued (broker down), say so on the run."""
-    try:
-        run_import.delay(run_id)
-    except Exception as exc:  # noqa: BLE001 - any failure to queue must show on the run row
-        logger.exception("import run %s could not be queued", run_id)
-        fail_unqueued_run(run_id, exc)
 
 
 def start_upload_import(*, name: str, source_format: str, files: dict, created_by=None):

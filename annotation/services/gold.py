@@ -8,9 +8,9 @@ written; `services.quality.add_gold_item` then checks the answer again and write
 """
 from collections.abc import Mapping
 
-from . import task_types
-from .models import Item, Job
-from .services.quality import QualityError, add_gold_item
+from .. import task_types
+from ..models import Item, Job
+from .quality import QualityError, add_gold_item
 
 
 class GoldRequestError(ValueError):

@@ -1,0 +1,36 @@
+"""Background work asked for by name, queued once the current transaction commits.
+
+A service records what is to be done (a run row, a reading to transcribe) and asks for the work
+with `after_commit("annotation.tasks.run_import", run.pk)`. It never imports a tasks module: tasks
+load by id and call services, so the task's registered name is the contract between the two.
+Queueing on commit means a worker never looks for a row that is not there yet, and a rolled-back
+request queues nothing. Where tasks run in-process (development, tests, QUORUM_TASKS_INLINE) the
+task runs at the commit.
+
+`tests/test_background.py` reads every `after_commit` call in the code and checks that its name is a
+registered task, so a renamed task fails the suite rather than a request.
+"""
+from typing import Any
+
+from celery import Task
+from django.db import transaction
+
+from .celery import app
+
+
+def task_named(name: str) -> Task:
+    """The registered Celery task `name`; LookupError names the known ones."""
+    if name not in app.tasks:
+        # Celery finds the apps' tasks modules lazily (worker start); a web process asks once here.
+        app.autodiscover_tasks(force=True)
+    try:
+        return app.tasks[name]
+    except KeyError:
+        known = ", ".join(sorted(n for n in app.tasks if not n.startswith("celery.")))
+        raise LookupError(f"no background task {name!r}; registered: {known}") from None
+
+
+def after_commit(name: str, *args: Any) -> None:
+    """Queue task `name` with `args` (JSON-serialisable ids) when the current transaction commits."""
+    task = task_named(name)
+    transaction.on_commit(lambda: task.delay(*args))
