@@ -10,7 +10,7 @@ from .tasks import transcribe_reading
 
 def transcribe_submitted(sender, response, **kwargs) -> None:
     """Queue one transcription per reading of a response whose type stores spoken readings."""
-    if task_types.get(response.item.job.task_type).upload_store != "spoken_readings":
-        return  # every other type: no query
+    if not isinstance(task_types.get(response.item.job.task_type), task_types.TakesUploads):
+        return  # a type without files: no query
     for reading_id in SpokenReading.objects.filter(response=response).values_list("pk", flat=True):
         transcribe_reading.delay(reading_id)

@@ -134,7 +134,7 @@ def judge_runs(campaign):
 
 def pairwise_jobs():
     """Jobs whose task type compares systems pairwise, newest first."""
-    keys = [key for key, kind in task_types.registry().items() if type(kind).comparison is not task_types.TaskType.comparison]
+    keys = task_types.keys_with(task_types.ComparesSystems)
     return Job.objects.filter(task_type__in=keys).order_by("-created_at")
 
 
@@ -176,7 +176,7 @@ def goal_sets():
 
 
 def interactive_jobs():
-    return Job.objects.filter(task_type="chat").order_by("-pk")
+    return Job.objects.filter(task_type__in=task_types.keys_with(task_types.RelaysChat)).order_by("-pk")
 
 
 def interactive_ranking(job, bootstrap=None, seed=None):

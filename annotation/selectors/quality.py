@@ -44,7 +44,7 @@ def vote_alpha(job: Job) -> tuple[float | None, str, int]:
     variants, each re-collected on its own noes), else the response. Late votes (stored but
     ignored) are left out, as they were not part of any decision.
     """
-    rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type="vote", item__subject_response__isnull=False)
+    rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type__in=task_types.keys_with(task_types.FromResponses), item__subject_response__isnull=False)
     counts = defaultdict(lambda: [0, 0])
     total = 0
     for item_id, answers, checks in rows.values_list("item_id", "answers", "checks").iterator():
@@ -170,13 +170,19 @@ def combined_items(job: Job) -> list[CombinedItem]:
     items = Item.objects.filter(pk__in=answers).order_by("position").values_list("pk", "turn_id", "position", "payload")
     for pk, turn_id, position, payload in items.iterator(chunk_size=2000):
         combined = kind.combine(answers[pk], job.settings)
-        out.append(CombinedItem(pk, turn_id, position, kind.subject_of(payload), combined, kind.in_subset(combined, job.settings)))
+        out.append(CombinedItem(pk, turn_id, position, kind.subject_of(payload), combined, _in_subset(kind, combined, job.settings)))
     return out
+
+
+def _in_subset(kind, combined: dict, settings: dict) -> bool | None:
+    """Whether an item is in the job's subset (`HasSubset`); None for a type or job without one."""
+    subsets = task_types.capability(kind, task_types.HasSubset)
+    return subsets.in_subset(combined, settings) if subsets else None
 
 
 def has_subset(job: Job) -> bool:
     """Whether the job's task type and settings define a downloadable subset (the hard test subset)."""
-    return task_types.get(job.task_type).in_subset({"mean": None}, job.settings) is not None
+    return _in_subset(task_types.get(job.task_type), {"mean": None}, job.settings) is not None
 
 
 def subset(job: Job) -> list[CombinedItem]:

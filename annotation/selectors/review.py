@@ -137,8 +137,8 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
     responses = list(page.object_list)
     votes = _votes_on([r.pk for r in responses])
     # A type whose responses carry audio shows each reading's player and hypothesis (one more query).
-    readings = readings_by_response([r.pk for r in responses]) if kind.upload_store == "spoken_readings" else {}
-    diffs = kind.diffs_against_subject
+    readings = readings_by_response([r.pk for r in responses]) if isinstance(kind, task_types.TakesUploads) else {}
+    diffs = isinstance(kind, task_types.DiffsAgainstSubject)
     rows = []
     for r in responses:
         payload = r.item.payload or {}

@@ -19,7 +19,7 @@ from .. import task_types
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors.policies import policy_of
 from ..signals import claims_watched, response_submitted, slot_claimed
-from ..task_types.base import TaskType
+from ..task_types import HoldsBackItems, OrdersClaims, capability
 from . import quality, responses, uploads
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
 
@@ -70,7 +70,8 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
                 # Each query orders by position alone, matching the (job, state, position) index; any
                 # slot of an item will do. A task type may rotate the order per worker (claim_start):
                 # positions from the offset on first, then the ones before it, two ordered index scans.
-                start = kind.claim_start(job, worker)
+                orders = capability(kind, OrdersClaims)
+                start = orders.claim_start(job, worker) if orders else None
                 if start:
                     slot = (
                         open_slots.filter(position__gte=start).order_by("position").first()
@@ -107,7 +108,8 @@ def _open_slots(job: Job, worker: Worker):
         .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
         .exclude(barred_worker=worker)
     )
-    held_back = task_types.get(job.task_type).held_back(job)  # e.g. chats with a paused system
+    holds = capability(task_types.get(job.task_type), HoldsBackItems)
+    held_back = holds.held_back(job) if holds else None  # e.g. chats with a paused system
     return slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()}) if held_back else slots
 
 
@@ -119,7 +121,7 @@ def _claims_in_one_statement(kind, job: Job) -> bool:
     to serve first)."""
     return (
         connection.vendor == "postgresql"
-        and type(kind).claim_start is TaskType.claim_start
+        and not isinstance(kind, OrdersClaims)
         and not any(watched for _receiver, watched in claims_watched.send(sender=Job, job=job))
     )
 

@@ -73,8 +73,8 @@ def enable_voting(
     job's accepted responses that were never voted on are put to the vote now.
     """
     _validate_settings(votes_per_response, against_threshold, max_rounds, on_voted_down)
-    kind = task_types.get(job.task_type)
-    if not kind.supports_voting:
+    kind = task_types.capability(task_types.get(job.task_type), task_types.Votable)
+    if kind is None:
         raise VotingError(f"responses of task type {job.task_type!r} cannot be voted on")
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
@@ -90,7 +90,7 @@ def enable_voting(
         )
         vote_job = vote_job_of(job)
         if vote_job is None:
-            vote_kind = task_types.get("vote")
+            vote_kind, = task_types.types_with(task_types.FromResponses)  # the vote type
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
                 task_type=vote_kind.key,
@@ -124,7 +124,7 @@ def disable_voting(job: Job) -> None:
 
 
 def vote_job_of(job: Job) -> Job | None:
-    return Job.objects.filter(reviews=job, task_type="vote").order_by("pk").first()
+    return Job.objects.filter(reviews=job, task_type__in=task_types.keys_with(task_types.FromResponses)).order_by("pk").first()
 
 
 def start_review_if_enabled(response: Response) -> ReviewRound | None:

@@ -13,7 +13,9 @@ response holds what was said: [{"role", "text", "failed", "offered"}].
 from collections.abc import Mapping
 
 from .. import chat_relay
-from .base import PAYLOADS, PayloadError, Problem, TaskType, register
+from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError
+from .capabilities import FromPayloads, HoldsBackItems, RelaysChat
+from .registration import register
 
 OUTCOMES = {"success": "Success: the system did what my goal asked", "fail": "Fail: it did not"}
 UNDERSTANDING = {1: "Doesn't understand at all", 2: "Understands a little", 3: "Understands somewhat", 4: "Understands mostly", 5: "Understands very well"}
@@ -23,20 +25,16 @@ MAX_REASON_CHARS = 1000
 SYSTEM_STOPPED = "The system stopped answering."
 
 
-class ChatTaskType(TaskType):
+class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems):
     key = "chat"
     label = "Chat with a dialog system towards a goal, then judge it (DSTC9 Track 2 interactive evaluation)"
     template = "annotation/tasks/chat.html"
-    builds_from = PAYLOADS
     agreement_level = "ordinal"
-    relays_chat = True
     settings_help = {
         "min_user_turns": (1, "How many messages the worker must send before ending the dialog."),
     }
 
     def clean_settings(self, settings):
-        from .base import TaskTypeSettingsError
-
         cleaned = super().clean_settings(settings)
         turns = cleaned["min_user_turns"]
         if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= 50:
@@ -144,8 +142,8 @@ class ChatTaskType(TaskType):
             values["outcome"] = 1 if answers["outcome"] == "success" else 0
         return values
 
-    def text_of(self, answers, settings):
-        return ""  # short reasons repeat honestly; the worker's own words are in the transcript
+    def texts_of(self, answers, settings):
+        return {}  # short reasons repeat honestly; the worker's own words are in the transcript
 
     def review_view(self, payload, answers, settings):
         view = super().review_view(payload, answers, settings)

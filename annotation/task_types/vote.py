@@ -13,7 +13,9 @@ judges the whole response) gives that verdict to every part.
 """
 from collections.abc import Mapping
 
-from .base import RESPONSES, Problem, TaskType, clean_text, register
+from .base import Problem, TaskType, clean_text
+from .capabilities import FromResponses
+from .registration import register
 
 FOR, AGAINST = "for", "against"
 CHOICES = {
@@ -29,12 +31,11 @@ def part_field(name: str) -> str:
 DEFAULT_QUESTION = "Is this rewrite recognizable as the user's request, with every slot value kept and nothing ambiguous?"
 
 
-class VoteTaskType(TaskType):
+class VoteTaskType(TaskType, FromResponses):  # one item per response of the reviewed job (services.voting)
     key = "vote"
     label = "Vote on collected responses (CGoDial quality control)"
     template = "annotation/tasks/vote.html"
     agreement_level = "nominal"
-    builds_from = RESPONSES  # one item per response of the reviewed job (services.voting)
     settings_help = {
         "question": (DEFAULT_QUESTION, "The question voters answer with yes or no for every response shown."),
         "parts": (
@@ -87,8 +88,8 @@ class VoteTaskType(TaskType):
             return {part_field(name): verdict for name, verdict in answers["parts"].items()}
         return {"vote": answers["vote"]} if answers.get("vote") in CHOICES else {}
 
-    def text_of(self, answers: Mapping, settings: Mapping) -> str:
-        return ""  # a reason is not a rewrite: short reasons ("fine") repeat honestly
+    def texts_of(self, answers: Mapping, settings: Mapping) -> dict:
+        return {}  # a reason is not a rewrite: short reasons ("fine") repeat honestly
 
     def subject_of(self, payload):
         return str(payload.get("utterance", ""))

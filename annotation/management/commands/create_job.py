@@ -66,7 +66,7 @@ class Command(BaseCommand):
             "name": options["name"], "task_type": kind.key, "settings": settings, "redundancy": options["redundancy"],
             "reward": options["reward"], "instructions": options["instructions"], "claim_timeout_minutes": options["claim_timeout"],
         }
-        if kind.builds_from == task_types.PAYLOADS:
+        if isinstance(kind, task_types.FromPayloads):
             job = self._payload_job(corpus, options["payloads"], common)
         elif corpus is None:
             raise CommandError("Name the corpus whose turns become items (CORPUS_NAME).")
@@ -98,7 +98,7 @@ class Command(BaseCommand):
 
     def _setting_file(self, kind, option, setting, path):
         flag = "--" + option.replace("_", "-")
-        if setting not in kind.setting_files:
+        if not isinstance(kind, task_types.SettingFiles) or setting not in kind.setting_files:
             raise CommandError(f"{flag}: task type {kind.key!r} takes no {setting.replace('_', ' ')}")
         try:
             return kind.read_setting_file(setting, self._read(path, flag), Path(path).name)
