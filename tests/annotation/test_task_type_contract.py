@@ -3,7 +3,8 @@ are stored through the real work page and bad ones refused with what to fix, res
 agreement has a table where it means something, a reviewer sees the answers, and the job exports.
 
 Each registered task type has a subclass here; a type without one fails
-`test_every_registered_task_type_has_a_contract_test`.
+`test_every_registered_task_type_has_a_contract_test`. What only some types do (their capabilities)
+has a suite each in `task_types/test_capabilities.py`.
 """
 import csv
 import json
