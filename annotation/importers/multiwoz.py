@@ -22,15 +22,15 @@ import ijson
 from .base import (
     END,
     JSON_ERRORS,
+    NON_VALUES,
     SYSTEM,
     USER,
     CorpusReader,
     DialogRecord,
     FormatError,
+    JsonStreamGuard,
     TurnRecord,
     field_problem,
-    NON_VALUES,
-    JsonStreamGuard,
     invalid_json,
     kind_of,
     locate,
@@ -145,18 +145,7 @@ def _slot_values(text: str, span_info: list, dialog_act: dict, dialog_where: str
     (act, slot, value) mentions span_info does not have, found in the text as whole words.
     """
     where = _Place(dialog_where, index)
-    spans, acts = [], []
-    for span in span_info:
-        if type(span) is not list or len(span) < 3:
-            raise FormatError(f'{where}: a "span_info" entry must be [act, slot, value, start, end], not {span!r}')
-        spans.append(span)
-    for act, pairs in dialog_act.items():
-        if type(pairs) is not list:
-            raise FormatError(f'{where}: "dialog_act" of {act!r} must be a list of [slot, value] pairs')
-        for pair in pairs:
-            if type(pair) is not list or len(pair) != 2:
-                raise FormatError(f'{where}: "dialog_act" of {act!r} must hold [slot, value] pairs, not {pair!r}')
-            acts.append((act, pair[0], pair[1]))
+    spans, acts = _mentions(span_info, dialog_act, where)
     if not spans and not acts:
         return []
     lowered = text.lower()
@@ -180,6 +169,23 @@ def _slot_values(text: str, span_info: list, dialog_act: dict, dialog_where: str
         if surface is not None:
             _add(found, seen, _slot_name(act, slot, where), surface)
     return found
+
+
+def _mentions(span_info: list, dialog_act: dict, where) -> tuple[list, list]:
+    """(span_info's entries, dialog_act's (act, slot, value) triples), checked for shape."""
+    spans, acts = [], []
+    for span in span_info:
+        if type(span) is not list or len(span) < 3:
+            raise FormatError(f'{where}: a "span_info" entry must be [act, slot, value, start, end], not {span!r}')
+        spans.append(span)
+    for act, pairs in dialog_act.items():
+        if type(pairs) is not list:
+            raise FormatError(f'{where}: "dialog_act" of {act!r} must be a list of [slot, value] pairs')
+        for pair in pairs:
+            if type(pair) is not list or len(pair) != 2:
+                raise FormatError(f'{where}: "dialog_act" of {act!r} must hold [slot, value] pairs, not {pair!r}')
+            acts.append((act, pair[0], pair[1]))
+    return spans, acts
 
 
 def _span_surfaces(text: str, spans: list) -> list:
