@@ -141,7 +141,9 @@ def pairwise_jobs():
 def pairwise_comparisons(job) -> list[tuple]:
     """(system_a, system_b, outcome, instance) of every counted response of a pairwise job; the
     instance is the payload's context id, else the item, so one context's pairs resample together."""
-    kind = task_types.get(job.task_type)
+    kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
+    if kind is None:
+        return []
     rows = Response.objects.counted().filter(item__job=job, item__gold__isnull=True)
     out = []
     for item_id, payload, answers in rows.values_list("item_id", "item__payload", "answers").iterator(chunk_size=5000):

@@ -39,7 +39,7 @@ def job_admits(job: Job, worker: Worker) -> bool:
 def remember_admission(job: Job, worker: Worker, *, listed: bool, restricted: bool) -> None:
     """Keep on this job instance what a read already learnt about its annotator list (the work
     page's `selectors.work.work_slot`), so that `job_admits` does not ask again in this request."""
-    job._admitted = {**getattr(job, "_admitted", {}), worker.pk: listed or not restricted}
+    job._admitted = {**getattr(job, "_admitted", {}), worker.pk: listed or not restricted}  # type: ignore[attr-defined]  # a memo for this request, not a field
 
 
 def job_is_open_to(job: Job, worker: Worker) -> bool:
@@ -240,7 +240,7 @@ def submit(
             active_seconds = None
     telemetry = clean_telemetry(telemetry)
 
-    written = []  # files stored for this response, taken back if its transaction fails
+    written: list[tuple] = []  # files stored for this response, taken back if its transaction fails
     try:
         with transaction.atomic():
             return _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry)

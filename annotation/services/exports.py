@@ -54,7 +54,8 @@ def job_test_sets(job: Job) -> list[str]:
     """The job's test sets (one directory each: a rewrite job's variants), as its task type names
     them from the job's settings, checked as directory names."""
     settings = job.settings if isinstance(job.settings, dict) else {}
-    names = task_types.get(job.task_type).test_set_names(settings)
+    exports_sets = task_types.capability(task_types.get(job.task_type), task_types.ExportsTestSets)
+    names = exports_sets.test_set_names(settings) if exports_sets else []
     if not isinstance(names, list) or not names:
         raise ExportError(f"Job {job.id} has no rewrite variants in its settings; set settings.variants.")
     bad = [v for v in names if not isinstance(v, str) or not _SAFE_NAME.match(v)]
@@ -182,8 +183,8 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
             files += [f"{variant}/{name}" for name in writers[variant].finish()]
 
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
-        records = (_response_record(r) for r in selectors.job_responses(job))
-        raw_csv.write_responses(fh, records, kind.response_columns(job.settings), on_row=tracker.advance)
+        response_records = (_response_record(r) for r in selectors.job_responses(job))
+        raw_csv.write_responses(fh, response_records, kind.response_columns(job.settings), on_row=tracker.advance)
     files.append("responses.csv")
     speech_manifest = {}
     if speech:
@@ -324,7 +325,7 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
         )
     except (SimulationError, SpeechUnavailable, AsrUnavailable, AsrFailed) as exc:
         raise ExportError(f"Speech errors: {exc}") from None
-    asr = {keys[u.id]: u.asr for u in result.utterances}
+    asr = {key: u.asr for key, u in zip(keys, result.utterances, strict=True)}  # in the order given
 
     writer = writer_cls(staging / SPEECH_ERRORS, corpus_meta)
     rows = []
@@ -455,11 +456,15 @@ def run_export(run_id: int) -> ExportRun | None:
     runs = ExportRun.objects.filter(pk=run.pk)
     runs.update(status=RunStatus.RUNNING, started_at=timezone.now(), finished_at=None, done=0, error="")
     target = export_directory(run)
+
+    def progress(done: int, total: int) -> None:
+        runs.update(done=done, total=total)
+
     try:
         if target.exists():
             shutil.rmtree(target)
         files = export_job(
-            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio,
+            run.job, target, progress=progress, include_audio=run.include_audio,
             speech_errors_wer=run.speech_errors_wer, speech_errors_seed=run.speech_errors_seed,
         )
     except ExportError as exc:

@@ -29,7 +29,7 @@ LAUNCH_CHECKS: list[Callable[[Job], str | None]] = []
 DEFAULT_TASK_TYPE = "rewrite"
 
 #: Why create_job refuses a type that does not build its items from corpus turns, by where it does.
-BUILT_ELSEWHERE = {
+BUILT_ELSEWHERE: dict[type, str] = {
     task_types.FromPayloads: "{kind}: its items are not made from corpus turns; build the job from payloads "
     "(a payload file, annotation.services.payload_jobs.create_payload_job, or an evaluation campaign)",
     task_types.FromResponses: "{kind}: its items are the responses of another job; enable voting on the job whose "
@@ -104,7 +104,7 @@ def create_job(
     )
 
 
-def task_type_or_error(key: str):
+def task_type_or_error(key: str) -> task_types.TaskType:
     try:
         return task_types.get(key)
     except KeyError as exc:
@@ -221,7 +221,7 @@ def _turn_rows(rows):
 
 def _decoded(chunk: list):
     values = decode_json_texts([row[5] for row in chunk])
-    return [TurnRow(*row[:5], slot_values) for row, slot_values in zip(chunk, values, strict=True)]
+    return [TurnRow._make((*row[:5], slot_values)) for row, slot_values in zip(chunk, values, strict=True)]
 
 
 def launch_job(job: Job) -> Job:

@@ -32,6 +32,8 @@ def keep(response, uploads, written: list) -> None:
     rows = []
     for name, upload in uploads.items():
         index = reading_index(name)
+        if index is None:
+            raise ValueError(f"{name!r} is not a reading's upload field")
         reading = SpokenReading(
             response=response, job_id=response.item.job_id, index=index,
             seconds=upload.meta["seconds"], sample_rate=upload.meta["sample_rate"],

@@ -90,7 +90,8 @@ def enable_voting(
         )
         vote_job = vote_job_of(job)
         if vote_job is None:
-            vote_kind, = task_types.types_with(task_types.FromResponses)  # the vote type
+            vote_key, = task_types.keys_with(task_types.FromResponses)  # the vote type
+            vote_kind = task_types.get(vote_key)
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
                 task_type=vote_kind.key,
@@ -165,9 +166,9 @@ def start_review_if_enabled(response: Response) -> ReviewRound | None:
 
 def _history(item: Item) -> list[dict]:
     """The dialog before the reviewed turn, so voters judge the turn in its context."""
-    if item.turn_id is None:
+    turn = item.turn if item.turn_id is not None else None
+    if turn is None:
         return []
-    turn = item.turn
     rows = turn.dialog.turns.filter(index__lt=turn.index).order_by("index").values_list("speaker", "text")
     return [{"speaker": speaker, "text": text} for speaker, text in rows]
 
@@ -203,7 +204,7 @@ def record_vote(vote: Response) -> ReviewRound | None:
 
 def tally_parts(votes) -> dict[str, int]:
     """Votes against per part, from the answers of one vote item; empty for whole-response votes. Pure."""
-    against = {}
+    against: dict[str, int] = {}
     for answers in votes:
         for part, verdict in (answers.get("parts") or {}).items():
             against[part] = against.get(part, 0) + (verdict == AGAINST)

@@ -75,13 +75,14 @@ class Simulation:
 
 def read_utterances(lines: Iterable[str]) -> list[tuple[object, str]]:
     """Parse JSON lines `{"id", "text"}`; a bad line is refused naming its number and what to fix."""
-    pairs, seen = [], set()
+    pairs: list[tuple[object, str]] = []
+    seen: set[object] = set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise SimulationError(f"Line {number} is not valid JSON ({exc.msg}).") from None
         if not isinstance(row, dict):
             raise SimulationError(f'Line {number} must be a JSON object {{"id": ..., "text": ...}}.')

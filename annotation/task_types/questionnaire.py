@@ -26,6 +26,7 @@ FED paper's tables, not 0-2 as some loaders do.
 import hashlib
 from collections.abc import Mapping
 from statistics import mean
+from typing import Any
 
 from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, default_settings
 from .capabilities import FeedsRatings, FromCorpusTurns, FromPayloads, GradesGold, GroupsFields, HasSubset, OrdersClaims
@@ -254,7 +255,8 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
         return fields
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
-        cleaned, problems = {}, []
+        cleaned: dict[str, Any] = {}
+        problems: list[Problem] = []
         for f in self.answer_fields(settings):
             if "na_reason_for" in f:
                 continue  # read with its question

@@ -12,6 +12,7 @@ overall one (`vote`: against when any part is). An answer with only `vote` (an A
 judges the whole response) gives that verdict to every part.
 """
 from collections.abc import Mapping
+from typing import Any
 
 from .base import Problem, TaskType, clean_text
 from .capabilities import FromResponses
@@ -77,7 +78,7 @@ class VoteTaskType(TaskType, FromResponses):  # one item per response of the rev
             vote = ""
         reason, found = clean_text(answers.get("reason", "") or "", "reason", "Reason", MAX_REASON_CHARS)
         problems.extend(found)
-        cleaned = {"vote": vote.strip().lower(), "reason": reason or ""}
+        cleaned: dict[str, Any] = {"vote": vote.strip().lower(), "reason": reason or ""}
         if parts:
             cleaned["parts"] = verdicts
         return cleaned, problems
