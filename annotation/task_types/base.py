@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..rewrite_checks import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
+from ..problems import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
