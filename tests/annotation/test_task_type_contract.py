@@ -310,6 +310,12 @@ def test_every_registered_task_type_has_a_contract_test():
     assert set(task_types.registry()) == covered
 
 
+def test_the_core_stays_small():
+    """What only some types do is a capability (task_types/capabilities.py), not a core member."""
+    core = {name for name in vars(task_types.TaskType) if not name.startswith("__")}
+    assert len(core) <= 15, sorted(core)
+
+
 def test_no_task_type_module_imports_a_service_or_a_view():
     import ast
     import pathlib

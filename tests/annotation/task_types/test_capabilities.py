@@ -366,3 +366,20 @@ def test_every_declared_capability_has_a_suite_and_examples():
                 assert kind.key in examples[cls], f"{kind.key}: {SUITES[cls].__name__} has no example for it"
         if isinstance(kind, caps.SettingFiles):
             assert all((kind.key, s) in BAD_SETTING_FILES for s in kind.setting_files), kind.key
+
+
+def test_no_module_compares_a_task_type_key_outside_its_type():
+    """Code asks what a type can do (its capabilities), never which type it is: no comparison of a
+    key, and no query filtered by one, outside `annotation/task_types/` (migrations aside)."""
+    import pathlib
+
+    root = pathlib.Path(task_types.__file__).parents[2]
+    keys = "|".join(re.escape(k) for k in task_types.registry())
+    compared = re.compile(rf"""(task_type|\.key)\s*(==|!=)\s*["']|["']({keys})["']\s*(==|!=|in)\s|(filter|exclude)\(.*task_type=["']""")
+    found = []
+    for app in ("annotation", "evaluation", "hits", "quorum"):
+        for path in (root / app).rglob("*.py"):
+            if "migrations" in path.parts or path.is_relative_to(root / "annotation" / "task_types"):
+                continue
+            found += [f"{path.relative_to(root)}:{n}" for n, line in enumerate(path.read_text().splitlines(), 1) if compared.search(line)]
+    assert found == []
