@@ -8,7 +8,7 @@ the requests, records every turn and turns a failure into a polite fallback. So 
 imports evaluation, and a test can register a relay of its own.
 
 A relay keeps the transcript; when the worker submits, the chat task type reads it back
-(`TaskType.server_answers`), so the stored response holds what was really said, not what a page
+(`RelaysChat.server_answers`), so the stored response holds what was really said, not what a page
 posted.
 """
 from collections.abc import Mapping

@@ -5,6 +5,7 @@ concurrency (one worker per item, no more responses than the item's redundancy) 
 constraints, not Python checks.
 """
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -162,7 +163,7 @@ class Job(models.Model):
         default=30, validators=[MinValueValidator(1)], help_text="A claimed slot is freed after this many minutes."
     )
     state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT)
-    annotators = models.ManyToManyField(
+    annotators: "models.ManyToManyField[Worker, Any]" = models.ManyToManyField(
         "Worker", blank=True, related_name="jobs", help_text="In-house annotators this job is open to; empty means all."
     )
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -197,11 +198,11 @@ class Job(models.Model):
     @property
     def source_label(self) -> str:
         """Where the items come from, for pages and lists."""
-        if self.corpus_id:
+        if self.corpus_id and self.corpus is not None:
             return f"corpus {self.corpus.name}"
-        if self.payload_set_id:
+        if self.payload_set_id and self.payload_set is not None:
             return f"payloads: {self.payload_set.name}"
-        return f"responses of job {self.reviews.name}" if self.reviews_id else ""
+        return f"responses of job {self.reviews.name}" if self.reviews_id and self.reviews is not None else ""
 
 
 class Item(models.Model):

@@ -12,10 +12,18 @@ from django import forms
 
 from . import task_types
 from .models import (
-    SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, OnVotedDown, QualityPolicy, Response,
-    SourceFormat, Worker,
+    SPEECH_ERRORS_MAX_WER,
+    SPEECH_ERRORS_MIN_WER,
+    CheckOverride,
+    Corpus,
+    ExportRun,
+    OnVotedDown,
+    QualityPolicy,
+    Response,
+    SourceFormat,
+    Worker,
 )
-from .services.jobs import Selection
+from .services.jobs import DEFAULT_TASK_TYPE, Selection
 from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
 from .services.quality import COUNT_MAX as QUALITY_COUNT_MAX
 from .services.quality import COUNT_MINIMUMS as QUALITY_COUNT_MINIMUMS
@@ -92,6 +100,18 @@ def _upload_text(upload) -> str:
         raise forms.ValidationError(f"{upload.name}: not UTF-8 text; save it as UTF-8.") from None
 
 
+def _setting_files(kind) -> dict:
+    """Settings of `kind` given as files: name -> what the file is (`SettingFiles`)."""
+    files = task_types.capability(kind, task_types.SettingFiles)
+    return dict(files.setting_files) if files else {}
+
+
+def _payload_file(kind) -> str:
+    """What a payload file of `kind` is, when an organizer may give one (`FromPayloads`); else ""."""
+    payloads = task_types.capability(kind, task_types.FromPayloads)
+    return payloads.payload_file if payloads else ""
+
+
 def _read_setting_file(kind, setting: str, upload):
     """A setting's value from its uploaded file (None when none was given); the messages name the
     file as uploaded, never where the server keeps it."""
@@ -139,17 +159,17 @@ class JobForm(forms.Form):
         # Only the kinds whose items are corpus turns: payload types are made by campaigns or from a
         # payload file, votes by turning voting on; offering them here would only end in a refusal.
         self.kinds = sorted(
-            (k for k in task_types.registry().values() if k.builds_from == task_types.CORPUS or k.payload_file),
+            (k for k in task_types.registry().values() if isinstance(k, task_types.FromCorpusTurns) or _payload_file(k)),
             key=lambda k: k.key,
         )
         self.fields["task_type"].choices = [(k.key, k.label or k.key) for k in self.kinds]
-        self.fields["task_type"].initial = "rewrite" if any(k.key == "rewrite" for k in self.kinds) else None
+        self.fields["task_type"].initial = DEFAULT_TASK_TYPE if DEFAULT_TASK_TYPE in {k.key for k in self.kinds} else None
         for kind in self.kinds:
             for setting, (default, help_text) in kind.settings_help.items():
                 label = setting.replace("_", " ").capitalize()
-                if setting in kind.setting_files:  # given as a file: a list of records is no text box
+                if setting in _setting_files(kind):  # given as a file: a list of records is no text box
                     self.fields[setting_field_name(kind.key, setting)] = forms.FileField(
-                        label=label, required=False, help_text=f"{help_text} {kind.setting_files[setting]}"
+                        label=label, required=False, help_text=f"{help_text} {_setting_files(kind)[setting]}"
                     )
                 else:
                     self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
@@ -164,14 +184,14 @@ class JobForm(forms.Form):
         if kind_key:
             kind = task_types.get(kind_key)
             data["settings"] = self._clean_settings(kind)
-            if kind.builds_from == task_types.CORPUS and not data.get("corpus"):
+            if isinstance(kind, task_types.FromCorpusTurns) and not data.get("corpus"):
                 self.add_error("corpus", "Choose the corpus whose turns become items.")
-            if kind.builds_from == task_types.PAYLOADS and data.get("payloads"):
+            if isinstance(kind, task_types.FromPayloads) and data.get("payloads"):
                 try:
                     data["payload_text"] = _upload_text(data["payloads"])
                 except forms.ValidationError as exc:
                     self.add_error("payloads", exc)
-            elif kind.builds_from == task_types.PAYLOADS and not data.get("corpus"):
+            elif isinstance(kind, task_types.FromPayloads) and not data.get("corpus"):
                 self.add_error("payloads", f"Give a payload file ({kind.payload_file}) or choose a corpus with knowledge.")
         mode = data.get("selection_mode")
         if mode == "sample" and not data.get("sample_size"):
@@ -185,7 +205,7 @@ class JobForm(forms.Form):
         for setting, (default, _help) in kind.settings_help.items():
             field = setting_field_name(kind.key, setting)
             try:
-                if setting in kind.setting_files:
+                if setting in _setting_files(kind):
                     value = _read_setting_file(kind, setting, self.cleaned_data.get(field))
                 else:
                     value = _parse_setting(default, self.cleaned_data.get(field))
@@ -207,7 +227,7 @@ class JobForm(forms.Form):
 
     @property
     def builds_from_payloads(self) -> bool:
-        return task_types.get(self.cleaned_data["task_type"]).builds_from == task_types.PAYLOADS
+        return isinstance(task_types.get(self.cleaned_data["task_type"]), task_types.FromPayloads)
 
     def payload_request(self) -> dict:
         """Keyword arguments for `services.payload_jobs.create_payload_job_from_file`."""

@@ -29,8 +29,6 @@ from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunS
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
-from .selectors.flags import flagged_workers, stored_flags
-from .selectors.gold import gold_items
 from .selectors.dashboard import (
     corpora_with_counts,
     jobs_with_progress,
@@ -38,6 +36,8 @@ from .selectors.dashboard import (
     recent_import_runs,
     worker_recent_responses,
 )
+from .selectors.flags import flagged_workers, stored_flags
+from .selectors.gold import gold_items
 from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
 from .selectors.review import ReviewFilters, review_queue
@@ -47,8 +47,8 @@ from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job
 from .services.payload_jobs import create_payload_job_from_file
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from .services.review import ACTIONS as REVIEW_ACTIONS
-from .services.team import TeamError, add_annotators, parse_team_csv, set_active
 from .services.review import bulk_decide
+from .services.team import TeamError, add_annotators, parse_team_csv, set_active
 from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from .tasks import apply_worker_flags
 from .views import audio_response
@@ -153,7 +153,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
-    spoken = bool(kind and kind.upload_store == "spoken_readings")
+    spoken = isinstance(kind, task_types.TakesUploads)  # the export may copy the recordings
     context = {
         "job": job,
         "progress": progress,
@@ -162,9 +162,9 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
         "export_form": export_form or ExportForm(audio=spoken, auto_id="id_export_%s"),
-        "speech_errors_possible": bool(kind and kind.exports_test_sets),
+        "speech_errors_possible": isinstance(kind, task_types.ExportsTestSets),
         # Quality control
-        "supports_voting": bool(kind and kind.supports_voting),
+        "supports_voting": isinstance(kind, task_types.Votable),
         "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),
         "quality_form": quality_form or QualitySettingsForm(initial=QualitySettingsForm.initial_for(policy), auto_id="id_quality_%s"),
         "voting_summary": quality_selectors.voting_summary(job),
@@ -231,7 +231,7 @@ def job_action(request, pk, action):
 def job_export(request, pk):
     job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
     kind = _task_type_or_none(job.task_type)
-    form = ExportForm(request.POST, audio=bool(kind and kind.upload_store == "spoken_readings"), auto_id="id_export_%s")
+    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), auto_id="id_export_%s")
     if not form.is_valid():
         return _job_page(request, job, export_form=form, status=400)
     try:

@@ -3,11 +3,11 @@
 Each check returns Problems that tell the annotator what to fix. The same code serves the live
 feedback while typing (through the check endpoint) and the server's final verdict.
 """
-from dataclasses import asdict, dataclass
 
 from rapidfuzz.distance import Levenshtein  # a maintained C implementation; no need for our own
 
 from . import text_units
+from .problems import Problem
 
 VARIANTS = ("paraphrase", "typos", "verbose", "simplified")
 VARIANT_LABELS = {
@@ -17,16 +17,6 @@ VARIANT_LABELS = {
     "simplified": "Simplified",
 }
 DEFAULT_TYPO_MAX_EDIT_RATIO = 0.3
-
-
-@dataclass(frozen=True)
-class Problem:
-    field: str
-    code: str
-    message: str
-
-    def as_dict(self):
-        return asdict(self)
 
 
 def check_rewrite(

@@ -38,8 +38,8 @@ from .services.claims import (
     claim_next_slot,
     job_admits,
     job_is_open_to,
-    remember_admission,
     release_slot,
+    remember_admission,
     submit,
 )
 from .services.uploads import posted_files
@@ -201,11 +201,10 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
     by_field = defaultdict(list)
     for problem in problems:
         by_field[problem.field].append(problem.message)
-    rows = [
-        {**f, "value": answers.get(f["name"], ""), "problems": by_field.get(f["name"], []) + by_field.get(f"{f['name']}_na_reason", []),
-         "na_reason": answers.get(f"{f['name']}_na_reason", "") if f.get("allows_na") else ""}
-        for f in fields
-    ]
+    rows = [{**f, "value": answers.get(f["name"], ""), "problems": by_field.get(f["name"], [])} for f in fields]
+    grouped = task_types.capability(kind, task_types.GroupsFields)
+    if grouped:  # e.g. a questionnaire's N/A reason, shown in its question's row
+        rows = grouped.form_rows(rows, answers, by_field)
     summary = [
         {"message": p.message, "field_id": f"id_{p.field}" if p.field in names else ""} for p in problems
     ]
@@ -289,7 +288,13 @@ def _answers_from(request, work: _Work) -> dict:
     kind = task_types.get(work.job.task_type)
     posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(work.job.settings)}
     posted.update(posted_files(kind, work.job.settings, request.FILES))
-    return {**posted, **kind.server_answers(work.item, work.slot, work.job.settings)}
+    return {**posted, **_server_answers(kind, work)}
+
+
+def _server_answers(kind, work: _Work) -> dict:
+    """What the server fills in for a type that relays a chat (its transcript); nothing otherwise."""
+    relays = task_types.capability(kind, task_types.RelaysChat)
+    return relays.server_answers(work.item, work.slot, work.job.settings) if relays else {}
 
 
 def _texts_only(answers: dict) -> dict:
@@ -309,7 +314,7 @@ def _refusal_json(work: _Work, problems) -> dict:
     names = {f["name"] for f in kind.answer_fields(work.job.settings)}
     errors, non_field = defaultdict(list), []
     for problem in problems:
-        if problem.field in names or problem.field.removesuffix("_na_reason") in names:
+        if problem.field in names:
             errors[problem.field].append(problem.message)
         else:
             non_field.append(problem.message)
@@ -414,7 +419,7 @@ def work_check(request, token):
         return JsonResponse({"error": 'Send a JSON object like {"answers": {"paraphrase": "..."}}.'}, status=400)
     kind = task_types.get(current.job.task_type)
     answers = {f["name"]: answers.get(f["name"], "") for f in kind.answer_fields(current.job.settings)}
-    answers.update(kind.server_answers(current.item, current.slot, current.job.settings))
+    answers.update(_server_answers(kind, current))
     _cleaned, problems = check_answers(slot=current.slot, answers=answers)
     return JsonResponse({"ok": not problems, "problems": [p.as_dict() for p in problems]})
 
@@ -433,7 +438,7 @@ def work_chat(request, token):
     current, denied = _resolve(request, token, as_json=True)
     if denied:
         return denied
-    if not task_types.get(current.job.task_type).relays_chat:
+    if not isinstance(task_types.get(current.job.task_type), task_types.RelaysChat):
         return JsonResponse({"error": "This item has no conversation."}, status=404)
     try:
         body = json.loads(request.body or b"{}")

@@ -29,7 +29,7 @@ def ratings_follow_response(sender, response, from_status, to_status, **kwargs):
     counted_before, counted_now = from_status in Response.COUNTED, to_status in Response.COUNTED
     if counted_before == counted_now:
         return
-    if not task_types.get(response.item.job.task_type).feeds_evaluation:
+    if not isinstance(task_types.get(response.item.job.task_type), task_types.FeedsRatings):
         return  # only rating types feed evaluation; skip the campaign lookup for every other job
     if counted_now:
         if record_response_ratings(response):
@@ -38,9 +38,13 @@ def ratings_follow_response(sender, response, from_status, to_status, **kwargs):
         remove_response_ratings(response)
 
 
+def _relays_chat(job) -> bool:
+    return isinstance(task_types.get(job.task_type), task_types.RelaysChat)
+
+
 @receiver(response_status_changed, dispatch_uid="evaluation.chats_screened_when_counted")
 def chats_screened_when_counted(sender, response, from_status, to_status, **kwargs):
-    if to_status in Response.COUNTED and from_status not in Response.COUNTED and response.item.job.task_type == "chat":
+    if to_status in Response.COUNTED and from_status not in Response.COUNTED and _relays_chat(response.item.job):
         try:
             screen_chat_response(response)
         except EvaluationInputError as exc:

@@ -134,14 +134,16 @@ def judge_runs(campaign):
 
 def pairwise_jobs():
     """Jobs whose task type compares systems pairwise, newest first."""
-    keys = [key for key, kind in task_types.registry().items() if type(kind).comparison is not task_types.TaskType.comparison]
+    keys = task_types.keys_with(task_types.ComparesSystems)
     return Job.objects.filter(task_type__in=keys).order_by("-created_at")
 
 
 def pairwise_comparisons(job) -> list[tuple]:
     """(system_a, system_b, outcome, instance) of every counted response of a pairwise job; the
     instance is the payload's context id, else the item, so one context's pairs resample together."""
-    kind = task_types.get(job.task_type)
+    kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
+    if kind is None:
+        return []
     rows = Response.objects.counted().filter(item__job=job, item__gold__isnull=True)
     out = []
     for item_id, payload, answers in rows.values_list("item_id", "item__payload", "answers").iterator(chunk_size=5000):
@@ -176,7 +178,7 @@ def goal_sets():
 
 
 def interactive_jobs():
-    return Job.objects.filter(task_type="chat").order_by("-pk")
+    return Job.objects.filter(task_type__in=task_types.keys_with(task_types.RelaysChat)).order_by("-pk")
 
 
 def interactive_ranking(job, bootstrap=None, seed=None):

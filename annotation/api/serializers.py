@@ -7,7 +7,21 @@ from rest_framework import serializers
 
 from .. import task_types
 from ..services.import_uploads import FILE_ROLES
-from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
+from ..models import (
+    SPEECH_ERRORS_MAX_WER,
+    SPEECH_ERRORS_MIN_WER,
+    CheckOverride,
+    Corpus,
+    ExportRun,
+    ImportRun,
+    Job,
+    OnVotedDown,
+    QualityPolicy,
+    Response,
+    SourceFormat,
+    Worker,
+    WorkerStanding,
+)
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
@@ -199,7 +213,7 @@ class TaskTypeSerializer(serializers.Serializer):
         return {
             "key": kind.key,
             "label": kind.label,
-            "builds_from": kind.builds_from,
+            "builds_from": task_types.builds_from(kind),
             "agreement_level": kind.agreement_level,
             "settings": [{"name": n, "default": d, "help": h} for n, (d, h) in kind.settings_help.items()],
         }

@@ -18,13 +18,13 @@ from ..services.imports import start_import
 from ..extensions import demo_parts
 from ..models import ImportRun, Response, RunStatus, Worker
 from ..roles import make_annotator, make_organizer, worker_for
-from ..selectors.jobs import job_progress
 from ..selectors.flags import stored_flags
+from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary
-from ..services.quality import apply_flags
-from ..services.voting import enable_voting
 from ..selectors.work import annotator_jobs
 from ..services.jobs import Selection, create_job, launch_job
+from ..services.quality import apply_flags
+from ..services.voting import enable_voting
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
 from .server import DemoServer
@@ -64,6 +64,35 @@ def ensure_demo_users(n_annotators):
 def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     organizer, annotator_names = ensure_demo_users(options.annotators)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    corpus = _import_demo_corpus(options, organizer, stamp, say)
+    job, vote_job = _launch_rewrite_job(corpus, options, organizer, stamp, say)
+
+    say(f"4. {options.annotators} simulated annotators ({options.careless} careless) work through {server.url} ...")
+    annotators = [
+        SimulatedAnnotator(server.url, name, DEMO_PASSWORD, careless=i < options.careless, seed=options.seed * 100 + i)
+        for i, name in enumerate(annotator_names)
+    ]
+    _simulate(annotators, job, vote_job)
+
+    # The flag run that beat sweeps live jobs with, so the job page served next shows stored flags.
+    flag_counts = apply_flags(job)
+    flagged = {w.user.username for w in Worker.objects.filter(pk__in=stored_flags(job).report.flagged_workers()).select_related("user")}
+    target, files = _export(job, organizer, options)
+    open_work = leave_open_work(corpus, organizer, options, annotator_names)
+    summary = _summary(job, annotators, flag_counts, flagged, target, files, open_work)
+    _report(summary, annotators, options, say)
+    summary["spoken"] = run_spoken_demo(
+        corpus, organizer, server, annotator_names[0], DEMO_PASSWORD, seed=options.seed, stamp=stamp, say=say
+    )
+    for name, part in demo_parts.items():
+        summary.setdefault("parts", {})[name] = part(
+            server=server, organizer=organizer, annotator_names=annotator_names, password=DEMO_PASSWORD, seed=options.seed, say=say,
+        )
+    return summary
+
+
+def _import_demo_corpus(options: DemoOptions, organizer, stamp: str, say):
+    """Steps 1 and 2: simulate the dialogs and import them as a MultiWOZ corpus."""
     work_dir = Path(settings.VAR_DIR) / "demo"
     work_dir.mkdir(parents=True, exist_ok=True)
     data_path = work_dir / f"restaurants-{stamp}.json"
@@ -76,7 +105,11 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         raise RuntimeError(f"the demo import did not succeed ({run.status}): {run.error}")
     corpus = run.corpus
     say(f"2. Imported corpus {corpus.name!r}: {corpus.dialogs.count()} dialogs (import run {run.pk})")
+    return corpus
 
+
+def _launch_rewrite_job(corpus, options: DemoOptions, organizer, stamp: str, say):
+    """Step 3: the rewrite job over every user turn, voted on, live."""
     job = create_job(
         corpus=corpus,
         name=f"Demo rewrites {stamp}",
@@ -90,13 +123,11 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     launch_job(job)
     say(f"3. Launched rewrite job {job.pk}: {job.items.count()} user turns x {options.redundancy} rewrites each;"
         f" every rewrite is voted on by 3 other annotators (vote job {vote_job.pk})")
+    return job, vote_job
 
-    say(f"4. {options.annotators} simulated annotators ({options.careless} careless) work through {server.url} ...")
-    annotators = [
-        SimulatedAnnotator(server.url, name, DEMO_PASSWORD, careless=i < options.careless, seed=options.seed * 100 + i)
-        for i, name in enumerate(annotator_names)
-    ]
 
+def _simulate(annotators, job, vote_job) -> None:
+    """The simulated annotators rewrite and vote until no work is left; their errors raise."""
     request_log = logging.getLogger("django.request")
     level = request_log.level
     request_log.setLevel(logging.ERROR)  # refused submissions are 400s by design; the summary counts them
@@ -118,27 +149,27 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     if errors:
         raise RuntimeError("simulated annotators failed:\n" + "\n".join(errors))
 
-    # The flag run that beat sweeps live jobs with, so the job page served next shows stored flags.
-    flag_counts = apply_flags(job)
-    flagged = {w.user.username for w in Worker.objects.filter(pk__in=stored_flags(job).report.flagged_workers()).select_related("user")}
 
+def _export(job, organizer, options: DemoOptions) -> tuple[Path, list]:
+    """The job's export, through an export run as an organizer would start it (so it is listed on
+    the dashboard and downloadable from the job page), copied to the demo's output folder."""
     out = Path(options.out) if options.out else Path(settings.VAR_DIR) / "demo-exports"
     target = out / f"job-{job.pk}"
     if target.exists():
         shutil.rmtree(target)
-    # Through an export run, as an organizer would start it, so the export is listed on the
-    # dashboard and downloadable from the job page; then copied to the demo's output folder.
     export_run = start_export(job, created_by=organizer)
     export_run.refresh_from_db()
     if export_run.status != RunStatus.SUCCEEDED:
         raise RuntimeError(f"the demo export did not succeed ({export_run.status}): {export_run.error}")
     shutil.copytree(export_run.directory, target)
-    files = list(export_run.files)
-    open_work = leave_open_work(corpus, organizer, options, annotator_names)
+    return target, list(export_run.files)
+
+
+def _summary(job, annotators, flag_counts: dict, flagged: set, target: Path, files: list, open_work: dict) -> dict:
     progress = job_progress(job)
     reasons = Counter(reason_code(r) for a in annotators for r in a.stats.refusal_reasons)
     seconds = [s for a in annotators for s in a.stats.seconds]
-    summary = {
+    return {
         "job": job.pk,
         "items": progress.items_total,
         "items_complete": progress.items_complete,
@@ -154,9 +185,13 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         "open_work": open_work,
         "per_annotator": {a.username: {"submitted": a.stats.submitted, "votes": a.stats.votes, "refused": a.stats.refused, "careless": a.careless} for a in annotators},
     }
+
+
+def _report(summary: dict, annotators, options: DemoOptions, say) -> None:
+    """Steps 5 to 7 in words: what the annotators did, the votes and flags, the export, the open work."""
     say(f"5. Done: {summary['items_complete']}/{summary['items']} items complete, {summary['responses']} responses stored")
     say(f"   Refused submissions (then corrected): {summary['refused_submissions']}")
-    for reason, n in reasons.most_common():
+    for reason, n in Counter(summary["refusal_reasons"]).most_common():
         say(f"     - {reason}: {n}")
     say(f"   Median time per response: {summary['median_seconds_per_response']} s")
     v = summary["voting"]
@@ -165,24 +200,16 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
         f" {v['voted_down']} voted down, {v['recollected']} re-collected, {v['flagged']} flagged after the last round;"
         f" re-collection rate {v['recollection_rate']:.1%} of items; vote agreement (Krippendorff's alpha, nominal) {alpha}")
     careless = {a.username for a in annotators if a.careless}
-    who = ", ".join(f"{name} ({'careless' if name in careless else 'careful'})" for name in sorted(flagged))
+    who = ", ".join(f"{name} ({'careless' if name in careless else 'careful'})" for name in summary["flagged_annotators"])
     say(f"   Worker flags (stored for the job page): {summary['flagged_workers']} of {options.annotators} annotators flagged"
         + (f": {who}" if who else ""))
-    say(f"6. Exported {len(files)} files to {target}:")
-    for name in files:
+    say(f"6. Exported {len(summary['files'])} files to {summary['export_dir']}:")
+    for name in summary["files"]:
         say(f"     {name}")
     say("7. Left open for you to try (log in as any of these; the simulated work above is done):")
-    for username, jobs in open_work.items():
+    for username, jobs in summary["open_work"].items():
         seen = "; ".join(f"{j['job']} ({j['task_type']}): {j['items']} items" for j in jobs) or "nothing left"
         say(f"     {username}: {seen}")
-    summary["spoken"] = run_spoken_demo(
-        corpus, organizer, server, annotator_names[0], DEMO_PASSWORD, seed=options.seed, stamp=stamp, say=say
-    )
-    for name, part in demo_parts.items():
-        summary.setdefault("parts", {})[name] = part(
-            server=server, organizer=organizer, annotator_names=annotator_names, password=DEMO_PASSWORD, seed=options.seed, say=say,
-        )
-    return summary
 
 
 def _take_turns(annotators, step) -> int:

@@ -21,7 +21,8 @@ class MultiwozWriter(VariantWriter):
         self._data = self._file(JsonObjectFile, "data.json")
 
     def add(self, dialog: DialogRecord) -> None:
-        log, belief = [], {}
+        log: list[dict] = []
+        belief: dict = {}
         for turn in dialog.turns:
             if turn.inserted == OOS_TURN:
                 log.append({"text": turn.text, "metadata": {}, "dialog_act": OOS_ACT, "span_info": [], "oos": True})

@@ -20,3 +20,11 @@ def earliest_accepted_rewrites(accepted_responses: Iterable, variants: Sequence[
         if len(chosen) == len(variants):
             break
     return chosen
+
+
+def values_heard(slot_values: list, heard: str) -> tuple[list, list]:
+    """(kept, dropped): a turn's slot values split by whether they still occur verbatim in an ASR
+    text `heard`. The importers anchor every value in its turn's text, so a test set made of ASR
+    text keeps only the values the recogniser heard (a reading may say "two" where the value is "2")."""
+    kept = [v for v in slot_values if isinstance(v, dict) and str(v.get("value", "")) in heard]
+    return kept, [v for v in slot_values if v not in kept]

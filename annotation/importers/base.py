@@ -15,7 +15,7 @@ import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import ijson
 import numpy as np
@@ -117,6 +117,12 @@ class CorpusReader:
     # -- reading ---------------------------------------------------------------------------
     def dialogs(self) -> Iterator[DialogRecord]:
         raise NotImplementedError
+
+    def _open_data(self) -> IO[bytes]:
+        """The data file, open inside the reader's `with` block."""
+        if self._data is None:
+            raise RuntimeError("read a corpus inside `with reader:`")
+        return self._data
 
     def _claim_id(self, external_id: str, where: str) -> str:
         """Check an external id (non-empty, short enough, not seen before) and remember it."""
@@ -230,7 +236,7 @@ def _depth_within(text: str) -> bool:
 def _locate_json_problem(value, where: str, what: str | None) -> None:
     """Walk a value known to hold a problem and raise FormatError naming it and its place.
     Iterative, so that a deep value cannot exhaust the stack while it is checked."""
-    stack = [(value, ())]
+    stack: list[tuple[Any, tuple]] = [(value, ())]
     while stack:
         current, path = stack.pop()
         if isinstance(current, str):

@@ -36,8 +36,8 @@ class DSTC6Reader(CorpusReader):
 
     def dialogs(self) -> Iterator[DialogRecord]:
         name = self.data_name
-        require_top_level(self._data, name, "[", "a DSTC6 Track 1 file: a JSON list of dialogs")
-        stream = ijson.items(JsonStreamGuard(self._data, name), "item", use_float=True)
+        require_top_level(self._open_data(), name, "[", "a DSTC6 Track 1 file: a JSON list of dialogs")
+        stream = ijson.items(JsonStreamGuard(self._open_data(), name), "item", use_float=True)
         index = -1
         while True:
             try:

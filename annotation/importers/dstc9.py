@@ -22,6 +22,7 @@ from .base import (
     END,
     JSON_ERRORS,
     SYSTEM,
+    TOO_DEEP,
     USER,
     CorpusReader,
     DialogRecord,
@@ -31,7 +32,6 @@ from .base import (
     check_json_value,
     field_problem,
     huge_integer_message,
-    TOO_DEEP,
     invalid_json,
     kind_of,
     open_skipping_bom,
@@ -61,9 +61,9 @@ class DSTC9Reader(CorpusReader):
 
     def dialogs(self) -> Iterator[DialogRecord]:
         name = self.data_name
-        require_top_level(self._data, name, "[", "a DSTC9 logs.json: a JSON list of instances")
+        require_top_level(self._open_data(), name, "[", "a DSTC9 logs.json: a JSON list of instances")
         labels = self._label_stream()
-        stream = ijson.items(JsonStreamGuard(self._data, name), "item", use_float=True)
+        stream = ijson.items(JsonStreamGuard(self._open_data(), name), "item", use_float=True)
         index = -1
         while True:
             try:

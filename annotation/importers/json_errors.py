@@ -169,15 +169,7 @@ def _scan(text: _Text, item_name: ItemName) -> None:
                 raise _Found(len(text.buf), _CUT_SHORT, last)
         key = None
         if opener == "{":
-            if text.buf[i] != '"':
-                raise _Found(i, "Expecting property name enclosed in double quotes", last)
-            key, i = _value(text, i, "")
-            i = text.skip_whitespace(i)
-            if i is None or text.buf[i] != ":":
-                raise _Found(i if i is not None else len(text.buf), "Expecting ':' delimiter", f"in {item_name(index, key)}")
-            i = text.skip_whitespace(i + 1)
-            if i is None:
-                raise _Found(len(text.buf), _CUT_SHORT, f"in {item_name(index, key)}")
+            key, i = _key(text, i, item_name, index, last)
         _, i = _value(text, i, f"in {item_name(index, key)}")
         last = f"after {item_name(index, key)}"
         index += 1
@@ -185,6 +177,20 @@ def _scan(text: _Text, item_name: ItemName) -> None:
     end = text.skip_whitespace(i + 1)
     if end is not None:
         raise _Found(end, "Extra data after the end of the top-level value")
+
+
+def _key(text: _Text, i: int, item_name: ItemName, index: int, last: str) -> tuple[str, int]:
+    """An object member's key and its ':' from `i`: (the key, where its value starts)."""
+    if text.buf[i] != '"':
+        raise _Found(i, "Expecting property name enclosed in double quotes", last)
+    key, after = _value(text, i, "")
+    colon = text.skip_whitespace(after)
+    if colon is None or text.buf[colon] != ":":
+        raise _Found(colon if colon is not None else len(text.buf), "Expecting ':' delimiter", f"in {item_name(index, key)}")
+    start = text.skip_whitespace(colon + 1)
+    if start is None:
+        raise _Found(len(text.buf), _CUT_SHORT, f"in {item_name(index, key)}")
+    return key, start
 
 
 def _value(text: _Text, i: int, context: str):

@@ -23,11 +23,11 @@ from collections.abc import Iterator
 
 from .base import (
     SYSTEM,
+    TOO_DEEP,
     USER,
     CorpusReader,
     DialogRecord,
     FormatError,
-    TOO_DEEP,
     TurnRecord,
     check_json_value,
     field_problem,
@@ -47,7 +47,7 @@ class JSONLReader(CorpusReader):
 
     def dialogs(self) -> Iterator[DialogRecord]:
         name = self.data_name
-        for number, line in enumerate(self._data, start=1):
+        for number, line in enumerate(self._open_data(), start=1):
             where = f"{name} line {number}"
             if not line.strip():
                 continue

@@ -16,21 +16,22 @@ key but `text` (metadata, dialog_act, span_info).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, cast
 
 import ijson
 
 from .base import (
     END,
     JSON_ERRORS,
+    NON_VALUES,
     SYSTEM,
     USER,
     CorpusReader,
     DialogRecord,
     FormatError,
+    JsonStreamGuard,
     TurnRecord,
     field_problem,
-    NON_VALUES,
-    JsonStreamGuard,
     invalid_json,
     kind_of,
     locate,
@@ -46,9 +47,9 @@ class MultiWOZReader(CorpusReader):
     def dialogs(self) -> Iterator[DialogRecord]:
         name = self.data_name
         require_top_level(
-            self._data, name, "{", "a MultiWOZ data.json: a JSON object from dialog id to {goal, log}"
+            self._open_data(), name, "{", "a MultiWOZ data.json: a JSON object from dialog id to {goal, log}"
         )
-        stream = ijson.kvitems(JsonStreamGuard(self._data, name), "", use_float=True)
+        stream = ijson.kvitems(JsonStreamGuard(self._open_data(), name), "", use_float=True)
         while True:
             try:
                 item = next(stream, END)
@@ -56,7 +57,7 @@ class MultiWOZReader(CorpusReader):
                 raise invalid_json(self.data_path, exc, lambda index, key: f'dialog "{key}"') from None
             if item is END:
                 return
-            dialog_id, dialog = item
+            dialog_id, dialog = cast(tuple[str, Any], item)  # a (key, value) pair of ijson.kvitems
             yield self._dialog(dialog_id, dialog)
 
     def _dialog(self, dialog_id: str, dialog) -> DialogRecord:
@@ -145,23 +146,14 @@ def _slot_values(text: str, span_info: list, dialog_act: dict, dialog_where: str
     (act, slot, value) mentions span_info does not have, found in the text as whole words.
     """
     where = _Place(dialog_where, index)
-    spans, acts = [], []
-    for span in span_info:
-        if type(span) is not list or len(span) < 3:
-            raise FormatError(f'{where}: a "span_info" entry must be [act, slot, value, start, end], not {span!r}')
-        spans.append(span)
-    for act, pairs in dialog_act.items():
-        if type(pairs) is not list:
-            raise FormatError(f'{where}: "dialog_act" of {act!r} must be a list of [slot, value] pairs')
-        for pair in pairs:
-            if type(pair) is not list or len(pair) != 2:
-                raise FormatError(f'{where}: "dialog_act" of {act!r} must hold [slot, value] pairs, not {pair!r}')
-            acts.append((act, pair[0], pair[1]))
+    spans, acts = _mentions(span_info, dialog_act, where)
     if not spans and not acts:
         return []
     lowered = text.lower()
     surfaces = _span_surfaces(text, spans)
-    found, seen, covered = [], set(), set()
+    found: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    covered: set[tuple] = set()
     for span, surface in zip(spans, surfaces, strict=True):
         value = _value_text(span[2], where)
         if value.strip().lower() in NON_VALUES:
@@ -182,6 +174,23 @@ def _slot_values(text: str, span_info: list, dialog_act: dict, dialog_where: str
     return found
 
 
+def _mentions(span_info: list, dialog_act: dict, where) -> tuple[list, list]:
+    """(span_info's entries, dialog_act's (act, slot, value) triples), checked for shape."""
+    spans, acts = [], []
+    for span in span_info:
+        if type(span) is not list or len(span) < 3:
+            raise FormatError(f'{where}: a "span_info" entry must be [act, slot, value, start, end], not {span!r}')
+        spans.append(span)
+    for act, pairs in dialog_act.items():
+        if type(pairs) is not list:
+            raise FormatError(f'{where}: "dialog_act" of {act!r} must be a list of [slot, value] pairs')
+        for pair in pairs:
+            if type(pair) is not list or len(pair) != 2:
+                raise FormatError(f'{where}: "dialog_act" of {act!r} must hold [slot, value] pairs, not {pair!r}')
+            acts.append((act, pair[0], pair[1]))
+    return spans, acts
+
+
 def _span_surfaces(text: str, spans: list) -> list:
     """Per span, the text its word indices cover (None without usable indices), counting words in
     the way (base.word_spans) under which most of the turn's spans spell their own values."""
@@ -189,11 +198,13 @@ def _span_surfaces(text: str, spans: list) -> list:
         (i, span) for i, span in enumerate(spans)
         if len(span) >= 5 and _is_index(span[3]) and _is_index(span[4]) and type(span[2]) in (str, int, float)
     ]
-    best, best_agreeing = [None] * len(spans), -1
+    best: list[str | None] = [None] * len(spans)
+    best_agreeing = -1
     if not indexed:
         return best
     for words in word_spans(text):
-        surfaces, agreeing = [None] * len(spans), 0
+        surfaces: list[str | None] = [None] * len(spans)
+        agreeing = 0
         for i, span in indexed:
             surfaces[i], agrees = span_surface(text, words, span[3], span[4], str(span[2]))
             agreeing += agrees

@@ -42,7 +42,7 @@ def gold_items(job: Job) -> list[GoldItemRow]:
             item_id=pk,
             position=position,
             shown=_shown(payload),
-            expected=dict(gold),
+            expected=dict(gold or {}),
             answered=answered,
             correct=correct,
             pass_rate=correct / answered if answered else None,

@@ -21,9 +21,9 @@ def worker_responses(worker: Worker, job: Job | None = None):
 
 def dialog_history(item: Item) -> list[dict]:
     """The dialog up to and including the item's turn: [{"speaker", "text", "is_target"}]."""
-    if item.turn_id is None:
+    turn = item.turn if item.turn_id is not None else None
+    if turn is None:
         return []
-    turn = item.turn
     turns = Turn.objects.filter(dialog_id=turn.dialog_id, index__lte=turn.index).order_by("index").values("speaker", "text", "index")
     return [{"speaker": t["speaker"], "text": t["text"], "is_target": t["index"] == turn.index} for t in turns]
 

@@ -13,5 +13,6 @@ _QUALITY = Job.quality.related  # the reverse one-to-one QualityPolicy.job
 
 def policy_of(job: Job) -> QualityPolicy | None:
     if _QUALITY.is_cached(job):
-        return _QUALITY.get_cached_value(job)
+        cached = _QUALITY.get_cached_value(job)  # None when the job is known to have no policy
+        return cached if isinstance(cached, QualityPolicy) else None
     return QualityPolicy.objects.filter(job=job).first()

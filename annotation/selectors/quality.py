@@ -7,6 +7,7 @@ type's to say (`agreement_values`, `agreement_level`).
 """
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Literal
 
 import krippendorff
 import numpy as np
@@ -15,6 +16,11 @@ from .. import task_types
 from ..models import Item, Job, QualityPolicy, Response, ReviewRound
 from ..task_types.vote import AGAINST, FOR
 from .flags import StoredFlags, stored_flags, stored_worker_flags
+
+#: A task type's level of measurement as krippendorff names it.
+KRIPPENDORFF_LEVELS: dict[str, Literal["nominal", "ordinal", "interval", "ratio"]] = {
+    "nominal": "nominal", "ordinal": "ordinal", "interval": "interval", "ratio": "ratio",
+}
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,8 @@ def vote_alpha(job: Job) -> tuple[float | None, str, int]:
     variants, each re-collected on its own noes), else the response. Late votes (stored but
     ignored) are left out, as they were not part of any decision.
     """
-    rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type="vote", item__subject_response__isnull=False)
-    counts = defaultdict(lambda: [0, 0])
+    rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type__in=task_types.keys_with(task_types.FromResponses), item__subject_response__isnull=False)
+    counts: defaultdict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     total = 0
     for item_id, answers, checks in rows.values_list("item_id", "answers", "checks").iterator():
         if (checks or {}).get("ignored"):
@@ -70,7 +76,7 @@ def voting_summary(job: Job) -> VotingSummary:
     """Per job: rewrites voted down, re-collected, flagged, the re-collection rate and the vote alpha."""
     policy = QualityPolicy.objects.filter(job=job).first()
     rounds = list(ReviewRound.objects.filter(item__job=job).values_list("item_id", "state"))
-    by_state = defaultdict(int)
+    by_state: defaultdict[str, int] = defaultdict(int)
     items, recollected_items = set(), set()
     for item_id, state in rounds:
         by_state[state] += 1
@@ -170,13 +176,19 @@ def combined_items(job: Job) -> list[CombinedItem]:
     items = Item.objects.filter(pk__in=answers).order_by("position").values_list("pk", "turn_id", "position", "payload")
     for pk, turn_id, position, payload in items.iterator(chunk_size=2000):
         combined = kind.combine(answers[pk], job.settings)
-        out.append(CombinedItem(pk, turn_id, position, kind.subject_of(payload), combined, kind.in_subset(combined, job.settings)))
+        out.append(CombinedItem(pk, turn_id, position, kind.subject_of(payload), combined, _in_subset(kind, combined, job.settings)))
     return out
+
+
+def _in_subset(kind, combined: dict, settings: dict) -> bool | None:
+    """Whether an item is in the job's subset (`HasSubset`); None for a type or job without one."""
+    subsets = task_types.capability(kind, task_types.HasSubset)
+    return subsets.in_subset(combined, settings) if subsets else None
 
 
 def has_subset(job: Job) -> bool:
     """Whether the job's task type and settings define a downloadable subset (the hard test subset)."""
-    return task_types.get(job.task_type).in_subset({"mean": None}, job.settings) is not None
+    return _in_subset(task_types.get(job.task_type), {"mean": None}, job.settings) is not None
 
 
 def subset(job: Job) -> list[CombinedItem]:
@@ -217,7 +229,7 @@ def agreement_table(rows, level: str) -> tuple[float | None, str, int]:
     value_domain = [float(v) for v in domain] if numeric else list(range(len(domain)))
     if not numeric and level != "nominal":
         level = "nominal"  # labels have no distances; only nominal agreement means something
-    alpha = krippendorff.alpha(value_counts=counts, value_domain=value_domain, level_of_measurement=level)
+    alpha = krippendorff.alpha(value_counts=counts, value_domain=value_domain, level_of_measurement=KRIPPENDORFF_LEVELS[level])
     return float(alpha), "", len(units)
 
 
@@ -256,7 +268,7 @@ def flag_tables(job: Job):
         "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry", "item__payload"
     )
     responses, ratings, texts = [], [], []
-    codes = defaultdict(dict)
+    codes: defaultdict[str, dict] = defaultdict(dict)
     sources = {}  # item -> the text its work was about, once per item
     rows = rows.order_by("submitted_at", "pk").iterator(chunk_size=5000)
     for order, (pk, worker, item, active, claimed, submitted, answers, telemetry, payload) in enumerate(rows):
@@ -272,7 +284,8 @@ def flag_tables(job: Job):
                 sources[item] = kind.subject_of(payload or {})
             telemetry = telemetry if isinstance(telemetry, dict) else {}
             for name, text in fields.items():
-                counts = telemetry.get(name) if isinstance(telemetry.get(name), dict) else {}
+                given = telemetry.get(name)
+                counts = given if isinstance(given, dict) else {}
                 pasted, typed = int(counts.get("pasted_chars", 0)), int(counts.get("typed_chars", 0))
                 texts.append((pk, worker, item, name, text, sources[item], order, pasted, typed))
     return (

@@ -17,6 +17,7 @@ from django.db.models import Count, Q
 from .. import task_types
 from ..highlight import slot_segments
 from ..models import Job, Response, ReviewRound, Worker
+from ..quality.flags import FlagReport
 from ..review_diff import word_diff
 from .flags import StoredFlags, stored_flags
 from .readings import readings_by_response
@@ -123,6 +124,18 @@ def _filtered(job: Job, filters: ReviewFilters, flags: StoredFlags):
     return qs
 
 
+@dataclass(frozen=True)
+class _PageEvidence:
+    """What the queue reads once for a page and each row looks up: votes, readings, flags."""
+
+    settings: dict
+    variant: str  # the variant filter, when the type's answers are diffed against the subject
+    diffs: bool
+    votes: dict
+    readings: dict
+    report: FlagReport
+
+
 def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue:
     kind = task_types.get(job.task_type)
     flags = stored_flags(job)
@@ -135,50 +148,14 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
     )
     page = Paginator(qs, PAGE_SIZE).get_page(page_number)
     responses = list(page.object_list)
-    votes = _votes_on([r.pk for r in responses])
-    # A type whose responses carry audio shows each reading's player and hypothesis (one more query).
-    readings = readings_by_response([r.pk for r in responses]) if kind.upload_store == "spoken_readings" else {}
-    diffs = kind.diffs_against_subject
-    rows = []
-    for r in responses:
-        payload = r.item.payload or {}
-        view = kind.review_view(payload, r.answers or {}, job.settings)
-        turn_slots = r.item.turn.slot_values if r.item.turn_id else []
-        values = [sv.get("value", "") for sv in turn_slots] or list(view.get("slot_values", []))
-        shown = []
-        for entry in view["shown"]:
-            if filters.variant and diffs and entry["name"] != filters.variant:
-                continue
-            diff = word_diff(view["subject"], entry["text"], values) if diffs else None
-            reading = readings.get(r.pk, {}).get(entry.get("reading"))
-            shown.append({**entry, "diff": diff, "asr": _asr_of(reading) if reading is not None else None})
-        checks = r.checks or {}
-        rnd = getattr(r, "review_round", None)
-        rows.append(
-            QueueRow(
-                response_id=r.pk,
-                item_id=r.item_id,
-                item_position=r.item.position,
-                worker_id=r.worker_id,
-                worker=str(r.worker),
-                status=r.status,
-                status_label=r.get_status_display(),
-                source=slot_segments(view["subject"], values),
-                slots=[(sv.get("slot", ""), sv.get("value", "")) for sv in turn_slots] or [("", v) for v in values],
-                shown=shown,
-                vote_state=rnd.state if rnd else "",
-                votes_for=rnd.votes_for if rnd else 0,
-                votes_against=rnd.votes_against if rnd else 0,
-                votes=votes.get(r.pk, []),
-                response_flags=report.responses.get(r.pk, []),
-                worker_flags=report.workers.get(r.worker_id, []),
-                held=checks.get("held", ""),
-                gold=checks.get("gold"),
-                overrides=r.n_overrides,
-                override_reason=(checks.get("override") or {}).get("reason", ""),
-            )
-        )
-    page.object_list = rows
+    diffs = isinstance(kind, task_types.DiffsAgainstSubject)
+    evidence = _PageEvidence(
+        settings=job.settings, variant=filters.variant, diffs=diffs, votes=_votes_on([r.pk for r in responses]),
+        # A type whose responses carry audio shows each reading's player and hypothesis (one more query).
+        readings=readings_by_response([r.pk for r in responses]) if isinstance(kind, task_types.TakesUploads) else {},
+        report=report,
+    )
+    page.object_list = [_queue_row(kind, r, evidence) for r in responses]
     workers = list(
         Worker.objects.filter(responses__item__job=job).distinct().order_by("external_id").values_list("pk", "provider", "external_id")
     )
@@ -195,6 +172,51 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
         statuses=list(Response.Status.choices),
         vote_states=[*ReviewRound.State.choices, (NO_VOTE, "Never put to the vote")],
     )
+
+
+def _queue_row(kind, r: Response, evidence: _PageEvidence) -> QueueRow:
+    """One response of the page as the queue shows it: the work, each answer (a word diff against
+    the subject where the type asks for it, a reading's transcription), its votes, flags and checks."""
+    payload = r.item.payload or {}
+    view = kind.review_view(payload, r.answers or {}, evidence.settings)
+    turn_slots = r.item.turn.slot_values if r.item.turn_id and r.item.turn else []
+    values = [sv.get("value", "") for sv in turn_slots] or list(view.get("slot_values", []))
+    checks = r.checks or {}
+    rnd = getattr(r, "review_round", None)
+    return QueueRow(
+        response_id=r.pk,
+        item_id=r.item_id,
+        item_position=r.item.position,
+        worker_id=r.worker_id,
+        worker=str(r.worker),
+        status=r.status,
+        status_label=r.get_status_display(),
+        source=slot_segments(view["subject"], values),
+        slots=[(sv.get("slot", ""), sv.get("value", "")) for sv in turn_slots] or [("", v) for v in values],
+        shown=_shown(view, values, evidence.readings.get(r.pk, {}), evidence),
+        vote_state=rnd.state if rnd else "",
+        votes_for=rnd.votes_for if rnd else 0,
+        votes_against=rnd.votes_against if rnd else 0,
+        votes=evidence.votes.get(r.pk, []),
+        response_flags=evidence.report.responses.get(r.pk, []),
+        worker_flags=evidence.report.workers.get(r.worker_id, []),
+        held=checks.get("held", ""),
+        gold=checks.get("gold"),
+        overrides=getattr(r, "n_overrides", 0),
+        override_reason=(checks.get("override") or {}).get("reason", ""),
+    )
+
+
+def _shown(view: dict, values: list, readings: dict, evidence: _PageEvidence) -> list[dict]:
+    """The answers of one response's review view, each with its word diff and transcription."""
+    shown = []
+    for entry in view["shown"]:
+        if evidence.variant and evidence.diffs and entry["name"] != evidence.variant:
+            continue
+        diff = word_diff(view["subject"], entry["text"], values) if evidence.diffs else None
+        reading = readings.get(entry.get("reading"))
+        shown.append({**entry, "diff": diff, "asr": _asr_of(reading) if reading is not None else None})
+    return shown
 
 
 def _asr_of(reading) -> dict:

@@ -1,7 +1,7 @@
 """Reads for the annotator pages: the jobs on an annotator's home page, progress on a work page."""
-from dataclasses import dataclass
-
 import json
+from dataclasses import dataclass
+from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Aggregate, Count, Exists, OuterRef, Subquery, TextField, Value
@@ -107,7 +107,7 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
     # Every queryset here is unordered (order_by()): the models' default orderings join the job,
     # dialog and corpus tables only to sort one row, and cost more to compile and plan than to run.
     annotators = Job.annotators.through.objects.filter(job_id=OuterRef("job_id"))
-    annotations = {
+    annotations: dict[str, Any] = {
         "job_restricted": Exists(annotators),
         "job_lists_worker": Exists(annotators.filter(worker_id=worker_id)),
         "done_id": Subquery(Response.objects.filter(worker_id=worker_id, item_id=OuterRef("item_id")).order_by().values("pk")[:1]),
@@ -123,13 +123,13 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
         annotations["history_json"] = Subquery(
             turns.order_by().values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
         )
-    slot = list(
+    found = list(
         Slot.objects.select_related("item__turn", "item__job__quality", "worker__user")
         .filter(pk=slot_id)
         .annotate(**annotations)
         .order_by()[:1]
     )
-    slot = slot[0] if slot else None
+    slot = found[0] if found else None
     if slot is not None:
         slot.job = slot.item.job  # the same row: Slot.job is a copy of item.job
     return slot
@@ -138,12 +138,13 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
 def history_of(slot: Slot) -> list[dict]:
     """`dialog_history` of the slot's item, from `work_slot(..., for_page=True)` when it was loaded so."""
     item = slot.item
-    if item.turn_id is None:
+    turn = item.turn if item.turn_id is not None else None
+    if turn is None:
         return []
     rows = getattr(slot, "history_json", None)
     if rows is None:
         return dialog_history(item)
-    target = item.turn.index
+    target = turn.index
     return [
         {"speaker": speaker, "text": text, "is_target": index == target}
         for index, speaker, text in sorted(json.loads(rows), key=lambda row: row[0])

@@ -6,7 +6,7 @@ cost of Python's json module and the cyclic garbage collector are seconds (perf/
 import gc
 import json
 from contextlib import contextmanager
-from json.encoder import c_make_encoder, encode_basestring_ascii
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]  # CPython's C encoder; typeshed does not list it
 
 
 @contextmanager

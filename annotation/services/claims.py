@@ -20,7 +20,7 @@ from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors.policies import policy_of
 from ..extensions import claim_watchers
 from ..signals import response_submitted, slot_claimed
-from ..task_types.base import TaskType
+from ..task_types import HoldsBackItems, OrdersClaims, capability
 from . import quality, responses, uploads
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
 
@@ -40,7 +40,7 @@ def job_admits(job: Job, worker: Worker) -> bool:
 def remember_admission(job: Job, worker: Worker, *, listed: bool, restricted: bool) -> None:
     """Keep on this job instance what a read already learnt about its annotator list (the work
     page's `selectors.work.work_slot`), so that `job_admits` does not ask again in this request."""
-    job._admitted = {**getattr(job, "_admitted", {}), worker.pk: listed or not restricted}
+    job._admitted = {**getattr(job, "_admitted", {}), worker.pk: listed or not restricted}  # type: ignore[attr-defined]  # a memo for this request, not a field
 
 
 def job_is_open_to(job: Job, worker: Worker) -> bool:
@@ -71,7 +71,8 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
                 # Each query orders by position alone, matching the (job, state, position) index; any
                 # slot of an item will do. A task type may rotate the order per worker (claim_start):
                 # positions from the offset on first, then the ones before it, two ordered index scans.
-                start = kind.claim_start(job, worker)
+                orders = capability(kind, OrdersClaims)
+                start = orders.claim_start(job, worker) if orders else None
                 if start:
                     slot = (
                         open_slots.filter(position__gte=start).order_by("position").first()
@@ -108,7 +109,8 @@ def _open_slots(job: Job, worker: Worker):
         .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
         .exclude(barred_worker=worker)
     )
-    held_back = task_types.get(job.task_type).held_back(job)  # e.g. chats with a paused system
+    holds = capability(task_types.get(job.task_type), HoldsBackItems)
+    held_back = holds.held_back(job) if holds else None  # e.g. chats with a paused system
     return slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()}) if held_back else slots
 
 
@@ -120,7 +122,7 @@ def _claims_in_one_statement(kind, job: Job) -> bool:
     to serve first)."""
     return (
         connection.vendor == "postgresql"
-        and type(kind).claim_start is TaskType.claim_start
+        and not isinstance(kind, OrdersClaims)
         and not any(watches(job) for watches in claim_watchers.values())
     )
 
@@ -239,7 +241,7 @@ def submit(
             active_seconds = None
     telemetry = clean_telemetry(telemetry)
 
-    written = []  # files stored for this response, taken back if its transaction fails
+    written: list[tuple] = []  # files stored for this response, taken back if its transaction fails
     try:
         with transaction.atomic():
             return _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry)

@@ -6,7 +6,6 @@ committed (`quorum.background`: services never import tasks); `export_job` also 
 management command. Files are written to a temporary directory beside the target and renamed
 into place at the end, so a failed export leaves nothing half-written.
 """
-import functools
 import json
 import logging
 import os
@@ -23,18 +22,19 @@ from django.utils import timezone
 from quorum import csv_safety
 from quorum.background import after_commit
 
+from .. import task_types
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters.base import write_json
+from ..exporters.selection import values_heard
 from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, ExportRun, Job, RunStatus
+from ..selectors import exports as selectors
+from ..selectors import quality as quality_selectors
 from ..speech.asr import AsrFailed, AsrUnavailable
 from ..speech.config import asr_backend
 from ..speech.simulate import Progress as SpeechProgress
 from ..speech.simulate import SimulationError, simulate
 from ..speech.tts import SpeechUnavailable
 from ..speech.wer import word_errors
-from .. import task_types
-from ..selectors import exports as selectors
-from ..selectors import quality as quality_selectors
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,8 @@ def job_test_sets(job: Job) -> list[str]:
     """The job's test sets (one directory each: a rewrite job's variants), as its task type names
     them from the job's settings, checked as directory names."""
     settings = job.settings if isinstance(job.settings, dict) else {}
-    names = task_types.get(job.task_type).test_set_names(settings)
+    exports_sets = task_types.capability(task_types.get(job.task_type), task_types.ExportsTestSets)
+    names = exports_sets.test_set_names(settings) if exports_sets else []
     if not isinstance(names, list) or not names:
         raise ExportError(f"Job {job.id} has no rewrite variants in its settings; set settings.variants.")
     bad = [v for v in names if not isinstance(v, str) or not _SAFE_NAME.match(v)]
@@ -68,20 +69,8 @@ def check_exportable(job: Job) -> None:
     """Every job exports its responses and combined items; a job whose type exports test sets needs
     a corpus in a format Quorum can write."""
     kind = task_types.get(job.task_type)
-    if kind.exports_test_sets and job.corpus_id is None:
+    if isinstance(kind, task_types.ExportsTestSets) and job.corpus_id is None:
         raise ExportError(f"Job {job.id} has no corpus to write test sets in.")
-
-
-def test_set_variants(job: Job, kind) -> list[str]:
-    """The test sets a job writes: a rewrite job's variants; a spoken-reading job's reading indexes
-    (`spoken_1` … `spoken_k`, the user turn replaced by the ASR hypothesis of that reading)."""
-    if kind.upload_store == "spoken_readings":
-        return [spoken_variant(i) for i in range(len(kind.upload_fields(job.settings)))]
-    return job_test_sets(job)
-
-
-def spoken_variant(index: int) -> str:
-    return f"spoken_{index + 1}"
 
 
 SPEECH_ERRORS = "speech_errors"  # the test set's directory beside the variants'
@@ -94,7 +83,7 @@ def check_speech_errors_wer(wer: float | None, job: Job | None = None) -> None:
     writes test sets to add it to)."""
     if wer is None:
         return
-    if job is not None and not task_types.get(job.task_type).exports_test_sets:
+    if job is not None and not isinstance(task_types.get(job.task_type), task_types.ExportsTestSets):
         raise ExportError(f"Job {job.id} writes no test sets, so it has no dialogs to add speech errors to; leave the speech-error target empty.")
     if not (isinstance(wer, int | float) and SPEECH_ERRORS_MIN_WER <= wer <= SPEECH_ERRORS_MAX_WER):
         raise ExportError(
@@ -123,10 +112,12 @@ def export_job(
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", suffix=".partial", dir=directory.parent))
     try:
-        if kind.exports_test_sets:
-            files = _write_export(job, kind, test_set_variants(job, kind), writer_for(job.corpus.source_format), staging, progress, speech)
-            if kind.upload_store == "spoken_readings":
-                files += _write_readings(job, staging, include_audio)
+        exports_sets = task_types.capability(kind, task_types.ExportsTestSets)
+        if exports_sets is not None:
+            assert job.corpus is not None  # check_exportable
+            files = _write_export(job, exports_sets, job_test_sets(job), writer_for(job.corpus.source_format), staging, progress, speech)
+            extra = _write_answer_files(job, kind, staging, include_audio)
+            files += [name for name, _count in extra]
         else:
             files = _write_answers_export(job, kind, staging, progress)
         os.rename(staging, directory)  # atomic on one file system; replaces an empty directory
@@ -175,10 +166,10 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         for variant in variants:
             writers[variant] = writer_cls(staging / variant, corpus.meta)
             stack.callback(writers[variant].close)
-        spoken = kind.upload_store == "spoken_readings"
-        turns_of = functools.partial(_spoken_turns, variants) if spoken else kind.test_set_turns
-        for dialog in selectors.export_dialogs(job, with_readings=spoken):
-            records, entry = _dialog_records(dialog, kind, turns_of, job.settings, variants)
+        # A type that takes files reads its test-set turns from their transcriptions (spoken readings).
+        with_readings = isinstance(kind, task_types.TakesUploads)
+        for dialog in selectors.export_dialogs(job, with_readings=with_readings):
+            records, entry = _dialog_records(dialog, kind, job.settings, variants)
             if speech:
                 sources.append(_source_record(dialog))
             for variant in variants:
@@ -193,9 +184,8 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
             files += [f"{variant}/{name}" for name in writers[variant].finish()]
 
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
-        records = (_response_record(r) for r in selectors.job_responses(job))
-        columns = [f["name"] for f in kind.answer_fields(job.settings)] if spoken else variants
-        raw_csv.write_responses(fh, records, columns, on_row=tracker.advance)
+        response_records = (_response_record(r) for r in selectors.job_responses(job))
+        raw_csv.write_responses(fh, response_records, kind.response_columns(job.settings), on_row=tracker.advance)
     files.append("responses.csv")
     speech_manifest = {}
     if speech:
@@ -242,11 +232,7 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         for row in combined:
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
-    extra = kind.answer_files(selectors.items_with_counted_answers(job), job.settings)
-    for name, records in extra.items():
-        with open(staging / name, "x", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    extra = _write_answer_files(job, kind, staging, include_audio=False)
     agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
     manifest = {
         "job": {"id": job.id, "name": job.name, "task_type": job.task_type, "settings": job.settings, "redundancy": job.redundancy},
@@ -256,29 +242,31 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items.csv: per item, the task type's combination of the responses that count.",
         "items": len(combined),
         "agreement": agreement,
-        **({"files": {name: len(records) for name, records in extra.items()}} if extra else {}),
+        **({"files": dict(extra)} if extra else {}),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", *extra, "manifest.json", "README.md"]
+    files = ["responses.csv", "items.csv", *(name for name, _count in extra), "manifest.json", "README.md"]
     (staging / "README.md").write_text(readme.render_answers(manifest=manifest, files=files), encoding="utf-8")
     tracker.finish()
     return files
 
 
-def _dialog_records(dialog, kind, turns_of, settings, variants) -> tuple[dict[str, DialogRecord], dict]:
+def _dialog_records(dialog, kind, settings, variants) -> tuple[dict[str, DialogRecord], dict]:
     """Each test set's version of one dialog, and its manifest entry: which turns have items, and per
-    set the turns `turns_of` changed (the task type's `test_set_turns`: a rewrite in place of the
-    source, an out-of-scope turn inserted before it; for spoken readings the ASR hypothesis), with
-    what the item's payload records (`manifest_of`)."""
-    turns = {v: [] for v in variants}
-    item_turns, replaced, notes = [], {v: [] for v in variants}, {}
+    set the turns the task type's `test_set_turns` changed (a rewrite in place of the source, an
+    out-of-scope turn inserted before it, the ASR hypothesis of a reading), with what the item's
+    payload records (`manifest_of`)."""
+    turns: dict[str, list[TurnRecord]] = {v: [] for v in variants}
+    item_turns: list[int] = []
+    replaced: dict[str, list[int]] = {v: [] for v in variants}
+    notes = {}
     for turn in dialog.ordered_turns:
         source = TurnRecord(turn.index, turn.speaker, turn.text, turn.slot_values, turn.raw)
         changed = {}
         if turn.job_items:  # at most one: an item is unique per job and turn
             item = turn.job_items[0]
             item_turns.append(turn.index)
-            changed = turns_of(source, item.payload, item.accepted_responses, settings)
+            changed = kind.test_set_turns(source, item.payload, item.accepted_responses, settings)
             note = kind.manifest_of(item.payload)
             if note:
                 notes[str(turn.index)] = note
@@ -338,7 +326,7 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
         )
     except (SimulationError, SpeechUnavailable, AsrUnavailable, AsrFailed) as exc:
         raise ExportError(f"Speech errors: {exc}") from None
-    asr = {keys[u.id]: u.asr for u in result.utterances}
+    asr = {key: u.asr for key, u in zip(keys, result.utterances, strict=True)}  # in the order given
 
     writer = writer_cls(staging / SPEECH_ERRORS, corpus_meta)
     rows = []
@@ -394,61 +382,41 @@ def _response_record(response) -> raw_csv.ResponseRecord:
     )
 
 
-def values_heard(slot_values: list, heard: str) -> tuple[list, list]:
-    """(kept, dropped): a turn's slot values split by whether they still occur verbatim in an ASR
-    text `heard`. The importers anchor every value in its turn's text, so a test set made of ASR
-    text keeps only the values the recogniser heard (a reading may say "two" where the value is "2")."""
-    kept = [v for v in slot_values if isinstance(v, dict) and str(v.get("value", "")) in heard]
-    return kept, [v for v in slot_values if v not in kept]
+class _ExportSource:
+    """What a type's `answer_files` reads (`task_types.ExportSource`), and the files it copied."""
+
+    def __init__(self, job: Job, staging: Path, include_audio: bool):
+        self.job, self.staging, self.include_audio = job, staging, include_audio
+        self.copied: list[str] = []
+
+    def counted_items(self):
+        return selectors.items_with_counted_answers(self.job)
+
+    def readings(self):
+        return selectors.job_readings(self.job)
+
+    def copy_file(self, stored, name: str) -> None:
+        target = self.staging / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with stored.open("rb") as source, open(target, "xb") as out:
+            shutil.copyfileobj(source, out)
+        self.copied.append(name)
 
 
-def _spoken_turns(variants, turn, payload, accepted_responses, settings) -> dict:
-    """A spoken-reading item's turn in each `spoken_k` set of `variants`: the ASR hypothesis of
-    reading k, with the slot values it still holds (`values_heard`)."""
-    return {
-        v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw)]
-        for v, text in earliest_hypotheses(accepted_responses, variants).items()
-    }
-
-
-def earliest_hypotheses(accepted_responses, variants) -> dict[str, str]:
-    """Variant `spoken_k` -> the ASR hypothesis of reading k of the earliest accepted response that
-    has one transcribed (responses prefetched with `readings`), as rewrites take the earliest rewrite."""
-    chosen: dict[str, str] = {}
-    for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
-        for reading in response.transcribed_readings:
-            variant = spoken_variant(reading.index)
-            if variant in variants and variant not in chosen and reading.asr_text.strip():
-                chosen[variant] = reading.asr_text
-    return chosen
-
-
-def _write_readings(job, staging: Path, include_audio: bool) -> list[str]:
-    """readings.jsonl: one line per reading of a confirmed response (the human-read source text,
-    the hypothesis, its confidence and timing, the audio's path in the export and in storage); and,
-    when asked, the audio files themselves under audio/."""
-    files = ["readings.jsonl"]
-    with open(staging / "readings.jsonl", "x", encoding="utf-8") as fh:
-        for reading in selectors.job_readings(job):
-            turn = reading.response.item.turn
-            exported = f"audio/response-{reading.response_id}-reading-{reading.index + 1}.wav"
-            if include_audio:
-                target = staging / exported
-                target.parent.mkdir(exist_ok=True)
-                with reading.audio.open("rb") as source, open(target, "xb") as out:
-                    shutil.copyfileobj(source, out)
-                files.append(exported)
-            row = {
-                "response_id": reading.response_id, "reading": reading.index + 1, "variant": spoken_variant(reading.index),
-                "status": reading.response.status, "worker": f"{reading.response.worker.provider}:{reading.response.worker.external_id}",
-                "dialog_id": turn.dialog.external_id if turn else "", "turn_index": turn.index if turn else None,
-                "source_text": turn.text if turn else "", "asr_text": reading.asr_text, "asr_confidence": reading.asr_confidence,
-                "asr_backend": reading.asr_backend, "asr_error": reading.asr_error, "decode_seconds": reading.decode_seconds,
-                "seconds": reading.seconds, "sample_rate": reading.sample_rate,
-                "audio": exported if include_audio else None, "storage_name": reading.audio.name,
-            }
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return files
+def _write_answer_files(job: Job, kind, staging: Path, include_audio: bool) -> list[tuple[str, int]]:
+    """The extra files of a type that makes them (`ExportsFiles`: QA pairs, readings), one JSON
+    record a line; then the files it copied. Returns (name, records) of each, in the order written."""
+    exports_files = task_types.capability(kind, task_types.ExportsFiles)
+    if exports_files is None:
+        return []
+    source = _ExportSource(job, staging, include_audio)
+    written = []
+    for name, records in exports_files.answer_files(source, job.settings).items():
+        with open(staging / name, "x", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        written.append((name, len(records)))
+    return written + [(name, 1) for name in source.copied]
 
 
 # --- background runs -----------------------------------------------------------------------------
@@ -464,9 +432,8 @@ def create_export_run(
     """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
     check_speech_errors_wer(speech_errors_wer, job)
-    kind = task_types.get(job.task_type)
-    if kind.exports_test_sets:
-        test_set_variants(job, kind)  # refuse bad settings now rather than in the background
+    if isinstance(task_types.get(job.task_type), task_types.ExportsTestSets):
+        job_test_sets(job)  # refuse bad settings now rather than in the background
     if not isinstance(speech_errors_seed, int) or isinstance(speech_errors_seed, bool) or speech_errors_seed < 0:
         raise ExportError(f"The speech-error seed must be a whole number of 0 or more; got {speech_errors_seed!r}.")
     return ExportRun.objects.create(
@@ -490,11 +457,15 @@ def run_export(run_id: int) -> ExportRun | None:
     runs = ExportRun.objects.filter(pk=run.pk)
     runs.update(status=RunStatus.RUNNING, started_at=timezone.now(), finished_at=None, done=0, error="")
     target = export_directory(run)
+
+    def progress(done: int, total: int) -> None:
+        runs.update(done=done, total=total)
+
     try:
         if target.exists():
             shutil.rmtree(target)
         files = export_job(
-            run.job, target, progress=lambda done, total: runs.update(done=done, total=total), include_audio=run.include_audio,
+            run.job, target, progress=progress, include_audio=run.include_audio,
             speech_errors_wer=run.speech_errors_wer, speech_errors_seed=run.speech_errors_seed,
         )
     except ExportError as exc:

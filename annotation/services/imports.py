@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 # Dialogs written per batch: large enough to amortise the queries, small enough that a batch of
 # MultiWOZ dialogs with their belief states stays near 100 MB in memory.
 BATCH_DIALOGS = 1000
-NAME_MAX_LENGTH = Corpus._meta.get_field("name").max_length
+NAME_MAX_LENGTH: int = Corpus._meta.get_field("name").max_length or 0
 
 Progress = Callable[[int, int], None]
 
@@ -89,7 +89,7 @@ def import_corpus(
         if Corpus.objects.filter(name=name).exists():
             raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.') from None
         raise
-    corpus.import_summary = summary
+    corpus.import_summary = summary  # type: ignore[attr-defined]  # handed to the caller on the instance, not stored
     return corpus
 
 

@@ -22,11 +22,14 @@ MAX_REDUNDANCY = 50
 
 
 
+#: The task type a new job has when none is named (the job page, the API, `create_job`).
+DEFAULT_TASK_TYPE = "rewrite"
+
 #: Why create_job refuses a type that does not build its items from corpus turns, by where it does.
-BUILT_ELSEWHERE = {
-    task_types.PAYLOADS: "{kind}: its items are not made from corpus turns; build the job from payloads "
+BUILT_ELSEWHERE: dict[type, str] = {
+    task_types.FromPayloads: "{kind}: its items are not made from corpus turns; build the job from payloads "
     "(a payload file, annotation.services.payload_jobs.create_payload_job, or an evaluation campaign)",
-    task_types.RESPONSES: "{kind}: its items are the responses of another job; enable voting on the job whose "
+    task_types.FromResponses: "{kind}: its items are the responses of another job; enable voting on the job whose "
     "responses should be voted on (annotation.services.voting.enable_voting)",
 }
 
@@ -61,7 +64,7 @@ def create_job(
     *,
     corpus: Corpus,
     name: str,
-    task_type: str = "rewrite",
+    task_type: str = DEFAULT_TASK_TYPE,
     settings: dict | None = None,
     selection: Selection | None = None,
     redundancy: int = 1,
@@ -77,8 +80,8 @@ def create_job(
     """
     selection = selection or Selection()
     kind = task_type_or_error(task_type)
-    if kind.builds_from != task_types.CORPUS:
-        raise JobError(BUILT_ELSEWHERE[kind.builds_from].format(kind=kind.label), field="task_type")
+    if not isinstance(kind, task_types.FromCorpusTurns):
+        raise JobError(BUILT_ELSEWHERE[task_types.item_source(kind)].format(kind=kind.label), field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     try:
         clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
@@ -104,7 +107,7 @@ def create_job(
     )
 
 
-def task_type_or_error(key: str):
+def task_type_or_error(key: str) -> task_types.TaskType:
     try:
         return task_types.get(key)
     except KeyError as exc:
@@ -175,7 +178,7 @@ def _insert_slots(job: Job, redundancy: int, first_position: int = 0) -> None:
         )
 
 
-#: A source turn as task types read it (`TaskType.source_turns`, `build_payload`).
+#: A source turn as task types read it (`FromCorpusTurns.source_turns`, `build_payload`).
 TurnRow = namedtuple("TurnRow", ["id", "dialog_id", "index", "speaker", "text", "slot_values"])
 TURN_CHUNK = 5000
 
@@ -221,7 +224,7 @@ def _turn_rows(rows):
 
 def _decoded(chunk: list):
     values = decode_json_texts([row[5] for row in chunk])
-    return [TurnRow(*row[:5], slot_values) for row, slot_values in zip(chunk, values, strict=True)]
+    return [TurnRow._make((*row[:5], slot_values)) for row, slot_values in zip(chunk, values, strict=True)]
 
 
 def launch_job(job: Job) -> Job:

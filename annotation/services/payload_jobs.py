@@ -50,12 +50,12 @@ def create_payload_job(
 ) -> Job:
     """A draft job with one item per payload (position = index) and `redundancy` slots per item.
 
-    The task type must build its items from payloads (`builds_from`); it checks every
+    The task type must build its items from payloads (`FromPayloads`); it checks every
     payload (`build_payload`) before anything is written. The payloads are the job's source: kept
     in `payload_set`, or in a new payload set named `source_name` (the job's name by default).
     """
     kind = task_type_or_error(task_type)
-    if kind.builds_from != task_types.PAYLOADS:
+    if not isinstance(kind, task_types.FromPayloads):
         raise JobError(f"task type {task_type!r} does not build its items from payloads; use create_job", field="task_type")
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     if not isinstance(payloads, list) or not payloads:
@@ -86,7 +86,7 @@ def payloads_for(task_type: str, *, text: str | None = None, file_name: str = ""
     `text` (named `file_name` in messages), or taken from `corpus`'s own data (a DSTC9 knowledge
     base). JobError names what to give instead."""
     kind = task_type_or_error(task_type)
-    if kind.builds_from != task_types.PAYLOADS or not kind.payload_file:
+    if not isinstance(kind, task_types.FromPayloads) or not kind.payload_file:
         raise JobError(f"{kind.label}: its items are not made from a payload file", field="task_type")
     if text is not None:
         try:
@@ -114,7 +114,7 @@ def add_payload_items(job: Job, payloads: list[dict]) -> list[int]:
     anything is written. After commit `signals.items_added` tells hits, which posts the new slots
     of a crowd job through its usual path (the budget is reserved by the caller, or at posting)."""
     kind = task_type_or_error(job.task_type)
-    if kind.builds_from != task_types.PAYLOADS:
+    if not isinstance(kind, task_types.FromPayloads):
         raise JobError(f"job {job.name!r} does not build its items from payloads", field="payloads")
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")

@@ -171,7 +171,7 @@ def grade_gold_answer(response: Response, kind) -> bool:
     per stored response. The gold answer itself is paid and kept, but never exported as data.
     """
     item = response.item
-    correct = bool(kind.grade_gold(item.gold, response.answers))
+    correct = bool(task_types.grade_gold(kind, item.gold or {}, response.answers))
     checks = dict(response.checks or {})
     checks["gold"] = {"correct": correct, "expected": item.gold}
     Response.objects.filter(pk=response.pk).update(checks=checks)

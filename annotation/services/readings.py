@@ -28,8 +28,8 @@ MAX_ERROR_CHARS = 2000
 def transcribe_submitted(sender, response, **kwargs) -> None:
     """Queue one transcription per reading of a response whose type stores spoken readings
     (`signals.response_submitted` is sent after commit, so the rows are there for the task)."""
-    if task_types.get(response.item.job.task_type).upload_store != "spoken_readings":
-        return  # every other type: no query
+    if not isinstance(task_types.get(response.item.job.task_type), task_types.TakesUploads):
+        return  # a type without files: no query
     for reading_id in SpokenReading.objects.filter(response=response).values_list("pk", flat=True):
         queue_transcription(reading_id)
 
@@ -49,6 +49,8 @@ def keep(response, uploads, written: list) -> None:
     rows = []
     for name, upload in uploads.items():
         index = reading_index(name)
+        if index is None:
+            raise ValueError(f"{name!r} is not a reading's upload field")
         reading = SpokenReading(
             response=response, job_id=response.item.job_id, index=index,
             seconds=upload.meta["seconds"], sample_rate=upload.meta["sample_rate"],

@@ -64,7 +64,7 @@ def _after_arrival(response: Response, kind) -> None:
     item = response.item
     if item.gold is not None:
         quality.grade_gold_answer(response, kind)
-    elif kind.supports_voting:
+    elif isinstance(kind, task_types.Votable):
         voting.start_review_if_enabled(response)
     if item.subject_response_id is not None:
         voting.record_vote(response)

@@ -94,8 +94,9 @@ def add_annotators(rows) -> list[AddedAnnotator]:
 def set_active(worker: Worker, active: bool) -> Worker:
     """Deactivate (or reactivate) an in-house annotator: an inactive account cannot log in, and its
     open work pages refuse it (the work page checks `is_active`); its responses are kept."""
-    if worker.user_id is None:
+    user = worker.user if worker.user_id is not None else None
+    if user is None:
         raise TeamError("only in-house annotators have accounts; crowd workers are blocked through their provider")
-    type(worker.user).objects.filter(pk=worker.user_id).update(is_active=active)
-    worker.user.refresh_from_db(fields=["is_active"])
+    type(user).objects.filter(pk=user.pk).update(is_active=active)
+    user.refresh_from_db(fields=["is_active"])
     return worker

@@ -73,8 +73,8 @@ def enable_voting(
     job's accepted responses that were never voted on are put to the vote now.
     """
     _validate_settings(votes_per_response, against_threshold, max_rounds, on_voted_down)
-    kind = task_types.get(job.task_type)
-    if not kind.supports_voting:
+    kind = task_types.capability(task_types.get(job.task_type), task_types.Votable)
+    if kind is None:
         raise VotingError(f"responses of task type {job.task_type!r} cannot be voted on")
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
@@ -90,7 +90,8 @@ def enable_voting(
         )
         vote_job = vote_job_of(job)
         if vote_job is None:
-            vote_kind = task_types.get("vote")
+            vote_key, = task_types.keys_with(task_types.FromResponses)  # the vote type
+            vote_kind = task_types.get(vote_key)
             vote_job = Job.objects.create(
                 name=f"{job.name} · votes"[:200],
                 task_type=vote_kind.key,
@@ -124,7 +125,7 @@ def disable_voting(job: Job) -> None:
 
 
 def vote_job_of(job: Job) -> Job | None:
-    return Job.objects.filter(reviews=job, task_type="vote").order_by("pk").first()
+    return Job.objects.filter(reviews=job, task_type__in=task_types.keys_with(task_types.FromResponses)).order_by("pk").first()
 
 
 def start_review_if_enabled(response: Response) -> ReviewRound | None:
@@ -165,9 +166,9 @@ def start_review_if_enabled(response: Response) -> ReviewRound | None:
 
 def _history(item: Item) -> list[dict]:
     """The dialog before the reviewed turn, so voters judge the turn in its context."""
-    if item.turn_id is None:
+    turn = item.turn if item.turn_id is not None else None
+    if turn is None:
         return []
-    turn = item.turn
     rows = turn.dialog.turns.filter(index__lt=turn.index).order_by("index").values_list("speaker", "text")
     return [{"speaker": speaker, "text": text} for speaker, text in rows]
 
@@ -203,7 +204,7 @@ def record_vote(vote: Response) -> ReviewRound | None:
 
 def tally_parts(votes) -> dict[str, int]:
     """Votes against per part, from the answers of one vote item; empty for whole-response votes. Pure."""
-    against = {}
+    against: dict[str, int] = {}
     for answers in votes:
         for part, verdict in (answers.get("parts") or {}).items():
             against[part] = against.get(part, 0) + (verdict == AGAINST)

@@ -75,13 +75,14 @@ class Simulation:
 
 def read_utterances(lines: Iterable[str]) -> list[tuple[object, str]]:
     """Parse JSON lines `{"id", "text"}`; a bad line is refused naming its number and what to fix."""
-    pairs, seen = [], set()
+    pairs: list[tuple[object, str]] = []
+    seen: set[object] = set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise SimulationError(f"Line {number} is not valid JSON ({exc.msg}).") from None
         if not isinstance(row, dict):
             raise SimulationError(f'Line {number} must be a JSON object {{"id": ..., "text": ...}}.')
@@ -107,6 +108,39 @@ def read_utterances(lines: Iterable[str]) -> list[tuple[object, str]]:
     return pairs
 
 
+def _check_request(target_wer: float, tolerance: float, noise: str, count: int) -> None:
+    """Refuse a simulation that cannot be run as asked, saying what to give instead."""
+    if not 0.0 <= target_wer <= 1.0:
+        raise SimulationError(f"The target WER must be between 0 and 1 (e.g. 0.2 for 20%); got {target_wer:g}.")
+    if not 0.0 < tolerance < 1.0:
+        raise SimulationError(f"The tolerance must be between 0 and 1 (e.g. 0.05); got {tolerance:g}.")
+    if noise not in NOISE_KINDS:
+        raise SimulationError(f"Unknown noise {noise!r}; use one of: {', '.join(NOISE_KINDS)}.")
+    if noise == "babble" and count < 2:
+        raise SimulationError("Babble noise is made of the corpus's other utterances; give at least two, or use white noise.")
+
+
+def _bisect(measure: Callable[[float, str], float], floor: float, target_wer: float, tolerance: float, max_steps: int) -> float:
+    """The SNR whose measured WER came closest to `target_wer`, by bisection from the clean floor
+    (`floor`, the WER at CLEAN_SNR_DB): `quiet` keeps WER below the target, `loud` above it."""
+    best, best_rate = CLEAN_SNR_DB, floor
+    quiet, loud = CLEAN_SNR_DB, NOISIEST_SNR_DB
+    for _ in range(max_steps):
+        if quiet - loud < MIN_BRACKET_DB:
+            break
+        middle = (quiet + loud) / 2
+        rate = measure(middle, "search")
+        if abs(rate - target_wer) < abs(best_rate - target_wer):
+            best, best_rate = middle, rate
+        if abs(rate - target_wer) <= tolerance / 2:
+            break
+        if rate < target_wer:
+            quiet = middle
+        else:
+            loud = middle
+    return best
+
+
 def simulate(
     utterances: Sequence[tuple[object, str]],
     *,
@@ -121,14 +155,7 @@ def simulate(
     progress: Callable[[Progress], None] | None = None,
 ) -> Simulation:
     """Add speech-recognition errors to `utterances` ((id, text) pairs) at a corpus WER near `target_wer`."""
-    if not 0.0 <= target_wer <= 1.0:
-        raise SimulationError(f"The target WER must be between 0 and 1 (e.g. 0.2 for 20%); got {target_wer:g}.")
-    if not 0.0 < tolerance < 1.0:
-        raise SimulationError(f"The tolerance must be between 0 and 1 (e.g. 0.05); got {tolerance:g}.")
-    if noise not in NOISE_KINDS:
-        raise SimulationError(f"Unknown noise {noise!r}; use one of: {', '.join(NOISE_KINDS)}.")
-    if noise == "babble" and len(utterances) < 2:
-        raise SimulationError("Babble noise is made of the corpus's other utterances; give at least two, or use white noise.")
+    _check_request(target_wer, tolerance, noise, len(utterances))
     report = progress or (lambda _event: None)
     speak = tts or partial(synthesize, engine=engine, sample_rate=SAMPLE_RATE)
     backend = backend or get_backend()
@@ -145,7 +172,7 @@ def simulate(
 
     def measure(snr: float, stage: str) -> float:
         hypotheses = []
-        for index, (speech, noise_track) in enumerate(zip(clean, noises)):
+        for index, (speech, noise_track) in enumerate(zip(clean, noises, strict=True)):
             mixed = Audio.from_samples(_mix(speech, noise_track, snr), SAMPLE_RATE)
             hypotheses.append(backend.transcribe(write_wav(mixed), adapt_to=texts).text)
             report(Progress(stage, index + 1, len(texts), snr_db=snr))
@@ -163,21 +190,7 @@ def simulate(
         )
     best = CLEAN_SNR_DB
     if abs(floor - target_wer) > tolerance / 2:
-        # Bisection: `quiet` keeps WER below the target, `loud` above it.
-        quiet, loud = CLEAN_SNR_DB, NOISIEST_SNR_DB
-        for _ in range(max_steps):
-            if quiet - loud < MIN_BRACKET_DB:
-                break
-            middle = (quiet + loud) / 2
-            rate = measure(middle, "search")
-            if abs(rate - target_wer) < abs(passes[best][0] - target_wer):
-                best = middle
-            if abs(rate - target_wer) <= tolerance / 2:
-                break
-            if rate < target_wer:
-                quiet = middle
-            else:
-                loud = middle
+        best = _bisect(measure, floor, target_wer, tolerance, max_steps)
     achieved, hypotheses = passes[best]
     if abs(achieved - target_wer) > tolerance:
         highest = max(rate for _, rate in steps)
@@ -189,7 +202,7 @@ def simulate(
     return Simulation(
         utterances=[
             SimulatedUtterance(ident, text, hypothesis, word_errors(text, hypothesis).wer)
-            for (ident, text), hypothesis in zip(utterances, hypotheses)
+            for (ident, text), hypothesis in zip(utterances, hypotheses, strict=True)
         ],
         wer=achieved,
         snr_db=best,
@@ -200,7 +213,7 @@ def simulate(
 
 def _corpus_wer(references: Sequence[str], hypotheses: Sequence[str]) -> float:
     edits = words = 0
-    for reference, hypothesis in zip(references, hypotheses):
+    for reference, hypothesis in zip(references, hypotheses, strict=True):
         errors = word_errors(reference, hypothesis)
         edits, words = edits + errors.edits, words + errors.reference_words
     return edits / words if words else 0.0

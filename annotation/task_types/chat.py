@@ -11,9 +11,12 @@ that failed. On submission the transcript is read back from the relay (`server_a
 response holds what was said: [{"role", "text", "failed", "offered"}].
 """
 from collections.abc import Mapping
+from typing import Any
 
 from .. import chat_relay
-from .base import PAYLOADS, PayloadError, Problem, TaskType, register
+from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError
+from .capabilities import FromPayloads, HoldsBackItems, RelaysChat
+from .registration import register
 
 OUTCOMES = {"success": "Success: the system did what my goal asked", "fail": "Fail: it did not"}
 UNDERSTANDING = {1: "Doesn't understand at all", 2: "Understands a little", 3: "Understands somewhat", 4: "Understands mostly", 5: "Understands very well"}
@@ -23,20 +26,16 @@ MAX_REASON_CHARS = 1000
 SYSTEM_STOPPED = "The system stopped answering."
 
 
-class ChatTaskType(TaskType):
+class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems):
     key = "chat"
     label = "Chat with a dialog system towards a goal, then judge it (DSTC9 Track 2 interactive evaluation)"
     template = "annotation/tasks/chat.html"
-    builds_from = PAYLOADS
     agreement_level = "ordinal"
-    relays_chat = True
     settings_help = {
         "min_user_turns": (1, "How many messages the worker must send before ending the dialog."),
     }
 
     def clean_settings(self, settings):
-        from .base import TaskTypeSettingsError
-
         cleaned = super().clean_settings(settings)
         turns = cleaned["min_user_turns"]
         if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= 50:
@@ -86,43 +85,21 @@ class ChatTaskType(TaskType):
         return {"payload__endpoint__in": sorted(paused)} if paused else None
 
     def validate(self, payload, settings, answers):
-        problems, cleaned = [], {}
-        transcript = answers.get("transcript") or []
         # The system stopped answering (its last turn failed, or it was paused): the worker ends the
         # dialog as Fail without ratings and is not held to the minimum length. Set by the server.
         unavailable = answers.get("system_unavailable") is True
-        said = sum(1 for t in transcript if isinstance(t, Mapping) and t.get("role") == "user")
-        if said < settings.get("min_user_turns", 1) and not unavailable:
-            problems.append(Problem("transcript", "too_short", f"Chat with the system first: send at least {settings.get('min_user_turns', 1)} message(s)."))
-        cleaned["transcript"] = [
-            {"role": t.get("role"), "text": str(t.get("text", "")), "failed": bool(t.get("failed")), "offered": t.get("offered")}
-            for t in transcript if isinstance(t, Mapping)
-        ]
-        if unavailable:
-            cleaned["system_unavailable"] = True
+        cleaned, problems = _transcript(answers.get("transcript") or [], settings.get("min_user_turns", 1), unavailable)
         outcome = answers.get("outcome", "") or ("fail" if unavailable else "")
         if outcome not in OUTCOMES:
             problems.append(Problem("outcome", "required", "Say whether the dialog succeeded: Success or Fail."))
         cleaned["outcome"] = outcome
-        for name in ("outcome_reason", *(f"{r}_reason" for r in RATINGS)):
-            text = answers.get(name, "")
-            text = text.strip() if isinstance(text, str) else ""
-            if len(text) > MAX_REASON_CHARS:
-                problems.append(Problem(name, "too_long", f"At most {MAX_REASON_CHARS} characters."))
-            cleaned[name] = text
+        problems += _reasons(answers, cleaned)
         if outcome == "fail" and not cleaned["outcome_reason"]:
             if unavailable:
                 cleaned["outcome_reason"] = SYSTEM_STOPPED
             else:
                 problems.append(Problem("outcome_reason", "required", "Say why the dialog failed."))
-        for name, (label, anchors) in RATINGS.items():
-            raw = answers.get(name, "")
-            value = int(raw) if isinstance(raw, (int, str)) and str(raw).strip().isdigit() else None
-            if value not in anchors and not (unavailable and raw in ("", None)):
-                problems.append(Problem(name, "required", f"{label}: choose a rating from 1 to 5."))
-            cleaned[name] = value if value in anchors else None
-            if value is not None and not cleaned[f"{name}_reason"]:
-                problems.append(Problem(f"{name}_reason", "required", f"{label}: give a reason for your rating."))
+        problems += _ratings(answers, cleaned, unavailable)
         return cleaned, problems
 
     def page_context(self, item, slot, settings):
@@ -144,8 +121,8 @@ class ChatTaskType(TaskType):
             values["outcome"] = 1 if answers["outcome"] == "success" else 0
         return values
 
-    def text_of(self, answers, settings):
-        return ""  # short reasons repeat honestly; the worker's own words are in the transcript
+    def texts_of(self, answers, settings):
+        return {}  # short reasons repeat honestly; the worker's own words are in the transcript
 
     def review_view(self, payload, answers, settings):
         view = super().review_view(payload, answers, settings)
@@ -154,6 +131,48 @@ class ChatTaskType(TaskType):
 
     def subject_of(self, payload):
         return " ".join(payload.get("goal_text", []))
+
+
+def _transcript(transcript: list, min_user_turns: int, unavailable: bool) -> tuple[dict[str, Any], list[Problem]]:
+    """The transcript as stored, and a problem when the worker said too little (unless the system
+    stopped answering, which `system_unavailable` records)."""
+    problems = []
+    said = sum(1 for t in transcript if isinstance(t, Mapping) and t.get("role") == "user")
+    if said < min_user_turns and not unavailable:
+        problems.append(Problem("transcript", "too_short", f"Chat with the system first: send at least {min_user_turns} message(s)."))
+    cleaned: dict[str, Any] = {"transcript": [
+        {"role": t.get("role"), "text": str(t.get("text", "")), "failed": bool(t.get("failed")), "offered": t.get("offered")}
+        for t in transcript if isinstance(t, Mapping)
+    ]}
+    if unavailable:
+        cleaned["system_unavailable"] = True
+    return cleaned, problems
+
+
+def _reasons(answers: Mapping, cleaned: dict) -> list[Problem]:
+    """Each reason stripped into `cleaned`; a problem for one that is too long."""
+    problems = []
+    for name in ("outcome_reason", *(f"{r}_reason" for r in RATINGS)):
+        text = answers.get(name, "")
+        text = text.strip() if isinstance(text, str) else ""
+        if len(text) > MAX_REASON_CHARS:
+            problems.append(Problem(name, "too_long", f"At most {MAX_REASON_CHARS} characters."))
+        cleaned[name] = text
+    return problems
+
+
+def _ratings(answers: Mapping, cleaned: dict, unavailable: bool) -> list[Problem]:
+    """Each rating (1 to 5, with its reason) into `cleaned`; none is needed when the system stopped."""
+    problems = []
+    for name, (label, anchors) in RATINGS.items():
+        raw = answers.get(name, "")
+        value = int(raw) if isinstance(raw, (int, str)) and str(raw).strip().isdigit() else None
+        if value not in anchors and not (unavailable and raw in ("", None)):
+            problems.append(Problem(name, "required", f"{label}: choose a rating from 1 to 5."))
+        cleaned[name] = value if value in anchors else None
+        if value is not None and not cleaned[f"{name}_reason"]:
+            problems.append(Problem(f"{name}_reason", "required", f"{label}: give a reason for your rating."))
+    return problems
 
 
 register(ChatTaskType())

@@ -26,7 +26,9 @@ from rapidfuzz import fuzz, process  # C implementations of string similarity
 
 from .. import qa_pairs, text_units
 from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
-from .base import CORPUS, Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, register
+from .base import Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
+from .capabilities import ExportsTestSets, FromCorpusTurns, SettingFiles, Votable
+from .registration import register
 
 MAX_QA_PAIRS = 5000
 MAX_TURN_CHARS = 1000
@@ -108,16 +110,13 @@ def check_turn(text: str, payload: Mapping, questions: list[str], *, threshold: 
     return problems
 
 
-class OutOfScopeTaskType(TaskType):
+class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, SettingFiles):
     key = "oos_insert"
     label = "Insert out-of-scope user turns (CGoDial)"
     template = "annotation/tasks/oos_insert.html"
-    builds_from = CORPUS
     source_speaker = None  # the context holds system turns too; insertion points are user turns
     agreement_level = "nominal"  # free text: no agreement table
-    supports_voting = True  # CGoDial: other workers vote on whether the turn is usable
     vote_question = "Is this a plausible user turn that the system of this dialog cannot answer (out of scope), and clearly written?"
-    exports_test_sets = True
     setting_files = {"qa_pairs": 'Knowledge QA pairs: a JSONL file, one {"question", "answer"} a line.'}
     settings_help = {
         "insert_probability": (0.6, "Chance that a dialog gets out-of-scope turns (CGoDial: 0.6)."),
@@ -204,7 +203,7 @@ class OutOfScopeTaskType(TaskType):
         }]
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
-        defaults = self.default_settings()
+        defaults = default_settings(self)
         text, problems = clean_text(answers.get(FIELD, ""), FIELD, LABEL, MAX_TURN_CHARS)
         if text is None:
             return {}, problems

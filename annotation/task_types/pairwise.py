@@ -12,8 +12,10 @@ which output was on the left, so position bias can be measured. Answers: {"winne
 import hashlib
 from collections.abc import Mapping
 
-from .base import PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, register
+from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text
+from .capabilities import ComparesSystems, FromPayloads
 from .questionnaire import MAX_TEXT, clean_context
+from .registration import register
 
 SIDES = ("a", "b")
 TIE = "tie"
@@ -28,11 +30,10 @@ def left_side(job_id: int, item_id: int, worker_id: int) -> str:
     return SIDES[digest[0] % 2]
 
 
-class PairwiseTaskType(TaskType):
+class PairwiseTaskType(TaskType, FromPayloads, ComparesSystems):
     key = "pairwise"
     label = "Compare two systems' responses (ACUTE-Eval style pairwise comparison)"
     template = "annotation/tasks/pairwise.html"
-    builds_from = PAYLOADS
     agreement_level = "nominal"
     settings_help = {
         "question": (DEFAULT_QUESTION, "The question workers answer by picking one of the two responses."),
@@ -106,8 +107,8 @@ class PairwiseTaskType(TaskType):
         shown = [(left, item.payload[left]["text"]), (right, item.payload[right]["text"])]
         return {"pair": [{"side": side, "number": n, "text": text} for n, (side, text) in enumerate(shown, start=1)], "left": left}
 
-    def text_of(self, answers, settings):
-        return ""  # a reason is not a text to be original in: short reasons repeat honestly
+    def texts_of(self, answers, settings):
+        return {}  # a reason is not a text to be original in: short reasons repeat honestly
 
     def combine(self, answer_rows, settings):
         """Votes for a, for b and ties; the majority winner; how often the left output was chosen."""

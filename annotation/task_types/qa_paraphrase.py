@@ -25,7 +25,9 @@ from collections.abc import Mapping
 from rapidfuzz import fuzz  # C implementation of string similarity
 
 from .. import qa_pairs, text_units
-from .base import PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, register
+from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
+from .capabilities import ExportsFiles, ExportSource, FromPayloads, Votable
+from .registration import register
 
 MAX_PARAPHRASES = 20
 MAX_CHARS = 1000
@@ -68,13 +70,11 @@ def heldout(pair_id: str, seed: int, share: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
-class QaParaphraseTaskType(TaskType):
+class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
     key = "qa_paraphrase"
     label = "Paraphrase knowledge questions (CGoDial QA pairs)"
     template = "annotation/tasks/qa_paraphrase.html"
-    builds_from = PAYLOADS
     agreement_level = "nominal"  # free text: no agreement table
-    supports_voting = True
     vote_question = "Does this question ask the same as the original, so that the same answer fits, and is it natural?"
     settings_help = {
         "count": (9, f"How many paraphrases of the question each worker writes (CGoDial: 9; at most {MAX_PARAPHRASES})."),
@@ -134,7 +134,7 @@ class QaParaphraseTaskType(TaskType):
         ]
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
-        defaults = self.default_settings()
+        defaults = default_settings(self)
         threshold = settings.get("similarity_threshold", defaults["similarity_threshold"])
         source = payload["question"]
         unspaced = text_units.is_unspaced(source)
@@ -186,14 +186,14 @@ class QaParaphraseTaskType(TaskType):
 
     # --- Export -----------------------------------------------------------------------------------
 
-    def answer_files(self, items, settings):
-        defaults = self.default_settings()
+    def answer_files(self, source: ExportSource, settings):
+        defaults = default_settings(self)
         share, seed = settings.get("heldout_share", defaults["heldout_share"]), settings.get("seed", defaults["seed"])
         names = [f["name"] for f in self.answer_fields(settings)]
         files = {"qa_pairs.jsonl": []}
         if share > 0:
             files["qa_pairs_heldout.jsonl"] = []
-        for payload, responses in items:
+        for payload, responses in source.counted_items():
             target = files["qa_pairs_heldout.jsonl" if share > 0 and heldout(payload["id"], seed, share) else "qa_pairs.jsonl"]
             base = {"source_id": payload["id"], "answer": payload["answer"]}
             target.append({**base, "question": payload["question"], "paraphrase_index": 0, "worker": None})

@@ -26,8 +26,11 @@ FED paper's tables, not 0-2 as some loaders do.
 import hashlib
 from collections.abc import Mapping
 from statistics import mean
+from typing import Any
 
-from .base import CORPUS, PAYLOADS, PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, register
+from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError, clean_text, default_settings
+from .capabilities import FeedsRatings, FromCorpusTurns, FromPayloads, GradesGold, GroupsFields, HasSubset, OrdersClaims
+from .registration import register
 
 SPEAKERS = ("user", "system")
 MAX_QUESTIONS = 20
@@ -100,55 +103,68 @@ def scale_of(question: Mapping) -> list[int]:
 def clean_questions(questions) -> list[dict]:
     """Check questions (see the module docstring) and return them normalised; TaskTypeSettingsError
     names the question and what is wrong. Pure."""
-    def bad(message):
-        return TaskTypeSettingsError({"questions": message})
-
     if not isinstance(questions, list) or not 1 <= len(questions) <= MAX_QUESTIONS:
-        raise bad(f"give 1 to {MAX_QUESTIONS} questions")
-    out, names = [], set()
+        raise _bad_questions(f"give 1 to {MAX_QUESTIONS} questions")
+    out: list[dict] = []
+    names: set[str] = set()
     for number, q in enumerate(questions, start=1):
-        where = f"question {number}"
-        if not isinstance(q, Mapping):
-            raise bad(f"{where}: must be an object {{name, label, help, anchors}}")
-        unknown = set(q) - QUESTION_KEYS
-        if unknown:
-            raise bad(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        name, label, anchors, values = q.get("name"), q.get("label"), q.get("anchors"), q.get("values")
-        if not isinstance(name, str) or not name.isidentifier():
-            raise bad(f"{where}: 'name' must be a short identifier such as 'accuracy'")
-        if name in names:
-            raise bad(f"{where}: the name {name!r} is used twice")
-        if not isinstance(label, str) or not label.strip():
-            raise bad(f"{where}: 'label' must be a non-empty text")
-        if (
-            not isinstance(anchors, list)
-            or not 2 <= len(anchors) <= MAX_POINTS
-            or any(not isinstance(a, str) or not a.strip() for a in anchors)
-        ):
-            raise bad(f"{where}: 'anchors' must be 2 to {MAX_POINTS} non-empty labels, one per point of the scale")
-        if values is not None and (
-            not isinstance(values, list)
-            or len(values) != len(anchors)
-            or any(not isinstance(v, int) or isinstance(v, bool) for v in values)
-            or values != sorted(set(values))
-        ):
-            raise bad(f"{where}: 'values' must be {len(anchors)} whole numbers in increasing order, one per anchor")
-        names.add(name)
-        cleaned = {
-            "name": name,
-            "label": label.strip(),
-            "help": str(q.get("help") or "").strip(),
-            "anchors": [a.strip() for a in anchors],
-            "shows_knowledge": bool(q.get("shows_knowledge", False)),
-        }
-        if q.get("allows_na") not in (None, True, False):
-            raise bad(f"{where}: 'allows_na' must be true or false")
-        if q.get("allows_na"):
-            cleaned["allows_na"] = True
-        if values is not None:
-            cleaned["values"] = list(values)
+        cleaned = _clean_question(q, f"question {number}", names)
+        names.add(cleaned["name"])
         out.append(cleaned)
     return out
+
+
+def _bad_questions(message: str) -> TaskTypeSettingsError:
+    return TaskTypeSettingsError({"questions": message})
+
+
+def _clean_question(q, where: str, names: set[str]) -> dict:
+    """One question checked and normalised; `names` are the names of the questions before it."""
+    if not isinstance(q, Mapping):
+        raise _bad_questions(f"{where}: must be an object {{name, label, help, anchors}}")
+    unknown = set(q) - QUESTION_KEYS
+    if unknown:
+        raise _bad_questions(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    name, label = q.get("name"), q.get("label")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise _bad_questions(f"{where}: 'name' must be a short identifier such as 'accuracy'")
+    if name in names:
+        raise _bad_questions(f"{where}: the name {name!r} is used twice")
+    if not isinstance(label, str) or not label.strip():
+        raise _bad_questions(f"{where}: 'label' must be a non-empty text")
+    anchors, values = _clean_scale(q.get("anchors"), q.get("values"), where)
+    cleaned = {
+        "name": name,
+        "label": label.strip(),
+        "help": str(q.get("help") or "").strip(),
+        "anchors": anchors,
+        "shows_knowledge": bool(q.get("shows_knowledge", False)),
+    }
+    if q.get("allows_na") not in (None, True, False):
+        raise _bad_questions(f"{where}: 'allows_na' must be true or false")
+    if q.get("allows_na"):
+        cleaned["allows_na"] = True
+    if values is not None:
+        cleaned["values"] = values
+    return cleaned
+
+
+def _clean_scale(anchors, values, where: str) -> tuple[list[str], list[int] | None]:
+    """A question's anchors (one label per point) and optional values (the points' numbers)."""
+    if (
+        not isinstance(anchors, list)
+        or not 2 <= len(anchors) <= MAX_POINTS
+        or any(not isinstance(a, str) or not a.strip() for a in anchors)
+    ):
+        raise _bad_questions(f"{where}: 'anchors' must be 2 to {MAX_POINTS} non-empty labels, one per point of the scale")
+    if values is not None and (
+        not isinstance(values, list)
+        or len(values) != len(anchors)
+        or any(not isinstance(v, int) or isinstance(v, bool) for v in values)
+        or values != sorted(set(values))
+    ):
+        raise _bad_questions(f"{where}: 'values' must be {len(anchors)} whole numbers in increasing order, one per anchor")
+    return [a.strip() for a in anchors], (list(values) if values is not None else None)
 
 
 def parse_score(raw, scale: list[int]) -> int | None:
@@ -175,16 +191,16 @@ def _choose(scale: list[int]) -> str:
     return f"choose one of {', '.join(map(str, scale))}"
 
 
-class QuestionnaireTaskType(TaskType):
+class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
+    """What every preset shares; a preset is an instance of one of the subclasses below, which say
+    where its items come from. Ratings are checked by agreement and flags, not by votes."""
+
     template = "annotation/tasks/questionnaire.html"
     agreement_level = "ordinal"
-    supports_voting = False  # ratings are checked by agreement and flags, not by votes
 
-    def __init__(self, *, key, label, questions, builds_from, source_speaker=None, subset_threshold=None,
-                 feeds_evaluation=False, rotate_order=False, rates_dialogs=False):
-        self.key, self.label, self.builds_from, self.source_speaker = key, label, builds_from, source_speaker
+    def __init__(self, *, key, label, questions, subset_threshold=None, rates_dialogs=False):
+        self.key, self.label = key, label
         self.rates_dialogs = rates_dialogs  # payloads are whole dialogs {"dialog": [...]}, not a context and a response
-        self.feeds_evaluation, self.rotate_order = feeds_evaluation, rotate_order
         self.settings_help = {
             "questions": (
                 [dict(q) for q in questions],
@@ -214,22 +230,20 @@ class QuestionnaireTaskType(TaskType):
     # --- Items ------------------------------------------------------------------------------------
 
     def build_payload(self, source) -> dict:
-        if self.builds_from == CORPUS:
-            return {"utterance": source.text, "slot_values": [sv["value"] for sv in source.slot_values]}
         return clean_dialog_payload(source.payload) if self.rates_dialogs else clean_payload(source.payload)
 
     # --- Responses --------------------------------------------------------------------------------
 
     def answer_fields(self, settings):
         fields = []
-        for q in settings.get("questions") or self.default_settings()["questions"]:
+        for q in settings.get("questions") or default_settings(self)["questions"]:
             scale = scale_of(q)
             fields.append({
                 "name": q["name"],
                 "label": q["label"],
                 "help": q.get("help", ""),
-                "choices": {v: a for v, a in zip(scale, q["anchors"])},
-                "anchors": [{"value": v, "label": a} for v, a in zip(scale, q["anchors"])],
+                "choices": {v: a for v, a in zip(scale, q["anchors"], strict=True)},
+                "anchors": [{"value": v, "label": a} for v, a in zip(scale, q["anchors"], strict=True)],
                 "shows_knowledge": q.get("shows_knowledge", False),
                 "allows_na": q.get("allows_na", False),
             })
@@ -241,7 +255,8 @@ class QuestionnaireTaskType(TaskType):
         return fields
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
-        cleaned, problems = {}, []
+        cleaned: dict[str, Any] = {}
+        problems: list[Problem] = []
         for f in self.answer_fields(settings):
             if "na_reason_for" in f:
                 continue  # read with its question
@@ -262,30 +277,20 @@ class QuestionnaireTaskType(TaskType):
             cleaned[f["name"]] = score
         return cleaned, problems
 
+    def form_rows(self, rows, answers, problems):
+        """A question that allows N/A carries its reason's text and problems in its own row, where
+        the page shows the reason's box."""
+        return [
+            {**row, "problems": row["problems"] + list(problems.get(f"{row['name']}_na_reason", [])),
+             "na_reason": answers.get(f"{row['name']}_na_reason", "")} if row.get("allows_na") else {**row, "na_reason": ""}
+            for row in rows
+        ]
+
     def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
         """A gold score is met within one point: scores are judgements, not facts."""
         return all(
             isinstance(answers.get(k), int) and abs(answers[k] - int(v)) <= 1 for k, v in gold.items()
         )
-
-    def claim_start(self, job, worker) -> int | None:
-        """Raters of a campaign meet its (shuffled) items each in their own rotation, so order effects
-        do not fall on the same items for every rater (issue 4: order randomised per rater).
-
-        The offset is a stable hash of (job, worker) modulo the job's span of positions: the same
-        rater gets the same order on every claim and after a restart (hashlib, not Python's salted
-        `hash`). The span is the highest position + 1, read from the (job, position) unique index.
-        """
-        if not self.rotate_order:
-            return None
-        from django.db.models import Max  # late: task-type modules import no models when they load
-
-        from ..models import Item
-
-        highest = Item.objects.filter(job=job).aggregate(m=Max("position"))["m"]
-        if highest is None:
-            return None
-        return rotation_offset(job.pk, worker.pk, highest + 1)
 
     # --- Combining and evidence -------------------------------------------------------------------
 
@@ -312,6 +317,43 @@ class QuestionnaireTaskType(TaskType):
         if self.rates_dialogs:
             return " ".join(turn["text"] for turn in payload.get("dialog", []))
         return str(payload.get("utterance") or payload.get("response") or "")
+
+
+class CorpusQuestionnaire(QuestionnaireTaskType, FromCorpusTurns):
+    """A questionnaire about corpus turns (of `source_speaker`)."""
+
+    def __init__(self, *, source_speaker=None, **preset):
+        super().__init__(**preset)
+        self.source_speaker = source_speaker
+
+    def build_payload(self, source) -> dict:
+        return {"utterance": source.text, "slot_values": [sv["value"] for sv in source.slot_values]}
+
+
+class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
+    """A questionnaire about payloads (a campaign's responses, FED's dialogs), each rater in their
+    own rotation of the items."""
+
+    def claim_start(self, job, worker) -> int | None:
+        """Raters of a campaign meet its (shuffled) items each in their own rotation, so order effects
+        do not fall on the same items for every rater (issue 4: order randomised per rater).
+
+        The offset is a stable hash of (job, worker) modulo the job's span of positions: the same
+        rater gets the same order on every claim and after a restart (hashlib, not Python's salted
+        `hash`). The span is the highest position + 1, read from the (job, position) unique index.
+        """
+        from django.db.models import Max  # late: task-type modules import no models when they load
+
+        from ..models import Item
+
+        highest = Item.objects.filter(job=job).aggregate(m=Max("position"))["m"]
+        if highest is None:
+            return None
+        return rotation_offset(job.pk, worker.pk, highest + 1)
+
+
+class RatingQuestionnaire(PayloadQuestionnaire, FeedsRatings):
+    """A payload questionnaire whose counted responses become evaluation ratings (DSTC9's Likert)."""
 
 
 def rotation_offset(job_id: int, worker_id: int, span: int) -> int:
@@ -371,19 +413,17 @@ def clean_payload(payload) -> dict:
     return {"context": turns, "response": response.strip()[:MAX_TEXT], "knowledge": snippets}
 
 
-register(QuestionnaireTaskType(
+register(RatingQuestionnaire(
     key="likert", label="Rate responses on 1-5 scales (DSTC9 human evaluation)", questions=DSTC9_QUESTIONS,
-    builds_from=PAYLOADS, feeds_evaluation=True, rotate_order=True,
 ))
-register(QuestionnaireTaskType(
+register(CorpusQuestionnaire(
     key="hard_score", label="Score how hard items are (CGoDial hard test subset)", questions=HARD_SCORE_QUESTIONS,
-    builds_from=CORPUS, source_speaker="user", subset_threshold=2.5,
+    source_speaker="user", subset_threshold=2.5,
 ))
-register(QuestionnaireTaskType(
+register(PayloadQuestionnaire(
     key="fed_dialog", label="FED dialog-level questions about a whole dialog (DSTC9 Track 3)", questions=FED_DIALOG_QUESTIONS,
-    builds_from=PAYLOADS, rotate_order=True, rates_dialogs=True,
+    rates_dialogs=True,
 ))
-register(QuestionnaireTaskType(
+register(PayloadQuestionnaire(
     key="fed_turn", label="FED turn-level questions about a response (DSTC9 Track 3)", questions=FED_TURN_QUESTIONS,
-    builds_from=PAYLOADS, rotate_order=True,
 ))

@@ -20,7 +20,9 @@ from .. import rewrite_checks
 from ..exporters.base import TurnRecord
 from ..exporters.selection import earliest_accepted_rewrites
 from ..rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
-from .base import TaskType, TaskTypeSettingsError, clean_text, register
+from .base import TaskType, TaskTypeSettingsError, clean_text
+from .capabilities import DiffsAgainstSubject, ExportsTestSets, FromCorpusTurns, SettingFiles, Votable
+from .registration import register
 
 VARIANT_HELP = {
     "paraphrase": "The same meaning in other words.",
@@ -43,15 +45,12 @@ class ReplacedTurn:
     dialog_entities: list
 
 
-class RewriteTaskType(TaskType):
+class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, SettingFiles, DiffsAgainstSubject):
     key = "rewrite"
     source_speaker = "user"
     label = "Rewrite user turns (RADDLE language variations)"
     template = "annotation/tasks/rewrite.html"
     agreement_level = "nominal"  # rewrites are free text: no agreement table (agreement_values is empty)
-    supports_voting = True  # CGoDial: other workers vote on whether a rewrite is usable
-    exports_test_sets = True
-    diffs_against_subject = True  # the review queue shows each variant as a word diff against the source
     settings_help = {
         "variants": (
             list(VARIANTS),

@@ -11,9 +11,14 @@ silent) and refuses a bad one with what to fix; a good one becomes an `Upload` t
 each reading's duration and sample rate; the hypothesis lives on the reading row.
 """
 from collections.abc import Mapping
+from typing import Any
 
+from ..exporters.base import TurnRecord
+from ..exporters.selection import values_heard
 from ..speech.audio import RecordingError, check_recording, write_wav
-from .base import Problem, TaskType, TaskTypeSettingsError, Upload, register, upload_bytes
+from .base import Problem, TaskType, TaskTypeSettingsError, Upload, upload_bytes
+from .capabilities import ExportsFiles, ExportsTestSets, FromCorpusTurns, TakesUploads, Votable
+from .registration import register
 
 MAX_READINGS = 10
 #: The page's recorder stops itself here; the server's bound is the job's `max_seconds`.
@@ -26,20 +31,51 @@ def reading_field(index: int) -> str:
     return f"reading_{index + 1}"
 
 
+def spoken_variant(index: int) -> str:
+    """The test set of reading `index` (from 0): the user turn replaced by that reading's hypothesis."""
+    return f"spoken_{index + 1}"
+
+
+def earliest_hypotheses(accepted_responses: list, variants: list[str]) -> dict[str, str]:
+    """Variant `spoken_k` -> the ASR hypothesis of reading k of the earliest accepted response that
+    has one transcribed (responses prefetched with `transcribed_readings`), as rewrites take the
+    earliest rewrite."""
+    chosen: dict[str, str] = {}
+    for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
+        for reading in response.transcribed_readings:
+            variant = spoken_variant(reading.index)
+            if variant in variants and variant not in chosen and reading.asr_text.strip():
+                chosen[variant] = reading.asr_text
+    return chosen
+
+
+def reading_row(reading: Any, exported: str | None) -> dict:
+    """One line of readings.jsonl: the human-read source text, the hypothesis, its confidence and
+    timing, the audio's path in the export (`exported`, when copied) and in storage."""
+    turn = reading.response.item.turn
+    return {
+        "response_id": reading.response_id, "reading": reading.index + 1, "variant": spoken_variant(reading.index),
+        "status": reading.response.status, "worker": f"{reading.response.worker.provider}:{reading.response.worker.external_id}",
+        "dialog_id": turn.dialog.external_id if turn else "", "turn_index": turn.index if turn else None,
+        "source_text": turn.text if turn else "", "asr_text": reading.asr_text, "asr_confidence": reading.asr_confidence,
+        "asr_backend": reading.asr_backend, "asr_error": reading.asr_error, "decode_seconds": reading.decode_seconds,
+        "seconds": reading.seconds, "sample_rate": reading.sample_rate,
+        "audio": exported, "storage_name": reading.audio.name,
+    }
+
+
 def reading_index(field: str) -> int | None:
     """The reading index of an upload field name, or None."""
     prefix, _, number = field.partition("_")
     return int(number) - 1 if prefix == "reading" and number.isdigit() and int(number) > 0 else None
 
 
-class SpokenReadingTaskType(TaskType):
+class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, ExportsTestSets, ExportsFiles):
     key = "spoken_reading"
     source_speaker = "user"
     label = "Read user turns aloud with slight variations (CGoDial spoken features)"
     template = "annotation/tasks/spoken_reading.html"
     agreement_level = "nominal"  # recordings are not choices: no agreement table
-    supports_voting = True  # voters listen to each reading and vote on it, as on a rewrite's variants
-    exports_test_sets = True  # one test set per reading index, the user turn replaced by the hypothesis
     upload_store = "spoken_readings"  # services.readings stores the uploads and queues transcription
     settings_help = {
         "readings": (4, "How many readings each worker records of the turn (CGoDial asks for four), 1 to 10."),
@@ -128,8 +164,8 @@ class SpokenReadingTaskType(TaskType):
     def agreement_values(self, answers, settings):
         return {}
 
-    def text_of(self, answers, settings):
-        return ""  # audio is not text; near-duplicate flags have nothing to compare
+    def texts_of(self, answers, settings):
+        return {}  # audio is not text; near-duplicate flags have nothing to compare
 
     def review_view(self, payload, answers, settings):
         """Each reading by its label with its duration; `reading` (the index) lets the review queue
@@ -140,6 +176,33 @@ class SpokenReadingTaskType(TaskType):
             if isinstance(meta, Mapping):
                 shown.append({"name": field["name"], "label": field["label"], "text": f"{meta.get('seconds', 0):.1f} s of audio", "reading": i})
         return {"subject": self.subject_of(payload), "slot_values": list(payload.get("slot_values", [])), "shown": shown}
+
+    # --- Export -----------------------------------------------------------------------------------
+
+    def test_set_names(self, settings):
+        return [spoken_variant(i) for i in range(len(self.upload_fields(settings)))]
+
+    def test_set_turns(self, turn, payload, accepted_responses, settings):
+        """In each `spoken_k` set the ASR hypothesis of reading k, with the slot values it still holds."""
+        variants = self.test_set_names(settings)
+        return {
+            v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw)]
+            for v, text in earliest_hypotheses(accepted_responses, variants).items()
+        }
+
+    def response_columns(self, settings):
+        return [f["name"] for f in self.answer_fields(settings)]
+
+    def answer_files(self, source, settings):
+        """readings.jsonl: one line per reading of a confirmed response; with the export's audio
+        option, each recording copied under audio/."""
+        rows = []
+        for reading in source.readings():
+            exported = f"audio/response-{reading.response_id}-reading-{reading.index + 1}.wav"
+            if source.include_audio:
+                source.copy_file(reading.audio, exported)
+            rows.append(reading_row(reading, exported if source.include_audio else None))
+        return {"readings.jsonl": rows}
 
 
 register(SpokenReadingTaskType())

@@ -12,8 +12,11 @@ overall one (`vote`: against when any part is). An answer with only `vote` (an A
 judges the whole response) gives that verdict to every part.
 """
 from collections.abc import Mapping
+from typing import Any
 
-from .base import RESPONSES, Problem, TaskType, clean_text, register
+from .base import Problem, TaskType, clean_text
+from .capabilities import FromResponses
+from .registration import register
 
 FOR, AGAINST = "for", "against"
 CHOICES = {
@@ -29,12 +32,11 @@ def part_field(name: str) -> str:
 DEFAULT_QUESTION = "Is this rewrite recognizable as the user's request, with every slot value kept and nothing ambiguous?"
 
 
-class VoteTaskType(TaskType):
+class VoteTaskType(TaskType, FromResponses):  # one item per response of the reviewed job (services.voting)
     key = "vote"
     label = "Vote on collected responses (CGoDial quality control)"
     template = "annotation/tasks/vote.html"
     agreement_level = "nominal"
-    builds_from = RESPONSES  # one item per response of the reviewed job (services.voting)
     settings_help = {
         "question": (DEFAULT_QUESTION, "The question voters answer with yes or no for every response shown."),
         "parts": (
@@ -76,7 +78,7 @@ class VoteTaskType(TaskType):
             vote = ""
         reason, found = clean_text(answers.get("reason", "") or "", "reason", "Reason", MAX_REASON_CHARS)
         problems.extend(found)
-        cleaned = {"vote": vote.strip().lower(), "reason": reason or ""}
+        cleaned: dict[str, Any] = {"vote": vote.strip().lower(), "reason": reason or ""}
         if parts:
             cleaned["parts"] = verdicts
         return cleaned, problems
@@ -87,8 +89,8 @@ class VoteTaskType(TaskType):
             return {part_field(name): verdict for name, verdict in answers["parts"].items()}
         return {"vote": answers["vote"]} if answers.get("vote") in CHOICES else {}
 
-    def text_of(self, answers: Mapping, settings: Mapping) -> str:
-        return ""  # a reason is not a rewrite: short reasons ("fine") repeat honestly
+    def texts_of(self, answers: Mapping, settings: Mapping) -> dict:
+        return {}  # a reason is not a rewrite: short reasons ("fine") repeat honestly
 
     def subject_of(self, payload):
         return str(payload.get("utterance", ""))

@@ -4,6 +4,7 @@ offensive-word filter; the review queue's keep/drop; and the FED job built from 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation import task_types
 from annotation.models import Job, Response
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
@@ -66,7 +67,7 @@ def create_fed_set_from_chats(*, name: str, chat_job: Job, level: str = FedSet.L
     """Frozen transcripts of the chat job's counted dialogs: one candidate per dialog (dialog level)
     or per system turn with its context (turn level)."""
     level = _level(level)
-    if chat_job.task_type != "chat":
+    if not isinstance(task_types.get(chat_job.task_type), task_types.RelaysChat):
         raise EvaluationInputError(f"job {chat_job.pk} is not an interactive (chat) job")
     # A chat dropped in the chat job's offensive-word queue is not rated either.
     responses = list(

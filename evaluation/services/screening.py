@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import task_types
 from annotation.models import Job, Response
 
 from .. import offensive
@@ -58,7 +59,7 @@ def screen_chat_response(response: Response, find=None) -> ChatScreening | None:
 def screen_chat_job(job: Job) -> int:
     """Screen every counted dialog of a chat job not screened yet (e.g. after the word list
     changed); returns how many were newly flagged."""
-    if job.task_type != "chat":
+    if not isinstance(task_types.get(job.task_type), task_types.RelaysChat):
         raise EvaluationInputError(f"job {job.pk} is not an interactive (chat) job")
     find = word_filter()
     flagged = 0

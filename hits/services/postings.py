@@ -209,7 +209,7 @@ def launch_crowd_job(job: Job) -> Job:
 
 
 def launch_budget_check(job: Job) -> str | None:
-    """The launch check hits registers in annotation's LAUNCH_CHECKS (see hits.apps).
+    """The launch check hits registers in annotation's `extensions.launch_checks` (see hits.apps).
 
     A job with crowd settings goes live only with the spend of its postings reserved within the
     budget (in-house work too: it costs its reward, and a budget, when set, caps it), whichever path

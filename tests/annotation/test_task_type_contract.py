@@ -3,7 +3,8 @@ are stored through the real work page and bad ones refused with what to fix, res
 agreement has a table where it means something, a reviewer sees the answers, and the job exports.
 
 Each registered task type has a subclass here; a type without one fails
-`test_every_registered_task_type_has_a_contract_test`.
+`test_every_registered_task_type_has_a_contract_test`. What only some types do (their capabilities)
+has a suite each in `task_types/test_capabilities.py`.
 """
 import csv
 import json
@@ -67,7 +68,7 @@ class TaskTypeContract:
 
     def test_it_is_registered_and_its_settings_have_help(self):
         kind = task_types.get(self.key)
-        assert kind.label and kind.template and kind.builds_from in (task_types.CORPUS, task_types.PAYLOADS, task_types.RESPONSES)
+        assert kind.label and kind.template and task_types.builds_from(kind) in ("corpus", "payloads", "responses")
         assert all(isinstance(help_text, str) and help_text for _default, help_text in kind.settings_help.values())
         assert kind.clean_settings({}) == kind.clean_settings(kind.clean_settings({}))  # cleaning is stable
 
@@ -115,8 +116,9 @@ class TaskTypeContract:
         """The upload part of the contract: a type whose fields take files names where they are
         stored; a refused submission stores no file; a stored one keeps JSON in its answers."""
         kind = task_types.get(job.task_type)
-        uploads = kind.upload_fields(job.settings)
-        assert bool(uploads) == bool(kind.upload_store)
+        takes = task_types.capability(kind, task_types.TakesUploads)
+        uploads = takes.upload_fields(job.settings) if takes else []
+        assert bool(uploads) == bool(takes and takes.upload_store)
         (user, worker), = self._workers(make_annotator, 1)
         client = Client()
         client.force_login(user)
@@ -306,6 +308,12 @@ class TestSpokenReading(TaskTypeContract):
 def test_every_registered_task_type_has_a_contract_test():
     covered = {cls.key for cls in globals().values() if isinstance(cls, type) and issubclass(cls, TaskTypeContract) and cls.key}
     assert set(task_types.registry()) == covered
+
+
+def test_the_core_stays_small():
+    """What only some types do is a capability (task_types/capabilities.py), not a core member."""
+    core = {name for name in vars(task_types.TaskType) if not name.startswith("__")}
+    assert len(core) <= 15, sorted(core)
 
 
 def test_no_task_type_module_imports_a_service_or_a_view():

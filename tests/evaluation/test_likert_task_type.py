@@ -22,7 +22,7 @@ def test_default_questions_are_dstc9s_with_five_anchors():
     assert [f["name"] for f in fields] == ["appropriateness", "accuracy"]
     assert all([a["value"] for a in f["anchors"]] == [1, 2, 3, 4, 5] for f in fields)
     assert [f["shows_knowledge"] for f in fields] == [False, True]
-    assert KIND.agreement_level == "ordinal" and not KIND.supports_voting
+    assert KIND.agreement_level == "ordinal" and not isinstance(KIND, task_types.Votable)
 
 
 @pytest.mark.parametrize(

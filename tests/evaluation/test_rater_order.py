@@ -1,7 +1,7 @@
 """Issue 4: the order of a campaign's items is randomised per rater.
 
 A campaign's Likert job shuffles its items once (positions); each rater then meets them in their
-own rotation of that order (TaskType.claim_start), while every claim rule still holds. Rewrite
+own rotation of that order (OrdersClaims.claim_start), while every claim rule still holds. Rewrite
 jobs keep the plain position order.
 """
 import threading
@@ -116,7 +116,7 @@ def test_a_rewrite_job_keeps_the_plain_position_order(make_annotator):
     job = make_live_job(make_corpus(dialogs=3, user_turns=2), redundancy=2)
     for name in ("ann", "bob"):
         _user, worker = make_annotator(name)
-        assert task_types.get(job.task_type).claim_start(job, worker) is None
+        assert not isinstance(task_types.get(job.task_type), task_types.OrdersClaims)
         met = []
         while (slot := claim_next_slot(job=job, worker=worker)) is not None:
             submit_response(slot_id=slot.pk, worker=worker, answers=good_answers(slot.item))

@@ -16,8 +16,8 @@ def test_it_is_registered_with_the_published_defaults():
     assert [q["label"] for q in settings["questions"]] == ["Hard to understand", "Spoken features on keywords"]
     assert settings["subset_threshold"] == 2.5
     assert [f["choices"] and list(f["choices"]) for f in KIND.answer_fields(settings)] == [[1, 2, 3, 4, 5]] * 2
-    assert KIND.agreement_level == "ordinal" and not KIND.supports_voting
-    assert KIND.builds_from == task_types.CORPUS and KIND.source_speaker == "user"
+    assert KIND.agreement_level == "ordinal" and not isinstance(KIND, task_types.Votable)
+    assert isinstance(KIND, task_types.FromCorpusTurns) and KIND.source_speaker == "user"
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,26 @@ from annotation.services.payload_jobs import create_payload_job_from_file
 from annotation.models import Corpus
 from annotation.services.jobs import JobError, Selection, create_job
 
-#: Options that give a task-type setting as a file: option -> setting name.
-SETTING_FILES = {"qa_pairs": "qa_pairs", "entities": "entities"}
+
+def setting_files() -> dict[str, list[tuple[str, str]]]:
+    """Every setting some task type takes as a file (`SettingFiles`): setting -> [(type label, what the
+    file is)], one option each (`--qa-pairs`), so a new type's file settings need nothing here."""
+    files: dict[str, list[tuple[str, str]]] = {}
+    for _key, kind in sorted(task_types.registry().items()):
+        given_as_files = task_types.capability(kind, task_types.SettingFiles)
+        for setting, what in given_as_files.setting_files.items() if given_as_files else ():
+            files.setdefault(setting, []).append((kind.label, what))
+    return files
+
+
+def payload_files() -> str:
+    """What the payload file of each type that takes one is, for --payloads' help."""
+    described = []
+    for key, kind in sorted(task_types.registry().items()):
+        payloads = task_types.capability(kind, task_types.FromPayloads)
+        if payloads and payloads.payload_file:
+            described.append(f"{key}: {payloads.payload_file}")
+    return "; ".join(described)
 
 
 class Command(BaseCommand):
@@ -19,14 +37,16 @@ class Command(BaseCommand):
         "Create a draft job with one item per selected source turn of CORPUS_NAME: every turn, "
         "a random sample (--sample N --seed S) or the turns of chosen dialogs (--dialogs ID ...). "
         "Prints the job id and its item count; launch it with launch_job. A task type whose items are "
-        "payloads (qa_paraphrase) takes --payloads FILE, or CORPUS_NAME to build them from its knowledge."
+        "payloads takes --payloads FILE, or CORPUS_NAME to build them from the corpus's own data."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("corpus_name", nargs="?", help="Name of an imported corpus.")
-        parser.add_argument("--payloads", metavar="FILE", help="For a payload task type: the payload file (qa_paraphrase: JSONL of {id, question, answer}).")
-        parser.add_argument("--qa-pairs", metavar="FILE.jsonl", help='Out-of-scope job: the knowledge QA pairs, one {"question", "answer"} a line.')
-        parser.add_argument("--entities", metavar="FILE.csv", help="Rewrite job: replace slot values from this entity list (CSV with header slot,value) before rewriting.")
+        parser.add_argument("--payloads", metavar="FILE", help=f"For a payload task type: the payload file ({payload_files()}).")
+        for setting, uses in setting_files().items():
+            parser.add_argument(
+                "--" + setting.replace("_", "-"), dest=setting, metavar="FILE", help=" ".join(f"{label}: {what}" for label, what in uses)
+            )
         parser.add_argument("--name", required=True, help="Name of the job.")
         parser.add_argument("--task-type", default="rewrite", help="Task type key (default: rewrite).")
         parser.add_argument("--redundancy", type=int, default=1, help="Responses wanted per item (default: 1).")
@@ -59,14 +79,14 @@ class Command(BaseCommand):
         settings = self._settings(options["setting"])
         if options["variants"]:
             settings["variants"] = options["variants"]
-        for option, setting in SETTING_FILES.items():
-            if options[option]:
-                settings[setting] = self._setting_file(kind, option, setting, options[option])
+        for setting in setting_files():
+            if options[setting]:
+                settings[setting] = self._setting_file(kind, setting, setting, options[setting])
         common = {
             "name": options["name"], "task_type": kind.key, "settings": settings, "redundancy": options["redundancy"],
             "reward": options["reward"], "instructions": options["instructions"], "claim_timeout_minutes": options["claim_timeout"],
         }
-        if kind.builds_from == task_types.PAYLOADS:
+        if isinstance(kind, task_types.FromPayloads):
             job = self._payload_job(corpus, options["payloads"], common)
         elif corpus is None:
             raise CommandError("Name the corpus whose turns become items (CORPUS_NAME).")
@@ -98,7 +118,7 @@ class Command(BaseCommand):
 
     def _setting_file(self, kind, option, setting, path):
         flag = "--" + option.replace("_", "-")
-        if setting not in kind.setting_files:
+        if not isinstance(kind, task_types.SettingFiles) or setting not in kind.setting_files:
             raise CommandError(f"{flag}: task type {kind.key!r} takes no {setting.replace('_', ' ')}")
         try:
             return kind.read_setting_file(setting, self._read(path, flag), Path(path).name)

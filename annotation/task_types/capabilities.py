@@ -1,0 +1,309 @@
+"""What a task type may do beyond the core (`base.TaskType`): one small class per capability.
+
+A type declares a capability by inheriting its class (`class ChatTaskType(TaskType, RelaysChat)`),
+and the platform discovers it with `capability(kind, RelaysChat)`, which returns the type when it
+declares the capability and None when not, or with `isinstance`. Nothing outside a type's module
+asks for a type by its key: it asks for what the type can do. The members of each class are the
+capability's contract; `tests/annotation/task_types/` holds one contract suite per capability.
+
+Every type declares exactly one item source: `FromCorpusTurns`, `FromPayloads` or `FromResponses`.
+"""
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from .base import PayloadError, TaskType, TaskTypeSettingsError
+
+C = TypeVar("C")
+
+
+def capability(kind: object, cls: type[C]) -> C | None:
+    """`kind` as a `cls` when it declares that capability, else None."""
+    return kind if isinstance(kind, cls) else None
+
+
+# --- Where items come from ---------------------------------------------------------------------
+
+
+class FromCorpusTurns:
+    """Items are turns of a corpus (one item per chosen source turn); `services.jobs.create_job`."""
+
+    #: Only turns of this speaker become items ("user" for rewrites); None: every turn. Applied in
+    #: the database query, so a job over a large corpus does not read the turns it would drop.
+    source_speaker: str | None = None
+
+    def source_turns(self, turns: Iterable, settings: Mapping) -> list:
+        """The source turns that become items, from turns already limited to `source_speaker`, in
+        corpus order (rows with id, dialog_id, index, speaker, text, slot_values), under the job's
+        cleaned `settings`. A type may return its own rows (with at least `id`, the item's turn)
+        for `build_payload`: the out-of-scope type picks insertion points per dialog."""
+        return list(turns)
+
+    def settings_for_corpus(self, settings: Mapping, corpus_meta: Mapping) -> dict:
+        """Cleaned settings completed from the job's corpus (its `Corpus.meta`): e.g. the
+        out-of-scope type takes the knowledge QA pairs of a DSTC9 corpus when none are given."""
+        return dict(settings)
+
+
+class FromPayloads:
+    """Items are payloads the caller gives (kept in a `PayloadSet`): a campaign, a payload file, or
+    a corpus's own data; `services.payload_jobs`."""
+
+    #: What a payload file an organizer may give is (shown on the job page and in `create_job`'s
+    #: help); empty: its payloads come from elsewhere (a campaign), and the job page does not offer it.
+    payload_file: str = ""
+
+    def read_payloads(self, text: str, name: str) -> list:
+        """The payloads of a `payload_file` (`name`: the file's name, for messages): by default one
+        JSON object a line, blank lines skipped. PayloadError names the line."""
+        payloads = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                payload = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PayloadError(f"{name} line {number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(payload, dict):
+                raise PayloadError(f"{name} line {number}: expected a JSON object")
+            payloads.append(payload)
+        if not payloads:
+            raise PayloadError(f"{name}: no payloads; write one JSON object a line")
+        return payloads
+
+    def payloads_from_corpus(self, corpus_meta: Mapping) -> list:
+        """Payloads taken from a corpus's own data (`Corpus.meta`, e.g. the FAQ documents of a DSTC9
+        knowledge base); empty: none."""
+        return []
+
+
+class FromResponses:
+    """Items are the responses of another job (one item per response put to the vote): the vote
+    type. `services.voting.enable_voting` makes such a job; nobody else does."""
+
+
+#: What each item source is called in the API (`/api/task-types/`'s `builds_from`) and messages.
+ITEM_SOURCES: dict[type, str] = {FromCorpusTurns: "corpus", FromPayloads: "payloads", FromResponses: "responses"}
+
+
+def item_source(kind: object) -> type:
+    """The item-source capability `kind` declares (one of `ITEM_SOURCES`)."""
+    return next(cls for cls in ITEM_SOURCES if isinstance(kind, cls))
+
+
+def builds_from(kind: object) -> str:
+    """Where `kind`'s items come from, by name: corpus, payloads or responses."""
+    return ITEM_SOURCES[item_source(kind)]
+
+
+# --- Settings given as files ---------------------------------------------------------------------
+
+
+class SettingFiles:
+    """Settings an organizer gives as a file: the job page shows an upload, `create_job` an option."""
+
+    #: Setting name -> what the file is (shown beside the upload and in the command's help).
+    setting_files: Mapping[str, str] = {}
+
+    def read_setting_file(self, setting: str, text: str, name: str) -> Any:
+        """The value of a `setting_files` setting from the file's text (`name`: the file's name, for
+        messages); TaskTypeSettingsError names the setting and the line."""
+        raise TaskTypeSettingsError({setting: "this setting is not read from a file"})
+
+
+# --- What a response sets off ------------------------------------------------------------------------
+
+
+class Votable:
+    """Its responses are put to a vote when the job votes (CGoDial voting, `services.voting`)."""
+
+    #: The question voters answer about this type's responses; empty: the vote type's default (rewrites).
+    vote_question: str = ""
+
+    def vote_parts(self, settings: Mapping) -> list[dict]:
+        """The parts of a response voters judge one by one, [{name, label}] (a rewrite's variants; a
+        part with enough noes re-collects the item); empty: the whole response."""
+        return []
+
+
+class GradesGold:
+    """Grades a gold answer its own way; without it a gold answer is met when every key is equal
+    (`grade_gold`)."""
+
+    def grade_gold(self, gold: Mapping, answers: Mapping) -> bool:
+        """Whether cleaned answers meet a gold item's known answer."""
+        return exact_match(gold, answers)
+
+
+def exact_match(gold: Mapping, answers: Mapping) -> bool:
+    return all(answers.get(key) == value for key, value in gold.items())
+
+
+def grade_gold(kind: object, gold: Mapping, answers: Mapping) -> bool:
+    """Whether `answers` meet `gold` by `kind`'s rule (`GradesGold`), else every key equal."""
+    grader = capability(kind, GradesGold)
+    return grader.grade_gold(gold, answers) if grader else exact_match(gold, answers)
+
+
+class FeedsRatings:
+    """A counted response becomes evaluation `Rating` rows (evaluation follows the response's life
+    for these types only: `evaluation/receivers.py`)."""
+
+
+class ComparesSystems:
+    """Its responses compare two systems; evaluation ranks them (Bradley-Terry)."""
+
+    def comparison(self, payload: Mapping, answers: Mapping) -> tuple | None:
+        """(system_a, system_b, outcome "a"|"b"|"tie", instance) of one response, or None."""
+        raise NotImplementedError
+
+
+# --- The page ------------------------------------------------------------------------------------------
+
+
+class TakesUploads:
+    """Some answer fields are files (an "upload" media type); see `base.Upload`. The page posts
+    multipart, `validate` gets the bytes and returns an Upload for a good file, and its content goes
+    to the store named here (`annotation.extensions.upload_stores`) in the response's transaction."""
+
+    #: Where the files of this type's responses are stored (a key of `annotation.extensions.upload_stores`).
+    upload_store: str = ""
+
+    def upload_fields(self, settings: Mapping) -> list[dict]:
+        """The answer fields that are files (an "upload" media type), posted as multipart."""
+        return [f for f in self.answer_fields(settings) if f.get("upload")]  # type: ignore[attr-defined]  # a mixin of TaskType
+
+
+class RelaysChat:
+    """The page relays a conversation (`/work/<token>/chat/`, `annotation.chat_relay`), and the
+    server fills in what was said."""
+
+    def server_answers(self, item: Any, slot: Any, settings: Mapping) -> dict:
+        """Answers the server fills in, not the worker, merged over the posted ones before
+        validation (a chat's transcript, read back from its relay, so it cannot be forged)."""
+        return {}
+
+
+class GroupsFields:
+    """Some answer fields are shown inside another's row on the page (a questionnaire's N/A reason
+    beside its question): the type completes the rows the work page builds."""
+
+    def form_rows(self, rows: list[dict], answers: Mapping, problems: Mapping[str, list[str]]) -> list[dict]:
+        """The work page's rows ({**field, "value", "problems"}) completed: `answers` as posted,
+        `problems` the messages by field."""
+        return rows
+
+
+# --- Who gets which item -----------------------------------------------------------------------------
+
+
+class OrdersClaims:
+    """Each worker meets the items in an order of their own (`services.claims.claim_next_slot`).
+    A job of such a type is always claimed in a transaction, never by the one-statement claim."""
+
+    def claim_start(self, job: Any, worker: Any) -> int | None:
+        """Where in the job's position order this worker's claims begin, or None for the plain order.
+
+        Called by claim_next_slot inside its transaction. An offset makes the worker meet the items
+        as a rotation of the position order: positions >= offset first, then the ones before it.
+        Each branch is still an ordered scan of the (job, state, position) index.
+        """
+        return None
+
+
+class HoldsBackItems:
+    """Some items are given to nobody for now (chats with a paused system)."""
+
+    def held_back(self, job: Any) -> Mapping | None:
+        """Items no worker is given for now, as Item field lookups to exclude, or None. Called on
+        every claim: it must be cheap."""
+        return None
+
+
+# --- Combining and review ------------------------------------------------------------------------------
+
+
+class HasSubset:
+    """A job may define a downloadable subset of its items (CGoDial's hard test subset)."""
+
+    def in_subset(self, combined: Mapping, settings: Mapping) -> bool | None:
+        """Whether an item, by its combined responses, belongs to the job's subset; None when the
+        job defines no subset."""
+        return None
+
+
+class DiffsAgainstSubject:
+    """The review queue shows each free-text answer as a word diff against the subject: an answer
+    rewrites the subject (rewrites), so the reviewer sees what changed."""
+
+
+# --- Export ------------------------------------------------------------------------------------------
+
+
+class ExportsTestSets:
+    """The job exports test sets in its corpus's own format (one directory each), the manifest and
+    `responses.csv`; a job of any other type exports its responses, combined items and agreement."""
+
+    def test_set_names(self, settings: Mapping) -> list[str]:
+        """The test sets a job exports: one directory each (rewrites: one per variant)."""
+        return []
+
+    def test_set_turns(self, turn: Any, payload: Mapping, accepted_responses: list, settings: Mapping) -> dict:
+        """What one source turn with an item becomes in each test set: {set name: [TurnRecord, ...]}
+        (`annotation.exporters.TurnRecord`); a set left out keeps the source turn. `accepted_responses`
+        are the item's counted responses (.answers, .submitted_at, .id; with `TakesUploads`,
+        .transcribed_readings), earliest first."""
+        return {}
+
+    def response_columns(self, settings: Mapping) -> list[str]:
+        """The answer columns of the export's `responses.csv`; default: the test sets'."""
+        return self.test_set_names(settings)
+
+    def manifest_of(self, payload: Mapping) -> dict:
+        """What an item's payload records for the export manifest (e.g. the entity mapping of an
+        unseen-entities rewrite); empty: nothing."""
+        return {}
+
+    def manifest_extra(self, settings: Mapping) -> dict:
+        """Job-level entries of the export's manifest (e.g. the out-of-scope default answer)."""
+        return {}
+
+
+class ExportSource(Protocol):
+    """What the export offers a type's `answer_files` (`services.exports` implements it)."""
+
+    include_audio: bool
+
+    def counted_items(self) -> Iterable[tuple[Mapping, list[tuple[str, Mapping]]]]:
+        """(payload, [(worker, answers), ...] of the counted responses, earliest first) in item order."""
+        ...
+
+    def readings(self) -> Iterable[Any]:
+        """The stored spoken readings of the job's confirmed responses (`SpokenReading` rows, with
+        `response.worker` and `response.item.turn.dialog`)."""
+        ...
+
+    def copy_file(self, stored: Any, name: str) -> None:
+        """Copy a stored file (a FieldFile) into the export under `name`."""
+        ...
+
+
+class ExportsFiles:
+    """The export holds extra JSONL files the type makes (QA pairs, the readings)."""
+
+    def answer_files(self, source: ExportSource, settings: Mapping) -> dict[str, list[dict]]:
+        """{file name: [JSON records]}, each written one record a line in this order."""
+        return {}
+
+
+#: Every capability, for the architecture doc and the contract suites.
+CAPABILITIES: tuple[type, ...] = (
+    FromCorpusTurns, FromPayloads, FromResponses, SettingFiles, Votable, GradesGold, FeedsRatings, ComparesSystems,
+    TakesUploads, RelaysChat, GroupsFields, OrdersClaims, HoldsBackItems, HasSubset, DiffsAgainstSubject,
+    ExportsTestSets, ExportsFiles,
+)
+
+
+def declared(kind: TaskType) -> list[type]:
+    """The capabilities `kind` declares."""
+    return [cls for cls in CAPABILITIES if isinstance(kind, cls)]
