@@ -53,7 +53,8 @@ def add_gold_from_item(job: Job, *, item_id, gold: Mapping) -> Item:
         raise GoldRequestError(item=item_errors, gold=['give the known answer as an object {field: value}, e.g. {"accuracy": 4}'])
     known = {name: value for name, value in gold.items() if value not in (None, "")}
     names = [f["name"] for f in kind.answer_fields(job.settings)]
-    gold_errors, field_errors = [], {}
+    gold_errors: list[str] = []
+    field_errors: dict[str, list[str]] = {}
     unknown = sorted(set(known) - set(names))
     if unknown:
         gold_errors.append(f"this task type has no answer field {', '.join(map(repr, unknown))}; its fields are {', '.join(names)}")
@@ -64,7 +65,7 @@ def add_gold_from_item(job: Job, *, item_id, gold: Mapping) -> Item:
         for problem in problems:
             if problem.field in known:
                 field_errors.setdefault(problem.field, []).append(problem.message)
-    if item_errors or gold_errors or field_errors:
+    if source is None or item_errors or gold_errors or field_errors:
         raise GoldRequestError(item=item_errors, gold=gold_errors, fields=field_errors)
     try:
         return add_gold_item(job, payload=dict(source.payload), gold=known)
