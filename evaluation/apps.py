@@ -7,9 +7,9 @@ class EvaluationConfig(AppConfig):
 
     def ready(self):
         from annotation import chat_relay
+        from evaluation.interactive.services.chats import SystemsRelay
 
         from . import receivers  # noqa: F401  (connects the receivers that keep ratings in step with responses)
-        from .services.chats import SystemsRelay
 
         # Chat items reach registered systems through this relay; annotation never imports evaluation.
         chat_relay.RELAYS.setdefault(chat_relay.DEFAULT_RELAY, SystemsRelay())

@@ -19,8 +19,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from evaluation import agreement
-from evaluation.report import SystemSpec, build_report
+from evaluation.stats import agreement
+from evaluation.stats.report import SystemSpec, build_report
 
 SYSTEMS, INSTANCES, RATERS_PER_ITEM, RATER_POOL = 12, 28_000, 3, 300
 QUESTIONS = ("appropriateness", "accuracy")

@@ -176,7 +176,7 @@ SPECTACULAR_SETTINGS = {
     # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.
     "SERVE_PERMISSIONS": ["annotation.api.permissions.SchemaReaders"],
     # Two serializers have a `state` choice; name the adaptive pair's so neither gets a hashed name.
-    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
+    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
 }
 # The API's schema and its docs page: public (the default; the schema names operations and fields,
 # no data) or, with false, for logged-in organizers only (401/403 for anyone else).
@@ -266,7 +266,7 @@ QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or N
 # Parts `manage.py demo` runs after its main job, as dotted paths of functions called with
 # (server, organizer, annotator_names, password, seed, say) that return a summary dict. Through a
 # setting so that annotation's demo runner imports no other app.
-QUORUM_DEMO_PARTS = ["evaluation.demo_interactive.run_interactive_demo"]
+QUORUM_DEMO_PARTS = ["evaluation.interactive.demo.run_interactive_demo"]
 
 # Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
 QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation import allocation
+from evaluation.stats import allocation
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
 needs_dstc9 = pytest.mark.skipif(not (DATA / "results").is_dir(), reason=f"the real DSTC9 data are not at {DATA} (the shared data folder of the project)")

@@ -12,21 +12,15 @@ from annotation import task_types
 from annotation.models import Response, Slot
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
-from evaluation import selectors
-from evaluation.fed_static import StaticSetError, parse
+from evaluation.errors import EvaluationInputError
+from evaluation.fed import selectors
+from evaluation.fed.dataset import StaticSetError, parse
+from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
+from evaluation.interactive.offensive import WordListError, load_words, matcher
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from evaluation.models import FedCandidate, FedSet
-from evaluation.offensive import WordListError, load_words, matcher
-from evaluation.services import (
-    EvaluationInputError,
-    create_chat_job,
-    create_fed_set_from_chats,
-    import_fed_static,
-    import_goals,
-    launch_fed_job,
-    register_system,
-    review_candidate,
-)
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
 
 from .systems import running
 

@@ -12,10 +12,11 @@ from django.urls import reverse
 from annotation.models import Response
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
-from evaluation import selectors
-from evaluation.interactive import system_results
-from evaluation.services import create_chat_job, import_goals, register_system
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+from evaluation.interactive import selectors
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
+from evaluation.stats.interactive import system_results
 
 from .systems import Broken, running
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.interactive import system_results, to_csv, to_markdown
+from evaluation.stats.interactive import system_results, to_csv, to_markdown
 
 DATABASE = {"restaurant": [{"name": "Golden Wok", "food": "chinese", "area": "centre"}, {"name": "Pizza Hut", "food": "italian", "area": "south"}]}
 GOAL = {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}

@@ -15,7 +15,8 @@ from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.task_types.pairwise import left_side
 from annotation.work_tokens import make_token
-from evaluation import bradley_terry, selectors
+from evaluation.campaigns import selectors
+from evaluation.stats import bradley_terry
 
 pytestmark = pytest.mark.django_db
 

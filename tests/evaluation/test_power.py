@@ -15,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from evaluation import power
+from evaluation.stats import power
 
 TRUE = power.Components(instance=0.30, system_instance=0.20, rater=0.10, residual=0.60)
 
@@ -178,7 +178,7 @@ def test_plan_power_reads_a_campaigns_ratings(campaign, test_set, tmp_path):
     assert body["pilot"]["components"]["rater"] == 0
     with pytest.raises(CommandError, match="either as a FILE or as --campaign"):
         run(write_pilot(tmp_path / "pilot.csv"), "--campaign", campaign.name, "--top-k", 2)
-    from evaluation.services import create_campaign
+    from evaluation.campaigns.services.campaigns import create_campaign
 
     create_campaign("empty", test_set, [])
     with pytest.raises(CommandError, match="campaign 'empty': has no ratings yet"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation import judge_agreement, ppi
+from evaluation.stats import judge_agreement, ppi
 
 Z = stats.norm.ppf(0.975)
 

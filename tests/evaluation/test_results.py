@@ -5,10 +5,11 @@ import json
 import pytest
 
 from evaluation import tasks
+from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign, refresh_inputs_version
+from evaluation.campaigns.services.exports import export_campaign
+from evaluation.errors import EvaluationInputError
 from evaluation.models import CampaignResult, Rating
 from evaluation.results_requests import request_campaign_results
-from evaluation.services import EvaluationInputError, compute_campaign_results, create_campaign, export_campaign
-from evaluation.services.campaigns import refresh_inputs_version
 
 from .conftest import DSTC9
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluation import scoring
-from evaluation.report import SystemSpec, build_report
+from evaluation.stats import scoring
+from evaluation.stats.report import SystemSpec, build_report
 
 
 def ratings_frame(rows):
@@ -164,7 +164,7 @@ def test_unrated_instances_are_left_out_and_counted_and_unrated_rows_say_so():
     assert rows["e"]["final"] == pytest.approx(4.0) and rows["e"]["unrated"] == 2  # collection still running
     assert rows["gt"]["final"] is None and not rows["gt"]["rated"]
     assert report["systems"][-1]["system"] == "gt"  # unrated rows last
-    from evaluation import leaderboard
+    from evaluation.campaigns import leaderboard
 
     table = leaderboard.to_markdown(report)
     assert "| ref |  | gt (ground truth) | not rated | not rated | 0 | 4 |" in table  # never rated: 4 instances wait

@@ -8,9 +8,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import RequestFactory
 from django.urls import reverse
 
-from evaluation import leaderboard, views
+from evaluation.campaigns import leaderboard, views
+from evaluation.campaigns.services.campaigns import compute_campaign_results
 from evaluation.models import Campaign, Entry, TestSet
-from evaluation.services import compute_campaign_results
 from evaluation.tasks import compute_campaign_results as compute_task
 
 from .conftest import DSTC9

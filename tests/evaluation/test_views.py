@@ -3,9 +3,9 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import RequestFactory
 
-from evaluation import views
+from evaluation.campaigns import views
+from evaluation.campaigns.services.campaigns import compute_campaign_results
 from evaluation.models import CampaignResult
-from evaluation.services import compute_campaign_results
 
 pytestmark = pytest.mark.django_db
 
@@ -56,8 +56,8 @@ def test_results_page_shows_both_plots_drawn_from_the_stored_report(organizer, c
 def test_finalists_are_selected_on_the_campaign_list_page_and_can_start_a_campaign(organizer, test_set, client):
     from django.urls import reverse
 
+    from evaluation.campaigns.services.imports import import_entries, import_objective_scores
     from evaluation.models import Campaign
-    from evaluation.services import import_entries, import_objective_scores
 
     from .conftest import DSTC9
 
@@ -78,8 +78,8 @@ def test_past_human_evaluations_import_from_the_campaign_page_all_or_nothing(org
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
+    from evaluation.campaigns.services.campaigns import create_campaign
     from evaluation.models import Rating
-    from evaluation.services import create_campaign
 
     from .conftest import DSTC9
     from .test_api_finalists_human_eval import zipped

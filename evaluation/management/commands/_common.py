@@ -27,7 +27,8 @@ def add_test_set_arguments(parser):
 
 def current_results(campaign):
     """The campaign's stored results for its current inputs, computed here first if needed."""
-    from evaluation.services import EvaluationInputError, compute_campaign_results
+    from evaluation.campaigns.services.campaigns import compute_campaign_results
+    from evaluation.errors import EvaluationInputError
 
     try:
         return compute_campaign_results(campaign.pk)
