@@ -5,11 +5,9 @@ recomputing flags), and the worker page (flags with their evidence, gold record,
 Thin views over the services and selectors; organizers only (anonymous users are sent to log
 in, everyone else gets a 403 page that says why). Writes are POST only.
 """
-from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -18,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from quorum import csv_safety
+from quorum.roles import organizer_required
 
 from . import task_types
 from .export_requests import start_export
@@ -28,10 +27,7 @@ from .import_requests import UploadError, import_error_field, start_upload_impor
 from .job_requests import JOB_ACTIONS, change_state, create_job_for_request, create_payload_job_for_request, job_error_fields
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
-from .roles import is_organizer
 from .selectors import quality as quality_selectors
-from .selectors.flags import flagged_workers, stored_flags
-from .selectors.gold import gold_items
 from .selectors.dashboard import (
     corpora_with_counts,
     jobs_with_progress,
@@ -39,6 +35,8 @@ from .selectors.dashboard import (
     recent_import_runs,
     worker_recent_responses,
 )
+from .selectors.flags import flagged_workers, stored_flags
+from .selectors.gold import gold_items
 from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
 from .selectors.review import ReviewFilters, review_queue
@@ -47,8 +45,8 @@ from .services.imports import ImportFailed
 from .services.jobs import JobError
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from .services.review import ACTIONS as REVIEW_ACTIONS
-from .services.team import TeamError, add_annotators, parse_team_csv, set_active
 from .services.review import bulk_decide
+from .services.team import TeamError, add_annotators, parse_team_csv, set_active
 from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from .tasks import apply_worker_flags
 from .views import audio_response
@@ -56,18 +54,6 @@ from .views import audio_response
 #: Rows per page of each list on the job page (reviewed items, flagged workers, gold items); the
 #: responses themselves are paged in the review queue.
 SECTION_ROWS = 20
-
-
-def organizer_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not is_organizer(request.user):
-            return render(request, "annotation/organizer/forbidden.html", status=403)
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 @organizer_required

@@ -22,11 +22,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from quorum.roles import is_organizer, worker_for
+
 from . import chat_relay, task_types
 from .after_submit import after_submit_url
 from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
-from .roles import is_organizer, worker_for
 from .selectors import work as work_selectors
 from .selectors.feedback import feedback_from_json, voted_down
 from .selectors.jobs import worker_responses
@@ -38,8 +39,8 @@ from .services.claims import (
     claim_next_slot,
     job_admits,
     job_is_open_to,
-    remember_admission,
     release_slot,
+    remember_admission,
     submit,
 )
 from .services.uploads import posted_files

@@ -57,7 +57,7 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.contrib.auth import get_user_model
-from annotation.roles import make_annotator
+from quorum.roles import make_annotator
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.interactive.services.systems import import_goals, register_system
 system = register_system(name="bench-system", url=%r, secret=%r)

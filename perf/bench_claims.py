@@ -37,7 +37,7 @@ call_command("migrate", verbosity=0)
 from django.db import connection
 from django.contrib.auth import get_user_model
 from annotation.demo.corpus import generate_corpus
-from annotation.roles import make_annotator
+from quorum.roles import make_annotator
 from annotation.services.imports import import_corpus
 from annotation.services.jobs import create_job, launch_job
 from pathlib import Path

@@ -155,10 +155,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
-        "annotation.api.parsers.StrictMultiPartParser",  # a multipart body with no part is a 400
+        "quorum.api.parsers.StrictMultiPartParser",  # a multipart body with no part is a 400
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",  # limit and offset clamped
+    "DEFAULT_PAGINATION_CLASS": "quorum.api.pagination.BoundedLimitOffsetPagination",  # limit and offset clamped
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -171,10 +171,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",  # drf-spectacular's default
-        "annotation.api.pagination.document_refused_pages",  # a bad limit or offset is a 400
+        "quorum.api.pagination.document_refused_pages",  # a bad limit or offset is a 400
     ],
     # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.
-    "SERVE_PERMISSIONS": ["annotation.api.permissions.SchemaReaders"],
+    "SERVE_PERMISSIONS": ["quorum.api.permissions.SchemaReaders"],
     # Two serializers have a `state` choice; name the adaptive pair's so neither gets a hashed name.
     "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
 }

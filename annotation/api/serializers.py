@@ -5,13 +5,28 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from quorum.api.strict import RefusesUnknownFields
+
 from .. import task_types
 from ..import_requests import FILE_ROLES
-from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, CheckOverride, Corpus, ExportRun, ImportRun, Job, OnVotedDown, QualityPolicy, Response, SourceFormat, Worker, WorkerStanding
+from ..models import (
+    SPEECH_ERRORS_MAX_WER,
+    SPEECH_ERRORS_MIN_WER,
+    CheckOverride,
+    Corpus,
+    ExportRun,
+    ImportRun,
+    Job,
+    OnVotedDown,
+    QualityPolicy,
+    Response,
+    SourceFormat,
+    Worker,
+    WorkerStanding,
+)
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
-from .strict import RefusesUnknownFields
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 

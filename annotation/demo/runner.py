@@ -14,17 +14,18 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from quorum.roles import make_annotator, make_organizer, worker_for
+
 from ..export_requests import start_export
 from ..import_requests import start_import
 from ..models import ImportRun, Response, RunStatus, Worker
-from ..roles import make_annotator, make_organizer, worker_for
-from ..selectors.jobs import job_progress
 from ..selectors.flags import stored_flags
+from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary
-from ..services.quality import apply_flags
-from ..services.voting import enable_voting
 from ..selectors.work import annotator_jobs
 from ..services.jobs import Selection, create_job, launch_job
+from ..services.quality import apply_flags
+from ..services.voting import enable_voting
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
 from .server import DemoServer

@@ -5,12 +5,12 @@ from django.db.models import Count, Q
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.api.strict import RefusesUnknownFields
 from annotation.models import Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import Campaign, CampaignJob, CampaignLook
 from evaluation.stats import agreement
+from quorum.api.strict import RefusesUnknownFields
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000

@@ -16,8 +16,6 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.parsers import StrictMultiPartParser
-from annotation.api.permissions import IsOrganizer
 from evaluation.api import serializers as s
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns import selectors as campaign_selectors
@@ -35,6 +33,8 @@ from evaluation.interactive.services.systems import import_goals, register_syste
 from evaluation.models import Campaign, Rating, TestSet
 from evaluation.results_requests import request_campaign_results
 from evaluation.stats import agreement
+from quorum.api.parsers import StrictMultiPartParser
+from quorum.api.permissions import IsOrganizer
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.

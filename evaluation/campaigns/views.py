@@ -1,14 +1,11 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.roles import is_organizer
 from evaluation.campaigns import leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists, set_adaptive
@@ -25,11 +22,7 @@ from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, TestSet
 from evaluation.results_requests import request_campaign_results
 from evaluation.stats import pairwise_report, power
-
-
-def _organizer_only(request):
-    if not is_organizer(request.user):
-        raise PermissionDenied("Only organizers can see evaluation campaigns.")
+from quorum.roles import organizer_required
 
 
 def _with_cells(rows, questions):
@@ -53,17 +46,15 @@ def _list_page(request, extra=None, status=200, **bound_forms):
     return render(request, "evaluation/campaign_list.html", context, status=status)
 
 
-@login_required
+@organizer_required
 def campaign_list(request):
     """Campaigns, the set-up forms, and finalist selection by mean reciprocal rank (a POST shows the finalists)."""
-    _organizer_only(request)
     return _list_page(request, _select_finalists(request) if request.method == "POST" else None)
 
 
 def _setup_upload(request, form_key, run):
     """Check the form, run the import (`run(cleaned_data)` returns the success message) and come
     back to the list; a refusal is shown on the form with a 400, and nothing was written."""
-    _organizer_only(request)
     form = SETUP_FORMS[form_key](request.POST, request.FILES)
     if form.is_valid():
         try:
@@ -97,19 +88,19 @@ def _import_entries(data) -> str:
     return f"Imported {summary['entries']} entries{scores}: {', '.join(summary['labels'])}."
 
 
-@login_required
+@organizer_required
 @require_POST
 def test_set_upload(request):
     return _setup_upload(request, "test_set_form", _import_test_set)
 
 
-@login_required
+@organizer_required
 @require_POST
 def test_set_logs_upload(request):
     return _setup_upload(request, "logs_form", _import_logs)
 
 
-@login_required
+@organizer_required
 @require_POST
 def entries_upload(request):
     return _setup_upload(request, "entries_form", _import_entries)
@@ -142,11 +133,10 @@ def _select_finalists(request) -> dict:
     return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
 
 
-@login_required
+@organizer_required
 @require_POST
 def campaign_import_human_eval(request, pk):
     """Import a zipped DSTC9 human-evaluation folder into the campaign; all or nothing."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     upload = request.FILES.get("file")
     if upload is None:
@@ -161,11 +151,10 @@ def campaign_import_human_eval(request, pk):
     return redirect("evaluation:campaign-results", pk=pk)
 
 
-@login_required
+@organizer_required
 @require_POST
 def campaign_import_judge(request, pk):
     """Import an automatic judge's scores (CSV system,instance,question,score); all or nothing."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign.objects.select_related("test_set"), pk=pk)
     upload = request.FILES.get("file")
     if upload is None:
@@ -180,11 +169,10 @@ def campaign_import_judge(request, pk):
     return redirect("evaluation:campaign-results", pk=pk)
 
 
-@login_required
+@organizer_required
 @require_POST
 def campaign_compute(request, pk):
     """Queue the computation of the campaign's results (a Celery task); the page shows them when stored."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
         request_campaign_results(campaign)
@@ -219,9 +207,8 @@ def _plan(form) -> dict:
     return {"plan": result.as_dict()}
 
 
-@login_required
+@organizer_required
 def campaign_results(request, pk):
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
     plan_form = PlanForm(request.POST or None, request.FILES or None, initial={"pilot_campaign": campaign.pk})
     planned = _plan(plan_form) if request.method == "POST" and plan_form.is_valid() else None
@@ -263,12 +250,11 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
     return render(request, "evaluation/campaign_results.html", context, status=status)
 
 
-@login_required
+@organizer_required
 @require_POST
 def campaign_set_adaptive(request, pk):
     """Write the campaign's adaptive settings (checked by `set_adaptive`); a refusal re-shows the
     form with what to fix and writes nothing."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
     form = AdaptiveForm.for_campaign(campaign, request.POST)
     if form.is_valid():
@@ -296,12 +282,11 @@ def _created_message(crowd, items, launched) -> str:
     return f"Created the crowd job “{crowd.job.name}”: {what}; {then}"
 
 
-@login_required
+@organizer_required
 @require_POST
 def campaign_create_crowd_job(request, pk):
     """Create the campaign's crowd rating job and, if asked, launch it: one transaction, so a
     refused launch leaves no job. A refusal re-shows the form with the reason and creates nothing."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
     form = CrowdJobForm(request.POST)
     if form.is_valid():
@@ -323,11 +308,10 @@ def campaign_create_crowd_job(request, pk):
     return _results_page(request, campaign, crowd_form=form, status=400)
 
 
-@login_required
+@organizer_required
 @require_POST
 def campaign_launch_crowd_job(request, pk):
     """Open the campaign's draft crowd job to raters; a refusal (e.g. its crowd's budget) is shown as a message."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
         launch_crowd_job(campaign)
@@ -341,10 +325,9 @@ def campaign_launch_crowd_job(request, pk):
 PLOTS = {"scores": plots.scores_with_intervals, "ratings": plots.rating_distributions}
 
 
-@login_required
+@organizer_required
 def campaign_plot(request, pk, kind):
     """A PNG drawn from the stored report (no statistic is recomputed here)."""
-    _organizer_only(request)
     draw = PLOTS.get(kind)
     campaign = get_object_or_404(Campaign, pk=pk)
     shown = selectors.current_result(campaign) or selectors.latest_result(campaign)
@@ -368,10 +351,9 @@ REPORT_FILES = {
 WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
 
 
-@login_required
+@organizer_required
 def campaign_download(request, pk, name):
     """One file of the results the page shows (current, else the latest older ones), as an attachment."""
-    _organizer_only(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     shown, _stale = selectors.shown_result(campaign)
     if shown is None or name not in {**REPORT_FILES, **WRITTEN_FILES}:
@@ -391,11 +373,10 @@ def campaign_download(request, pk, name):
 RANKING_FORMATS = {"csv": ("text/csv", pairwise_report.to_csv), "md": ("text/markdown", pairwise_report.to_markdown)}
 
 
-@login_required
+@organizer_required
 def pairwise_ranking(request, pk, fmt=None):
     """A pairwise job's systems ranked by Bradley-Terry strength, with bootstrap intervals; as a page,
     or as CSV / Markdown to publish."""
-    _organizer_only(request)
     job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
     result = selectors.pairwise_ranking(job)
     if fmt is not None:

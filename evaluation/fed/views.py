@@ -3,18 +3,17 @@ offensive-word review queue, the FED job and its results. Thin: services write, 
 from functools import partial
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evaluation.campaigns.views import _organizer_only
 from evaluation.errors import EvaluationInputError
 from evaluation.fed import selectors
 from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
 from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
 from evaluation.interactive.views import keep_or_drop
 from evaluation.models import FedCandidate, FedSet
+from quorum.roles import organizer_required
 
 
 def _list(request, status=200, chats_form=None, static_form=None):
@@ -24,9 +23,8 @@ def _list(request, status=200, chats_form=None, static_form=None):
     return render(request, "evaluation/fed_sets.html", context, status=status)
 
 
-@login_required
+@organizer_required
 def fed_sets(request):
-    _organizer_only(request)
     return _list(request)
 
 
@@ -37,10 +35,9 @@ def _created(request, fed_set):
     return redirect("evaluation:fed-set", pk=fed_set.pk)
 
 
-@login_required
+@organizer_required
 @require_POST
 def fed_from_chats(request):
-    _organizer_only(request)
     form = FedFromChatsForm(request.POST)
     if form.is_valid():
         try:
@@ -52,10 +49,9 @@ def fed_from_chats(request):
     return _list(request, status=400, chats_form=form)
 
 
-@login_required
+@organizer_required
 @require_POST
 def fed_static(request):
-    _organizer_only(request)
     form = FedStaticForm(request.POST, request.FILES)
     if form.is_valid():
         try:
@@ -75,24 +71,21 @@ def _set_page(request, fed_set, status=200, launch_form=None):
     return render(request, "evaluation/fed_set.html", context, status=status)
 
 
-@login_required
+@organizer_required
 def fed_set(request, pk):
-    _organizer_only(request)
     return _set_page(request, get_object_or_404(selectors.fed_sets(), pk=pk))
 
 
-@login_required
+@organizer_required
 @require_POST
 def fed_review(request, pk, candidate_pk):
-    _organizer_only(request)
     candidate = get_object_or_404(FedCandidate, pk=candidate_pk, fed_set_id=pk)
     return keep_or_drop(request, partial(review_candidate, candidate), reverse("evaluation:fed-set", args=[pk]) + "#review")
 
 
-@login_required
+@organizer_required
 @require_POST
 def fed_launch(request, pk):
-    _organizer_only(request)
     fed_set = get_object_or_404(FedSet, pk=pk)
     form = FedLaunchForm(request.POST)
     if form.is_valid():

@@ -3,13 +3,11 @@ and user goals. Thin: the services write, the selectors read."""
 from functools import partial
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evaluation.campaigns.views import _organizer_only
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors
 from evaluation.interactive.forms import (
@@ -25,6 +23,7 @@ from evaluation.interactive.services.screening import review_chat, screen_chat_j
 from evaluation.interactive.services.systems import check_system_again, import_goals, register_system
 from evaluation.models import ChatScreening, DialogSystem, TestSet
 from evaluation.stats import interactive
+from quorum.roles import organizer_required
 
 RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
 
@@ -57,9 +56,8 @@ def _page(request, status=200, system_form=None, goals_form=None, chat_form=None
     return render(request, "evaluation/systems.html", context, status=status)
 
 
-@login_required
+@organizer_required
 def systems_page(request):
-    _organizer_only(request)
     return _page(request)
 
 
@@ -71,10 +69,9 @@ def _check_message(request, system):
         messages.warning(request, f"“{system.name}” failed the contract check ({', '.join(failed)}); see why below.")
 
 
-@login_required
+@organizer_required
 @require_POST
 def system_register(request):
-    _organizer_only(request)
     form = SystemRegistrationForm(request.POST)
     if form.is_valid():
         try:
@@ -87,19 +84,17 @@ def system_register(request):
     return _page(request, status=400, system_form=form)
 
 
-@login_required
+@organizer_required
 @require_POST
 def system_check(request, pk):
-    _organizer_only(request)
     system = check_system_again(get_object_or_404(DialogSystem, pk=pk))
     _check_message(request, system)
     return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
 
 
-@login_required
+@organizer_required
 @require_POST
 def system_resume(request, pk):
-    _organizer_only(request)
     system = get_object_or_404(DialogSystem, pk=pk)
     if system.paused_at:
         resume_system(system)
@@ -107,10 +102,9 @@ def system_resume(request, pk):
     return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
 
 
-@login_required
+@organizer_required
 @require_POST
 def goals_upload(request):
-    _organizer_only(request)
     form = GoalsUploadForm(request.POST, request.FILES)
     if form.is_valid():
         data = form.cleaned_data
@@ -125,10 +119,9 @@ def goals_upload(request):
     return _page(request, status=400, goals_form=form)
 
 
-@login_required
+@organizer_required
 @require_POST
 def chat_job_create(request):
-    _organizer_only(request)
     form = ChatJobForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
@@ -145,12 +138,11 @@ def chat_job_create(request):
     return _page(request, status=400, chat_form=form)
 
 
-@login_required
+@organizer_required
 def interactive_results(request, pk, fmt=None):
     """Per system: success (worker), success with grounding, their average (which ranks), the two
     ratings, each with its bootstrap interval over goals, tie groups and rank ranges; every counted
     dialog's transcript. As a page, or as CSV / Markdown to publish."""
-    _organizer_only(request)
     job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
     result, dialogs = selectors.interactive_ranking(job)
     if fmt is not None:
@@ -165,20 +157,18 @@ def interactive_results(request, pk, fmt=None):
     return render(request, "evaluation/interactive_results.html", context)
 
 
-@login_required
+@organizer_required
 @require_POST
 def chat_review(request, pk, screening_pk):
     """Keep or drop a chat the offensive-word filter flagged."""
-    _organizer_only(request)
     screening = get_object_or_404(ChatScreening, pk=screening_pk, response__item__job_id=pk)
     return keep_or_drop(request, partial(review_chat, screening), reverse("evaluation:interactive-results", args=[pk]) + "#review")
 
 
-@login_required
+@organizer_required
 @require_POST
 def chat_screen(request, pk):
     """Screen the job's chats not screened yet (after the word list changed, or was broken)."""
-    _organizer_only(request)
     job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
     try:
         flagged = screen_chat_job(job)
@@ -206,18 +196,16 @@ def _scheduled_page(request, test_set, status=200, endpoint_form=None, schedule_
     return render(request, "evaluation/scheduled_leaderboard.html", context, status=status)
 
 
-@login_required
+@organizer_required
 def scheduled_leaderboard(request, pk):
     """A test set's leaderboard with RADDLE's scheduled human evaluations (date and intervals), and
     the forms that set the service up: entries' endpoints and the schedule."""
-    _organizer_only(request)
     return _scheduled_page(request, get_object_or_404(TestSet, pk=pk))
 
 
-@login_required
+@organizer_required
 @require_POST
 def scheduled_endpoint(request, pk):
-    _organizer_only(request)
     test_set = get_object_or_404(TestSet, pk=pk)
     form = EntryEndpointForm(request.POST, test_set=test_set)
     if form.is_valid():
@@ -232,10 +220,9 @@ def scheduled_endpoint(request, pk):
     return _scheduled_page(request, test_set, status=400, endpoint_form=form)
 
 
-@login_required
+@organizer_required
 @require_POST
 def scheduled_schedule(request, pk):
-    _organizer_only(request)
     test_set = get_object_or_404(TestSet, pk=pk)
     form = InteractiveScheduleForm(request.POST, test_set=test_set)
     if form.is_valid():
@@ -250,11 +237,10 @@ def scheduled_schedule(request, pk):
     return _scheduled_page(request, test_set, status=400, schedule_form=form)
 
 
-@login_required
+@organizer_required
 @require_POST
 def scheduled_run(request, pk):
     """Run the schedule now (what beat does daily), as `interactive_service run` does."""
-    _organizer_only(request)
     test_set = get_object_or_404(TestSet, pk=pk)
     schedule = getattr(test_set, "interactive_schedule", None)
     if schedule is None:

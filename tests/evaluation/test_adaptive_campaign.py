@@ -10,7 +10,6 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Item, Job, Slot, Worker
-from annotation.roles import make_organizer
 from annotation.services.claims import claim_next_slot, submit_response
 from evaluation.campaigns.services.adaptive import run_look
 from evaluation.campaigns.services.campaigns import create_campaign, set_adaptive
@@ -19,6 +18,7 @@ from evaluation.campaigns.services.imports import import_entry, import_test_set
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, CampaignLook
 from evaluation.stats import allocation
+from quorum.roles import make_organizer
 
 pytestmark = [pytest.mark.postgres]
 

@@ -2,7 +2,7 @@
 from django.conf import settings
 from rest_framework.permissions import BasePermission
 
-from ..roles import is_organizer
+from quorum.roles import is_organizer
 
 ORGANIZERS_ONLY = "Only organizers may use the Quorum API; ask an administrator to add you to the organizers group."
 

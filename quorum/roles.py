@@ -1,9 +1,19 @@
-"""Who may do what. Organizers build corpora and jobs; annotators only do work.
+"""Who may do what, for every app. Organizers build corpora, jobs, crowds and evaluations;
+annotators only do work.
 
 An organizer is a superuser or a member of the "organizers" group; an annotator is a user with
-an in-house Worker identity. One user may be both.
+an in-house Worker identity. One user may be both. Every organizer page is guarded by
+`organizer_required`; the API by `quorum.api.permissions.IsOrganizer`.
 """
+from collections.abc import Callable
+from functools import wraps
+
 from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from annotation.models import Worker
 
 ORGANIZERS_GROUP = "organizers"
 #: The apps whose records organizers own and see in the Django admin.
@@ -25,12 +35,25 @@ def is_organizer(user) -> bool:
     return user.groups.filter(name=ORGANIZERS_GROUP).exists()
 
 
+def organizer_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """An organizer page: an anonymous user logs in first; a user who is not an organizer gets the
+    "organizers only" page with status 403."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not is_organizer(request.user):
+            return render(request, "organizers_only.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
 def worker_for(user):
     """The in-house Worker of a logged-in user, or None if the user is not an annotator."""
     if not user or not user.is_authenticated:
         return None
-    from .models import Worker
-
     return Worker.objects.filter(user=user).first()
 
 
@@ -56,7 +79,5 @@ def make_organizer(user):
 
 
 def make_annotator(user):
-    from .models import Worker
-
     worker, _ = Worker.objects.get_or_create(provider=Worker.INHOUSE, external_id=user.get_username(), defaults={"user": user})
     return worker
