@@ -107,21 +107,25 @@ def check_outputs(items, path, expected_length=None, knowledge=None, require_res
             raise FormatProblem(path, "'target' must be true or false", index)
         if not item["target"]:
             continue
-        refs = item.get("knowledge", [])
-        if not isinstance(refs, list) or not all(isinstance(r, dict) and {"domain", "entity_id", "doc_id"} <= set(r) for r in refs):
-            raise FormatProblem(path, "'knowledge' must be a list of {domain, entity_id, doc_id}", index)
-        for ref in refs:
-            # Looked up in knowledge.json by these: a list or object there could never match (and
-            # is not hashable), a boolean only pretends to be a number.
-            if not isinstance(ref["domain"], str) or not all(_is_id(ref[key]) for key in ("entity_id", "doc_id")):
-                raise FormatProblem(path, "a 'knowledge' reference needs a string 'domain' and string or whole-number 'entity_id' and 'doc_id'", index)
-        if knowledge is not None:
-            for ref in refs:
-                if not _knowledge_ref_exists(knowledge, ref):
-                    raise FormatProblem(path, f"knowledge {ref['domain']}/{ref['entity_id']}/{ref['doc_id']} is not in knowledge.json", index)
+        _check_knowledge_refs(item.get("knowledge", []), path, index, knowledge)
         if require_response and not isinstance(item.get("response"), str):
             raise FormatProblem(path, "a knowledge-seeking instance needs a 'response' string", index)
     return items
+
+
+def _check_knowledge_refs(refs, path, index: int, knowledge) -> None:
+    """An instance's 'knowledge': a list of {domain, entity_id, doc_id}, each in knowledge.json when given."""
+    if not isinstance(refs, list) or not all(isinstance(r, dict) and {"domain", "entity_id", "doc_id"} <= set(r) for r in refs):
+        raise FormatProblem(path, "'knowledge' must be a list of {domain, entity_id, doc_id}", index)
+    for ref in refs:
+        # Looked up in knowledge.json by these: a list or object there could never match (and
+        # is not hashable), a boolean only pretends to be a number.
+        if not isinstance(ref["domain"], str) or not all(_is_id(ref[key]) for key in ("entity_id", "doc_id")):
+            raise FormatProblem(path, "a 'knowledge' reference needs a string 'domain' and string or whole-number 'entity_id' and 'doc_id'", index)
+    if knowledge is not None:
+        for ref in refs:
+            if not _knowledge_ref_exists(knowledge, ref):
+                raise FormatProblem(path, f"knowledge {ref['domain']}/{ref['entity_id']}/{ref['doc_id']} is not in knowledge.json", index)
 
 
 def check_human_eval(items, path, labels, outputs, questions):
@@ -149,15 +153,22 @@ def check_human_eval(items, path, labels, outputs, questions):
         if outputs is not None and not outputs[index].get("target"):
             raise FormatProblem(path, "rated, but the entry did not detect this instance as knowledge-seeking", index)
         for question, values in item.items():
-            if not isinstance(values, list) or not values:
-                raise FormatProblem(path, f"{question!r} must be a non-empty list of ratings", index)
-            for position, value in enumerate(values, start=1):
-                # DSTC10 Track 2 and DSTC11 Track 5 store ratings as floats (3.0): a whole number is a rating.
-                whole = isinstance(value, float) and value.is_integer()
-                if isinstance(value, bool) or not (isinstance(value, int) or whole) or not 1 <= value <= 5:
-                    raise FormatProblem(path, f"{question!r} rating {value!r} (rating {position}) is not a whole number from 1 to 5", index)
-                rows.append((index, question, position, int(value)))
+            rows.extend((index, question, position, value) for position, value in _ratings(values, question, path, index))
     return rows
+
+
+def _ratings(values, question: str, path, index: int) -> list[tuple[int, int]]:
+    """(position, rating) of one question's ratings of one instance: whole numbers from 1 to 5."""
+    if not isinstance(values, list) or not values:
+        raise FormatProblem(path, f"{question!r} must be a non-empty list of ratings", index)
+    ratings = []
+    for position, value in enumerate(values, start=1):
+        # DSTC10 Track 2 and DSTC11 Track 5 store ratings as floats (3.0): a whole number is a rating.
+        whole = isinstance(value, float) and value.is_integer()
+        if isinstance(value, bool) or not (isinstance(value, int) or whole) or not 1 <= value <= 5:
+            raise FormatProblem(path, f"{question!r} rating {value!r} (rating {position}) is not a whole number from 1 to 5", index)
+        ratings.append((position, int(value)))
+    return ratings
 
 
 def find_human_evals(directory):

@@ -77,7 +77,7 @@ def _csv(table, empty_header=("system",)) -> str:
     writer.writeheader()
     for row in table:
         # Numbers are formatted here, after the formula rule, so a -0.5 score is not quoted.
-        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()))))
+        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()), strict=False)))
     return buffer.getvalue()
 
 

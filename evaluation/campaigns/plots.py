@@ -17,7 +17,7 @@ def scores_with_intervals(report: dict, path) -> None:
     panels = report["questions"] + ["final"]
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 0.4 * len(systems) + 1.5), sharey=True, squeeze=False)
     axes = axes[0]
-    for ax, panel in zip(axes, panels):
+    for ax, panel in zip(axes, panels, strict=False):
         for y, system in enumerate(systems):
             part = system if panel == "final" else system["questions"][panel]
             score = part["final"] if panel == "final" else part["score"]
@@ -43,16 +43,16 @@ def rating_distributions(report: dict, path) -> None:
     questions = report["questions"]
     fig, axes = plt.subplots(1, len(questions), figsize=(5 * len(questions), 0.4 * len(systems) + 1.5), sharey=True, squeeze=False)
     colors = ["#d7191c", "#fdae61", "#ffffbf", "#a6d96a", "#1a9641"]
-    for ax, question in zip(axes[0], questions):
+    for ax, question in zip(axes[0], questions, strict=False):
         left = [0.0] * len(systems)
-        for value, color in zip(range(1, 6), colors):
+        for value, color in zip(range(1, 6), colors, strict=False):
             shares = []
-            for k, system in enumerate(systems):
+            for _k, system in enumerate(systems):
                 counts = distribution[system][question]
                 total = sum(counts.values()) or 1
                 shares.append(counts[str(value)] / total)
             ax.barh(range(len(systems)), shares, left=left, color=color, label=str(value))
-            left = [a + b for a, b in zip(left, shares)]
+            left = [a + b for a, b in zip(left, shares, strict=False)]
         ax.set_title(question.capitalize())
         ax.set_xlim(0, 1)
     axes[0][0].set_yticks(range(len(systems)))

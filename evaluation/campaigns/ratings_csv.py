@@ -41,6 +41,25 @@ def _flag(frame, column, name):
 
 def read(source, name: str = "ratings.csv"):
     """(ratings, truth, systems, questions) for `build_report`, from a path or a file object."""
+    frame = _checked_frame(source, name)
+    rates = frame["rating"].str.strip() != ""
+    numbers = _checked_ratings(frame, rates, name)
+
+    instance_ids = list(dict.fromkeys(frame["instance"]))
+    index_of = {iid: k for k, iid in enumerate(instance_ids)}
+    instance_index = frame["instance"].map(index_of)
+    ratings = pd.DataFrame({
+        "system": frame["system"], "question": frame["question"], "instance": instance_index,
+        "rater": frame["rater"], "value": numbers.fillna(0).astype(int),
+    })[rates].reset_index(drop=True)
+    truth = _truth(frame, instance_ids, instance_index, name)
+    systems = [_system(frame, label, instance_index, len(instance_ids), name) for label in dict.fromkeys(frame["system"])]
+    questions = list(dict.fromkeys(frame.loc[rates, "question"]))
+    return ratings, truth, systems, questions
+
+
+def _checked_frame(source, name: str) -> pd.DataFrame:
+    """The CSV as text columns, with the required columns and no unknown one."""
     try:
         frame = pd.read_csv(source, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -53,7 +72,11 @@ def read(source, name: str = "ratings.csv"):
         raise RatingsFileError(
             f"{name}: unknown column(s) {', '.join(unknown)}; the columns are {','.join(REQUIRED)} and optionally {','.join(OPTIONAL)}"
         )
-    rates = frame["rating"].str.strip() != ""
+    return frame
+
+
+def _checked_ratings(frame: pd.DataFrame, rates: pd.Series, name: str) -> pd.Series:
+    """The rating column as numbers, once every rating row names what it rates, once, on the scale."""
     if not rates.any():
         raise RatingsFileError(f"{name}: no ratings")
     for column in ("system", "instance", "rater", "question"):
@@ -71,37 +94,33 @@ def read(source, name: str = "ratings.csv"):
     if repeated.any():
         at = repeated.idxmax()
         raise RatingsFileError(f"{name} line {_line(at)}: rater {frame['rater'][at]!r} rated {frame['question'][at]!r} of this system and instance twice")
+    return numbers
 
-    instance_ids = list(dict.fromkeys(frame["instance"]))
-    index_of = {iid: k for k, iid in enumerate(instance_ids)}
+
+def _truth(frame: pd.DataFrame, instance_ids: list, instance_index: pd.Series, name: str) -> np.ndarray:
+    """Which instances are knowledge-seeking: the `target` column, else all."""
     n = len(instance_ids)
-    instance_index = frame["instance"].map(index_of)
-    ratings = pd.DataFrame({
-        "system": frame["system"], "question": frame["question"], "instance": instance_index,
-        "rater": frame["rater"], "value": numbers.fillna(0).astype(int),
-    })[rates].reset_index(drop=True)
+    if "target" not in frame.columns:
+        return np.ones(n, dtype=bool)
+    target = _flag(frame, "target", name)
+    per_instance = target.groupby(instance_index).nunique()
+    if (per_instance > 1).any():
+        iid = instance_ids[int(per_instance[per_instance > 1].index[0])]
+        raise RatingsFileError(f"{name}: instance {iid!r} is marked both as a target and not")
+    truth = np.zeros(n, dtype=bool)
+    truth[instance_index[target == 1].unique()] = True
+    return truth
 
-    truth = np.ones(n, dtype=bool)
-    if "target" in frame.columns:
-        target = _flag(frame, "target", name)
-        per_instance = target.groupby(instance_index).nunique()
-        if (per_instance > 1).any():
-            iid = instance_ids[int(per_instance[per_instance > 1].index[0])]
-            raise RatingsFileError(f"{name}: instance {iid!r} is marked both as a target and not")
-        truth = np.zeros(n, dtype=bool)
-        truth[instance_index[target == 1].unique()] = True
 
-    systems = []
-    for label in dict.fromkeys(frame["system"]):
-        rows = frame["system"] == label
-        kinds = set(frame.loc[rows, "kind"]) - {""} if "kind" in frame.columns else set()
-        if len(kinds) > 1 or (kinds and not kinds <= set(KINDS)):
-            raise RatingsFileError(f"{name}: system {label!r} has kind {', '.join(sorted(kinds))}; give one of {', '.join(KINDS)}")
-        predicted = None
-        if "predicted" in frame.columns:
-            flags = _flag(frame.loc[rows], "predicted", name)
-            predicted = np.zeros(n, dtype=bool)  # an instance the system was not rated on: not predicted
-            predicted[instance_index[rows][flags == 1].unique()] = True
-        systems.append(SystemSpec(label=label, kind=kinds.pop() if kinds else "entry", predicted=predicted))
-    questions = list(dict.fromkeys(frame.loc[rates, "question"]))
-    return ratings, truth, systems, questions
+def _system(frame: pd.DataFrame, label: str, instance_index: pd.Series, n: int, name: str) -> SystemSpec:
+    """One system's kind and, with a `predicted` column, its detection."""
+    rows = frame["system"] == label
+    kinds = set(frame.loc[rows, "kind"]) - {""} if "kind" in frame.columns else set()
+    if len(kinds) > 1 or (kinds and not kinds <= set(KINDS)):
+        raise RatingsFileError(f"{name}: system {label!r} has kind {', '.join(sorted(kinds))}; give one of {', '.join(KINDS)}")
+    predicted = None
+    if "predicted" in frame.columns:
+        flags = _flag(frame.loc[rows], "predicted", name)
+        predicted = np.zeros(n, dtype=bool)  # an instance the system was not rated on: not predicted
+        predicted[instance_index[rows][flags == 1].unique()] = True
+    return SystemSpec(label=label, kind=kinds.pop() if kinds else "entry", predicted=predicted)

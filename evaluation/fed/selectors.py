@@ -26,7 +26,7 @@ def fed_results(fed_set) -> list[dict]:
         return []
     questions = [f["name"] for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings)]
     system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
-    sums = {}
+    sums: dict[str, dict] = {}
     for item_id, answers in Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "answers").iterator():
         per = sums.setdefault(system_of.get(item_id, "?"), {"items": set(), **{q: [0, 0, 0] for q in questions}})
         per["items"].add(item_id)

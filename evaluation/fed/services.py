@@ -13,7 +13,7 @@ from evaluation.interactive import offensive
 from evaluation.interactive.services.screening import review_flagged, word_filter
 from evaluation.models import DialogSystem, FedCandidate, FedSet, OffenceReview
 
-TASK_TYPES = {FedSet.Level.DIALOG: "fed_dialog", FedSet.Level.TURN: "fed_turn"}
+TASK_TYPES: dict[str, str] = {FedSet.Level.DIALOG: "fed_dialog", FedSet.Level.TURN: "fed_turn"}
 #: DSTC9 Track 3: 3 annotators for every context-response pair and every dialog.
 DEFAULT_RATERS = 3
 
@@ -74,7 +74,8 @@ def create_fed_set_from_chats(*, name: str, chat_job: Job, level: str = FedSet.L
         .select_related("item", "chat_screening").order_by("pk")
     )
     names = dict(DialogSystem.objects.values_list("public_id", "name"))
-    candidates, kept_words = [], {}
+    candidates: list[tuple] = []
+    kept_words: dict = {}
     for r in responses:
         system = names.get(r.item.payload.get("endpoint"), r.item.payload.get("endpoint", ""))
         turns = _as_turns(r.answers.get("transcript"))

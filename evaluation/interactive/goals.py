@@ -71,7 +71,7 @@ def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
     if isinstance(whole, Mapping) and "id" not in whole:  # MultiWOZ data.json
         for dialog_id, dialog in whole.items():
             goal = dialog.get("goal") if isinstance(dialog, Mapping) else None
-            if not _is_goal(goal):
+            if not isinstance(goal, Mapping) or not _is_goal(goal):
                 raise GoalError(f"dialog {dialog_id}: no 'goal' with a domain's 'info' or a 'message'")
             goals.append((str(dialog_id), dict(goal)))
     else:

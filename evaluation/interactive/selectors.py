@@ -64,7 +64,8 @@ def chat_screenings(job) -> dict:
     queue = list(ChatScreening.objects.filter(response__item__job=job).select_related("response__item").order_by(waiting_first(), "response_id"))
     names = dict(DialogSystem.objects.values_list("public_id", "name"))
     for s in queue:
-        s.system = names.get(s.response.item.payload.get("endpoint"), "?")
+        s.system = names.get(  # type: ignore[attr-defined]  # a display attribute the review template reads
+            s.response.item.payload.get("endpoint"), "?")
     counts = {state: sum(s.review == state for s in queue) for state in ("pending", "kept", "dropped")}
     return {"queue": queue, **counts}
 
@@ -88,8 +89,8 @@ def interactive_leaderboard(test_set) -> dict:
             frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
             automatic = scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
     latest = {}
-    for run in EntryInteractiveRun.objects.filter(entry__in=entries).select_related("job").order_by("created_at"):
-        latest[run.entry_id] = run
+    for earlier in EntryInteractiveRun.objects.filter(entry__in=entries).select_related("job").order_by("created_at"):
+        latest[earlier.entry_id] = earlier
     results_by_job = {}
     rows = []
     for e in entries:

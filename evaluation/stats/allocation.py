@@ -106,12 +106,12 @@ def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_tru
     P = max((position for rows in rows_of for _, _, position, _ in rows), default=1)
     if unit == "instance":
         scores, counts = [], []
-        for rows, kept in zip(rows_of, kept_of):
+        for rows, kept in zip(rows_of, kept_of, strict=False):
             sums, n = _rating_sums(rows, list(questions), N, P)
             scores.append(instance_scores(sums.sum(axis=2), n.sum(axis=2), kept=kept))
             counts.append(n.sum(axis=(0, 2)))
         return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
-    units = [rating_units(rows, list(questions), N, P, kept) for rows, kept in zip(rows_of, kept_of)]
+    units = [rating_units(rows, list(questions), N, P, kept) for rows, kept in zip(rows_of, kept_of, strict=False)]
     return Pool(names, kinds, np.array([u[0] for u in units]), np.array([u[1] for u in units]), np.array(factor), np.array([u[2] for u in units]), "rating", np.repeat(np.arange(N), P))
 
 
@@ -386,15 +386,9 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     """One adaptive campaign drawn from the pool, and uniform allocation of the same ratings; see
     the module docstring. Every pair of ranked rows is reported; `top_k` (default all) sets the goal."""
     candidates = _ranked(pool)
-    if len(candidates) < 2:
-        raise ValueError("the pool needs at least two ranked entries")
-    top_k = len(candidates) if top_k is None else top_k
-    if not 1 <= top_k <= len(candidates):
-        raise ValueError(f"top k must be between 1 and the number of entries ({len(candidates)})")
+    top_k = _checked_top_k(candidates, top_k, looks)
     N = pool.n_units
     order = np.random.default_rng(seed).permutation(N)
-    if looks not in LOOK_RULES:
-        raise ValueError(f"looks must be one of {', '.join(LOOK_RULES)}")
     sizes = grid(N, first, growth, late_from, late_until)
     critical_of = critical_values(sizes, N, alpha, late_from, early_share) if looks == "boundary" else {n: float(stats.norm.ppf(1 - alpha / 2 / len(sizes))) for n in sizes}
     # What the whole budget could resolve: the full data's own significance line, estimated.
@@ -402,8 +396,9 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
     total = float(pool.ratings[candidates].sum())
     prefix_of = np.zeros(len(pool.labels), dtype=int)
     active = set(candidates)
-    verdicts, margins = {}, {}
-    settled_at = {}  # pair -> where the budget stood at the look that settled it (None while open)
+    verdicts: dict[tuple[int, int], tuple[float, float, float]] = {}  # pair -> (difference, low, high)
+    margins: dict[tuple[int, int], float] = {}
+    settled_at: dict[tuple[int, int], dict | None] = {}  # pair -> where the budget stood at the look that settled it (None while open)
     for look, n in enumerate(sizes, start=1):
         proposal = prefix_of.copy()
         proposal[list(active)] = n
@@ -416,8 +411,9 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         for a in sorted(active):
             for b in sorted(active):
                 if a < b:
-                    *verdicts[(a, b)], margins[(a, b)] = pair_verdict(pool, a, b, prefix, alpha, critical_of[n], line, indifference, futility)
-                    if pair_state(*verdicts[(a, b)][1:], margins[(a, b)]) == OPEN:
+                    difference, low, high, margins[(a, b)] = pair_verdict(pool, a, b, prefix, alpha, critical_of[n], line, indifference, futility)
+                    verdicts[(a, b)] = (difference, low, high)
+                    if pair_state(low, high, margins[(a, b)]) == OPEN:
                         settled_at[(a, b)] = None
                     elif settled_at.get((a, b)) is None:
                         pair_ratings = int(pool.ratings[[a, b]][:, prefix].sum())
@@ -430,17 +426,10 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
 
     spent = _spent(pool, order, prefix_of)
     full, full_sign = _full_order_pairs(pool, candidates)
-    full_resolved = {pair for pair in full_sign if _resolved(pair_interval(pool, *pair, np.arange(N), alpha, finite=False))}
+    full_resolved = {(a, b) for a, b in full_sign if _resolved(pair_interval(pool, a, b, np.arange(N), alpha, finite=False))}
     resolved = {pair: np.sign(d) for pair, (d, low, high) in verdicts.items() if low > 0 or high < 0}
     tied = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) == TIED}
     wrong = [pair for pair, sign in resolved.items() if sign != full_sign[pair]]
-
-    # Uniform: every entry on the same prefix, as long as the ratings fit in what the adaptive run spent.
-    cumulative = np.cumsum(pool.ratings[candidates][:, order].sum(axis=0))
-    uniform_n = int(np.searchsorted(cumulative, spent + 1e-9, side="right"))
-    uniform_prefix = order[:uniform_n]
-    uniform = {pair: pair_interval(pool, *pair, uniform_prefix, alpha) for pair in full_sign} if uniform_n > 1 else {}
-    uniform_resolved = {pair: np.sign(d) for pair, (d, low, high) in uniform.items() if low > 0 or high < 0}
 
     labels = pool.labels
     def name(pair):
@@ -467,7 +456,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         # The campaign cannot know which pairs the full data resolves, so it goes on after the last of
         # them; this is where it stood (share of the ratings) when the last of them was resolved.
         "full_resolved_by_fraction": (
-            max((settled_at[p]["ratings_used"] for p in full_resolved), default=0) / total
+            max((where["ratings_used"] for p in full_resolved if (where := settled_at[p]) is not None), default=0) / total
             if full_resolved <= set(resolved) else None
         ),
         "wrongly_ordered_pairs": len(wrong),
@@ -476,13 +465,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         "top_k": top_k,
         "full_top_k_order": full_top,
         "top_k_order_matches": bool([labels[s] for s in sorted(candidates, key=lambda s: -adaptive_scores[s])[:top_k]] == full_top),
-        "uniform": {
-            "units": uniform_n,
-            "resolved_pairs": len(uniform_resolved),
-            "full_resolved_pairs_resolved": len(full_resolved & set(uniform_resolved)),
-            "wrongly_ordered_pairs": int(sum(sign != full_sign[p] for p, sign in uniform_resolved.items())),
-            "top_k_order_matches": [labels[s] for s in sorted(candidates, key=lambda s: -final_scores(pool, uniform_prefix)[s])[:top_k]] == full_top if uniform_n else False,
-        },
+        "uniform": _uniform(pool, candidates, order, spent, alpha, full_sign, full_resolved, full_top),
         "intervals": {
             f"{labels[a]} - {labels[b]}": {
                 "difference": d, "ci_low": low, "ci_high": high, "full_difference": float(full[a] - full[b]),
@@ -490,6 +473,37 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
             }
             for (a, b), (d, low, high) in verdicts.items()
         },
+    }
+
+
+def _checked_top_k(candidates: list[int], top_k: int | None, looks: str) -> int:
+    """The goal's k (default every entry), once the pool and the look rule can be replayed."""
+    if len(candidates) < 2:
+        raise ValueError("the pool needs at least two ranked entries")
+    top_k = len(candidates) if top_k is None else top_k
+    if not 1 <= top_k <= len(candidates):
+        raise ValueError(f"top k must be between 1 and the number of entries ({len(candidates)})")
+    if looks not in LOOK_RULES:
+        raise ValueError(f"looks must be one of {', '.join(LOOK_RULES)}")
+    return top_k
+
+
+def _uniform(pool: Pool, candidates: list[int], order, spent: float, alpha: float, full_sign: dict, full_resolved: set, full_top: list) -> dict:
+    """Uniform allocation of what the adaptive run spent: every entry on the same prefix, as long
+    as the ratings fit, judged in one look."""
+    labels = pool.labels
+    top_k = len(full_top)
+    cumulative = np.cumsum(pool.ratings[candidates][:, order].sum(axis=0))
+    uniform_n = int(np.searchsorted(cumulative, spent + 1e-9, side="right"))
+    uniform_prefix = order[:uniform_n]
+    uniform = {(a, b): pair_interval(pool, a, b, uniform_prefix, alpha) for a, b in full_sign} if uniform_n > 1 else {}
+    uniform_resolved = {pair: np.sign(d) for pair, (d, low, high) in uniform.items() if low > 0 or high < 0}
+    return {
+        "units": uniform_n,
+        "resolved_pairs": len(uniform_resolved),
+        "full_resolved_pairs_resolved": len(full_resolved & set(uniform_resolved)),
+        "wrongly_ordered_pairs": int(sum(sign != full_sign[p] for p, sign in uniform_resolved.items())),
+        "top_k_order_matches": [labels[s] for s in sorted(candidates, key=lambda s: -final_scores(pool, uniform_prefix)[s])[:top_k]] == full_top if uniform_n else False,
     }
 
 
@@ -501,7 +515,7 @@ def summarize(runs: list[dict]) -> dict:
     """Means and extremes over seeds of the figures the issue asks for."""
     def column(key, inner=None):
         return np.array([(r[inner][key] if inner else r[key]) for r in runs], dtype=float)
-    out = {"seeds": [r["seed"] for r in runs]}
+    out: dict[str, object] = {"seeds": [r["seed"] for r in runs]}
     for key in ("ratings_used_fraction", "resolved_pairs", "full_resolved_pairs", "full_resolved_pairs_resolved", "wrongly_ordered_pairs"):
         values = column(key)
         out[key] = {"mean": float(values.mean()), "min": float(values.min()), "max": float(values.max())}

@@ -113,7 +113,8 @@ def _as_comparison(item, position) -> Comparison:
     if isinstance(item, Comparison):
         return item
     if isinstance(item, Mapping):
-        return Comparison(item.get("system_a"), item.get("system_b"), item.get("outcome"), item.get("instance"))
+        # A missing outcome stays None so that validated_comparisons refuses it by name.
+        return Comparison(item.get("system_a"), item.get("system_b"), item.get("outcome"), item.get("instance"))  # type: ignore[arg-type]
     if isinstance(item, (tuple, list)) and len(item) in (3, 4):
         return Comparison(*item)
     raise ValueError(f"comparison {position}: expected a Comparison, a mapping or a tuple (system_a, system_b, outcome[, instance]); got {item!r}")
@@ -407,7 +408,8 @@ def bootstrap(
     point = _fit_coded(coded, per_unit, l2_penalty)
     S = len(coded.systems)
     rng = np.random.default_rng(seed)
-    samples, disconnected = [], 0
+    chunks: list[np.ndarray] = []
+    disconnected = 0
     for flat in _resampled_wins(per_unit, n_resamples, rng, chunk):
         wins = flat.reshape(-1, S, S)
         connected = _reachable((wins + wins.transpose(0, 2, 1)) > 0).all(axis=(1, 2))
@@ -417,8 +419,8 @@ def bootstrap(
                 "a resample has no finite maximum-likelihood estimate (a system won or lost all its comparisons in it); "
                 "bootstrap with l2_penalty > 0"
             )
-        samples.append(_newton(wins, l2_penalty)[0])
-    samples = np.concatenate(samples)
+        chunks.append(_newton(wins, l2_penalty)[0])
+    samples = np.concatenate(chunks)
     ci_low, ci_high = percentile_interval(samples, ci=level)
     rank_low, rank_high = bootstrap_rank_ranges(np.round(samples, RANK_DECIMALS), ci=level)
     return BradleyTerryBootstrap(

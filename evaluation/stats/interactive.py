@@ -61,7 +61,7 @@ def _sums(dialogs, rows, systems, clusters, cluster_of):
     c_index = {c: k for k, c in enumerate(clusters)}
     total = np.zeros((len(systems), len(clusters), len(STATISTICS)))
     count = np.zeros_like(total)
-    for d, row in zip(dialogs, rows):
+    for d, row in zip(dialogs, rows, strict=False):
         have = ~np.isnan(row)
         total[s_index[d["system"]], c_index[cluster_of(d)]] += np.where(have, row, 0.0)
         count[s_index[d["system"]], c_index[cluster_of(d)]] += have
@@ -133,8 +133,8 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     groups = scoring.tie_group_ranks(labels, pairwise)
     replicates = final[order][None] + unc.combined
     rank_low, rank_high = scoring.bootstrap_rank_ranges(np.nan_to_num(replicates, nan=-np.inf), ci) if order else ([], [])
-    failed = defaultdict(int)
-    n_dialogs = defaultdict(int)
+    failed: defaultdict[str, int] = defaultdict(int)
+    n_dialogs: defaultdict[str, int] = defaultdict(int)
     for d in dialogs:
         n_dialogs[d["system"]] += 1
         failed[d["system"]] += sum(1 for t in d["answers"].get("transcript") or [] if t.get("failed"))

@@ -37,7 +37,7 @@ def correlations(judge, human) -> dict:
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     keep = ~np.isnan(judge) & ~np.isnan(human)
     judge, human = judge[keep], human[keep]
-    out = {"n": int(keep.sum())}
+    out: dict = {"n": int(keep.sum())}
     constant = len(judge) < 3 or np.ptp(judge) == 0 or np.ptp(human) == 0
     for name, function in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
         if constant:
@@ -48,42 +48,47 @@ def correlations(judge, human) -> dict:
     return out
 
 
+def _rater_test(rater, raters_of: dict, judge: dict, epsilon: float, min_items: int) -> dict:
+    """One rater's row: on the items others rated too, how often the judge aligns with the others
+    at least as well as this rater (rho_judge) and the reverse (rho_human); with enough items, the
+    one-sided t-test p of the rater's advantage being under epsilon."""
+    w_judge, w_human = [], []
+    for item, scores in raters_of.items():
+        if rater not in scores or len(scores) < 2 or item not in judge:
+            continue
+        others = np.array([v for r, v in scores.items() if r != rater])
+        judge_alignment = -np.abs(others - float(judge[item])).mean()
+        human_alignment = -np.abs(others - scores[rater]).mean()
+        w_judge.append(judge_alignment >= human_alignment)
+        w_human.append(human_alignment >= judge_alignment)
+    judge_wins, human_wins = np.array(w_judge, dtype=float), np.array(w_human, dtype=float)
+    row = {"rater": str(rater), "items": len(judge_wins)}
+    if len(judge_wins):
+        row.update(rho_judge=float(judge_wins.mean()), rho_human=float(human_wins.mean()))
+    if len(judge_wins) >= min_items:
+        d = human_wins - judge_wins - epsilon
+        if np.ptp(d) == 0:  # every item alike: the t statistic is undefined; the sign decides
+            p = 0.0 if d[0] < 0 else 1.0
+        else:
+            p = float(stats.ttest_1samp(d, 0.0, alternative="less").pvalue)
+        row["p"] = p
+    return row
+
+
 def alt_test(human: dict, judge: dict, epsilon=DEFAULT_EPSILON, q=DEFAULT_Q, min_items=MIN_ITEMS) -> dict:
     """`human`: {rater: {item: score}}; `judge`: {item: score}. The per-rater tests and the verdict
     (module docstring)."""
     if len(human) < 2:
         raise ValueError("the alternative-annotator test needs at least two raters (the paper asks for three)")
-    raters_of = defaultdict(dict)
+    raters_of: defaultdict[object, dict] = defaultdict(dict)
     for rater, scores in human.items():
         for item, score in scores.items():
             raters_of[item][rater] = float(score)
-    rows = []
-    for rater in human:
-        w_judge, w_human = [], []
-        for item, scores in raters_of.items():
-            if rater not in scores or len(scores) < 2 or item not in judge:
-                continue
-            others = np.array([v for r, v in scores.items() if r != rater])
-            judge_alignment = -np.abs(others - float(judge[item])).mean()
-            human_alignment = -np.abs(others - scores[rater]).mean()
-            w_judge.append(judge_alignment >= human_alignment)
-            w_human.append(human_alignment >= judge_alignment)
-        w_judge, w_human = np.array(w_judge, dtype=float), np.array(w_human, dtype=float)
-        row = {"rater": str(rater), "items": len(w_judge)}
-        if len(w_judge):
-            row.update(rho_judge=float(w_judge.mean()), rho_human=float(w_human.mean()))
-        if len(w_judge) >= min_items:
-            d = w_human - w_judge - epsilon
-            if np.ptp(d) == 0:  # every item alike: the t statistic is undefined; the sign decides
-                p = 0.0 if d[0] < 0 else 1.0
-            else:
-                p = float(stats.ttest_1samp(d, 0.0, alternative="less").pvalue)
-            row["p"] = p
-        rows.append(row)
+    rows = [_rater_test(rater, raters_of, judge, epsilon, min_items) for rater in human]
     tested = [row for row in rows if "p" in row]
     if tested:
         adjusted = stats.false_discovery_control([row["p"] for row in tested], method="by")
-        for row, p in zip(tested, adjusted):
+        for row, p in zip(tested, adjusted, strict=False):
             row["p_adjusted"] = float(p)
             row["judge_wins"] = bool(p < q)
     for row in rows:

@@ -79,14 +79,7 @@ def build(ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positi
         estimates[system] = intervals["ppi"]["estimate"]
         rows.append({"system": system, **intervals})
     order = sorted(estimates, key=lambda s: -estimates[s])
-    pairs = []
-    wide = both.unstack(level="system") if len(both) else None
-    for a, b in zip(order, order[1:]):
-        difference_human = wide["human"][a] - wide["human"][b]
-        difference_judge = wide["judge"][a] - wide["judge"][b]
-        intervals = _interval_pair(difference_human.to_numpy(), difference_judge.to_numpy(), alpha)
-        if intervals is not None:
-            pairs.append({"a": a, "b": b, **intervals, "resolved": bool(intervals["ppi"]["low"] > 0 or intervals["ppi"]["high"] < 0)})
+    pairs = _adjacent_pairs(both, order, alpha) if len(both) else []
     return {
         "alpha": alpha,
         "items_scored_by_judge": int(scored.notna().sum()),
@@ -97,3 +90,16 @@ def build(ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positi
         "systems": rows,
         "pairs": pairs,
     }
+
+
+def _adjacent_pairs(both: pd.DataFrame, order: list, alpha: float) -> list[dict]:
+    """The PPI interval of each adjacent pair's difference in `order`, on the instances both have."""
+    wide = both.unstack(level="system")
+    pairs = []
+    for a, b in zip(order, order[1:], strict=False):
+        difference_human = wide["human"][a] - wide["human"][b]
+        difference_judge = wide["judge"][a] - wide["judge"][b]
+        intervals = _interval_pair(difference_human.to_numpy(), difference_judge.to_numpy(), alpha)
+        if intervals is not None:
+            pairs.append({"a": a, "b": b, **intervals, "resolved": bool(intervals["ppi"]["low"] > 0 or intervals["ppi"]["high"] < 0)})
+    return pairs

@@ -18,7 +18,7 @@ def to_csv(result) -> str:
     writer = csv.DictWriter(buffer, fieldnames=safe_row(table[0]), lineterminator="\n")
     writer.writeheader()
     for row in table:
-        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()))))
+        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()), strict=False)))
     return buffer.getvalue()
 
 

@@ -53,9 +53,9 @@ def build_report(
     labels = [s.label for s in systems]
     if len(set(labels)) != len(labels):
         raise ValueError("system labels must be unique")
-    for s in systems:
-        if s.kind not in KINDS:
-            raise ValueError(f"system {s.label!r}: kind must be one of {', '.join(KINDS)}")
+    for system in systems:
+        if system.kind not in KINDS:
+            raise ValueError(f"system {system.label!r}: kind must be one of {', '.join(KINDS)}")
     truth = np.asarray(truth, dtype=bool)
     n_instances = len(truth)
     evaluated_mask = None
@@ -82,8 +82,9 @@ def build_report(
     sub = scoring.Uncertainty(unc_f.instance[:, compared], unc_f.rater[:, compared], unc_f.n_instances[compared], unc_f.n_raters[compared])
     pairwise = scoring.pairwise_differences(final[compared], sub, [labels[k] for k in compared], ci)
 
-    rank = [None] * len(systems)
-    rank_low, rank_high = [None] * len(systems), [None] * len(systems)
+    rank: list[int | None] = [None] * len(systems)
+    rank_low: list[int | None] = [None] * len(systems)
+    rank_high: list[int | None] = [None] * len(systems)
     if ranked:
         groups = scoring.tie_group_ranks([labels[k] for k in ranked], pairwise)
         replicates = np.nan_to_num(final[ranked][None] + unc_f.combined[:, ranked], nan=-np.inf)

@@ -86,7 +86,7 @@ def mrr_overall(scores: pd.DataFrame, metrics, lower_is_better=()) -> pd.Series:
         if column.isna().any():
             raise ValueError(f"metric {metric!r} has no value for entry {column[column.isna()].index[0]!r}")
         ranks = competition_ranks(column.to_numpy(), higher_is_better=metric not in lower_is_better)
-        total = [t + Fraction(1, int(r)) for t, r in zip(total, ranks)]
+        total = [t + Fraction(1, int(r)) for t, r in zip(total, ranks, strict=False)]
     return pd.Series([float(t / len(metrics)) for t in total], index=scores.index, name="overall", dtype=float)
 
 
@@ -409,7 +409,7 @@ def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95):
             p = float(min(1.0, 2 * min((replicates <= 0).mean(), (replicates >= 0).mean()))) if len(replicates) else None
             rows.append({"a": labels[i], "b": labels[j], "difference": diff, "ci_low": float(low[0]), "ci_high": float(high[0]), "p": p})
     tested = [k for k, row in enumerate(rows) if row["p"] is not None]
-    for k, value in zip(tested, holm([rows[k]["p"] for k in tested])):
+    for k, value in zip(tested, holm([rows[k]["p"] for k in tested]), strict=False):
         rows[k]["p_holm"] = float(value)
     for row in rows:
         row.setdefault("p_holm", None)
@@ -442,7 +442,7 @@ def tie_group_ranks(labels_in_order, pairwise_rows) -> list[int]:
 def spearman_by_metric(human: np.ndarray, objective: pd.DataFrame):
     """Spearman's rho between the human final scores and each objective metric (columns of
     `objective`, rows aligned with `human`). Needs 3+ systems with variation on both sides."""
-    out = {}
+    out: dict[str, dict] = {}
     for metric in objective.columns:
         values = pd.to_numeric(objective[metric], errors="coerce").to_numpy(dtype=float)
         ok = ~np.isnan(values) & ~np.isnan(human)

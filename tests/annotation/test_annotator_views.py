@@ -109,7 +109,7 @@ WHO = ("anonymous", "A", "B", "organizer")
 
 @pytest.mark.parametrize(
     "route,who,expected",
-    [(route, who, outcome) for route, row in MATRIX.items() for who, outcome in zip(WHO, row)],
+    [(route, who, outcome) for route, row in MATRIX.items() for who, outcome in zip(WHO, row, strict=False)],
 )
 def test_permission_matrix(people, route, who, expected):
     job = make_live_job(make_corpus(dialogs=2, user_turns=2), redundancy=2)

@@ -125,7 +125,7 @@ def test_campaign_stops_early_with_the_clear_pairs_resolved_and_rates_only_open_
     assert spent < full_design and spent <= campaign.adaptive_budget
     assert last.ratings_spent == spent
     # After the look that resolved them, the clear systems got no more items: only open pairs' systems did.
-    for earlier, later in zip(looks, looks[1:]):
+    for earlier, later in zip(looks, looks[1:], strict=False):
         rated_later = {p.entry.label for p in CampaignItem.objects.filter(campaign=campaign, instance__in=crowd.round_order[earlier.instances : later.instances]).select_related("entry__team")}
         assert rated_later == set(earlier.active)
         assert earlier.added_ratings == len(set(earlier.active)) * (later.instances - earlier.instances)

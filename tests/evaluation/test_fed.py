@@ -146,7 +146,7 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
     user, worker = make_annotator("r")
     client = Client()
     client.force_login(user)
-    for n in range(4):
+    for _n in range(4):
         slot = claim_next_slot(job=job, worker=worker)
         answers = {f["name"]: str(list(f["choices"])[-1 if slot.item.payload["response"] != "I don't know." else 0]) for f in fields}
         assert client.post(reverse("work", args=[make_token(slot)]), answers).status_code == 302

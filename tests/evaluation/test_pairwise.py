@@ -85,7 +85,7 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     for n in range(2):
         user, worker = make_annotator(f"judge{n}")
         for _ in range(3):
-            choose(job, user, worker, lambda p: "tie" if (n, p["a"]["system"]) == (1, "mid") else winners[(p["a"]["system"], p["b"]["system"])])
+            choose(job, user, worker, lambda p, n=n: "tie" if (n, p["a"]["system"]) == (1, "mid") else winners[(p["a"]["system"], p["b"]["system"])])
     comparisons = selectors.pairwise_comparisons(job)
     assert sorted(comparisons) == sorted([
         ("strong", "mid", "a", "c1"), ("strong", "mid", "a", "c1"), ("strong", "weak", "a", "c2"), ("strong", "weak", "a", "c2"),
@@ -95,7 +95,7 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     expected = bradley_terry.fit(comparisons)
     by_system = {row["system"]: row for row in bradley_terry.export_rows(result)}
     assert [by_system[s]["rank"] for s in ("strong", "mid", "weak")] == [1, 2, 3]
-    for system, strength in zip(expected.systems, expected.log_strength):
+    for system, strength in zip(expected.systems, expected.log_strength, strict=False):
         assert math.isclose(by_system[system]["log_strength"], strength, abs_tol=1e-9)
     assert by_system["mid"]["ties"] == 1 and by_system["weak"]["losses"] == 3
 

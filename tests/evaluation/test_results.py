@@ -22,7 +22,7 @@ def eq1_by_hand(team, entry, question):
     evals = json.loads((DSTC9 / "human_eval" / team / f"{entry}.human_eval.json").read_text())
     total = sum(sum(e[question]) / len(e[question]) for e in evals if e)
     p = total / sum(o["target"] for o in outputs)
-    r = total / sum(l["target"] for l in labels)
+    r = total / sum(label["target"] for label in labels)
     return 2 * p * r / (p + r)
 
 

@@ -100,12 +100,15 @@ def _look(campaign: Campaign, crowd: CampaignJob, last: CampaignLook | None) -> 
     labels = [e.label for e in entries]
     sizes, n_all = crowd.round_sizes, len(crowd.instances)
     rated_now = last.next_instances if last is not None else sizes[0]
+    critical = crowd.critical_value
+    if rated_now is None or critical is None:  # run_look looks only after a continuing look of an adaptive job
+        raise ValueError(f"campaign {campaign.name!r}: no adaptive round to look at")
     prefixes = dict(last.prefixes) if last is not None else {label: sizes[0] for label in labels}
     pool = _pool(campaign, crowd, entries)
     column = {instance: j for j, instance in enumerate(crowd.instances)}
     order = [column[i] for i in crowd.round_order]
     alpha = 1 - campaign.adaptive_confidence
-    seen = allocation.live_look(pool, order, [prefixes.get(label, 0) for label in labels], crowd.critical_value, alpha, campaign.adaptive_top_k)
+    seen = allocation.live_look(pool, order, [prefixes.get(label, 0) for label in labels], critical, alpha, campaign.adaptive_top_k)
     spent = Slot.objects.filter(job=job).count()
     active = [labels[s] for s in seen["active"]]
 
@@ -127,7 +130,7 @@ def _look(campaign: Campaign, crowd: CampaignJob, last: CampaignLook | None) -> 
 
     look = CampaignLook.objects.create(
         campaign=campaign, number=(last.number + 1 if last else 1), instances=rated_now, ratings_spent=spent,
-        critical_value=crowd.critical_value, pairs=_pairs_json(seen["pairs"], labels),
+        critical_value=critical, pairs=_pairs_json(seen["pairs"], labels),
         scores={labels[s]: (None if math.isnan(v) else v) for s, v in seen["scores"].items()},
         prefixes=prefixes, active=active if decision == CampaignLook.Decision.CONTINUE else [],
         decision=decision, added_ratings=added, next_instances=next_n,
@@ -155,7 +158,7 @@ def _add_round(crowd: CampaignJob, rows: list, look_number: int) -> bool:
         with transaction.atomic():
             item_ids = add_payload_items(crowd.job, [payload for _entry, _i, payload in rows])
             CampaignItem.objects.bulk_create(
-                [CampaignItem(campaign_id=crowd.campaign_id, item_id=item_id, entry=entry, instance=i) for item_id, (entry, i, _p) in zip(item_ids, rows)],
+                [CampaignItem(campaign_id=crowd.campaign_id, item_id=item_id, entry=entry, instance=i) for item_id, (entry, i, _p) in zip(item_ids, rows, strict=False)],
                 batch_size=5000,
             )
             if JobCrowdConfig.objects.filter(job=crowd.job, rehearsal=False).exists():

@@ -114,10 +114,12 @@ def build_rows(campaign: Campaign, instances: list[int]):
     if without:
         raise EvaluationInputError(f"entries {', '.join(without)} have no outputs to rate; import their <entry>.json")
     shared = {i: {"context": _context(test_set, i), "knowledge": _knowledge_snippets(test_set, i)} for i in instances}
-    rows, skipped = [], {}
+    rows: list = []
+    skipped: dict[str, list] = {}
     for entry in entries:
+        outputs = entry.outputs or []  # every entry has outputs: checked above
         for i in instances:
-            output = entry.outputs[i]
+            output = outputs[i]
             response = output.get("response") if output.get("target") else None
             if not isinstance(response, str) or not response.strip():
                 skipped.setdefault(entry.label, []).append(i)

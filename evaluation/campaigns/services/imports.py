@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from django.db import transaction
+from django.db import models, transaction
 
 from evaluation.campaigns import dstc9
 from evaluation.campaigns.services.inputs import refresh_inputs_version
@@ -68,8 +68,15 @@ def _entry_hash(outputs, is_baseline, is_ground_truth):
     return _digest(outputs, is_baseline, is_ground_truth)
 
 
-TEAM_ID_MAX = Team._meta.get_field("team_id").max_length
-ENTRY_ID_MAX = Entry._meta.get_field("entry_id").max_length
+def _max_length(model: type[Team] | type[Entry], name: str) -> int:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.CharField) or field.max_length is None:
+        raise TypeError(f"{model.__name__}.{name} must be a CharField with a max_length")
+    return field.max_length
+
+
+TEAM_ID_MAX = _max_length(Team, "team_id")
+ENTRY_ID_MAX = _max_length(Entry, "entry_id")
 
 
 def _check_ids(team_id: str, entry_id: str, path) -> None:
@@ -186,7 +193,7 @@ def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -
             updates.append((line, (team, entry_name, entry), scores))
     if not updates:
         raise EvaluationInputError(f"{path}: no rows")
-    for line, (team, entry_id, entry), scores in updates:
+    for _line, (team, entry_id, entry), scores in updates:
         if entry is None:
             entry = _upsert_entry(test_set, team, entry_id, None, is_baseline=team in baseline_teams)
         entry.objective_scores = {**entry.objective_scores, **scores}
@@ -224,11 +231,11 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
     total = 0
     for team_id, entry_id, outputs, is_truth, is_baseline, rows, eval_path in plan:
         entry = _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=is_baseline, is_ground_truth=is_truth)
-        existing = Rating.objects.filter(campaign=campaign, entry=entry)
-        if existing.exists():
+        earlier_ratings = Rating.objects.filter(campaign=campaign, entry=entry)
+        if earlier_ratings.exists():
             if not replace:
                 raise EvaluationInputError(f"{eval_path}: campaign {campaign.name!r} already has ratings of {entry.label}; use replace to reimport")
-            existing.delete()
+            earlier_ratings.delete()
         campaign.entries.add(entry)
         Rating.objects.bulk_create(
             (Rating(campaign=campaign, entry=entry, instance=i, question=q, rater=f"pos{p}", value=v) for i, q, p, v in rows),

@@ -76,7 +76,7 @@ def run_schedule(schedule: InteractiveSchedule, now=None) -> dict:
         job = None
         if due:
             job = create_chat_job(
-                name=f"Scheduled human evaluation: {schedule.test_set} {now:%Y-%m-%d %H:%M}", systems=list(dict.fromkeys(e.dialog_system for e in due)),
+                name=f"Scheduled human evaluation: {schedule.test_set} {now:%Y-%m-%d %H:%M}", systems=list(dict.fromkeys(e.dialog_system for e in due if e.dialog_system is not None)),
                 goal_set=schedule.goal_set, dialogs_per_goal=schedule.dialogs_per_goal,
                 instructions="Chat with the system towards your goal, then say whether it succeeded and rate it.",
             )

@@ -2,7 +2,8 @@
 health, opening, several turns, a retried turn, end, reply shapes and latency, one result per rule.
 Used by `manage.py check_system` and when an organizer registers a system. No Django."""
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from evaluation.interactive.systems.client import SystemClient, SystemFailure
 
@@ -24,13 +25,23 @@ class RuleResult:
         return {"rule": self.rule, "passed": self.passed, "reason": self.reason}
 
 
+@dataclass
+class _Conversation:
+    """What the scripted conversation left: the turns answered, each turn's latency, and the
+    second turn as first sent (index, text, history, state, reply) for the retry."""
+
+    replies: list = field(default_factory=list)
+    latencies: list = field(default_factory=list)
+    retry_input: tuple | None = None
+
+
 def run_check(base_url: str, secret: str = "", *, timeout: float = 10.0, client: SystemClient | None = None) -> list[RuleResult]:
     """Every rule's result, in order. A rule that cannot run because an earlier one failed fails
     with that reason, so the list always has the same rules."""
     client = client or SystemClient(base_url, secret, timeout=timeout)
     results: list[RuleResult] = []
 
-    def record(rule, passed, reason):
+    def record(rule: str, passed: bool, reason: str) -> bool:
         results.append(RuleResult(rule, passed, reason))
         return passed
 
@@ -41,7 +52,8 @@ def run_check(base_url: str, secret: str = "", *, timeout: float = 10.0, client:
         record("health", False, exc.reason)
 
     session_id = f"quorum-check-{uuid.uuid4().hex[:12]}"
-    history, state, latencies, replies = [], None, [], []
+    history: list[dict] = []
+    state = None
     try:
         opening = client.open(session_id, goal=None)
         record("opening", True, f"{len(opening.text)} characters ({opening.latency_ms} ms)")
@@ -52,46 +64,13 @@ def run_check(base_url: str, secret: str = "", *, timeout: float = 10.0, client:
         record("opening", False, exc.reason)
         opening = None
 
-    turns_ok = opening is not None
-    retry_input = None
-    for index, text in enumerate(SCRIPT):
-        if not turns_ok:
-            break
-        try:
-            reply = client.turn(session_id, index, text, list(history), state)
-        except SystemFailure as exc:
-            turns_ok = record("turns", False, f"turn {index}: {exc.reason}")
-            break
-        if index == 1:
-            retry_input = (index, text, list(history), state, reply)
-        latencies.append(reply.latency_ms)
-        replies.append(reply)
-        history += [{"role": "user", "text": text}, {"role": "system", "text": reply.text}]
-        state = reply.state
-        if reply.end:
-            break
     if opening is None:
+        conversation = _Conversation()
         record("turns", False, "not run: the opening failed")
-    elif turns_ok:
-        offered = sum(1 for r in replies if r.offered)
-        record("turns", True, f"{len(replies)} turns answered in shape; {offered} with 'offered'")
-
-    if retry_input is None:
-        record("retried turn", False, "not run: fewer than two turns were answered")
     else:
-        index, text, earlier, earlier_state, first = retry_input
-        try:
-            again = client.turn(session_id, index, text, earlier, earlier_state)
-            same = (again.text, again.end, again.offered) == (first.text, first.end, first.offered)
-            record("retried turn", same, "the same reply" if same else f"turn {index} sent again got {again.text!r}, first {first.text!r}")
-        except SystemFailure as exc:
-            record("retried turn", False, exc.reason)
-
-    if latencies:
-        worst = max(latencies)
-        record("latency", worst <= client.timeout * 1000, f"slowest turn {worst} ms, mean {sum(latencies) // len(latencies)} ms (limit {client.timeout:g} s)")
-    else:
-        record("latency", False, "not measured: no turn was answered")
+        conversation = _converse(client, session_id, history, state, record)
+    _check_retry(client, session_id, conversation.retry_input, record)
+    _check_latency(client, conversation.latencies, record)
 
     try:
         client.end(session_id, "abandoned")
@@ -99,6 +78,50 @@ def run_check(base_url: str, secret: str = "", *, timeout: float = 10.0, client:
     except SystemFailure as exc:
         record("end", False, exc.reason)
     return results
+
+
+def _converse(client: SystemClient, session_id: str, history: list[dict], state, record: Callable[[str, bool, str], bool]) -> _Conversation:
+    """The scripted user turns after the opening, until the script or the dialog ends; records "turns"."""
+    conversation = _Conversation()
+    for index, text in enumerate(SCRIPT):
+        try:
+            reply = client.turn(session_id, index, text, list(history), state)
+        except SystemFailure as exc:
+            record("turns", False, f"turn {index}: {exc.reason}")
+            return conversation
+        if index == 1:
+            conversation.retry_input = (index, text, list(history), state, reply)
+        conversation.latencies.append(reply.latency_ms)
+        conversation.replies.append(reply)
+        history += [{"role": "user", "text": text}, {"role": "system", "text": reply.text}]
+        state = reply.state
+        if reply.end:
+            break
+    offered = sum(1 for r in conversation.replies if r.offered)
+    record("turns", True, f"{len(conversation.replies)} turns answered in shape; {offered} with 'offered'")
+    return conversation
+
+
+def _check_retry(client: SystemClient, session_id: str, retry_input: tuple | None, record: Callable[[str, bool, str], bool]) -> None:
+    """The second turn sent again must get the same reply (the contract's idempotency rule)."""
+    if retry_input is None:
+        record("retried turn", False, "not run: fewer than two turns were answered")
+        return
+    index, text, earlier, earlier_state, first = retry_input
+    try:
+        again = client.turn(session_id, index, text, earlier, earlier_state)
+        same = (again.text, again.end, again.offered) == (first.text, first.end, first.offered)
+        record("retried turn", same, "the same reply" if same else f"turn {index} sent again got {again.text!r}, first {first.text!r}")
+    except SystemFailure as exc:
+        record("retried turn", False, exc.reason)
+
+
+def _check_latency(client: SystemClient, latencies: list, record: Callable[[str, bool, str], bool]) -> None:
+    if latencies:
+        worst = max(latencies)
+        record("latency", worst <= client.timeout * 1000, f"slowest turn {worst} ms, mean {sum(latencies) // len(latencies)} ms (limit {client.timeout:g} s)")
+    else:
+        record("latency", False, "not measured: no turn was answered")
 
 
 def passed(results: list[RuleResult]) -> bool:

@@ -53,8 +53,11 @@ def understand(text: str, weaker: bool = False) -> dict:
         if food in words:
             heard["food"] = food
     if not weaker:
-        heard.update({"area": a for a in AREAS if a in words})
-        heard.update({"pricerange": p for p in PRICES if p in words})
+        # One value per slot: the last of the list that the user named.
+        for key, values in (("area", AREAS), ("pricerange", PRICES)):
+            named = [v for v in values if v in words]
+            if named:
+                heard[key] = named[-1]
     people = re.search(r"\b(\d+)\s*(?:people|persons|guests|of us)\b", text.lower())
     if people:
         heard["people"] = people.group(1)
