@@ -7,6 +7,7 @@ from django import forms
 
 from evaluation.campaigns import selectors
 from evaluation.forms import OwnIdsForm
+from hits.providers import registry
 
 
 def _team_names(value: str) -> list[str]:
@@ -76,8 +77,6 @@ class PlanForm(forms.Form):
     reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.10", help_text="Pay per response (one system on one instance), USD.")
 
     def __init__(self, *args, **kwargs):
-        from hits.providers import registry
-
         super().__init__(*args, **kwargs)
         self.fields["pilot_campaign"].queryset = selectors.campaigns()
         self.fields["provider"].choices = [(key, key) for key in registry.keys()]

@@ -22,6 +22,7 @@ from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, TestSet
 from evaluation.results_requests import request_campaign_results
 from evaluation.stats import pairwise_report, power
+from hits.providers import registry
 from quorum.roles import organizer_required
 
 
@@ -188,8 +189,6 @@ PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan tha
 
 def _plan(form) -> dict:
     """The planner's answer for a valid PlanForm, or {"error": ...} naming what to fix."""
-    from hits.providers import registry
-
     data = form.cleaned_data
     try:
         if data["pilot_campaign"]:
