@@ -1,7 +1,7 @@
 """Benchmark: the full evaluation report on 1,000,000 seeded ratings against krippendorff.alpha alone.
 
 12 systems x 28,000 test instances (52% knowledge-seeking, 95% detected), 2 questions, 3 raters
-from a pool of 300 -> about 1.0M ratings. Times `evaluation.report.build_report` (scores, Eq. 1,
+from a pool of 300 -> about 1.0M ratings. Times `evaluation.stats.report.build_report` (scores, Eq. 1,
 two-way (instance x rater) bootstrap intervals with B=1000, rank ranges, tie groups and the
 paired-difference pairwise table, Spearman, alpha per question at
 two levels with bootstrap CIs, per-rater diagnostics) and `krippendorff.alpha` on a prebuilt

@@ -259,7 +259,7 @@ QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = env.int("QUORUM_SYSTEM_PAUSE_CONSECUT
 QUORUM_SYSTEM_PAUSE_FAILURE_RATE = env.float("QUORUM_SYSTEM_PAUSE_FAILURE_RATE", default=0.5)
 QUORUM_SYSTEM_PAUSE_WINDOW_TURNS = env.int("QUORUM_SYSTEM_PAUSE_WINDOW_TURNS", default=20)
 # The offensive-word filter run over transcripts and static responses before a FED questionnaire
-# (evaluation/offensive.py): a list of words/phrases, or the path of a UTF-8 file with one per line
+# (evaluation/interactive/offensive.py): a list of words/phrases, or the path of a UTF-8 file with one per line
 # ('#' comments). None: Quorum's small default English list. Matches are whole words, any case; a
 # flagged dialog waits in a review queue where an organizer keeps or drops it.
 QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or None

@@ -1,4 +1,4 @@
-"""Adaptive allocation replayed on published ratings (`evaluation/allocation.py`, `manage.py simulate_allocation`).
+"""Adaptive allocation replayed on published ratings (`evaluation/stats/allocation.py`, `manage.py simulate_allocation`).
 
 On the real DSTC9 Track 1 ratings (read at run time from the shared folder), on a small DSTC-layout
 fixture built here, and by simulation: the final intervals of the adaptive rule cover the full

@@ -1,4 +1,4 @@
-"""The interactive leaderboard's statistics (evaluation/interactive.py): point values by hand, the
+"""The interactive leaderboard's statistics (evaluation/stats/interactive.py): point values by hand, the
 bootstrap interval against the closed-form t interval of a mean, tie groups, rank ranges, exports."""
 import csv
 import io

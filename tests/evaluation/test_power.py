@@ -1,4 +1,4 @@
-"""The power planner (`evaluation/power.py`, `manage.py plan_power`).
+"""The power planner (`evaluation/stats/power.py`, `manage.py plan_power`).
 
 The validation the issue asks for: campaigns of the recommended size, simulated rating by rating
 from a known model (discrete 1-5 ratings, raters drawn afresh, the paired t-test of scipy), reach
