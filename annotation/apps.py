@@ -9,10 +9,11 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_delete
 
+        from quorum.roles import grant_organizer_permissions
+
         from . import signals
         from .extensions import upload_stores
         from .models import SpokenReading
-        from .roles import grant_organizer_permissions
         from .services import readings
 
         # Permissions exist only once migrate has created them, so they are granted after every

@@ -5,11 +5,9 @@ recomputing flags), and the worker page (flags with their evidence, gold record,
 Thin views over the services and selectors; organizers only (anonymous users are sent to log
 in, everyone else gets a 403 page that says why). Writes are POST only.
 """
-from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -18,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from quorum import csv_safety
+from quorum.roles import organizer_required
 
 from . import task_types
 from .services.exports import start_export
@@ -27,7 +26,6 @@ from .services.gold import answer_fields as gold_answer_fields
 from .services.import_uploads import UploadError, import_error_field, start_upload_import
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
-from .roles import is_organizer
 from .selectors import quality as quality_selectors
 from .selectors.dashboard import (
     corpora_with_counts,
@@ -56,18 +54,6 @@ from .views import audio_response
 #: Rows per page of each list on the job page (reviewed items, flagged workers, gold items); the
 #: responses themselves are paged in the review queue.
 SECTION_ROWS = 20
-
-
-def organizer_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not is_organizer(request.user):
-            return render(request, "annotation/organizer/forbidden.html", status=403)
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 @organizer_required

@@ -22,11 +22,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from quorum.roles import is_organizer, worker_for
+
 from . import chat_relay, task_types
 from .after_submit import after_submit_url
 from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
-from .roles import is_organizer, worker_for
 from .selectors import work as work_selectors
 from .selectors.feedback import feedback_from_json, voted_down
 from .selectors.jobs import worker_responses

@@ -7,10 +7,10 @@ class EvaluationConfig(AppConfig):
 
     def ready(self):
         from annotation import chat_relay, extensions
+        from evaluation.interactive.demo import run_interactive_demo
+        from evaluation.interactive.services.chats import SystemsRelay
 
         from . import receivers  # noqa: F401  (connects the receivers that keep ratings in step with responses)
-        from .demo_interactive import run_interactive_demo
-        from .services.chats import SystemsRelay
 
         # Chat items reach registered systems through this relay; annotation never imports evaluation.
         if chat_relay.DEFAULT_RELAY not in extensions.chat_relays:

@@ -2,10 +2,10 @@
 from celery import shared_task
 from django.db import transaction
 
-from .services.adaptive import campaigns_to_look_at, run_look
-from .services.campaigns import compute_campaign_results as compute
-from .services.exports import export_campaign
-from .services.scheduled import run_due_schedules
+from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_look
+from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
+from evaluation.campaigns.services.exports import export_campaign
+from evaluation.interactive.services.scheduled import run_due_schedules
 
 
 @shared_task(acks_late=True)

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import fed_views, interactive_views, views
+from evaluation.campaigns import views
+from evaluation.fed import views as fed_views
+from evaluation.interactive import views as interactive_views
 
 app_name = "evaluation"
 

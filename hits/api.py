@@ -18,10 +18,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import IsOrganizer
-from annotation.api.strict import RefusesUnknownFields
 from annotation.models import Job
 from annotation.services.jobs import JobError
+from quorum.api.permissions import IsOrganizer
+from quorum.api.strict import RefusesUnknownFields
 
 from . import providers
 from .models import ProviderAssignment

@@ -1,6 +1,6 @@
 """Organizer actions of the crowd section on the job page (hits/templates/hits/_job_crowd.html).
 
-POST only, organizers only (annotation's organizer_required: anonymous users log in, others get
+POST only, organizers only (quorum.roles.organizer_required: anonymous users log in, others get
 403). Thin: validate the form, call a service, and go back to the job page with a message per
 outcome; a bulk action reports a result for every ticked assignment.
 """
@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Job
-from annotation.organizer_views import organizer_required
 from annotation.services.jobs import JobError
+from quorum.roles import organizer_required
 
 from .forms import BonusForm, CrowdSettingsForm, SettleForm, service_errors
 from .models import JobCrowdConfig, ProviderAssignment

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from evaluation import allocation, judges, power
+from evaluation.stats import allocation, judges, power
 
 SYSTEMS, INSTANCES, RATERS, POOL = 10, 16_700, 3, 300
 QUESTIONS = ("appropriateness", "accuracy")

@@ -36,7 +36,7 @@ MESSAGES = ["I want chinese food in the centre", "what about thai food in the no
 
 def _start_system():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evaluation.systems.reference", "--port", "0", "--secret", SECRET, "--delay", str(SYSTEM_DELAY)],
+        [sys.executable, "-m", "evaluation.interactive.systems.reference", "--port", "0", "--secret", SECRET, "--delay", str(SYSTEM_DELAY)],
         cwd=ROOT, env={**os.environ, "QUORUM_ENV": "test"}, stdout=subprocess.PIPE, text=True,
     )
     line = proc.stdout.readline()
@@ -57,8 +57,9 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.contrib.auth import get_user_model
-from annotation.roles import make_annotator
-from evaluation.services import create_chat_job, import_goals, register_system
+from quorum.roles import make_annotator
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
 system = register_system(name="bench-system", url=%r, secret=%r)
 goals = import_goals(name="bench", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n')
 job = create_chat_job(name="bench chats", systems=[system], goal_set=goals, dialogs_per_goal=%d + 1)
@@ -66,7 +67,7 @@ User = get_user_model()
 for i in range(%d + 1):
     make_annotator(User.objects.create_user(f"bench{i}", password="bench-pass"))
 print(json.dumps({"job": job.pk, "check_passed": system.check_passed}))
-""" % (system_url, SECRET, CHATS, CHATS)
+""" % (system_url, SECRET, CHATS, CHATS)  # noqa: UP031  (a code template with braces of its own)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=server_env(DB_NAME), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
@@ -79,7 +80,7 @@ def _client_process(args):
 
     import requests
 
-    from evaluation.systems.client import SystemClient, SystemFailure
+    from evaluation.interactive.systems.client import SystemClient, SystemFailure
 
     mode, base, job_id, first_user, n_threads = args
     results, lock = [], threading.Lock()

@@ -37,7 +37,7 @@ call_command("migrate", verbosity=0)
 from django.db import connection
 from django.contrib.auth import get_user_model
 from annotation.demo.corpus import generate_corpus
-from annotation.roles import make_annotator
+from quorum.roles import make_annotator
 from annotation.services.imports import import_corpus
 from annotation.services.jobs import create_job, launch_job
 from pathlib import Path
@@ -53,7 +53,7 @@ for i in range(%d):
 with connection.cursor() as c:
     c.execute("CREATE TABLE perf_baseline (id bigserial primary key, item_id bigint, body text)")
 print(json.dumps({"job": job.pk, "items": job.items.count()}))
-""" % CLIENTS
+""" % CLIENTS  # noqa: UP031  (a code template with braces of its own)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=server_env(DB_NAME), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])

@@ -1,7 +1,7 @@
 """Benchmark: the full evaluation report on 1,000,000 seeded ratings against krippendorff.alpha alone.
 
 12 systems x 28,000 test instances (52% knowledge-seeking, 95% detected), 2 questions, 3 raters
-from a pool of 300 -> about 1.0M ratings. Times `evaluation.report.build_report` (scores, Eq. 1,
+from a pool of 300 -> about 1.0M ratings. Times `evaluation.stats.report.build_report` (scores, Eq. 1,
 two-way (instance x rater) bootstrap intervals with B=1000, rank ranges, tie groups and the
 paired-difference pairwise table, Spearman, alpha per question at
 two levels with bootstrap CIs, per-rater diagnostics) and `krippendorff.alpha` on a prebuilt
@@ -19,8 +19,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from evaluation import agreement
-from evaluation.report import SystemSpec, build_report
+from evaluation.stats import agreement
+from evaluation.stats.report import SystemSpec, build_report
 
 SYSTEMS, INSTANCES, RATERS_PER_ITEM, RATER_POOL = 12, 28_000, 3, 300
 QUESTIONS = ("appropriateness", "accuracy")

@@ -36,9 +36,9 @@ def _worker() -> dict:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quorum.settings")
     django.setup()
     from django.core.management import call_command
+    from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, setup_test_environment
-    from django.db import connection
     from django.urls import reverse
 
     setup_test_environment()  # the test client's response context; no effect on what is measured
@@ -46,9 +46,9 @@ def _worker() -> dict:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Corpus, Dialog, Item, Response, Slot, Turn, Worker
-    from annotation.roles import make_organizer
     from annotation.services.jobs import create_job, launch_job
     from annotation.services.quality import apply_flags
+    from quorum.roles import make_organizer
 
     def job_with(turns: int, name: str):
         corpus = Corpus.objects.create(name=name, source_format="jsonl")

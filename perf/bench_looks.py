@@ -57,8 +57,10 @@ def _campaign(tmp):
     from django.db import transaction
 
     from annotation.models import Slot, Worker
+    from evaluation.campaigns.services.campaigns import create_campaign, set_adaptive
+    from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
+    from evaluation.campaigns.services.imports import import_entry, import_test_set
     from evaluation.models import CampaignLook, Rating
-    from evaluation.services import create_campaign, create_crowd_job, import_entry, import_test_set, launch_crowd_job, set_adaptive
 
     labels = [{"target": True, "knowledge": [{"domain": "hotel", "entity_id": 1, "doc_id": 0}], "response": f"Reference {i}."} for i in range(INSTANCES)]
     knowledge = {"hotel": {"1": {"name": "Birch House", "docs": {"0": {"title": "Parking?", "body": "Free parking on site."}}}}}
@@ -110,9 +112,9 @@ def _worker() -> dict:
     from django.db.models import Avg, Count
     from scipy import stats
 
-    from evaluation import allocation
+    from evaluation.campaigns.services.adaptive import run_look
     from evaluation.models import Rating
-    from evaluation.services.adaptive import run_look
+    from evaluation.stats import allocation
 
     call_command("migrate", verbosity=0)
     with tempfile.TemporaryDirectory() as tmp:

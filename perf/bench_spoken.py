@@ -52,11 +52,11 @@ def _worker() -> dict:
 
     call_command("migrate", verbosity=0)
     from annotation.models import Corpus, Dialog, Response, Slot, SpokenReading, Turn, Worker
-    from annotation.roles import make_organizer
     from annotation.services.jobs import create_job, launch_job
     from annotation.services.readings import store_reading
     from annotation.speech.audio import read_wav, write_wav
     from annotation.speech.tts import synthesize
+    from quorum.roles import make_organizer
 
     speech = read_wav(synthesize("I need a cheap table for two people in the centre please."))
     one_second = write_wav(type(speech).from_samples(speech.samples[: speech.sample_rate], speech.sample_rate))

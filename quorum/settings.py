@@ -155,10 +155,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
-        "annotation.api.parsers.StrictMultiPartParser",  # a multipart body with no part is a 400
+        "quorum.api.parsers.StrictMultiPartParser",  # a multipart body with no part is a 400
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",  # limit and offset clamped
+    "DEFAULT_PAGINATION_CLASS": "quorum.api.pagination.BoundedLimitOffsetPagination",  # limit and offset clamped
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -171,12 +171,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",  # drf-spectacular's default
-        "annotation.api.pagination.document_refused_pages",  # a bad limit or offset is a 400
+        "quorum.api.pagination.document_refused_pages",  # a bad limit or offset is a 400
     ],
     # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.
-    "SERVE_PERMISSIONS": ["annotation.api.permissions.SchemaReaders"],
+    "SERVE_PERMISSIONS": ["quorum.api.permissions.SchemaReaders"],
     # Two serializers have a `state` choice; name the adaptive pair's so neither gets a hashed name.
-    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
+    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
 }
 # The API's schema and its docs page: public (the default; the schema names operations and fields,
 # no data) or, with false, for logged-in organizers only (401/403 for anyone else).
@@ -259,7 +259,7 @@ QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = env.int("QUORUM_SYSTEM_PAUSE_CONSECUT
 QUORUM_SYSTEM_PAUSE_FAILURE_RATE = env.float("QUORUM_SYSTEM_PAUSE_FAILURE_RATE", default=0.5)
 QUORUM_SYSTEM_PAUSE_WINDOW_TURNS = env.int("QUORUM_SYSTEM_PAUSE_WINDOW_TURNS", default=20)
 # The offensive-word filter run over transcripts and static responses before a FED questionnaire
-# (evaluation/offensive.py): a list of words/phrases, or the path of a UTF-8 file with one per line
+# (evaluation/interactive/offensive.py): a list of words/phrases, or the path of a UTF-8 file with one per line
 # ('#' comments). None: Quorum's small default English list. Matches are whole words, any case; a
 # flagged dialog waits in a review queue where an organizer keeps or drops it.
 QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or None

@@ -14,7 +14,7 @@ urlpatterns = [
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/evaluation/", include("evaluation.api_urls")),
+    path("api/evaluation/", include("evaluation.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("organize/", include("annotation.organizer_urls")),
     path("evaluation/", include("evaluation.urls")),

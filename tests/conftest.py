@@ -54,7 +54,7 @@ def _isolated_dirs(settings, tmp_path):
 
 @pytest.fixture
 def organizer(django_user_model):
-    from annotation.roles import make_organizer
+    from quorum.roles import make_organizer
 
     user = django_user_model.objects.create_user("olga", password="organizer-pass-1")
     make_organizer(user)
@@ -73,7 +73,7 @@ def organizer_api(organizer):
 
 @pytest.fixture
 def make_annotator(django_user_model):
-    from annotation.roles import make_annotator as _make
+    from quorum.roles import make_annotator as _make
 
     def factory(name):
         user = django_user_model.objects.create_user(name, password=f"{name}-pass-1")

@@ -61,7 +61,8 @@ def connection_kept():
 @pytest.fixture
 def objects(organizer, connection_kept):
     """One object of each kind the API addresses by id, and the organizer's token."""
-    from evaluation.services import create_campaign, import_test_set
+    from evaluation.campaigns.services.campaigns import create_campaign
+    from evaluation.campaigns.services.imports import import_test_set
 
     from .evaluation.conftest import DSTC9
 

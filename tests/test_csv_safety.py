@@ -2,7 +2,8 @@
 import csv
 import io
 
-from evaluation import leaderboard, pairwise_report
+from evaluation.campaigns import leaderboard
+from evaluation.stats import pairwise_report
 from quorum.csv_safety import Writer, formatted_cell, safe_cell
 
 
@@ -46,7 +47,7 @@ def test_pairwise_ranking_csv_quotes_system_names_and_keeps_log_strengths(monkey
 
 
 def test_interactive_results_csv_quotes_a_formula_like_system_name(monkeypatch):
-    from evaluation import interactive
+    from evaluation.stats import interactive
 
     names = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers"]
     names += [f"{n}{suffix}" for n in interactive.STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_turns"]

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.services.team import add_annotators, parse_team_csv
-from evaluation import goals, ratings_csv
+from evaluation.campaigns import ratings_csv
+from evaluation.interactive import goals
 
 
 def test_a_ratings_csv_with_targets_for_target_is_refused_naming_both(tmp_path):

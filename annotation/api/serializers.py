@@ -5,6 +5,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from quorum.api.strict import RefusesUnknownFields
+
 from .. import task_types
 from ..services.import_uploads import FILE_ROLES
 from ..models import (
@@ -25,7 +27,6 @@ from ..models import (
 from ..selectors.jobs import job_progress
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
-from .strict import RefusesUnknownFields
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 

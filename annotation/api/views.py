@@ -12,9 +12,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponsePermanentRedirect, JsonResponse
+from django.shortcuts import get_object_or_404
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -25,6 +25,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from quorum.api.parsers import StrictMultiPartParser
+from quorum.api.permissions import IsOrganizer
 
 from .. import task_types
 from ..services.exports import start_export
@@ -44,8 +47,6 @@ from ..services.quality import QualityError, override_verdict, set_quality, unbl
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
 from . import serializers as s
-from .parsers import StrictMultiPartParser
-from .permissions import IsOrganizer
 
 ERRORS = {400: OpenApiResponse(description="The request cannot be carried out; the body names the field to fix.")}
 

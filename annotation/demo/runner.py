@@ -13,11 +13,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from ..services.exports import start_export
-from ..services.imports import start_import
+from quorum.roles import make_annotator, make_organizer, worker_for
+
 from ..extensions import demo_parts
 from ..models import ImportRun, Response, RunStatus, Worker
-from ..roles import make_annotator, make_organizer, worker_for
+from ..services.exports import start_export
+from ..services.imports import start_import
 from ..selectors.flags import stored_flags
 from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary

@@ -1,7 +1,7 @@
 """Reads for quality control: voting summaries, per-item review histories, agreement of any job,
 combined items and a job's subset (the hard test subset), worker flags.
 
-Agreement here calls `krippendorff.alpha` directly: `evaluation.agreement` is a higher app, which
+Agreement here calls `krippendorff.alpha` directly: `evaluation.stats.agreement` is a higher app, which
 annotation must not import (DESIGN.md, "Apps"). What is measured, and at which level, is the task
 type's to say (`agreement_values`, `agreement_level`).
 """

@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from quorum.roles import make_annotator
+
 from ..models import Worker
-from ..roles import make_annotator
 
 MAX_ROWS = 1000  # a team, not a crowd: crowd workers come through their provider
 

@@ -7,7 +7,7 @@ context are resampled together by the ranking's bootstrap), "a": {"system", "tex
 and "Response 2", in an order drawn per worker and item (`page_context`), and the response records
 which output was on the left, so position bias can be measured. Answers: {"winner": "a" | "b" |
 "tie", "left": "a" | "b", "reason": text}. Evaluation ranks the systems from the counted responses
-(`comparison`, then Bradley-Terry with bootstrap intervals in `evaluation.bradley_terry`).
+(`comparison`, then Bradley-Terry with bootstrap intervals in `evaluation.stats.bradley_terry`).
 """
 import hashlib
 from collections.abc import Mapping

@@ -11,8 +11,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Job, Response, Slot, Worker
-from annotation.roles import worker_for
 from annotation.services.claims import ClaimError, claim_next_slot
+from quorum.roles import worker_for
 
 from .. import providers
 from ..models import Block, JobCrowdConfig, Posting, ProviderAssignment

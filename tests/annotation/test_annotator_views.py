@@ -16,10 +16,10 @@ from django.utils.html import escape
 
 from annotation.highlight import slot_segments
 from annotation.models import Corpus, Dialog, Item, Job, Response, Slot, Turn, Worker
-from annotation.roles import make_annotator as make_worker_for
 from annotation.services.claims import check_answers, claim_next_slot, release_expired_claims
 from annotation.services.jobs import create_job, launch_job
 from annotation.work_tokens import make_token, read_token
+from quorum.roles import make_annotator as make_worker_for
 from tests.factories import good_answers, make_corpus, make_live_job
 
 pytestmark = pytest.mark.django_db
@@ -109,7 +109,7 @@ WHO = ("anonymous", "A", "B", "organizer")
 
 @pytest.mark.parametrize(
     "route,who,expected",
-    [(route, who, outcome) for route, row in MATRIX.items() for who, outcome in zip(WHO, row)],
+    [(route, who, outcome) for route, row in MATRIX.items() for who, outcome in zip(WHO, row, strict=False)],
 )
 def test_permission_matrix(people, route, who, expected):
     job = make_live_job(make_corpus(dialogs=2, user_turns=2), redundancy=2)

@@ -144,7 +144,7 @@ def test_missing_objects_are_404_on_every_detail_route(organizer):
 
 def test_object_permission_is_checked_on_detail_routes(world, organizer, monkeypatch):
     """A detail route refuses when the object-level check refuses, even if the view-level one passed."""
-    from annotation.api.permissions import IsOrganizer
+    from quorum.api.permissions import IsOrganizer
 
     monkeypatch.setattr(IsOrganizer, "has_object_permission", lambda self, request, view, obj: False)
     client = client_for(organizer)

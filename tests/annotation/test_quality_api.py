@@ -84,7 +84,7 @@ def test_missing_objects_are_404(organizer):
 
 
 def test_object_permission_is_checked(world, organizer, monkeypatch):
-    from annotation.api.permissions import IsOrganizer
+    from quorum.api.permissions import IsOrganizer
 
     monkeypatch.setattr(IsOrganizer, "has_object_permission", lambda self, request, view, obj: False)
     client = client_for(organizer)

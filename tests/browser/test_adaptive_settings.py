@@ -4,8 +4,8 @@ entries) comes back on the form, and good settings are saved."""
 import pytest
 from playwright.sync_api import expect
 
+from evaluation.campaigns.services.campaigns import create_campaign
 from evaluation.models import Campaign
-from evaluation.services import create_campaign
 
 from ..evaluation.test_adaptive_campaign import _write_test_set
 

@@ -5,8 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Job
+from evaluation.campaigns.services.campaigns import create_campaign
 from evaluation.models import Campaign, CampaignJob
-from evaluation.services import create_campaign
 
 from ..evaluation.crowd_data import make_test_set
 

@@ -8,8 +8,9 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Response
-from evaluation.services import create_chat_job, import_goals, register_system
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from tests.evaluation.systems import running
 
 from .test_annotator_flow import claim_by_keyboard, log_in

@@ -3,4 +3,4 @@ from django.urls import include, path
 
 from quorum.urls import urlpatterns as project_urlpatterns
 
-urlpatterns = [path("api/evaluation/", include("evaluation.api_urls")), *project_urlpatterns]
+urlpatterns = [path("api/evaluation/", include("evaluation.api.urls")), *project_urlpatterns]

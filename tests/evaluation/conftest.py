@@ -17,14 +17,15 @@ def dstc9_copy(tmp_path):
 
 @pytest.fixture
 def test_set(db):
-    from evaluation.services import import_test_set
+    from evaluation.campaigns.services.imports import import_test_set
 
     return import_test_set("DSTC9 Track 1", "test", DSTC9 / "labels.json", DSTC9 / "knowledge.json")
 
 
 @pytest.fixture
 def campaign(test_set):
-    from evaluation.services import create_campaign, import_human_eval
+    from evaluation.campaigns.services.campaigns import create_campaign
+    from evaluation.campaigns.services.imports import import_human_eval
 
     campaign = create_campaign("human-eval", test_set, [])
     import_human_eval(campaign, DSTC9 / "human_eval")

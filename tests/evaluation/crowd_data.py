@@ -70,7 +70,7 @@ def write_files(directory):
 
 def make_test_set(directory, with_logs=True, name="crowd-test"):
     """(test_set, finalists): the two competing entries; the baseline and the ground truth exist as reference rows."""
-    from evaluation.services import add_ground_truth_entry, import_entry, import_test_set
+    from evaluation.campaigns.services.imports import add_ground_truth_entry, import_entry, import_test_set
 
     write_files(directory)
     test_set = import_test_set(

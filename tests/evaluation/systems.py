@@ -4,7 +4,7 @@ import contextlib
 import json
 import time
 
-from evaluation.systems.reference import ReferenceSystem, serve
+from evaluation.interactive.systems.reference import ReferenceSystem, serve
 
 SECRET = "test-secret"
 

@@ -10,14 +10,15 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Item, Job, Slot, Worker
-from annotation.roles import make_organizer
 from annotation.services.claims import claim_next_slot, submit_response
-from evaluation import allocation
+from evaluation.campaigns.services.adaptive import run_look
+from evaluation.campaigns.services.campaigns import create_campaign, set_adaptive
+from evaluation.campaigns.services.crowd import create_crowd_campaign, create_crowd_job, launch_crowd_job
+from evaluation.campaigns.services.imports import import_entry, import_test_set
+from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, CampaignLook
-from evaluation.services import EvaluationInputError, create_campaign, create_crowd_job, import_entry, import_test_set, launch_crowd_job
-from evaluation.services.adaptive import run_look
-from evaluation.services.campaigns import set_adaptive
-from evaluation.services.crowd import create_crowd_campaign
+from evaluation.stats import allocation
+from quorum.roles import make_organizer
 
 pytestmark = [pytest.mark.postgres]
 
@@ -124,7 +125,7 @@ def test_campaign_stops_early_with_the_clear_pairs_resolved_and_rates_only_open_
     assert spent < full_design and spent <= campaign.adaptive_budget
     assert last.ratings_spent == spent
     # After the look that resolved them, the clear systems got no more items: only open pairs' systems did.
-    for earlier, later in zip(looks, looks[1:]):
+    for earlier, later in zip(looks, looks[1:], strict=False):
         rated_later = {p.entry.label for p in CampaignItem.objects.filter(campaign=campaign, instance__in=crowd.round_order[earlier.instances : later.instances]).select_related("entry__team")}
         assert rated_later == set(earlier.active)
         assert earlier.added_ratings == len(set(earlier.active)) * (later.instances - earlier.instances)
@@ -332,7 +333,7 @@ def test_a_round_the_money_budget_cannot_carry_stops_the_campaign_and_adds_nothi
 @pytest.mark.django_db
 def test_reference_rows_are_rated_in_the_first_round_only(tmp_path, make_annotator, django_capture_on_commit_callbacks):
     test_set, entries = _write_test_set(tmp_path / "data")
-    from evaluation.services import add_ground_truth_entry
+    from evaluation.campaigns.services.imports import add_ground_truth_entry
 
     add_ground_truth_entry(test_set)
     crowd = create_crowd_campaign("adaptive-refs", test_set, entries, redundancy=1, order_seed=11, adaptive={"round_size": ROUND})

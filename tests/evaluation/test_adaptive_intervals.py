@@ -2,7 +2,7 @@
 intervals valid at a data-dependent stop: simulated campaigns from a known model, no database."""
 import numpy as np
 
-from evaluation import allocation
+from evaluation.stats import allocation
 
 N, ROUND, ALPHA = 200, 40, 0.05
 MEANS = [3.0, 3.0, 3.06, 3.12]  # near ties: many looks, where repeated testing would hurt

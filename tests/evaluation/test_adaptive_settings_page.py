@@ -4,9 +4,10 @@ crowd job exists the settings are fixed."""
 import pytest
 from django.urls import reverse
 
-from evaluation.forms import AdaptiveForm
+from evaluation.campaigns.forms import AdaptiveForm
+from evaluation.campaigns.services.campaigns import create_campaign
+from evaluation.campaigns.services.crowd import create_crowd_job
 from evaluation.models import Campaign
-from evaluation.services import create_campaign, create_crowd_job
 
 from .test_adaptive_campaign import _write_test_set
 

@@ -1,4 +1,4 @@
-"""Adaptive allocation replayed on published ratings (`evaluation/allocation.py`, `manage.py simulate_allocation`).
+"""Adaptive allocation replayed on published ratings (`evaluation/stats/allocation.py`, `manage.py simulate_allocation`).
 
 On the real DSTC9 Track 1 ratings (read at run time from the shared folder), on a small DSTC-layout
 fixture built here, and by simulation: the final intervals of the adaptive rule cover the full
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation import allocation
+from evaluation.stats import allocation
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
 needs_dstc9 = pytest.mark.skipif(not (DATA / "results").is_dir(), reason=f"the real DSTC9 data are not at {DATA} (the shared data folder of the project)")
@@ -34,7 +34,7 @@ def dstc9_pool():
 @needs_dstc9
 def test_the_pool_gives_table_v(dstc9_pool):
     """In rating units (the default) as in instance units: each instance weighs what it weighs in Eq. 1."""
-    full = dict(zip(dstc9_pool.labels, allocation.final_scores(dstc9_pool, np.arange(dstc9_pool.n_units))))
+    full = dict(zip(dstc9_pool.labels, allocation.final_scores(dstc9_pool, np.arange(dstc9_pool.n_units)), strict=False))
     assert round(full["team19/entry2"], 4) == 4.3920 and round(full["baseline/entry0"], 4) == 3.8271 and round(full["team10/entry0"], 4) == 4.3373
     by_instance = allocation.read_dstc(DATA / "results", DATA / "data_eval" / "test" / "labels.json", unit="instance")
     assert dstc9_pool.n_units == 3 * by_instance.n_units

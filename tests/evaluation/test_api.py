@@ -9,10 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from evaluation import agreement, leaderboard
+from evaluation.campaigns import leaderboard
+from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign, refresh_inputs_version
 from evaluation.models import CampaignResult, Rating
-from evaluation.services import compute_campaign_results, create_campaign
-from evaluation.services.campaigns import refresh_inputs_version
+from evaluation.stats import agreement
 
 from .conftest import FIXTURES
 

@@ -13,9 +13,9 @@ from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
+from evaluation.campaigns.services.adaptive import run_look
+from evaluation.judges.services import import_judge_scores
 from evaluation.models import CampaignLook
-from evaluation.services.adaptive import run_look
-from evaluation.services.judges import import_judge_scores
 
 from .test_adaptive_campaign import _adaptive_campaign, _complete_first_round
 from .test_judges import judge_csv

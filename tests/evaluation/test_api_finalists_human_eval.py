@@ -5,8 +5,9 @@ import zipfile
 import pytest
 from rest_framework.test import APIClient
 
+from evaluation.campaigns.services.campaigns import create_campaign
+from evaluation.campaigns.services.imports import import_entries, import_objective_scores
 from evaluation.models import Campaign, Rating
-from evaluation.services import create_campaign, import_entries, import_objective_scores
 
 from .conftest import DSTC9
 

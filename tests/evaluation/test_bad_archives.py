@@ -8,10 +8,9 @@ import struct
 import zipfile
 
 import pytest
-from rest_framework.test import APIClient
 
+from evaluation.campaigns.services.campaigns import create_campaign
 from evaluation.models import Entry, Rating, TestSet
-from evaluation.services import create_campaign
 
 from .conftest import DSTC9
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from evaluation import bradley_terry as bt
+from evaluation.stats import bradley_terry as bt
 
 
 def repeat(a, b, outcome, times, instance=None):

@@ -11,10 +11,11 @@ from django.urls import reverse
 from annotation.models import Job, Response
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.pausing import pause_reason
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from evaluation.models import ChatTurn, DialogSystem
-from evaluation.services import create_chat_job, import_goals, register_system
-from evaluation.systems.pausing import pause_reason
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
 
 from .systems import Broken, running
 

@@ -10,10 +10,13 @@ from django.urls import reverse
 from annotation.models import Response
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
-from evaluation import selectors
+from evaluation.fed.services import create_fed_set_from_chats
+from evaluation.interactive import selectors
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.screening import review_chat, screen_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from evaluation.models import ChatScreening
-from evaluation.services import create_chat_job, create_fed_set_from_chats, import_goals, register_system, review_chat, screen_chat_job
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
 
 from .systems import running
 

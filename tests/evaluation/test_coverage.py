@@ -8,10 +8,9 @@ knowledge-seeking and detected, so Eq. 1's S_f is the mean and the truth is know
 """
 import numpy as np
 import pandas as pd
-import pytest
 from scipy import stats
 
-from evaluation import scoring
+from evaluation.stats import scoring
 
 SD = {"instance": 0.4, "system_instance": 0.3, "rater": 0.3, "noise": 0.6}
 SD_TOTAL = float(np.sqrt(sum(v**2 for v in SD.values())))

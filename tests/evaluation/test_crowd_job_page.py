@@ -11,10 +11,10 @@ from django.urls import reverse
 
 from annotation.models import Item, Job, PayloadSet
 from annotation.extensions import launch_checks
-from evaluation.forms import CrowdJobForm
+from evaluation.campaigns.forms import CrowdJobForm
+from evaluation.campaigns.services.campaigns import create_campaign, set_adaptive
+from evaluation.campaigns.services.crowd import choose_instances
 from evaluation.models import Campaign, CampaignItem, CampaignJob
-from evaluation.services import create_campaign, set_adaptive
-from evaluation.services.crowd import choose_instances
 
 from .crowd_data import SEEKING, make_test_set
 from .test_adaptive_campaign import _write_test_set

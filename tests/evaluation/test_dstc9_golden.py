@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import leaderboard
-from evaluation.services import compute_campaign_results, create_campaign, import_human_eval, import_test_set
+from evaluation.campaigns import leaderboard
+from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign
+from evaluation.campaigns.services.imports import import_human_eval, import_test_set
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "evaluation" / "golden" / "dstc9_leaderboard.json"

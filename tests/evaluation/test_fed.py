@@ -12,21 +12,15 @@ from annotation import task_types
 from annotation.models import Response, Slot
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
-from evaluation import selectors
-from evaluation.fed_static import StaticSetError, parse
+from evaluation.errors import EvaluationInputError
+from evaluation.fed import selectors
+from evaluation.fed.dataset import StaticSetError, parse
+from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
+from evaluation.interactive.offensive import WordListError, load_words, matcher
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from evaluation.models import FedCandidate, FedSet
-from evaluation.offensive import WordListError, load_words, matcher
-from evaluation.services import (
-    EvaluationInputError,
-    create_chat_job,
-    create_fed_set_from_chats,
-    import_fed_static,
-    import_goals,
-    launch_fed_job,
-    register_system,
-    review_candidate,
-)
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
 
 from .systems import running
 
@@ -152,7 +146,7 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
     user, worker = make_annotator("r")
     client = Client()
     client.force_login(user)
-    for n in range(4):
+    for _n in range(4):
         slot = claim_next_slot(job=job, worker=worker)
         answers = {f["name"]: str(list(f["choices"])[-1 if slot.item.payload["response"] != "I don't know." else 0]) for f in fields}
         assert client.post(reverse("work", args=[make_token(slot)]), answers).status_code == 302

@@ -23,9 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaluation.campaigns.services.campaigns import create_campaign
+from evaluation.campaigns.services.uploads import import_entries_upload, import_human_eval_archive, import_test_set_upload
+from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, Rating, TestSet
-from evaluation.services import EvaluationInputError, create_campaign
-from evaluation.services.uploads import import_entries_upload, import_human_eval_archive, import_test_set_upload
 from tests.fuzz_json import FUZZ, dumps, examples, mutated, spoilt_bytes
 
 from .conftest import DSTC9

@@ -3,16 +3,16 @@ import json
 
 import pytest
 
-from evaluation.models import Campaign, Entry, Rating, TestSet
-from evaluation.services import (
-    EvaluationInputError,
-    create_campaign,
+from evaluation.campaigns.services.campaigns import create_campaign
+from evaluation.campaigns.services.imports import (
     import_entries,
     import_entry,
     import_human_eval,
     import_objective_scores,
     import_test_set,
 )
+from evaluation.errors import EvaluationInputError
+from evaluation.models import Campaign, Entry, Rating, TestSet
 
 from .conftest import DSTC9
 

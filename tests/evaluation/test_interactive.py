@@ -12,10 +12,11 @@ from django.urls import reverse
 from annotation.models import Response
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
-from evaluation import selectors
-from evaluation.interactive import system_results
-from evaluation.services import create_chat_job, import_goals, register_system
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
+from evaluation.interactive import selectors
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
+from evaluation.stats.interactive import system_results
 
 from .systems import Broken, running
 
@@ -58,7 +59,7 @@ def test_a_chat_job_relays_turns_records_transcripts_and_ranks_by_grounded_succe
         job = create_chat_job(name="chat", systems=[good, weak], goal_set=goal_set)
         assert job.items.count() == 2  # one dialog per (goal, system)
         results, annotator = [], make_annotator("w")
-        for n in range(2):  # the same worker: saving one dialog claims the next for them
+        for _n in range(2):  # the same worker: saving one dialog claims the next for them
             page, state, response = _dialog(job, annotator, ["I want chinese food in the centre", "book it for 2 people"])
             assert "strong-team" not in page and "weak-team" not in page  # the system is never named
             assert [t["role"] for t in state["turns"]] == ["system", "user", "system", "user", "system"]

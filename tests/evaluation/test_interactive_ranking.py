@@ -1,4 +1,4 @@
-"""The interactive leaderboard's statistics (evaluation/interactive.py): point values by hand, the
+"""The interactive leaderboard's statistics (evaluation/stats/interactive.py): point values by hand, the
 bootstrap interval against the closed-form t interval of a mean, tie groups, rank ranges, exports."""
 import csv
 import io
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.interactive import system_results, to_csv, to_markdown
+from evaluation.stats.interactive import system_results, to_csv, to_markdown
 
 DATABASE = {"restaurant": [{"name": "Golden Wok", "food": "chinese", "area": "centre"}, {"name": "Pizza Hut", "food": "italian", "area": "south"}]}
 GOAL = {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}

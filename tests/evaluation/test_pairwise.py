@@ -15,7 +15,8 @@ from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.task_types.pairwise import left_side
 from annotation.work_tokens import make_token
-from evaluation import bradley_terry, selectors
+from evaluation.campaigns import selectors
+from evaluation.stats import bradley_terry
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +85,7 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     for n in range(2):
         user, worker = make_annotator(f"judge{n}")
         for _ in range(3):
-            choose(job, user, worker, lambda p: "tie" if (n, p["a"]["system"]) == (1, "mid") else winners[(p["a"]["system"], p["b"]["system"])])
+            choose(job, user, worker, lambda p, n=n: "tie" if (n, p["a"]["system"]) == (1, "mid") else winners[(p["a"]["system"], p["b"]["system"])])
     comparisons = selectors.pairwise_comparisons(job)
     assert sorted(comparisons) == sorted([
         ("strong", "mid", "a", "c1"), ("strong", "mid", "a", "c1"), ("strong", "weak", "a", "c2"), ("strong", "weak", "a", "c2"),
@@ -94,7 +95,7 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     expected = bradley_terry.fit(comparisons)
     by_system = {row["system"]: row for row in bradley_terry.export_rows(result)}
     assert [by_system[s]["rank"] for s in ("strong", "mid", "weak")] == [1, 2, 3]
-    for system, strength in zip(expected.systems, expected.log_strength):
+    for system, strength in zip(expected.systems, expected.log_strength, strict=False):
         assert math.isclose(by_system[system]["log_strength"], strength, abs_tol=1e-9)
     assert by_system["mid"]["ties"] == 1 and by_system["weak"]["losses"] == 3
 

@@ -9,8 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from evaluation.campaigns.services.imports import import_entries, import_objective_scores, import_test_set
+from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, Entry, Rating
-from evaluation.services import EvaluationInputError, import_entries, import_objective_scores, import_test_set
 
 from .conftest import DSTC9
 
@@ -93,7 +94,7 @@ def test_import_entries_with_a_bad_score_file_writes_nothing(test_set, tmp_path)
 
 
 def test_finalists_leave_out_an_entry_without_a_metric(test_set, tmp_path):
-    from evaluation.services import select_finalists
+    from evaluation.campaigns.services.campaigns import select_finalists
 
     import_entries(test_set, DSTC9 / "entries")
     scores = tmp_path / "score.csv"

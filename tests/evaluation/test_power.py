@@ -1,4 +1,4 @@
-"""The power planner (`evaluation/power.py`, `manage.py plan_power`).
+"""The power planner (`evaluation/stats/power.py`, `manage.py plan_power`).
 
 The validation the issue asks for: campaigns of the recommended size, simulated rating by rating
 from a known model (discrete 1-5 ratings, raters drawn afresh, the paired t-test of scipy), reach
@@ -15,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from evaluation import power
+from evaluation.stats import power
 
 TRUE = power.Components(instance=0.30, system_instance=0.20, rater=0.10, residual=0.60)
 
@@ -178,7 +178,7 @@ def test_plan_power_reads_a_campaigns_ratings(campaign, test_set, tmp_path):
     assert body["pilot"]["components"]["rater"] == 0
     with pytest.raises(CommandError, match="either as a FILE or as --campaign"):
         run(write_pilot(tmp_path / "pilot.csv"), "--campaign", campaign.name, "--top-k", 2)
-    from evaluation.services import create_campaign
+    from evaluation.campaigns.services.campaigns import create_campaign
 
     create_campaign("empty", test_set, [])
     with pytest.raises(CommandError, match="campaign 'empty': has no ratings yet"):

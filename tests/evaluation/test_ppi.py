@@ -1,4 +1,4 @@
-"""Prediction-powered intervals (`evaluation/ppi.py`) and judge agreement (`evaluation/judge_agreement.py`):
+"""Prediction-powered intervals (`evaluation/stats/ppi.py`) and judge agreement (`evaluation/stats/judge_agreement.py`):
 closed forms, then simulation from a known model (coverage at nominal 95%, width against the
 human-only interval of the same human budget)."""
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation import judge_agreement, ppi
+from evaluation.stats import judge_agreement, ppi
 
 Z = stats.norm.ppf(0.975)
 

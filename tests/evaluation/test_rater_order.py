@@ -14,8 +14,8 @@ from annotation import task_types
 from annotation.models import Item, Response, Slot, Worker
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.task_types.questionnaire import rotation_offset
+from evaluation.campaigns.services.crowd import create_crowd_campaign, launch_crowd_job
 from evaluation.models import CampaignItem
-from evaluation.services import create_crowd_campaign, launch_crowd_job
 from tests.factories import good_answers, make_corpus, make_live_job
 
 from .crowd_data import make_test_set, rate_everything

@@ -5,10 +5,11 @@ import json
 import pytest
 
 from evaluation import tasks
+from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign, refresh_inputs_version
+from evaluation.campaigns.services.exports import export_campaign
+from evaluation.errors import EvaluationInputError
 from evaluation.models import CampaignResult, Rating
 from evaluation.results_requests import request_campaign_results
-from evaluation.services import EvaluationInputError, compute_campaign_results, create_campaign, export_campaign
-from evaluation.services.campaigns import refresh_inputs_version
 
 from .conftest import DSTC9
 
@@ -21,7 +22,7 @@ def eq1_by_hand(team, entry, question):
     evals = json.loads((DSTC9 / "human_eval" / team / f"{entry}.human_eval.json").read_text())
     total = sum(sum(e[question]) / len(e[question]) for e in evals if e)
     p = total / sum(o["target"] for o in outputs)
-    r = total / sum(l["target"] for l in labels)
+    r = total / sum(label["target"] for label in labels)
     return 2 * p * r / (p + r)
 
 

@@ -10,15 +10,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive.services.scheduled import link_entry_system, run_due_schedules, run_schedule, set_schedule
+from evaluation.interactive.services.systems import import_goals
 from evaluation.models import DialogSystem, Entry, EntryInteractiveRun, Team
-from evaluation.services import (
-    EvaluationInputError,
-    import_goals,
-    link_entry_system,
-    run_due_schedules,
-    run_schedule,
-    set_schedule,
-)
 from evaluation.tasks import run_scheduled_interactive_evaluations
 
 GOALS = b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n{"id": "g2", "goal": {"restaurant": {"info": {"food": "thai"}}}}\n'
@@ -215,7 +210,7 @@ def test_the_command_and_the_page_write_the_same_schedule(board, organizer):
 
 
 def test_every_field_of_the_service_forms_says_what_it_is_for(board):
-    from evaluation.forms import EntryEndpointForm, InteractiveScheduleForm
+    from evaluation.interactive.forms import EntryEndpointForm, InteractiveScheduleForm
 
     test_set, _goals, _systems = board
     for form in (EntryEndpointForm(test_set=test_set), InteractiveScheduleForm(test_set=test_set)):

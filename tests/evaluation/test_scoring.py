@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluation import scoring
-from evaluation.report import SystemSpec, build_report
+from evaluation.stats import scoring
+from evaluation.stats.report import SystemSpec, build_report
 
 
 def ratings_frame(rows):
@@ -24,7 +24,7 @@ def test_eq1_hand_example():
     truth = np.array([1, 1, 1, 1, 0, 0], dtype=bool)
     predicted = np.array([1, 1, 0, 0, 1, 0], dtype=bool)
     ratings = ratings_frame(
-        [("e", "accuracy", 0, r, v) for r, v in zip("abc", (5, 4, 4))] + [("e", "accuracy", 1, r, 3) for r in "abc"]
+        [("e", "accuracy", 0, r, v) for r, v in zip("abc", (5, 4, 4), strict=False)] + [("e", "accuracy", 1, r, 3) for r in "abc"]
     )
     scores, counts = scoring.instance_score_matrix(ratings, ["e"], ["accuracy"], 6)
     assert scores[0, 0, 0] == pytest.approx(13 / 3) and counts[0, 0, 0] == 3
@@ -80,7 +80,7 @@ def test_finalists_take_the_best_entry_of_each_top_team():
         columns=["team_id", "entry_id", "overall"],
     )
     chosen = scoring.select_finalists(entries, 2)
-    assert list(zip(chosen.team_id, chosen.entry_id)) == [("t1", "e1"), ("t3", "e1")]
+    assert list(zip(chosen.team_id, chosen.entry_id, strict=False)) == [("t1", "e1"), ("t3", "e1")]
     assert list(chosen["rank"]) == [1, 2] and not chosen["tied_at_cutoff"].any()
     # t3's best is 0.8 and t2's 0.7; with three places, t2 is in; the 4th place (t4, 0.6) is not tied with it
     assert list(scoring.select_finalists(entries, 3).team_id) == ["t1", "t3", "t2"]
@@ -146,7 +146,7 @@ def test_sampled_campaign_is_not_deflated():
     n = 1000
     truth = np.ones(n, dtype=bool)
     sample = np.arange(0, n, 20)
-    ratings = ratings_frame([("e", "accuracy", int(i), f"{r}{i}", v) for i in sample for r, v in zip("abc", (4, 5, 4))] +
+    ratings = ratings_frame([("e", "accuracy", int(i), f"{r}{i}", v) for i in sample for r, v in zip("abc", (4, 5, 4), strict=False)] +
                             [("e", "accuracy", int(i), f"d{i}", 5) for i in sample[:20]] + [("e", "accuracy", int(i), f"d{i}", 4) for i in sample[20:]])
     report = build_report(ratings, truth, [SystemSpec("e", "entry", truth)], questions=["accuracy"], evaluated=sample)
     row = report["systems"][0]
@@ -164,7 +164,7 @@ def test_unrated_instances_are_left_out_and_counted_and_unrated_rows_say_so():
     assert rows["e"]["final"] == pytest.approx(4.0) and rows["e"]["unrated"] == 2  # collection still running
     assert rows["gt"]["final"] is None and not rows["gt"]["rated"]
     assert report["systems"][-1]["system"] == "gt"  # unrated rows last
-    from evaluation import leaderboard
+    from evaluation.campaigns import leaderboard
 
     table = leaderboard.to_markdown(report)
     assert "| ref |  | gt (ground truth) | not rated | not rated | 0 | 4 |" in table  # never rated: 4 instances wait
@@ -186,7 +186,7 @@ def _campaign(seed=0, n=400, means=(4.4, 4.2, 4.0, 3.6, 4.6)):
     labels = ["e1", "e2", "e3", "baseline", "ground-truth"]
     kinds = ["entry", "entry", "entry", "baseline", "ground_truth"]
     systems, rows = [], []
-    for label, kind, mean in zip(labels, kinds, means):
+    for label, kind, mean in zip(labels, kinds, means, strict=False):
         predicted = truth if kind == "ground_truth" else (truth & (rng.random(n) < 0.95)) | (~truth & (rng.random(n) < 0.05))
         for i in np.flatnonzero(truth & predicted):
             for q in ("appropriateness", "accuracy"):

@@ -10,8 +10,9 @@ import zipfile
 import pytest
 from rest_framework.test import APIClient
 
+from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign
+from evaluation.campaigns.services.imports import import_human_eval
 from evaluation.models import Campaign, Challenge, Entry, TestSet
-from evaluation.services import compute_campaign_results, create_campaign, import_human_eval
 
 from .conftest import DSTC9
 from .test_api_finalists_human_eval import zipped

@@ -1,14 +1,13 @@
 """The system contract (docs/system-contract.md): signing, the reference system, the client, and
 `manage.py check_system` against a conforming system and broken ones, all on local ports."""
-import json
 
 import pytest
 import requests
 from django.core.management import CommandError, call_command
 
-from evaluation.systems import signing
-from evaluation.systems.client import SystemClient, SystemFailure
-from evaluation.systems.reference import ReferenceSystem, respond
+from evaluation.interactive.systems import signing
+from evaluation.interactive.systems.client import SystemClient, SystemFailure
+from evaluation.interactive.systems.reference import ReferenceSystem, respond
 
 from .systems import SECRET, Broken, running
 

@@ -7,10 +7,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
-from evaluation import goals
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive import goals
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from evaluation.models import DialogSystem, GoalSet, UserGoal
-from evaluation.services import EvaluationInputError, import_goals, register_system
-from evaluation.systems.reference import RESTAURANTS, ReferenceSystem
 
 from .systems import Broken, running
 

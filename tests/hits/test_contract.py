@@ -6,10 +6,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from annotation.roles import make_annotator
 from annotation.services.claims import release_expired_claims
 from hits.links import completion_code
 from hits.models import Payment, Posting, ProviderAssignment
+from quorum.roles import make_annotator
 from tests.hits.contract import ProviderContract
 
 

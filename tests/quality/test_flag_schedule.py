@@ -28,7 +28,7 @@ def rushed_job(name="rushed", dialogs=3):
     """A live job where one worker pastes everything in seconds and another takes their time."""
     from django.contrib.auth import get_user_model
 
-    from annotation.roles import make_annotator
+    from quorum.roles import make_annotator
 
     job = make_live_job(make_corpus(name=name, dialogs=dialogs, user_turns=2), redundancy=2, name=name)
     users = get_user_model().objects

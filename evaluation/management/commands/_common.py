@@ -1,6 +1,8 @@
 """Shared helpers of the evaluation commands: lookups that fail with a CommandError that says what to do."""
 from django.core.management.base import CommandError
 
+from evaluation.campaigns.services.campaigns import compute_campaign_results
+from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, TestSet
 
 
@@ -27,8 +29,6 @@ def add_test_set_arguments(parser):
 
 def current_results(campaign):
     """The campaign's stored results for its current inputs, computed here first if needed."""
-    from evaluation.services import EvaluationInputError, compute_campaign_results
-
     try:
         return compute_campaign_results(campaign.pk)
     except EvaluationInputError as exc:

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.systems.check import passed, run_check
+from evaluation.interactive.systems.check import passed, run_check
 
 
 class Command(BaseCommand):

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import selectors
-from evaluation.services import EvaluationInputError, create_chat_job
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive import selectors
+from evaluation.interactive.services.chats import create_chat_job
 
 
 class Command(BaseCommand):

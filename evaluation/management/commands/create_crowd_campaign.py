@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.campaigns.services.crowd import create_crowd_campaign, launch_crowd_job
+from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry
-from evaluation.services import EvaluationInputError, create_crowd_campaign, launch_crowd_job
 
 from ._common import add_test_set_arguments, get_test_set
 

@@ -2,8 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import selectors
-from evaluation.services import EvaluationInputError, create_fed_set_from_chats, import_fed_static, launch_fed_job
+from evaluation.errors import EvaluationInputError
+from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job
+from evaluation.interactive import selectors
 
 
 class Command(BaseCommand):

@@ -1,6 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.services import EvaluationInputError, compute_campaign_results, export_campaign
+from evaluation.campaigns.services.campaigns import compute_campaign_results
+from evaluation.campaigns.services.exports import export_campaign
+from evaluation.errors import EvaluationInputError
 
 from ._common import get_campaign
 

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.services import EvaluationInputError, import_entries
+from evaluation.campaigns.services.imports import import_entries
+from evaluation.errors import EvaluationInputError
 
 from ._common import add_test_set_arguments, get_test_set
 

@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.campaigns.services.campaigns import create_campaign
+from evaluation.campaigns.services.imports import BASELINE_TEAMS, GROUND_TRUTH_TEAMS, import_human_eval
+from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign
-from evaluation.services import EvaluationInputError, create_campaign, import_human_eval
-from evaluation.services.imports import BASELINE_TEAMS, GROUND_TRUTH_TEAMS
 
 from ._common import add_test_set_arguments, get_test_set
 

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.services import EvaluationInputError, import_judge_scores
+from evaluation.errors import EvaluationInputError
+from evaluation.judges.services import import_judge_scores
 
 from ._common import get_campaign
 

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.services import EvaluationInputError, import_test_set
+from evaluation.campaigns.services.imports import import_test_set
+from evaluation.errors import EvaluationInputError
 
 
 class Command(BaseCommand):

@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import selectors
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive import selectors
+from evaluation.interactive.services.scheduled import link_entry_system, run_schedule, set_schedule
 from evaluation.models import Entry, TestSet
-from evaluation.services import EvaluationInputError, link_entry_system, run_schedule, set_schedule
 
 
 class Command(BaseCommand):

@@ -2,9 +2,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import judge_agreement
+from evaluation.errors import EvaluationInputError
+from evaluation.judges.services import compute_judge_report
 from evaluation.models import JudgeRun
-from evaluation.services import EvaluationInputError, compute_judge_report
+from evaluation.stats import judge_agreement
 
 from ._common import get_campaign
 

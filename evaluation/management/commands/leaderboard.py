@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from evaluation import leaderboard
+from evaluation.campaigns import leaderboard
 
 from ._common import current_results, get_campaign
 

@@ -3,7 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import power, selectors
+from evaluation.campaigns import selectors
+from evaluation.stats import power
 from hits import providers
 
 from ._common import get_campaign

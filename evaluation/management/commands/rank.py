@@ -3,7 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import leaderboard, ratings_csv, report, scoring
+from evaluation.campaigns import leaderboard, ratings_csv
+from evaluation.stats import report, scoring
 
 
 class Command(BaseCommand):

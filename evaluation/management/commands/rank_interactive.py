@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import interactive, scoring, selectors
+from evaluation.interactive import selectors
+from evaluation.stats import interactive, scoring
 
 
 class Command(BaseCommand):

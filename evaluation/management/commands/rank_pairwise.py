@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import pairwise_report, selectors
+from evaluation.campaigns import selectors
+from evaluation.stats import pairwise_report
 
 
 class Command(BaseCommand):

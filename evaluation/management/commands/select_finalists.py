@@ -1,5 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
-from evaluation.services import EvaluationInputError, create_finalist_campaign, select_finalists
+
+from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists
+from evaluation.errors import EvaluationInputError
 
 from ._common import add_test_set_arguments, get_test_set
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import allocation
-from evaluation.services.imports import BASELINE_TEAMS, GROUND_TRUTH_TEAMS
+from evaluation.campaigns.services.imports import BASELINE_TEAMS, GROUND_TRUTH_TEAMS
+from evaluation.stats import allocation
 
 
 class Command(BaseCommand):

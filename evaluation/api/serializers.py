@@ -1,0 +1,345 @@
+"""Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
+import math
+
+from django.db.models import Count, Q
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.models import Slot
+from evaluation.campaigns import selectors as campaign_selectors
+from evaluation.judges import selectors as judges_selectors
+from evaluation.models import Campaign, CampaignJob, CampaignLook
+from evaluation.stats import agreement
+from quorum.api.strict import RefusesUnknownFields
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+MAX_BOOTSTRAP = 5000
+
+
+def json_safe(value):
+    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class EvaluationMessageSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class EntrySummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    label = serializers.CharField()
+    kind = serializers.CharField()
+
+
+class CrowdJobSerializer(serializers.ModelSerializer):
+    job = serializers.IntegerField(source="job_id")
+    job_state = serializers.CharField(source="job.state")
+    items = serializers.SerializerMethodField()
+    slots = serializers.SerializerMethodField()
+    slots_submitted = serializers.SerializerMethodField()
+    redundancy = serializers.IntegerField(source="job.redundancy")
+
+    class Meta:
+        model = CampaignJob
+        fields = ["job", "job_state", "redundancy", "instances", "skipped", "order_seed", "items", "slots", "slots_submitted"]
+
+    def _counts(self, obj):
+        if not hasattr(obj, "_counts"):
+            obj._counts = Slot.objects.filter(job_id=obj.job_id).aggregate(
+                slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
+            )
+        return obj._counts
+
+    def get_items(self, obj) -> int:
+        return self._counts(obj)["items"]
+
+    def get_slots(self, obj) -> int:
+        return self._counts(obj)["slots"]
+
+    def get_slots_submitted(self, obj) -> int:
+        return self._counts(obj)["submitted"]
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    challenge = serializers.CharField(source="test_set.challenge.name")
+    test_set = serializers.CharField(source="test_set.name")
+    state = serializers.CharField(read_only=True, help_text="draft, collecting or closed.")
+    ratings = serializers.IntegerField(source="n_ratings", read_only=True)
+    results = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "challenge", "test_set", "state", "questions", "rater_ids_known", "ratings", "inputs_version", "results", "created_at"]
+
+    def get_results(self, obj) -> str:
+        """current: stored results match the inputs; stale: only older results; none: never computed."""
+        return campaign_selectors.results_status(obj)
+
+
+PAIR_STATES = ["resolved", "tied", "open"]  # allocation.RESOLVED, TIED, OPEN
+
+
+class AdaptivePairSerializer(serializers.Serializer):
+    a = serializers.CharField(help_text="An entry's label (team/entry).")
+    b = serializers.CharField(help_text="The other entry's label.")
+    state = serializers.ChoiceField(choices=PAIR_STATES, help_text="resolved: ordered; tied: settled as a tie (futility); open: still rated.")
+    better = serializers.CharField(allow_null=True, help_text="The entry ahead when resolved, else null.")
+    instances = serializers.IntegerField(help_text="Instances of the shared order both entries were rated on (the pair's prefix).")
+    difference = serializers.FloatField(allow_null=True, help_text="Final score of a minus that of b on the prefix; null when it has no ratings.")
+    low = serializers.FloatField(allow_null=True, help_text="Lower end of the pair's interval (sequential critical value).")
+    high = serializers.FloatField(allow_null=True, help_text="Upper end of the pair's interval.")
+
+
+class CampaignLookSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="1 for the look after the first round, and so on.")
+    instances = serializers.IntegerField(help_text="Instances of the round order rated by the systems still rated at this look.")
+    decision = serializers.ChoiceField(choices=CampaignLook.Decision.choices, help_text="continue, or why the campaign stopped at this look.")
+    decision_text = serializers.CharField(source="get_decision_display", help_text="The decision in words.")
+    ratings_spent = serializers.IntegerField(help_text="Ratings (slots) of the crowd job at this look.")
+    added_ratings = serializers.IntegerField(help_text="Ratings the next round added; 0 when stopped.")
+    critical_value = serializers.FloatField(help_text="The critical value the pair intervals used (the group-sequential boundary).")
+    next_instances = serializers.IntegerField(allow_null=True, help_text="The round order's length after the next round; null when stopped.")
+    active = serializers.ListField(child=serializers.CharField(), help_text="Entries rated in the next round.")
+
+
+class AdaptiveStatusSerializer(serializers.Serializer):
+    """An adaptive campaign's settings, looks and pair states (`campaign_selectors.adaptive_status`)."""
+
+    confidence = serializers.FloatField(help_text="Confidence of the pair intervals, e.g. 0.95.")
+    top_k = serializers.IntegerField(allow_null=True, help_text="Goal: the pairs involving the top k entries; null for every pair.")
+    budget = serializers.IntegerField(allow_null=True, help_text="Most ratings to spend; null for the full design.")
+    round_size = serializers.IntegerField(help_text="Instances added per round.")
+    round_sizes = serializers.ListField(child=serializers.IntegerField(), allow_null=True, help_text="The look grid (lengths of the shared order), fixed when the crowd job was made; null before.")
+    critical_value = serializers.FloatField(allow_null=True, help_text="The group-sequential critical value of those looks; null before the crowd job.")
+    spent = serializers.IntegerField(help_text="Ratings (slots) of the crowd job so far.")
+    full_design = serializers.IntegerField(allow_null=True, help_text="Ratings the full design (every entry on every instance) would use.")
+    stopped = serializers.BooleanField(help_text="Whether a look stopped the campaign.")
+    stop_reason = serializers.CharField(allow_null=True, help_text="Why it stopped (the last look's decision in words); null while running.")
+    looks = CampaignLookSerializer(many=True)
+    pairs = AdaptivePairSerializer(many=True, help_text="Each pair's state at the last look (empty before the first look).")
+
+    def to_representation(self, status):
+        campaign, plan, last = status["campaign"], status["plan"], status["last"]
+        return super().to_representation({
+            "confidence": campaign.adaptive_confidence, "top_k": campaign.adaptive_top_k, "budget": campaign.adaptive_budget,
+            "round_size": campaign.adaptive_round_size, "round_sizes": plan.round_sizes if plan else None,
+            "critical_value": plan.critical_value if plan else None, "spent": status["spent"], "full_design": status["full_design"],
+            "stopped": status["stopped"], "stop_reason": last.get_decision_display() if status["stopped"] else None,
+            "looks": status["looks"], "pairs": status["pairs"],
+        })
+
+
+class JudgeReportSerializer(serializers.Serializer):
+    """A judge's stored report (`evaluation/judges.py`); nested values are as that module builds them."""
+
+    alpha = serializers.FloatField(help_text="1 - confidence of the intervals.")
+    epsilon = serializers.FloatField(required=False, help_text="The alternative-annotator test's cost-benefit margin.")
+    items_scored_by_judge = serializers.IntegerField()
+    items_rated_by_humans = serializers.IntegerField()
+    agreement = serializers.JSONField(help_text="Correlations of judge and human scores: items, per_question, systems ({pearson, spearman, kendall}: r and interval).")
+    alt_test = serializers.JSONField(help_text="Alternative-annotator test: winning_rate, advantage_probability, passes, raters; or {skipped: reason}.")
+    raters_are_positions = serializers.BooleanField(help_text="True when rater ids are list positions of imported ratings, not people.")
+    systems = serializers.ListField(child=serializers.JSONField(), help_text="Per ranked entry: human-only and PPI++ intervals of the mean, or a skipped reason.")
+    pairs = serializers.ListField(child=serializers.JSONField(), help_text="Per pair of ranked entries: intervals of the difference and whether PPI resolves it.")
+
+
+class JudgeRunSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The judge's name.")
+    created_at = serializers.DateTimeField(help_text="When its scores were imported.")
+    stale = serializers.BooleanField(help_text="The campaign's ratings changed since the report was computed (`judge_report` recomputes it).")
+    report = serializers.SerializerMethodField(help_text="The stored report; null until the campaign has human ratings.")
+
+    @extend_schema_field(JudgeReportSerializer(allow_null=True))
+    def get_report(self, run):
+        return JudgeReportSerializer(json_safe(run.report)).data if run.report else None
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    entries = serializers.SerializerMethodField()
+    crowd_job = serializers.SerializerMethodField()
+    adaptive = serializers.SerializerMethodField(help_text="Adaptive mode's settings, looks and pair states; null for a campaign that is not adaptive.")
+    judges = serializers.SerializerMethodField(help_text="Automatic judges with their stored reports.")
+
+    class Meta(CampaignSerializer.Meta):
+        fields = CampaignSerializer.Meta.fields + ["entries", "crowd_job", "adaptive", "judges"]
+
+    @extend_schema_field(AdaptiveStatusSerializer(allow_null=True))
+    def get_adaptive(self, obj):
+        status = campaign_selectors.adaptive_status(obj, campaign_selectors.crowd_progress(obj))
+        return None if status is None else AdaptiveStatusSerializer({**status, "campaign": obj}).data
+
+    @extend_schema_field(JudgeRunSerializer(many=True))
+    def get_judges(self, obj):
+        return JudgeRunSerializer(judges_selectors.judge_runs(obj), many=True).data
+
+    def get_entries(self, obj) -> list[dict]:
+        entries = obj.entries.select_related("team").order_by("team__team_id", "entry_id")
+        return EntrySummarySerializer(entries, many=True).data
+
+    def get_crowd_job(self, obj) -> dict | None:
+        crowd = CampaignJob.objects.select_related("job").filter(campaign=obj).first()
+        return CrowdJobSerializer(crowd).data if crowd else None
+
+
+class ResultsRequestSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="ready: stored results match the inputs; queued: their computation was queued.")
+    inputs_version = serializers.CharField()
+    ratings_added = serializers.IntegerField()
+    ratings_removed = serializers.IntegerField()
+
+
+class AgreementUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    file = serializers.FileField(help_text="CSV with the header item,rater,value; one row per rating.")
+    level = serializers.ChoiceField(choices=list(agreement.LEVELS), help_text="Level of measurement.")
+    domain = serializers.CharField(
+        required=False, help_text="Comma-separated values of the scale, in order (e.g. 1,2,3,4,5). Default: the values in the file."
+    )
+    bootstrap = serializers.IntegerField(
+        required=False, default=agreement.DEFAULT_BOOTSTRAP, help_text=f"Bootstrap replicates: 0 for none, or 1000 to {MAX_BOOTSTRAP}."
+    )
+    seed = serializers.IntegerField(required=False, default=agreement.DEFAULT_SEED)
+    raters = serializers.BooleanField(required=False, default=False, help_text="Also compute per-rater diagnostics.")
+
+    def validate_file(self, value):
+        if value.size > MAX_UPLOAD_BYTES:
+            raise serializers.ValidationError(f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB; use the agreement command for big files")
+        return value
+
+    def validate_bootstrap(self, value):
+        if value != 0 and not 1000 <= value <= MAX_BOOTSTRAP:
+            raise serializers.ValidationError(f"give 0 (no interval) or 1000 to {MAX_BOOTSTRAP} replicates")
+        return value
+
+    def validate_domain(self, value):
+        try:
+            return [float(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise serializers.ValidationError("give numbers separated by commas, e.g. 1,2,3,4,5") from None
+
+
+class FinalistsRequestSerializer(RefusesUnknownFields, serializers.Serializer):
+    metrics = serializers.ListField(
+        child=serializers.CharField(), allow_empty=False, help_text="Objective metrics to rank by, as named in the scores CSV."
+    )
+    top = serializers.IntegerField(default=12, min_value=1, max_value=1000, help_text="Number of finalist teams (DSTC9: 12).")
+    lower_is_better = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list, help_text="Metrics where a lower value ranks higher."
+    )
+    campaign = serializers.CharField(
+        required=False, allow_blank=False, help_text="If given, create a campaign of this name with the finalists and the reference rows."
+    )
+    questions = serializers.ListField(
+        child=serializers.CharField(), required=False, default=lambda: ["appropriateness", "accuracy"],
+        help_text="The campaign's questions (used with campaign).",
+    )
+
+
+class HumanEvalUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A .zip whose top level holds the team folders: <team>/<entry>.json and <team>/<entry>.human_eval.json."
+    )
+    replace = serializers.BooleanField(required=False, default=False, help_text="Replace ratings already imported for the same entries.")
+
+
+class TestSetSerializer(serializers.Serializer):
+    __test__ = False  # not a pytest test class, despite the name
+
+    id = serializers.IntegerField(source="pk")
+    challenge = serializers.CharField(source="challenge.name")
+    name = serializers.CharField()
+    size = serializers.IntegerField(help_text="Number of instances in labels.json.")
+    has_logs = serializers.SerializerMethodField(help_text="Whether the dialog contexts (logs.json) are stored.")
+    entries = serializers.IntegerField(source="n_entries", read_only=True, help_text="Number of entries imported for it.")
+
+    def get_has_logs(self, obj) -> bool:
+        return bool(obj.logs)
+
+
+class TestSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    __test__ = False
+
+    challenge = serializers.CharField(max_length=200, help_text="The challenge, e.g. 'DSTC9 Track 1'; created if new.")
+    name = serializers.CharField(max_length=200, help_text="The test set's name within the challenge; it must be new.")
+    labels = serializers.FileField(required=False, help_text="labels.json: one {target, knowledge, response} per instance.")
+    knowledge = serializers.FileField(required=False, help_text="knowledge.json (optional), checked against the labels.")
+    logs = serializers.FileField(required=False, help_text="logs.json (optional): the dialog contexts, needed for crowd rating.")
+    archive = serializers.FileField(required=False, help_text="Instead of the files: one .zip holding labels.json and optionally knowledge.json, logs.json.")
+
+
+class TestSetLogsUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    logs = serializers.FileField(help_text="logs.json aligned with the test set's labels.json; replaces the stored contexts.")
+
+
+class EntriesUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    archive = serializers.FileField(help_text="A .zip whose top level holds the team folders: <team>/<entry>.json.")
+    scores = serializers.FileField(
+        required=False, help_text="Objective scores CSV team_id,entry_id,<metric>,... (optional); imported with the entries, all or nothing."
+    )
+    baseline_teams = serializers.ListField(
+        child=serializers.CharField(), required=False, default=lambda: ["baseline"],
+        help_text="Team folders holding the baseline (DSTC9: baseline; DSTC10: teamB00; DSTC11: team00).",
+    )
+    ground_truth = serializers.BooleanField(required=False, default=False, help_text="Also add the labels as the ground-truth reference entry.")
+
+
+class EntriesImportedSerializer(serializers.Serializer):
+    test_set = serializers.IntegerField()
+    entries = serializers.IntegerField(help_text="Number of entries imported or matched.")
+    labels = serializers.ListField(child=serializers.CharField(), help_text="team/entry of each.")
+    scores = serializers.BooleanField(help_text="Whether objective scores were imported with them.")
+    ground_truth = serializers.BooleanField()
+
+
+class DialogSystemSerializer(RefusesUnknownFields, serializers.Serializer):
+    """A registered system as the API shows it: the secret masked, never in full."""
+
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(max_length=200, help_text="The organizer's name for the system.")
+    url = serializers.CharField(max_length=500, help_text="The system's base URL (docs/system-contract.md).")
+    secret = serializers.CharField(max_length=200, write_only=True, help_text="Shared signing secret, at least 16 characters; never returned.")
+    masked_secret = serializers.CharField(read_only=True, help_text="The secret's last four characters, for telling secrets apart.")
+    challenge = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="Challenge name (optional).")
+    check_passed = serializers.BooleanField(read_only=True)
+    check_results = serializers.JSONField(read_only=True, help_text="[{rule, passed, reason}] of the last contract check.")
+    checked_at = serializers.DateTimeField(read_only=True)
+    paused_at = serializers.DateTimeField(read_only=True, help_text="Set while the system is paused for failing: no new chats go to it.")
+    paused_reason = serializers.CharField(read_only=True, help_text="Why it was paused (empty while it runs).")
+    resumed_at = serializers.DateTimeField(read_only=True, help_text="When an organizer last resumed it.")
+
+    def to_representation(self, obj):
+        data = super().to_representation(obj)
+        data["challenge"] = obj.challenge.name if obj.challenge_id else ""
+        return data
+
+
+class GoalSetSerializer(serializers.Serializer):
+    """An imported goal set: how many goals, which domains its entity database covers."""
+
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    goals = serializers.IntegerField(read_only=True, source="n_goals", help_text="Number of goals.")
+    database_domains = serializers.SerializerMethodField(help_text="Domains with an entity database (for grounded success).")
+    created_at = serializers.DateTimeField(read_only=True)
+
+    def get_database_domains(self, obj) -> list[str]:
+        return sorted(obj.database or {})
+
+
+class GoalSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):
+    name = serializers.CharField(max_length=200, help_text="A new name for the goal set.")
+    goals = serializers.FileField(help_text="A MultiWOZ data.json (its dialogs' goal fields) or a JSONL of {\"id\", \"goal\"}.")
+    database_domain = serializers.SlugField(max_length=50, required=False, help_text="The domain of the database file, e.g. restaurant.")
+    database = serializers.FileField(required=False, help_text="A MultiWOZ-style db JSON (a list of records) for that domain.")
+
+    def validate(self, attrs):
+        if bool(attrs.get("database")) != bool(attrs.get("database_domain")):
+            raise serializers.ValidationError("give database and database_domain together, or neither")
+        return attrs

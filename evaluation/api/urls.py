@@ -1,0 +1,23 @@
+"""Evaluation API routes (DRF), for organizers. Meant to be included under /api/evaluation/."""
+from django.urls import path
+
+from evaluation.api import views as api
+
+app_name = "evaluation-api"
+
+urlpatterns = [
+    path("campaigns/", api.CampaignListView.as_view(), name="campaigns"),
+    path("campaigns/<int:pk>/", api.CampaignDetailView.as_view(), name="campaign"),
+    path("campaigns/<int:pk>/results/", api.CampaignResultsView.as_view(), name="campaign-results"),
+    path("campaigns/<int:pk>/leaderboard/", api.LeaderboardView.as_view(), name="campaign-leaderboard"),
+    path("campaigns/<int:pk>/agreement/", api.CampaignAgreementView.as_view(), name="campaign-agreement"),
+    path("campaigns/<int:pk>/human-evals/", api.HumanEvalUploadView.as_view(), name="campaign-human-evals"),
+    path("test-sets/", api.TestSetListView.as_view(), name="test-sets"),
+    path("test-sets/<int:pk>/logs/", api.TestSetLogsView.as_view(), name="test-set-logs"),
+    path("test-sets/<int:pk>/entries/", api.EntriesUploadView.as_view(), name="test-set-entries"),
+    path("test-sets/<int:pk>/finalists/", api.FinalistsView.as_view(), name="test-set-finalists"),
+    path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
+    path("systems/", api.DialogSystemListView.as_view(), name="systems"),
+    path("goals/", api.GoalSetListView.as_view(), name="goals"),
+    path("interactive/<int:pk>/", api.InteractiveResultsView.as_view(), name="interactive-results"),
+]

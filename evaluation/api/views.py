@@ -1,0 +1,361 @@
+"""The evaluation REST API: campaigns, their results, leaderboard and agreement. Organizers only.
+
+Thin views: results are computed by a Celery task (`POST .../results/`) and every read serves the
+stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason.
+"""
+import io
+
+import pandas as pd
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluation.api import serializers as s
+from evaluation.campaigns import leaderboard
+from evaluation.campaigns import selectors as campaign_selectors
+from evaluation.campaigns.services.campaigns import create_finalist_campaign, refresh_inputs_version, select_finalists
+from evaluation.campaigns.services.crowd import sync_campaign_ratings
+from evaluation.campaigns.services.uploads import (
+    import_entries_upload,
+    import_human_eval_archive,
+    import_test_set_logs_upload,
+    import_test_set_upload,
+)
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive import selectors as interactive_selectors
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.models import Campaign, Rating, TestSet
+from evaluation.results_requests import request_campaign_results
+from evaluation.stats import agreement
+from quorum.api.parsers import StrictMultiPartParser
+from quorum.api.permissions import IsOrganizer
+
+NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
+# A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.
+ERRORS = {400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request cannot be carried out; the body says why (`detail`, or the fields to fix).")}
+NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
+NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
+
+
+class EvaluationAPI:
+    permission_classes = [IsOrganizer]
+
+    def handle_exception(self, exc):
+        if isinstance(exc, EvaluationInputError):
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return super().handle_exception(exc)
+
+    def get_campaign(self, pk) -> Campaign:
+        campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+        self.check_object_permissions(self.request, campaign)
+        return campaign
+
+
+@extend_schema(summary="List evaluation campaigns with their rating counts and result status")
+class CampaignListView(EvaluationAPI, generics.ListAPIView):
+    serializer_class = s.CampaignSerializer
+
+    def get_queryset(self):
+        return campaign_selectors.campaigns_with_status()
+
+
+@extend_schema(summary="One campaign: entries, crowd job progress, result status, adaptive looks and pair states, automatic judges", responses={200: s.CampaignDetailSerializer, **NOT_FOUND})
+class CampaignDetailView(EvaluationAPI, generics.RetrieveAPIView):
+    serializer_class = s.CampaignDetailSerializer
+
+    def get_queryset(self):
+        return campaign_selectors.campaigns_with_status()
+
+
+class CampaignResultsView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="Recompute a campaign's results for its current ratings (in the background)",
+        description=(
+            "Brings a crowd campaign's ratings up to date with its responses, then returns 200 when stored results "
+            "already match the inputs, or 202 when their computation was queued."
+        ),
+        request=None,
+        responses={200: s.ResultsRequestSerializer, 202: s.ResultsRequestSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request, pk):
+        campaign = self.get_campaign(pk)
+        synced = sync_campaign_ratings(campaign)
+        if not campaign.entries.exists():
+            raise EvaluationInputError(f"campaign {campaign.name!r} has no entries")
+        if not Rating.objects.filter(campaign=campaign).exists():
+            raise EvaluationInputError(f"campaign {campaign.name!r} has no ratings yet; results need at least one")
+        version = refresh_inputs_version(campaign)
+        ready = campaign_selectors.current_result(campaign) is not None
+        if not ready:
+            request_campaign_results(campaign)
+        body = {"status": "ready" if ready else "queued", "inputs_version": version, "ratings_added": synced["added"], "ratings_removed": synced["removed"]}
+        return Response(body, status=status.HTTP_200_OK if ready else status.HTTP_202_ACCEPTED)
+
+
+class TextRenderer(BaseRenderer):
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, str):
+            return data.encode(self.charset)
+        # An error body (a dict) in a text format: its reason, readable.
+        return str(data.get("detail", data) if isinstance(data, dict) else data).encode(self.charset)
+
+
+class CSVRenderer(TextRenderer):
+    media_type = "text/csv"
+    format = "csv"
+
+
+class MarkdownRenderer(TextRenderer):
+    media_type = "text/markdown"
+    format = "md"
+
+
+def _stored_result(campaign):
+    result, stale = campaign_selectors.shown_result(campaign)
+    if result is None:
+        return None, False, Response({"detail": NO_RESULTS}, status=status.HTTP_409_CONFLICT)
+    return result, stale, None
+
+
+class LeaderboardView(EvaluationAPI, APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer, MarkdownRenderer]
+
+    def perform_content_negotiation(self, request, force=False):
+        # ?format= picks the renderer (DRF's URL format override); an unknown one is a 400, not DRF's 404.
+        wanted = request.query_params.get("format")
+        if wanted is not None and wanted not in leaderboard.FORMATS:
+            if force:
+                return JSONRenderer(), JSONRenderer.media_type
+            raise ValidationError({"format": [f"format must be one of {', '.join(leaderboard.FORMATS)}; got {wanted!r}"]})
+        return super().perform_content_negotiation(request, force)
+
+    @extend_schema(
+        summary="A campaign's leaderboard from its stored results, as JSON, CSV or Markdown",
+        description="Served from the stored results; when the ratings changed since, the older results are served with stale=true (header X-Results-Stale: 1).",
+        parameters=[OpenApiParameter("format", str, enum=list(leaderboard.FORMATS), description="json (default), csv or md.")],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, (200, "text/markdown"): OpenApiTypes.STR, **ERRORS, **NOT_FOUND, **NOT_READY},
+    )
+    def get(self, request, pk):
+        campaign = self.get_campaign(pk)
+        result, stale, refusal = _stored_result(campaign)
+        if refusal is not None:
+            return refusal
+        fmt = request.accepted_renderer.format
+        if fmt == "json":
+            body = {**leaderboard.to_json_dict(result.report), "stale": stale, "computed_at": result.computed_at}
+        else:
+            body = leaderboard.render(result.report, fmt)
+        response = Response(body)
+        if stale:
+            response["X-Results-Stale"] = "1"
+        return response
+
+
+class CampaignAgreementView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="Krippendorff's alpha per question from a campaign's stored results",
+        responses={200: OpenApiTypes.OBJECT, **NOT_FOUND, **NOT_READY},
+    )
+    def get(self, request, pk):
+        campaign = self.get_campaign(pk)
+        result, stale, refusal = _stored_result(campaign)
+        if refusal is not None:
+            return refusal
+        body = {
+            "campaign": campaign.name,
+            "inputs_version": result.inputs_version,
+            "stale": stale,
+            "computed_at": result.computed_at,
+            "agreement": result.report["agreement"],
+        }
+        return Response(body, headers={"X-Results-Stale": "1"} if stale else None)
+
+
+class AgreementUploadView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Krippendorff's alpha of an uploaded CSV (item,rater,value) at a level of measurement",
+        request={"multipart/form-data": s.AgreementUploadSerializer},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def post(self, request):
+        form = s.AgreementUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            raw = data["file"].read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValidationError({"file": ["the file is not UTF-8 text"]}) from None
+        try:
+            table = pd.read_csv(io.StringIO(raw), dtype={"item": str, "rater": str})
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise ValidationError({"file": [f"cannot read the CSV: {exc}"]}) from None
+        try:
+            agreement.check_csv_columns(table.columns)
+            report = agreement.agreement_report(
+                table, data["level"], value_domain=data.get("domain"), bootstrap=data["bootstrap"], seed=data["seed"], with_raters=data["raters"]
+            )
+        except ValueError as exc:
+            raise ValidationError({"file": [str(exc)]}) from None
+        return Response(s.json_safe({"rows": len(table), **report.to_dict()}))
+
+
+@extend_schema(
+    summary="Select finalists by mean reciprocal rank over objective metrics (best entry per team, top N teams)",
+    request=s.FinalistsRequestSerializer,
+    responses={200: OpenApiTypes.OBJECT, **ERRORS},
+)
+class FinalistsView(EvaluationAPI, APIView):
+    def post(self, request, pk):
+        test_set = get_object_or_404(TestSet, pk=pk)
+        form = s.FinalistsRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        finalists = select_finalists(test_set, data["metrics"], data["top"], lower_is_better=data["lower_is_better"])
+        campaign = None
+        if data.get("campaign"):
+            campaign = create_finalist_campaign(data["campaign"], test_set, finalists, questions=data["questions"])
+        rows = [
+            {"rank": int(r.rank), "team_id": r.team_id, "entry_id": r.entry_id, "overall": float(r.overall), "tied_at_cutoff": bool(r.tied_at_cutoff)}
+            for r in finalists.itertuples()
+        ]
+        return Response({"finalists": rows, "left_out": finalists.attrs.get("left_out", []), "campaign": campaign.pk if campaign else None})
+
+
+class HumanEvalUploadView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign; all or nothing",
+        request={"multipart/form-data": s.HumanEvalUploadSerializer},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request, pk):
+        campaign = self.get_campaign(pk)
+        form = s.HumanEvalUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            summary = import_human_eval_archive(campaign, form.validated_data["file"], replace=form.validated_data["replace"])
+        except EvaluationInputError as exc:
+            raise ValidationError({"file": [str(exc)]}) from None
+        return Response({"campaign": campaign.pk, **s.json_safe(summary)})
+
+
+NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
+
+
+class TestSetListView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(summary="List test sets with their size, whether dialog contexts are stored, and their entry counts", responses={200: s.TestSetSerializer(many=True)})
+    def get(self, request):
+        return Response(s.TestSetSerializer(campaign_selectors.test_sets(), many=True).data)
+
+    @extend_schema(
+        summary="Upload a test set (DSTC9 Track 1 layout): labels.json with optional knowledge.json and logs.json, or one .zip; all or nothing",
+        request={"multipart/form-data": s.TestSetUploadSerializer},
+        responses={201: s.TestSetSerializer, **ERRORS},
+    )
+    def post(self, request):
+        form = s.TestSetUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        # A refusal (EvaluationInputError) is a 400 {"detail": reason} by EvaluationAPI; nothing was written.
+        test_set = import_test_set_upload(
+            data["challenge"], data["name"], labels=data.get("labels"), knowledge=data.get("knowledge"), logs=data.get("logs"), archive=data.get("archive")
+        )
+        return Response(s.TestSetSerializer(campaign_selectors.test_sets().get(pk=test_set.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class TestSetLogsView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Add or replace a test set's dialog contexts (logs.json, aligned with its labels)",
+        request={"multipart/form-data": s.TestSetLogsUploadSerializer},
+        responses={200: s.TestSetSerializer, **ERRORS, **NO_TEST_SET},
+    )
+    def post(self, request, pk):
+        test_set = get_object_or_404(campaign_selectors.test_sets(), pk=pk)
+        form = s.TestSetLogsUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        import_test_set_logs_upload(test_set, form.validated_data["logs"])
+        return Response(s.TestSetSerializer(campaign_selectors.test_sets().get(pk=pk)).data)
+
+
+class EntriesUploadView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Upload a test set's entries as a .zip of <team>/<entry>.json, with optional objective scores (CSV); all or nothing",
+        request={"multipart/form-data": s.EntriesUploadSerializer},
+        responses={200: s.EntriesImportedSerializer, **ERRORS, **NO_TEST_SET},
+    )
+    def post(self, request, pk):
+        test_set = get_object_or_404(TestSet, pk=pk)
+        form = s.EntriesUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        summary = import_entries_upload(
+            test_set, data["archive"], scores=data.get("scores"), baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
+        )
+        return Response({"test_set": test_set.pk, **summary})
+
+
+@extend_schema(summary="List dialog systems (GET) or register one and run the contract check on it (POST)", responses={200: s.DialogSystemSerializer, 201: s.DialogSystemSerializer, **ERRORS})
+class DialogSystemListView(EvaluationAPI, generics.ListCreateAPIView):
+    serializer_class = s.DialogSystemSerializer
+
+    def get_queryset(self):
+        return interactive_selectors.dialog_systems()
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        system = register_system(**serializer.validated_data)
+        return Response(self.get_serializer(system).data, status=status.HTTP_201_CREATED)
+
+
+class InteractiveResultsView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="A chat job's interactive leaderboard: per system success, grounded success, final score and ratings with intervals, tie groups, rank ranges",
+        description="Computed from the counted dialogs, as on the results page: chats flagged by the offensive-word filter count only once kept "
+        "(`screening` says how many wait, were kept and were dropped).",
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such interactive (chat) job.")},
+    )
+    def get(self, request, pk):
+        job = get_object_or_404(interactive_selectors.interactive_jobs(), pk=pk)
+        result, _dialogs = interactive_selectors.interactive_ranking(job)
+        screening = interactive_selectors.chat_screenings(job)
+        body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
+        return Response(s.json_safe(body))
+
+
+class GoalSetListView(EvaluationAPI, APIView):
+    parser_classes = [StrictMultiPartParser, FormParser]
+
+    @extend_schema(summary="List user goal sets (for interactive evaluation) with their goal counts and database domains", responses={200: s.GoalSetSerializer(many=True)})
+    def get(self, request):
+        return Response(s.GoalSetSerializer(interactive_selectors.goal_sets(), many=True).data)
+
+    @extend_schema(
+        summary="Import a goal set: MultiWOZ data.json goal fields or a JSONL of goals, with an optional per-domain entity database; all or nothing",
+        request={"multipart/form-data": s.GoalSetUploadSerializer},
+        responses={201: s.GoalSetSerializer, **ERRORS},
+    )
+    def post(self, request):
+        form = s.GoalSetUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        databases = {data["database_domain"]: data["database"].read()} if data.get("database") else {}
+        goal_set = import_goals(name=data["name"], goals_file=data["goals"].read(), databases=databases)
+        return Response(s.GoalSetSerializer(interactive_selectors.goal_sets().get(pk=goal_set.pk)).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,159 @@
+"""The leaderboard of a stored report as JSON, CSV and Markdown. Pure: no Django.
+
+One set of columns everywhere (`COLUMNS` and the per-question ones): the JSON rows, the CSV, the
+Markdown table, the campaign page and the API all come from `rows()`. Rows follow the report's
+order (final score, best first; rows that were not rated last). `rank` is the tie-group rank of
+the report (reference rows have none); `rank_range` the bootstrap rank range; every interval comes
+from the same paired resamples as the pairwise table (see `evaluation.scoring`).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from quorum.csv_safety import formatted_cell, safe_row
+
+NOT_RATED = "not rated"
+
+
+def rows(report: dict) -> list[dict]:
+    out = []
+    for system in report["systems"]:
+        row = {
+            "rank": system["rank"],
+            "rank_range": None if system["rank_low"] is None else f"{system['rank_low']}-{system['rank_high']}",
+            "system": system["system"],
+            "kind": system["kind"],
+        }
+        for q in report["questions"]:
+            per_q = system["questions"][q]
+            row[q] = per_q["score"]
+            row[f"{q}_ci_low"] = per_q["ci_low"]
+            row[f"{q}_ci_high"] = per_q["ci_high"]
+            row[f"{q}_n"] = per_q["n"]
+        row.update(
+            final=system["final"], final_ci_low=system["final_ci_low"], final_ci_high=system["final_ci_high"],
+            n=system["n"], unrated=system.get("unrated", 0),
+        )
+        out.append(row)
+    return out
+
+
+def pairwise_rows(report: dict) -> list[dict]:
+    return [
+        {k: row[k] for k in ("a", "b", "difference", "ci_low", "ci_high", "p", "p_holm", "significant", "better")}
+        for row in report.get("pairwise", [])
+    ]
+
+
+def spearman_rows(report: dict) -> list[dict]:
+    return [
+        {"metric": metric, "rho": value["rho"], "p": value["p"], "n": value["n"]}
+        for metric, value in report.get("spearman", {}).items()
+    ]
+
+
+def to_json_dict(report: dict) -> dict:
+    return {
+        "campaign": report.get("campaign"),
+        "inputs_version": report.get("inputs_version"),
+        "n_evaluated": report.get("n_evaluated"),
+        "n_unrated": report.get("n_unrated", 0),
+        "method": report["method"],
+        "rows": rows(report),
+        "pairwise": pairwise_rows(report),
+        "spearman": spearman_rows(report),
+    }
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(to_json_dict(report), indent=2)
+
+
+def _csv(table, empty_header=("system",)) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=safe_row(table[0] if table else empty_header), lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        # Numbers are formatted here, after the formula rule, so a -0.5 score is not quoted.
+        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()), strict=False)))
+    return buffer.getvalue()
+
+
+def to_csv(report: dict) -> str:
+    """The leaderboard table; `pairwise_csv` and `spearman_csv` are its companions in the exports."""
+    return _csv(rows(report))
+
+
+def pairwise_csv(report: dict) -> str:
+    return _csv(pairwise_rows(report), ("a", "b"))
+
+
+def spearman_csv(report: dict) -> str:
+    return _csv(spearman_rows(report), ("metric",))
+
+
+def score_cell(value, low, high):
+    if value is None:
+        return NOT_RATED
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None else f"{value:.3f}"
+
+
+def rank_cell(row) -> str:
+    if row["kind"] != "entry":
+        return "ref"
+    return NOT_RATED if row["rank"] is None else str(row["rank"])
+
+
+def system_cell(row) -> str:
+    return row["system"] + ("" if row["kind"] == "entry" else f" ({row['kind'].replace('_', ' ')})")
+
+
+def _p(value):
+    if value is None:
+        return "n/a"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def to_markdown(report: dict) -> str:
+    questions = report["questions"]
+    header = ["Rank", "Rank range", "System"] + [q.capitalize() for q in questions] + ["Final", "n", "Unrated"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    for row in rows(report):
+        cells = [rank_cell(row), row["rank_range"] or "", system_cell(row)]
+        cells += [score_cell(row[q], row[f"{q}_ci_low"], row[f"{q}_ci_high"]) for q in questions]
+        cells += [score_cell(row["final"], row["final_ci_low"], row["final_ci_high"]), str(row["n"]), str(row["unrated"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    method = report["method"]
+    lines += [
+        "",
+        f"Scores with {method['ci']:.0%} intervals: {method['ci_method']} (B = {method['bootstrap']}, seed {method['seed']}).",
+        f"Rank: {method['rank']}; 'ref' marks reference rows. Rank range: {method['rank_range']}.",
+    ]
+    if report.get("n_unrated"):
+        lines.append(f"Still unrated: up to {report['n_unrated']} evaluated instances per system; scores cover the rated ones.")
+    pairs = pairwise_rows(report)
+    if pairs:
+        lines += ["", "## Pairwise comparisons (final score)", "", f"{method['pairwise']}.", "",
+                  "| A | B | A - B | Interval | p | p (Holm) | Better |", "|---|---|---|---|---|---|---|"]
+        for p in pairs:
+            lines.append(
+                f"| {p['a']} | {p['b']} | {p['difference']:.4f} | [{p['ci_low']:.4f}, {p['ci_high']:.4f}] | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
+            )
+    spearman = spearman_rows(report)
+    if spearman:
+        lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]
+        for s in spearman:
+            rho = "n/a" if s["rho"] is None else f"{s['rho']:.4f}"
+            lines.append(f"| {s['metric']} | {rho} | {_p(s['p'])} | {s['n']} |")
+    return "\n".join(lines) + "\n"
+
+
+FORMATS = {"json": to_json, "csv": to_csv, "md": to_markdown}
+
+
+def render(report: dict, fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    return FORMATS[fmt](report)

@@ -1,0 +1,177 @@
+"""Reads of campaigns: their stored results and files, crowd progress, pilots for the planner,
+adaptive looks; and pairwise jobs' Bradley-Terry ranking, the one statistic computed on request
+(a fit of a few systems is cheap)."""
+from pathlib import Path
+
+import pandas as pd
+from django.conf import settings
+from django.db.models import Count, Exists, OuterRef, Q
+
+from annotation import task_types
+from annotation.models import Job, Response, Slot
+from evaluation.campaigns import ratings_csv
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, Rating, TestSet
+from evaluation.stats import bradley_terry
+
+
+def campaigns():
+    return Campaign.objects.select_related("test_set__challenge").order_by("-created_at")
+
+
+def current_result(campaign: Campaign):
+    """The stored result for the campaign's current inputs, or None (then the page says it is
+    being computed or stale, and shows the latest older result if any)."""
+    return CampaignResult.objects.filter(campaign=campaign, inputs_version=campaign.inputs_version).first()
+
+
+def latest_result(campaign: Campaign):
+    return CampaignResult.objects.filter(campaign=campaign).order_by("-computed_at").first()
+
+
+def campaigns_with_status():
+    """Campaigns with `n_ratings` and `results_status` (current | stale | none), in three queries' worth of SQL."""
+    current = CampaignResult.objects.filter(campaign=OuterRef("pk"), inputs_version=OuterRef("inputs_version"))
+    any_result = CampaignResult.objects.filter(campaign=OuterRef("pk"))
+    rows = campaigns().annotate(n_ratings=Count("ratings", distinct=True), has_current=Exists(current), has_any=Exists(any_result))
+    return rows
+
+
+def results_status(campaign) -> str:
+    if getattr(campaign, "has_current", False):
+        return "current"
+    return "stale" if getattr(campaign, "has_any", False) else "none"
+
+
+def shown_result(campaign):
+    """(result, stale): the current stored result, else the latest older one flagged stale; (None, False) without any."""
+    current = current_result(campaign)
+    if current is not None:
+        return current, False
+    latest = latest_result(campaign)
+    return latest, latest is not None
+
+
+def test_sets():
+    """Test sets with their challenge and entry count, oldest first (the order of the upload forms)."""
+    return TestSet.objects.select_related("challenge").annotate(n_entries=Count("entries")).order_by("pk")
+
+
+def export_directory(result: CampaignResult) -> Path:
+    """Where a result's files are written (by the task that computes it): one folder per campaign
+    and inputs version, so the page offers the files of the result it shows."""
+    return Path(settings.QUORUM_EXPORT_DIR) / "evaluation" / f"campaign-{result.campaign_id}" / result.inputs_version[:12]
+
+
+def exported_file(result: CampaignResult, name: str):
+    """The path of one written file of the result, or None when it was not written (yet)."""
+    path = export_directory(result) / name
+    return path if path.is_file() else None
+
+
+def crowd_progress(campaign):
+    """The campaign's crowd job with item and slot counts, or None for a campaign of imported ratings."""
+    crowd = CampaignJob.objects.select_related("job").filter(campaign=campaign).first()
+    if crowd is None:
+        return None
+    counts = Slot.objects.filter(job_id=crowd.job_id).aggregate(
+        slots=Count("id"), submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)), items=Count("item_id", distinct=True)
+    )
+    return {"job": crowd.job, "instances": len(crowd.instances), "skipped": crowd.skipped, **counts}
+
+
+def has_ratings(campaign) -> bool:
+    """Whether the campaign holds any rating (imported, or collected by its crowd job)."""
+    return Rating.objects.filter(campaign=campaign).exists()
+
+
+def ratings_frame(campaign):
+    """The campaign's ratings as a frame (system, instance, question, rater, value), system as the
+    entry's label: what `power.fit` and `judges.build` read."""
+    rows = Rating.objects.filter(campaign=campaign).values_list("entry__team__team_id", "entry__entry_id", "instance", "question", "rater", "value")
+    frame = pd.DataFrame.from_records(list(rows), columns=["team", "entry", "instance", "question", "rater", "value"])
+    frame.insert(0, "system", frame.pop("team") + "/" + frame.pop("entry"))
+    return frame
+
+
+def campaign_pilot(campaign):
+    """A campaign's ratings as a planner's pilot: (ratings, entry labels to plan for, rows rated,
+    whether raters are people). ValueError when it has no ratings."""
+    ratings = ratings_frame(campaign)
+    if ratings.empty:
+        raise ValueError(f"campaign {campaign.name!r}: has no ratings yet to plan from")
+    entries = list(campaign.entries.select_related("team"))
+    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known
+
+
+def csv_pilot(source, name):
+    """A pilot ratings CSV (`ratings_csv`), the same four things; RatingsFileError names the line."""
+    ratings, _truth, systems, _questions = ratings_csv.read(source, name=name)
+    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True
+
+
+# --- Pairwise comparisons (any task type that defines `comparison`) ------------------------------
+
+
+def pairwise_jobs():
+    """Jobs whose task type compares systems pairwise, newest first."""
+    keys = task_types.keys_with(task_types.ComparesSystems)
+    return Job.objects.filter(task_type__in=keys).order_by("-created_at")
+
+
+def pairwise_comparisons(job) -> list[tuple]:
+    """(system_a, system_b, outcome, instance) of every counted response of a pairwise job; the
+    instance is the payload's context id, else the item, so one context's pairs resample together."""
+    kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
+    if kind is None:
+        return []
+    rows = Response.objects.counted().filter(item__job=job, item__gold__isnull=True)
+    out = []
+    for item_id, payload, answers in rows.values_list("item_id", "item__payload", "answers").iterator(chunk_size=5000):
+        found = kind.comparison(payload, answers)
+        if found is not None:
+            a, b, outcome, instance = found
+            out.append((a, b, outcome, instance or f"item-{item_id}"))
+    return out
+
+
+def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED):
+    """The Bradley-Terry ranking of a pairwise job with bootstrap intervals, or None without
+    comparisons. Computed on request: a fit of a few systems and its resamples is cheap."""
+    comparisons = pairwise_comparisons(job)
+    if not comparisons:
+        return None
+    return bradley_terry.bootstrap(comparisons, n_resamples=n_resamples, seed=seed)
+
+
+# --- Adaptive campaigns ----------------------------------------------------------------------------
+
+PAIR_STATE_TEXT = {"resolved": "resolved: {better} ahead", "tied": "settled as a tie", "open": "still open"}
+
+
+def adaptive_status(campaign, crowd=None):
+    """What the page shows of an adaptive campaign: its looks, each pair's state at the last look,
+    the ratings spent against the budget and the full design, and why it stopped; None otherwise.
+    `crowd` is `crowd_progress(campaign)` when the caller has it (its slot count is the spend)."""
+    if not campaign.adaptive:
+        return None
+    looks = list(CampaignLook.objects.filter(campaign=campaign).order_by("number"))
+    last = looks[-1] if looks else None
+    for look in looks:
+        look.resolved = sum(p["state"] == "resolved" for p in look.pairs)
+        look.tied = sum(p["state"] == "tied" for p in look.pairs)
+    pairs = [{**p, "state_text": PAIR_STATE_TEXT[p["state"]].format(better=p["better"])} for p in (last.pairs if last else [])]
+    job = CampaignJob.objects.select_related("job").filter(campaign=campaign).first()
+    full_design = None
+    if job is not None:
+        labels = [e.label for e in campaign.entries.select_related("team")]
+        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * job.job.redundancy
+    return {
+        "looks": looks,
+        "last": last,
+        "pairs": pairs,
+        "spent": crowd["slots"] if crowd else 0,
+        "budget": campaign.adaptive_budget,
+        "full_design": full_design,
+        "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,
+        "plan": job,
+    }

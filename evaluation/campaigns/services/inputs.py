@@ -1,0 +1,35 @@
+"""The inputs version of a campaign: a digest of everything its results depend on.
+
+Kept apart from `campaigns` because imports refresh it too, and `campaigns` uses the imports'
+error type: both import this module, which imports neither.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from evaluation.models import Campaign, Rating
+from evaluation.stats import report as report_module
+
+
+def inputs_version(campaign: Campaign) -> str:
+    """SHA-256 over everything the results depend on: test set, questions, entries (outputs,
+    flags, objective scores) and every rating, in a fixed order."""
+    digest = hashlib.sha256()
+    digest.update(f"report-format:{report_module.REPORT_FORMAT}|testset:{campaign.test_set.content_hash}|questions:{campaign.questions}|raters-known:{campaign.rater_ids_known}".encode())
+    for entry in campaign.entries.order_by("pk"):
+        digest.update(f"|entry:{entry.pk}:{entry.content_hash}:{sorted(entry.objective_scores.items())}".encode())
+    ratings = Rating.objects.filter(campaign=campaign).order_by("entry_id", "instance", "question", "rater").values_list("entry_id", "instance", "question", "rater", "value")
+    batch = []
+    for row in ratings.iterator(chunk_size=20000):
+        batch.append(row)
+        if len(batch) == 20000:
+            digest.update(repr(batch).encode())
+            batch = []
+    digest.update(repr(batch).encode())
+    return digest.hexdigest()
+
+
+def refresh_inputs_version(campaign: Campaign) -> str:
+    campaign.inputs_version = inputs_version(campaign)
+    campaign.save(update_fields=["inputs_version"])
+    return campaign.inputs_version

@@ -1,0 +1,209 @@
+"""Imports from uploaded files (organizer pages and the API): the same services as the commands,
+fed from a temporary folder.
+
+An upload is unpacked or saved under a temporary folder and handed to the path-based import in
+`imports`, which checks everything before it writes, in one transaction. Its messages name the
+temporary path; `_member_names` rewrites them to the name inside the archive (or the uploaded
+file's role), because a server path tells the organizer nothing and reveals the server's layout.
+"""
+from __future__ import annotations
+
+import contextlib
+import lzma
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path
+
+from evaluation.campaigns.services.imports import (
+    BASELINE_TEAMS,
+    import_entries,
+    import_human_eval,
+    import_test_set,
+    import_test_set_logs,
+)
+from evaluation.errors import EvaluationInputError
+from evaluation.models import Campaign, TestSet
+
+MAX_ARCHIVE_BYTES = 200 * 1024 * 1024  # uncompressed; larger material goes through the commands
+TEST_SET_FILES = ("labels.json", "knowledge.json", "logs.json")
+
+
+@contextlib.contextmanager
+def _member_names(root: Path):
+    """Errors raised inside name archive members, not the temporary folder they were unpacked to."""
+    try:
+        yield
+    except EvaluationInputError as exc:
+        message = str(exc).replace(f"{root}/", "").replace(str(root), "the archive")
+        raise EvaluationInputError(message) from None
+
+
+@contextlib.contextmanager
+def unpacked_archive(fileobj, what="the file"):
+    """Unpack an uploaded .zip into a temporary folder and yield that folder; removed afterwards.
+
+    Every zip upload goes through here. Before anything is extracted it refuses: a file that is
+    not a zip, one that unpacks to more than MAX_ARCHIVE_BYTES, a member that would land outside
+    the folder ("../", absolute paths), an encrypted member, a compression method Python cannot
+    read, a symbolic link (it could lead a later member anywhere), a name used twice or both as a
+    file and as a folder. Then each member is copied out on its own, so a member whose data does
+    not match its header (a CRC error, a size that lies) is refused with its name. Messages name
+    archive members, never the temporary folder.
+    """
+    try:
+        archive = zipfile.ZipFile(fileobj)
+        members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
+        raise EvaluationInputError(f"{what} is not a .zip archive") from None
+    if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
+        raise EvaluationInputError(f"{what} unpacks to more than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the manage.py command")
+    plan = _unpacking_plan(members)
+    with tempfile.TemporaryDirectory(prefix="quorum-upload-") as tmp:
+        root = Path(tmp).resolve()
+        for parts, member in plan:
+            target = root.joinpath(*parts)
+            if not target.resolve().is_relative_to(root):
+                raise EvaluationInputError(f"the archive member {member.filename!r} points outside the archive")
+            if member.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _extract_member(archive, member, target)
+        with _member_names(root):
+            yield root
+
+
+# Methods Python's zipfile reads; others (e.g. Deflate64, PPMd) raise NotImplementedError on read.
+_READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+_FILE_TYPE, _SYMLINK = 0o170000, 0o120000  # st_mode bits a Unix zip keeps in external_attr's top half
+
+
+def _unpacking_plan(members) -> list:
+    """(path parts, member) for every member that is safe to extract, or EvaluationInputError."""
+    plan, files, folders = [], set(), set()
+    for member in members:
+        name = member.filename
+        parts = tuple(part for part in name.replace("\\", "/").split("/") if part not in ("", "."))
+        if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
+            raise EvaluationInputError(f"the archive member {name!r} points outside the archive")
+        if member.flag_bits & 0x1:
+            raise EvaluationInputError(f"the archive member {name!r} is encrypted; upload the archive without a password")
+        if member.compress_type not in _READABLE_METHODS:
+            methods = ", ".join(_READABLE_METHODS.values())
+            raise EvaluationInputError(
+                f"the archive member {name!r} uses a compression method Quorum cannot read (method {member.compress_type}); use one of: {methods}"
+            )
+        if (member.external_attr >> 16) & _FILE_TYPE == _SYMLINK:
+            raise EvaluationInputError(f"the archive member {name!r} is a symbolic link; the archive must hold plain files and folders")
+        if not parts:
+            continue
+        if member.is_dir():
+            folders.add(parts)
+        elif parts in files:
+            raise EvaluationInputError(f"the archive holds {name!r} more than once; keep one")
+        else:
+            files.add(parts)
+        folders.update(parts[:end] for end in range(1, len(parts)))
+        plan.append((parts, member))
+    clash = sorted(files & folders)
+    if clash:
+        raise EvaluationInputError(f"the archive member {'/'.join(clash[0])!r} is both a file and a folder; rename one")
+    return plan
+
+
+def _extract_member(archive, member, target: Path) -> None:
+    """Copy one member out, never more bytes than its header promised; the zip module checks
+    the CRC when the member has been read to its end."""
+    name = member.filename
+    written = 0
+    try:
+        with archive.open(member) as source, target.open("xb") as out:
+            for chunk in iter(lambda: source.read(1024 * 1024), b""):
+                written += len(chunk)
+                if written > member.file_size:
+                    raise EvaluationInputError(f"the archive member {name!r} holds more data than its header says; the archive is damaged")
+                out.write(chunk)
+    except EvaluationInputError:
+        raise
+    except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, ValueError, NotImplementedError, RuntimeError) as exc:
+        # Bad CRC-32, truncated or corrupt data, a password needed: the zip module's reason names
+        # the member, not a path on this server.
+        raise EvaluationInputError(f"the archive member {name!r} cannot be unpacked ({exc})") from None
+    except OSError as exc:
+        raise EvaluationInputError(f"the archive member {name!r} cannot be unpacked ({exc.strerror or 'damaged data'})") from None
+
+
+def _save(upload, folder: Path, name: str) -> Path:
+    """Write an uploaded file into `folder` under the fixed `name`, so messages name its role."""
+    path = folder / name
+    if getattr(upload, "size", 0) > MAX_ARCHIVE_BYTES:
+        raise EvaluationInputError(f"{name} is larger than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the manage.py command")
+    if hasattr(upload, "seek"):
+        upload.seek(0)
+    with path.open("wb") as handle:
+        for chunk in iter(lambda: upload.read(1024 * 1024), b""):
+            handle.write(chunk)
+    return path
+
+
+@contextlib.contextmanager
+def _saved_uploads(**uploads):
+    """Save each given upload (name -> file or None) into one temporary folder; yield {name: path}."""
+    with tempfile.TemporaryDirectory(prefix="quorum-upload-") as tmp:
+        root = Path(tmp).resolve()
+        with _member_names(root):
+            yield {name: _save(upload, root, name) for name, upload in uploads.items() if upload is not None}
+
+
+def _find_test_set_files(root: Path) -> dict:
+    """labels.json, knowledge.json and logs.json anywhere in an unpacked archive (DSTC9 keeps
+    knowledge.json beside the test folder); each at most once, labels.json required."""
+    found = {}
+    for name in TEST_SET_FILES:
+        paths = sorted(p for p in root.rglob(name) if p.is_file() and "__MACOSX" not in p.parts)
+        if len(paths) > 1:
+            listed = ", ".join(p.relative_to(root).as_posix() for p in paths)
+            raise EvaluationInputError(f"the archive holds {name} more than once ({listed}); keep one")
+        if paths:
+            found[name] = paths[0]
+    if "labels.json" not in found:
+        raise EvaluationInputError("the archive has no labels.json")
+    return found
+
+
+def import_test_set_upload(challenge: str, name: str, labels=None, knowledge=None, logs=None, archive=None) -> TestSet:
+    """A test set from uploaded labels.json (+ knowledge.json, logs.json), or from one .zip holding
+    them; `import_test_set` checks and writes it in one transaction."""
+    if (archive is None) == (labels is None):
+        raise EvaluationInputError("give either labels.json (with knowledge.json and logs.json if you have them) or one .zip holding them")
+    if archive is not None and (knowledge is not None or logs is not None):
+        raise EvaluationInputError("with a .zip, put knowledge.json and logs.json inside it")
+    if archive is not None:
+        with unpacked_archive(archive) as root:
+            found = _find_test_set_files(root)
+            return import_test_set(challenge, name, found["labels.json"], found.get("knowledge.json"), found.get("logs.json"))
+    with _saved_uploads(**{"labels.json": labels, "knowledge.json": knowledge, "logs.json": logs}) as paths:
+        return import_test_set(challenge, name, paths["labels.json"], paths.get("knowledge.json"), paths.get("logs.json"))
+
+
+def import_test_set_logs_upload(test_set: TestSet, logs) -> TestSet:
+    """Add (or replace) the dialog contexts of a test set from an uploaded logs.json."""
+    with _saved_uploads(**{"logs.json": logs}) as paths:
+        return import_test_set_logs(test_set, paths["logs.json"])
+
+
+def import_entries_upload(test_set: TestSet, archive, scores=None, baseline_teams=BASELINE_TEAMS, ground_truth=False) -> dict:
+    """Entries from a .zip whose top level holds the team folders (<team>/<entry>.json), with an
+    optional objective scores CSV: `import_entries` takes both in one transaction, all or nothing."""
+    with unpacked_archive(archive) as root, _saved_uploads(**{"score.csv": scores}) as paths:
+        entries = import_entries(
+            test_set, root, baseline_teams=tuple(baseline_teams) or BASELINE_TEAMS, scores_path=paths.get("score.csv"), ground_truth=ground_truth
+        )
+    return {"entries": len(entries), "labels": [e.label for e in entries], "scores": scores is not None, "ground_truth": ground_truth}
+
+
+def import_human_eval_archive(campaign: Campaign, fileobj, replace=False) -> dict:
+    """`import_human_eval` from a .zip whose top level holds the team folders; all or nothing."""
+    with unpacked_archive(fileobj) as root:
+        return import_human_eval(campaign, root, replace=replace)

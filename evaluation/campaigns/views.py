@@ -1,0 +1,390 @@
+"""Organizer pages for campaigns. They read stored results only; computing is a task."""
+from django.contrib import messages
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from evaluation.campaigns import leaderboard, plots, selectors
+from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
+from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists, set_adaptive
+from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
+from evaluation.campaigns.services.uploads import (
+    import_entries_upload,
+    import_human_eval_archive,
+    import_test_set_logs_upload,
+    import_test_set_upload,
+)
+from evaluation.errors import EvaluationInputError
+from evaluation.judges import selectors as judges_selectors
+from evaluation.judges.services import import_judge_scores
+from evaluation.models import Campaign, TestSet
+from evaluation.results_requests import request_campaign_results
+from evaluation.stats import pairwise_report, power
+from hits.providers import registry
+from quorum.roles import organizer_required
+
+
+def _with_cells(rows, questions):
+    """Cells formatted by the leaderboard module (the same text as the Markdown export), because
+    templates cannot index by a variable key."""
+    for row in rows:
+        row["rank_cell"] = leaderboard.rank_cell(row)
+        row["system_cell"] = leaderboard.system_cell(row)
+        row["cells"] = [leaderboard.score_cell(row[q], row[q + "_ci_low"], row[q + "_ci_high"]) for q in questions]
+        row["final_cell"] = leaderboard.score_cell(row["final"], row["final_ci_low"], row["final_ci_high"])
+    return rows
+
+
+SETUP_FORMS = {"test_set_form": TestSetUploadForm, "logs_form": TestSetLogsForm, "entries_form": EntriesUploadForm}
+
+
+def _list_page(request, extra=None, status=200, **bound_forms):
+    """The campaign list with its set-up forms: blank ones, except a refused form shown with its errors."""
+    forms = {key: bound_forms.get(key) or form_class() for key, form_class in SETUP_FORMS.items()}
+    context = {"campaigns": selectors.campaigns(), "pairwise_jobs": selectors.pairwise_jobs(), "test_sets": selectors.test_sets(), **forms, **(extra or {})}
+    return render(request, "evaluation/campaign_list.html", context, status=status)
+
+
+@organizer_required
+def campaign_list(request):
+    """Campaigns, the set-up forms, and finalist selection by mean reciprocal rank (a POST shows the finalists)."""
+    return _list_page(request, _select_finalists(request) if request.method == "POST" else None)
+
+
+def _setup_upload(request, form_key, run):
+    """Check the form, run the import (`run(cleaned_data)` returns the success message) and come
+    back to the list; a refusal is shown on the form with a 400, and nothing was written."""
+    form = SETUP_FORMS[form_key](request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            message = run(form.cleaned_data)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was imported: {exc}")
+        else:
+            messages.success(request, message)
+            return redirect(reverse("evaluation:campaigns") + "#setup")
+    return _list_page(request, status=400, **{form_key: form})
+
+
+def _import_test_set(data) -> str:
+    test_set = import_test_set_upload(
+        data["challenge"], data["name"], labels=data["labels"], knowledge=data["knowledge"], logs=data["logs"], archive=data["archive"]
+    )
+    contexts = "with" if test_set.logs else "without"
+    return f"Imported test set “{test_set.challenge} / {test_set.name}”: {test_set.size} instances, {contexts} dialog contexts."
+
+
+def _import_logs(data) -> str:
+    test_set = import_test_set_logs_upload(data["test_set"], data["logs"])
+    return f"Stored the dialog contexts of “{test_set.challenge} / {test_set.name}”."
+
+
+def _import_entries(data) -> str:
+    summary = import_entries_upload(
+        data["test_set"], data["archive"], scores=data["scores"], baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
+    )
+    scores = " with their objective scores" if summary["scores"] else ""
+    return f"Imported {summary['entries']} entries{scores}: {', '.join(summary['labels'])}."
+
+
+@organizer_required
+@require_POST
+def test_set_upload(request):
+    return _setup_upload(request, "test_set_form", _import_test_set)
+
+
+@organizer_required
+@require_POST
+def test_set_logs_upload(request):
+    return _setup_upload(request, "logs_form", _import_logs)
+
+
+@organizer_required
+@require_POST
+def entries_upload(request):
+    return _setup_upload(request, "entries_form", _import_entries)
+
+
+def _select_finalists(request) -> dict:
+    form = {k: request.POST.get(k, "").strip() for k in ("test_set", "metrics", "top", "lower_is_better", "campaign")}
+    test_set = TestSet.objects.filter(pk=form["test_set"]).first() if form["test_set"].isdigit() else None
+    metrics = [m.strip() for m in form["metrics"].split(",") if m.strip()]
+    lower = [m.strip() for m in form["lower_is_better"].split(",") if m.strip()]
+    error = None
+    if test_set is None:
+        error = "Choose a test set."
+    elif not metrics:
+        error = "Name at least one objective metric, as in the scores CSV."
+    elif not form["top"].isdigit() or int(form["top"]) < 1:
+        error = "The number of finalist teams must be a whole number of at least 1."
+    if error:
+        return {"finalist_form": form, "finalist_error": error}
+    try:
+        finalists = select_finalists(test_set, metrics, int(form["top"]), lower_is_better=lower)
+        campaign = create_finalist_campaign(form["campaign"], test_set, finalists) if form["campaign"] else None
+    except EvaluationInputError as exc:
+        return {"finalist_form": form, "finalist_error": str(exc)}
+    if campaign is not None:
+        messages.success(request, f"Created campaign “{campaign.name}” with the finalists and the reference rows.")
+    left_out = finalists.attrs.get("left_out", [])
+    if left_out:
+        messages.warning(request, f"Left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}.")
+    return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
+
+
+@organizer_required
+@require_POST
+def campaign_import_human_eval(request, pk):
+    """Import a zipped DSTC9 human-evaluation folder into the campaign; all or nothing."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .zip file to import.")
+        return redirect("evaluation:campaign-results", pk=pk)
+    try:
+        summary = import_human_eval_archive(campaign, upload, replace=bool(request.POST.get("replace")))
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported {summary['ratings']} ratings of {summary['entries']} entries.")
+    return redirect("evaluation:campaign-results", pk=pk)
+
+
+@organizer_required
+@require_POST
+def campaign_import_judge(request, pk):
+    """Import an automatic judge's scores (CSV system,instance,question,score); all or nothing."""
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set"), pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .csv file of judge scores to import.")
+        return redirect("evaluation:campaign-results", pk=pk)
+    try:
+        run = import_judge_scores(campaign, upload, request.POST.get("judge", ""), name=upload.name)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported the scores of judge {run.name!r}.")
+    return redirect("evaluation:campaign-results", pk=pk)
+
+
+@organizer_required
+@require_POST
+def campaign_compute(request, pk):
+    """Queue the computation of the campaign's results (a Celery task); the page shows them when stored."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        request_campaign_results(campaign)
+    except EvaluationInputError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, "Results are being computed; they appear here when stored.")
+    return redirect("evaluation:campaign-results", pk=pk)
+
+
+PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
+
+
+def _plan(form) -> dict:
+    """The planner's answer for a valid PlanForm, or {"error": ...} naming what to fix."""
+    data = form.cleaned_data
+    try:
+        if data["pilot_campaign"]:
+            ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(data["pilot_campaign"])
+        else:
+            upload = data["pilot_file"]
+            ratings, entries, rows, rater_ids_known = selectors.csv_pilot(upload, upload.name)
+        model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known)
+        result = power.plan(
+            model, data["top_k"], power=data["power"], delta=data["delta"], systems=rows, max_raters=data["max_raters"],
+            simulations=PAGE_SIMULATIONS, pricing=registry.get(data["provider"]), reward=str(data["reward"]),
+        )
+    except ValueError as exc:
+        return {"error": str(exc)}
+    return {"plan": result.as_dict()}
+
+
+@organizer_required
+def campaign_results(request, pk):
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    plan_form = PlanForm(request.POST or None, request.FILES or None, initial={"pilot_campaign": campaign.pk})
+    planned = _plan(plan_form) if request.method == "POST" and plan_form.is_valid() else None
+    failed = planned and "error" in planned or (request.method == "POST" and not plan_form.is_valid())
+    return _results_page(request, campaign, plan_form=plan_form, planned=planned, status=400 if failed else 200)
+
+
+def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_form=None, crowd_form=None, status=200):
+    current = selectors.current_result(campaign)
+    shown = current or selectors.latest_result(campaign)
+    crowd = selectors.crowd_progress(campaign)
+    # create_crowd_job refuses a campaign of imported ratings: the page says so instead of a form
+    # (a refused post still shows its form, as the adaptive one, so its reason is seen).
+    imported = crowd is None and selectors.has_ratings(campaign)
+    context = {
+        "campaign": campaign,
+        "result": shown,
+        "stale": shown is not None and current is None,
+        "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
+        "questions": campaign.questions,
+        "agreement": shown.report["agreement"] if shown else {},
+        "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
+        "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
+        "method": shown.report["method"] if shown else {},
+        "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
+        "crowd": crowd,
+        "adaptive": selectors.adaptive_status(campaign, crowd),
+        # The settings can change only until the crowd job exists (its rounds and boundary are fixed
+        # then); a refused post shows its form whatever the state, so its reason is seen.
+        "adaptive_form": adaptive_form or (None if crowd else AdaptiveForm.for_campaign(campaign)),
+        "imported_ratings": imported,
+        "crowd_form": crowd_form or (None if crowd or imported else CrowdJobForm()),
+        "judges": judges_selectors.judge_runs(campaign),
+        "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
+        "planned": planned,
+        "report_files": list(REPORT_FILES),
+        "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
+    }
+    return render(request, "evaluation/campaign_results.html", context, status=status)
+
+
+@organizer_required
+@require_POST
+def campaign_set_adaptive(request, pk):
+    """Write the campaign's adaptive settings (checked by `set_adaptive`); a refusal re-shows the
+    form with what to fix and writes nothing."""
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    form = AdaptiveForm.for_campaign(campaign, request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            set_adaptive(
+                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"]
+            )
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was changed: {exc}.")
+        else:
+            messages.success(request, "Adaptive rating is on; it applies when the crowd job is created." if data["adaptive"] else "Adaptive rating is off.")
+            return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#adaptive-settings")
+    return _results_page(request, campaign, adaptive_form=form, status=400)
+
+
+def _created_message(crowd, items, launched) -> str:
+    what = f"{items} items x {crowd.job.redundancy} raters on {len(crowd.instances)} instances"
+    if crowd.round_sizes:
+        what = (
+            f"its first round, {items} items x {crowd.job.redundancy} raters on the first {crowd.round_sizes[0]} of "
+            f"{len(crowd.instances)} instances (adaptive: looks at {', '.join(map(str, crowd.round_sizes))} instances)"
+        )
+    then = "launched: raters can start now." if launched else "a draft: launch it when its crowd is set up."
+    return f"Created the crowd job “{crowd.job.name}”: {what}; {then}"
+
+
+@organizer_required
+@require_POST
+def campaign_create_crowd_job(request, pk):
+    """Create the campaign's crowd rating job and, if asked, launch it: one transaction, so a
+    refused launch leaves no job. A refusal re-shows the form with the reason and creates nothing."""
+    campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    form = CrowdJobForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                crowd = create_crowd_job(
+                    campaign, redundancy=data["raters"], sample_size=data["sample_size"], sample_seed=data["sample_seed"],
+                    order_seed=data["order_seed"], reward=data["reward"], created_by=request.user,
+                )
+                if data["launch"]:
+                    launch_crowd_job(campaign)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was created: {exc}.")
+        else:
+            items = selectors.crowd_progress(campaign)["items"]
+            messages.success(request, _created_message(crowd, items, data["launch"]))
+            return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#crowd")
+    return _results_page(request, campaign, crowd_form=form, status=400)
+
+
+@organizer_required
+@require_POST
+def campaign_launch_crowd_job(request, pk):
+    """Open the campaign's draft crowd job to raters; a refusal (e.g. its crowd's budget) is shown as a message."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        launch_crowd_job(campaign)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not launched: {exc}.")
+    else:
+        messages.success(request, "Launched: the crowd job is open to raters.")
+    return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#crowd")
+
+
+PLOTS = {"scores": plots.scores_with_intervals, "ratings": plots.rating_distributions}
+
+
+@organizer_required
+def campaign_plot(request, pk, kind):
+    """A PNG drawn from the stored report (no statistic is recomputed here)."""
+    draw = PLOTS.get(kind)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    shown = selectors.current_result(campaign) or selectors.latest_result(campaign)
+    if draw is None or shown is None:
+        raise Http404("No such plot, or no results yet.")
+    response = HttpResponse(content_type="image/png")
+    draw(shown.report, response)
+    response["Cache-Control"] = "private, max-age=300"
+    return response
+
+
+# Files rendered from the stored report (cheap, like the API's leaderboard); instance scores read
+# every rating, so the task that computes the results writes them and this view only serves them.
+REPORT_FILES = {
+    "leaderboard.json": ("application/json", lambda report: leaderboard.render(report, "json")),
+    "leaderboard.csv": ("text/csv", lambda report: leaderboard.render(report, "csv")),
+    "leaderboard.md": ("text/markdown", lambda report: leaderboard.render(report, "md")),
+    "pairwise.csv": ("text/csv", leaderboard.pairwise_csv),
+    "spearman.csv": ("text/csv", leaderboard.spearman_csv),
+}
+WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
+
+
+@organizer_required
+def campaign_download(request, pk, name):
+    """One file of the results the page shows (current, else the latest older ones), as an attachment."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    shown, _stale = selectors.shown_result(campaign)
+    if shown is None or name not in {**REPORT_FILES, **WRITTEN_FILES}:
+        raise Http404("No such file, or no results yet.")
+    filename = f"campaign-{campaign.pk}-{shown.inputs_version[:12]}-{name}"
+    if name in REPORT_FILES:
+        content_type, render_as = REPORT_FILES[name]
+        response = HttpResponse(render_as(shown.report), content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    path = selectors.exported_file(shown, name)
+    if path is None:
+        raise Http404("This file is written when the results are computed; compute them again to write it.")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=f"{WRITTEN_FILES[name]}; charset=utf-8")
+
+
+RANKING_FORMATS = {"csv": ("text/csv", pairwise_report.to_csv), "md": ("text/markdown", pairwise_report.to_markdown)}
+
+
+@organizer_required
+def pairwise_ranking(request, pk, fmt=None):
+    """A pairwise job's systems ranked by Bradley-Terry strength, with bootstrap intervals; as a page,
+    or as CSV / Markdown to publish."""
+    job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
+    result = selectors.pairwise_ranking(job)
+    if fmt is not None:
+        if fmt not in RANKING_FORMATS or result is None:
+            raise Http404("No such format, or no comparisons yet.")
+        content_type, render_as = RANKING_FORMATS[fmt]
+        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
+        return response
+    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
+    return render(request, "evaluation/pairwise_ranking.html", context)

@@ -1,0 +1,99 @@
+"""Organizer pages of FED questionnaires: sets to rate (from transcripts or a static JSONL), the
+offensive-word review queue, the FED job and its results. Thin: services write, selectors read."""
+from functools import partial
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from evaluation.errors import EvaluationInputError
+from evaluation.fed import selectors
+from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
+from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
+from evaluation.interactive.views import keep_or_drop
+from evaluation.models import FedCandidate, FedSet
+from quorum.roles import organizer_required
+
+
+def _list(request, status=200, chats_form=None, static_form=None):
+    context = {
+        "fed_sets": selectors.fed_sets(), "chats_form": chats_form or FedFromChatsForm(), "static_form": static_form or FedStaticForm(),
+    }
+    return render(request, "evaluation/fed_sets.html", context, status=status)
+
+
+@organizer_required
+def fed_sets(request):
+    return _list(request)
+
+
+def _created(request, fed_set):
+    flagged = fed_set.candidates.exclude(review="clean").count()
+    note = f"; {flagged} flagged by the offensive-word filter wait for your review" if flagged else ""
+    messages.success(request, f"“{fed_set.name}”: {fed_set.candidates.count()} to rate{note}.")
+    return redirect("evaluation:fed-set", pk=fed_set.pk)
+
+
+@organizer_required
+@require_POST
+def fed_from_chats(request):
+    form = FedFromChatsForm(request.POST)
+    if form.is_valid():
+        try:
+            fed_set = create_fed_set_from_chats(name=form.cleaned_data["name"], chat_job=form.cleaned_data["chat_job"], level=form.cleaned_data["level"])
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was created: {exc}")
+        else:
+            return _created(request, fed_set)
+    return _list(request, status=400, chats_form=form)
+
+
+@organizer_required
+@require_POST
+def fed_static(request):
+    form = FedStaticForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            fed_set = import_fed_static(name=form.cleaned_data["name"], jsonl=form.cleaned_data["jsonl"].read(), level=form.cleaned_data["level"])
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was imported: {exc}")
+        else:
+            return _created(request, fed_set)
+    return _list(request, status=400, static_form=form)
+
+
+def _set_page(request, fed_set, status=200, launch_form=None):
+    context = {
+        "fed_set": fed_set, "queue": selectors.fed_review_queue(fed_set), "launch_form": launch_form or FedLaunchForm(),
+        "results": selectors.fed_results(fed_set),
+    }
+    return render(request, "evaluation/fed_set.html", context, status=status)
+
+
+@organizer_required
+def fed_set(request, pk):
+    return _set_page(request, get_object_or_404(selectors.fed_sets(), pk=pk))
+
+
+@organizer_required
+@require_POST
+def fed_review(request, pk, candidate_pk):
+    candidate = get_object_or_404(FedCandidate, pk=candidate_pk, fed_set_id=pk)
+    return keep_or_drop(request, partial(review_candidate, candidate), reverse("evaluation:fed-set", args=[pk]) + "#review")
+
+
+@organizer_required
+@require_POST
+def fed_launch(request, pk):
+    fed_set = get_object_or_404(FedSet, pk=pk)
+    form = FedLaunchForm(request.POST)
+    if form.is_valid():
+        try:
+            job = launch_fed_job(fed_set, raters=form.cleaned_data["raters"], reward=form.cleaned_data["reward"], created_by=request.user)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not launched: {exc}")
+        else:
+            messages.success(request, f"Launched “{job.name}”: {job.items.count()} items.")
+            return redirect("evaluation:fed-set", pk=pk)
+    return _set_page(request, get_object_or_404(selectors.fed_sets(), pk=pk), status=400, launch_form=form)

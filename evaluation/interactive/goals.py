@@ -1,0 +1,145 @@
+"""User goals and success with grounding (PROTOCOLS.md section 3). Pure: no Django.
+
+A goal has MultiWOZ's shape: {domain: {"info": {slot: value}, "reqt": [...], "book": {...}},
+"message": [...]}. Workers cannot see the database, so DSTC9 Track 2 reports success twice: as the
+worker judged it, and with grounding — the entity the system offered in each of the goal's domains
+is a record of the database that satisfies the goal's constraints.
+"""
+import json
+import re
+from collections.abc import Mapping
+
+NOT_DOMAINS = {"message", "topic"}
+ANY = {"dontcare", "any", "don't care", ""}
+#: Offered keys that are about the booking, not the entity (not looked up in the database).
+BOOKING_KEYS = {"domain", "people", "reference", "ref", "day", "time", "stay"}
+
+
+class GoalError(ValueError):
+    """A goals file Quorum cannot read; the message names the dialog or line."""
+
+
+def constraints(goal: Mapping) -> dict:
+    """{domain: {slot: value}} of the goal's informable constraints ('dontcare' left out)."""
+    out = {}
+    for domain, spec in goal.items():
+        if domain in NOT_DOMAINS or not isinstance(spec, Mapping) or not spec:
+            continue
+        info = spec.get("info") or {}
+        out[domain] = {str(k).lower(): str(v).lower() for k, v in info.items() if str(v).lower() not in ANY}
+    return out
+
+
+def goal_text(goal: Mapping) -> list[str]:
+    """The goal as sentences for the worker: MultiWOZ's `message` (its HTML spans removed), else
+    sentences made from the constraints, requests and booking."""
+    message = goal.get("message")
+    if isinstance(message, str):
+        message = [message]
+    if isinstance(message, list) and message:
+        return [re.sub(r"<[^>]+>", "", str(line)).strip() for line in message if str(line).strip()]
+    lines = []
+    for domain, spec in goal.items():
+        if domain in NOT_DOMAINS or not isinstance(spec, Mapping) or not spec:
+            continue
+        info = ", ".join(f"{k} {v}" for k, v in (spec.get("info") or {}).items())
+        lines.append(f"You are looking for a {domain}" + (f" with {info}." if info else "."))
+        if spec.get("reqt"):
+            lines.append(f"Ask for its {', '.join(map(str, spec['reqt']))}.")
+        if spec.get("book"):
+            book = ", ".join(f"{k} {v}" for k, v in spec["book"].items() if k not in ("invalid", "pre_invalid"))
+            lines.append(f"Book it for {book}.")
+    return lines
+
+
+def _is_goal(goal) -> bool:
+    return isinstance(goal, Mapping) and bool(constraints(goal)) or isinstance(goal, Mapping) and bool(goal.get("message"))
+
+
+def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
+    """[(key, goal)] from a MultiWOZ data.json (a dict of dialog id -> {goal, log}) or a JSONL of
+    {"id": str, "goal": {...}}. All or nothing: a bad dialog or line is named in the error."""
+    text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+    stripped = text.strip()
+    if not stripped:
+        raise GoalError("the goals file is empty")
+    try:
+        whole = json.loads(stripped)
+    except ValueError:
+        whole = None
+    goals = []
+    if isinstance(whole, Mapping) and "id" not in whole:  # MultiWOZ data.json
+        for dialog_id, dialog in whole.items():
+            goal = dialog.get("goal") if isinstance(dialog, Mapping) else None
+            if not isinstance(goal, Mapping) or not _is_goal(goal):
+                raise GoalError(f"dialog {dialog_id}: no 'goal' with a domain's 'info' or a 'message'")
+            goals.append((str(dialog_id), dict(goal)))
+    else:
+        for number, line in enumerate(stripped.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise GoalError(f"line {number}: not JSON") from None
+            unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
+            if unknown:
+                raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
+            if not isinstance(row, Mapping) or not isinstance(row.get("id"), (str, int)) or not _is_goal(row.get("goal")):
+                raise GoalError(f"line {number}: expected {{\"id\": ..., \"goal\": {{domain: {{info: ...}}}}}}")
+            goals.append((str(row["id"]), dict(row["goal"])))
+    keys = [key for key, _ in goals]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise GoalError(f"goal id(s) given twice: {', '.join(duplicates[:5])}")
+    return goals
+
+
+def parse_database(domain: str, raw: bytes) -> list[dict]:
+    """A MultiWOZ-style db file (a JSON list of records) for one domain."""
+    try:
+        records = json.loads(raw)
+    except ValueError:
+        raise GoalError(f"database {domain}: not JSON") from None
+    if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
+        raise GoalError(f"database {domain}: expected a JSON list of records")
+    return [dict(r) for r in records]
+
+
+def _norm(value) -> str:
+    return str(value).strip().lower()
+
+
+def last_offers(offers: list[Mapping], domains: list[str]) -> dict:
+    """{domain: the last offer in it}; an offer without 'domain' counts for a single-domain goal."""
+    out = {}
+    for offer in offers:
+        domain = offer.get("domain") or (domains[0] if len(domains) == 1 else None)
+        if domain:
+            out[domain] = offer
+    return out
+
+
+def grounded_success(goal: Mapping, offers: list[Mapping], database: Mapping) -> bool:
+    """Whether, in every domain of the goal with constraints, the last offered entity is a record
+    of that domain's database (every offered entity slot the record has, equal) that satisfies the
+    goal's constraints. No constraints or no offer in a domain: not grounded."""
+    wanted = constraints(goal)
+    if not wanted:
+        return False
+    offered = last_offers(offers, list(wanted))
+    for domain, needed in wanted.items():
+        offer = offered.get(domain)
+        if not offer:
+            return False
+        entity = {_norm(k): _norm(v) for k, v in offer.items() if _norm(k) not in BOOKING_KEYS}
+        if not entity:
+            return False
+        records = [{_norm(k): _norm(v) for k, v in r.items()} for r in database.get(domain, [])]
+        if not any(
+            all(r.get(k) == v for k, v in entity.items() if k in r) and any(k in r for k in entity)
+            and all(r.get(k) == v for k, v in needed.items())
+            for r in records
+        ):
+            return False
+    return True

@@ -1,0 +1,109 @@
+"""Reads of interactive evaluation: dialog systems, goal sets, chat jobs and their leaderboards,
+the offensive-word screening queue, and a test set's scheduled interactive leaderboard."""
+import pandas as pd
+from django.db.models import Case, Count, IntegerField, Value, When
+
+from annotation import task_types
+from annotation.models import Job, Response
+from evaluation.models import ChatScreening, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
+from evaluation.stats import interactive, scoring
+
+
+def dialog_systems():
+    return DialogSystem.objects.select_related("challenge").order_by("name")
+
+
+def goal_sets():
+    return GoalSet.objects.annotate(n_goals=Count("goals")).order_by("name")
+
+
+def interactive_jobs():
+    return Job.objects.filter(task_type__in=task_types.keys_with(task_types.RelaysChat)).order_by("-pk")
+
+
+def interactive_ranking(job, bootstrap=None, seed=None):
+    """The interactive leaderboard of a chat job (intervals, tie groups) and its counted dialogs."""
+    dialogs = interactive_dialogs(job)
+    result = interactive.system_results(
+        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed
+    )
+    return result, dialogs
+
+
+#: Chats flagged by the offensive-word filter count only once an organizer keeps them.
+UNCOUNTED_SCREENINGS = ("pending", "dropped")
+
+
+def interactive_dialogs(job) -> list[dict]:
+    """The counted dialogs of a chat job with their system's name, goal and entity database;
+    flagged ones only once kept."""
+    responses = list(
+        Response.objects.counted().filter(item__job=job).exclude(chat_screening__review__in=UNCOUNTED_SCREENINGS).select_related("item").order_by("pk")
+    )
+    names = dict(DialogSystem.objects.filter(public_id__in={r.item.payload["endpoint"] for r in responses}).values_list("public_id", "name"))
+    goal_ids = {int(r.item.payload["goal_id"]) for r in responses if str(r.item.payload.get("goal_id", "")).isdigit()}
+    databases = {g.pk: g.goal_set.database for g in UserGoal.objects.filter(pk__in=goal_ids).select_related("goal_set")}
+    return [
+        {
+            "system": names.get(r.item.payload["endpoint"], r.item.payload["endpoint"]),
+            "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
+            "database": (databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else None) or {},
+            "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk, "worker": r.worker_id,
+        }
+        for r in responses
+    ]
+
+
+def waiting_first():
+    """Order of a review queue: flagged rows still waiting for a decision first."""
+    return Case(When(review="pending", then=Value(0)), default=Value(1), output_field=IntegerField())
+
+
+def chat_screenings(job) -> dict:
+    """A chat job's offensive-word queue: its flagged chats (waiting ones first, with their system's
+    name) and how many wait, were kept and were dropped."""
+    queue = list(ChatScreening.objects.filter(response__item__job=job).select_related("response__item").order_by(waiting_first(), "response_id"))
+    names = dict(DialogSystem.objects.values_list("public_id", "name"))
+    for s in queue:
+        s.system = names.get(  # type: ignore[attr-defined]  # a display attribute the review template reads
+            s.response.item.payload.get("endpoint"), "?")
+    counts = {state: sum(s.review == state for s in queue) for state in ("pending", "kept", "dropped")}
+    return {"queue": queue, **counts}
+
+
+def entry_metrics(test_set) -> list[str]:
+    """The objective metrics the test set's entries have scores for, sorted: what a schedule's
+    automatic score may be computed over."""
+    return sorted({m for scores in test_set.entries.values_list("objective_scores", flat=True) for m in scores})
+
+
+def interactive_leaderboard(test_set) -> dict:
+    """A test set's submissions by automatic score (Eq. 2 over its schedule's metrics) with their
+    latest scheduled human evaluation: date, success, grounded success and the final score with its
+    interval from that run's chat job. {"schedule", "rows"}."""
+    schedule = InteractiveSchedule.objects.filter(test_set=test_set).first()
+    entries = list(test_set.entries.filter(is_baseline=False, is_ground_truth=False).select_related("team", "dialog_system"))
+    automatic = {}
+    if schedule:
+        scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
+        if scored:
+            frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
+            automatic = scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
+    latest = {}
+    for earlier in EntryInteractiveRun.objects.filter(entry__in=entries).select_related("job").order_by("created_at"):
+        latest[earlier.entry_id] = earlier
+    results_by_job = {}
+    rows = []
+    for e in entries:
+        row = {"entry": e.label, "automatic": automatic.get(e.pk), "system": e.dialog_system.name if e.dialog_system else None, "human": None}
+        run = latest.get(e.pk)
+        if run is not None:
+            if run.job_id not in results_by_job:
+                results_by_job[run.job_id] = {r["system"]: r for r in interactive_ranking(run.job)[0]["systems"]}
+            human = results_by_job[run.job_id].get(e.dialog_system.name if e.dialog_system else "")
+            row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
+        rows.append(row)
+    rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
+    screened = [chat_screenings(job_id) for job_id in results_by_job]
+    left_out = {state: sum(c[state] for c in screened) for state in UNCOUNTED_SCREENINGS}
+    return {"schedule": schedule, "rows": rows, "left_out": left_out}

@@ -1,0 +1,241 @@
+"""The chat relay (annotation.chat_relay) for registered dialog systems, and interactive jobs.
+
+Workers' turns reach a system through `SystemsRelay`, which the app's ready() registers: it calls
+the system by the contract's client, records every turn (`ChatSession`, `ChatTurn`), and turns a
+timeout or an error into a failed turn with a polite fallback for the worker. A system that keeps
+failing is paused (`pause_if_failing`, rules in `systems/pausing.py`): no new chats go to it.
+"""
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import chat_relay
+from annotation.services.jobs import JobError, launch_job
+from annotation.services.payload_jobs import create_payload_job
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive import goals as goal_rules
+from evaluation.interactive.systems import pausing as pause_rules
+from evaluation.interactive.systems.client import SystemClient, SystemFailure
+from evaluation.models import ChatSession, ChatTurn, DialogSystem, GoalSet
+
+MAX_DIALOGS_PER_GOAL = 100
+
+
+#: ChatTurn.error of a turn the relay answered itself because the system was paused.
+PAUSED_ERROR = "system paused"
+
+
+def _client(system: DialogSystem) -> SystemClient:
+    return SystemClient(system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS)
+
+
+def _transcript(session: ChatSession) -> dict:
+    turns = list(session.turns.order_by("position"))
+    system_turns = [t for t in turns if t.role == "system"]
+    unavailable = bool(system_turns) and system_turns[-1].failed or any(t.error == PAUSED_ERROR for t in system_turns)
+    return {
+        "turns": [{"role": t.role, "text": t.text, "failed": t.failed, "offered": t.offered} for t in turns],
+        "ended": bool(session.ended_reason), "unavailable": unavailable,
+    }
+
+
+def _lost_after():
+    """How long an unanswered message blocks the next: longer than a call and its one retry can take."""
+    return timedelta(seconds=2 * settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS + 5)
+
+
+def _call(call):
+    """Run one request to the system, outside any transaction: (reply, None) or (None, failure)."""
+    try:
+        return call(), None
+    except SystemFailure as exc:
+        return None, exc
+
+
+def _record_reply(session_id, system_id, position, user_turn, reply, failure) -> None:
+    """Record the system's reply (or the fallback) after the call, in one short transaction without
+    reading the conversation back: the state is written, and "ended by the system" only if nobody
+    ended the conversation meanwhile (the update's condition re-checks it)."""
+    with transaction.atomic():
+        if failure is not None:
+            text = chat_relay.UNAVAILABLE if failure.reason == PAUSED_ERROR else chat_relay.FALLBACK
+            ChatTurn.objects.create(
+                session_id=session_id, position=position, role="system", user_turn=user_turn, text=text,
+                failed=True, error=failure.reason[:500], latency_ms=failure.latency_ms,
+            )
+        else:
+            if position != 0 or reply.text:  # an empty opening is not a turn: the worker speaks first
+                ChatTurn.objects.create(
+                    session_id=session_id, position=position, role="system", user_turn=user_turn, text=reply.text,
+                    offered=reply.offered, latency_ms=reply.latency_ms,
+                )
+            ChatSession.objects.filter(pk=session_id).update(state=reply.state)
+            if reply.end:  # the system ended it; the worker still gives the verdict
+                ChatSession.objects.filter(pk=session_id, ended_reason="").update(ended_reason="system")
+    if failure is not None and failure.reason != PAUSED_ERROR:
+        pause_if_failing(system_id)
+
+
+def pause_if_failing(system_id) -> DialogSystem | None:
+    """Pause the system if its recent turns break a pausing rule (settings QUORUM_SYSTEM_PAUSE_*).
+    Returns the system when this call paused it."""
+    system = DialogSystem.objects.get(pk=system_id)
+    if system.paused_at:
+        return None
+    limit = max(settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES, settings.QUORUM_SYSTEM_PAUSE_WINDOW_TURNS, 1)
+    turns = ChatTurn.objects.filter(session__system_id=system_id, role="system").exclude(error=PAUSED_ERROR)
+    if system.resumed_at:
+        turns = turns.filter(created_at__gt=system.resumed_at)
+    recent = list(turns.order_by("-created_at", "-pk").values_list("failed", flat=True)[:limit])
+    reason = pause_rules.pause_reason(
+        recent, consecutive=settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES,
+        window=settings.QUORUM_SYSTEM_PAUSE_WINDOW_TURNS, rate=settings.QUORUM_SYSTEM_PAUSE_FAILURE_RATE,
+    )
+    if reason is None:
+        return None
+    return pause_system(system, reason)
+
+
+def pause_system(system: DialogSystem, reason: str) -> DialogSystem | None:
+    """Pause a system (no new chats; the chats under way get the polite fallback). None if it was
+    paused already: the first reason stands."""
+    reason = (reason or "").strip()[:300] or "paused by an organizer"
+    if not DialogSystem.objects.filter(pk=system.pk, paused_at__isnull=True).update(paused_at=timezone.now(), paused_reason=reason):
+        return None
+    system.refresh_from_db()
+    return system
+
+
+def resume_system(system: DialogSystem) -> DialogSystem:
+    """Give a paused system chats again; its failures so far no longer count towards pausing it."""
+    DialogSystem.objects.filter(pk=system.pk).update(paused_at=None, paused_reason="", resumed_at=timezone.now())
+    system.refresh_from_db()
+    return system
+
+
+class SystemsRelay(chat_relay.ChatRelay):
+    """No transaction is open while the system is called: a short one reserves the turn's place
+    (refusing a second message while one is unanswered), the call runs, and another records the
+    reply after re-reading the conversation. A paused system is not called: the worker gets the
+    polite fallback and may end the conversation."""
+
+    def _system(self, endpoint) -> DialogSystem:
+        system = DialogSystem.objects.filter(public_id=endpoint).first()
+        if system is None:
+            raise chat_relay.RelayUnavailable(f"no system with endpoint {endpoint!r}")
+        return system
+
+    def open(self, endpoint, session_key, goal):
+        session = ChatSession.objects.filter(key=session_key).first()
+        if session is None:
+            system = self._system(endpoint)
+            session, created = ChatSession.objects.get_or_create(key=session_key, defaults={"system": system, "goal": goal})
+            if created:  # only the request that created the session calls the opening
+                if system.paused_at:
+                    reply, failure = None, SystemFailure(PAUSED_ERROR)
+                else:
+                    reply, failure = _call(lambda: _client(system).open(session_key, goal))
+                _record_reply(session.pk, system.pk, 0, None, reply, failure)
+        return _transcript(session)
+
+    def say(self, endpoint, session_key, text):
+        if not ChatSession.objects.filter(key=session_key).exists():
+            self.open(endpoint, session_key, None)  # a page that skipped "open": open it first
+        with transaction.atomic():
+            session = ChatSession.objects.select_for_update().select_related("system").get(key=session_key)
+            if session.ended_reason:
+                raise chat_relay.ChatClosed("The conversation has ended.")
+            turns = list(session.turns.order_by("position"))
+            if turns and turns[-1].role == "user":
+                if timezone.now() - turns[-1].created_at < _lost_after():
+                    raise chat_relay.ChatBusy("The system is still answering your last message; wait a moment.")
+                # The request that sent it died before recording a reply: record the loss and go on.
+                turns.append(ChatTurn.objects.create(
+                    session=session, position=turns[-1].position + 1, role="system", user_turn=turns[-1].user_turn,
+                    text=chat_relay.FALLBACK, failed=True, error="no reply was recorded",
+                ))
+            user_turn = sum(1 for t in turns if t.role == "user")
+            history = [{"role": t.role, "text": t.text} for t in turns if not t.failed]
+            position = turns[-1].position + 1 if turns else 1  # position 0 is the opening's
+            turns.append(ChatTurn.objects.create(session=session, position=position, role="user", user_turn=user_turn, text=text))
+            system, state = session.system, session.state
+        if system.paused_at:  # as read under the lock a moment ago
+            reply, failure = None, SystemFailure(PAUSED_ERROR)
+        else:
+            client = _client(system)
+
+            def call():
+                try:
+                    return client.turn(session_key, user_turn, text, history, state)
+                except SystemFailure as exc:
+                    if "cannot reach" not in exc.reason:
+                        raise
+                    # A lost connection is retried once with the same turn: the contract says a retried
+                    # turn gets the same reply. A timeout is not retried: the worker has waited enough.
+                    return client.turn(session_key, user_turn, text, history, state)
+
+            reply, failure = _call(call)
+        _record_reply(session.pk, system.pk, position + 1, user_turn, reply, failure)
+        if reply is not None and reply.end and not session.ended_reason:
+            session.ended_reason = "system"  # as _record_reply wrote it, unless the worker ended first
+        return _transcript(session)
+
+    def end(self, endpoint, session_key, reason):
+        with transaction.atomic():
+            session = ChatSession.objects.select_for_update().select_related("system").filter(key=session_key).first()
+            if session is None:
+                raise chat_relay.ChatClosed("The conversation has not started.")
+            first_end = not session.ended_reason or session.ended_reason == "system"
+            if first_end:
+                session.ended_reason = reason
+                session.save(update_fields=["ended_reason"])
+        if first_end and not session.system.paused_at:
+            try:
+                _client(session.system).end(session_key, reason)
+            except SystemFailure:
+                pass  # the system's bookkeeping only: the worker's verdict stands either way
+        return _transcript(session)
+
+    def transcript(self, endpoint, session_key):
+        session = ChatSession.objects.filter(key=session_key).first()
+        return _transcript(session) if session else {"turns": [], "ended": False, "unavailable": False}
+
+    def paused_endpoints(self):
+        return set(DialogSystem.objects.filter(paused_at__isnull=False).values_list("public_id", flat=True))
+
+
+def create_chat_job(
+    *, name: str, systems: list[DialogSystem], goal_set: GoalSet, dialogs_per_goal: int = 1, min_user_turns: int = 1,
+    instructions: str = "", **job_options,
+):
+    """An interactive job: one item per (goal, system, repetition), so every system gets the same
+    number of dialogs per goal; launched at once. The payload names each system by its public id.
+    A paused system is refused: it would only show workers the fallback."""
+    if not systems:
+        raise EvaluationInputError("choose at least one system")
+    if isinstance(dialogs_per_goal, bool) or not isinstance(dialogs_per_goal, int) or not 1 <= dialogs_per_goal <= MAX_DIALOGS_PER_GOAL:
+        raise EvaluationInputError(f"dialogs per goal must be a whole number from 1 to {MAX_DIALOGS_PER_GOAL}")
+    paused = [s.name for s in systems if s.paused_at]
+    if paused:
+        raise EvaluationInputError(f"system(s) {', '.join(paused)} are paused; resume them on the systems page first")
+    goals = list(goal_set.goals.all())
+    if not goals:
+        raise EvaluationInputError(f"goal set {goal_set.name!r} has no goals")
+    payloads = [
+        {"goal": g.goal, "goal_text": goal_rules.goal_text(g.goal) or [f"Goal {g.key}"], "goal_id": str(g.pk), "endpoint": s.public_id}
+        for g in goals for s in systems for _ in range(dialogs_per_goal)
+    ]
+    settings_ = {"min_user_turns": min_user_turns}
+    try:
+        with transaction.atomic():  # a job that cannot launch is not left behind as a draft
+            job = create_payload_job(
+                name=name, task_type="chat", payloads=payloads, redundancy=1, settings=settings_, instructions=instructions, **job_options
+            )
+            return launch_job(job)
+    except JobError as exc:
+        detail = "; ".join(f"{k}: {v}" for k, v in exc.errors.items())
+        raise EvaluationInputError(f"{exc}{' (' + detail + ')' if detail else ''}") from None
+    except ArithmeticError:  # create_payload_job reads the reward with Decimal()
+        raise EvaluationInputError(f"the reward must be an amount in USD such as 0.50, not {str(job_options.get('reward'))[:20]!r}") from None

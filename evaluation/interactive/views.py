@@ -1,0 +1,258 @@
+"""Organizer pages of interactive evaluation: dialog systems (registered with the contract check)
+and user goals. Thin: the services write, the selectors read."""
+from functools import partial
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from evaluation.errors import EvaluationInputError
+from evaluation.interactive import selectors
+from evaluation.interactive.forms import (
+    ChatJobForm,
+    EntryEndpointForm,
+    GoalsUploadForm,
+    InteractiveScheduleForm,
+    SystemRegistrationForm,
+)
+from evaluation.interactive.services.chats import create_chat_job, resume_system
+from evaluation.interactive.services.scheduled import link_entry_system, run_schedule, set_schedule
+from evaluation.interactive.services.screening import review_chat, screen_chat_job
+from evaluation.interactive.services.systems import check_system_again, import_goals, register_system
+from evaluation.models import ChatScreening, DialogSystem, TestSet
+from evaluation.stats import interactive
+from quorum.roles import organizer_required
+
+RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
+
+
+def keep_or_drop(request, decide, back):
+    """The post of an offensive-word review queue (FED sets, chat jobs): `decide(keep=...)` on
+    "keep" or "drop", its refusal shown as a message; back to the queue either way."""
+    decision = request.POST.get("decision")
+    if decision not in ("keep", "drop"):
+        messages.error(request, "Choose keep or drop.")
+    else:
+        try:
+            decide(keep=decision == "keep")
+        except EvaluationInputError as exc:
+            messages.error(request, f"Not changed: {exc}")
+        else:
+            messages.success(request, "Kept: it is evaluated." if decision == "keep" else "Dropped: it is left out.")
+    return redirect(back)
+
+
+def _page(request, status=200, system_form=None, goals_form=None, chat_form=None):
+    context = {
+        "chat_form": chat_form or ChatJobForm(),
+        "systems": selectors.dialog_systems(),
+        "goal_sets": selectors.goal_sets(),
+        "system_form": system_form or SystemRegistrationForm(),
+        "goals_form": goals_form or GoalsUploadForm(),
+        "interactive_jobs": selectors.interactive_jobs(),
+    }
+    return render(request, "evaluation/systems.html", context, status=status)
+
+
+@organizer_required
+def systems_page(request):
+    return _page(request)
+
+
+def _check_message(request, system):
+    if system.check_passed:
+        messages.success(request, f"“{system.name}” passed the contract check.")
+    else:
+        failed = [r["rule"] for r in system.check_results if not r["passed"]]
+        messages.warning(request, f"“{system.name}” failed the contract check ({', '.join(failed)}); see why below.")
+
+
+@organizer_required
+@require_POST
+def system_register(request):
+    form = SystemRegistrationForm(request.POST)
+    if form.is_valid():
+        try:
+            system = register_system(**form.cleaned_data)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not registered: {exc}")
+        else:
+            _check_message(request, system)
+            return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+    return _page(request, status=400, system_form=form)
+
+
+@organizer_required
+@require_POST
+def system_check(request, pk):
+    system = check_system_again(get_object_or_404(DialogSystem, pk=pk))
+    _check_message(request, system)
+    return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@organizer_required
+@require_POST
+def system_resume(request, pk):
+    system = get_object_or_404(DialogSystem, pk=pk)
+    if system.paused_at:
+        resume_system(system)
+        messages.success(request, f"“{system.name}” is resumed: new chats go to it again.")
+    return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@organizer_required
+@require_POST
+def goals_upload(request):
+    form = GoalsUploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = form.cleaned_data
+        databases = {data["database_domain"]: data["database"].read()} if data.get("database") else {}
+        try:
+            goal_set = import_goals(name=data["name"], goals_file=data["goals"].read(), databases=databases)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Nothing was imported: {exc}")
+        else:
+            messages.success(request, f"Imported goal set “{goal_set.name}”: {goal_set.goals.count()} goals.")
+            return redirect(reverse("evaluation:systems") + "#goals")
+    return _page(request, status=400, goals_form=form)
+
+
+@organizer_required
+@require_POST
+def chat_job_create(request):
+    form = ChatJobForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = create_chat_job(
+                name=data["name"], systems=list(data["systems"]), goal_set=data["goal_set"], dialogs_per_goal=data["dialogs_per_goal"],
+                min_user_turns=data["min_user_turns"], reward=data["reward"], instructions=data["instructions"], created_by=request.user,
+            )
+        except EvaluationInputError as exc:
+            form.add_error(None, f"No job was created: {exc}")
+        else:
+            messages.success(request, f"Launched “{job.name}”: {job.items.count()} dialogs.")
+            return redirect(reverse("evaluation:systems") + "#interactive-jobs")
+    return _page(request, status=400, chat_form=form)
+
+
+@organizer_required
+def interactive_results(request, pk, fmt=None):
+    """Per system: success (worker), success with grounding, their average (which ranks), the two
+    ratings, each with its bootstrap interval over goals, tie groups and rank ranges; every counted
+    dialog's transcript. As a page, or as CSV / Markdown to publish."""
+    job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+    result, dialogs = selectors.interactive_ranking(job)
+    if fmt is not None:
+        if fmt not in RESULT_FORMATS or not result["systems"]:
+            raise Http404("No such format, or no dialogs count yet.")
+        content_type, render_as = RESULT_FORMATS[fmt]
+        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
+        return response
+    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job)}
+    return render(request, "evaluation/interactive_results.html", context)
+
+
+@organizer_required
+@require_POST
+def chat_review(request, pk, screening_pk):
+    """Keep or drop a chat the offensive-word filter flagged."""
+    screening = get_object_or_404(ChatScreening, pk=screening_pk, response__item__job_id=pk)
+    return keep_or_drop(request, partial(review_chat, screening), reverse("evaluation:interactive-results", args=[pk]) + "#review")
+
+
+@organizer_required
+@require_POST
+def chat_screen(request, pk):
+    """Screen the job's chats not screened yet (after the word list changed, or was broken)."""
+    job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
+    try:
+        flagged = screen_chat_job(job)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not screened: {exc}")
+    else:
+        messages.success(request, f"Screened: {flagged} more chat{'' if flagged == 1 else 's'} flagged.")
+    return redirect(reverse("evaluation:interactive-results", args=[pk]) + "#review")
+
+
+def _schedule_initial(test_set) -> dict:
+    schedule = getattr(test_set, "interactive_schedule", None)
+    if schedule is None:
+        return {}
+    fields = ("goal_set", "metrics", "lower_is_better", "top_k", "dialogs_per_goal", "stale_after_days", "enabled")
+    return {name: getattr(schedule, name) for name in fields}
+
+
+def _scheduled_page(request, test_set, status=200, endpoint_form=None, schedule_form=None):
+    context = {
+        "test_set": test_set, **selectors.interactive_leaderboard(test_set),
+        "endpoint_form": endpoint_form or EntryEndpointForm(test_set=test_set),
+        "schedule_form": schedule_form or InteractiveScheduleForm(test_set=test_set, initial=_schedule_initial(test_set)),
+    }
+    return render(request, "evaluation/scheduled_leaderboard.html", context, status=status)
+
+
+@organizer_required
+def scheduled_leaderboard(request, pk):
+    """A test set's leaderboard with RADDLE's scheduled human evaluations (date and intervals), and
+    the forms that set the service up: entries' endpoints and the schedule."""
+    return _scheduled_page(request, get_object_or_404(TestSet, pk=pk))
+
+
+@organizer_required
+@require_POST
+def scheduled_endpoint(request, pk):
+    test_set = get_object_or_404(TestSet, pk=pk)
+    form = EntryEndpointForm(request.POST, test_set=test_set)
+    if form.is_valid():
+        try:
+            entry = link_entry_system(form.cleaned_data["entry"], form.cleaned_data["system"])
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not changed: {exc}")
+        else:
+            system = entry.dialog_system
+            messages.success(request, f"{entry.label}: {f'evaluated through “{system.name}”' if system else 'endpoint removed'}.")
+            return redirect(reverse("evaluation:scheduled-leaderboard", args=[pk]) + "#endpoints")
+    return _scheduled_page(request, test_set, status=400, endpoint_form=form)
+
+
+@organizer_required
+@require_POST
+def scheduled_schedule(request, pk):
+    test_set = get_object_or_404(TestSet, pk=pk)
+    form = InteractiveScheduleForm(request.POST, test_set=test_set)
+    if form.is_valid():
+        try:
+            schedule = set_schedule(test_set=test_set, **form.cleaned_data)
+        except EvaluationInputError as exc:
+            form.add_error(None, f"Not saved: {exc}")
+        else:
+            state = "runs on schedule" if schedule.enabled else "saved, disabled"
+            messages.success(request, f"Schedule of {test_set} {state}: top {schedule.top_k} by {', '.join(schedule.metrics)}.")
+            return redirect(reverse("evaluation:scheduled-leaderboard", args=[pk]) + "#schedule")
+    return _scheduled_page(request, test_set, status=400, schedule_form=form)
+
+
+@organizer_required
+@require_POST
+def scheduled_run(request, pk):
+    """Run the schedule now (what beat does daily), as `interactive_service run` does."""
+    test_set = get_object_or_404(TestSet, pk=pk)
+    schedule = getattr(test_set, "interactive_schedule", None)
+    if schedule is None:
+        messages.error(request, "This test set has no schedule yet: save one below first.")
+    else:
+        try:
+            result = run_schedule(schedule)
+        except EvaluationInputError as exc:
+            messages.error(request, f"Not run: {exc}")
+        else:
+            if result["job"] is None:
+                messages.info(request, "No entry is due (evaluated recently, no running endpoint, or outside the top k).")
+            else:
+                messages.success(request, f"Launched chat job {result['job']} for {', '.join(result['entries'])}.")
+    return redirect("evaluation:scheduled-leaderboard", pk=pk)

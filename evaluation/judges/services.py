@@ -1,0 +1,64 @@
+"""Automatic judges of a campaign: import their per-instance scores, compute their report.
+
+One transaction each; a bad file raises EvaluationInputError naming the line, and writes nothing.
+"""
+from __future__ import annotations
+
+import pandas as pd
+from django.db import transaction
+
+from evaluation.campaigns import selectors
+from evaluation.errors import EvaluationInputError
+from evaluation.judges import scores_csv
+from evaluation.models import Campaign, JudgeRun, JudgeScore, Rating
+from evaluation.stats import judge_agreement, judges
+
+
+def _ranked_entries(campaign: Campaign) -> dict:
+    """label -> entry for the campaign's entries (reference rows included: a judge may score them)."""
+    return {entry.label: entry for entry in campaign.entries.select_related("team")}
+
+
+def _judge_frame(run: JudgeRun) -> pd.DataFrame:
+    rows = run.scores.values_list("entry__team__team_id", "entry__entry_id", "instance", "question", "score")
+    frame = pd.DataFrame.from_records(list(rows), columns=["team", "entry", "instance", "question", "score"])
+    frame.insert(0, "system", frame.pop("team") + "/" + frame.pop("entry"))
+    return frame
+
+
+@transaction.atomic
+def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON, alpha=0.05) -> dict:
+    """Recompute and store the run's report against the campaign's current ratings."""
+    campaign = run.campaign
+    ratings = selectors.ratings_frame(campaign)
+    if ratings.empty:
+        raise EvaluationInputError(f"campaign {campaign.name!r} has no human ratings yet: the judge has nothing to be compared with")
+    ranked = [label for label, entry in _ranked_entries(campaign).items() if entry.kind == "entry"]
+    run.report = judges.build(ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon)
+    run.report["epsilon"] = epsilon
+    run.inputs_version = campaign.inputs_version
+    run.save(update_fields=["report", "inputs_version"])
+    return run.report
+
+
+@transaction.atomic
+def import_judge_scores(campaign: Campaign, source, judge: str, name: str = "judge.csv") -> JudgeRun:
+    """Scores from a CSV (`scores_csv`) as the run `judge` of the campaign, replacing a run of that
+    name; its report is computed when the campaign has human ratings."""
+    judge = (judge or "").strip()
+    if not judge or len(judge) > 100:
+        raise EvaluationInputError("give the judge a name of 1 to 100 characters (e.g. 'gpt-4o-rubric')")
+    entries = _ranked_entries(campaign)
+    try:
+        frame = scores_csv.read(source, list(entries), campaign.test_set.size, campaign.questions, name=name)
+    except scores_csv.JudgeFileError as exc:
+        raise EvaluationInputError(str(exc)) from None
+    JudgeRun.objects.filter(campaign=campaign, name=judge).delete()
+    run = JudgeRun.objects.create(campaign=campaign, name=judge)
+    JudgeScore.objects.bulk_create(
+        (JudgeScore(run=run, entry=entries[s], instance=i, question=q, score=v) for s, i, q, v in frame.itertuples(index=False)),
+        batch_size=5000,
+    )
+    if Rating.objects.filter(campaign=campaign).exists():
+        compute_judge_report(run)
+    return run

@@ -1,0 +1,202 @@
+"""Interactive results per system (PROTOCOLS.md section 3), with intervals and tie groups. Pure: no Django.
+
+Each dialog is {system, goal_id, answers (the chat response's cleaned answers), goal, database}.
+Success as judged by the worker, success with grounding (the worker said success and the offered
+entity is a database record satisfying the goal: `goals.grounded_success`), and their average as
+the final score that ranks the systems (DSTC9 Track 2); the two ratings' means; failed turns.
+
+Uncertainty follows the evaluation pages (`scoring`): one set of B paired resamples shared by all
+systems, here over user goals (every system gets the same goals, so resampling goals pairs the
+systems as resampling test instances does there). Each statistic's interval is the percentile
+interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
+resamples with bootstrap p and Holm; tie groups are 1 + the systems significantly better, made
+monotone (`scoring.tie_group_ranks`); rank ranges from the same resamples. Workers are resampled
+too when the dialogs name them (`worker`), as raters are on the evaluation pages: a worker judges
+the success of many dialogs, of every system, so a lenient or strict worker moves them together;
+their resamples (an own stream, scaled by sqrt(W/(W-1))) add to the goal resamples, and the t
+widening takes its degrees of freedom from both (`scoring.interval`).
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+
+import numpy as np
+
+from evaluation.interactive.goals import grounded_success
+from evaluation.stats import scoring
+from quorum.csv_safety import safe_cell
+
+STATISTICS = ("success", "grounded_success", "final", "understanding", "appropriateness")
+#: What each statistic can be: an interval is clipped to it (t-widening can reach past a bound).
+BOUNDS = {"success": (0, 1), "grounded_success": (0, 1), "final": (0, 1), "understanding": (1, 5), "appropriateness": (1, 5)}
+LABELS = {
+    "success": "Success", "grounded_success": "Success with grounding", "final": "Final",
+    "understanding": "Understanding", "appropriateness": "Appropriateness",
+}
+
+
+def _dialog_values(d) -> dict:
+    answers = d["answers"]
+    ok = answers.get("outcome") == "success"
+    offers = [t["offered"] for t in answers.get("transcript") or [] if t.get("offered")]
+    success = 1.0 if ok else 0.0
+    grounded = 1.0 if ok and grounded_success(d["goal"], offers, d.get("database") or {}) else 0.0
+    values = {"success": success, "grounded_success": grounded, "final": (success + grounded) / 2}
+    for name in ("understanding", "appropriateness"):
+        values[name] = float(answers[name]) if isinstance(answers.get(name), int) else np.nan
+    return values
+
+
+def _value_rows(dialogs) -> list:
+    """Each dialog's statistics in STATISTICS order (NaN where it has none), computed once."""
+    return [np.array([values[name] for name in STATISTICS]) for values in map(_dialog_values, dialogs)]
+
+
+def _sums(dialogs, rows, systems, clusters, cluster_of):
+    """[S, C, K] sums of each statistic and [S, C, K] counts of dialogs that have it, per cluster
+    (`cluster_of(d)`: its goal, or its worker); `rows` are the dialogs' `_value_rows`."""
+    s_index = {s: k for k, s in enumerate(systems)}
+    c_index = {c: k for k, c in enumerate(clusters)}
+    total = np.zeros((len(systems), len(clusters), len(STATISTICS)))
+    count = np.zeros_like(total)
+    for d, row in zip(dialogs, rows, strict=False):
+        have = ~np.isnan(row)
+        total[s_index[d["system"]], c_index[cluster_of(d)]] += np.where(have, row, 0.0)
+        count[s_index[d["system"]], c_index[cluster_of(d)]] += have
+    return total, count
+
+
+def _resampled(total, count, replicates, rng):
+    """[B, S, K] the statistics over `replicates` multinomial resamples of the clusters."""
+    n = total.shape[1]
+    weights = rng.multinomial(n, np.full(n, 1 / n), size=replicates) if n else np.zeros((replicates, 0))
+    return _ratio(np.einsum("bg,sgk->bsk", weights, total), np.einsum("bg,sgk->bsk", weights, count))
+
+
+def _worker_deviations(dialogs, rows, systems, point, replicates, seed):
+    """([B, S, K] worker-resample deviations, [S] workers per system); zeros unless every dialog
+    names its worker and there are at least two."""
+    workers = sorted({d.get("worker") for d in dialogs}, key=str)
+    if len(workers) < 2 or None in workers:
+        return np.zeros((replicates, *point.shape)), np.zeros(len(systems), int)
+    total, count = _sums(dialogs, rows, systems, workers, lambda d: d["worker"])
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+    deviation = scoring.small_pool_factor(len(workers)) * (_resampled(total, count, replicates, rng) - point[None])
+    return deviation, (count[:, :, STATISTICS.index("final")] > 0).sum(1)
+
+
+def _goal_of(d) -> str:
+    return str(d.get("goal_id") or d.get("goal_text") or "")
+
+
+def _ratio(total, count):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+
+
+def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95) -> dict:
+    """{"systems": rows best first, "pairwise": rows, "n_goals", "method"}. A row: system, dialogs,
+    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns."""
+    if bootstrap < 1:
+        raise ValueError("bootstrap must be at least 1 resample")
+    method = {
+        "bootstrap": int(bootstrap), "seed": int(seed), "ci": ci,
+        "ci_method": (
+            f"{ci:.0%} percentile bootstrap over user goals and, when every dialog names its worker, over workers (the same resamples "
+            "for every system; the two added), widened by t_df/z (df from goals and workers) and clipped to the scale"
+        ),
+        "rank": f"tie groups: 1 + number of systems significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the system above",
+        "rank_range": f"{ci:.0%} interval of each system's rank over the same resamples",
+    }
+    if not dialogs:
+        return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
+    systems = sorted({d["system"] for d in dialogs})
+    goals = sorted({_goal_of(d) for d in dialogs})
+    values = _value_rows(dialogs)
+    total, count = _sums(dialogs, values, systems, goals, _goal_of)  # [S, G, K]
+    point = _ratio(total.sum(1), count.sum(1))  # [S, K]
+    deviation = _resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None]  # [B, S, K]
+    n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
+    worker_dev, n_workers = _worker_deviations(dialogs, values, systems, point, bootstrap, seed)
+    low, high, _kappa, _df = scoring.interval(point, deviation, worker_dev, n_goals[:, None], n_workers[:, None], ci)
+    floor, ceiling = np.array([BOUNDS[n][0] for n in STATISTICS]), np.array([BOUNDS[n][1] for n in STATISTICS])
+    low, high = np.clip(low, floor, ceiling), np.clip(high, floor, ceiling)
+
+    f = STATISTICS.index("final")
+    final = point[:, f]
+    order = sorted(range(len(systems)), key=lambda k: (-final[k], systems[k]))
+    unc = scoring.Uncertainty(deviation[:, order, f], worker_dev[:, order, f], n_goals[order], n_workers[order])
+    labels = [systems[k] for k in order]
+    pairwise = scoring.pairwise_differences(final[order], unc, labels, ci)
+    groups = scoring.tie_group_ranks(labels, pairwise)
+    replicates = final[order][None] + unc.combined
+    rank_low, rank_high = scoring.bootstrap_rank_ranges(np.nan_to_num(replicates, nan=-np.inf), ci) if order else ([], [])
+    failed: defaultdict[str, int] = defaultdict(int)
+    n_dialogs: defaultdict[str, int] = defaultdict(int)
+    for d in dialogs:
+        n_dialogs[d["system"]] += 1
+        failed[d["system"]] += sum(1 for t in d["answers"].get("transcript") or [] if t.get("failed"))
+
+    rows = []
+    for j, k in enumerate(order):
+        row = {"rank": int(groups[j]), "rank_low": int(rank_low[j]), "rank_high": int(rank_high[j]), "system": systems[k],
+               "dialogs": n_dialogs[systems[k]], "goals": int(n_goals[k]), "workers": int(n_workers[k])}
+        for q, name in enumerate(STATISTICS):
+            row[name] = _num(point[k, q])
+            row[f"{name}_ci_low"] = _num(low[k, q])
+            row[f"{name}_ci_high"] = _num(high[k, q])
+        row["failed_turns"] = failed[systems[k]]
+        rows.append(row)
+    return {
+        "systems": rows,
+        "pairwise": pairwise,
+        "n_goals": len(goals),
+        "method": method,
+    }
+
+
+def _num(x):
+    return None if x is None or (isinstance(x, float) and np.isnan(x)) or (isinstance(x, np.floating) and np.isnan(x)) else round(float(x), 4)
+
+
+def _cell(value):
+    return "" if value is None else safe_cell(value)  # a system's name may start like a formula
+
+
+def to_csv(result: dict) -> str:
+    rows = result["systems"]
+    buffer = io.StringIO()
+    fields = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers"]
+    fields += [f"{name}{suffix}" for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_turns"]
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell(row[k]) for k in fields})
+    return buffer.getvalue()
+
+
+def _with_interval(row, name):
+    if row[name] is None:
+        return "—"
+    if row[f"{name}_ci_low"] is None:
+        return f"{row[name]:.3f}"
+    return f"{row[name]:.3f} [{row[f'{name}_ci_low']:.3f}, {row[f'{name}_ci_high']:.3f}]"
+
+
+def to_markdown(result: dict, *, job_name: str = "") -> str:
+    header = ["Rank", "Rank range", "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), "Failed turns"]
+    lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    for row in result["systems"]:
+        cells = [str(row["rank"]), f"{row['rank_low']}-{row['rank_high']}", row["system"], str(row["dialogs"])]
+        cells += [_with_interval(row, name) for name in STATISTICS] + [str(row["failed_turns"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    method = result["method"]
+    lines += [
+        "",
+        f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
+        f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
+        f"{method['seed']}). Rank: {method['rank']}.",
+    ]
+    return "\n".join(lines) + "\n"

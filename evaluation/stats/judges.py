@@ -1,0 +1,105 @@
+"""The report of an automatic judge against a campaign's human ratings. Pure: pandas, numpy; no Django.
+
+Inputs are two frames: the human ratings (system, instance, question, rater, value) and the judge's
+scores (system, instance, question, score). An item is a system's instance; its human score is the
+mean of its ratings over the questions the campaign asks (the ranked quantity is the mean over
+questions), its judge score the judge's mean over the same questions. The report has:
+- agreement: correlations at item level (per question and over questions) and system level
+  (`judge_agreement.correlations`);
+- the alternative-annotator test on the items (`judge_agreement.alt_test`): raters are the
+  campaign's workers, or positions ('pos1'...) for imported lists, which the report says, since a
+  position is not one person;
+- per system, the human-only interval of the mean human score on the rated instances and the
+  PPI++ interval that adds the judge's scores on the instances no human rated (`ppi`); the same for
+  the paired differences of systems adjacent in the PPI order. Plain means: Eq. 1's detection
+  weighting is the leaderboard's business, not the judge's.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from evaluation.stats import judge_agreement, ppi
+
+
+def _items(ratings: pd.DataFrame, judge: pd.DataFrame):
+    """(human item means, judge item means) indexed by (system, instance)."""
+    human = ratings.groupby(["system", "instance", "question"])["value"].mean().groupby(["system", "instance"]).mean()
+    scored = judge.groupby(["system", "instance"])["score"].mean()
+    return human, scored
+
+
+def _interval_pair(human, judge_scores, alpha):
+    y, f, fu = ppi.split(human, judge_scores)
+    if len(y) < 2:
+        return None
+    human_only = ppi.mean_interval(y, f, fu, alpha=alpha, lam=0)
+    combined = ppi.mean_interval(y, f, fu, alpha=alpha) if len(fu) > 1 else human_only
+    return {
+        "human_only": human_only.as_dict(),
+        "ppi": combined.as_dict(),
+        "width_ratio": combined.width / human_only.width if human_only.width else None,
+    }
+
+
+def build(ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positions=False, alpha=0.05, epsilon=judge_agreement.DEFAULT_EPSILON) -> dict:
+    """The report (module docstring); `systems` are the ranked systems' labels, in any order."""
+    human, scored = _items(ratings, judge)
+    both = pd.concat({"human": human, "judge": scored}, axis=1)
+    rated = both.dropna()
+    per_question = {}
+    for question, rows in ratings.groupby("question"):
+        h = rows.groupby(["system", "instance"])["value"].mean()
+        j = judge[judge["question"] == question].set_index(["system", "instance"])["score"]
+        joined = pd.concat({"human": h, "judge": j}, axis=1).dropna()
+        per_question[str(question)] = judge_agreement.correlations(joined["judge"], joined["human"])
+    system_means = both.groupby(level="system").mean()
+    agreement = {
+        "items": judge_agreement.correlations(rated["judge"], rated["human"]),
+        "per_question": per_question,
+        "systems": judge_agreement.correlations(system_means["judge"], system_means["human"]),
+    }
+
+    by_rater = ratings.groupby(["rater", "system", "instance"])["value"].mean()
+    human_by_rater = {str(rater): {(s, int(i)): v for (s, i), v in rows.droplevel("rater").items()} for rater, rows in by_rater.groupby(level="rater")}
+    judge_items = {(s, int(i)): v for (s, i), v in scored.items()}
+    try:
+        alt = judge_agreement.alt_test(human_by_rater, judge_items, epsilon=epsilon)
+    except ValueError as exc:
+        alt = {"skipped": str(exc)}
+
+    # Per system: every instance the judge or a human scored; NaN where one of them did not.
+    table = both.reset_index()
+    rows, estimates = [], {}
+    for system in systems:
+        mine = table[table["system"] == system]
+        intervals = _interval_pair(mine["human"].to_numpy(), mine["judge"].to_numpy(), alpha)
+        if intervals is None:
+            rows.append({"system": system, "skipped": "fewer than two instances with both a human and a judge score"})
+            continue
+        estimates[system] = intervals["ppi"]["estimate"]
+        rows.append({"system": system, **intervals})
+    order = sorted(estimates, key=lambda s: -estimates[s])
+    pairs = _adjacent_pairs(both, order, alpha) if len(both) else []
+    return {
+        "alpha": alpha,
+        "items_scored_by_judge": int(scored.notna().sum()),
+        "items_rated_by_humans": int(human.notna().sum()),
+        "agreement": agreement,
+        "alt_test": alt,
+        "raters_are_positions": bool(raters_are_positions),
+        "systems": rows,
+        "pairs": pairs,
+    }
+
+
+def _adjacent_pairs(both: pd.DataFrame, order: list, alpha: float) -> list[dict]:
+    """The PPI interval of each adjacent pair's difference in `order`, on the instances both have."""
+    wide = both.unstack(level="system")
+    pairs = []
+    for a, b in zip(order, order[1:], strict=False):
+        difference_human = wide["human"][a] - wide["human"][b]
+        difference_judge = wide["judge"][a] - wide["judge"][b]
+        intervals = _interval_pair(difference_human.to_numpy(), difference_judge.to_numpy(), alpha)
+        if intervals is not None:
+            pairs.append({"a": a, "b": b, **intervals, "resolved": bool(intervals["ppi"]["low"] > 0 or intervals["ppi"]["high"] < 0)})
+    return pairs

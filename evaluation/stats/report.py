@@ -1,0 +1,202 @@
+"""The full statistical report of a human-evaluation campaign, as a JSON-ready dict.
+
+Pure module (no Django): the service loads ratings and entries from the database and hands them
+here; the result is stored with the inputs' version, so pages and exports read it, never recompute.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evaluation.stats import agreement, scoring
+
+REPORT_FORMAT = 2  # 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
+KINDS = ("entry", "baseline", "ground_truth")
+
+
+@dataclass
+class SystemSpec:
+    label: str
+    kind: str = "entry"  # entry | baseline | ground_truth; the last two are reference rows, not ranked
+    predicted: np.ndarray | None = None  # f~ per test instance, None when the system predicts no detection
+    objective: dict = field(default_factory=dict)
+
+
+def _num(x):
+    """JSON-safe number: numpy scalars to Python, NaN/inf to None."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def build_report(
+    ratings: pd.DataFrame,
+    truth,
+    systems: list[SystemSpec],
+    questions=("appropriateness", "accuracy"),
+    bootstrap=scoring.DEFAULT_BOOTSTRAP,
+    seed=scoring.DEFAULT_SEED,
+    ci=0.95,
+    rater_ids_known=True,
+    agreement_levels=("ordinal", "interval"),
+    evaluated=None,
+) -> dict:
+    """`ratings`: columns system (a label), question, instance (index into the test set), rater, value (1-5).
+
+    `evaluated`: the instances the campaign set out to rate (its sample), or None for all.
+    """
+    questions = list(questions)
+    labels = [s.label for s in systems]
+    if len(set(labels)) != len(labels):
+        raise ValueError("system labels must be unique")
+    for system in systems:
+        if system.kind not in KINDS:
+            raise ValueError(f"system {system.label!r}: kind must be one of {', '.join(KINDS)}")
+    truth = np.asarray(truth, dtype=bool)
+    n_instances = len(truth)
+    evaluated_mask = None
+    if evaluated is not None:
+        evaluated_mask = np.zeros(n_instances, dtype=bool)
+        evaluated_mask[np.asarray(list(evaluated), dtype=int)] = True
+
+    scores, counts = scoring.instance_score_matrix(ratings, labels, questions, n_instances)
+    cols = scoring.eq1_columns(scores, truth, [s.predicted for s in systems], evaluated=evaluated_mask)
+    point = scoring.system_scores(cols)
+    unc_q, unc_f = scoring.paired_uncertainty(ratings, cols, counts, point, labels, questions, bootstrap, seed, raters_known=rater_ids_known)
+    q_low, q_high, _, _ = scoring.interval(point["score"], unc_q.instance, unc_q.rater, unc_q.n_instances, unc_q.n_raters, ci)
+    f_low, f_high, f_kappa, f_df = scoring.interval(point["final"], unc_f.instance, unc_f.rater, unc_f.n_instances, unc_f.n_raters, ci)
+
+    final = point["final"]
+    rated = ~np.isnan(final)
+    # Table order: final score, best first, ties by label; rows that were not rated at the end.
+    order = sorted(range(len(systems)), key=lambda k: (not rated[k], -(final[k] if rated[k] else 0), labels[k]))
+    ranked = [k for k in order if rated[k] and systems[k].kind == "entry"]
+    compared = [k for k in order if rated[k]]
+
+    # Pairwise comparisons of every rated row (reference rows included: "is this entry better
+    # than the baseline?" is a question organizers ask), on the ranked statistic's resamples.
+    sub = scoring.Uncertainty(unc_f.instance[:, compared], unc_f.rater[:, compared], unc_f.n_instances[compared], unc_f.n_raters[compared])
+    pairwise = scoring.pairwise_differences(final[compared], sub, [labels[k] for k in compared], ci)
+
+    rank: list[int | None] = [None] * len(systems)
+    rank_low: list[int | None] = [None] * len(systems)
+    rank_high: list[int | None] = [None] * len(systems)
+    if ranked:
+        groups = scoring.tie_group_ranks([labels[k] for k in ranked], pairwise)
+        replicates = np.nan_to_num(final[ranked][None] + unc_f.combined[:, ranked], nan=-np.inf)
+        lo, hi = scoring.bootstrap_rank_ranges(replicates, ci)
+        for j, k in enumerate(ranked):
+            rank[k], rank_low[k], rank_high[k] = int(groups[j]), int(lo[j]), int(hi[j])
+
+    rows = []
+    for s, spec in enumerate(systems):
+        per_q = {}
+        for q, name in enumerate(questions):
+            per_q[name] = {
+                "score": _num(point["score"][s, q]),
+                "precision": _num(point["precision"][s, q]),
+                "recall": _num(point["recall"][s, q]),
+                "ci_low": _num(q_low[s, q]),
+                "ci_high": _num(q_high[s, q]),
+                "n": int((counts[s, q] > 0).sum()),
+                "ratings": int(counts[s, q].sum()),
+                "unrated_detected": int(cols.unrated_detected[s, q]),
+                "ignored_ratings": int(cols.ignored_ratings[s, q]),
+            }
+        rows.append(
+            {
+                "system": spec.label,
+                "kind": spec.kind,
+                "weighted": bool(cols.weighted[s]),
+                "rated": bool(rated[s]),
+                "questions": per_q,
+                "final": _num(final[s]),
+                "final_ci_low": _num(f_low[s]),
+                "final_ci_high": _num(f_high[s]),
+                "rank": rank[s],
+                "rank_low": rank_low[s],
+                "rank_high": rank_high[s],
+                "n": int((counts[s] > 0).all(axis=0).sum()),
+                "unrated": int(cols.unrated_detected[s].max()) if len(questions) else 0,
+                "raters": int(unc_f.n_raters[s]),
+                "ci_widening": _num(f_kappa[s]),
+                "objective": {k: _num(v) for k, v in spec.objective.items()},
+            }
+        )
+
+    objective = pd.DataFrame([systems[k].objective for k in ranked], index=[labels[k] for k in ranked])
+    spearman = scoring.spearman_by_metric(final[ranked], objective) if ranked else {}
+    raters_resampled = bool(rater_ids_known and unc_f.n_raters.max(initial=0) > 1)
+
+    return {
+        "format": REPORT_FORMAT,
+        "questions": questions,
+        "n_instances": n_instances,
+        "n_knowledge_seeking": int(truth.sum()),
+        "n_evaluated": int(n_instances if evaluated_mask is None else evaluated_mask.sum()),
+        "n_unrated": int(max((r["unrated"] for r in rows), default=0)),
+        "n_ratings": int(len(ratings)),
+        "method": {
+            "bootstrap": int(bootstrap),
+            "seed": int(seed),
+            "ci": ci,
+            "ci_method": (
+                "two-way percentile bootstrap (test-set instances and raters resampled, rater part scaled by sqrt(R/(R-1)), "
+                "widened by t_df/z with Welch-Satterthwaite df); the same resamples for every system"
+                if raters_resampled
+                else "percentile bootstrap resampling test-set instances (rater ids unknown or a single rater); the same resamples for every system"
+            ),
+            "raters_resampled": raters_resampled,
+            "system_score": "Eq. 1 S_f (detection-weighted) over the evaluated instances when the system predicts knowledge-seeking turns, else mean of instance scores; unrated instances are left out, not counted as 0",
+            "final_score": "mean of the question scores; the ranked statistic",
+            "rank": f"tie groups: 1 + number of entries significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the entry above",
+            "rank_range": f"{ci:.0%} interval of each entry's rank among entries over the same resamples",
+            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table",
+        },
+        "systems": [rows[k] for k in order],
+        "pairwise": pairwise,
+        "spearman": spearman,
+        "agreement": _agreement(ratings, labels, questions, n_instances, agreement_levels, bootstrap, seed, rater_ids_known),
+        "rating_distribution": _distribution(ratings, labels, questions),
+    }
+
+
+def _agreement(ratings, labels, questions, n_instances, levels, bootstrap, seed, rater_ids_known):
+    out = {}
+    codes = pd.Index(labels).get_indexer(ratings["system"]).astype(np.int64)
+    for q in questions:
+        mask = (ratings["question"] == q).to_numpy()
+        table = pd.DataFrame(
+            {
+                "item": codes[mask] * n_instances + ratings["instance"].to_numpy()[mask],
+                "rater": ratings["rater"].to_numpy()[mask],
+                "value": ratings["value"].to_numpy()[mask],
+            }
+        )
+        entry = {"levels": {}, "raters": None}
+        # Ratings are on the 1-5 scale: one value-count table over the Likert domain serves every
+        # level (unused domain values have no weight at any level).
+        prepared = agreement.value_counts_from_long(table, "ordinal", agreement.LIKERT_1_5)
+        counts, domain, frame = prepared
+        n_raters = frame["rater"].nunique()
+        for level in levels:
+            entry["levels"][level] = agreement.alpha_from_counts(counts, domain, level, bootstrap=bootstrap, seed=seed, raters=n_raters).to_dict()
+        if rater_ids_known:
+            diagnostics = agreement.rater_diagnostics(table, "ordinal", prepared=prepared)
+            entry["raters"] = [{k: (_num(v) if isinstance(v, float) else v) for k, v in d.__dict__.items()} for d in diagnostics]
+        else:
+            entry["raters_note"] = "rater identities are positional (imported lists), so per-rater diagnostics are not meaningful"
+        out[q] = entry
+    return out
+
+
+def _distribution(ratings, labels, questions):
+    grouped = ratings.groupby(["system", "question", "value"], observed=True).size()
+    out = {label: {q: {str(v): 0 for v in range(1, 6)} for q in questions} for label in labels}
+    for (system, question, value), n in grouped.items():
+        out[system][question][str(int(value))] = int(n)
+    return out

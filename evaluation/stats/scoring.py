@@ -1,0 +1,454 @@
+"""Scores, intervals, ranks and comparisons for the DSTC9 Track 1 human evaluation (PROTOCOLS.md §2).
+
+Pure module: numpy, pandas, scipy; no Django.
+
+Conventions, stated once:
+- Every metric is "higher is better" unless it is named in `lower_is_better`.
+- Ties get competition ranks ("1224"): equal values share the best rank of their group and the
+  next rank skips, e.g. scores 0.9, 0.8, 0.8, 0.7 rank 1, 2, 2, 4. Eq. 2 sums reciprocal ranks as
+  exact fractions, so entries with the same ranks in another order tie exactly.
+- Only what was rated is scored: Eq. 1 runs over the evaluated instances (the campaign's sample,
+  less the instances an entry still needs a rating on). The knowledge-seeking instances that were
+  evaluated stand for all of them (weight |seeking| / |evaluated seeking|); instances that are not
+  knowledge-seeking need no rating and keep weight 1 (they only count in f~).
+
+One uncertainty story. The statistic that ranks (the final score: the mean over questions of Eq. 1
+S_f, or of the plain mean for a row without detection predictions) is the one every uncertainty
+figure is computed on, from one set of B paired resamples shared by all systems:
+- intervals of each system's score;
+- pairwise comparisons: the interval of the difference of two systems' final scores on the same
+  resamples, its two-sided bootstrap p-value (significant when p < 1 - ci, i.e. the interval
+  leaves out 0), and a Holm-adjusted p over the table for familywise readers;
+- rank ranges: the central `ci` mass of each entry's rank across the resamples;
+- tie groups: an entry's rank is 1 + the number of entries significantly better than it, made
+  monotone down the table (never better than the entry above), so entries sharing a rank form
+  contiguous groups and a rank never contradicts a pairwise row.
+
+Rater-aware intervals: a two-way bootstrap, chosen over a mixed model because it needs no
+distributional assumption on 1-5 ratings, reuses the instance resampling the report already does,
+and stays a matrix product per chunk (the 1M-rating bench stays fast). A replicate resamples the
+instances (counts w_i, as before) and, where rater ids are known, the raters (counts m_r), and the
+two deviations from the point estimate are added: the rater part reweights each rater's ratings,
+as a ratio (sum m_r T_r / sum m_r C_r) so that drawing a prolific rater twice moves the level, not
+the mass. Two corrections make it cover with a small fixed pool (an in-house team of 5):
+- the rater deviations are scaled by sqrt(R / (R - 1)), the bootstrap's small-sample bias of a
+  variance over R clusters;
+- the interval of every statistic (a score, or a pairwise difference) is the percentile interval
+  of its deviations widened by t_{df} / z, with Welch-Satterthwaite degrees of freedom from its
+  instance and rater variance parts, and R - 1 when the rater part dominates: with 5 raters such
+  a score has 4 degrees of freedom, and a normal quantile would cover about 88%.
+Without rater ids (imported positional lists) the rater part is zero and this is exactly the
+instance bootstrap. Rank ranges use the two-way replicates unwidened.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+DEFAULT_BOOTSTRAP = 1000
+DEFAULT_SEED = 20210101
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranks, the overall objective score, finalists
+
+
+def competition_ranks(values, higher_is_better=True) -> np.ndarray:
+    """Competition ranks (1, 2, 2, 4) of `values`; NaN is an error, not a silent last place."""
+    values = np.asarray(values, dtype=float)
+    if np.isnan(values).any():
+        raise ValueError("cannot rank missing values")
+    key = -values if higher_is_better else values
+    return stats.rankdata(key, method="min").astype(int)
+
+
+def mrr_overall(scores: pd.DataFrame, metrics, lower_is_better=()) -> pd.Series:
+    """S_overall(e) = (1/|M|) * sum_i 1/rank_i(e) over the metrics M (PROTOCOLS Eq. 2).
+
+    `scores` has one row per entry and one column per metric.
+    """
+    metrics = list(metrics)
+    if not metrics:
+        raise ValueError("choose at least one metric")
+    unknown = [m for m in metrics if m not in scores.columns]
+    if unknown:
+        raise ValueError(f"unknown metric(s): {', '.join(unknown)}; available: {', '.join(map(str, scores.columns))}")
+    # Exact fractions: floating-point sums of 1/rank depend on the order of the terms, so (1,1,1,3)
+    # and (3,1,1,1) would differ in the last bit and be ranked 1 and 2 instead of tied.
+    total = [Fraction(0)] * len(scores)
+    for metric in metrics:
+        column = pd.to_numeric(scores[metric], errors="coerce")
+        if column.isna().any():
+            raise ValueError(f"metric {metric!r} has no value for entry {column[column.isna()].index[0]!r}")
+        ranks = competition_ranks(column.to_numpy(), higher_is_better=metric not in lower_is_better)
+        total = [t + Fraction(1, int(r)) for t, r in zip(total, ranks, strict=False)]
+    return pd.Series([float(t / len(metrics)) for t in total], index=scores.index, name="overall", dtype=float)
+
+
+def complete_rows(scores: pd.DataFrame, metrics) -> tuple[pd.DataFrame, list]:
+    """The rows of `scores` that have a number for every metric, and the labels of the others
+    (left out of Eq. 2, with a warning by the caller, instead of refusing the whole ranking)."""
+    metrics = [m for m in metrics if m in scores.columns]
+    values = scores[metrics].apply(pd.to_numeric, errors="coerce") if metrics else scores.iloc[:, :0]
+    missing = values.isna().any(axis=1)
+    return scores[~missing], list(scores.index[missing])
+
+
+def select_finalists(entries: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The best entry of each of the top-`n` teams.
+
+    `entries` has columns team_id, entry_id, overall. Within a team the highest overall wins
+    (a tie goes to the entry listed first after sorting by entry_id); teams are ordered by their best
+    overall, ties broken by team_id so the choice is reproducible. The result carries `rank`
+    (competition rank among teams) and `tied_at_cutoff` (a team left out has the same score as the
+    last finalist: the organizer should decide).
+    """
+    if n < 1:
+        raise ValueError("the number of finalists must be at least 1")
+    ordered = entries.sort_values(["team_id", "overall", "entry_id"], ascending=[True, False, True], kind="stable")
+    best = ordered.drop_duplicates("team_id").sort_values(["overall", "team_id"], ascending=[False, True], kind="stable")
+    best = best.assign(rank=competition_ranks(best["overall"].to_numpy()))
+    chosen = best.head(n).copy()
+    left_out = best.iloc[n:]
+    chosen["tied_at_cutoff"] = bool(len(left_out)) and bool(np.isclose(left_out["overall"].iloc[0], chosen["overall"].iloc[-1]))
+    return chosen.reset_index(drop=True)
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjustment: p_(i) * (m - i + 1), made monotone, capped at 1."""
+    p = np.asarray(pvalues, dtype=float)
+    m = len(p)
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Instance scores and Eq. 1
+
+
+def instance_score_matrix(ratings: pd.DataFrame, systems, questions, n_instances):
+    """Mean rating per (system, question, instance) as an array [S, Q, N] (NaN = not rated),
+    and the number of ratings behind each mean. `ratings` has columns system, question, instance, value."""
+    s_codes = pd.Index(list(systems)).get_indexer(ratings["system"])
+    q_codes = pd.Index(list(questions)).get_indexer(ratings["question"])
+    instances = ratings["instance"].to_numpy()
+    if (s_codes < 0).any():
+        raise ValueError(f"ratings name a system that is not in the campaign: {ratings['system'][s_codes < 0].iloc[0]!r}")
+    if (q_codes < 0).any():
+        raise ValueError(f"ratings name an unknown question: {ratings['question'][q_codes < 0].iloc[0]!r}")
+    if len(instances) and (instances.min() < 0 or instances.max() >= n_instances):
+        raise ValueError(f"instance indices must lie in 0..{n_instances - 1}")
+    S, Q, N = len(systems), len(questions), n_instances
+    key = (s_codes.astype(np.int64) * Q + q_codes) * N + instances
+    sums = np.bincount(key, weights=ratings["value"].to_numpy(dtype=float), minlength=S * Q * N)
+    counts = np.bincount(key, minlength=S * Q * N)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return means.reshape(S, Q, N), counts.reshape(S, Q, N)
+
+
+@dataclass
+class Eq1Columns:
+    """Per system and question, over the N test instances: numerator s*f*f~ and the two
+    denominators (f~ for precision, f for recall), each times the instance's weight (0 for an
+    instance not evaluated). A system without detection predictions uses the plain mean over its
+    rated instances: both denominators are the rated indicator."""
+
+    numerator: np.ndarray  # [S, Q, N]
+    precision_denominator: np.ndarray  # [S, Q, N]
+    recall_denominator: np.ndarray  # [S, Q, N]
+    weighted: np.ndarray  # [S] bool: Eq. 1 applies
+    unrated_detected: np.ndarray  # [S, Q] evaluated instances that need a rating and have none yet
+    ignored_ratings: np.ndarray  # [S, Q] rated instances outside f*f~ (excluded by Eq. 1)
+    score_weight: np.ndarray  # [S, Q, N]: numerator = instance score * score_weight (rater bootstrap)
+
+
+def eq1_columns(scores: np.ndarray, truth: np.ndarray, predicted: list, evaluated=None) -> Eq1Columns:
+    """Eq. 1's columns over the evaluated instances.
+
+    `evaluated` [N] bool marks the instances the campaign set out to rate (its sample); None means
+    all. For each system, an evaluated instance that needs a rating (f*f~ = 1) and has none yet is
+    left out rather than counted as 0, and the knowledge-seeking instances that remain are
+    weighted up to stand for all knowledge-seeking instances, so a sampled or unfinished campaign
+    is not deflated. With every instance evaluated and rated all weights are 1 (Eq. 1 as published).
+    """
+    S, Q, N = scores.shape
+    truth = np.asarray(truth, dtype=bool)
+    if truth.shape != (N,):
+        raise ValueError(f"truth must have one flag per instance ({N})")
+    evaluated = np.ones(N, dtype=bool) if evaluated is None else np.asarray(evaluated, dtype=bool)
+    if evaluated.shape != (N,):
+        raise ValueError(f"evaluated must have one flag per instance ({N})")
+    rated = ~np.isnan(scores)
+    filled = np.where(rated, scores, 0.0)
+    numerator = np.zeros_like(filled)
+    dp = np.zeros_like(filled)
+    dr = np.zeros_like(filled)
+    factor = np.zeros_like(filled)
+    weighted = np.zeros(S, dtype=bool)
+    unrated = np.zeros((S, Q), dtype=int)
+    ignored = np.zeros((S, Q), dtype=int)
+    n_seeking = truth.sum()
+    for s, pred in enumerate(predicted):
+        if pred is None:
+            factor[s] = rated[s]
+            numerator[s], dp[s], dr[s] = filled[s], rated[s], rated[s]
+            continue
+        pred = np.asarray(pred, dtype=bool)
+        if pred.shape != (N,):
+            raise ValueError(f"system {s}: detection predictions must have one flag per instance ({N})")
+        weighted[s] = True
+        both = truth & pred
+        for q in range(Q):
+            missing = both & evaluated & ~rated[s, q]
+            unrated[s, q] = missing.sum()
+            ignored[s, q] = (rated[s, q] & ~both).sum()
+            if not rated[s, q].any():
+                continue  # never rated: all columns stay 0, so the score is "not rated" (NaN), not 0
+            kept_seeking = truth & evaluated & ~missing
+            weight = np.where(truth, kept_seeking * (n_seeking / kept_seeking.sum() if kept_seeking.any() else 0.0), 1.0)
+            factor[s, q] = both * weight
+            numerator[s, q] = filled[s, q] * factor[s, q]
+            dp[s, q] = pred * weight
+            dr[s, q] = truth * weight
+    return Eq1Columns(numerator, dp, dr, weighted, unrated, ignored, factor)
+
+
+def _prf(num, dp, dr):
+    """S_p, S_r, S_f from sums (any matching shapes); NaN where a denominator is 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(dp > 0, num / np.where(dp > 0, dp, 1), np.nan)
+        r = np.where(dr > 0, num / np.where(dr > 0, dr, 1), np.nan)
+        f = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), np.where((p == 0) & (r == 0), 0.0, np.nan))
+    return p, r, f
+
+
+def system_scores(cols: Eq1Columns):
+    """Point estimates [S, Q] of S_p, S_r, S_f (Eq. 1), the score per question (S_f, which is the
+    plain mean for an unweighted system) and the final score [S] = mean over questions."""
+    p, r, f = _prf(cols.numerator.sum(-1), cols.precision_denominator.sum(-1), cols.recall_denominator.sum(-1))
+    return {"precision": p, "recall": r, "score": f, "final": f.mean(axis=1)}
+
+
+def _stacked(cols: Eq1Columns):
+    S, Q, N = cols.numerator.shape
+    return np.concatenate(
+        [cols.numerator.reshape(S * Q, N), cols.precision_denominator.reshape(S * Q, N), cols.recall_denominator.reshape(S * Q, N)]
+    ).T  # [N, 3SQ]
+
+
+def bootstrap_scores(cols: Eq1Columns, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, chunk=100):
+    """Scores [B, S, Q] and finals [B, S] over `replicates` resamples of the N instances.
+
+    One resample is a vector of counts w (how often each instance was drawn); every sum in Eq. 1
+    becomes w @ column, so a chunk of resamples is one matrix product for all systems at once.
+    """
+    if replicates < 1000:
+        raise ValueError("use at least 1000 bootstrap replicates")
+    S, Q, N = cols.numerator.shape
+    stacked = _stacked(cols)
+    rng = np.random.default_rng(seed)
+    out = np.empty((replicates, S, Q))
+    for start in range(0, replicates, chunk):
+        size = min(chunk, replicates - start)
+        draws = rng.integers(0, N, size=(size, N))
+        weights = np.bincount((draws + (np.arange(size) * N)[:, None]).ravel(), minlength=size * N).reshape(size, N)
+        sums = (weights.astype(float) @ stacked).reshape(size, 3, S, Q)
+        out[start:start + size] = _prf(sums[:, 0], sums[:, 1], sums[:, 2])[2]
+    return out, out.mean(axis=2)
+
+
+def rater_totals(ratings: pd.DataFrame, cols: Eq1Columns, counts: np.ndarray, systems, questions):
+    """Per (system, question, rater): T = sum of the rater's ratings' shares of the Eq. 1 numerator
+    and C = the same with every rating 1 (so sum_r T = numerator, sum_r C = its weight), and the
+    rater labels. A rating's share of an instance is 1/k for the k ratings of that instance."""
+    S, Q, N = cols.numerator.shape
+    s_codes = pd.Index(list(systems)).get_indexer(ratings["system"]).astype(np.int64)
+    q_codes = pd.Index(list(questions)).get_indexer(ratings["question"]).astype(np.int64)
+    i = ratings["instance"].to_numpy(dtype=np.int64)
+    r_codes, raters = pd.factorize(ratings["rater"])
+    R = len(raters)
+    cell = (s_codes * Q + q_codes) * N + i
+    share = cols.score_weight.ravel()[cell] / counts.ravel()[cell]
+    key = (s_codes * Q + q_codes) * R + r_codes
+    T = np.bincount(key, weights=share * ratings["value"].to_numpy(dtype=float), minlength=S * Q * R).reshape(S, Q, R)
+    C = np.bincount(key, weights=share, minlength=S * Q * R).reshape(S, Q, R)
+    return T, C, list(raters)
+
+
+def rater_bootstrap(cols: Eq1Columns, T: np.ndarray, C: np.ndarray, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED):
+    """Scores [B, S, Q] with the instances fixed and the R raters resampled (counts m_r): the
+    numerator becomes (m @ T / m @ C) * sum C, a ratio, so the level moves with who was drawn and
+    the mass stays. Cheap: a [SQ, R] x [R, B] product."""
+    S, Q, R = T.shape
+    rng = np.random.default_rng(seed)
+    m = np.stack([np.bincount(rng.integers(0, R, R), minlength=R) for _ in range(replicates)]).astype(float)  # [B, R]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        level = (m @ T.reshape(S * Q, R).T) / (m @ C.reshape(S * Q, R).T)  # [B, SQ]
+    numerator = (level * C.reshape(S * Q, R).sum(axis=1)).reshape(replicates, S, Q)
+    dp = cols.precision_denominator.sum(-1)
+    dr = cols.recall_denominator.sum(-1)
+    return _prf(numerator, dp[None], dr[None])[2]
+
+
+@dataclass
+class Uncertainty:
+    """Paired deviations from the point estimates, [B, ...]: `instance` from resampling instances,
+    `rater` from resampling raters (already scaled by sqrt(R/(R-1)); zero without rater ids), and
+    the sizes behind each (instances and raters per system), for the degrees of freedom."""
+
+    instance: np.ndarray
+    rater: np.ndarray
+    n_instances: np.ndarray
+    n_raters: np.ndarray
+
+    @property
+    def combined(self):
+        return self.instance + self.rater
+
+
+def small_pool_factor(n_raters: int) -> float:
+    """sqrt(R/(R-1)): the bootstrap over R clusters underestimates their variance by (R-1)/R."""
+    return float(np.sqrt(n_raters / (n_raters - 1))) if n_raters > 1 else 0.0
+
+
+def widening(instance_dev, rater_dev, n_instances, n_raters, ci=0.95):
+    """t_{df}/z per column, df by Welch-Satterthwaite from the instance and rater variances."""
+    with warnings.catch_warnings():  # a row that was never rated has only NaN replicates: NaN, quietly
+        warnings.simplefilter("ignore", RuntimeWarning)
+        vi = np.nanvar(instance_dev, axis=0)
+        vr = np.nanvar(rater_dev, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denominator = vi**2 / np.maximum(n_instances - 1, 1) + np.where(n_raters > 1, vr**2 / np.maximum(n_raters - 1, 1), 0.0)
+        df = np.where(denominator > 0, (vi + vr) ** 2 / np.where(denominator > 0, denominator, 1), np.inf)
+        # Satterthwaite plugs in the estimated rater variance; when a few raters happen to agree it
+        # overstates df. Where the rater part dominates, keep the df of its own estimate, R - 1
+        # (tests/evaluation/test_coverage.py checks the coverage this gives with a small pool).
+        rater_dominated = (n_raters > 1) & (vr > vi)
+        df = np.where(rater_dominated, np.minimum(df, np.maximum(n_raters - 1, 1)), df)
+    z = stats.norm.ppf(0.5 + ci / 2)
+    return np.where(np.isfinite(df), stats.t.ppf(0.5 + ci / 2, np.where(np.isfinite(df), np.maximum(df, 1), 1)) / z, 1.0), df
+
+
+def interval(point, instance_dev, rater_dev, n_instances, n_raters, ci=0.95):
+    """Percentile interval of point + deviations, widened by t_df/z (see the module docstring)."""
+    kappa, df = widening(instance_dev, rater_dev, n_instances, n_raters, ci)
+    low, high = percentile_interval(instance_dev + rater_dev, ci)
+    return point + kappa * low, point + kappa * high, kappa, df
+
+
+def paired_uncertainty(ratings, cols: Eq1Columns, counts, point, systems, questions, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, raters_known=True):
+    """The two-way resamples of every system at once: (per question, final) `Uncertainty`, the
+    deviations of the replicates from `point` (system_scores). Raters are resampled only when
+    their ids are known; the rater resamples use their own stream derived from `seed`."""
+    boot, boot_final = bootstrap_scores(cols, replicates, seed)
+    dev_q = boot - point["score"][None]
+    dev_f = boot_final - point["final"][None]
+    n_inst_q = (cols.score_weight > 0).sum(-1)
+    n_inst_f = n_inst_q.min(axis=1) if n_inst_q.size else np.zeros(len(systems), int)
+    rater_q = np.zeros_like(dev_q)
+    rater_f = np.zeros_like(dev_f)
+    n_rat_q = np.zeros(n_inst_q.shape, dtype=int)
+    n_rat_f = np.zeros(len(systems), dtype=int)
+    if raters_known and len(ratings) and ratings["rater"].nunique() > 1:
+        T, C, raters = rater_totals(ratings, cols, counts, systems, questions)
+        factor = small_pool_factor(len(raters))
+        rboot = rater_bootstrap(cols, T, C, replicates, np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+        rater_q = factor * (rboot - point["score"][None])
+        rater_f = factor * (rboot.mean(axis=2) - point["final"][None])
+        n_rat_q = (C > 0).sum(-1)
+        n_rat_f = (C > 0).any(axis=1).sum(-1)
+    return Uncertainty(dev_q, rater_q, n_inst_q, n_rat_q), Uncertainty(dev_f, rater_f, n_inst_f, n_rat_f)
+
+
+def percentile_interval(samples: np.ndarray, ci=0.95, axis=0):
+    tail = (1 - ci) / 2 * 100
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=axis)
+    return low, high
+
+
+def bootstrap_rank_ranges(finals: np.ndarray, ci=0.95):
+    """For systems [B, S] of bootstrap finals: competition rank in each replicate, and its
+    `ci` interval (lowest and highest rank actually observed within the central mass)."""
+    better = (finals[:, None, :] > finals[:, :, None]).sum(axis=2)  # [B, S]: systems strictly better
+    ranks = better + 1
+    tail = (1 - ci) / 2
+    low = np.quantile(ranks, tail, axis=0, method="inverted_cdf")
+    high = np.quantile(ranks, 1 - tail, axis=0, method="inverted_cdf")
+    return low.astype(int), high.astype(int)
+
+
+def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95):
+    """Every pair (a above b in `labels` order) compared on the ranked statistic: difference a - b,
+    its widened interval from the paired resamples, the two-sided bootstrap p-value (share of
+    widened replicates on the other side of 0, doubled), significance at 1 - ci, and Holm's p."""
+    rows = []
+    alpha = 1 - ci
+    for i in range(len(labels)):
+        for j in range(i + 1, len(labels)):
+            d_inst = unc.instance[:, i] - unc.instance[:, j]
+            d_rater = unc.rater[:, i] - unc.rater[:, j]
+            diff = float(point[i] - point[j])
+            n_inst = min(unc.n_instances[i], unc.n_instances[j])
+            n_rat = min(unc.n_raters[i], unc.n_raters[j])
+            low, high, kappa, _ = interval(diff, d_inst[:, None], d_rater[:, None], np.array([n_inst]), np.array([n_rat]), ci)
+            replicates = diff + kappa[0] * (d_inst + d_rater)
+            replicates = replicates[~np.isnan(replicates)]
+            p = float(min(1.0, 2 * min((replicates <= 0).mean(), (replicates >= 0).mean()))) if len(replicates) else None
+            rows.append({"a": labels[i], "b": labels[j], "difference": diff, "ci_low": float(low[0]), "ci_high": float(high[0]), "p": p})
+    tested = [k for k, row in enumerate(rows) if row["p"] is not None]
+    for k, value in zip(tested, holm([rows[k]["p"] for k in tested]), strict=False):
+        rows[k]["p_holm"] = float(value)
+    for row in rows:
+        row.setdefault("p_holm", None)
+        row["significant"] = row["p"] is not None and row["p"] < alpha
+        row["better"] = (row["a"] if row["difference"] > 0 else row["b"]) if row["significant"] else None
+    return rows
+
+
+def tie_group_ranks(labels_in_order, pairwise_rows) -> list[int]:
+    """Rank of each entry (given best first): 1 + the entries significantly better than it, never
+    better than the rank of the entry above (monotone), so equal ranks are contiguous groups."""
+    position = {label: k for k, label in enumerate(labels_in_order)}
+    better_than = [0] * len(labels_in_order)
+    for row in pairwise_rows:
+        if row["better"] is None or row["a"] not in position or row["b"] not in position:
+            continue
+        loser = row["b"] if row["better"] == row["a"] else row["a"]
+        better_than[position[loser]] += 1
+    ranks, floor = [], 1
+    for count in better_than:
+        floor = max(floor, 1 + count)
+        ranks.append(floor)
+    return ranks
+
+
+# ---------------------------------------------------------------------------------------------
+# Paired significance and rank correlation
+
+
+def spearman_by_metric(human: np.ndarray, objective: pd.DataFrame):
+    """Spearman's rho between the human final scores and each objective metric (columns of
+    `objective`, rows aligned with `human`). Needs 3+ systems with variation on both sides."""
+    out: dict[str, dict] = {}
+    for metric in objective.columns:
+        values = pd.to_numeric(objective[metric], errors="coerce").to_numpy(dtype=float)
+        ok = ~np.isnan(values) & ~np.isnan(human)
+        if ok.sum() < 3 or np.ptp(values[ok]) == 0 or np.ptp(human[ok]) == 0:
+            out[metric] = {"rho": None, "p": None, "n": int(ok.sum()), "reason": "n/a (fewer than 3 systems or no variation)"}
+            continue
+        result = stats.spearmanr(human[ok], values[ok])
+        out[metric] = {"rho": float(result.statistic), "p": float(result.pvalue), "n": int(ok.sum())}
+    return out
