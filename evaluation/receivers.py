@@ -15,11 +15,11 @@ from django.dispatch import receiver
 from annotation import task_types
 from annotation.models import Response
 from annotation.signals import response_status_changed
+from evaluation.campaigns.services.adaptive import look_after_rating
 from evaluation.campaigns.services.crowd import record_response_ratings, remove_response_ratings
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive.services.screening import screen_chat_response
 
-from .adaptive_requests import look_after_rating
 
 logger = logging.getLogger(__name__)
 

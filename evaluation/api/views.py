@@ -19,7 +19,12 @@ from rest_framework.views import APIView
 from evaluation.api import serializers as s
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns import selectors as campaign_selectors
-from evaluation.campaigns.services.campaigns import create_finalist_campaign, refresh_inputs_version, select_finalists
+from evaluation.campaigns.services.campaigns import (
+    create_finalist_campaign,
+    refresh_inputs_version,
+    request_campaign_results,
+    select_finalists,
+)
 from evaluation.campaigns.services.crowd import sync_campaign_ratings
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -31,7 +36,6 @@ from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.models import Campaign, Rating, TestSet
-from evaluation.results_requests import request_campaign_results
 from evaluation.stats import agreement
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
-from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists, set_adaptive
+from evaluation.campaigns.services.campaigns import create_finalist_campaign, request_campaign_results, select_finalists, set_adaptive
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -20,7 +20,6 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, TestSet
-from evaluation.results_requests import request_campaign_results
 from evaluation.stats import pairwise_report, power
 from hits.providers import registry
 from quorum.roles import organizer_required

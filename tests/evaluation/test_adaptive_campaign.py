@@ -191,7 +191,7 @@ def test_the_round_hook_is_idempotent(tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_looks_add_one_round(tmp_path, monkeypatch):
-    monkeypatch.setattr("evaluation.adaptive_requests.request_look", lambda campaign_id: None)  # the threads run the look
+    monkeypatch.setattr("evaluation.campaigns.services.adaptive.request_look", lambda campaign_id: None)  # the threads run the look
     crowd = _adaptive_campaign(tmp_path, name="adaptive-race")
     _complete_first_round(crowd.job)
     before = Slot.objects.filter(job=crowd.job).count()

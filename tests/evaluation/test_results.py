@@ -9,7 +9,7 @@ from evaluation.campaigns.services.campaigns import compute_campaign_results, cr
 from evaluation.campaigns.services.exports import export_campaign
 from evaluation.errors import EvaluationInputError
 from evaluation.models import CampaignResult, Rating
-from evaluation.results_requests import request_campaign_results
+from evaluation.campaigns.services.campaigns import request_campaign_results
 
 from .conftest import DSTC9
 

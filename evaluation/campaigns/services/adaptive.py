@@ -37,6 +37,7 @@ from evaluation.models import Campaign, CampaignItem, CampaignJob, CampaignLook,
 from evaluation.stats import allocation
 from hits.models import JobCrowdConfig
 from hits.services.postings import BudgetExceeded, reserve_postings
+from quorum.background import after_commit
 
 PENDING = (Response.Status.AWAITING_CONFIRMATION, Response.Status.AWAITING_REVIEW, Response.Status.HELD)
 
@@ -188,3 +189,16 @@ def campaigns_to_look_at() -> list[int]:
         .exclude(pk__in=stopped)
         .values_list("pk", flat=True)
     )
+
+
+def request_look(campaign_id: int) -> None:
+    """Queue a look at the campaign (`run_look`, as a task) once the current transaction commits."""
+    after_commit("evaluation.tasks.run_adaptive_look", campaign_id)
+
+
+def look_after_rating(response) -> None:
+    """A rating of an adaptive campaign was recorded: its round may be complete. One query; the
+    task decides under the campaign's lock, so many requests for one round add it once."""
+    campaign_id = Campaign.objects.filter(adaptive=True, crowd_items__item_id=response.item_id).values_list("pk", flat=True).first()
+    if campaign_id is not None:
+        request_look(campaign_id)

@@ -13,6 +13,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignJob, CampaignResult, Entry, Rating
 from evaluation.stats import report as report_module
 from evaluation.stats import scoring
+from quorum.background import after_commit
 
 
 def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
@@ -170,3 +171,9 @@ def _leave_draft(campaign: Campaign) -> None:
     # A filtered update, so a concurrent launch that moved it on is not overwritten.
     if Campaign.objects.filter(pk=campaign.pk, state=Campaign.State.DRAFT).update(state=state):
         campaign.state = state
+
+
+def request_campaign_results(campaign: Campaign) -> None:
+    """Queue the computation of the campaign's results (`evaluation.tasks.compute_campaign_results`,
+    which also writes its export files) once the current transaction commits."""
+    after_commit("evaluation.tasks.compute_campaign_results", campaign.pk)
