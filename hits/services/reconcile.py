@@ -118,7 +118,7 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
         elif response.status in (Response.Status.ACCEPTED, Response.Status.EXCLUDED):
             due.append((assignment.pk, "approve", ""))
         elif response.status == Response.Status.REJECTED:
-            due.append((assignment.pk, "reject", getattr(settings, "QUORUM_REJECTION_MESSAGE", REJECTION_MESSAGE)))
+            due.append((assignment.pk, "reject", settings.QUORUM_REJECTION_MESSAGE or REJECTION_MESSAGE))
         elif near_deadline:
             due.append((assignment.pk, "approve", ""))  # undecided at the deadline: the provider would approve anyway
     return due

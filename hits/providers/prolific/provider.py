@@ -135,8 +135,7 @@ class ProlificProvider(CrowdProvider):
         )
 
     def completion(self, assignment, config) -> Completion:
-        # QUORUM_PROLIFIC_COMPLETE_URL exists for `manage.py rehearse`, which points it at the local fake.
-        template = getattr(settings, "QUORUM_PROLIFIC_COMPLETE_URL", "") or COMPLETE_URL
+        template = settings.QUORUM_PROLIFIC_COMPLETE_URL or COMPLETE_URL  # the rehearsal's fake sets it
         return Completion(url=template.format(code=links.completion_code(config.job_id)))
 
     # Money ----------------------------------------------------------------------------------
