@@ -2,10 +2,15 @@
 
 import django.core.validators
 import django.db.models.deletion
-import hits.models
 from decimal import Decimal
 from django.conf import settings
 from django.db import migrations, models
+
+
+def default_prolific_fee_rate():
+    """The column's default when it existed (0005 moved it into provider_options): kept here, where
+    the historical field needs it."""
+    return Decimal(str(getattr(settings, "QUORUM_PROLIFIC_FEE_RATE", "0.3333")))
 
 
 class Migration(migrations.Migration):
@@ -113,7 +118,7 @@ class Migration(migrations.Migration):
                 ('assignments_per_posting', models.PositiveSmallIntegerField(default=9, help_text="MTurk: assignments per HIT (10 or more raises MTurk's fee from 20% to 40%).", validators=[django.core.validators.MinValueValidator(1)])),
                 ('lifetime_days', models.PositiveSmallIntegerField(default=7, validators=[django.core.validators.MinValueValidator(1)])),
                 ('requirements', models.JSONField(blank=True, default=dict, help_text='Worker requirements; see hits.requirements for the keys (locale, approval rate, qualifications, allow list, Prolific filters).')),
-                ('prolific_fee_rate', models.DecimalField(decimal_places=4, default=hits.models.default_prolific_fee_rate, help_text="Prolific's service fee as a share of the reward (0.3333 = 33.33%).", max_digits=5)),
+                ('prolific_fee_rate', models.DecimalField(decimal_places=4, default=default_prolific_fee_rate, help_text="Prolific's service fee as a share of the reward (0.3333 = 33.33%).", max_digits=5)),
                 ('sandbox', models.BooleanField(default=True, help_text='MTurk: post to the sandbox. Live posting also needs QUORUM_MTURK_LIVE=true.')),
                 ('pay_unmatched_submissions', models.BooleanField(default=True, help_text='Approve (pay) a submission the provider has but Quorum never received, instead of rejecting it.')),
                 ('title', models.CharField(blank=True, help_text='Listing title; the job name when empty.', max_length=200)),
