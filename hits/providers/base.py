@@ -2,8 +2,9 @@
 
 A provider is a package under `hits/providers/` (see docs/architecture.md, "A provider package")
 whose `provider.py` subclasses `CrowdProvider`; the registry finds it, so nothing outside the
-package names it. The provider owns what differs between crowds: its calls, its fees, its
-requirement keys, how its postings are split, how a worker's entry is read and confirmed.
+package names it. The provider owns what differs between crowds: its calls, its fees, its job
+options (requirement keys and settings, as a schema: options.py), how its postings are split, how a
+worker's entry is read and confirmed.
 
 A provider does the external calls and nothing else: the services in `hits.services` write the
 intent rows, hold the budget, and move the states. Every method must be safe to call again with
@@ -160,7 +161,8 @@ class CrowdProvider(ABC):
 
     # Requirements (the package's requirements.py) -------------------------------------------------
     def check_requirements(self, req: dict, errors: dict) -> None:
-        """Add what is wrong with this provider's requirement keys to `errors`."""
+        """Add to `errors` what is wrong with this provider's requirements beyond each option's own rule
+        (which the registry checks first): rules across keys, or on each element of a list."""
         return None
 
     # Display --------------------------------------------------------------------------------
