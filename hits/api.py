@@ -66,7 +66,8 @@ _OPTION_FIELDS = {
 def option_field(option: Option) -> serializers.Field:
     """A body field that reads an option's type; what values are allowed is the service's to say."""
     field = _OPTION_FIELDS[option.kind]()
-    field.required, field.help_text = False, option.help
+    limits = option.limits()
+    field.required, field.help_text = False, f"{option.help} Allowed: {limits}." if limits else option.help
     return field
 
 
@@ -139,7 +140,18 @@ class _JobView(APIView):
 
 
 class CrowdJobView(_JobView):
-    @extend_schema(responses={200: _BODY, **NO_JOB}, summary="Crowd settings, estimate and spend of a job")
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                _BODY,
+                description="The job's crowd settings, estimate and spend. `provider_options` holds the settings its "
+                "provider declares (e.g. MTurk's `sandbox`, Prolific's `prolific_fee_rate`), also given under their own "
+                "names; another provider's settings are not shown.",
+            ),
+            **NO_JOB,
+        },
+        summary="Crowd settings, estimate and spend of a job",
+    )
     def get(self, request, pk):
         return Response(crowd_overview(self.job(pk)))
 

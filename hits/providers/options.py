@@ -66,6 +66,13 @@ class Option:
         """May be left out: a requirement without a default."""
         return self.requirement and self.default is None
 
+    def limits(self) -> str:
+        """The allowed range in words, for help texts ("" when there is none)."""
+        if self.kind not in (Kind.WHOLE, Kind.DECIMAL) or (self.minimum is None and self.maximum is None):
+            return ""
+        words = _range_words(self, "a whole number" if self.kind is Kind.WHOLE else "a number")
+        return f"{words}, at most {self.places} digits after the point" if self.places is not None else words
+
     def problem(self, value: Any) -> str | None:
         """What is wrong with `value` for this option, or None when it can be stored."""
         if value is None:
