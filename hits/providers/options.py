@@ -63,8 +63,8 @@ class Option:
 
     @property
     def optional(self) -> bool:
-        """May be left out: a requirement without a default."""
-        return self.requirement and self.default is None
+        """May be left out (None): a requirement, which the provider then does not ask for."""
+        return self.requirement
 
     def limits(self) -> str:
         """The allowed range in words, for help texts ("" when there is none)."""

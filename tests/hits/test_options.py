@@ -73,3 +73,10 @@ def test_the_migration_moves_the_columns_into_provider_storage_and_back(job_fact
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_a_requirement_may_be_left_out_and_is_then_not_asked_for():
+    req = providers.clean_requirements("mturk", {"min_approval_rate": None, "locales": ["US"]})
+    assert req["min_approval_rate"] is None  # as before: null asks nothing, the default does not come back
+    with pytest.raises(Exception, match="a whole number from 0 to 100, or leave it out"):
+        providers.clean_requirements("mturk", {"min_approval_rate": 101})
