@@ -130,7 +130,7 @@ def _paged(request, rows, name: str, per_page: int = SECTION_ROWS):
     return Paginator(rows, per_page).get_page(request.GET.get(name) or 1)
 
 
-def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, export_form=None, status=200):
+def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=None, export_form=None, status=200, extra=None):
     """The job page: an overview in sections (progress, review, quality, crowd, exports), each
     paged, whose queries do not grow with the job's responses; the responses themselves are read
     in the review queue. A refused form is passed back bound, so its errors show by its fields."""
@@ -166,8 +166,15 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "has_subset": quality_selectors.has_subset(job),
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
         "transcription": transcription_summary(job.pk) if spoken else None,
+        **(extra or {}),
     }
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
+
+
+def job_page_with(request, job, *, status: int = 400, **context):
+    """The job page with another app's refused form bound in its section (hits's crowd settings,
+    whose section reads it from the context), so its errors show by its fields."""
+    return _job_page(request, job, status=status, extra=context)
 
 
 def _task_type_or_none(key):

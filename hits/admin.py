@@ -5,8 +5,8 @@ from .models import Block, JobCrowdConfig, Payment, Posting, ProviderAssignment
 
 @admin.register(JobCrowdConfig)
 class JobCrowdConfigAdmin(admin.ModelAdmin):
-    list_display = ("job", "provider", "budget", "committed", "sandbox")
-    readonly_fields = ("committed", "external_type_id")
+    list_display = ("job", "provider", "budget", "committed", "rehearsal")
+    readonly_fields = ("committed", "provider_state")
 
 
 @admin.register(Posting)

@@ -1,12 +1,19 @@
 """Organizer API for a job's crowd (DRF, organizers only). Thin: validate, call a service, answer.
 
 GET    crowd/jobs/<id>/            settings, estimate (fees, hourly pay), budget, postings, assignments, payments
-PUT    crowd/jobs/<id>/            choose the provider, set the budget and requirements
+PUT    crowd/jobs/<id>/            choose the provider, set the budget, requirements and provider options
 POST   crowd/jobs/<id>/launch/     launch on the crowd; 409 when over budget (nothing changes)
 GET    crowd/jobs/<id>/assignments/   the job's provider assignments
 POST   crowd/jobs/<id>/settle/     {"action": approve|reject|soft_reject, "assignments": [...], "message": ...}
 POST   crowd/jobs/<id>/bonus/      {"bonuses": [{"assignment": id, "amount": "0.25", "reason": "..."}]}
 POST   crowd/jobs/<id>/reconcile/  enqueue a reconciliation now
+
+Each provider's settings are fields of the PUT body made from its option schema
+(`hits/providers/<provider>/options.py`: MTurk's `sandbox`, Prolific's `prolific_fee_rate`), and its
+requirement options are keys of `requirements`, as before. The serializer parses types only;
+`configure_crowd` checks the values and a refusal is a 400 whose `errors` name each field. The GET
+gives the job's provider's settings under `provider_options` and, as before, under their own names;
+a provider's settings are no longer shown for a job on another provider.
 """
 from decimal import Decimal
 
@@ -25,6 +32,7 @@ from quorum.api.strict import RefusesUnknownFields
 
 from . import providers
 from .models import ProviderAssignment
+from .providers import Kind, Option
 from .selectors.crowd import crowd_overview
 from .services.config import CrowdConfigError, configure_crowd
 from .services.payments import (
@@ -45,34 +53,65 @@ NO_JOB = {404: OpenApiResponse(_BODY, description="No such job.")}
 CONFLICT = {409: OpenApiResponse(_BODY, description="Over budget, or the job cannot go to the crowd now; the body says why.")}
 
 
+_OPTION_FIELDS = {
+    Kind.SWITCH: lambda: serializers.BooleanField(),
+    Kind.WHOLE: lambda: serializers.IntegerField(),
+    Kind.DECIMAL: lambda: serializers.DecimalField(max_digits=None, decimal_places=None),
+    Kind.TEXT: lambda: serializers.CharField(allow_blank=True),
+    Kind.CODES: lambda: serializers.ListField(child=serializers.CharField()),
+    Kind.JSON: lambda: serializers.JSONField(),
+}
+
+
+def option_field(option: Option) -> serializers.Field:
+    """A body field that reads an option's type; what values are allowed is the service's to say."""
+    field = _OPTION_FIELDS[option.kind]()
+    limits = option.limits()
+    field.required, field.help_text = False, f"{option.help} Allowed: {limits}." if limits else option.help
+    return field
+
+
+def requirements_help() -> str:
+    keys = "; ".join(
+        f"{name} ({option.help.rstrip('.')})" for name, option in providers.all_options().items() if option.requirement
+    )
+    return (
+        "Who may take the work: an object of requirement keys and their values. Every provider: allow_list "
+        f"(provider worker ids allowed to work). The providers' own: {keys}."
+    )
+
+
 class CrowdConfigSerializer(RefusesUnknownFields, serializers.Serializer):
+    """The shared settings, and every provider's settings made from its option schema (`get_fields`)."""
+
     provider = serializers.ChoiceField(choices=providers.keys(), required=False, help_text="The crowd the job is posted to.")
     budget = serializers.DecimalField(
-        max_digits=12, decimal_places=2, required=False, allow_null=True, min_value=Decimal("0"),
-        help_text="Most the job may spend, fees included; null for no limit.",
+        max_digits=12, decimal_places=2, required=False, allow_null=True,
+        help_text="Most the job may spend, fees included; null for no limit (in-house work only).",
     )
     minutes_per_assignment = serializers.DecimalField(
-        max_digits=6, decimal_places=2, required=False, min_value=Decimal("0.1"), help_text="Expected working time of one assignment, for pay and estimates."
+        max_digits=6, decimal_places=2, required=False, help_text="Expected working time of one assignment (at least 0.1), for pay and estimates."
     )
     auto_approval_days = serializers.IntegerField(
-        required=False, min_value=1, max_value=30, help_text="Days after which the provider approves a submission nobody settled."
+        required=False, help_text="Days (1 to 30) after which the provider approves a submission nobody settled."
     )
     assignments_per_posting = serializers.IntegerField(
-        required=False, min_value=1, max_value=100, help_text="Workers one posting (an MTurk HIT) admits."
+        required=False, help_text="Workers (1 to 100) one posting (an MTurk HIT) admits."
     )
-    lifetime_days = serializers.IntegerField(required=False, min_value=1, max_value=365, help_text="Days a posting stays open.")
-    requirements = serializers.DictField(
-        required=False, help_text="Who may take the work: an object of requirement keys (common and the provider's own) and their values."
-    )
-    prolific_fee_rate = serializers.DecimalField(
-        max_digits=5, decimal_places=4, required=False, min_value=Decimal("0"), help_text="Prolific's service fee as a share of pay, for estimates and budgets."
-    )
-    sandbox = serializers.BooleanField(required=False, help_text="Post to the provider's sandbox (no money moves).")
+    lifetime_days = serializers.IntegerField(required=False, help_text="Days (1 to 365) a posting stays open.")
+    requirements = serializers.DictField(required=False, help_text=requirements_help())
     pay_unmatched_submissions = serializers.BooleanField(
         required=False, help_text="Pay a submission the provider reports that matches no stored response."
     )
-    title = serializers.CharField(required=False, allow_blank=True, max_length=200, help_text="The posting's title workers see.")
+    title = serializers.CharField(required=False, allow_blank=True, help_text="The posting's title workers see (at most 200 characters).")
     description = serializers.CharField(required=False, allow_blank=True, help_text="The posting's description workers see.")
+
+    def get_fields(self) -> dict:
+        fields = super().get_fields()
+        for name, option in providers.all_options().items():
+            if not option.requirement:
+                fields[name] = option_field(option)
+        return fields
 
 
 class SettleSerializer(RefusesUnknownFields, serializers.Serializer):
@@ -101,7 +140,18 @@ class _JobView(APIView):
 
 
 class CrowdJobView(_JobView):
-    @extend_schema(responses={200: _BODY, **NO_JOB}, summary="Crowd settings, estimate and spend of a job")
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                _BODY,
+                description="The job's crowd settings, estimate and spend. `provider_options` holds the settings its "
+                "provider declares (e.g. MTurk's `sandbox`, Prolific's `prolific_fee_rate`), also given under their own "
+                "names; another provider's settings are not shown.",
+            ),
+            **NO_JOB,
+        },
+        summary="Crowd settings, estimate and spend of a job",
+    )
     def get(self, request, pk):
         return Response(crowd_overview(self.job(pk)))
 

@@ -1,13 +1,71 @@
-"""Organizer forms of the crowd section on the job page. They check shapes; hits.services decides."""
+"""Organizer forms of the crowd section on the job page. They parse types; hits.services decides.
+
+The providers' own fields are made from their option schemas (`hits/providers/<provider>/options.py`),
+so no provider's option is spelled here.
+"""
 import json
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 
-from .models import Provider
+from . import providers
+from .models import JobCrowdConfig, Provider
+from .providers import Kind, Option
 from .services.config import CrowdConfigError
 
 ACTIONS = [("approve", "Approve (pay)"), ("reject", "Reject (not paid)"), ("soft_reject", "Soft-reject (paid, data excluded)")]
+
+
+class CodesField(forms.Field):
+    """Codes separated by commas, as a list (upper case); empty: an empty list."""
+
+    def to_python(self, value: Any) -> list[str]:
+        return [c.strip().upper() for c in str(value or "").split(",") if c.strip()]
+
+
+class JsonTextField(forms.Field):
+    """A JSON value written in a text area; empty: None (left out)."""
+
+    widget = forms.Textarea(attrs={"rows": 3})
+
+    def to_python(self, value: Any) -> Any:
+        text = str(value or "").strip()
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise forms.ValidationError("Write the value as JSON, as shown below.") from None
+
+
+_FIELDS = {
+    Kind.SWITCH: forms.BooleanField,
+    Kind.WHOLE: forms.IntegerField,
+    Kind.DECIMAL: forms.DecimalField,
+    Kind.TEXT: forms.CharField,
+    Kind.CODES: CodesField,
+    Kind.JSON: JsonTextField,
+}
+
+
+def option_field(option: Option) -> forms.Field:
+    """A form field that reads an option's type; what values are allowed is the service's to say."""
+    help_text = f"{option.help} Separate them with commas." if option.kind is Kind.CODES else option.help
+    return _FIELDS[option.kind](required=False, help_text=help_text, label=option.label or None)
+
+
+def option_initial(option: Option, value: Any) -> Any:
+    """A stored value as its field shows it."""
+    if option.kind is Kind.CODES:
+        return ", ".join(value or [])
+    if option.kind is Kind.JSON:
+        return json.dumps(value) if value else ""
+    return value
+
+
+def _form_options() -> list[Option]:
+    return [option for option in providers.all_options().values() if option.on_form]
 
 
 class CrowdSettingsForm(forms.Form):
@@ -16,86 +74,64 @@ class CrowdSettingsForm(forms.Form):
         help_text="Where the work goes. It cannot change once the job has postings.",
     )
     budget = forms.DecimalField(
-        required=False, min_value=Decimal("0"), decimal_places=2, max_digits=12,
+        required=False, decimal_places=2, max_digits=12,
         help_text="Most the job may spend in USD, fees included. Required for Prolific and MTurk; posting beyond it is refused.",
     )
     minutes_per_assignment = forms.DecimalField(
-        min_value=Decimal("0.1"), decimal_places=2, max_digits=6,
+        decimal_places=2, max_digits=6,
         help_text="Estimated minutes per assignment: sets the effective hourly pay and the listing's time.",
     )
     assignments_per_posting = forms.IntegerField(
-        min_value=1, max_value=100,
         help_text="MTurk: assignments per HIT. 10 or more raises MTurk's fee from 20% to 40%.",
     )
-    locales = forms.CharField(
-        required=False, max_length=200,
-        help_text="MTurk: countries the worker must be in, two-letter codes separated by commas (RADDLE: US).",
-    )
-    min_approval_rate = forms.IntegerField(
-        required=False, min_value=0, max_value=100,
-        help_text="MTurk: the worker's lowest percentage of approved assignments (RADDLE: 90). Empty: no limit.",
-    )
-    min_hits_approved = forms.IntegerField(
-        required=False, min_value=0,
-        help_text="MTurk: the fewest approved HITs a worker must have. Empty: no limit.",
-    )
-    prolific_filters = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}),
-        help_text='Prolific participant filters as JSON, e.g. [{"filter_id": "current-country-of-residence", '
-        '"selected_values": ["1"]}]. Empty: none.',
-    )
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for option in _form_options():
+            self.fields[option.name] = option_field(option)
 
     @classmethod
-    def initial_for(cls, config) -> dict:
-        req = config.requirements or {}
+    def initial_for(cls, config: JobCrowdConfig) -> dict:
+        stored = {**(config.provider_options or {}), **(config.requirements or {})}
         return {
             "provider": config.provider,
             "budget": config.budget,
             "minutes_per_assignment": config.minutes_per_assignment,
             "assignments_per_posting": config.assignments_per_posting,
-            "locales": ", ".join(req.get("locales", [])),
-            "min_approval_rate": req.get("min_approval_rate"),
-            "min_hits_approved": req.get("min_hits_approved"),
-            "prolific_filters": json.dumps(req["prolific_filters"]) if req.get("prolific_filters") else "",
+            **{option.name: option_initial(option, stored.get(option.name)) for option in _form_options()},
         }
 
-    def clean_locales(self):
-        return [c.strip().upper() for c in self.cleaned_data["locales"].split(",") if c.strip()]
-
-    def clean_prolific_filters(self):
-        text = self.cleaned_data["prolific_filters"].strip()
-        if not text:
-            return []
-        try:
-            value = json.loads(text)
-        except ValueError:
-            raise forms.ValidationError("Write the filters as JSON: a list of {filter_id, selected_values}.") from None
-        if not isinstance(value, list):
-            raise forms.ValidationError("Write the filters as a JSON list.")
-        return value
-
     def settings_for(self, current_requirements: dict) -> dict:
-        """Keyword arguments for hits.services.config.configure_crowd."""
+        """Keyword arguments for hits.services.config.configure_crowd: a requirement left empty is left out."""
         data = self.cleaned_data
         req = dict(current_requirements or {})
-        req["locales"] = data["locales"]
-        for key in ("min_approval_rate", "min_hits_approved"):
-            if data[key] is None:
-                req.pop(key, None)
+        settings = {}
+        for option in _form_options():
+            value = data[option.name]
+            if not option.requirement:
+                settings[option.name] = value
+            elif value is None:
+                req.pop(option.name, None)
             else:
-                req[key] = data[key]
-        req["prolific_filters"] = data["prolific_filters"]
+                req[option.name] = value
         return {
             "provider": data["provider"],
             "budget": data["budget"],
             "minutes_per_assignment": data["minutes_per_assignment"],
             "assignments_per_posting": data["assignments_per_posting"],
             "requirements": req,
+            **settings,
         }
 
-
-def service_errors(exc: CrowdConfigError) -> list[str]:
-    return [f"{name.replace('_', ' ').capitalize()}: {message}." for name, message in exc.errors.items()]
+    def add_service_errors(self, exc: CrowdConfigError) -> None:
+        """The service's refusals, each on its field (a requirement's on the field of its key), the rest
+        above the form."""
+        for name, message in exc.errors.items():
+            field = name.removeprefix("requirements.")
+            if field in self.fields:
+                self.add_error(field, f"{message[:1].upper()}{message[1:]}.")
+            else:
+                self.add_error(None, f"{name.replace('_', ' ').capitalize()}: {message}.")
 
 
 class SettleForm(forms.Form):

@@ -23,10 +23,6 @@ class Provider(models.TextChoices):
     MTURK = "mturk", "Amazon Mechanical Turk"
 
 
-def default_prolific_fee_rate():
-    return Decimal(str(getattr(django_settings, "QUORUM_PROLIFIC_FEE_RATE", "0.3333")))
-
-
 class JobCrowdConfig(models.Model):
     """Which crowd a job runs on, what it may spend, and what the workers must meet."""
 
@@ -55,15 +51,13 @@ class JobCrowdConfig(models.Model):
     lifetime_days = models.PositiveSmallIntegerField(default=7, validators=[MinValueValidator(1)])
     requirements = models.JSONField(
         default=dict, blank=True,
-        help_text="Worker requirements; see hits.requirements for the keys (locale, approval rate, "
-        "qualifications, allow list, Prolific filters).",
+        help_text="Worker requirements: the shared keys of hits.requirements and each provider's requirement "
+        "options (hits/providers/<provider>/options.py).",
     )
-    prolific_fee_rate = models.DecimalField(
-        max_digits=5, decimal_places=4, default=default_prolific_fee_rate,
-        help_text="Prolific's service fee as a share of the reward (0.3333 = 33.33%).",
-    )
-    sandbox = models.BooleanField(
-        default=True, help_text="MTurk: post to the sandbox. Live posting also needs QUORUM_MTURK_LIVE=true."
+    provider_options = models.JSONField(
+        default=dict, blank=True,
+        help_text="The providers' own settings of this job by option name, as their schemas declare them "
+        "(hits/providers/<provider>/options.py); written only by hits.services.config.",
     )
     pay_unmatched_submissions = models.BooleanField(
         default=True,
@@ -71,7 +65,11 @@ class JobCrowdConfig(models.Model):
     )
     title = models.CharField(max_length=200, blank=True, help_text="Listing title; the job name when empty.")
     description = models.TextField(blank=True, help_text="Listing description; the job's instructions when empty.")
-    external_type_id = models.CharField(max_length=64, blank=True, help_text="MTurk HIT type id, once made.")
+    provider_state = models.JSONField(
+        default=dict, blank=True,
+        help_text="What the provider keeps for the job once made (e.g. its listing type); emptied when the "
+        "requirements or options change.",
+    )
     rehearsal = models.BooleanField(
         default=False,
         help_text="A copy made by `manage.py rehearse` and posted to a local fake: never posted, reconciled or "

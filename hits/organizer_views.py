@@ -10,10 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Job
+from annotation.organizer_views import job_page_with
 from annotation.services.jobs import JobError
 from quorum.roles import organizer_required
 
-from .forms import BonusForm, CrowdSettingsForm, SettleForm, service_errors
+from .forms import BonusForm, CrowdSettingsForm, SettleForm
 from .models import JobCrowdConfig, ProviderAssignment
 from .services.config import CrowdConfigError, configure_crowd
 from .services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
@@ -42,20 +43,21 @@ def _job_assignment_ids(job):
 @organizer_required
 @require_POST
 def crowd_settings(request, pk):
+    """Saved: back to the job page. Refused (a value that does not parse, or the service's reasons): the
+    job page again with the form bound, each error by its field, status 400."""
     job = get_object_or_404(Job, pk=pk)
-    form = CrowdSettingsForm(request.POST)
-    if not form.is_valid():
-        _form_errors(request, form)
-        return _back(job)
-    current = JobCrowdConfig.objects.filter(job=job).values_list("requirements", flat=True).first() or {}
-    try:
-        configure_crowd(job, **form.settings_for(current))
-    except CrowdConfigError as exc:
-        for line in service_errors(exc):
-            messages.error(request, f"Crowd settings not saved. {line}")
-    else:
-        messages.success(request, "Crowd settings saved.")
-    return _back(job)
+    form = CrowdSettingsForm(request.POST, auto_id="id_crowd_%s")
+    if form.is_valid():
+        current = JobCrowdConfig.objects.filter(job=job).values_list("requirements", flat=True).first() or {}
+        try:
+            configure_crowd(job, **form.settings_for(current))
+        except CrowdConfigError as exc:
+            form.add_service_errors(exc)
+        else:
+            messages.success(request, "Crowd settings saved.")
+            return _back(job)
+    messages.error(request, "Crowd settings not saved; see the crowd section.")
+    return job_page_with(request, job, crowd_settings_form=form)
 
 
 @organizer_required

@@ -1,17 +1,16 @@
 """Worker requirements of a job, as stored in `JobCrowdConfig.requirements`: the rules every provider
-shares. Pure: no Django. Each provider package adds its own keys and checks (its requirements.py);
-`hits.providers.clean_requirements(key, requirements)` puts them together.
+shares. Pure: no Django. Each provider package adds its own keys (its options.py, `requirement=True`)
+and checks (its requirements.py); `hits.providers.clean_requirements(key, requirements)` puts them
+together.
 
-Shared keys (all optional):
+Shared keys (optional):
 
-- ``locales``: countries the worker must be in, ISO codes (RADDLE: ``["US"]``).
 - ``allow_list``: provider worker ids allowed to work (empty: everyone who meets the rest).
 """
 import re
 
-COMMON_KEYS = frozenset({"locales", "allow_list"})
+COMMON_KEYS = frozenset({"allow_list"})
 QUALIFICATION_ID = re.compile(r"^[A-Z0-9]{1,64}$")
-_COUNTRY = re.compile(r"^[A-Z]{2}$")
 
 
 class RequirementsError(ValueError):
@@ -25,7 +24,7 @@ def clean(requirements: dict | None, *, known_keys, defaults=None, check=None) -
     findings. RequirementsError says what to fix, for every key at once."""
     if requirements is not None and not isinstance(requirements, dict):
         # dict() of true, a number or a list is a TypeError: say what the field takes instead.
-        raise RequirementsError({"requirements": "an object of requirement keys and values, e.g. {\"locales\": [\"US\"]}"})
+        raise RequirementsError({"requirements": "an object of requirement keys and values, e.g. {\"allow_list\": [\"A1WORKER\"]}"})
     req = dict(requirements or {})
     errors = {}
     unknown = sorted(set(req) - set(known_keys))
@@ -33,9 +32,6 @@ def clean(requirements: dict | None, *, known_keys, defaults=None, check=None) -
         errors["keys"] = f"unknown keys {', '.join(unknown)}; use {', '.join(sorted(known_keys))}"
     for key, value in (defaults or {}).items():
         req.setdefault(key, value)
-    locales = req.get("locales", [])
-    if not isinstance(locales, list) or any(not isinstance(c, str) or not _COUNTRY.match(c) for c in locales):
-        errors["locales"] = "a list of two-letter country codes such as US"
     allow = req.get("allow_list", [])
     if not isinstance(allow, list) or any(not isinstance(w, str) or not w for w in allow):
         errors["allow_list"] = "a list of worker ids"
@@ -45,8 +41,3 @@ def clean(requirements: dict | None, *, known_keys, defaults=None, check=None) -
         raise RequirementsError(errors)
     return req
 
-
-def whole_number(req: dict, errors: dict, key: str, low: int, high: int) -> None:
-    value = req.get(key)
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high):
-        errors[key] = f"a whole number from {low} to {high}, or leave it out"

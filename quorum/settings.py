@@ -282,9 +282,18 @@ QUORUM_MTURK_CONCURRENCY = env.int("QUORUM_MTURK_CONCURRENCY", default=8)  # par
 QUORUM_MTURK_MAX_ATTEMPTS = env.int("QUORUM_MTURK_MAX_ATTEMPTS", default=5)  # botocore retries of throttling/faults
 QUORUM_MTURK_OUTER_RETRIES = env.int("QUORUM_MTURK_OUTER_RETRIES", default=3)  # our retries after botocore's
 QUORUM_MTURK_BLOCK_QUALIFICATION_ID = env.str("QUORUM_MTURK_BLOCK_QUALIFICATION_ID", default="")  # soft blocks
+# Where a worker's turkSubmitTo may point (comma-separated origins); empty: MTurk's own hosts.
+# `manage.py rehearse` points it at the local fake.
+QUORUM_MTURK_SUBMIT_HOSTS = env.list("QUORUM_MTURK_SUBMIT_HOSTS", default=[])
 QUORUM_PROLIFIC_API_URL = env.str("QUORUM_PROLIFIC_API_URL", default="https://api.prolific.com")
 QUORUM_PROLIFIC_TOKEN_ENV = env.str("QUORUM_PROLIFIC_TOKEN_ENV", default="PROLIFIC_TOKEN")
 QUORUM_PROLIFIC_FEE_RATE = env.str("QUORUM_PROLIFIC_FEE_RATE", default="0.3333")  # Prolific's service fee share
+# Where a participant goes after a saved submit, with {code} for the job's completion code; empty:
+# Prolific's own completion page. `manage.py rehearse` points it at the local fake.
+QUORUM_PROLIFIC_COMPLETE_URL = env.str("QUORUM_PROLIFIC_COMPLETE_URL", default="")
+# What a worker whose response was rejected (voted down, failed checks) is told by the settlement;
+# empty: Quorum's own wording (hits/services/reconcile.py). Prolific needs at least 100 characters.
+QUORUM_REJECTION_MESSAGE = env.str("QUORUM_REJECTION_MESSAGE", default="")
 QUORUM_REQUEST_TOKEN_PREFIX = env.str("QUORUM_REQUEST_TOKEN_PREFIX", default="quorum")  # idempotency tokens
 QUORUM_RECONCILE_GRACE_SECONDS = env.int("QUORUM_RECONCILE_GRACE_SECONDS", default=300)  # before an intent is repaired
 QUORUM_SETTLE_MARGIN_HOURS = env.int("QUORUM_SETTLE_MARGIN_HOURS", default=12)  # settle before auto-approval

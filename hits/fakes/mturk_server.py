@@ -43,7 +43,7 @@ class FakeMTurk(FakeServer):
         self.bonuses = []  # every bonus paid
         self.bonus_tokens = set()
         self.worker_blocks = {}
-        self.qualifications = {}
+        self.granted_qualifications = {}
         self.calls = Counter()
         self.throttled = 0
         self.faulted = 0
@@ -229,7 +229,7 @@ class FakeMTurk(FakeServer):
         return self._page(items, p, "BonusPayments")
 
     def op_AssociateQualificationWithWorker(self, p):
-        self.qualifications.setdefault(p["QualificationTypeId"], {})[p["WorkerId"]] = p.get("IntegerValue", 1)
+        self.granted_qualifications.setdefault(p["QualificationTypeId"], {})[p["WorkerId"]] = p.get("IntegerValue", 1)
         return {}
 
     def op_CreateWorkerBlock(self, p):

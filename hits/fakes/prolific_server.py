@@ -79,79 +79,107 @@ class FakeProlific(FakeServer):
                 return 400, {"error": str(exc)}, {}
 
     def _route(self, method, parts, query, body):
-        if parts and parts[0] == "hooks":
-            return self._hooks(method, parts[1:], query, body)
-        if parts == ["studies"] and method == "POST":
+        """Hand the request to the handler of its first path segment."""
+        handler = {
+            "hooks": self._hooks, "studies": self._studies, "submissions": self._submissions,
+            "bulk-bonus-payments": self._bulk_bonus_payments,
+        }.get(parts[0] if parts else "")
+        if handler is None:
+            raise KeyError("/".join(parts))
+        return handler(method, parts[1:], query, body)
+
+    # Studies ----------------------------------------------------------------------------------------
+    def _studies(self, method, parts, query, body):
+        if not parts and method == "POST":
             return 201, self._create_study(body), {}
-        if parts == ["studies"] and method == "GET":
+        if not parts and method == "GET":
             return 200, {"results": list(self.studies.values())}, {}
-        if len(parts) == 2 and parts[0] == "studies" and method == "GET":
-            return 200, self.studies[parts[1]], {}
-        if len(parts) == 3 and parts[0] == "studies" and parts[2] == "transition":
-            study = self.studies[parts[1]]
-            action = body.get("action")
-            if action == "PUBLISH":
-                if study["status"] != "UNPUBLISHED":
-                    raise ValueError("the study is already published")
-                study["status"] = "ACTIVE"
-            elif action == "STOP":
-                study["status"] = "COMPLETED"
-            else:
-                raise ValueError(f"unknown action {action}")
-            return 200, study, {}
-        if parts == ["submissions"] and method == "GET":
-            items = [s for s in self.submissions.values() if s["study_id"] == query.get("study")]
-            page, size = int(query.get("page", 1)), int(query.get("page_size", 20))
-            chunk = items[(page - 1) * size : page * size]
-            more = page * size < len(items)
-            return 200, {"results": chunk, "_links": {"next": {"href": f"?page={page + 1}" if more else None}}}, {}
-        if len(parts) == 2 and parts[0] == "submissions" and method == "GET":
-            return 200, self.submissions[parts[1]], {}
-        if len(parts) == 3 and parts[0] == "submissions" and parts[2] == "transition":
-            return 200, self._transition(self.submissions[parts[1]], body), {}
-        if parts == ["submissions", "bonus-payments"] and method == "POST":
+        if len(parts) == 1 and method == "GET":
+            return 200, self.studies[parts[0]], {}
+        if len(parts) == 2 and parts[1] == "transition":
+            return 200, self._study_transition(self.studies[parts[0]], body.get("action")), {}
+        raise KeyError("studies/" + "/".join(parts))
+
+    @staticmethod
+    def _study_transition(study, action):
+        if action == "PUBLISH":
+            if study["status"] != "UNPUBLISHED":
+                raise ValueError("the study is already published")
+            study["status"] = "ACTIVE"
+        elif action == "STOP":
+            study["status"] = "COMPLETED"
+        else:
+            raise ValueError(f"unknown action {action}")
+        return study
+
+    # Submissions and bonuses ------------------------------------------------------------------------
+    def _submissions(self, method, parts, query, body):
+        if not parts and method == "GET":
+            return 200, self._submission_page(query), {}
+        if parts == ["bonus-payments"] and method == "POST":
             return 201, self._setup_bonus(body), {}
-        if len(parts) == 3 and parts[0] == "bulk-bonus-payments" and parts[2] == "pay":
-            bulk = self.bulk_bonuses[parts[1]]
-            for pid, amount in bulk["rows"]:
-                self.paid.append((parts[1], pid, amount))
-                for s in self.submissions.values():
-                    if s["participant_id"] == pid and s["study_id"] == bulk["study"]:
-                        s["bonus_payments"].append(int(round(amount * 100)))
-            return 202, {}, {}
-        raise KeyError("/".join(parts))
+        if len(parts) == 1 and method == "GET":
+            return 200, self.submissions[parts[0]], {}
+        if len(parts) == 2 and parts[1] == "transition":
+            return 200, self._transition(self.submissions[parts[0]], body), {}
+        raise KeyError("submissions/" + "/".join(parts))
+
+    def _submission_page(self, query):
+        items = [s for s in self.submissions.values() if s["study_id"] == query.get("study")]
+        page, size = int(query.get("page", 1)), int(query.get("page_size", 20))
+        chunk = items[(page - 1) * size : page * size]
+        more = page * size < len(items)
+        return {"results": chunk, "_links": {"next": {"href": f"?page={page + 1}" if more else None}}}
+
+    def _bulk_bonus_payments(self, method, parts, query, body):
+        if len(parts) != 2 or parts[1] != "pay":
+            raise KeyError("bulk-bonus-payments/" + "/".join(parts))
+        bulk = self.bulk_bonuses[parts[0]]
+        for pid, amount in bulk["rows"]:
+            self.paid.append((parts[0], pid, amount))
+            for s in self.submissions.values():
+                if s["participant_id"] == pid and s["study_id"] == bulk["study"]:
+                    s["bonus_payments"].append(int(round(amount * 100)))
+        return 202, {}, {}
 
     # Hooks ------------------------------------------------------------------------------------------
     def _hooks(self, method, parts, query, body):
         if parts == ["event-types"] and method == "GET":
             return 200, {"results": ["study.status.change", "submission.status.change"]}, {}
-        if parts == ["secrets"] and method == "GET":
+        if parts == ["secrets"] and method in ("GET", "POST"):
+            return self._hook_secrets(method, query, body)
+        if parts and parts[0] == "subscriptions" and method == "POST":
+            return self._subscribe(body) if len(parts) == 1 else self._confirm_subscription(parts[1], body)
+        raise KeyError("hooks/" + "/".join(parts))
+
+    def _hook_secrets(self, method, query, body):
+        if method == "GET":
             ws = query.get("workspace_id", "")
             found = [{"id": ws, "value": v, "workspace_id": ws} for w, v in self.hook_secrets.items() if w == ws]
             return 200, {"results": found}, {}
-        if parts == ["secrets"] and method == "POST":
-            ws = body.get("workspace_id") or ""
-            if not ws:
-                raise ValueError("workspace_id is required")
-            self.hook_secrets[ws] = _oid(self.rng) + _oid(self.rng)  # one active secret per workspace
-            return 201, {"id": ws, "value": self.hook_secrets[ws], "workspace_id": ws}, {}
-        if parts == ["subscriptions"] and method == "POST":
-            for field in ("workspace_id", "event_type", "target_url"):
-                if not body.get(field):
-                    raise ValueError(f"{field} is required")
-            if body["workspace_id"] not in self.hook_secrets:
-                raise ValueError("create a secret for the workspace first")
-            sub = {"id": _oid(self.rng), "is_enabled": False, "confirm": _oid(self.rng), **body}
-            self.subscriptions[sub["id"]] = sub
-            public = {k: v for k, v in sub.items() if k != "confirm"}
-            return 201, public, {"X-Hook-Secret": sub["confirm"]}
-        if len(parts) == 2 and parts[0] == "subscriptions" and method == "POST":
-            sub = self.subscriptions[parts[1]]
-            if body.get("secret") != sub["confirm"]:
-                raise ValueError("the secret does not match the one sent as X-Hook-Secret")
-            sub["is_enabled"] = True
-            return 200, {k: v for k, v in sub.items() if k != "confirm"}, {}
-        raise KeyError("hooks/" + "/".join(parts))
+        ws = body.get("workspace_id") or ""
+        if not ws:
+            raise ValueError("workspace_id is required")
+        self.hook_secrets[ws] = _oid(self.rng) + _oid(self.rng)  # one active secret per workspace
+        return 201, {"id": ws, "value": self.hook_secrets[ws], "workspace_id": ws}, {}
+
+    def _subscribe(self, body):
+        for field in ("workspace_id", "event_type", "target_url"):
+            if not body.get(field):
+                raise ValueError(f"{field} is required")
+        if body["workspace_id"] not in self.hook_secrets:
+            raise ValueError("create a secret for the workspace first")
+        sub = {"id": _oid(self.rng), "is_enabled": False, "confirm": _oid(self.rng), **body}
+        self.subscriptions[sub["id"]] = sub
+        public = {k: v for k, v in sub.items() if k != "confirm"}
+        return 201, public, {"X-Hook-Secret": sub["confirm"]}
+
+    def _confirm_subscription(self, sub_id, body):
+        sub = self.subscriptions[sub_id]
+        if body.get("secret") != sub["confirm"]:
+            raise ValueError("the secret does not match the one sent as X-Hook-Secret")
+        sub["is_enabled"] = True
+        return 200, {k: v for k, v in sub.items() if k != "confirm"}, {}
 
     def _status_changed(self, submission):
         """Called under the lock after a submission's status changed: one signed delivery per enabled subscription."""

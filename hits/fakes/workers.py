@@ -90,7 +90,7 @@ class SimulatedCrowdWorker:
         self.rng = random.Random(seed)
         self.http = requests.Session()
         self.http.trust_env = False  # no proxy from the environment: the servers are local
-        self.provider_responses = []  # what the fake answered when the worker was sent back
+        self.provider_responses: list[tuple[str, str, int]] = []  # what the fake answered when the worker was sent back
 
     def _request(self, method: str, url: str, **kwargs) -> requests.Response:
         """A request that follows redirects itself, refusing any address outside the allowed origins."""
@@ -104,8 +104,7 @@ class SimulatedCrowdWorker:
             if origin(url) == self.provider_origin:
                 self.provider_responses.append((method, url, response.status_code))
             if response.status_code not in (301, 302, 303, 307, 308):
-                response.final_url = url
-                return response
+                return response  # its `url` is where the redirects ended
             url = urljoin(url, response.headers["Location"])
             if response.status_code in (301, 302, 303):
                 method, kwargs = "GET", {}
@@ -128,27 +127,27 @@ class SimulatedCrowdWorker:
         """Arrive, answer one item, and be sent back to the provider. Fills and returns `outcome`."""
         try:
             page = self._request("GET", entry_url)
-            if page.status_code != 200 or "/work/" not in page.final_url:
+            if page.status_code != 200 or "/work/" not in page.url:
                 outcome.error = f"entry answered {page.status_code}: {_text_of(page.text)}"
                 return outcome
             outcome.stage = "task"
             answers = self.answers_for(page.text)
             action = read_form(page.text).action
-            after = self._request("POST", urljoin(page.final_url, action or page.final_url), data=answers)
-            if after.final_url == page.final_url or after.status_code >= 400 and "/crowd/done/" not in after.final_url:
+            after = self._request("POST", urljoin(page.url, action or page.url), data=answers)
+            if after.url == page.url or after.status_code >= 400 and "/crowd/done/" not in after.url:
                 problems = parse_task_page(after.text).problems
                 outcome.error = f"submission refused ({after.status_code}): {'; '.join(problems) or _text_of(after.text)}"
                 return outcome
             outcome.stage = "saved"
-            if origin(after.final_url) != self.provider_origin:
+            if origin(after.url) != self.provider_origin:
                 # MTurk: the done page holds a form that the browser posts to turkSubmitTo/mturk/externalSubmit.
                 form = read_form(after.text)
                 if form.action is None:
                     outcome.error = f"the done page did not send the worker back ({after.status_code})"
                     return outcome
-                after = self._request("POST", urljoin(after.final_url, form.action), data=form.hidden)
-            if after.status_code != 200 or origin(after.final_url) != self.provider_origin:
-                outcome.error = f"the provider answered {after.status_code} at {after.final_url}"
+                after = self._request("POST", urljoin(after.url, form.action), data=form.hidden)
+            if after.status_code != 200 or origin(after.url) != self.provider_origin:
+                outcome.error = f"the provider answered {after.status_code} at {after.url}"
                 return outcome
             outcome.stage, outcome.ok = "returned", True
         except (requests.RequestException, LeftLocalNetwork, RuntimeError) as exc:

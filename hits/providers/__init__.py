@@ -13,10 +13,13 @@ from .base import (  # noqa: F401
     RemoteAssignment,
     TransientProviderError,
 )
+from .options import Kind, Option, OptionsError  # noqa: F401
 from .registry import (  # noqa: F401
     all_frame_origins,
+    all_options,
     classes,
     clean_requirements,
+    clean_settings,
     default_key,
     get,
     keys,
@@ -25,4 +28,5 @@ from .registry import (  # noqa: F401
     paid_keys,
     rehearsable_keys,
     reset,
+    setting_names,
 )

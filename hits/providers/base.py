@@ -2,8 +2,9 @@
 
 A provider is a package under `hits/providers/` (see docs/architecture.md, "A provider package")
 whose `provider.py` subclasses `CrowdProvider`; the registry finds it, so nothing outside the
-package names it. The provider owns what differs between crowds: its calls, its fees, its
-requirement keys, how its postings are split, how a worker's entry is read and confirmed.
+package names it. The provider owns what differs between crowds: its calls, its fees, its job
+options (requirement keys and settings, as a schema: options.py), how its postings are split, how a
+worker's entry is read and confirmed.
 
 A provider does the external calls and nothing else: the services in `hits.services` write the
 intent rows, hold the budget, and move the states. Every method must be safe to call again with
@@ -14,6 +15,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
+
+from .options import Option
+from .options import read as read_options
 
 NO_FEE = Decimal("0.00")
 
@@ -124,10 +129,13 @@ class CrowdProvider(ABC):
     rehearsable: bool = False
     #: The default provider of a job that has no crowd settings (exactly one provider says so).
     default: bool = False
-    #: Requirement keys this provider reads, beyond `hits.requirements.COMMON_KEYS`.
-    requirement_keys: frozenset = frozenset()
-    #: Requirements filled in when a job does not set them.
-    requirement_defaults: Mapping = {}
+    #: The job options this provider reads (its package's options.py): requirement keys beyond
+    #: `hits.requirements.COMMON_KEYS`, and its settings kept in `JobCrowdConfig.provider_options`.
+    options: tuple[Option, ...] = ()
+
+    def options_of(self, config) -> dict[str, Any]:
+        """The job's settings at this provider, typed, defaults where never stored."""
+        return read_options(self.options, config.provider_options)
 
     # Fees (pure; the package's fees.py) -------------------------------------------------------
     def fee_per_assignment(self, reward, *, assignments_per_posting: int = 1, fee_rate=0):
@@ -137,18 +145,24 @@ class CrowdProvider(ABC):
     def bonus_fee(self, amount, *, fee_rate=0):
         return NO_FEE
 
+    def fee_rate(self, config) -> Decimal:
+        """The `fee_rate` the fee methods take for this job (a share the account's plan sets), or 0."""
+        return Decimal("0")
+
     # Postings split and preparation (the package's posting.py) ------------------------------------
     def posting_sizes(self, assignments: int, per_posting: int) -> list[int]:
         """How many assignments each posting carries: one posting with every place by default."""
         return [assignments] if assignments else []
 
-    def prepare_job(self, config) -> str:
-        """Set-up shared by the job's postings (MTurk: the HIT type); returns an id to keep, or ""."""
-        return ""
+    def prepare_job(self, config) -> dict:
+        """Set-up shared by the job's postings (MTurk: the HIT type), done once: returns the provider's
+        state to keep in `JobCrowdConfig.provider_state` (the same state when there is nothing to do)."""
+        return dict(config.provider_state or {})
 
     # Requirements (the package's requirements.py) -------------------------------------------------
     def check_requirements(self, req: dict, errors: dict) -> None:
-        """Add what is wrong with this provider's requirement keys to `errors`."""
+        """Add to `errors` what is wrong with this provider's requirements beyond each option's own rule
+        (which the registry checks first): rules across keys, or on each element of a list."""
         return None
 
     # Display --------------------------------------------------------------------------------

@@ -12,13 +12,14 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Estimate:
     """Cost of the whole job (items x redundancy) on its provider, fees included, with the hourly pay."""
     config = config or JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
+    provider = providers.get(config.provider)
     return costs.estimate(
-        providers.get(config.provider),
+        provider,
         items=Item.objects.filter(job=job).count(),
         redundancy=job.redundancy,
         reward=job.reward,
         assignments_per_posting=config.assignments_per_posting,
-        fee_rate=config.prolific_fee_rate,
+        fee_rate=provider.fee_rate(config),
         minutes_per_assignment=config.minutes_per_assignment,
     )
 
@@ -28,6 +29,10 @@ def fits_budget(config: JobCrowdConfig, total) -> bool:
     if config.budget is None:
         return not providers.get(config.provider).paid
     return config.committed + total <= config.budget
+
+
+def _json_safe(values: dict) -> dict:
+    return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in values.items()}
 
 
 def _by(queryset, field, extra=None):
@@ -42,10 +47,13 @@ def crowd_overview(job: Job) -> dict:
         return {"provider": providers.default_key(), "configured": False}
     assignments = ProviderAssignment.objects.filter(posting__job=job)
     payments = Payment.objects.filter(assignment__posting__job=job)
+    provider_settings = _json_safe(providers.get(config.provider).options_of(config))
     return {
         "configured": True,
         "provider": config.provider,
-        "sandbox": config.sandbox,
+        "provider_options": provider_settings,
+        # Also under their own names (e.g. MTurk's "sandbox"), as clients read them when they were columns.
+        **provider_settings,
         "budget": str(config.budget) if config.budget is not None else None,
         "committed": str(config.committed),
         "left": str(config.budget - config.committed) if config.budget is not None else None,
@@ -64,8 +72,9 @@ def crowd_overview(job: Job) -> dict:
 PAGE_ASSIGNMENTS = 200
 
 
-def crowd_page(job: Job) -> dict:
-    """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd)."""
+def crowd_page(job: Job, settings_form=None) -> dict:
+    """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd);
+    `settings_form`: a refused settings form, shown with its errors instead of the saved settings."""
     from ..forms import BonusForm, CrowdSettingsForm, SettleForm
 
     config = JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
@@ -93,7 +102,7 @@ def crowd_page(job: Job) -> dict:
             Payment.objects.filter(assignment__posting__job=job)
             .values("kind", "state").annotate(n=Count("id"), amount=Sum("amount")).order_by("kind", "state")
         ),
-        "settings_form": CrowdSettingsForm(initial=CrowdSettingsForm.initial_for(config), auto_id="id_crowd_%s"),
+        "settings_form": settings_form or CrowdSettingsForm(initial=CrowdSettingsForm.initial_for(config), auto_id="id_crowd_%s"),
         "settle_form": SettleForm(auto_id="id_settle_%s"),
         "bonus_form": BonusForm(auto_id="id_bonus_%s"),
     }

@@ -34,8 +34,10 @@ def confirm_assignment(assignment_id: int, now=None) -> str:
     assignment = (
         ProviderAssignment.objects.select_related("posting__job", "worker", "response").filter(pk=assignment_id).first()
     )
-    response = assignment.response if assignment is not None else None
-    if response is None or response.status != Response.Status.AWAITING_CONFIRMATION:
+    if assignment is None or assignment.response is None:
+        return ""
+    response = assignment.response
+    if response.status != Response.Status.AWAITING_CONFIRMATION:
         return ""
     provider = providers.get(assignment.provider)
     if not provider.needs_confirmation:

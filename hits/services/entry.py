@@ -115,7 +115,7 @@ def arrive(*, provider_key: str, job: Job, params, user=None) -> Arrival:
     worker, _ = Worker.objects.get_or_create(provider=provider_key, external_id=entry.worker_external_id)
     if is_blocked(worker, job):
         raise EntryError("You are not able to take this task. Please return it.")
-    allow = (config.requirements or {}).get("allow_list") or []
+    allow = ((config.requirements if config is not None else None) or {}).get("allow_list") or []
     if allow and worker.external_id not in allow:
         raise EntryError("This task is open to invited workers only. Please return it.")
     with transaction.atomic():

@@ -91,7 +91,8 @@ def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment
         return existing
     with transaction.atomic():
         config = JobCrowdConfig.objects.select_for_update().get(job_id=assignment.posting.job_id)
-        cost = costs.bonus_cost(providers.get(config.provider), amount, fee_rate=config.prolific_fee_rate)
+        provider = providers.get(config.provider)
+        cost = costs.bonus_cost(provider, amount, fee_rate=provider.fee_rate(config))
         if config.budget is not None and config.committed + cost > config.budget:
             raise PaymentError(
                 f"a bonus of {amount} USD costs {cost} USD with fees; only {config.budget - config.committed} USD "
@@ -152,7 +153,7 @@ def execute_payment(payment_id: int) -> Payment:
         else:
             reference = provider.bonus(payment)
     except providers.TransientProviderError as exc:
-        fields = {"error": str(exc)[:1000]}
+        fields: dict[str, str | bool] = {"error": str(exc)[:1000]}
         if repeat_unsafe:
             fields["needs_attention"] = True
         Payment.objects.filter(pk=payment.pk).update(**fields)

@@ -44,7 +44,8 @@ def posting_sizes(config: JobCrowdConfig, assignments: int) -> list[int]:
 
 
 def cost_of(config: JobCrowdConfig, sizes: list[int], reward) -> Decimal:
-    return costs.postings_cost(providers.get(config.provider), reward, sizes, fee_rate=config.prolific_fee_rate)
+    provider = providers.get(config.provider)
+    return costs.postings_cost(provider, reward, sizes, fee_rate=provider.fee_rate(config))
 
 
 def _uncovered_assignments(job: Job) -> int:
@@ -161,7 +162,7 @@ def send_postings(posting_ids: list[int], *, concurrency: int | None = None, gra
     else:
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             states = list(pool.map(lambda pid: _send_in_thread(pid, grace_seconds), posting_ids))
-    summary = {}
+    summary: dict[str, int] = {}
     for state in states:
         summary[state] = summary.get(state, 0) + 1
     return summary
@@ -170,10 +171,9 @@ def send_postings(posting_ids: list[int], *, concurrency: int | None = None, gra
 def prepare_provider(job: Job) -> None:
     """Provider set-up shared by the job's postings (MTurk: the HIT type), saved once."""
     config = JobCrowdConfig.objects.select_related("job").get(job=job)
-    if not config.external_type_id:
-        type_id = providers.get(config.provider).prepare_job(config)
-        if type_id:
-            JobCrowdConfig.objects.filter(pk=config.pk).update(external_type_id=type_id)
+    state = providers.get(config.provider).prepare_job(config)
+    if state != config.provider_state:
+        JobCrowdConfig.objects.filter(pk=config.pk).update(provider_state=state)
 
 
 def post_job(job: Job, *, concurrency: int | None = None) -> dict:

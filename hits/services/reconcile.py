@@ -11,6 +11,7 @@ provider has not confirmed); (5) close the listings of a job whose slots are all
 """
 import logging
 from datetime import timedelta
+from typing import NotRequired, TypedDict
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,7 +23,8 @@ from annotation.services.claims import release_slot
 
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
-from . import confirmation, payments as payment_services
+from . import confirmation
+from . import payments as payment_services
 from .entry import saved_response_of
 from .postings import send_postings, stale_intended_postings
 
@@ -118,17 +120,30 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
         elif response.status in (Response.Status.ACCEPTED, Response.Status.EXCLUDED):
             due.append((assignment.pk, "approve", ""))
         elif response.status == Response.Status.REJECTED:
-            due.append((assignment.pk, "reject", getattr(settings, "QUORUM_REJECTION_MESSAGE", REJECTION_MESSAGE)))
+            due.append((assignment.pk, "reject", settings.QUORUM_REJECTION_MESSAGE or REJECTION_MESSAGE))
         elif near_deadline:
             due.append((assignment.pk, "approve", ""))  # undecided at the deadline: the provider would approve anyway
     return due
 
 
-def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) -> dict:
+class ReconcileSummary(TypedDict):
+    """What one reconciliation of a job did: counts by outcome, and the provider errors met."""
+
+    job: int
+    postings_sent: dict[str, int]
+    assignments: dict[str, int]
+    confirmations: dict[str, int]
+    payments: dict[str, int]
+    settled: dict[str, int]
+    errors: list[str]
+    closed: NotRequired[int]
+
+
+def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) -> ReconcileSummary:
     now = now or timezone.now()
     grace = _grace(grace_seconds)
     config = JobCrowdConfig.objects.select_related("job").filter(job_id=job_id).first()
-    summary = {
+    summary: ReconcileSummary = {
         "job": job_id, "postings_sent": {}, "assignments": {}, "confirmations": {}, "payments": {}, "settled": {}, "errors": [],
     }
     if config is None:

@@ -30,7 +30,7 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from .config import EDITABLE
 from .payments import approve_assignments
 from .postings import BudgetExceeded, launch_crowd_job, post_job
-from .reconcile import reconcile_job
+from .reconcile import ReconcileSummary, reconcile_job
 
 ITEM_BATCH = 2000
 
@@ -52,7 +52,7 @@ class RehearsalReport:
     submissions: int = 0
     sent_back: int = 0
     workers: list = field(default_factory=list)
-    reconciled: dict = field(default_factory=dict)
+    reconciled: ReconcileSummary | None = None
     approved_after: int = 0
     payments: dict = field(default_factory=dict)
     budget: Decimal | None = None
@@ -101,8 +101,11 @@ def copy_for_rehearsal(job: Job, provider: str) -> Job:
                 batch = []
         _copy_items(copy, batch)
         values = {name: getattr(source, name) for name in EDITABLE if name != "requirements"}
+        # What a copy at the fake must be (MTurk: the sandbox), over the source's own options.
+        forced = providers.package_module(provider, "rehearsal").FORCED_OPTIONS
         JobCrowdConfig.objects.create(
-            job=copy, provider=provider, requirements=reqs, rehearsal=True, **{**values, "sandbox": True}
+            job=copy, provider=provider, requirements=reqs, rehearsal=True,
+            provider_options=providers.clean_settings(forced, source.provider_options), **values,
         )
     return copy
 

@@ -6,10 +6,10 @@ import pytest
 from django.test import TestCase
 from rest_framework.test import APIClient
 
-from hits.models import Posting, ProviderAssignment
+from hits.models import JobCrowdConfig, Posting, ProviderAssignment
 from hits.services.confirmation import confirm_assignment
-from tests.hits.contract import LONG_REJECTION, submit_response
 from tests.hits.conftest import ANSWERS
+from tests.hits.contract import LONG_REJECTION, submit_response
 
 
 @pytest.fixture
@@ -59,6 +59,48 @@ def test_bad_settings_are_a_400_with_reasons(api, job_factory):
         f"/api/crowd/jobs/{job.pk}/", {"provider": "mturk", "requirements": {"min_approval_rate": 150}}, format="json"
     )
     assert response.status_code == 400 and "requirements.min_approval_rate" in response.json()["errors"]
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"provider": "prolific", "budget": "5", "prolific_fee_rate": "1.5"}, "prolific_fee_rate"),
+        ({"provider": "prolific", "budget": "5", "prolific_fee_rate": "0.12345"}, "prolific_fee_rate"),
+        ({"provider": "mturk", "budget": "5", "auto_approval_days": 31}, "auto_approval_days"),
+        ({"provider": "mturk", "budget": "-1"}, "budget"),
+        ({"provider": "mturk", "budget": "5", "title": "t" * 201}, "title"),
+    ],
+)
+def test_provider_options_and_shared_settings_are_checked_once_by_the_service(api, job_factory, body, field):
+    job = job_factory()
+    response = api.put(f"/api/crowd/jobs/{job.pk}/", body, format="json")
+    assert response.status_code == 400 and list(response.json()["errors"]) == [field], response.json()
+    assert not JobCrowdConfig.objects.filter(job=job).exists()
+
+
+def test_provider_options_are_stored_with_the_crowd_settings_and_shown_back(api, job_factory):
+    job = job_factory(turns=10, redundancy=1, reward="1.00")
+    response = api.put(
+        f"/api/crowd/jobs/{job.pk}/", {"provider": "prolific", "budget": "50", "prolific_fee_rate": "0.4286"}, format="json"
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["provider_options"] == {"prolific_fee_rate": "0.4286"} and body["prolific_fee_rate"] == "0.4286"
+    assert body["estimate"]["fees"] == "4.30"  # 10 x 0.43, the job's own rate
+    config = JobCrowdConfig.objects.get(job=job)
+    assert config.provider_options == {"prolific_fee_rate": "0.4286", "sandbox": True}  # every provider's, defaults filled
+    moved = api.put(f"/api/crowd/jobs/{job.pk}/", {"provider": "mturk", "sandbox": False}, format="json").json()
+    assert moved["sandbox"] is False and "prolific_fee_rate" not in moved
+    assert JobCrowdConfig.objects.get(job=job).provider_options["prolific_fee_rate"] == "0.4286"  # kept for a move back
+
+
+def test_the_schema_documents_every_provider_setting_from_its_options(api, settings):
+    settings.ROOT_URLCONF = "quorum.urls"  # the schema lives in the project's URLs
+    schema = api.get("/api/schema/?format=json").json()
+    body = schema["components"]["schemas"]["CrowdConfig"]["properties"]
+    assert body["sandbox"]["type"] == "boolean" and "sandbox" in body["sandbox"]["description"]
+    assert "Prolific's service fee" in body["prolific_fee_rate"]["description"]
+    assert "min_approval_rate" in body["requirements"]["description"]
 
 
 def test_bulk_settle_and_bonus_return_a_result_per_element(api, fake_mturk, job_factory, client, work_tokens):

@@ -94,22 +94,29 @@ def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_c
 
 
 @pytest.mark.parametrize(
-    "change, reason",
+    "change, field, reason",
     [
-        ({"prolific_filters": "not json"}, "Write the filters as JSON"),
-        ({"locales": "USA"}, "two-letter country codes"),
-        ({"min_approval_rate": "101"}, "less than or equal to 100"),
-        ({"budget": ""}, "a crowd job needs a budget"),
+        ({"prolific_filters": "not json"}, "prolific_filters", "Write the value as JSON"),
+        ({"provider": "prolific", "prolific_filters": '{"filter_id": "x"}'}, "prolific_filters", "a list of {filter_id"),
+        ({"locales": "USA"}, "locales", "two-letter country codes"),
+        ({"min_approval_rate": "101"}, "min_approval_rate", "a whole number from 0 to 100"),
+        ({"assignments_per_posting": "0"}, "assignments_per_posting", "a whole number from 1 to 100"),
+        ({"budget": ""}, "budget", "a crowd job needs a budget"),
     ],
 )
-def test_bad_settings_say_what_to_fix_and_change_nothing(job_factory, org_client, change, reason):
+def test_bad_settings_say_what_to_fix_by_the_field_and_change_nothing(job_factory, org_client, change, field, reason):
     job = job_factory()
     configure_crowd(job, provider="mturk", budget="10")
     before = JobCrowdConfig.objects.get(job=job)
     data = {"provider": "mturk", "budget": "20", "minutes_per_assignment": "2", "assignments_per_posting": "9",
             "locales": "US", "min_approval_rate": "90", "min_hits_approved": "", "prolific_filters": ""}
-    response = org_client.post(f"/crowd/jobs/{job.pk}/settings/", {**data, **change}, follow=True)
-    assert any(reason in m for m in _messages(response)), _messages(response)
+    response = org_client.post(f"/crowd/jobs/{job.pk}/settings/", {**data, **change})
+    assert response.status_code == 400
+    form = response.context["crowd_settings_form"]
+    assert list(form.errors) == [field], form.errors
+    assert reason.lower() in form.errors[field][0].lower()
+    body = response.content.decode()
+    assert 'id="crowd-settings-form"' in body and form.errors[field][0].replace("'", "&#x27;") in body
     after = JobCrowdConfig.objects.get(job=job)
     assert (after.budget, after.requirements) == (before.budget, before.requirements)
 

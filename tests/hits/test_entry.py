@@ -81,7 +81,7 @@ def test_blocked_worker_gets_no_work_and_mturk_is_told(mturk_job, fake_mturk, cl
     worker = Worker.objects.create(provider="mturk", external_id="A1BLOCKED")
     block_worker(worker=worker, job=mturk_job, kind="soft", reason="Copied the source turn")
     block_worker(worker=worker, kind="hard", reason="Spam answers on every task")
-    assert fake_mturk.qualifications["3BLOCKQUAL"] == {"A1BLOCKED": 1}
+    assert fake_mturk.granted_qualifications["3BLOCKQUAL"] == {"A1BLOCKED": 1}
     assert "A1BLOCKED" in fake_mturk.worker_blocks
     hit = Posting.objects.filter(job=mturk_job).first().external_id
     response = _entry(client, mturk_job, assignmentId="3ASSIGNMENT000000000000000009", hitId=hit,

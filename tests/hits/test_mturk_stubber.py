@@ -29,7 +29,7 @@ def stubbed(aws_env):
 def posting(job_factory):
     job = job_factory(turns=2, reward="0.50")
     config = configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=2, auto_approval_days=3)
-    config.external_type_id = TYPE_ID
+    config.provider_state = {"hit_type_id": TYPE_ID}  # the HIT type made once per job (MTurk's own state)
     config.save()
     return reserve_postings(job)[0]
 
@@ -48,7 +48,7 @@ def _create_params(posting):
 def test_hit_type_carries_reward_deadline_and_raddle_requirements(stubbed, posting):
     provider, stubber = stubbed
     config = posting.job.crowd
-    config.external_type_id = ""
+    config.provider_state = {}
     stubber.add_response(
         "create_hit_type",
         {"HITTypeId": TYPE_ID},
@@ -65,7 +65,7 @@ def test_hit_type_carries_reward_deadline_and_raddle_requirements(stubbed, posti
             ],
         },
     )
-    assert provider.prepare_job(config) == TYPE_ID
+    assert provider.prepare_job(config) == {"hit_type_id": TYPE_ID}
 
 
 def test_create_hit_is_an_external_question_with_our_token(stubbed, posting):

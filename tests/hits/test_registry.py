@@ -1,4 +1,5 @@
 """The provider registry: every package is found, nothing else names a provider, old URLs still work."""
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -29,3 +30,74 @@ def test_no_provider_is_named_outside_its_package():
     ).stdout.splitlines()
     allowed = ("hits/providers/", "hits/models.py", "hits/migrations/")
     assert [line for line in found if not line.startswith(allowed)] == []
+
+
+#: Where provider options may be spelled in code: their own packages, and the migrations that moved
+#: them (history).
+OPTION_HOMES = ("hits/providers/",)
+PRODUCT_PACKAGES = ("hits", "annotation", "evaluation", "quorum")
+
+
+def option_names_outside_providers(root: Path, names: frozenset[str]) -> list[str]:
+    """Every place outside a provider package where a provider option is a model, form or serializer
+    field (an assignment in a class body), an attribute, a keyword or a parameter: read from the code's
+    syntax tree, so unquoted names count."""
+    found = []
+    for package in PRODUCT_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative.startswith(OPTION_HOMES) or "/migrations/" in relative:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), filename=relative)):
+                for name, what, line in _spelled(node):
+                    if name in names:
+                        found.append(f"{relative}:{line}: {what} {name}")
+    return sorted(found)
+
+
+def _spelled(node: ast.AST) -> list[tuple[str, str, int]]:
+    """(name, what it is, line) of what `node` spells that could be an option."""
+    if isinstance(node, ast.ClassDef):
+        targets = [t for s in node.body if isinstance(s, ast.Assign) for t in s.targets]
+        targets += [s.target for s in node.body if isinstance(s, ast.AnnAssign)]
+        return [(t.id, f"field of {node.name}", t.lineno) for t in targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.Attribute):
+        return [(node.attr, "attribute", node.lineno)]
+    if isinstance(node, ast.keyword) and node.arg:
+        return [(node.arg, "keyword", node.value.lineno)]
+    if isinstance(node, ast.arg):
+        return [(node.arg, "parameter", node.lineno)]
+    return []
+
+
+def test_every_provider_declares_its_options_and_no_two_share_a_name():
+    options = providers.all_options()
+    declared = [option.name for cls in providers.classes().values() for option in cls.options]
+    assert len(declared) == len(set(declared)) == len(options)
+    for name, option in options.items():
+        assert option.help, name
+        assert option.problem(option.default_value()) is None, name  # a default passes its own rule
+
+
+def test_no_provider_option_lives_outside_its_package():
+    names = frozenset(providers.all_options())
+    assert {"sandbox", "prolific_fee_rate", "min_approval_rate", "prolific_filters"} <= names  # the scan looks for them
+    assert option_names_outside_providers(ROOT, names) == []
+
+
+def test_the_scan_sees_unquoted_fields_attributes_and_keywords(tmp_path):
+    (tmp_path / "hits").mkdir()
+    (tmp_path / "hits" / "leaky.py").write_text(
+        "class Settings:\n    sandbox = Field()\n\n"
+        "def f(config, fee):\n    configure(fee_rate=config.colour)\n    return config.sandbox\n"
+    )
+    for package in PRODUCT_PACKAGES[1:]:
+        (tmp_path / package).mkdir()
+    found = option_names_outside_providers(tmp_path, frozenset({"sandbox", "fee_rate", "colour", "fee"}))
+    assert found == [
+        "hits/leaky.py:2: field of Settings sandbox",
+        "hits/leaky.py:4: parameter fee",
+        "hits/leaky.py:5: attribute colour",
+        "hits/leaky.py:5: keyword fee_rate",
+        "hits/leaky.py:6: attribute sandbox",
+    ]

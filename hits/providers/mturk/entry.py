@@ -21,7 +21,7 @@ def parse(params: Mapping) -> Entry:
     submit_to = (params.get("turkSubmitTo", "") or "").rstrip("/")
     if not all(ID_PATTERN.match(v or "") for v in (assignment, hit, worker)):
         raise EntryError("The link from MTurk is missing assignmentId, hitId or workerId; open the HIT again.")
-    allowed = tuple(getattr(settings, "QUORUM_MTURK_SUBMIT_HOSTS", SUBMIT_HOSTS))
+    allowed = tuple(settings.QUORUM_MTURK_SUBMIT_HOSTS or SUBMIT_HOSTS)
     if submit_to not in allowed:
         raise EntryError("turkSubmitTo is not an MTurk address; open the HIT from MTurk.")
     return Entry(False, hit, assignment, worker, submit_to)

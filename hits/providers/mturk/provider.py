@@ -16,18 +16,23 @@ import time
 from collections.abc import Mapping
 from datetime import timedelta
 
-from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from django.conf import settings
 from django.utils import timezone
 
 from ... import links
 from ...ratelimit import RateLimiter
 from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment, TransientProviderError
-from .entry import parse as read_entry
-from .fees import bonus_fee as mturk_bonus_fee, fee_per_assignment as mturk_fee
-from .requirements import DEFAULTS, KEYS, check as check_mturk_requirements, qualification_requirements
-from .posting import external_question, hit_type_params, sizes
+from ..options import requirement_defaults
 from .client import build_client, is_live
+from .entry import parse as read_entry
+from .fees import bonus_fee as mturk_bonus_fee
+from .fees import fee_per_assignment as mturk_fee
+from .options import OPTIONS
+from .posting import external_question, hit_type_params, sizes
+from .requirements import check as check_mturk_requirements
+from .requirements import qualification_requirements
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +43,7 @@ HIT_ID_IN_MESSAGE = re.compile(r"\b([A-Z0-9]{20,64})\b")
 STATUS = {"Submitted": "submitted", "Approved": "approved", "Rejected": "rejected"}
 NOT_FOUND = re.compile(r"does not exist|not found", re.I)
 TOKEN_WINDOW = timedelta(hours=23)  # MTurk forgets a UniqueRequestToken after 24 hours
+HIT_TYPE = "hit_type_id"  # the job's HIT type, once made (JobCrowdConfig.provider_state)
 
 
 class MTurkProvider(CrowdProvider):
@@ -46,8 +52,7 @@ class MTurkProvider(CrowdProvider):
     bonus_is_idempotent = True
     syncs_blocks = True
     rehearsable = True
-    requirement_keys = KEYS
-    requirement_defaults = DEFAULTS
+    options = OPTIONS
 
     def __init__(self, client=None, *, rate=None, outer_retries=None, sleep=time.sleep):
         self._client = client
@@ -108,36 +113,42 @@ class MTurkProvider(CrowdProvider):
         check_mturk_requirements(req, errors)
 
     def describe(self, config) -> str:
-        return "sandbox" if config.sandbox or not is_live() else "live"
+        return "sandbox" if self._in_sandbox(config) or not is_live() else "live"
+
+    def _in_sandbox(self, config) -> bool:
+        return bool(self.options_of(config)["sandbox"])
 
     # Postings -------------------------------------------------------------------------------
-    def prepare_job(self, config) -> str:
+    def prepare_job(self, config) -> dict:
         """The HIT type of the job (CreateHITType returns the same id for the same properties)."""
-        if config.external_type_id:
-            return config.external_type_id
+        state = dict(config.provider_state or {})
+        if state.get(HIT_TYPE):
+            return state
         # The job's requirements were validated when saved (configure_crowd); defaults fill what is unset.
-        req = {**DEFAULTS, **(config.requirements or {})}
+        req = {**requirement_defaults(OPTIONS), **(config.requirements or {})}
         params = hit_type_params(config, config.job)
         quals = qualification_requirements(req)
         if quals:
             params["QualificationRequirements"] = quals
         try:
-            return self._call("create_hit_type", config.sandbox, **params)["HITTypeId"]
+            state[HIT_TYPE] = self._call("create_hit_type", self._in_sandbox(config), **params)["HITTypeId"]
         except ClientError as exc:
             raise ProviderError(f"MTurk refused the HIT type: {self._message(exc)}") from None
+        return state
 
     def create_posting(self, posting, config) -> str:
-        type_id = config.external_type_id or self.prepare_job(config)
+        type_id = (config.provider_state or {}).get(HIT_TYPE) or self.prepare_job(config)[HIT_TYPE]
+        sandbox = self._in_sandbox(config)
         url = links.entry_url(self.key, posting.job_id)
         if posting.created_at and timezone.now() - posting.created_at > TOKEN_WINDOW:
             # MTurk no longer remembers the token: look before creating again.
-            found = self.find_posting(posting, sandbox=config.sandbox)
+            found = self.find_posting(posting, sandbox=sandbox)
             if found:
                 return found
         try:
             response = self._call(
                 "create_hit_with_hit_type",
-                config.sandbox,
+                sandbox,
                 HITTypeId=type_id,
                 MaxAssignments=int(posting.assignments),
                 LifetimeInSeconds=int(config.lifetime_days) * 86400,
@@ -153,7 +164,7 @@ class MTurkProvider(CrowdProvider):
             match = HIT_ID_IN_MESSAGE.search(message)
             if match:
                 return match.group(1)
-            found = self.find_posting(posting, sandbox=config.sandbox, fresh=True)
+            found = self.find_posting(posting, sandbox=sandbox, fresh=True)
             if found:
                 return found
             raise TransientProviderError("MTurk reports the HIT exists but it is not listed yet") from None
@@ -199,11 +210,10 @@ class MTurkProvider(CrowdProvider):
             if not token or not page.get("Assignments"):
                 return out
 
-    @staticmethod
-    def _sandbox_of(obj) -> bool:
+    def _sandbox_of(self, obj) -> bool:
         job = getattr(obj, "job", None)
         crowd = getattr(job, "crowd", None) if job is not None else None
-        return True if crowd is None else crowd.sandbox
+        return True if crowd is None else self._in_sandbox(crowd)
 
     def parse_entry(self, params: Mapping, user=None) -> Entry:
         return read_entry(params)

@@ -7,6 +7,9 @@ from botocore.config import Config
 from ...fakes import FakeMTurk
 from .provider import MTurkProvider
 
+#: Options a rehearsal copy has whatever the job's (hits.services.rehearsal): never live.
+FORCED_OPTIONS = {"sandbox": True}
+
 
 def world(seed: int):
     """(fake server, provider instance pointed at it, settings for the run given the started fake)."""

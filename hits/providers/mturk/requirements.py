@@ -1,24 +1,16 @@
-"""MTurk's worker requirements: keys, checks and the QualificationRequirements they become. Pure.
+"""MTurk's worker requirements: the checks beyond each option's own (options.py) and the
+QualificationRequirements they become. Pure.
 
-Keys (all optional), beside the shared ``locales`` (MTurk Locale) and ``allow_list``:
-
-- ``min_approval_rate``: PercentAssignmentsApproved, 0-100 (RADDLE: 90).
-- ``min_hits_approved``: NumberHITsApproved.
-- ``qualifications``: custom qualifications,
-  ``[{"id": "3ABC...", "comparator": "GreaterThanOrEqualTo", "values": [80]}]``.
-- ``allow_qualification_id``: the qualification granted to the allow list (workers must have it).
-- ``block_qualification_id``: the qualification soft-blocked workers get; the HIT requires that a
-  worker does not have it.
-
-Defaults are RADDLE's: Locale = US and PercentAssignmentsApproved >= 90.
+``locales`` become MTurk's Locale, ``min_approval_rate`` PercentAssignmentsApproved,
+``min_hits_approved`` NumberHITsApproved; ``qualifications`` are added as given; the shared
+``allow_list`` works through ``allow_qualification_id`` and soft blocks through
+``block_qualification_id``.
 """
-from ...requirements import QUALIFICATION_ID, whole_number
+from ...requirements import QUALIFICATION_ID
 
 LOCALE_QUALIFICATION = "00000000000000000071"
 PERCENT_APPROVED_QUALIFICATION = "000000000000000000L0"
 NUMBER_APPROVED_QUALIFICATION = "00000000000000000040"
-DEFAULTS = {"locales": ["US"], "min_approval_rate": 90}
-KEYS = frozenset({"min_approval_rate", "min_hits_approved", "qualifications", "allow_qualification_id", "block_qualification_id"})
 COMPARATORS = (
     "LessThan", "LessThanOrEqualTo", "GreaterThan", "GreaterThanOrEqualTo", "EqualTo", "NotEqualTo",
     "Exists", "DoesNotExist", "In", "NotIn",
@@ -26,9 +18,8 @@ COMPARATORS = (
 
 
 def check(req: dict, errors: dict) -> None:
-    whole_number(req, errors, "min_approval_rate", 0, 100)
-    whole_number(req, errors, "min_hits_approved", 0, 10**9)
-    quals = req.get("qualifications", [])
+    """What the options cannot see one by one: each qualification, and the allow list's qualification."""
+    quals = req.get("qualifications") or []
     if not isinstance(quals, list):
         errors["qualifications"] = "a list of {id, comparator, values}"
     else:
@@ -41,10 +32,6 @@ def check(req: dict, errors: dict) -> None:
                 isinstance(v, int) and not isinstance(v, bool) for v in q.get("values", []) or [None]
             ):
                 errors[f"qualifications[{i}]"] = "values must be a non-empty list of whole numbers"
-    for key in ("allow_qualification_id", "block_qualification_id"):
-        value = req.get(key)
-        if value is not None and not QUALIFICATION_ID.match(str(value)):
-            errors[key] = "a qualification type id of capital letters and digits"
     if req.get("allow_list") and "allow_list" not in errors and not req.get("allow_qualification_id"):
         # MTurk cannot list workers on a HIT; the allow list works through a qualification granted to it.
         errors["allow_list"] = "on MTurk an allow list needs allow_qualification_id (the qualification granted to it)"
@@ -62,7 +49,7 @@ def qualification_requirements(req: dict) -> list[dict]:
     ):
         if req.get(key) is not None:
             out.append({"QualificationTypeId": qualification, "Comparator": "GreaterThanOrEqualTo", "IntegerValues": [req[key]]})
-    for q in req.get("qualifications", []):
+    for q in req.get("qualifications") or []:
         item = {"QualificationTypeId": q["id"], "Comparator": q["comparator"]}
         if q.get("values"):
             item["IntegerValues"] = list(q["values"])

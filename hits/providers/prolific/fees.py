@@ -1,7 +1,7 @@
 """Prolific's fees. Pure: no Django.
 
 Prolific charges a service fee as a share of the reward and of bonuses; the share is a setting of
-the job (`JobCrowdConfig.prolific_fee_rate`) because it changes with the account's plan.
+the job (its option `prolific_fee_rate`, options.py) because it changes with the account's plan.
 """
 from decimal import Decimal
 

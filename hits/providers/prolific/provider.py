@@ -16,10 +16,10 @@ from django.conf import settings
 
 from ... import links
 from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment
+from .client import ProlificAPI
 from .entry import parse as read_entry
 from .fees import fee as prolific_fee
-from .requirements import KEYS, check as check_prolific_requirements
-from .client import ProlificAPI
+from .options import OPTIONS
 from .posting import study_body
 from .status import STATUS
 
@@ -35,7 +35,7 @@ class ProlificProvider(CrowdProvider):
     bonus_is_idempotent = False
     rehearsable = True
     pushes_status = True
-    requirement_keys = KEYS
+    options = OPTIONS
 
     def __init__(self, api_url=None, token=None, session=None, timeout=30):
         self.api = ProlificAPI(api_url=api_url, token=token, session=session, timeout=timeout)
@@ -51,8 +51,8 @@ class ProlificProvider(CrowdProvider):
     def bonus_fee(self, amount, *, fee_rate=0):
         return prolific_fee(amount, fee_rate)
 
-    def check_requirements(self, req: dict, errors: dict) -> None:
-        check_prolific_requirements(req, errors)
+    def fee_rate(self, config) -> Decimal:
+        return self.options_of(config)["prolific_fee_rate"]
 
     def url_patterns(self) -> list:
         from .hooks import url_patterns
@@ -135,8 +135,7 @@ class ProlificProvider(CrowdProvider):
         )
 
     def completion(self, assignment, config) -> Completion:
-        # QUORUM_PROLIFIC_COMPLETE_URL exists for `manage.py rehearse`, which points it at the local fake.
-        template = getattr(settings, "QUORUM_PROLIFIC_COMPLETE_URL", "") or COMPLETE_URL
+        template = settings.QUORUM_PROLIFIC_COMPLETE_URL or COMPLETE_URL  # the rehearsal's fake sets it
         return Completion(url=template.format(code=links.completion_code(config.job_id)))
 
     # Money ----------------------------------------------------------------------------------

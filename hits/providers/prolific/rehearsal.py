@@ -6,6 +6,9 @@ from ...fakes import FakeProlific
 from ...fakes.workers import prolific_cookie
 from .provider import ProlificProvider
 
+#: Options a rehearsal copy has whatever the job's (hits.services.rehearsal): none.
+FORCED_OPTIONS: dict = {}
+
 
 def world(seed: int):
     """(fake server, provider instance pointed at it, settings for the run given the started fake)."""
