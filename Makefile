@@ -10,7 +10,7 @@ export QUORUM_ENV ?= development
 
 help:
 	@echo "make demo   - set up, run the demo rewrite job end to end, serve the UI on 127.0.0.1:8000"
-	@echo "make test   - set up and run the test suite (PostgreSQL/Redis/Chromium used when present)"
+	@echo "make test   - set up, lint (ruff, mypy) and run the test suite (PostgreSQL/Redis/Chromium used when present)"
 	@echo "make lint   - ruff (style, imports, complexity) and mypy (services and selectors)"
 	@echo "make bench  - run the performance harness in perf/"
 
@@ -30,7 +30,7 @@ demo: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
 
-test: venv
+test: venv lint
 	scripts/ensure_chromium.sh
 	scripts/ensure_speech.sh
 	QUORUM_ENV=test scripts/run_tests.sh $(ARGS)

@@ -12,6 +12,7 @@ from .models import Response, Slot
 from .services.claims import ClaimError, claim_next_slot
 from .work_tokens import make_token
 
+
 def next_item_url(slot: Slot, response: Response) -> str:
     """In-house behaviour: claim the next item of the same job, or say that none is left."""
     try:

@@ -20,7 +20,6 @@ from evaluation.campaigns.services.crowd import record_response_ratings, remove_
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive.services.screening import screen_chat_response
 
-
 logger = logging.getLogger(__name__)
 
 

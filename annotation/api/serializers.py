@@ -8,7 +8,6 @@ from rest_framework import serializers
 from quorum.api.strict import RefusesUnknownFields
 
 from .. import task_types
-from ..services.import_uploads import FILE_ROLES
 from ..models import (
     SPEECH_ERRORS_MAX_WER,
     SPEECH_ERRORS_MIN_WER,
@@ -25,6 +24,7 @@ from ..models import (
     WorkerStanding,
 )
 from ..selectors.jobs import job_progress
+from ..services.import_uploads import FILE_ROLES
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
 

@@ -30,10 +30,7 @@ from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 
 from .. import task_types
-from ..services.exports import start_export
 from ..exporters import ExportError
-from ..services.gold import GoldRequestError, add_gold_from_item
-from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
@@ -41,6 +38,9 @@ from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
+from ..services.exports import start_export
+from ..services.gold import GoldRequestError, add_gold_from_item
+from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker

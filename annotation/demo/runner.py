@@ -17,12 +17,12 @@ from quorum.roles import make_annotator, make_organizer, worker_for
 
 from ..extensions import demo_parts
 from ..models import ImportRun, Response, RunStatus, Worker
-from ..services.exports import start_export
-from ..services.imports import start_import
 from ..selectors.flags import stored_flags
 from ..selectors.jobs import job_progress
 from ..selectors.quality import voting_summary
 from ..selectors.work import annotator_jobs
+from ..services.exports import start_export
+from ..services.imports import start_import
 from ..services.jobs import Selection, create_job, launch_job
 from ..services.quality import apply_flags
 from ..services.voting import enable_voting

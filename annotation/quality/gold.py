@@ -34,7 +34,7 @@ def session_start(times: Sequence[datetime], gap: timedelta) -> int:
     if not times:
         return 0
     count = 1
-    for newer, older in zip(times, times[1:]):
+    for newer, older in zip(times, times[1:], strict=False):
         if newer - older >= gap:
             break
         count += 1

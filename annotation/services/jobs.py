@@ -12,8 +12,8 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from .. import task_types
-from ..models import Corpus, Dialog, Item, Job, Slot, Turn
 from ..extensions import launch_checks
+from ..models import Corpus, Dialog, Item, Job, Slot, Turn
 from ..signals import job_launched
 from .bulk import cyclic_gc_paused, decode_json_texts, encode_json
 

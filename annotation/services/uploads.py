@@ -7,9 +7,10 @@ wrote, so that a transaction that fails can take them back (storage is not trans
 """
 from collections.abc import Mapping
 
+from ..extensions import upload_stores
 from ..task_types import TakesUploads, capability
 from ..task_types.base import MAX_UPLOAD_BYTES, Problem, Upload
-from ..extensions import upload_stores
+
 
 def posted_files(kind, settings: Mapping, files: Mapping) -> dict:
     """The upload fields of a request's files ({name: UploadedFile}), as bytes, read up to

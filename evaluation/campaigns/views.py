@@ -8,7 +8,12 @@ from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
-from evaluation.campaigns.services.campaigns import create_finalist_campaign, request_campaign_results, select_finalists, set_adaptive
+from evaluation.campaigns.services.campaigns import (
+    create_finalist_campaign,
+    request_campaign_results,
+    select_finalists,
+    set_adaptive,
+)
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,

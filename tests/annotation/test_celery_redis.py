@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from annotation.services.imports import start_import
 from annotation.models import ImportRun, RunStatus
+from annotation.services.imports import start_import
 from quorum.celery import app as celery_app
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]

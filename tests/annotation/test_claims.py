@@ -66,7 +66,7 @@ def test_item_never_gets_more_responses_than_its_redundancy(make_annotator):
     workers = [make_annotator(f"w{i}")[1] for i in range(3)]
     slots = [claim_next_slot(job=job, worker=w) for w in workers]
     assert slots[2] is None
-    for w, s in zip(workers, slots[:2]):
+    for w, s in zip(workers, slots[:2], strict=False):
         submit_response(slot_id=s.id, worker=w, answers=good_answers(s.item))
     item = job.items.get()
     assert item.responses.count() == 2

@@ -13,10 +13,9 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 from django.urls import reverse
 
-from annotation.services.exports import start_export
 from annotation.importers.jsonl import JSONLReader
 from annotation.models import Corpus, ExportRun, RunStatus
-from annotation.services.exports import SPEECH_ERRORS_MAX_PASSES, export_job
+from annotation.services.exports import SPEECH_ERRORS_MAX_PASSES, export_job, start_export
 from annotation.services.payload_jobs import create_payload_job
 from annotation.speech.wer import corpus_wer, normalize_words
 from tests.speech.fakes import FakeRecogniser, fake_tts

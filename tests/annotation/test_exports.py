@@ -17,8 +17,7 @@ from django.utils import timezone
 from annotation.exporters import ExportError
 from annotation.exporters.multiwoz import MultiwozWriter
 from annotation.models import Corpus, Dialog, ExportRun, Item, Job, Response, RunStatus, Slot, Turn, Worker
-from annotation.services.exports import start_export
-from annotation.services.exports import export_job, run_export
+from annotation.services.exports import export_job, run_export, start_export
 
 pytestmark = pytest.mark.django_db
 

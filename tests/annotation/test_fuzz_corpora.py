@@ -17,8 +17,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.services.import_uploads import start_upload_import
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
+from annotation.services.import_uploads import start_upload_import
 from annotation.services.imports import ImportFailed, import_corpus
 from tests.fuzz_json import FUZZ, dumps, examples, mutated, spoilt_bytes
 

@@ -11,8 +11,7 @@ from django.db import connections, transaction
 from annotation.importers.base import locate
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
 from annotation.services import imports, jobs
-from annotation.services.imports import start_import
-from annotation.services.imports import ImportFailed, import_corpus
+from annotation.services.imports import ImportFailed, import_corpus, start_import
 from annotation.tasks import run_import
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"

@@ -14,8 +14,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from annotation.services.import_uploads import start_upload_import
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, Turn
+from annotation.services.import_uploads import start_upload_import
 from annotation.services.imports import ImportFailed, import_corpus
 
 pytestmark = pytest.mark.django_db

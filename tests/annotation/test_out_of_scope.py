@@ -221,7 +221,7 @@ def test_the_jsonl_export_inserts_the_labelled_turn_and_the_default_answer_and_i
     lines = (tmp_path / "out" / "oos" / "dialogs.jsonl").read_text(encoding="utf-8").splitlines()
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["out_of_scope"]["default_answer"] == "Sorry, no idea."
-    for line, entry in zip(lines, manifest["dialogs"]):
+    for line, entry in zip(lines, manifest["dialogs"], strict=False):
         turns = json.loads(line)["turns"]
         assert len(turns) == 4 + 2
         (before,) = entry["replaced"]["oos"]

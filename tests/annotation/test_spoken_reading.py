@@ -11,12 +11,12 @@ from django.core.files.storage import storages
 from django.test import Client
 from django.urls import reverse
 
-from annotation.services.imports import import_corpus
 from annotation import task_types
 from annotation.models import Response, SpokenReading
 from annotation.services import readings as reading_service
 from annotation.services.claims import claim_next_slot
 from annotation.services.exports import export_job
+from annotation.services.imports import import_corpus
 from annotation.services.voting import enable_voting
 from annotation.speech.asr import AsrFailed
 from annotation.speech.wer import wer

@@ -82,7 +82,7 @@ def test_replacements_are_reproducible_by_seed_and_consistent_in_a_dialog():
     corpus = _corpus()
     first, again, other = _payloads(_job(corpus)), _payloads(_job(corpus, name="again")), _payloads(_job(corpus, seed=5, name="other"))
     assert first == again and first != other
-    for opening, follow_up in zip(first[::2], first[1::2]):  # the two user turns of a dialog
+    for opening, follow_up in zip(first[::2], first[1::2], strict=False):  # the two user turns of a dialog
         assert opening["source_utterance"] == "A cheap place in the centre please."
         new_area = opening["slot_values"][1]
         assert new_area in ("north", "east") and opening["slot_values"][0] == "expensive"
@@ -137,7 +137,7 @@ def test_the_test_sets_keep_the_new_values_and_the_manifest_the_mapping(make_ann
     dialogs = [json.loads(line) for line in (tmp_path / "out" / "paraphrase" / "dialogs.jsonl").read_text().splitlines()]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     payloads = _payloads(job)
-    for dialog, entry, (opening, follow_up) in zip(dialogs, manifest["dialogs"], zip(payloads[::2], payloads[1::2])):
+    for dialog, entry, (_opening, follow_up) in zip(dialogs, manifest["dialogs"], zip(payloads[::2], payloads[1::2], strict=False), strict=False):
         user_turns = [t for t in dialog["turns"] if t["speaker"] == "user"]
         assert user_turns[1]["text"] == follow_up["utterance"]  # no rewrite: the new values, verbatim
         assert [sv["value"] for sv in user_turns[1]["slot_values"]] == follow_up["slot_values"]

@@ -7,8 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.services import readings
 from annotation.models import Response, SpokenReading
+from annotation.services import readings
 from annotation.speech.audio import read_wav
 from annotation.speech.tts import synthesize
 from tests.factories import make_corpus, make_live_job

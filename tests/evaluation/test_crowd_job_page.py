@@ -9,8 +9,8 @@ from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Item, Job, PayloadSet
 from annotation.extensions import launch_checks
+from annotation.models import Item, Job, PayloadSet
 from evaluation.campaigns.forms import CrowdJobForm
 from evaluation.campaigns.services.campaigns import create_campaign, set_adaptive
 from evaluation.campaigns.services.crowd import choose_instances

@@ -34,7 +34,7 @@ def test_the_published_dstc9_ratings_as_a_csv_give_table_v(tmp_path):
     for team, entry in ENTRIES.items():
         outputs = json.loads((DATA / "results" / team / f"{entry}.json").read_text())
         ratings = json.loads((DATA / "results" / team / f"{entry}.human_eval.json").read_text())
-        for i, (label, output, rated) in enumerate(zip(labels, outputs, ratings)):
+        for i, (label, output, rated) in enumerate(zip(labels, outputs, ratings, strict=False)):
             target, predicted = int(bool(label.get("target"))), int(bool(output.get("target")))
             if not rated:
                 rows.append((team, i, "", "", "", target, predicted))  # no rating: the instance's flags only

@@ -5,11 +5,15 @@ import json
 import pytest
 
 from evaluation import tasks
-from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign, refresh_inputs_version
+from evaluation.campaigns.services.campaigns import (
+    compute_campaign_results,
+    create_campaign,
+    refresh_inputs_version,
+    request_campaign_results,
+)
 from evaluation.campaigns.services.exports import export_campaign
 from evaluation.errors import EvaluationInputError
 from evaluation.models import CampaignResult, Rating
-from evaluation.campaigns.services.campaigns import request_campaign_results
 
 from .conftest import DSTC9
 

@@ -6,7 +6,6 @@ the provider paid. The tests here then drive Quorum's services and views exactly
 """
 
 import pytest
-
 from django.test import TestCase
 
 from annotation.models import Response, Slot
@@ -19,7 +18,6 @@ from hits.services.payments import approve_assignments, bonus_assignments, rejec
 from hits.services.postings import BudgetExceeded, launch_crowd_job, post_job, send_posting
 from hits.services.reconcile import reconcile_job
 from tests.hits.conftest import ANSWERS, make_job
-
 
 
 def submit_response(**kwargs):
@@ -118,10 +116,9 @@ class ProviderContract:
         assert slot.state == Slot.State.CLAIMED and assignment.slot_id == slot.pk
         assert slot.worker.external_id.upper() == "A1WORKERONE" and slot.worker.provider == self.provider_key
 
-        from hits.receivers import submit_redirect
-
         # Not saved yet: the done page refuses to send the worker on.
         from hits.links import done_url
+        from hits.receivers import submit_redirect
 
         assert client.get(done_url(assignment.pk)).status_code == 409
         saved = submit_response(slot_id=slot.pk, worker=slot.worker, answers=ANSWERS)

@@ -3,8 +3,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from annotation.models import Job
 from annotation.extensions import launch_checks
+from annotation.models import Job
 from annotation.services.jobs import JobError, launch_job
 from hits.models import JobCrowdConfig, Posting
 from hits.services.config import configure_crowd

@@ -8,8 +8,8 @@ from hits.models import Payment, Posting, ProviderAssignment
 from hits.services.config import configure_crowd
 from hits.services.postings import launch_crowd_job, post_job
 from hits.services.reconcile import jobs_to_reconcile, reconcile_job
-from tests.hits.contract import submit_response
 from tests.hits.conftest import ANSWERS
+from tests.hits.contract import submit_response
 
 
 def _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3):

@@ -2,7 +2,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from rapidfuzz.distance import Indel
 
 from annotation.quality.flags import FlagReport, FlagThresholds, compute_flags, near_duplicate_evidence, similarity

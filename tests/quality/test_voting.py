@@ -199,7 +199,7 @@ def test_summary_reports_recollection_rate_and_vote_alpha(people, make_annotator
     plans = [("for", "for", "for"), ("for", "for", "for"), ("for", "against", "for"), ("against", "against", "against")]
     voters = [people["v1"], people["v2"], people["v3"]]
     for plan in plans:
-        for voter, verdict in zip(voters, plan):
+        for voter, verdict in zip(voters, plan, strict=False):
             vote(vote_job, voter, verdict)
     summary = voting_summary(job)
     assert summary.items_reviewed == 4 and summary.items_recollected == 1

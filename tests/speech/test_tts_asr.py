@@ -44,8 +44,8 @@ def test_adapting_to_the_corpus_text_recognises_clean_synthetic_speech():
     recordings = [synthesize(text, engine="flite") for text in SENTENCES]
     adapted = [backend.transcribe(wav, adapt_to=SENTENCES) for wav in recordings]
     generic = [backend.transcribe(wav) for wav in recordings]
-    adapted_wer = corpus_wer(zip(SENTENCES, (t.text for t in adapted)))
-    generic_wer = corpus_wer(zip(SENTENCES, (t.text for t in generic)))
+    adapted_wer = corpus_wer(zip(SENTENCES, (t.text for t in adapted), strict=False))
+    generic_wer = corpus_wer(zip(SENTENCES, (t.text for t in generic), strict=False))
     assert adapted_wer <= 0.05
     assert generic_wer > adapted_wer
     first = adapted[0]
@@ -100,8 +100,9 @@ class FakeSession:
 
 
 def _wav():
-    from annotation.speech.audio import Audio, write_wav
     import numpy as np
+
+    from annotation.speech.audio import Audio, write_wav
 
     return write_wav(Audio.from_samples(np.full(16000, 0.1), 16000))
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import task_types
-from annotation.services.payload_jobs import create_payload_job_from_file
 from annotation.models import Corpus
 from annotation.services.jobs import JobError, Selection, create_job
+from annotation.services.payload_jobs import create_payload_job_from_file
 
 
 def setting_files() -> dict[str, list[tuple[str, str]]]:

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from annotation import task_types
+from annotation.extensions import upload_stores
 from annotation.models import Item, Job
 from annotation.services.claims import _claims_in_one_statement
 from annotation.services.jobs import JobError, create_job
 from annotation.services.payload_jobs import create_payload_job
-from annotation.extensions import upload_stores
 from annotation.services.voting import enable_voting
 from annotation.task_types import capabilities as caps
 from annotation.task_types import default_settings
