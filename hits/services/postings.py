@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from annotation.models import Job, Slot
@@ -227,11 +227,6 @@ def launch_budget_check(job: Job) -> str | None:
     except BudgetExceeded as exc:
         return f"not launched on {config.get_provider_display()}: {exc}"
     return None
-
-
-def job_posting_counts(job: Job) -> dict:
-    rows = Posting.objects.filter(job=job).values("state").annotate(n=Count("id"), places=Sum("assignments"))
-    return {r["state"]: {"postings": r["n"], "assignments": r["places"]} for r in rows}
 
 
 def stale_intended_postings(now=None, grace_seconds: float | None = None):

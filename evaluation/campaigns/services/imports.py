@@ -33,13 +33,6 @@ def _checked(fn, *args, **kwargs):
         raise EvaluationInputError(str(exc)) from exc
 
 
-def test_set_by_name(challenge: str, name: str) -> TestSet:
-    found = TestSet.objects.filter(challenge__name=challenge, name=name).first()
-    if found is None:
-        raise EvaluationInputError(f"no test set {name!r} in challenge {challenge!r}; import it first (import_testset)")
-    return found
-
-
 @transaction.atomic
 def import_test_set(challenge_name, name, labels_path, knowledge_path=None, logs_path=None) -> TestSet:
     """labels.json, optionally knowledge.json (checked against the labels) and logs.json (the
