@@ -83,27 +83,36 @@ def interactive_leaderboard(test_set) -> dict:
     interval from that run's chat job. {"schedule", "rows"}."""
     schedule = InteractiveSchedule.objects.filter(test_set=test_set).first()
     entries = list(test_set.entries.filter(is_baseline=False, is_ground_truth=False).select_related("team", "dialog_system"))
-    automatic = {}
-    if schedule:
-        scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
-        if scored:
-            frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
-            automatic = scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
+    automatic = _automatic_scores(schedule, entries)
     latest = {}
     for earlier in EntryInteractiveRun.objects.filter(entry__in=entries).select_related("job").order_by("created_at"):
         latest[earlier.entry_id] = earlier
-    results_by_job = {}
-    rows = []
-    for e in entries:
-        row = {"entry": e.label, "automatic": automatic.get(e.pk), "system": e.dialog_system.name if e.dialog_system else None, "human": None}
-        run = latest.get(e.pk)
-        if run is not None:
-            if run.job_id not in results_by_job:
-                results_by_job[run.job_id] = {r["system"]: r for r in interactive_ranking(run.job)[0]["systems"]}
-            human = results_by_job[run.job_id].get(e.dialog_system.name if e.dialog_system else "")
-            row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
-        rows.append(row)
+    results_by_job: dict = {}
+    rows = [_leaderboard_row(e, automatic.get(e.pk), latest.get(e.pk), results_by_job) for e in entries]
     rows.sort(key=lambda r: (r["automatic"] is None, -(r["automatic"] or 0), r["entry"]))
     screened = [chat_screenings(job_id) for job_id in results_by_job]
     left_out = {state: sum(c[state] for c in screened) for state in UNCOUNTED_SCREENINGS}
     return {"schedule": schedule, "rows": rows, "left_out": left_out}
+
+
+def _automatic_scores(schedule, entries: list) -> dict:
+    """Entry id -> Eq. 2 over the schedule's metrics, for the entries scored on all of them."""
+    if not schedule:
+        return {}
+    scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
+    if not scored:
+        return {}
+    frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
+    return scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
+
+
+def _leaderboard_row(entry, automatic, run, results_by_job: dict) -> dict:
+    """One entry's row; `results_by_job` caches each chat job's interactive results across rows."""
+    system = entry.dialog_system.name if entry.dialog_system else None
+    row = {"entry": entry.label, "automatic": automatic, "system": system, "human": None}
+    if run is not None:
+        if run.job_id not in results_by_job:
+            results_by_job[run.job_id] = {r["system"]: r for r in interactive_ranking(run.job)[0]["systems"]}
+        human = results_by_job[run.job_id].get(system or "")
+        row["human"] = {"date": run.created_at, "job": run.job_id, "final": None, **(human or {})}
+    return row

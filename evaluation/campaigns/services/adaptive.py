@@ -95,6 +95,33 @@ def run_look(campaign_id: int) -> CampaignLook | None:
         return _look(campaign, crowd, last)
 
 
+def _add_next_round(campaign: Campaign, crowd: CampaignJob, entries: list, active: list, prefixes: dict, next_n: int, spent: int, *, look_number: int) -> tuple:
+    """Add the round that rates the active entries up to `next_n` instances, within the ratings
+    and money budgets; (decision, ratings added). `prefixes` moves on for the active entries."""
+    rows = _next_rows(campaign, crowd, entries, active, prefixes, next_n)
+    added = len(rows) * crowd.job.redundancy
+    if campaign.adaptive_budget is not None and spent + added > campaign.adaptive_budget:
+        return CampaignLook.Decision.BUDGET, 0
+    if rows and not _add_round(crowd, rows, look_number=look_number):
+        return CampaignLook.Decision.CROWD_BUDGET, 0
+    prefixes.update({label: next_n for label in active})
+    return CampaignLook.Decision.CONTINUE, added
+
+
+def _live_look(campaign: Campaign, crowd: CampaignJob, entries: list, labels: list, prefixes: dict, critical: float) -> dict:
+    """The replay's rule on the ratings so far (`allocation.live_look`): each pair on the longest
+    prefix both entries were rated on, resolved, tied by futility or open."""
+    pool = _pool(campaign, crowd, entries)
+    column = {instance: j for j, instance in enumerate(crowd.instances)}
+    order = [column[i] for i in crowd.round_order]
+    alpha = 1 - campaign.adaptive_confidence
+    return allocation.live_look(pool, order, [prefixes.get(label, 0) for label in labels], critical, alpha, campaign.adaptive_top_k)
+
+
+def _scores_json(scores: dict, labels: list) -> dict:
+    return {labels[s]: (None if math.isnan(v) else v) for s, v in scores.items()}
+
+
 def _look(campaign: Campaign, crowd: CampaignJob, last: CampaignLook | None) -> CampaignLook:
     job = crowd.job
     entries = list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id"))
@@ -105,34 +132,23 @@ def _look(campaign: Campaign, crowd: CampaignJob, last: CampaignLook | None) -> 
     if rated_now is None or critical is None:  # run_look looks only after a continuing look of an adaptive job
         raise ValueError(f"campaign {campaign.name!r}: no adaptive round to look at")
     prefixes = dict(last.prefixes) if last is not None else {label: sizes[0] for label in labels}
-    pool = _pool(campaign, crowd, entries)
-    column = {instance: j for j, instance in enumerate(crowd.instances)}
-    order = [column[i] for i in crowd.round_order]
-    alpha = 1 - campaign.adaptive_confidence
-    seen = allocation.live_look(pool, order, [prefixes.get(label, 0) for label in labels], critical, alpha, campaign.adaptive_top_k)
+    seen = _live_look(campaign, crowd, entries, labels, prefixes, critical)
     spent = Slot.objects.filter(job=job).count()
     active = [labels[s] for s in seen["active"]]
 
-    added, next_n, decision = 0, None, CampaignLook.Decision.CONTINUE
     if rated_now >= n_all:
-        decision = CampaignLook.Decision.COMPLETE
+        decision, added, next_n = CampaignLook.Decision.COMPLETE, 0, None
     elif not active:
-        decision = CampaignLook.Decision.RESOLVED
+        decision, added, next_n = CampaignLook.Decision.RESOLVED, 0, None
     else:
         next_n = next(size for size in sizes if size > rated_now)
-        rows = _next_rows(campaign, crowd, entries, active, prefixes, next_n)
-        added = len(rows) * job.redundancy
-        if campaign.adaptive_budget is not None and spent + added > campaign.adaptive_budget:
-            decision, added, next_n = CampaignLook.Decision.BUDGET, 0, None
-        elif rows and not _add_round(crowd, rows, look_number=(last.number + 1 if last else 1)):
-            decision, added, next_n = CampaignLook.Decision.CROWD_BUDGET, 0, None
-        else:
-            prefixes.update({label: next_n for label in active})
+        decision, added = _add_next_round(campaign, crowd, entries, active, prefixes, next_n, spent, look_number=(last.number + 1 if last else 1))
+        if decision != CampaignLook.Decision.CONTINUE:
+            next_n = None
 
     look = CampaignLook.objects.create(
         campaign=campaign, number=(last.number + 1 if last else 1), instances=rated_now, ratings_spent=spent,
-        critical_value=critical, pairs=_pairs_json(seen["pairs"], labels),
-        scores={labels[s]: (None if math.isnan(v) else v) for s, v in seen["scores"].items()},
+        critical_value=critical, pairs=_pairs_json(seen["pairs"], labels), scores=_scores_json(seen["scores"], labels),
         prefixes=prefixes, active=active if decision == CampaignLook.Decision.CONTINUE else [],
         decision=decision, added_ratings=added, next_instances=next_n,
     )

@@ -85,26 +85,36 @@ def set_adaptive(campaign: Campaign, *, adaptive=True, confidence=0.95, top_k=No
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if CampaignJob.objects.filter(campaign=campaign).exists():
         raise EvaluationInputError(f"campaign {campaign.name!r} already has its crowd job; adaptive settings are fixed when the job is created")
-    problems = []
-    if not isinstance(adaptive, bool):
-        problems.append("adaptive must be true or false")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 <= confidence <= 0.999:
-        problems.append("confidence must be a number from 0.5 to 0.999, e.g. 0.95")
-    ranked = _ranked_count(campaign)
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= max(ranked, 1)):
-        problems.append(f"top k must be a whole number from 1 to the campaign's {ranked} ranked entries, or empty for every pair")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
-        problems.append("budget must be a whole number of ratings of at least 1, or empty for the full design")
-    if isinstance(round_size, bool) or not isinstance(round_size, int) or round_size < 2:
-        problems.append("round size must be a whole number of instances of at least 2")
-    if adaptive is True and ranked < 2:
-        problems.append(f"adaptive mode orders entries, and campaign {campaign.name!r} has {ranked} ranked entr{'y' if ranked == 1 else 'ies'}")
+    problems = _adaptive_problems(campaign, adaptive, confidence, top_k, budget, round_size)
     if problems:
         raise EvaluationInputError("adaptive settings: " + "; ".join(problems))
     campaign.adaptive, campaign.adaptive_confidence, campaign.adaptive_top_k = adaptive, float(confidence), top_k
     campaign.adaptive_budget, campaign.adaptive_round_size = budget, round_size
     campaign.save(update_fields=["adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size"])
     return campaign
+
+
+def _is_whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _adaptive_problems(campaign: Campaign, adaptive, confidence, top_k, budget, round_size) -> list[str]:
+    """What is wrong with adaptive settings, one message each (empty: nothing)."""
+    problems = []
+    if not isinstance(adaptive, bool):
+        problems.append("adaptive must be true or false")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 <= confidence <= 0.999:
+        problems.append("confidence must be a number from 0.5 to 0.999, e.g. 0.95")
+    ranked = _ranked_count(campaign)
+    if top_k is not None and not (_is_whole(top_k) and 1 <= top_k <= max(ranked, 1)):
+        problems.append(f"top k must be a whole number from 1 to the campaign's {ranked} ranked entries, or empty for every pair")
+    if budget is not None and not (_is_whole(budget) and budget >= 1):
+        problems.append("budget must be a whole number of ratings of at least 1, or empty for the full design")
+    if not (_is_whole(round_size) and round_size >= 2):
+        problems.append("round size must be a whole number of instances of at least 2")
+    if adaptive is True and ranked < 2:
+        problems.append(f"adaptive mode orders entries, and campaign {campaign.name!r} has {ranked} ranked entr{'y' if ranked == 1 else 'ies'}")
+    return problems
 
 
 def _report_inputs(campaign: Campaign):
