@@ -1,0 +1,117 @@
+"""Reads for the reliability model (issue 22): the categorical judgements a job's model is fitted
+on (read by the flag sweep only) and the stored fits pages, exports and voting read.
+
+A judged task is one question of one item: for a vote job, one part of the response under vote
+("<response id>:<part>"), so the model's outcome belongs to the voted response; otherwise
+"<item id>:<question>". Only questions answered from choices are judgements (free text is not).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .. import task_types
+from ..models import Job, JobReliability, Response, ReviewRound
+from ..quality.reliability import JUDGEMENT_COLUMNS
+
+
+@dataclass
+class Judgements:
+    table: pd.DataFrame  # task, worker, label
+    gold: dict = field(default_factory=dict)  # task -> known label
+    writer_of: dict = field(default_factory=dict)  # task -> author of the voted response (vote jobs)
+
+
+def choice_questions(job: Job) -> set[str]:
+    kind = task_types.get(job.task_type)
+    return {f["name"] for f in kind.answer_fields(job.settings) if f.get("choices")} | {"vote"}
+
+
+def judgements(job: Job) -> Judgements:
+    """Every confirmed categorical answer of the job (two queries)."""
+    kind = task_types.get(job.task_type)
+    questions = choice_questions(job)
+    reviews = job.reviews_id is not None
+    rows = Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True).values_list(
+        "worker_id", "item_id", "answers", "item__subject_response_id", "item__subject_response__worker_id"
+    )
+    table, writer_of = [], {}
+    for worker, item, answers, subject, writer in rows.iterator(chunk_size=5000):
+        prefix = subject if reviews and subject is not None else item
+        for question, value in kind.agreement_values(answers, job.settings).items():
+            if question not in questions or value in (None, ""):
+                continue
+            task = f"{prefix}:{question}"
+            table.append((task, worker, str(value)))
+            if reviews and writer is not None:
+                writer_of[task] = writer
+    gold = {}
+    for item, answers in job.items.filter(gold__isnull=False).values_list("pk", "gold"):
+        for question, value in kind.agreement_values(answers or {}, job.settings).items():
+            if question in questions and value not in (None, ""):
+                gold[f"{item}:{question}"] = str(value)
+    return Judgements(pd.DataFrame(table, columns=JUDGEMENT_COLUMNS), gold, writer_of)
+
+
+def voted_down_counts(job: Job) -> tuple[dict, int, int]:
+    """{writer: (voted down, decided)} over the job's decided vote rounds, and the job's totals (one query)."""
+    from django.db.models import Count, Q
+
+    down = (ReviewRound.State.RECOLLECTED, ReviewRound.State.EXHAUSTED)
+    decided = (*down, ReviewRound.State.PASSED)
+    rows = (
+        ReviewRound.objects.filter(item__job=job, state__in=decided)
+        .values("response__worker_id")
+        .annotate(n=Count("pk"), down=Count("pk", filter=Q(state__in=down)))
+    )
+    per_writer = {r["response__worker_id"]: (r["down"], r["n"]) for r in rows}
+    return per_writer, sum(d for d, _ in per_writer.values()), sum(n for _, n in per_writer.values())
+
+
+@dataclass(frozen=True)
+class StoredReliability:
+    job_id: int
+    computed_at: object
+    labels: list
+    priors: list
+    tasks: dict
+    workers: dict
+    writers: dict
+    judgements: int
+
+    def worker(self, worker_id: int) -> dict | None:
+        return self.workers.get(str(worker_id))
+
+
+def _from_row(row: JobReliability) -> StoredReliability:
+    return StoredReliability(row.job_id, row.computed_at, row.labels, row.priors, row.tasks, row.workers, row.writers, row.judgements)
+
+
+def stored_reliability(job: Job | int, *, with_tasks: bool = True) -> StoredReliability | None:
+    """The job's stored fit (one query), None while no run has fitted one."""
+    qs = JobReliability.objects.filter(job_id=getattr(job, "pk", job))
+    if not with_tasks:
+        qs = qs.defer("tasks")
+    row = qs.first()
+    if row is None:
+        return None
+    if not with_tasks:
+        row.tasks = {}  # deferred: reading it would cost a query
+    return _from_row(row)
+
+
+def stored_reliabilities(job_ids) -> dict[int, StoredReliability]:
+    """{job id: stored fit without its tasks} for the jobs that have one (one query): the worker page."""
+    rows = JobReliability.objects.filter(job_id__in=list(job_ids)).defer("tasks")
+    out = {}
+    for row in rows:
+        row.tasks = {}
+        out[row.job_id] = _from_row(row)
+    return out
+
+
+def vote_job_reliability(job: Job) -> StoredReliability | None:
+    """The stored fit of the job that votes on `job`'s responses, if any (one query)."""
+    row = JobReliability.objects.filter(job__reviews=job).order_by("job_id").first()
+    return None if row is None else _from_row(row)
