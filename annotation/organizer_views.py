@@ -26,6 +26,7 @@ from .services.gold import GoldRequestError, add_gold_from_item
 from .services.gold import answer_fields as gold_answer_fields
 from .services.import_uploads import UploadError, import_error_field, start_upload_import
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from .selectors.reliability import reliability_overview, worker_reliability_rows
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .roles import is_organizer
 from .selectors import quality as quality_selectors
@@ -181,6 +182,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
         "transcription": transcription_summary(job.pk) if spoken else None,
     }
+    context["reliability"] = reliability = reliability_overview(job)  # stored by the flag run
+    context["reliability_rows"] = _paged(request, reliability.rows, "reliability_page")
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
 
@@ -449,10 +452,12 @@ def job_subset(request, pk):
 @organizer_required
 def worker_detail(request, pk):
     worker = get_object_or_404(Worker.objects.select_related("user"), pk=pk)
+    jobs = quality_selectors.worker_quality(worker)
+    reliability = worker_reliability_rows(worker.pk, [q.job.pk for q in jobs])  # stored by the flag run
     return render(
         request,
         "annotation/organizer/worker_detail.html",
-        {"worker": worker, "jobs": quality_selectors.worker_quality(worker), "responses": worker_recent_responses(worker)},
+        {"worker": worker, "jobs": jobs, "responses": worker_recent_responses(worker), "reliability": reliability},
     )
 
 

@@ -239,7 +239,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         request=json_body(s.VotingSettingsSerializer), responses={200: s.VotingSummarySerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.VotingSettingsSerializer, pagination_class=None,
-            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down"))
+            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down", "decision_rule", "model_sure", "model_max_votes"))
     def voting(self, request, pk=None):
         job = self.get_object()
         if request.method == "POST":

@@ -115,3 +115,74 @@ def vote_job_reliability(job: Job) -> StoredReliability | None:
     """The stored fit of the job that votes on `job`'s responses, if any (one query)."""
     row = JobReliability.objects.filter(job__reviews=job).order_by("job_id").first()
     return None if row is None else _from_row(row)
+
+
+@dataclass(frozen=True)
+class ReliabilityRow:
+    worker: object  # a Worker
+    role: str  # "voter", "rater" or "writer"
+    answers: int
+    accuracy: float | None
+    accuracy_interval: tuple | None
+    spammer_score: float | None
+    spammer_interval: tuple | None
+
+
+@dataclass(frozen=True)
+class ReliabilityOverview:
+    computed_at: object = None
+    rows: list = field(default_factory=list)
+
+    @property
+    def computed(self) -> bool:
+        return self.computed_at is not None
+
+
+def _rows_of(fit: StoredReliability, role: str, workers: dict) -> list[ReliabilityRow]:
+    rows = []
+    for w, r in fit.workers.items():
+        if int(w) in workers:
+            rows.append(ReliabilityRow(workers[int(w)], role, r.get("answers", 0), r.get("accuracy"), tuple(r.get("accuracy_interval") or ()),
+                                       r.get("spammer_score"), tuple(r.get("spammer_interval") or ())))
+    for w, r in fit.writers.items():
+        if int(w) in workers:
+            rows.append(ReliabilityRow(workers[int(w)], "writer", r.get("parts", 0), r.get("usable"), tuple(r.get("usable_interval") or ()), None, None))
+    return rows
+
+
+def reliability_overview(job: Job) -> ReliabilityOverview:
+    """The stored model of the job and of the job voting on it, per worker, least reliable first
+    (two queries, whatever the number of responses)."""
+    from django.db.models import Q
+
+    from ..models import Worker
+
+    fits = [_from_row(row) for row in JobReliability.objects.filter(Q(job=job) | Q(job__reviews=job)).defer("tasks")]
+    if not fits:
+        return ReliabilityOverview()
+    ids = {int(w) for f in fits for w in (*f.workers, *f.writers)}
+    workers = Worker.objects.select_related("user").in_bulk(ids)
+    rows = []
+    for fit in fits:
+        role = "rater" if fit.job_id == job.pk else "voter"
+        if role == "rater" and job.reviews_id:
+            role = "voter"
+        rows += _rows_of(fit, role, workers)
+    rows.sort(key=lambda r: (r.spammer_score if r.spammer_score is not None else (r.accuracy or 0), r.worker.pk))
+    return ReliabilityOverview(max(f.computed_at for f in fits), rows)
+
+
+def worker_reliability_rows(worker_id: int, job_ids) -> list[dict]:
+    """One worker's stored reliability over the given jobs and the jobs voting on them (one query):
+    [{"job": the job the worker worked on, "role": "voter"/"rater"/"writer", ...stored numbers}]."""
+    from django.db.models import Q
+
+    ids = list(job_ids)
+    rows = JobReliability.objects.filter(Q(job_id__in=ids) | Q(job__reviews_id__in=ids)).defer("tasks").select_related("job")
+    out = []
+    for row in rows:
+        if (r := row.workers.get(str(worker_id))) is not None:
+            out.append({"job": row.job, "role": "voter" if row.job.reviews_id else "rater", **r})
+        if (r := row.writers.get(str(worker_id))) is not None and row.job.reviews_id:
+            out.append({"job_id": row.job.reviews_id, "job": row.job, "role": "writer", **r})
+    return out

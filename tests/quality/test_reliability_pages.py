@@ -1,0 +1,26 @@
+"""The job page and the worker page show the stored reliability (issue 22); computing it is the flag run's."""
+import pytest
+
+from annotation.services.quality import apply_flags
+
+from .test_reliability_sweep import _run, crowd  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.django_db
+
+
+def test_job_and_worker_pages_show_reliability_after_the_flag_run(client, organizer, crowd):  # noqa: F811
+    job, vote_job = _run(crowd)
+    client.force_login(organizer)
+    before = client.get(f"/organize/jobs/{job.pk}/").content.decode()
+    assert "No model yet" in before
+    apply_flags(vote_job)
+    apply_flags(job)
+    page = client.get(f"/organize/jobs/{job.pk}/").content.decode()
+    assert 'id="reliability"' in page and "Spammer score" in page and str(crowd["yes_man"]) in page
+    assert ">writer<" in page and ">voter<" in page
+    worker_page = client.get(f"/organize/workers/{crowd['yes_man'].pk}/").content.decode()
+    assert "Reliability" in worker_page and ">voter<" in worker_page
+    writer_page = client.get(f"/organize/workers/{crowd['careless'].pk}/").content.decode()
+    assert ">writer<" in writer_page and "voted_down" in writer_page
+    vote_page = client.get(f"/organize/workers/{crowd['yes_man'].pk}/").content.decode()
+    assert "unreliable_voter" in vote_page and "spammer score" in vote_page
