@@ -186,3 +186,74 @@ def worker_reliability_rows(worker_id: int, job_ids) -> list[dict]:
         if (r := row.writers.get(str(worker_id))) is not None and row.job.reviews_id:
             out.append({"job_id": row.job.reviews_id, "job": row.job, "role": "writer", **r})
     return out
+
+
+# --- What exports read (issue 22) -----------------------------------------------------------------
+
+
+def decision_of(job: Job) -> dict:
+    """Which rule decided the votes on this job's responses (a vote job: on the job it reviews), for
+    the export's manifest and README (one query)."""
+    from ..models import DecisionRule, QualityPolicy
+
+    reviewed = job.reviews_id or job.pk
+    policy = QualityPolicy.objects.filter(job_id=reviewed).first()
+    if policy is None or not (policy.voting_enabled or ReviewRound.objects.filter(item__job_id=reviewed).exists()):
+        return {"voting": False, "rule": None}
+    rule = {"voting": True, "rule": policy.decision_rule, "description": DecisionRule(policy.decision_rule).label}
+    if policy.decision_rule == DecisionRule.MODEL:
+        rule.update(model_sure=policy.model_sure, model_max_votes=policy.model_max_votes, votes_per_response=policy.votes_per_response)
+    else:
+        rule.update(against_threshold=policy.against_threshold, votes_per_response=policy.votes_per_response)
+    return rule
+
+
+def item_model_columns(job: Job, item_ids) -> tuple[list[str], dict]:
+    """The stored model's outcome and confidence per question of each item, as extra items.csv
+    columns ([`<question>_model`, `<question>_model_confidence`, ...], {item id: {column: value}});
+    for a vote job an item's tasks are its response's voted parts (two queries)."""
+    fit = stored_reliability(job)
+    if fit is None:
+        return [], {}
+    from ..models import Item
+
+    prefix_of = {pk: pk for pk in item_ids}
+    if job.reviews_id:
+        prefix_of = dict(Item.objects.filter(pk__in=list(item_ids)).values_list("pk", "subject_response_id"))
+    by_prefix: dict[str, dict] = {}
+    for task, row in fit.tasks.items():
+        prefix, _, question = task.partition(":")
+        by_prefix.setdefault(prefix, {})[question] = row
+    questions = sorted({q for rows in by_prefix.values() for q in rows})
+    columns = [c for q in questions for c in (f"{q}_model", f"{q}_model_confidence")]
+    out = {}
+    for item, prefix in prefix_of.items():
+        rows = by_prefix.get(str(prefix), {})
+        out[item] = {c: v for q, row in rows.items() for c, v in ((f"{q}_model", row["outcome"]), (f"{q}_model_confidence", row["confidence"]))}
+    return columns, out
+
+
+def worker_reliability_table(job: Job) -> list[dict]:
+    """Per worker the stored reliability of this job (as rater or voter) and, for a job that is voted
+    on, of its vote job (as voter, and as writer), with the worker as `provider:id` (three queries)."""
+    from django.db.models import Q
+
+    from ..models import Worker
+
+    fits = list(JobReliability.objects.filter(Q(job=job) | Q(job__reviews=job)).defer("tasks").select_related("job"))
+    ids = {int(w) for f in fits for w in (*f.workers, *f.writers)}
+    names = {w.pk: f"{w.provider}:{w.external_id}" for w in Worker.objects.filter(pk__in=ids)}
+    rows = []
+    for fit in fits:
+        role = "voter" if fit.job.reviews_id else "rater"
+        for w, r in fit.workers.items():
+            rows.append({"worker": names.get(int(w), w), "role": role, "job_id": fit.job_id, "answers": r["answers"],
+                         "accuracy": r["accuracy"], "accuracy_low": r["accuracy_interval"][0], "accuracy_high": r["accuracy_interval"][1],
+                         "spammer_score": r["spammer_score"], "spammer_low": r["spammer_interval"][0], "spammer_high": r["spammer_interval"][1],
+                         "fitted_at": fit.computed_at.isoformat()})
+        for w, r in fit.writers.items():
+            rows.append({"worker": names.get(int(w), w), "role": "writer", "job_id": fit.job_id, "answers": r["parts"],
+                         "accuracy": r["usable"], "accuracy_low": r["usable_interval"][0], "accuracy_high": r["usable_interval"][1],
+                         "spammer_score": None, "spammer_low": None, "spammer_high": None, "fitted_at": fit.computed_at.isoformat()})
+    rows.sort(key=lambda r: (str(r["worker"]), r["role"]))
+    return rows

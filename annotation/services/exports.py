@@ -24,6 +24,7 @@ from quorum import csv_safety
 from quorum.background import after_commit
 
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
+from ..exporters import reliability as reliability_files
 from ..exporters.base import write_json
 from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, ExportRun, Job, RunStatus
 from ..speech.asr import AsrFailed, AsrUnavailable
@@ -35,6 +36,7 @@ from ..speech.wer import word_errors
 from .. import task_types
 from ..selectors import exports as selectors
 from ..selectors import quality as quality_selectors
+from ..selectors import reliability as reliability_reads
 
 logger = logging.getLogger(__name__)
 
@@ -219,10 +221,12 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         "dialogs": dialogs_manifest,
         **kind.manifest_extra(job.settings),
         **speech_manifest,
+        "decision": reliability_reads.decision_of(job),
     }
-    files += ["manifest.json", "README.md"]
+    files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
-    (staging / "README.md").write_text(readme.render(manifest=manifest, files=files), encoding="utf-8")
+    text = readme.render(manifest=manifest, files=files) + reliability_files.readme_section(manifest["decision"])
+    (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
 
@@ -236,11 +240,13 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         raw_csv.write_responses(fh, records, fields, on_row=tracker.advance)
     combined = quality_selectors.combined_items(job)
     columns = list(dict.fromkeys(key for row in combined for key in row.combined))
+    model_columns, model = reliability_reads.item_model_columns(job, [row.item_id for row in combined])  # beside the majority
     with open(staging / "items.csv", "x", encoding="utf-8", newline="") as fh:
         writer = csv_safety.Writer(fh)
-        writer.writerow(["item_id", "position", "text", *columns, "in_subset"])
+        writer.writerow(["item_id", "position", "text", *columns, *model_columns, "in_subset"])
         for row in combined:
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
+            cells += [model.get(row.item_id, {}).get(c, "") for c in model_columns]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
     extra = kind.answer_files(selectors.items_with_counted_answers(job), job.settings)
     for name, records in extra.items():
@@ -257,12 +263,22 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items": len(combined),
         "agreement": agreement,
         **({"files": {name: len(records) for name, records in extra.items()}} if extra else {}),
+        "decision": reliability_reads.decision_of(job),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", *extra, "manifest.json", "README.md"]
-    (staging / "README.md").write_text(readme.render_answers(manifest=manifest, files=files), encoding="utf-8")
+    files = ["responses.csv", "items.csv", *extra, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
+    text = readme.render_answers(manifest=manifest, files=files) + reliability_files.readme_section(manifest["decision"], model_columns)
+    (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
+
+
+def _write_worker_reliability(job, staging: Path) -> list[str]:
+    """`worker_reliability.csv` from the stored model (issue 22): every export has it, empty but
+    for its header before a flag run has fitted one."""
+    with open(staging / reliability_files.WORKER_FILE, "x", encoding="utf-8", newline="") as fh:
+        reliability_files.write_workers(fh, reliability_reads.worker_reliability_table(job))
+    return [reliability_files.WORKER_FILE]
 
 
 def _dialog_records(dialog, kind, turns_of, settings, variants) -> tuple[dict[str, DialogRecord], dict]:
