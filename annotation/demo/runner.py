@@ -27,6 +27,7 @@ from ..selectors.work import annotator_jobs
 from ..services.jobs import Selection, create_job, launch_job
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
+from .reliability_summary import reliability_summary
 from .server import DemoServer
 from .spoken import run_spoken_demo
 
@@ -120,7 +121,10 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
 
     # The flag run that beat sweeps live jobs with, so the job page served next shows stored flags.
     flag_counts = apply_flags(job)
-    flagged = {w.user.username for w in Worker.objects.filter(pk__in=stored_flags(job).report.flagged_workers()).select_related("user")}
+    apply_flags(vote_job)  # the voters' reliability model and flags (issue 22)
+    flagged_ids = set(stored_flags(job).report.flagged_workers()) | set(stored_flags(vote_job).report.flagged_workers())
+    flag_counts["flagged_workers"] = len(flagged_ids)
+    flagged = {w.user.username for w in Worker.objects.filter(pk__in=flagged_ids).select_related("user")}
 
     out = Path(options.out) if options.out else Path(settings.VAR_DIR) / "demo-exports"
     target = out / f"job-{job.pk}"
@@ -168,6 +172,7 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
     who = ", ".join(f"{name} ({'careless' if name in careless else 'careful'})" for name in sorted(flagged))
     say(f"   Worker flags (stored for the job page): {summary['flagged_workers']} of {options.annotators} annotators flagged"
         + (f": {who}" if who else ""))
+    summary["reliability"] = reliability_summary(job, vote_job, say)
     say(f"6. Exported {len(files)} files to {target}:")
     for name in files:
         say(f"     {name}")

@@ -107,6 +107,7 @@ def fit(judgements: pd.DataFrame, gold: Mapping | None = None, *, n_iter: int = 
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         model = DawidSkene(n_iter=n_iter).fit(data, true_labels=true_labels)
+    assert model.probas_ is not None and model.errors_ is not None and model.priors_ is not None  # set by fit
     labels = sorted(model.probas_.columns.tolist())
     probas = model.probas_.reindex(columns=labels, fill_value=0.0)
     errors = model.errors_.reindex(columns=labels, fill_value=0.0)
@@ -216,6 +217,12 @@ def unreliable_flag(r: WorkerReliability, labels: Sequence, what: str = "answers
     if r.answers < MIN_ANSWERS or r.spammer_interval[1] >= SPAMMER_UPPER:
         return None
     return ReliabilityFlag("unreliable", _evidence(r, list(labels), what), r.spammer_score, r.answers)
+
+
+def follows_the_item(r: WorkerReliability) -> bool:
+    """Enough answers, and a spammer score at least an honest 70%-accurate worker's: the answers
+    depend on the item, whatever their mix."""
+    return r.answers >= MIN_ANSWERS and r.spammer_score >= SPAMMER_UPPER
 
 
 def _evidence(r: WorkerReliability, labels: list, what: str) -> str:

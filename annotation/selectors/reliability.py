@@ -8,6 +8,7 @@ A judged task is one question of one item: for a vote job, one part of the respo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -72,7 +73,7 @@ def voted_down_counts(job: Job) -> tuple[dict, int, int]:
 @dataclass(frozen=True)
 class StoredReliability:
     job_id: int
-    computed_at: object
+    computed_at: Any
     labels: list
     priors: list
     tasks: dict
@@ -119,7 +120,7 @@ def vote_job_reliability(job: Job) -> StoredReliability | None:
 
 @dataclass(frozen=True)
 class ReliabilityRow:
-    worker: object  # a Worker
+    worker: Any  # a Worker
     role: str  # "voter", "rater" or "writer"
     answers: int
     accuracy: float | None
@@ -130,7 +131,7 @@ class ReliabilityRow:
 
 @dataclass(frozen=True)
 class ReliabilityOverview:
-    computed_at: object = None
+    computed_at: Any = None
     rows: list = field(default_factory=list)
 
     @property

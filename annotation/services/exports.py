@@ -221,11 +221,11 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         "dialogs": dialogs_manifest,
         **kind.manifest_extra(job.settings),
         **speech_manifest,
-        "decision": reliability_reads.decision_of(job),
+        "decision": (decision := reliability_reads.decision_of(job)),
     }
     files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
-    text = readme.render(manifest=manifest, files=files) + reliability_files.readme_section(manifest["decision"])
+    text = readme.render(manifest=manifest, files=files) + reliability_files.readme_section(decision)
     (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
@@ -263,11 +263,11 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items": len(combined),
         "agreement": agreement,
         **({"files": {name: len(records) for name, records in extra.items()}} if extra else {}),
-        "decision": reliability_reads.decision_of(job),
+        "decision": (decision := reliability_reads.decision_of(job)),
     }
     write_json(staging / "manifest.json", manifest)
     files = ["responses.csv", "items.csv", *extra, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
-    text = readme.render_answers(manifest=manifest, files=files) + reliability_files.readme_section(manifest["decision"], model_columns)
+    text = readme.render_answers(manifest=manifest, files=files) + reliability_files.readme_section(decision, model_columns)
     (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files

@@ -31,8 +31,8 @@ def model_call(vote_job_id: int, policy: QualityPolicy, votes: list[tuple[int, d
     """The model's call on one vote item from its votes [(voter id, answers)]."""
     fit = stored_reliability(vote_job_id, with_tasks=False)
     usable_fit = fit is not None and list(fit.labels) == LABELS
-    confusions = {int(w): r["confusion"] for w, r in fit.workers.items()} if usable_fit else {}
-    priors = fit.priors if usable_fit else NO_FIT_PRIORS
+    confusions = {int(w): r["confusion"] for w, r in fit.workers.items()} if fit is not None and usable_fit else {}
+    priors = fit.priors if fit is not None and usable_fit else NO_FIT_PRIORS
     against = LABELS.index(AGAINST)
     by_part: dict[str, list[tuple[int, int]]] = {}
     for worker, answers in votes:

@@ -8,6 +8,10 @@ Flags added to the job's `FlagReport` (evidence for a reviewer, never a rejectio
 - `unreliable_voter` (a vote job) / `unreliable_rater` (any other job with categorical answers):
   at least `reliability.MIN_ANSWERS` answers and a spammer score confidently low;
 - `voted_down`: a writer whose responses are voted down well above the job's rate.
+
+On categorical judgements the model's evidence supersedes the straight-lining pattern: a worker
+whose answers the model finds follow the item (`reliability.follows_the_item`) is not flagged for
+giving one answer to items that mostly call for it (a careful voter on good rewrites says yes).
 """
 from __future__ import annotations
 
@@ -38,8 +42,22 @@ def fit_job(job: Job, report: FlagReport, computed_at) -> JobReliability | None:
         flag = reliability.unreliable_flag(r, fitted.labels, what)
         if flag is not None:
             report.workers.setdefault(worker, []).append(WorkerFlag(code, flag.message, flag.value, flag.count))
+        elif reliability.follows_the_item(r):
+            _explain_runs(report, worker, r)
     writers = _writers(fitted, data.writer_of)
     return store(job, fitted, writers, computed_at, len(data.table))
+
+
+def _explain_runs(report: FlagReport, worker, r: reliability.WorkerReliability) -> None:
+    """A run of one answer is what the items called for when the model finds the worker's answers
+    follow the item (most voted parts are usable, so a careful voter says yes to most): the
+    straight-lining flag is replaced by that evidence in the worker's measures."""
+    flags = report.workers.get(worker, [])
+    kept = [f for f in flags if f.code != "straight_lining"]
+    if len(kept) != len(flags):
+        report.workers[worker] = kept
+        # Measures are numbers: 1 says the flag was lifted; reliability_spammer_score says why.
+        report.measures.setdefault(worker, {})["straight_lining_explained"] = 1
 
 
 def _add_voted_down(job: Job, report: FlagReport) -> None:
