@@ -30,11 +30,12 @@ def choice_questions(job: Job) -> set[str]:
 
 
 def judgements(job: Job) -> Judgements:
-    """Every confirmed categorical answer of the job (two queries)."""
+    """Every confirmed categorical answer of the job, gold items' included: their known answers are
+    the fit's known truth, which anchors every worker who answered them (two queries)."""
     kind = task_types.get(job.task_type)
     questions = choice_questions(job)
     reviews = job.reviews_id is not None
-    rows = Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True).values_list(
+    rows = Response.objects.confirmed().filter(item__job=job).values_list(
         "worker_id", "item_id", "answers", "item__subject_response_id", "item__subject_response__worker_id"
     )
     table, writer_of = [], {}
