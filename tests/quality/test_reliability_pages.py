@@ -24,3 +24,21 @@ def test_job_and_worker_pages_show_reliability_after_the_flag_run(client, organi
     assert ">writer<" in writer_page and "voted_down" in writer_page
     vote_page = client.get(f"/organize/workers/{crowd['yes_man'].pk}/").content.decode()
     assert "unreliable_voter" in vote_page and "spammer score" in vote_page
+
+
+def test_the_job_pages_queries_do_not_grow_with_the_stored_model(client, organizer, crowd):  # noqa: F811
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    small, small_votes = _run(crowd, dialogs=10)  # both with a flagged writer: the same sections filled
+    big, big_votes = _run(crowd, dialogs=16)
+    for job in (small_votes, small, big_votes, big):
+        apply_flags(job)
+    client.force_login(organizer)
+    counts = {}
+    for name, job in (("small", small), ("big", big)):
+        client.get(f"/organize/jobs/{job.pk}/")  # warm the session
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(f"/organize/jobs/{job.pk}/").status_code == 200
+        counts[name] = len(ctx.captured_queries)
+    assert counts["small"] == counts["big"], counts

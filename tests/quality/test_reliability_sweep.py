@@ -21,11 +21,14 @@ def crowd(make_annotator):
     return {name: make_annotator(name)[1] for name in ("good", "careless", "v1", "v2", "yes_man")}
 
 
-def _run(crowd):
-    job, vote_job = voting_job(dialogs=12, user_turns=2)
-    from tests.factories import good_answers
+def _run(crowd, dialogs=12):
+    from annotation.services.voting import enable_voting
+    from tests.factories import good_answers, make_corpus, make_live_job
 
-    for _ in range(12):
+    job = make_live_job(make_corpus(name=f"restaurants-{dialogs}", dialogs=dialogs, user_turns=2))
+    vote_job = enable_voting(job)
+
+    for _ in range(dialogs):
         for writer, answers in ((crowd["good"], good_answers), (crowd["careless"], junk_answers)):
             slot = claim_next_slot(job=job, worker=writer)
             if slot is not None:
