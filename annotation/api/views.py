@@ -33,6 +33,7 @@ from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
+from ..selectors.reliability import worker_reliability_table
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.flags import flagged_workers, stored_flags
@@ -43,6 +44,7 @@ from ..services.jobs import JobError, change_state, create_job
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
+from .reliability_serializers import WorkerReliabilitySerializer
 from . import serializers as s
 from .parsers import StrictMultiPartParser
 from .permissions import IsOrganizer
@@ -226,6 +228,17 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     def agreement(self, request, pk=None):
         job = self.get_object()
         return Response([a.__dict__ for a in quality_selectors.job_agreement(job)])
+
+    @extend_schema(
+        summary="Per worker and role, the reliability model the last flag run stored",
+        description="Expected accuracy and spammer score with 95% intervals (Dawid-Skene over the job's votes, pairwise "
+        "choices and categorical answers, and over the votes on its responses); empty before a flag run has fitted one.",
+        responses={200: WorkerReliabilitySerializer(many=True), **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"], serializer_class=WorkerReliabilitySerializer, pagination_class=None)
+    def reliability(self, request, pk=None):
+        job = self.get_object()
+        return Response(worker_reliability_table(job))  # stored by the flag run: nothing is fitted here
 
     def _voting(self, request, job, code=status.HTTP_200_OK):
         summary = quality_selectors.voting_summary(job)

@@ -42,3 +42,13 @@ def test_the_job_pages_queries_do_not_grow_with_the_stored_model(client, organiz
             assert client.get(f"/organize/jobs/{job.pk}/").status_code == 200
         counts[name] = len(ctx.captured_queries)
     assert counts["small"] == counts["big"], counts
+
+
+def test_the_api_serves_the_stored_reliability(organizer_api, crowd):  # noqa: F811
+    job, vote_job = _run(crowd, dialogs=10)
+    assert organizer_api.get(f"/api/jobs/{job.pk}/reliability/").json() == []
+    apply_flags(vote_job)
+    rows = organizer_api.get(f"/api/jobs/{job.pk}/reliability/").json()
+    yes_man = next(r for r in rows if r["worker"].endswith(crowd["yes_man"].external_id) and r["role"] == "voter")
+    assert yes_man["spammer_score"] < 0.2 and yes_man["job_id"] == vote_job.pk
+    assert {r["role"] for r in rows} == {"voter", "writer"}
