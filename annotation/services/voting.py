@@ -223,12 +223,12 @@ def record_vote(vote: Response) -> ReviewRound | None:
         round_.save(update_fields=["votes_for", "votes_against"])
         return round_
     if policy.decision_rule == DecisionRule.MODEL:
-        return _decide_by_model(round_, policy, voters_votes)
+        return _decide_by_model(round_, policy, voters_votes, vote.item.job_id)  # the vote's item is loaded by submit
     return _decide(round_, policy)
 
 
-def _decide_by_model(round_: ReviewRound, policy: QualityPolicy, voters_votes: list) -> ReviewRound:
-    decision = model_votes.model_call(round_.vote_item.job_id, policy, voters_votes)
+def _decide_by_model(round_: ReviewRound, policy: QualityPolicy, voters_votes: list, vote_job_id: int) -> ReviewRound:
+    decision = model_votes.model_call(vote_job_id, policy, voters_votes)
     if decision.call == reliability.ASK_MORE:
         model_votes.ask_one_more_voter(round_.vote_item_id, round_.response.worker_id)
         round_.save(update_fields=["votes_for", "votes_against"])
