@@ -131,6 +131,18 @@ class PayloadSetAdmin(admin.ModelAdmin):
     search_fields = ("name",)
 
 
+@admin.register(models.JobReliability)
+class JobReliabilityAdmin(admin.ModelAdmin):
+    """Read-only: the flag run fits and writes these rows (issue 22)."""
+
+    list_display = ("job", "computed_at", "judgements")
+    raw_id_fields = ("job",)
+    readonly_fields = ("job", "computed_at", "judgements", "labels", "priors", "tasks", "workers", "writers")
+
+    def has_add_permission(self, request):
+        return False
+
+
 @admin.register(models.JobFlagReport)
 class JobFlagReportAdmin(admin.ModelAdmin):
     """Read-only: the flag run writes these rows; "recompute flags" on the job page replaces one."""

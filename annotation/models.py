@@ -472,6 +472,11 @@ class OnVotedDown(models.TextChoices):
     SOFT_REJECT = "soft_reject", "Soft-reject (paid, data excluded)"
 
 
+class DecisionRule(models.TextChoices):
+    PUBLISHED = "published", "Published rule: votes against at the threshold (CGoDial: two of three)"
+    MODEL = "model", "Reliability model: the posterior that the response is unusable, each voter weighed by the last sweep"
+
+
 class QualityPolicy(models.Model):
     """A job's quality-control settings. Absent means: no voting, no gold, default flag thresholds."""
 
@@ -496,6 +501,22 @@ class QualityPolicy(models.Model):
         choices=OnVotedDown.choices,
         default=OnVotedDown.SOFT_REJECT,
         help_text="What happens to a response that is voted down.",
+    )
+    # Who decides a vote (issue 22).
+    decision_rule = models.CharField(
+        max_length=16, choices=DecisionRule.choices, default=DecisionRule.PUBLISHED,
+        help_text="How a vote is decided once `votes_per_response` votes are in: the published rule (votes against at "
+        "`against_threshold`), or the reliability model stored by the last flag sweep (voters the model has not seen "
+        "count as right 75% of the time); with the model, fewer votes per response (two) usually suffice.",
+    )
+    model_sure = models.FloatField(
+        default=0.85,
+        help_text="With the model: decide once the posterior that the response is unusable (or usable) reaches this; "
+        "below it, ask one more voter.",
+    )
+    model_max_votes = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1)],
+        help_text="With the model: the most votes asked for one response; at this many the more probable outcome decides.",
     )
     # Gold items and onboarding.
     gold_start_rate = models.FloatField(
@@ -667,6 +688,38 @@ class JobFlagReport(models.Model):
 
     def __str__(self):
         return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+# --- Worker reliability (issue 22): fitted by the flag sweep, read by pages, exports and voting ---
+
+
+class JobReliability(models.Model):
+    """The reliability model of a job's categorical judgements as the last flag run fitted it
+    (`services.reliability`, pure maths in `quality/reliability.py`). One row per job, replaced by
+    each run; ids are strings because JSON object keys are."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="reliability")
+    computed_at = models.DateTimeField(help_text="When the run that fitted the model started reading the responses.")
+    judgements = models.PositiveIntegerField(default=0, help_text="Categorical answers the model was fitted on.")
+    labels = models.JSONField(default=list, blank=True, help_text="The answer values, in the order of every matrix row and column.")
+    priors = models.JSONField(default=list, blank=True, help_text="Estimated share of each true label.")
+    tasks = models.JSONField(
+        default=dict, blank=True,
+        help_text='Per judged task ("<response id>:<part>" for votes, "<item id>:<question>" otherwise): '
+        '{"outcome", "confidence", "majority", "majority_share", "answers"}.',
+    )
+    workers = models.JSONField(
+        default=dict, blank=True,
+        help_text='Per worker: {"answers", "accuracy", "accuracy_interval", "spammer_score", "spammer_interval", "confusion", "label_counts"}.',
+    )
+    writers = models.JSONField(
+        default=dict, blank=True,
+        help_text='For a vote job, per author of the voted responses: {"parts", "usable", "usable_interval"} '
+        "(the expected share of their voted parts the model judges usable).",
+    )
+
+    def __str__(self):
+        return f"reliability of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"
 
 
 # --- Spoken readings (issue 14): the audio of a spoken_reading response, and its transcription ----

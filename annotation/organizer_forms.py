@@ -16,6 +16,7 @@ from .models import (
     SPEECH_ERRORS_MIN_WER,
     CheckOverride,
     Corpus,
+    DecisionRule,
     ExportRun,
     OnVotedDown,
     QualityPolicy,
@@ -297,10 +298,21 @@ class VotingForm(forms.Form):
         label="A voted-down response is", choices=OnVotedDown.choices, initial=OnVotedDown.SOFT_REJECT,
         help_text=_policy_help("on_voted_down"),
     )
+    decision_rule = forms.ChoiceField(
+        label="Decided by", choices=DecisionRule.choices, initial=DecisionRule.PUBLISHED, required=False, help_text=_policy_help("decision_rule")
+    )
+    model_sure = forms.FloatField(label="Model: sure at", min_value=0.51, max_value=1, initial=0.85, required=False,
+                                   help_text=_policy_help("model_sure"))
+    model_max_votes = forms.IntegerField(
+        label="Model: most votes", min_value=1, max_value=50, initial=5, required=False, help_text=_policy_help("model_max_votes")
+    )
 
     def clean(self):
         data = super().clean()
         votes, against = data.get("votes_per_response"), data.get("against_threshold")
+        most = data.get("model_max_votes")
+        if votes is not None and most is not None and most < votes:
+            self.add_error("model_max_votes", f"Cannot be below the votes per response ({votes}).")
         if votes is not None and against is not None and against > votes:
             self.add_error("against_threshold", f"Cannot exceed the votes per response ({votes}).")
         return data
@@ -315,11 +327,19 @@ class VotingForm(forms.Form):
             "against_threshold": policy.against_threshold,
             "max_rounds": policy.max_rounds,
             "on_voted_down": policy.on_voted_down,
+            "decision_rule": policy.decision_rule,
+            "model_sure": policy.model_sure,
+            "model_max_votes": policy.model_max_votes,
         }
 
     def settings(self) -> dict:
         """Keyword arguments for enable_voting."""
-        return {k: self.cleaned_data[k] for k in ("votes_per_response", "against_threshold", "max_rounds", "on_voted_down")}
+        settings = {k: self.cleaned_data[k] for k in ("votes_per_response", "against_threshold", "max_rounds", "on_voted_down")}
+        # The reliability model's settings are optional on the form: left out, the published rule decides.
+        for name in ("decision_rule", "model_sure", "model_max_votes"):
+            given = self.cleaned_data.get(name)
+            settings[name] = self.fields[name].initial if given in (None, "") else given
+        return settings
 
 
 class QualitySettingsForm(forms.Form):

@@ -34,6 +34,7 @@ from .selectors.flags import flagged_workers, stored_flags
 from .selectors.gold import gold_items
 from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
+from .selectors.reliability import reliability_overview, worker_reliability_rows
 from .selectors.review import ReviewFilters, review_queue
 from .selectors.team import in_house_annotators
 from .services.exports import start_export
@@ -168,6 +169,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "transcription": transcription_summary(job.pk) if spoken else None,
         **(extra or {}),
     }
+    context["reliability"] = reliability = reliability_overview(job)  # stored by the flag run
+    context["reliability_rows"] = _paged(request, reliability.rows, "reliability_page")
     return render(request, "annotation/organizer/job_detail.html", context, status=status)
 
 
@@ -442,10 +445,12 @@ def job_subset(request, pk):
 @organizer_required
 def worker_detail(request, pk):
     worker = get_object_or_404(Worker.objects.select_related("user"), pk=pk)
+    jobs = quality_selectors.worker_quality(worker)
+    reliability = worker_reliability_rows(worker.pk, [q.job.pk for q in jobs])  # stored by the flag run
     return render(
         request,
         "annotation/organizer/worker_detail.html",
-        {"worker": worker, "jobs": quality_selectors.worker_quality(worker), "responses": worker_recent_responses(worker)},
+        {"worker": worker, "jobs": jobs, "responses": worker_recent_responses(worker), "reliability": reliability},
     )
 
 

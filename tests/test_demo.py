@@ -58,6 +58,12 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(tmp
     # Flags a reviewer can trust: no careful annotator is flagged (careless ones may be).
     careless = {name for name, row in summary["per_annotator"].items() if row["careless"]}
     assert set(summary["flagged_annotators"]) <= careless, summary["flagged_annotators"]
+    # Issue 22: the careless ones are flagged, each with the evidence, and reliability is printed per annotator.
+    assert careless <= set(summary["flagged_annotators"]), summary["flagged_annotators"]
+    for name in careless:
+        codes = {f["code"] for f in summary["reliability"][name]["flags"]}
+        assert codes & {"unreliable_voter", "voted_down"}, summary["reliability"][name]
+    assert "Reliability (Dawid-Skene" in stdout and "spammer score" in stdout
     assert f"Worker flags (stored for the job page): {summary['flagged_workers']} of 6 annotators flagged" in stdout
     # It leaves work: an open rewrite job and an open rating job, with items for every printed login.
     assert set(summary["open_work"]) == {f"annotator{i}" for i in range(1, 7)}

@@ -13,6 +13,7 @@ from ..models import (
     SPEECH_ERRORS_MIN_WER,
     CheckOverride,
     Corpus,
+    DecisionRule,
     ExportRun,
     ImportRun,
     Job,
@@ -296,8 +297,13 @@ class VotingSettingsSerializer(RefusesUnknownFields, serializers.Serializer):
     against_threshold = serializers.IntegerField(default=2, min_value=1, max_value=50, help_text=_policy_help("against_threshold"))
     max_rounds = serializers.IntegerField(default=3, min_value=1, max_value=50, help_text=_policy_help("max_rounds"))
     on_voted_down = serializers.ChoiceField(choices=OnVotedDown.choices, default=OnVotedDown.SOFT_REJECT, help_text=_policy_help("on_voted_down"))
+    decision_rule = serializers.ChoiceField(choices=DecisionRule.choices, default=DecisionRule.PUBLISHED, help_text=_policy_help("decision_rule"))
+    model_sure = serializers.FloatField(default=0.85, min_value=0.51, max_value=1, help_text=_policy_help("model_sure"))
+    model_max_votes = serializers.IntegerField(default=5, min_value=1, max_value=50, help_text=_policy_help("model_max_votes"))
 
     def validate(self, attrs):
+        if attrs["model_max_votes"] < attrs["votes_per_response"]:
+            raise serializers.ValidationError({"model_max_votes": [f"cannot be below votes_per_response ({attrs['votes_per_response']})"]})
         if attrs["against_threshold"] > attrs["votes_per_response"]:
             raise serializers.ValidationError(
                 {"against_threshold": [f"cannot exceed votes_per_response ({attrs['votes_per_response']})"]}
@@ -309,7 +315,7 @@ class VotingSummarySerializer(serializers.Serializer):
     """A job's voting settings and how its responses fared (CGoDial voting with re-collection)."""
 
     voting_enabled = serializers.BooleanField()
-    settings = serializers.DictField(allow_null=True, help_text="votes_per_response, against_threshold, max_rounds, on_voted_down; null before voting was ever set.")
+    settings = serializers.DictField(allow_null=True, help_text="votes_per_response, against_threshold, max_rounds, on_voted_down, decision_rule, model_sure, model_max_votes; null before voting was ever set.")
     vote_job = serializers.IntegerField(allow_null=True, help_text="Id of the job whose items are the votes.")
     responses_reviewed = serializers.IntegerField(help_text="Responses put to the vote.")
     voting = serializers.IntegerField(help_text="Rounds still waiting for votes.")
@@ -328,7 +334,9 @@ class VotingSummarySerializer(serializers.Serializer):
     def describe(summary, policy, vote_job) -> dict:
         settings = None
         if policy is not None:
-            settings = {k: getattr(policy, k) for k in ("votes_per_response", "against_threshold", "max_rounds", "on_voted_down")}
+            settings = {k: getattr(policy, k) for k in (
+                "votes_per_response", "against_threshold", "max_rounds", "on_voted_down", "decision_rule", "model_sure", "model_max_votes",
+            )}
         return {**summary.as_dict(), "settings": settings, "vote_job": vote_job.pk if vote_job else None}
 
 

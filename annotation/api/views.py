@@ -38,6 +38,7 @@ from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
+from ..selectors.reliability import worker_reliability_table
 from ..services.exports import start_export
 from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
@@ -47,6 +48,7 @@ from ..services.quality import QualityError, override_verdict, set_quality, unbl
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
 from . import serializers as s
+from .reliability_serializers import WorkerReliabilitySerializer
 
 ERRORS = {400: OpenApiResponse(description="The request cannot be carried out; the body names the field to fix.")}
 
@@ -228,6 +230,17 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         job = self.get_object()
         return Response([a.__dict__ for a in quality_selectors.job_agreement(job)])
 
+    @extend_schema(
+        summary="Per worker and role, the reliability model the last flag run stored",
+        description="Expected accuracy and spammer score with 95% intervals (Dawid-Skene over the job's votes, pairwise "
+        "choices and categorical answers, and over the votes on its responses); empty before a flag run has fitted one.",
+        responses={200: WorkerReliabilitySerializer(many=True), **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"], serializer_class=WorkerReliabilitySerializer, pagination_class=None)
+    def reliability(self, request, pk=None):
+        job = self.get_object()
+        return Response(worker_reliability_table(job))  # stored by the flag run: nothing is fitted here
+
     def _voting(self, request, job, code=status.HTTP_200_OK):
         summary = quality_selectors.voting_summary(job)
         policy = QualityPolicy.objects.filter(job=job).first()
@@ -240,7 +253,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         request=json_body(s.VotingSettingsSerializer), responses={200: s.VotingSummarySerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.VotingSettingsSerializer, pagination_class=None,
-            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down"))
+            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down", "decision_rule", "model_sure", "model_max_votes"))
     def voting(self, request, pk=None):
         job = self.get_object()
         if request.method == "POST":

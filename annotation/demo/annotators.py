@@ -162,7 +162,9 @@ class SimulatedAnnotator:
         verdicts = {
             label.lower(): label.lower() == "simplified" or rewriter.looks_recognizable(text) for label, text in shown.items()
         }
-        if self.rng.random() < 0.1:  # readers disagree now and then
+        if self.careless:  # a careless voter says yes to everything (issue 22: the model must catch it)
+            verdicts = dict.fromkeys(verdicts, True)
+        elif self.rng.random() < 0.1:  # readers disagree now and then
             flipped = self.rng.choice(sorted(verdicts))
             verdicts[flipped] = not verdicts[flipped]
         unreadable = [name for name, ok in verdicts.items() if not ok]

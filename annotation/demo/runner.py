@@ -28,6 +28,7 @@ from ..services.quality import apply_flags
 from ..services.voting import enable_voting
 from .annotators import SimulatedAnnotator, reason_code
 from .corpus import generate_corpus
+from .reliability_summary import reliability_summary
 from .server import DemoServer
 from .spoken import run_spoken_demo
 
@@ -77,11 +78,14 @@ def run_demo(options: DemoOptions, server: DemoServer, say=print) -> dict:
 
     # The flag run that beat sweeps live jobs with, so the job page served next shows stored flags.
     flag_counts = apply_flags(job)
-    flagged = {w.user.username for w in Worker.objects.filter(pk__in=stored_flags(job).report.flagged_workers()).select_related("user")}
+    apply_flags(vote_job)  # the voters' reliability model and flags
+    flagged_ids = set(stored_flags(job).report.flagged_workers()) | set(stored_flags(vote_job).report.flagged_workers())
+    flag_counts["flagged_workers"] = len(flagged_ids)
+    flagged = {w.user.username for w in Worker.objects.filter(pk__in=flagged_ids).select_related("user")}
     target, files = _export(job, organizer, options)
     open_work = leave_open_work(corpus, organizer, options, annotator_names)
     summary = _summary(job, annotators, flag_counts, flagged, target, files, open_work)
-    _report(summary, annotators, options, say)
+    _report(summary, annotators, options, say, reliability=lambda: reliability_summary(job, vote_job, say))
     summary["spoken"] = run_spoken_demo(
         corpus, organizer, server, annotator_names[0], DEMO_PASSWORD, seed=options.seed, stamp=stamp, say=say
     )
@@ -188,7 +192,7 @@ def _summary(job, annotators, flag_counts: dict, flagged: set, target: Path, fil
     }
 
 
-def _report(summary: dict, annotators, options: DemoOptions, say) -> None:
+def _report(summary: dict, annotators, options: DemoOptions, say, *, reliability) -> None:
     """Steps 5 to 7 in words: what the annotators did, the votes and flags, the export, the open work."""
     say(f"5. Done: {summary['items_complete']}/{summary['items']} items complete, {summary['responses']} responses stored")
     say(f"   Refused submissions (then corrected): {summary['refused_submissions']}")
@@ -204,6 +208,7 @@ def _report(summary: dict, annotators, options: DemoOptions, say) -> None:
     who = ", ".join(f"{name} ({'careless' if name in careless else 'careful'})" for name in summary["flagged_annotators"])
     say(f"   Worker flags (stored for the job page): {summary['flagged_workers']} of {options.annotators} annotators flagged"
         + (f": {who}" if who else ""))
+    summary["reliability"] = reliability()
     say(f"6. Exported {len(summary['files'])} files to {summary['export_dir']}:")
     for name in summary["files"]:
         say(f"     {name}")

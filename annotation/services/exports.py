@@ -24,11 +24,13 @@ from quorum.background import after_commit
 
 from .. import task_types
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
+from ..exporters import reliability as reliability_files
 from ..exporters.base import write_json
 from ..exporters.selection import values_heard
 from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, ExportRun, Job, RunStatus
 from ..selectors import exports as selectors
 from ..selectors import quality as quality_selectors
+from ..selectors import reliability as reliability_reads
 from ..speech.asr import AsrFailed, AsrUnavailable
 from ..speech.config import asr_backend
 from ..speech.simulate import Progress as SpeechProgress
@@ -209,10 +211,12 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         "dialogs": dialogs_manifest,
         **kind.manifest_extra(job.settings),
         **speech_manifest,
+        "decision": (decision := reliability_reads.decision_of(job)),
     }
-    files += ["manifest.json", "README.md"]
+    files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
-    (staging / "README.md").write_text(readme.render(manifest=manifest, files=files), encoding="utf-8")
+    text = readme.render(manifest=manifest, files=files) + reliability_files.readme_section(decision)
+    (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
 
@@ -226,11 +230,13 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         raw_csv.write_responses(fh, records, fields, on_row=tracker.advance)
     combined = quality_selectors.combined_items(job)
     columns = list(dict.fromkeys(key for row in combined for key in row.combined))
+    model_columns, model = reliability_reads.item_model_columns(job, [row.item_id for row in combined])  # beside the majority
     with open(staging / "items.csv", "x", encoding="utf-8", newline="") as fh:
         writer = csv_safety.Writer(fh)
-        writer.writerow(["item_id", "position", "text", *columns, "in_subset"])
+        writer.writerow(["item_id", "position", "text", *columns, *model_columns, "in_subset"])
         for row in combined:
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
+            cells += [model.get(row.item_id, {}).get(c, "") for c in model_columns]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
     extra = _write_answer_files(job, kind, staging, include_audio=False)
     agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
@@ -243,12 +249,22 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items": len(combined),
         "agreement": agreement,
         **({"files": dict(extra)} if extra else {}),
+        "decision": (decision := reliability_reads.decision_of(job)),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", *(name for name, _count in extra), "manifest.json", "README.md"]
-    (staging / "README.md").write_text(readme.render_answers(manifest=manifest, files=files), encoding="utf-8")
+    files = ["responses.csv", "items.csv", *(name for name, _count in extra), *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
+    text = readme.render_answers(manifest=manifest, files=files) + reliability_files.readme_section(decision, model_columns)
+    (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
+
+
+def _write_worker_reliability(job, staging: Path) -> list[str]:
+    """`worker_reliability.csv` from the stored model: every export has it, empty but for its
+    header before a flag run has fitted one."""
+    with open(staging / reliability_files.WORKER_FILE, "x", encoding="utf-8", newline="") as fh:
+        reliability_files.write_workers(fh, reliability_reads.worker_reliability_table(job))
+    return [reliability_files.WORKER_FILE]
 
 
 def _dialog_records(dialog, kind, settings, variants) -> tuple[dict[str, DialogRecord], dict]:

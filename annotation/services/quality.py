@@ -19,7 +19,7 @@ from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Res
 from ..quality import gold as gold_schedule
 from ..selectors.policies import policy_of
 from ..selectors.quality import job_agreement, job_flags
-from . import voting
+from . import reliability, voting
 from .errors import ClaimError
 from .response_status import transition
 
@@ -300,6 +300,7 @@ def apply_flags(job: Job) -> dict:
     policy = QualityPolicy.objects.filter(job=job).first()
     computed_at = timezone.now()  # before reading: a response stored later is not in this report
     report = job_flags(job)
+    reliability.fit_job(job, report, computed_at)  # stores the model; adds its flags to the report
     # Agreement reads every counted response too, so it is computed here with the flags, not by the page.
     agreement = [vars(a) for a in job_agreement(job)]
     store_flag_report(job, report, computed_at, agreement)

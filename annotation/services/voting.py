@@ -28,9 +28,11 @@ from django.db.models import Max
 from django.utils import timezone
 
 from .. import task_types
-from ..models import Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
+from ..models import DecisionRule, Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
+from ..quality import reliability
 from ..selectors.policies import policy_of
 from ..task_types.vote import AGAINST, FOR
+from . import model_votes
 from .response_status import transition
 
 DEFAULT_VOTE_REWARD = Decimal("0.10")  # CGoDial paid $0.10-0.20 per turn
@@ -58,6 +60,20 @@ def _validate_settings(votes_per_response, against_threshold, max_rounds, on_vot
         raise VotingError("; ".join(errors))
 
 
+def _validate_model_settings(decision_rule, model_sure, model_max_votes, votes_per_response):
+    errors = []
+    if decision_rule not in DecisionRule.values:
+        errors.append(f"decision_rule must be one of {', '.join(DecisionRule.values)}")
+    if not isinstance(model_sure, (int, float)) or isinstance(model_sure, bool) or not 0.5 < model_sure <= 1:
+        errors.append("model_sure must be a number above 0.5 and at most 1")
+    if not isinstance(model_max_votes, int) or isinstance(model_max_votes, bool) or model_max_votes < 1:
+        errors.append("model_max_votes must be a whole number of at least 1")
+    elif isinstance(votes_per_response, int) and model_max_votes < votes_per_response:
+        errors.append("model_max_votes cannot be below votes_per_response")
+    if errors:
+        raise VotingError("; ".join(errors))
+
+
 def enable_voting(
     job: Job,
     *,
@@ -66,6 +82,9 @@ def enable_voting(
     max_rounds: int = 3,
     on_voted_down: str = OnVotedDown.SOFT_REJECT,
     vote_reward: Decimal | str = DEFAULT_VOTE_REWARD,
+    decision_rule: str = DecisionRule.PUBLISHED,
+    model_sure: float = 0.85,
+    model_max_votes: int = 5,
 ) -> Job:
     """Turn voting on for `job` (idempotent; later calls update the settings). Returns the vote job.
 
@@ -73,6 +92,7 @@ def enable_voting(
     job's accepted responses that were never voted on are put to the vote now.
     """
     _validate_settings(votes_per_response, against_threshold, max_rounds, on_voted_down)
+    _validate_model_settings(decision_rule, model_sure, model_max_votes, votes_per_response)
     kind = task_types.capability(task_types.get(job.task_type), task_types.Votable)
     if kind is None:
         raise VotingError(f"responses of task type {job.task_type!r} cannot be voted on")
@@ -86,6 +106,9 @@ def enable_voting(
                 "against_threshold": against_threshold,
                 "max_rounds": max_rounds,
                 "on_voted_down": on_voted_down,
+                "decision_rule": decision_rule,
+                "model_sure": model_sure,
+                "model_max_votes": model_max_votes,
             },
         )
         vote_job = vote_job_of(job)
@@ -189,7 +212,8 @@ def record_vote(vote: Response) -> ReviewRound | None:
         Response.objects.filter(pk=vote.pk).update(checks=checks)
         vote.checks = checks
         return round_
-    votes = list(Response.objects.filter(item_id=vote.item_id).values_list("answers", flat=True))
+    voters_votes = list(Response.objects.filter(item_id=vote.item_id).values_list("worker_id", "answers"))
+    votes = [answers for _, answers in voters_votes]
     # Voted part by part, a response is voted down when one part gathers enough votes against:
     # the round's count against is the worst part's, so the one rule (`voted_down`) decides both.
     against_by_part = tally_parts(votes)
@@ -199,7 +223,20 @@ def record_vote(vote: Response) -> ReviewRound | None:
     if round_.votes_for + round_.votes_against < policy.votes_per_response:
         round_.save(update_fields=["votes_for", "votes_against"])
         return round_
+    if policy.decision_rule == DecisionRule.MODEL:
+        return _decide_by_model(round_, policy, voters_votes, vote.item.job_id)  # the vote's item is loaded by submit
     return _decide(round_, policy)
+
+
+def _decide_by_model(round_: ReviewRound, policy: QualityPolicy, voters_votes: list, vote_job_id: int) -> ReviewRound:
+    decision = model_votes.model_call(vote_job_id, policy, voters_votes)
+    if decision.call == reliability.ASK_MORE:
+        if round_.vote_item_id is None:  # the vote item is gone (its job deleted): no one to ask
+            return _decide(round_, policy)
+        model_votes.ask_one_more_voter(round_.vote_item_id, round_.response.worker_id)
+        round_.save(update_fields=["votes_for", "votes_against"])
+        return round_
+    return _decide(round_, policy, down=decision.call == reliability.RECOLLECT, failed=decision.failed_parts, why=decision.why)
 
 
 def tally_parts(votes) -> dict[str, int]:
@@ -216,15 +253,19 @@ def voted_down(votes_against: int, against_threshold: int) -> bool:
     return votes_against >= against_threshold
 
 
-def _decide(round_: ReviewRound, policy: QualityPolicy) -> ReviewRound:
+def _decide(round_: ReviewRound, policy: QualityPolicy, down: bool | None = None, failed=None, why: str = "") -> ReviewRound:
+    """Settle the round: by the published rule, or as the model decided (`down`, `failed`, `why`)."""
     now = timezone.now()
     response = round_.response
-    tally = f"{round_.votes_against} of {round_.votes_for + round_.votes_against} votes against"
+    tally = f"{round_.votes_against} of {round_.votes_for + round_.votes_against} votes against" + (f"; {why}" if why else "")
+    if down is None:
+        down = voted_down(round_.votes_against, policy.against_threshold)
     # A response held meanwhile (its author failed gold) waits for the reviewer; the round is decided all the same.
     settle = response.status == Response.Status.AWAITING_REVIEW
-    if voted_down(round_.votes_against, policy.against_threshold):
+    if down:
         status = Response.Status.REJECTED if policy.on_voted_down == OnVotedDown.REJECT else Response.Status.EXCLUDED
-        failed = sorted(p for p, n in tally_parts(_votes_of(round_)).items() if voted_down(n, policy.against_threshold))
+        if failed is None:
+            failed = sorted(p for p, n in tally_parts(_votes_of(round_)).items() if voted_down(n, policy.against_threshold))
         if failed:  # the writer sees which parts were turned down (selectors.feedback)
             checks = {**(response.checks or {}), "voted_down_parts": failed}
             Response.objects.filter(pk=response.pk).update(checks=checks)

@@ -146,7 +146,7 @@ def test_multiwoz_test_set_replaces_the_user_turn_with_the_earliest_accepted_rew
     out = tmp_path / "export"
     files = export_job(job, out)
 
-    assert set(files) == {f"{v}/data.json" for v in VARIANTS} | {"responses.csv", "manifest.json", "README.md"}
+    assert set(files) == {f"{v}/data.json" for v in VARIANTS} | {"responses.csv", "worker_reliability.csv", "manifest.json", "README.md"}
     for variant in VARIANTS:
         data = read_json(out / variant / "data.json")
         assert list(data) == ["SNG0001.json", "PMUL0002.json"]  # the dialog without items is left out

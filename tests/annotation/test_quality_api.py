@@ -105,7 +105,9 @@ def test_enable_voting_then_read_the_summary_as_votes_come_in(world, organizer, 
 
     on = client.post(f"/api/jobs/{job.pk}/voting/", VOTING, format="json")
     assert on.status_code == 200
-    assert on.data["voting_enabled"] is True and on.data["settings"] == VOTING
+    assert on.data["voting_enabled"] is True and on.data["settings"] == {
+        **VOTING, "decision_rule": "published", "model_sure": 0.85, "model_max_votes": 5,  # the published rule unless asked
+    }
     vote_job = vote_job_of(job)
     assert on.data["vote_job"] == vote_job.pk and on.data["responses_reviewed"] == 1 and on.data["voting"] == 1
     assert on.data["vote_alpha"] is None and on.data["vote_alpha_note"].startswith("n/a")

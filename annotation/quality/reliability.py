@@ -1,0 +1,294 @@
+"""Who to believe: worker reliability from categorical judgements (issue 22). Pure: no Django.
+
+The input is one table of judgements (`JUDGEMENT_COLUMNS`): `task` (what is judged: a voted part
+of a response, a pairwise pair, one question of a questionnaire item), `worker`, `label` (the
+answer given), and optionally a `gold` table (task -> known label) of answers known to be right.
+
+`fit` estimates Dawid-Skene (1979) confusion matrices with crowd-kit's EM (`crowdkit.aggregation`,
+imported inside the function: it takes seconds to import and web pages never fit a model). From
+the fit come:
+
+- per task: the posterior outcome, its probability (confidence) and the majority beside it;
+- per worker: the expected accuracy (the mean posterior probability that each answer is right)
+  with a Beta interval on the expected number right, and a *spammer score* (Raykar & Yu 2012 in
+  spirit): how much more often the worker gives a label when it is true than when it is not. 0
+  means the answers do not depend on the item (a random spammer and an always-yes voter alike,
+  whatever their raw accuracy); 1 means perfect; below 0, worse than chance. For two labels it is
+  sensitivity + specificity - 1. Its interval comes from Dirichlet draws of each confusion row
+  given the worker's soft counts.
+
+`posterior` and `decide` turn stored confusion matrices into a decision for one voted item with no
+fit at all, so voting by the model costs no model fit in the request.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+JUDGEMENT_COLUMNS = ["task", "worker", "label"]
+
+#: Answers a worker needs before a reliability flag may be raised: below this the interval is too
+#: wide to tell a careless worker from an unlucky one.
+MIN_ANSWERS = 20
+#: Flag as unreliable when the upper end of the spammer score's interval is below this: the worker
+#: is then confidently worse than an honest voter who is right 70% of the time on either label
+#: (whose score is 0.4).
+SPAMMER_UPPER = 0.4
+#: The confusion matrix assumed for a voter the model has not seen: right 75% of the time on either
+#: label. Deliberately modest, so one unknown voter cannot settle an item alone.
+DEFAULT_ACCURACY = 0.75
+INTERVAL = 0.95
+DRAWS = 200
+
+
+@dataclass
+class WorkerReliability:
+    worker: object
+    answers: int
+    accuracy: float  # expected share of answers that are right, under the model
+    accuracy_interval: tuple[float, float]
+    spammer_score: float  # 0: answers unrelated to the item; 1: perfect
+    spammer_interval: tuple[float, float]
+    confusion: list[list[float]]  # [true label][answer]: P(answer | true label)
+    label_counts: dict = field(default_factory=dict)  # answer -> how many times given
+
+    def as_json(self) -> dict:
+        return {
+            "answers": int(self.answers), "accuracy": round(float(self.accuracy), 4),
+            "accuracy_interval": [round(float(x), 4) for x in self.accuracy_interval],
+            "spammer_score": round(float(self.spammer_score), 4),
+            "spammer_interval": [round(float(x), 4) for x in self.spammer_interval],
+            "confusion": [[round(float(p), 4) for p in row] for row in self.confusion],
+            "label_counts": {str(k): int(v) for k, v in self.label_counts.items()},
+        }
+
+
+@dataclass
+class ReliabilityFit:
+    labels: list  # the label values, in the order of every matrix row and column
+    priors: list[float]
+    #: task -> {"outcome", "confidence", "majority", "majority_share", "answers"}
+    tasks: dict = field(default_factory=dict)
+    workers: dict = field(default_factory=dict)  # worker -> WorkerReliability
+    iterations: int = 0
+
+    def as_json(self) -> dict:
+        return {
+            "labels": [str(x) for x in self.labels], "priors": [round(float(p), 4) for p in self.priors],
+            "tasks": {str(t): v for t, v in self.tasks.items()},
+            "workers": {str(w): r.as_json() for w, r in self.workers.items()},
+            "iterations": int(self.iterations),
+        }
+
+
+def majority(judgements: pd.DataFrame) -> pd.DataFrame:
+    """Per task the most given label (ties: the first label in sorted order) and its share."""
+    counts = judgements.groupby(["task", "label"]).size().unstack(fill_value=0)
+    return pd.DataFrame({"majority": counts.idxmax(axis=1), "share": counts.max(axis=1) / counts.sum(axis=1), "answers": counts.sum(axis=1)})
+
+
+def fit(judgements: pd.DataFrame, gold: Mapping | None = None, *, n_iter: int = 100, seed: int = 0) -> ReliabilityFit:
+    """Dawid-Skene over the judgements, gold answers held as known truth."""
+    from crowdkit.aggregation import DawidSkene  # seconds to import: only the sweep fits
+
+    data = judgements[JUDGEMENT_COLUMNS].astype({"label": str})
+    if data.empty:
+        return ReliabilityFit(labels=[], priors=[])
+    true_labels = None
+    if gold:
+        known = {t: str(v) for t, v in gold.items() if t in set(data["task"])}
+        true_labels = pd.Series(known, dtype=object) if known else None
+    with warnings.catch_warnings():  # crowd-kit 1.4.2 uses pandas keywords pandas 3 deprecates
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        model = DawidSkene(n_iter=n_iter).fit(data, true_labels=true_labels)
+    assert model.probas_ is not None and model.errors_ is not None and model.priors_ is not None  # set by fit
+    labels = sorted(model.probas_.columns.tolist())
+    probas = model.probas_.reindex(columns=labels, fill_value=0.0)
+    errors = model.errors_.reindex(columns=labels, fill_value=0.0)
+    result = ReliabilityFit(labels=labels, priors=model.priors_.reindex(labels, fill_value=0.0).tolist(),
+                            iterations=len(model.loss_history_))
+    result.tasks = _task_outcomes(data, probas, labels)
+    result.workers = worker_reliability(data, probas, errors, labels, seed=seed)
+    return result
+
+
+def _task_outcomes(data: pd.DataFrame, probas: pd.DataFrame, labels: list) -> dict:
+    major = majority(data)
+    values = probas.to_numpy()
+    best = values.argmax(axis=1)
+    out = {}
+    for task, b, p, m, s, n in zip(probas.index.tolist(), best.tolist(), values.max(axis=1).tolist(),
+                                   major["majority"].reindex(probas.index).tolist(),
+                                   major["share"].reindex(probas.index).tolist(),
+                                   major["answers"].reindex(probas.index).tolist(), strict=True):
+        out[task] = {"outcome": labels[b], "confidence": round(float(p), 4), "majority": m,
+                     "majority_share": round(float(s), 4), "answers": int(n)}
+    return out
+
+
+def worker_reliability(data: pd.DataFrame, probas: pd.DataFrame, errors: pd.DataFrame, labels: list,
+                       seed: int = 0) -> dict:
+    """Per worker: expected accuracy with a Beta interval, spammer score with a Dirichlet interval."""
+    k = len(labels)
+    label_index = {v: i for i, v in enumerate(labels)}
+    answer = data["label"].map(label_index).to_numpy()
+    post = probas.reindex(data["task"].to_numpy()).to_numpy()  # one row per judgement
+    worker_codes, workers = pd.factorize(data["worker"])
+    n_workers = len(workers)
+    # Soft counts: counts[w, true, answer] = sum of P(task has `true`) over w's answers `answer`.
+    counts = np.zeros((n_workers, k, k))
+    for a in range(k):
+        mask = answer == a
+        np.add.at(counts[:, :, a], worker_codes[mask], post[mask])
+    right = np.einsum("wkk->w", counts)
+    n = counts.sum(axis=(1, 2))
+    alpha = 1 - INTERVAL
+    low = stats.beta.ppf(alpha / 2, right + 1, n - right + 1)
+    high = stats.beta.ppf(1 - alpha / 2, right + 1, n - right + 1)
+    confusion = np.stack([_confusion_of(errors, w, labels) for w in workers]) if n_workers else np.zeros((0, k, k))
+    score = spammer_score(confusion)
+    s_low, s_high = _score_interval(counts, seed)
+    given = np.zeros((n_workers, k), dtype=int)
+    np.add.at(given, (worker_codes, answer), 1)
+    out = {}
+    for i, w in enumerate(workers.tolist()):
+        out[w] = WorkerReliability(
+            worker=w, answers=int(given[i].sum()), accuracy=float(right[i] / n[i]) if n[i] else 0.0,
+            accuracy_interval=(float(low[i]), float(high[i])), spammer_score=float(score[i]),
+            spammer_interval=(float(s_low[i]), float(s_high[i])), confusion=confusion[i].tolist(),
+            label_counts={labels[a]: int(given[i, a]) for a in range(k)},
+        )
+    return out
+
+
+def _confusion_of(errors: pd.DataFrame, worker, labels: list) -> np.ndarray:
+    """crowd-kit's errors_ (rows: worker and answer; columns: true label) as [true][answer]."""
+    block = errors.loc[worker].reindex(index=labels, fill_value=0.0).to_numpy().T
+    sums = block.sum(axis=1, keepdims=True)
+    return np.divide(block, sums, out=np.full_like(block, 1 / len(labels)), where=sums > 0)
+
+
+def spammer_score(confusion: np.ndarray) -> np.ndarray:
+    """How much more often each [..., k, k] confusion matrix ([true][answer]) gives a label when it
+    is true than when it is not, averaged over labels: (1/k) sum_c (C[c, c] - mean_{t != c} C[t, c]).
+    0 when every row is the same distribution (answers unrelated to the item, whatever the bias),
+    1 when perfect, negative when worse than chance. For two labels: sensitivity + specificity - 1."""
+    confusion = np.asarray(confusion, dtype=float)
+    k = confusion.shape[-1]
+    if k < 2:
+        return np.zeros(confusion.shape[:-2])
+    diagonal = np.diagonal(confusion, axis1=-2, axis2=-1)  # [..., k]: P(answer c | true c)
+    column_sums = confusion.sum(axis=-2)  # [..., k]: sum over true labels of P(answer c | true)
+    off = (column_sums - diagonal) / (k - 1)
+    return (diagonal - off).mean(axis=-1)
+
+
+def _score_interval(counts: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The spammer score's interval from Dirichlet draws of each confusion row (soft counts + 1)."""
+    if counts.shape[0] == 0:
+        return np.zeros(0), np.zeros(0)
+    rng = np.random.default_rng(seed)
+    draws = rng.gamma(counts[None, ...] + 1.0, size=(DRAWS, *counts.shape))
+    draws /= draws.sum(axis=-1, keepdims=True)
+    scores = spammer_score(draws)
+    alpha = 1 - INTERVAL
+    return np.quantile(scores, alpha / 2, axis=0), np.quantile(scores, 1 - alpha / 2, axis=0)
+
+
+# --- Flags ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReliabilityFlag:
+    code: str
+    message: str
+    value: float
+    count: int
+
+
+def unreliable_flag(r: WorkerReliability, labels: Sequence, what: str = "answers") -> ReliabilityFlag | None:
+    """"unreliable": enough answers and a spammer score whose interval lies low, with the evidence."""
+    if r.answers < MIN_ANSWERS or r.spammer_interval[1] >= SPAMMER_UPPER:
+        return None
+    return ReliabilityFlag("unreliable", _evidence(r, list(labels), what), r.spammer_score, r.answers)
+
+
+def follows_the_item(r: WorkerReliability) -> bool:
+    """Enough answers, and a spammer score at least an honest 70%-accurate worker's: the answers
+    depend on the item, whatever their mix."""
+    return r.answers >= MIN_ANSWERS and r.spammer_score >= SPAMMER_UPPER
+
+
+def _evidence(r: WorkerReliability, labels: list, what: str) -> str:
+    most = max(r.label_counts, key=lambda v: r.label_counts[v]) if r.label_counts else None
+    parts = []
+    if most is not None:
+        n = r.label_counts[most]
+        parts.append(f'answered "{most}" to {n} of {r.answers} {what} ({n / r.answers:.0%})')
+        a = labels.index(most)
+        others = [(r.confusion[t][a], labels[t]) for t in range(len(labels)) if t != a]
+        if others:
+            p, other = max(others)
+            parts.append(f'estimated to answer "{most}" to {p:.0%} of {what} the model judges "{other}"')
+    lo, hi = r.spammer_interval
+    parts.append(f"spammer score {r.spammer_score:.2f} [{lo:.2f}, {hi:.2f}] (0 = answers unrelated to the item, 1 = perfect)")
+    parts.append(f"expected accuracy {r.accuracy:.0%} [{r.accuracy_interval[0]:.0%}, {r.accuracy_interval[1]:.0%}]")
+    return "; ".join(parts)
+
+
+def voted_down_flag(worker_down: int, worker_voted: int, job_down: int, job_voted: int,
+                    min_voted: int = 10, ratio: float = 2.0, floor: float = 0.3) -> ReliabilityFlag | None:
+    """"work voted down": a writer whose responses were voted down at a rate well above the job's
+    (at least `ratio` times it and at least `floor`), over at least `min_voted` voted responses."""
+    if worker_voted < min_voted or job_voted == 0:
+        return None
+    rate, job_rate = worker_down / worker_voted, job_down / job_voted
+    if rate < floor or rate < ratio * job_rate:
+        return None
+    return ReliabilityFlag(
+        "voted_down",
+        f"{worker_down} of {worker_voted} responses voted down ({rate:.0%}); the job's rate is {job_rate:.0%}"
+        f" ({job_down} of {job_voted})", rate, worker_voted)
+
+
+# --- Deciding one voted item from stored matrices ------------------------------------------------
+
+
+def default_confusion(k: int, accuracy: float = DEFAULT_ACCURACY) -> list[list[float]]:
+    off = (1 - accuracy) / (k - 1)
+    return [[accuracy if a == t else off for a in range(k)] for t in range(k)]
+
+
+def posterior(answers: Sequence[tuple[object, int]], confusions: Mapping, priors: Sequence[float],
+              fallback: Sequence[Sequence[float]] | None = None) -> np.ndarray:
+    """P(true label) for one task from its answers [(worker, answer index)], each worker's stored
+    confusion matrix ([true][answer]; `fallback` for workers without one) and the label priors."""
+    k = len(priors)
+    fallback = default_confusion(k) if fallback is None else fallback
+    log_p = np.log(np.clip(np.asarray(priors, dtype=float), 1e-9, None))
+    for worker, a in answers:
+        matrix = np.asarray(confusions.get(worker, fallback), dtype=float)
+        log_p = log_p + np.log(np.clip(matrix[:, a], 1e-6, None))
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+PASS, RECOLLECT, ASK_MORE = "pass", "recollect", "ask_more"
+
+
+def decide(p_unusable: float, votes: int, *, sure: float, max_votes: int, threshold: float = 0.5) -> str:
+    """The model's call on one part: re-collect or pass once the posterior is at least `sure` either
+    way; below that ask one more voter, until `max_votes`, where `threshold` decides."""
+    if p_unusable >= sure:
+        return RECOLLECT
+    if 1 - p_unusable >= sure:
+        return PASS
+    if votes < max_votes:
+        return ASK_MORE
+    return RECOLLECT if p_unusable >= threshold else PASS

@@ -1,0 +1,149 @@
+"""The reliability model (annotation/quality/reliability.py): a hand-worked EM step, crowd-kit on
+the same data, and seeded simulated crowds against the published two-of-three rule (issue 22)."""
+from fractions import Fraction as F
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from annotation.quality import reliability
+from annotation.quality.reliability_simulation import simulate
+
+# Three workers, three tasks, no task unanimous (so no confusion entry is zero after one step).
+VOTES = [("t1", "A", "x"), ("t1", "B", "x"), ("t1", "C", "y"),
+         ("t2", "A", "y"), ("t2", "B", "y"), ("t2", "C", "x"),
+         ("t3", "A", "x"), ("t3", "B", "y"), ("t3", "C", "y")]
+
+
+def _frame(rows=VOTES):
+    return pd.DataFrame(rows, columns=reliability.JUDGEMENT_COLUMNS)
+
+
+def test_one_em_step_by_hand_matches_crowd_kit():
+    # Start: majority shares. t1 = (x 2/3, y 1/3), t2 = (1/3, 2/3), t3 = (1/3, 2/3); priors x 4/9, y 5/9.
+    start = {"t1": (F(2, 3), F(1, 3)), "t2": (F(1, 3), F(2, 3)), "t3": (F(1, 3), F(2, 3))}
+    priors = (F(4, 9), F(5, 9))
+    # M step for A: answered x on t1, t3 and y on t2. Given true x: mass 2/3 + 1/3 = 1 on "x",
+    # 1/3 on "y" -> P(x|x) = 3/4. Given true y: 1/3 + 2/3 = 1 on "x", 2/3 on "y" -> P(x|y) = 3/5.
+    def confusion(worker):
+        mass = {(t, a): F(0) for t in "xy" for a in "xy"}
+        for task, w, answer in VOTES:
+            if w == worker:
+                for t, p in zip("xy", start[task], strict=True):
+                    mass[t, answer] += p
+        return {(t, a): mass[t, a] / (mass[t, "x"] + mass[t, "y"]) for t in "xy" for a in "xy"}
+
+    a = confusion("A")
+    assert (a["x", "x"], a["x", "y"], a["y", "x"], a["y", "y"]) == (F(3, 4), F(1, 4), F(3, 5), F(2, 5))
+    matrices = {w: confusion(w) for w in "ABC"}
+    # E step: P(t | answers) proportional to prior(t) * product of P(answer | t).
+    expected = {}
+    for task in ("t1", "t2", "t3"):
+        like = []
+        for i, t in enumerate("xy"):
+            p = priors[i]
+            for tk, w, answer in VOTES:
+                if tk == task:
+                    p *= matrices[w][t, answer]
+            like.append(p)
+        expected[task] = float(like[0] / sum(like))
+
+    from crowdkit.aggregation import DawidSkene
+
+    model = DawidSkene(n_iter=1).fit(_frame())
+    for task, px in expected.items():
+        assert model.probas_.loc[task, "x"] == pytest.approx(px, abs=1e-9)
+    # The pure posterior, given the same matrices and priors, says the same.
+    conf = {w: [[float(m["x", "x"]), float(m["x", "y"])], [float(m["y", "x"]), float(m["y", "y"])]] for w, m in matrices.items()}
+    for task, px in expected.items():
+        answers = [(w, "xy".index(ans)) for tk, w, ans in VOTES if tk == task]
+        assert reliability.posterior(answers, conf, [float(p) for p in priors])[0] == pytest.approx(px, abs=1e-9)
+
+
+def test_fit_agrees_with_crowd_kit_on_the_same_data():
+    from crowdkit.aggregation import DawidSkene
+
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 2, 200)
+    rows = [(i, w, str(truth[i] if rng.random() < 0.8 else 1 - truth[i])) for i in range(200) for w in rng.choice(10, 3, replace=False)]
+    frame = _frame(rows)
+    fitted = reliability.fit(frame)
+    model = DawidSkene(n_iter=100).fit(frame.astype({"label": str}))
+    for task, row in fitted.tasks.items():
+        assert row["outcome"] == model.labels_[task]
+        assert row["confidence"] == pytest.approx(model.probas_.loc[task].max(), abs=1e-4)
+    for w, r in fitted.workers.items():
+        assert r.confusion[0][1] == pytest.approx(model.errors_.loc[(w, "1"), "0"], abs=1e-9)
+
+
+def test_gold_answers_are_held_as_known_truth():
+    fitted = reliability.fit(_frame(), gold={"t1": "y"})
+    assert fitted.tasks["t1"]["outcome"] == "y" and fitted.tasks["t1"]["confidence"] == pytest.approx(1.0)
+
+
+def test_spammer_score_is_zero_for_any_bias_and_one_for_perfect():
+    always_yes = [[0.0, 1.0], [0.0, 1.0]]
+    random_ = [[0.5, 0.5], [0.5, 0.5]]
+    perfect = [[1.0, 0.0], [0.0, 1.0]]
+    honest70 = [[0.7, 0.3], [0.3, 0.7]]
+    scores = reliability.spammer_score(np.array([always_yes, random_, perfect, honest70]))
+    assert scores.tolist() == pytest.approx([0.0, 0.0, 1.0, 0.4])
+    three = np.eye(3)
+    assert reliability.spammer_score(three) == pytest.approx(1.0)
+    assert reliability.spammer_score(np.full((3, 3), 1 / 3)) == pytest.approx(0.0)
+
+
+def test_an_always_yes_voter_is_flagged_with_the_evidence_though_mostly_right():
+    rng = np.random.default_rng(0)
+    truth = rng.random(300) < 0.2
+    rows = []
+    for i in range(300):
+        for w in range(4):
+            right = rng.random() < 0.9
+            rows.append((i, f"h{w}", "against" if truth[i] == right else "for"))
+        rows.append((i, "yes-man", "for"))
+    fitted = reliability.fit(_frame(rows))
+    r = fitted.workers["yes-man"]
+    assert r.accuracy > 0.75  # raw accuracy looks fine ...
+    flag = reliability.unreliable_flag(r, fitted.labels, "parts")
+    assert flag is not None  # ... the spammer score does not
+    assert 'answered "for" to 300 of 300 parts (100%)' in flag.message
+    assert "spammer score 0.00" in flag.message and '"against"' in flag.message
+    assert all(reliability.unreliable_flag(fitted.workers[f"h{w}"], fitted.labels) is None for w in range(4))
+
+
+def test_too_few_answers_raise_no_flag():
+    r = reliability.WorkerReliability("w", reliability.MIN_ANSWERS - 1, 0.5, (0.2, 0.8), 0.0, (0.0, 0.1), [[0.5, 0.5], [0.5, 0.5]])
+    assert reliability.unreliable_flag(r, ["against", "for"]) is None
+
+
+def test_voted_down_flag_needs_a_rate_well_above_the_jobs():
+    flag = reliability.voted_down_flag(9, 12, 15, 100)
+    assert flag is not None and flag.message.startswith("9 of 12 responses voted down (75%); the job's rate is 15%")
+    assert reliability.voted_down_flag(2, 12, 15, 100) is None
+    assert reliability.voted_down_flag(5, 5, 15, 100) is None  # too few voted responses
+
+
+def test_decide_asks_one_more_voter_while_unsure():
+    assert reliability.decide(0.95, 3, sure=0.85, max_votes=5) == reliability.RECOLLECT
+    assert reliability.decide(0.05, 3, sure=0.85, max_votes=5) == reliability.PASS
+    assert reliability.decide(0.6, 3, sure=0.85, max_votes=5) == reliability.ASK_MORE
+    assert reliability.decide(0.6, 5, sure=0.85, max_votes=5) == reliability.RECOLLECT
+
+
+def test_an_unknown_voter_gets_the_documented_default():
+    p = reliability.posterior([("new", 0)], {}, [0.5, 0.5])
+    assert p[0] == pytest.approx(reliability.DEFAULT_ACCURACY)
+
+
+def test_simulated_crowds_the_model_beats_majority_with_fewer_votes():
+    """30% unreliable voters (always-yes, random, a colluding pair), six seeds pooled."""
+    runs = [simulate(seed=s) for s in range(6)]
+    for r in runs:
+        assert r["model"]["correct"] >= r["majority"]["correct"]
+        assert r["model"]["votes"] <= r["majority"]["votes"]
+    spammers_found = np.mean([r["spammer_recall"] for r in runs])
+    honest_flagged = np.mean([r["honest_flagged_share"] for r in runs])
+    assert spammers_found >= 0.9
+    assert honest_flagged <= 0.05
+    assert sum(r["model"]["wasted"] for r in runs) < sum(r["majority"]["wasted"] for r in runs)
