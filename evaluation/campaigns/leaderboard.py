@@ -3,7 +3,8 @@
 One set of columns everywhere (`COLUMNS` and the per-question ones): the JSON rows, the CSV, the
 Markdown table, the campaign page and the API all come from `rows()`. Rows follow the report's
 order (final score, best first; rows that were not rated last). `rank` is the tie-group rank of
-the report (reference rows have none); `rank_range` the bootstrap rank range; every interval comes
+the report (reference rows have none); `rank_range` the ranks the same
+Holm-adjusted comparisons allow (it always holds `rank`); every interval comes
 from the same paired resamples as the pairwise table (see `evaluation.scoring`).
 """
 from __future__ import annotations

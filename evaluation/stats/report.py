@@ -13,7 +13,7 @@ import pandas as pd
 
 from evaluation.stats import agreement, scoring
 
-REPORT_FORMAT = 2  # 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
+REPORT_FORMAT = 3  # 3: tie groups and rank ranges from Holm-adjusted comparisons; 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
 KINDS = ("entry", "baseline", "ground_truth")
 
 
@@ -86,11 +86,9 @@ def build_report(
     rank_low: list[int | None] = [None] * len(systems)
     rank_high: list[int | None] = [None] * len(systems)
     if ranked:
-        groups = scoring.tie_group_ranks([labels[k] for k in ranked], pairwise)
-        replicates = np.nan_to_num(final[ranked][None] + unc_f.combined[:, ranked], nan=-np.inf)
-        lo, hi = scoring.bootstrap_rank_ranges(replicates, ci)
+        groups = scoring.holm_rank_groups([labels[k] for k in ranked], pairwise)
         for j, k in enumerate(ranked):
-            rank[k], rank_low[k], rank_high[k] = int(groups[j]), int(lo[j]), int(hi[j])
+            rank[k], rank_low[k], rank_high[k] = groups.rank[j], groups.rank_low[j], groups.rank_high[j]
 
     rows = []
     for s, spec in enumerate(systems):
@@ -153,9 +151,9 @@ def build_report(
             "raters_resampled": raters_resampled,
             "system_score": "Eq. 1 S_f (detection-weighted) over the evaluated instances when the system predicts knowledge-seeking turns, else mean of instance scores; unrated instances are left out, not counted as 0",
             "final_score": "mean of the question scores; the ranked statistic",
-            "rank": f"tie groups: 1 + number of entries significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the entry above",
-            "rank_range": f"{ci:.0%} interval of each entry's rank among entries over the same resamples",
-            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table",
+            "rank": scoring.tie_group_rule(ci),
+            "rank_range": scoring.rank_range_rule(ci),
+            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table (what the tie groups read)",
         },
         "systems": [rows[k] for k in order],
         "pairwise": pairwise,

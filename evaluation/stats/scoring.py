@@ -19,10 +19,12 @@ figure is computed on, from one set of B paired resamples shared by all systems:
 - pairwise comparisons: the interval of the difference of two systems' final scores on the same
   resamples, its two-sided bootstrap p-value (significant when p < 1 - ci, i.e. the interval
   leaves out 0), and a Holm-adjusted p over the table for familywise readers;
-- rank ranges: the central `ci` mass of each entry's rank across the resamples;
-- tie groups: an entry's rank is 1 + the number of entries significantly better than it, made
-  monotone down the table (never better than the entry above), so entries sharing a rank form
-  contiguous groups and a rank never contradicts a pairwise row.
+- tie groups and rank ranges, from the same table read simultaneously (`holm_rank_groups`): a
+  comparison counts when its Holm-adjusted p is below 1 - ci, which bounds the chance of any wrong
+  "better" in the table by 1 - ci (family-wise); a line is drawn between two rows only where every
+  entry above it is significantly better than every entry below it, so groups are contiguous, the
+  ranks monotone down the table, and the rank shown (the group's first place) always lies in the
+  rank range (the group's first place to the entries less those significantly worse).
 
 Rater-aware intervals: a two-way bootstrap, chosen over a mixed model because it needs no
 distributional assumption on 1-5 ratings, reuses the instance resampling the report already does,
@@ -414,25 +416,63 @@ def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95):
     for row in rows:
         row.setdefault("p_holm", None)
         row["significant"] = row["p"] is not None and row["p"] < alpha
+        row["significant_holm"] = row["p_holm"] is not None and row["p_holm"] < alpha
         row["better"] = (row["a"] if row["difference"] > 0 else row["b"]) if row["significant"] else None
     return rows
 
 
-def tie_group_ranks(labels_in_order, pairwise_rows) -> list[int]:
-    """Rank of each entry (given best first): 1 + the entries significantly better than it, never
-    better than the rank of the entry above (monotone), so equal ranks are contiguous groups."""
-    position = {label: k for k, label in enumerate(labels_in_order)}
-    better_than = [0] * len(labels_in_order)
+@dataclass
+class RankGroups:
+    """What simultaneous pairwise comparisons say about ranks (entries best first)."""
+    rank: list[int]  # the first place of the entry's tie group
+    rank_low: list[int]  # = rank: the group's first place
+    rank_high: list[int]  # entries minus those significantly worse than it (Holm)
+
+
+def tie_group_rule(ci=0.95) -> str:
+    """The one sentence every page and export shows on how groups are made."""
+    return (
+        f"Rows share a rank (a tie group) unless a line separates them; a line is drawn only where every entry above it is "
+        f"significantly better than every entry below it, by paired comparisons Holm-adjusted over the whole table "
+        f"(family-wise error at most {1 - ci:.0%})"
+    )
+
+
+def rank_range_rule(ci=0.95) -> str:
+    return (
+        f"ranks the same Holm-adjusted comparisons allow (family-wise {ci:.0%}): from the first place of the entry's group "
+        f"to the number of entries less those significantly worse than it"
+    )
+
+
+def holm_rank_groups(labels_in_order, pairwise_rows) -> RankGroups:
+    """Tie groups and rank ranges from the Holm-adjusted paired comparisons (`significant_holm`).
+
+    A line is drawn between two neighbouring rows only where every entry above it is significantly
+    better than every entry below it. A line between two truly equal entries therefore needs their
+    own comparison rejected, which Holm allows with probability at most 1 - ci over the whole
+    table, so equal entries are split in at most that share of campaigns. An entry's rank is its
+    group's first place; its range runs from there to the number of entries less those
+    significantly worse than it. Whenever every Holm rejection is right (probability >= ci) each
+    entry's true rank lies in its range, all rows at once, and the rank shown lies in the range by
+    construction (the entries significantly worse are all below the entry's group).
+    """
+    labels = list(labels_in_order)
+    position = {label: k for k, label in enumerate(labels)}
+    n = len(labels)
+    beats = np.zeros((n, n), dtype=bool)  # beats[i, j]: i significantly better than j (Holm)
     for row in pairwise_rows:
-        if row["better"] is None or row["a"] not in position or row["b"] not in position:
+        if not row.get("significant_holm") or row["a"] not in position or row["b"] not in position:
             continue
-        loser = row["b"] if row["better"] == row["a"] else row["a"]
-        better_than[position[loser]] += 1
-    ranks, floor = [], 1
-    for count in better_than:
-        floor = max(floor, 1 + count)
-        ranks.append(floor)
-    return ranks
+        winner, loser = (row["a"], row["b"]) if row["difference"] > 0 else (row["b"], row["a"])
+        beats[position[winner], position[loser]] = True
+    ranks, start = [], 0
+    for k in range(n):
+        if k > start and beats[:k, k:].all():
+            start = k
+        ranks.append(start + 1)
+    highs = [n - int(beats[k].sum()) for k in range(n)]
+    return RankGroups(rank=ranks, rank_low=list(ranks), rank_high=highs)
 
 
 # ---------------------------------------------------------------------------------------------
