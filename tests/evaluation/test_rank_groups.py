@@ -102,3 +102,20 @@ def test_interactive_ranks_lie_in_their_ranges(workers):
     assert ranks == sorted(ranks)
     assert all(row["rank_low"] <= row["rank"] <= row["rank_high"] for row in result["systems"])
     assert "Holm" in result["method"]["rank"]
+
+
+def test_every_export_shows_the_rank_inside_its_range_and_says_how_groups_are_made():
+    from evaluation.campaigns import leaderboard
+
+    mus = [4.0, 4.0, 4.15, 4.5, 3.6]
+    flags = np.ones(200, dtype=bool)
+    report = build_report(simulate(7, mus, n=200), flags, [SystemSpec(f"s{k}", "entry", flags) for k in range(5)], questions=["q"], agreement_levels=())
+    rows = leaderboard.rows(report)
+    for row in rows:
+        low, high = map(int, row["rank_range"].split("-"))
+        assert low <= row["rank"] <= high
+    csv_lines = leaderboard.to_csv(report).splitlines()[1:]
+    assert [line.split(",")[0] for line in csv_lines] == [str(row["rank"]) for row in rows]
+    markdown = leaderboard.to_markdown(report)
+    assert all(f"| {row['rank']} | {row['rank_range']} | {row['system']} |" in markdown for row in rows)
+    assert "Holm-adjusted over the whole table" in markdown
