@@ -27,24 +27,29 @@ from collections import defaultdict
 import numpy as np
 from scipy import stats
 
+from evaluation.stats.scoring import MIN_CORRELATION_POINTS
+
 MIN_ITEMS = 30
 DEFAULT_EPSILON = 0.1
 DEFAULT_Q = 0.05
 
 
 def correlations(judge, human) -> dict:
-    """Pearson, Spearman and Kendall between two aligned score lists (NaN pairs left out)."""
+    """Pearson, Spearman and Kendall between two aligned score lists (NaN pairs left out); with
+    fewer than MIN_CORRELATION_POINTS pairs the coefficients stand but the p-values are None and
+    `too_few` is set (pages say "too few")."""
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     keep = ~np.isnan(judge) & ~np.isnan(human)
     judge, human = judge[keep], human[keep]
-    out: dict = {"n": int(keep.sum())}
+    too_few = int(keep.sum()) < MIN_CORRELATION_POINTS
+    out: dict = {"n": int(keep.sum()), "too_few": too_few}
     constant = len(judge) < 3 or np.ptp(judge) == 0 or np.ptp(human) == 0
     for name, function in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
         if constant:
             out[name] = {"r": None, "p": None}
         else:
             result = function(judge, human)
-            out[name] = {"r": float(result.statistic), "p": float(result.pvalue)}
+            out[name] = {"r": float(result.statistic), "p": None if too_few else float(result.pvalue)}
     return out
 
 

@@ -479,16 +479,24 @@ def holm_rank_groups(labels_in_order, pairwise_rows) -> RankGroups:
 # Paired significance and rank correlation
 
 
+#: Below this many points a correlation's p-value says nothing an organizer should act on (with 3
+#: points Spearman's rho is +-1 with p = 0 as often as not): it is shown as "too few".
+MIN_CORRELATION_POINTS = 5
+
+
 def spearman_by_metric(human: np.ndarray, objective: pd.DataFrame):
     """Spearman's rho between the human final scores and each objective metric (columns of
-    `objective`, rows aligned with `human`). Needs 3+ systems with variation on both sides."""
+    `objective`, rows aligned with `human`). Needs 3+ systems with variation on both sides for rho,
+    and MIN_CORRELATION_POINTS for a p-value (fewer: `too_few`, p None)."""
     out: dict[str, dict] = {}
     for metric in objective.columns:
         values = pd.to_numeric(objective[metric], errors="coerce").to_numpy(dtype=float)
         ok = ~np.isnan(values) & ~np.isnan(human)
-        if ok.sum() < 3 or np.ptp(values[ok]) == 0 or np.ptp(human[ok]) == 0:
-            out[metric] = {"rho": None, "p": None, "n": int(ok.sum()), "reason": "n/a (fewer than 3 systems or no variation)"}
+        n = int(ok.sum())
+        too_few = n < MIN_CORRELATION_POINTS
+        if n < 3 or np.ptp(values[ok]) == 0 or np.ptp(human[ok]) == 0:
+            out[metric] = {"rho": None, "p": None, "n": n, "too_few": too_few, "reason": "n/a (fewer than 3 systems or no variation)"}
             continue
         result = stats.spearmanr(human[ok], values[ok])
-        out[metric] = {"rho": float(result.statistic), "p": float(result.pvalue), "n": int(ok.sum())}
+        out[metric] = {"rho": float(result.statistic), "p": None if too_few else float(result.pvalue), "n": n, "too_few": too_few}
     return out
