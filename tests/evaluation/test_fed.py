@@ -153,6 +153,9 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
     rows = {r["system"]: r for r in selectors.fed_results(FedSet.objects.get(pk=fed_set.pk))}
     assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "mean": 3.0, "n": 2, "na": 0}
     assert rows["bot-b"]["questions"][0]["mean"] == 2.0  # one 1 ("I don't know.") and one 3
+    listed = [q["name"] for q in rows["bot-a"]["questions"]]
+    assert listed and not any(name.endswith("_na_reason") for name in listed)  # questions only
+    assert listed == [f["name"] for f in fields if f.get("choices")]
 
 
 def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the_page(db, make_annotator, organizer):
