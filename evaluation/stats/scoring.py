@@ -32,7 +32,12 @@ and stays a matrix product per chunk (the 1M-rating bench stays fast). A replica
 instances (counts w_i, as before) and, where rater ids are known, the raters (counts m_r), and the
 two deviations from the point estimate are added: the rater part reweights each rater's ratings,
 as a ratio (sum m_r T_r / sum m_r C_r) so that drawing a prolific rater twice moves the level, not
-the mass. Two corrections make it cover with a small fixed pool (an in-house team of 5):
+the mass. The rater term enters only as much as raters repeat: the instance resamples already
+count each rating's noise (its rater's effect included) as if every rating had its own rater, so
+the rater deviations are scaled by the share of their variance that comes from one rater's ratings
+moving together (`_repeated_share`: 0 with a new rater per rating, about 0.96 with a pool of 5),
+instead of counting the rating noise twice. Two corrections make it cover with a small fixed pool
+(an in-house team of 5):
 - the rater deviations are scaled by sqrt(R / (R - 1)), the bootstrap's small-sample bias of a
   variance over R clusters;
 - the interval of every statistic (a score, or a pairwise difference) is the percentile interval
@@ -283,9 +288,29 @@ def rater_totals(ratings: pd.DataFrame, cols: Eq1Columns, counts: np.ndarray, sy
     cell = (s_codes * Q + q_codes) * N + i
     share = cols.score_weight.ravel()[cell] / counts.ravel()[cell]
     key = (s_codes * Q + q_codes) * R + r_codes
-    T = np.bincount(key, weights=share * ratings["value"].to_numpy(dtype=float), minlength=S * Q * R).reshape(S, Q, R)
+    values = ratings["value"].to_numpy(dtype=float)
+    T = np.bincount(key, weights=share * values, minlength=S * Q * R).reshape(S, Q, R)
     C = np.bincount(key, weights=share, minlength=S * Q * R).reshape(S, Q, R)
-    return T, C, list(raters)
+    return T, C, list(raters), _repeated_share(T, C, s_codes * Q + q_codes, share, values)
+
+
+def _repeated_share(T, C, column, share, values) -> np.ndarray:
+    """[S, Q]: the share of the rater resamples' variance that comes from raters repeating.
+
+    The instance resamples already count every rating's own noise, the rater's effect included,
+    as if each rating had its own rater. What they miss is that one rater's ratings move together:
+    the cross terms sum_{k != l of rater r} w_k w_l sigma_r^2. Linearised, the rater resamples'
+    variance of a level sum T / sum C is V_R = sum_r (T_r - L C_r)^2 / (sum C)^2 and the same with
+    every rating its own rater is V_1 = sum_k (t_k - L c_k)^2 / (sum C)^2; their difference is the
+    cross terms. So the rater deviations are scaled by sqrt(1 - V_1 / V_R): 0 when every rating has
+    a new rater (the rating noise is not counted twice), near 1 for a small fixed pool."""
+    S, Q, R = T.shape
+    with np.errstate(invalid="ignore", divide="ignore"):
+        level = T.sum(-1) / C.sum(-1)  # [S, Q]
+        per_rater = ((T - level[..., None] * C) ** 2).sum(-1)
+        per_rating = np.bincount(column, weights=(share * (values - level.ravel()[column])) ** 2, minlength=S * Q).reshape(S, Q)
+        ratio = np.where(per_rater > 0, 1 - per_rating / np.where(per_rater > 0, per_rater, 1), 0.0)
+    return np.sqrt(np.clip(np.nan_to_num(ratio), 0.0, 1.0))
 
 
 def rater_bootstrap(cols: Eq1Columns, T: np.ndarray, C: np.ndarray, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED):
@@ -363,11 +388,11 @@ def paired_uncertainty(ratings, cols: Eq1Columns, counts, point, systems, questi
     n_rat_q = np.zeros(n_inst_q.shape, dtype=int)
     n_rat_f = np.zeros(len(systems), dtype=int)
     if raters_known and len(ratings) and ratings["rater"].nunique() > 1:
-        T, C, raters = rater_totals(ratings, cols, counts, systems, questions)
+        T, C, raters, repeated = rater_totals(ratings, cols, counts, systems, questions)
         factor = small_pool_factor(len(raters))
         rboot = rater_bootstrap(cols, T, C, replicates, np.random.SeedSequence([seed, 1]).generate_state(1)[0])
-        rater_q = factor * (rboot - point["score"][None])
-        rater_f = factor * (rboot.mean(axis=2) - point["final"][None])
+        rater_q = factor * repeated[None] * (rboot - point["score"][None])
+        rater_f = rater_q.mean(axis=2)
         n_rat_q = (C > 0).sum(-1)
         n_rat_f = (C > 0).any(axis=1).sum(-1)
     return Uncertainty(dev_q, rater_q, n_inst_q, n_rat_q), Uncertainty(dev_f, rater_f, n_inst_f, n_rat_f)
