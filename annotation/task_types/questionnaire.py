@@ -212,7 +212,8 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
             "subset_threshold": (
                 subset_threshold,
                 "Items whose mean score over every question and worker is above this form a subset to "
-                "download (CGoDial's hard test subset: 2.5); empty for none.",
+                "download (CGoDial's hard test subset: 2.5); empty for none. Questions on different scales "
+                "have no such mean, so their items form no subset.",
             ),
         }
 
@@ -295,14 +296,27 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
     # --- Combining and evidence -------------------------------------------------------------------
 
     def combine(self, answer_rows, settings):
-        """Per question the mean score, and the mean over every question and worker (`mean`)."""
-        out = {}
-        names = [f["name"] for f in self.answer_fields(settings) if "choices" in f]
+        """Per question the mean score, and the mean over every question and worker (`mean`) when
+        the questions share one scale. Questions on different scales (FED's 1-2, 1-3, 1-5) are not
+        averaged together: `mean` is then None, `mean_<low>_<high>` is the mean per scale and
+        `mean_normalised` the mean of every answer mapped to 0-1 ((score - low) / (high - low))."""
+        out: dict = {}
+        questions = list(settings.get("questions") or default_settings(self)["questions"])
+        names = [q["name"] for q in questions]
+        scales = {q["name"]: (min(scale_of(q)), max(scale_of(q))) for q in questions}
         for name in names:
             scores = [row[name] for row in answer_rows if isinstance(row.get(name), int)]
             out[name] = round(mean(scores), 4) if scores else None
-        every = [row[n] for row in answer_rows for n in names if isinstance(row.get(n), int)]
-        out["mean"] = round(mean(every), 4) if every else None
+        answers = [(row[n], scales[n]) for row in answer_rows for n in names if isinstance(row.get(n), int)]
+        if len(set(scales.values())) <= 1:
+            out["mean"] = round(mean(v for v, _ in answers), 4) if answers else None
+        else:
+            out["mean"] = None
+            for low, high in sorted(set(scales.values())):
+                on_scale = [v for v, scale in answers if scale == (low, high)]
+                out[f"mean_{low}_{high}"] = round(mean(on_scale), 4) if on_scale else None
+            normalised = [(v - low) / (high - low) for v, (low, high) in answers if high > low]
+            out["mean_normalised"] = round(mean(normalised), 4) if normalised else None
         out["responses"] = len(answer_rows)
         return out
 

@@ -3,7 +3,8 @@
 One set of columns everywhere (`COLUMNS` and the per-question ones): the JSON rows, the CSV, the
 Markdown table, the campaign page and the API all come from `rows()`. Rows follow the report's
 order (final score, best first; rows that were not rated last). `rank` is the tie-group rank of
-the report (reference rows have none); `rank_range` the bootstrap rank range; every interval comes
+the report (reference rows have none); `rank_range` the ranks the same
+Holm-adjusted comparisons allow (it always holds `rank`); every interval comes
 from the same paired resamples as the pairwise table (see `evaluation.scoring`).
 """
 from __future__ import annotations
@@ -34,7 +35,7 @@ def rows(report: dict) -> list[dict]:
             row[f"{q}_n"] = per_q["n"]
         row.update(
             final=system["final"], final_ci_low=system["final_ci_low"], final_ci_high=system["final_ci_high"],
-            n=system["n"], unrated=system.get("unrated", 0),
+            n=system["n"], unrated=system.get("unrated", 0), ci_clipped=bool(system.get("ci_clipped")),
         )
         out.append(row)
     return out
@@ -47,9 +48,12 @@ def pairwise_rows(report: dict) -> list[dict]:
     ]
 
 
+TOO_FEW = "too few"  # a correlation's p-value over fewer than scoring.MIN_CORRELATION_POINTS points
+
+
 def spearman_rows(report: dict) -> list[dict]:
     return [
-        {"metric": metric, "rho": value["rho"], "p": value["p"], "n": value["n"]}
+        {"metric": metric, "rho": value["rho"], "p": value["p"], "n": value["n"], "too_few": bool(value.get("too_few"))}
         for metric, value in report.get("spearman", {}).items()
     ]
 
@@ -60,6 +64,7 @@ def to_json_dict(report: dict) -> dict:
         "inputs_version": report.get("inputs_version"),
         "n_evaluated": report.get("n_evaluated"),
         "n_unrated": report.get("n_unrated", 0),
+        "clipped_note": clipped_note(report),
         "method": report["method"],
         "rows": rows(report),
         "pairwise": pairwise_rows(report),
@@ -100,6 +105,15 @@ def score_cell(value, low, high):
     return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None else f"{value:.3f}"
 
 
+def clipped_note(report: dict) -> str:
+    """The warning for rows whose interval met the scale's bound (empty when none did)."""
+    clipped = [system["system"] for system in report["systems"] if system.get("ci_clipped")]
+    if not clipped:
+        return ""
+    bounds = report["method"].get("ci_bounds", "intervals are clipped to the scale")
+    return f"Too few ratings for a reliable interval: {', '.join(clipped)} ({bounds})."
+
+
 def rank_cell(row) -> str:
     if row["kind"] != "entry":
         return "ref"
@@ -131,6 +145,9 @@ def to_markdown(report: dict) -> str:
         f"Scores with {method['ci']:.0%} intervals: {method['ci_method']} (B = {method['bootstrap']}, seed {method['seed']}).",
         f"Rank: {method['rank']}; 'ref' marks reference rows. Rank range: {method['rank_range']}.",
     ]
+    note = clipped_note(report)
+    if note:
+        lines.append(note)
     if report.get("n_unrated"):
         lines.append(f"Still unrated: up to {report['n_unrated']} evaluated instances per system; scores cover the rated ones.")
     pairs = pairwise_rows(report)
@@ -146,7 +163,7 @@ def to_markdown(report: dict) -> str:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]
         for s in spearman:
             rho = "n/a" if s["rho"] is None else f"{s['rho']:.4f}"
-            lines.append(f"| {s['metric']} | {rho} | {_p(s['p'])} | {s['n']} |")
+            lines.append(f"| {s['metric']} | {rho} | {TOO_FEW if s['too_few'] else _p(s['p'])} | {s['n']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -237,6 +237,7 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
+        "clipped_note": leaderboard.clipped_note(shown.report) if shown else "",
         "crowd": crowd,
         "adaptive": selectors.adaptive_status(campaign, crowd),
         # The settings can change only until the crowd job exists (its rounds and boundary are fixed

@@ -24,7 +24,9 @@ def fed_results(fed_set) -> list[dict]:
     answers it rests on and how many were N/A; and how many items were rated."""
     if fed_set.job_id is None:
         return []
-    questions = [f["name"] for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings)]
+    # Questions only: a field with a scale (choices). An N/A reason is free text about a question,
+    # not a question of its own.
+    questions = [f["name"] for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
     system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
     sums: dict[str, dict] = {}
     for item_id, answers in Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "answers").iterator():

@@ -27,14 +27,17 @@ def _judge_frame(run: JudgeRun) -> pd.DataFrame:
 
 
 @transaction.atomic
-def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON, alpha=0.05) -> dict:
-    """Recompute and store the run's report against the campaign's current ratings."""
+def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON, alpha=0.05, scoring=judge_agreement.DEFAULT_SCORING) -> dict:
+    """Recompute and store the run's report against the campaign's current ratings. `scoring`: the
+    alternative-annotator test's scoring function (`neg_rmse` for numeric ratings, `accuracy`)."""
+    if scoring not in judge_agreement.SCORING_FUNCTIONS:
+        raise EvaluationInputError(f"unknown scoring function {scoring!r}: one of {', '.join(judge_agreement.SCORING_FUNCTIONS)}")
     campaign = run.campaign
     ratings = selectors.ratings_frame(campaign)
     if ratings.empty:
         raise EvaluationInputError(f"campaign {campaign.name!r} has no human ratings yet: the judge has nothing to be compared with")
     ranked = [label for label, entry in _ranked_entries(campaign).items() if entry.kind == "entry"]
-    run.report = judges.build(ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon)
+    run.report = judges.build(ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon, scoring=scoring)
     run.report["epsilon"] = epsilon
     run.inputs_version = campaign.inputs_version
     run.save(update_fields=["report", "inputs_version"])

@@ -24,7 +24,9 @@ Conventions, stated once:
   systems that were never linked by a chain of comparisons cannot be compared, so `fit` refuses.
 - Ranks are competition ranks ("1224") of the log-strengths rounded to 12 decimals, so that
   floating-point noise (two systems with identical records fitted to 1e-16 apart) cannot decide an
-  order; two systems tie only when their rounded log-strengths are equal.
+  order; two systems tie only when their rounded log-strengths are equal. That is the rank of a fit
+  alone; with a bootstrap the rank shown is the tie group of the Holm-adjusted paired comparisons,
+  with its range, as on the ratings leaderboard (`scoring.holm_rank_groups`).
 - Bootstrap: percentile intervals over resamples of instances (all comparisons of one context
   together, since the raters of one context see the same outputs and their judgements are
   correlated) when instances are given, of single comparisons otherwise. Seeded: the same seed gives
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_expit
 
-from evaluation.stats.scoring import bootstrap_rank_ranges, competition_ranks, percentile_interval
+from evaluation.stats.scoring import competition_ranks, holm, holm_rank_groups, percentile_interval
 
 OUTCOMES = ("a", "b", "tie")
 DEFAULT_L2_PENALTY = 0.1
@@ -95,7 +97,8 @@ class BradleyTerryBootstrap:
     samples: np.ndarray  # [B, S] log-strengths of the resamples, mean 0 in each
     ci_low: np.ndarray  # [S] percentile interval of the log-strength
     ci_high: np.ndarray
-    rank_low: np.ndarray  # [S] percentiles of the competition rank over resamples
+    rank: np.ndarray  # [S] tie-group rank from Holm-adjusted paired comparisons (`_holm_groups`)
+    rank_low: np.ndarray  # [S] the ranks those comparisons allow; rank_low <= rank <= rank_high
     rank_high: np.ndarray
     level: float
     n_resamples: int
@@ -396,8 +399,9 @@ def bootstrap(
     """Percentile intervals of every log-strength and rank ranges, over `n_resamples` resamples.
 
     Resamples instances (every comparison of a context together) when the comparisons carry
-    instances, single comparisons otherwise. The rank range is the central `level` share of the
-    system's competition rank over resamples. A resample whose comparison graph falls apart is
+    instances, single comparisons otherwise. Rank and rank range are tie groups from the
+    Holm-adjusted paired comparisons on the resamples (`_holm_groups`), so the rank shown lies in
+    its range. A resample whose comparison graph falls apart is
     still finite when l2_penalty > 0 (the penalty centres each part at 0) and is counted in
     `disconnected_resamples`; with l2_penalty = 0 a resample without a finite MLE raises ValueError.
     """
@@ -422,12 +426,13 @@ def bootstrap(
         chunks.append(_newton(wins, l2_penalty)[0])
     samples = np.concatenate(chunks)
     ci_low, ci_high = percentile_interval(samples, ci=level)
-    rank_low, rank_high = bootstrap_rank_ranges(np.round(samples, RANK_DECIMALS), ci=level)
+    rank, rank_low, rank_high = _holm_groups(point, samples, level)
     return BradleyTerryBootstrap(
         fit=point,
         samples=samples,
         ci_low=ci_low,
         ci_high=ci_high,
+        rank=rank,
         rank_low=rank_low,
         rank_high=rank_high,
         level=level,
@@ -437,6 +442,27 @@ def bootstrap(
         n_units=len(per_unit),
         disconnected_resamples=disconnected,
     )
+
+
+def _holm_groups(point: BradleyTerryFit, samples: np.ndarray, level: float):
+    """Tie groups and rank ranges as the ratings leaderboard makes them (`scoring.holm_rank_groups`):
+    every pair's log-strength difference over the resamples, its two-sided bootstrap p, Holm over
+    the table. Returned in the fit's system order."""
+    log_strength = np.round([row.log_strength for row in point.per_system], RANK_DECIMALS)
+    order = sorted(range(len(log_strength)), key=lambda k: -log_strength[k])
+    rows = []
+    for x, i in enumerate(order):
+        for j in order[x + 1:]:
+            d = samples[:, i] - samples[:, j]
+            rows.append({"a": i, "b": j, "difference": float(log_strength[i] - log_strength[j]),
+                         "p": float(min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())))})
+    for row, adjusted in zip(rows, holm([row["p"] for row in rows]) if rows else [], strict=True):
+        row["significant_holm"] = bool(adjusted < 1 - level)
+    groups = holm_rank_groups(order, rows)
+    rank, low, high = (np.zeros(len(order), dtype=int) for _ in range(3))
+    for position, k in enumerate(order):
+        rank[k], low[k], high[k] = groups.rank[position], groups.rank_low[position], groups.rank_high[position]
+    return rank, low, high
 
 
 def difference_interval(result: BradleyTerryBootstrap, system_a, system_b):
@@ -461,7 +487,7 @@ def export_rows(result: BradleyTerryFit | BradleyTerryBootstrap) -> list[dict]:
     for i, row in enumerate(point.per_system):
         rows.append(
             {
-                "rank": row.rank,
+                "rank": int(boot.rank[i]) if boot else row.rank,
                 "system": row.system,
                 "strength": row.strength,
                 "log_strength": row.log_strength,

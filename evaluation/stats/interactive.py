@@ -9,8 +9,8 @@ Uncertainty follows the evaluation pages (`scoring`): one set of B paired resamp
 systems, here over user goals (every system gets the same goals, so resampling goals pairs the
 systems as resampling test instances does there). Each statistic's interval is the percentile
 interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
-resamples with bootstrap p and Holm; tie groups are 1 + the systems significantly better, made
-monotone (`scoring.tie_group_ranks`); rank ranges from the same resamples. Workers are resampled
+resamples with bootstrap p and Holm; tie groups and rank ranges from the Holm-adjusted table
+(`scoring.holm_rank_groups`), so the rank shown always lies in its range. Workers are resampled
 too when the dialogs name them (`worker`), as raters are on the evaluation pages: a worker judges
 the success of many dialogs, of every system, so a lenient or strict worker moves them together;
 their resamples (an own stream, scaled by sqrt(W/(W-1))) add to the goal resamples, and the t
@@ -107,8 +107,8 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
             f"{ci:.0%} percentile bootstrap over user goals and, when every dialog names its worker, over workers (the same resamples "
             "for every system; the two added), widened by t_df/z (df from goals and workers) and clipped to the scale"
         ),
-        "rank": f"tie groups: 1 + number of systems significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the system above",
-        "rank_range": f"{ci:.0%} interval of each system's rank over the same resamples",
+        "rank": scoring.tie_group_rule(ci),
+        "rank_range": scoring.rank_range_rule(ci),
     }
     if not dialogs:
         return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
@@ -130,9 +130,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     unc = scoring.Uncertainty(deviation[:, order, f], worker_dev[:, order, f], n_goals[order], n_workers[order])
     labels = [systems[k] for k in order]
     pairwise = scoring.pairwise_differences(final[order], unc, labels, ci)
-    groups = scoring.tie_group_ranks(labels, pairwise)
-    replicates = final[order][None] + unc.combined
-    rank_low, rank_high = scoring.bootstrap_rank_ranges(np.nan_to_num(replicates, nan=-np.inf), ci) if order else ([], [])
+    groups = scoring.holm_rank_groups(labels, pairwise)
     failed: defaultdict[str, int] = defaultdict(int)
     n_dialogs: defaultdict[str, int] = defaultdict(int)
     for d in dialogs:
@@ -141,7 +139,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
 
     rows = []
     for j, k in enumerate(order):
-        row = {"rank": int(groups[j]), "rank_low": int(rank_low[j]), "rank_high": int(rank_high[j]), "system": systems[k],
+        row = {"rank": groups.rank[j], "rank_low": groups.rank_low[j], "rank_high": groups.rank_high[j], "system": systems[k],
                "dialogs": n_dialogs[systems[k]], "goals": int(n_goals[k]), "workers": int(n_workers[k])}
         for q, name in enumerate(STATISTICS):
             row[name] = _num(point[k, q])
@@ -197,6 +195,6 @@ def to_markdown(result: dict, *, job_name: str = "") -> str:
         "",
         f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
-        f"{method['seed']}). Rank: {method['rank']}.",
+        f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}.",
     ]
     return "\n".join(lines) + "\n"

@@ -41,7 +41,10 @@ def _interval_pair(human, judge_scores, alpha):
     }
 
 
-def build(ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positions=False, alpha=0.05, epsilon=judge_agreement.DEFAULT_EPSILON) -> dict:
+def build(
+    ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positions=False, alpha=0.05, epsilon=judge_agreement.DEFAULT_EPSILON,
+    scoring=judge_agreement.DEFAULT_SCORING,
+) -> dict:
     """The report (module docstring); `systems` are the ranked systems' labels, in any order."""
     human, scored = _items(ratings, judge)
     both = pd.concat({"human": human, "judge": scored}, axis=1)
@@ -63,7 +66,7 @@ def build(ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positi
     human_by_rater = {str(rater): {(s, int(i)): v for (s, i), v in rows.droplevel("rater").items()} for rater, rows in by_rater.groupby(level="rater")}
     judge_items = {(s, int(i)): v for (s, i), v in scored.items()}
     try:
-        alt = judge_agreement.alt_test(human_by_rater, judge_items, epsilon=epsilon)
+        alt = judge_agreement.alt_test(human_by_rater, judge_items, epsilon=epsilon, scoring=scoring)
     except ValueError as exc:
         alt = {"skipped": str(exc)}
 

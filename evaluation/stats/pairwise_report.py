@@ -5,6 +5,7 @@ import csv
 import io
 
 from evaluation.stats import bradley_terry
+from evaluation.stats.scoring import tie_group_rule
 from quorum.csv_safety import formatted_cell, safe_row
 
 
@@ -32,6 +33,7 @@ def to_markdown(result, *, job_name: str = "") -> str:
     lines += [
         "",
         "Bradley-Terry strengths by penalised maximum likelihood (ties count half a win each side), mean "
-        "log-strength 0; 95% percentile intervals and rank ranges from a seeded bootstrap over contexts.",
+        "log-strength 0; 95% percentile intervals from a seeded bootstrap over contexts; with it, rank "
+        "and rank range as on the ratings leaderboard: " + tie_group_rule() + ".",
     ]
     return "\n".join(lines) + "\n"

@@ -13,8 +13,10 @@ import pandas as pd
 
 from evaluation.stats import agreement, scoring
 
-REPORT_FORMAT = 2  # 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
+REPORT_FORMAT = 3  # 3: tie groups and rank ranges from Holm-adjusted comparisons, intervals on the scale, "too few" correlations; 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
 KINDS = ("entry", "baseline", "ground_truth")
+SCALE = (1.0, 5.0)  # the rating scale (LIKERT_1_5)
+EQ1_FLOOR = 0.0  # Eq. 1's S_f with detection counts a missed knowledge turn as 0
 
 
 @dataclass
@@ -70,6 +72,16 @@ def build_report(
     q_low, q_high, _, _ = scoring.interval(point["score"], unc_q.instance, unc_q.rater, unc_q.n_instances, unc_q.n_raters, ci)
     f_low, f_high, f_kappa, f_df = scoring.interval(point["final"], unc_f.instance, unc_f.rater, unc_f.n_instances, unc_f.n_raters, ci)
 
+    # Intervals of a bounded mean stay on its scale. The percentile interval widened by t_df/z can
+    # reach past a bound when a row has few ratings (or all at one end); it is clipped there and
+    # the row says so (`ci_clipped`), since its interval's shape then rests on too few ratings.
+    floor = np.where(cols.weighted, EQ1_FLOOR, SCALE[0])
+    clipped_q = (q_low < floor[:, None]) | (q_high > SCALE[1])
+    clipped_f = (f_low < floor) | (f_high > SCALE[1])
+    q_low, q_high = np.clip(q_low, floor[:, None], SCALE[1]), np.clip(q_high, floor[:, None], SCALE[1])
+    f_low, f_high = np.clip(f_low, floor, SCALE[1]), np.clip(f_high, floor, SCALE[1])
+    ci_clipped = clipped_f | clipped_q.any(axis=1)
+
     final = point["final"]
     rated = ~np.isnan(final)
     # Table order: final score, best first, ties by label; rows that were not rated at the end.
@@ -86,11 +98,9 @@ def build_report(
     rank_low: list[int | None] = [None] * len(systems)
     rank_high: list[int | None] = [None] * len(systems)
     if ranked:
-        groups = scoring.tie_group_ranks([labels[k] for k in ranked], pairwise)
-        replicates = np.nan_to_num(final[ranked][None] + unc_f.combined[:, ranked], nan=-np.inf)
-        lo, hi = scoring.bootstrap_rank_ranges(replicates, ci)
+        groups = scoring.holm_rank_groups([labels[k] for k in ranked], pairwise)
         for j, k in enumerate(ranked):
-            rank[k], rank_low[k], rank_high[k] = int(groups[j]), int(lo[j]), int(hi[j])
+            rank[k], rank_low[k], rank_high[k] = groups.rank[j], groups.rank_low[j], groups.rank_high[j]
 
     rows = []
     for s, spec in enumerate(systems):
@@ -124,6 +134,7 @@ def build_report(
                 "unrated": int(cols.unrated_detected[s].max()) if len(questions) else 0,
                 "raters": int(unc_f.n_raters[s]),
                 "ci_widening": _num(f_kappa[s]),
+                "ci_clipped": bool(ci_clipped[s]),
                 "objective": {k: _num(v) for k, v in spec.objective.items()},
             }
         )
@@ -153,9 +164,13 @@ def build_report(
             "raters_resampled": raters_resampled,
             "system_score": "Eq. 1 S_f (detection-weighted) over the evaluated instances when the system predicts knowledge-seeking turns, else mean of instance scores; unrated instances are left out, not counted as 0",
             "final_score": "mean of the question scores; the ranked statistic",
-            "rank": f"tie groups: 1 + number of entries significantly better on the final score (paired bootstrap difference, p < {1 - ci:.2g}), never better than the entry above",
-            "rank_range": f"{ci:.0%} interval of each entry's rank among entries over the same resamples",
-            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table",
+            "ci_bounds": (
+                f"intervals are clipped to the scale ({SCALE[0]:g}-{SCALE[1]:g}; {EQ1_FLOOR:g}-{SCALE[1]:g} for Eq. 1 S_f with detection, "
+                "where a missed knowledge turn counts 0); a clipped row is marked: it has too few ratings for its interval's shape"
+            ),
+            "rank": scoring.tie_group_rule(ci),
+            "rank_range": scoring.rank_range_rule(ci),
+            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table (what the tie groups read)",
         },
         "systems": [rows[k] for k in order],
         "pairwise": pairwise,

@@ -19,10 +19,12 @@ figure is computed on, from one set of B paired resamples shared by all systems:
 - pairwise comparisons: the interval of the difference of two systems' final scores on the same
   resamples, its two-sided bootstrap p-value (significant when p < 1 - ci, i.e. the interval
   leaves out 0), and a Holm-adjusted p over the table for familywise readers;
-- rank ranges: the central `ci` mass of each entry's rank across the resamples;
-- tie groups: an entry's rank is 1 + the number of entries significantly better than it, made
-  monotone down the table (never better than the entry above), so entries sharing a rank form
-  contiguous groups and a rank never contradicts a pairwise row.
+- tie groups and rank ranges, from the same table read simultaneously (`holm_rank_groups`): a
+  comparison counts when its Holm-adjusted p is below 1 - ci, which bounds the chance of any wrong
+  "better" in the table by 1 - ci (family-wise); a line is drawn between two rows only where every
+  entry above it is significantly better than every entry below it, so groups are contiguous, the
+  ranks monotone down the table, and the rank shown (the group's first place) always lies in the
+  rank range (the group's first place to the entries less those significantly worse).
 
 Rater-aware intervals: a two-way bootstrap, chosen over a mixed model because it needs no
 distributional assumption on 1-5 ratings, reuses the instance resampling the report already does,
@@ -30,7 +32,12 @@ and stays a matrix product per chunk (the 1M-rating bench stays fast). A replica
 instances (counts w_i, as before) and, where rater ids are known, the raters (counts m_r), and the
 two deviations from the point estimate are added: the rater part reweights each rater's ratings,
 as a ratio (sum m_r T_r / sum m_r C_r) so that drawing a prolific rater twice moves the level, not
-the mass. Two corrections make it cover with a small fixed pool (an in-house team of 5):
+the mass. The rater term enters only as much as raters repeat: the instance resamples already
+count each rating's noise (its rater's effect included) as if every rating had its own rater, so
+the rater deviations are scaled by the share of their variance that comes from one rater's ratings
+moving together (`_repeated_share`: 0 with a new rater per rating, about 0.96 with a pool of 5),
+instead of counting the rating noise twice. Two corrections make it cover with a small fixed pool
+(an in-house team of 5):
 - the rater deviations are scaled by sqrt(R / (R - 1)), the bootstrap's small-sample bias of a
   variance over R clusters;
 - the interval of every statistic (a score, or a pairwise difference) is the percentile interval
@@ -281,9 +288,29 @@ def rater_totals(ratings: pd.DataFrame, cols: Eq1Columns, counts: np.ndarray, sy
     cell = (s_codes * Q + q_codes) * N + i
     share = cols.score_weight.ravel()[cell] / counts.ravel()[cell]
     key = (s_codes * Q + q_codes) * R + r_codes
-    T = np.bincount(key, weights=share * ratings["value"].to_numpy(dtype=float), minlength=S * Q * R).reshape(S, Q, R)
+    values = ratings["value"].to_numpy(dtype=float)
+    T = np.bincount(key, weights=share * values, minlength=S * Q * R).reshape(S, Q, R)
     C = np.bincount(key, weights=share, minlength=S * Q * R).reshape(S, Q, R)
-    return T, C, list(raters)
+    return T, C, list(raters), _repeated_share(T, C, s_codes * Q + q_codes, share, values)
+
+
+def _repeated_share(T, C, column, share, values) -> np.ndarray:
+    """[S, Q]: the share of the rater resamples' variance that comes from raters repeating.
+
+    The instance resamples already count every rating's own noise, the rater's effect included,
+    as if each rating had its own rater. What they miss is that one rater's ratings move together:
+    the cross terms sum_{k != l of rater r} w_k w_l sigma_r^2. Linearised, the rater resamples'
+    variance of a level sum T / sum C is V_R = sum_r (T_r - L C_r)^2 / (sum C)^2 and the same with
+    every rating its own rater is V_1 = sum_k (t_k - L c_k)^2 / (sum C)^2; their difference is the
+    cross terms. So the rater deviations are scaled by sqrt(1 - V_1 / V_R): 0 when every rating has
+    a new rater (the rating noise is not counted twice), near 1 for a small fixed pool."""
+    S, Q, R = T.shape
+    with np.errstate(invalid="ignore", divide="ignore"):
+        level = T.sum(-1) / C.sum(-1)  # [S, Q]
+        per_rater = ((T - level[..., None] * C) ** 2).sum(-1)
+        per_rating = np.bincount(column, weights=(share * (values - level.ravel()[column])) ** 2, minlength=S * Q).reshape(S, Q)
+        ratio = np.where(per_rater > 0, 1 - per_rating / np.where(per_rater > 0, per_rater, 1), 0.0)
+    return np.sqrt(np.clip(np.nan_to_num(ratio), 0.0, 1.0))
 
 
 def rater_bootstrap(cols: Eq1Columns, T: np.ndarray, C: np.ndarray, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED):
@@ -361,11 +388,11 @@ def paired_uncertainty(ratings, cols: Eq1Columns, counts, point, systems, questi
     n_rat_q = np.zeros(n_inst_q.shape, dtype=int)
     n_rat_f = np.zeros(len(systems), dtype=int)
     if raters_known and len(ratings) and ratings["rater"].nunique() > 1:
-        T, C, raters = rater_totals(ratings, cols, counts, systems, questions)
+        T, C, raters, repeated = rater_totals(ratings, cols, counts, systems, questions)
         factor = small_pool_factor(len(raters))
         rboot = rater_bootstrap(cols, T, C, replicates, np.random.SeedSequence([seed, 1]).generate_state(1)[0])
-        rater_q = factor * (rboot - point["score"][None])
-        rater_f = factor * (rboot.mean(axis=2) - point["final"][None])
+        rater_q = factor * repeated[None] * (rboot - point["score"][None])
+        rater_f = rater_q.mean(axis=2)
         n_rat_q = (C > 0).sum(-1)
         n_rat_f = (C > 0).any(axis=1).sum(-1)
     return Uncertainty(dev_q, rater_q, n_inst_q, n_rat_q), Uncertainty(dev_f, rater_f, n_inst_f, n_rat_f)
@@ -414,41 +441,87 @@ def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95):
     for row in rows:
         row.setdefault("p_holm", None)
         row["significant"] = row["p"] is not None and row["p"] < alpha
+        row["significant_holm"] = row["p_holm"] is not None and row["p_holm"] < alpha
         row["better"] = (row["a"] if row["difference"] > 0 else row["b"]) if row["significant"] else None
     return rows
 
 
-def tie_group_ranks(labels_in_order, pairwise_rows) -> list[int]:
-    """Rank of each entry (given best first): 1 + the entries significantly better than it, never
-    better than the rank of the entry above (monotone), so equal ranks are contiguous groups."""
-    position = {label: k for k, label in enumerate(labels_in_order)}
-    better_than = [0] * len(labels_in_order)
+@dataclass
+class RankGroups:
+    """What simultaneous pairwise comparisons say about ranks (entries best first)."""
+    rank: list[int]  # the first place of the entry's tie group
+    rank_low: list[int]  # = rank: the group's first place
+    rank_high: list[int]  # entries minus those significantly worse than it (Holm)
+
+
+def tie_group_rule(ci=0.95) -> str:
+    """The one sentence every page and export shows on how groups are made."""
+    return (
+        f"Rows share a rank (a tie group) unless a line separates them; a line is drawn only where every entry above it is "
+        f"significantly better than every entry below it, by paired comparisons Holm-adjusted over the whole table "
+        f"(family-wise error at most {1 - ci:.0%})"
+    )
+
+
+def rank_range_rule(ci=0.95) -> str:
+    return (
+        f"ranks the same Holm-adjusted comparisons allow (family-wise {ci:.0%}): from the first place of the entry's group "
+        f"to the number of entries less those significantly worse than it"
+    )
+
+
+def holm_rank_groups(labels_in_order, pairwise_rows) -> RankGroups:
+    """Tie groups and rank ranges from the Holm-adjusted paired comparisons (`significant_holm`).
+
+    A line is drawn between two neighbouring rows only where every entry above it is significantly
+    better than every entry below it. A line between two truly equal entries therefore needs their
+    own comparison rejected, which Holm allows with probability at most 1 - ci over the whole
+    table, so equal entries are split in at most that share of campaigns. An entry's rank is its
+    group's first place; its range runs from there to the number of entries less those
+    significantly worse than it. Whenever every Holm rejection is right (probability >= ci) each
+    entry's true rank lies in its range, all rows at once, and the rank shown lies in the range by
+    construction (the entries significantly worse are all below the entry's group).
+    """
+    labels = list(labels_in_order)
+    position = {label: k for k, label in enumerate(labels)}
+    n = len(labels)
+    beats = np.zeros((n, n), dtype=bool)  # beats[i, j]: i significantly better than j (Holm)
     for row in pairwise_rows:
-        if row["better"] is None or row["a"] not in position or row["b"] not in position:
+        if not row.get("significant_holm") or row["a"] not in position or row["b"] not in position:
             continue
-        loser = row["b"] if row["better"] == row["a"] else row["a"]
-        better_than[position[loser]] += 1
-    ranks, floor = [], 1
-    for count in better_than:
-        floor = max(floor, 1 + count)
-        ranks.append(floor)
-    return ranks
+        winner, loser = (row["a"], row["b"]) if row["difference"] > 0 else (row["b"], row["a"])
+        beats[position[winner], position[loser]] = True
+    ranks, start = [], 0
+    for k in range(n):
+        if k > start and beats[:k, k:].all():
+            start = k
+        ranks.append(start + 1)
+    highs = [n - int(beats[k].sum()) for k in range(n)]
+    return RankGroups(rank=ranks, rank_low=list(ranks), rank_high=highs)
 
 
 # ---------------------------------------------------------------------------------------------
 # Paired significance and rank correlation
 
 
+#: Below this many points a correlation's p-value says nothing an organizer should act on (with 3
+#: points Spearman's rho is +-1 with p = 0 as often as not): it is shown as "too few".
+MIN_CORRELATION_POINTS = 5
+
+
 def spearman_by_metric(human: np.ndarray, objective: pd.DataFrame):
     """Spearman's rho between the human final scores and each objective metric (columns of
-    `objective`, rows aligned with `human`). Needs 3+ systems with variation on both sides."""
+    `objective`, rows aligned with `human`). Needs 3+ systems with variation on both sides for rho,
+    and MIN_CORRELATION_POINTS for a p-value (fewer: `too_few`, p None)."""
     out: dict[str, dict] = {}
     for metric in objective.columns:
         values = pd.to_numeric(objective[metric], errors="coerce").to_numpy(dtype=float)
         ok = ~np.isnan(values) & ~np.isnan(human)
-        if ok.sum() < 3 or np.ptp(values[ok]) == 0 or np.ptp(human[ok]) == 0:
-            out[metric] = {"rho": None, "p": None, "n": int(ok.sum()), "reason": "n/a (fewer than 3 systems or no variation)"}
+        n = int(ok.sum())
+        too_few = n < MIN_CORRELATION_POINTS
+        if n < 3 or np.ptp(values[ok]) == 0 or np.ptp(human[ok]) == 0:
+            out[metric] = {"rho": None, "p": None, "n": n, "too_few": too_few, "reason": "n/a (fewer than 3 systems or no variation)"}
             continue
         result = stats.spearmanr(human[ok], values[ok])
-        out[metric] = {"rho": float(result.statistic), "p": float(result.pvalue), "n": int(ok.sum())}
+        out[metric] = {"rho": float(result.statistic), "p": None if too_few else float(result.pvalue), "n": n, "too_few": too_few}
     return out

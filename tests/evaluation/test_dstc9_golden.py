@@ -69,6 +69,10 @@ def test_tie_groups_and_pairwise_table_match_the_golden_file(report):
     assert summary == json.loads(GOLDEN.read_text(encoding="utf-8"))
     ranks = [r["rank"] for r in summary["rows"] if r["rank"] is not None]
     assert ranks == sorted(ranks)  # monotone down the table
+    for row in summary["rows"]:
+        if row["rank"] is not None:  # the rank shown lies in its range (Holm groups, issue 20)
+            low, high = map(int, row["rank_range"].split("-"))
+            assert low <= row["rank"] <= high
 
 
 def test_exports_agree_on_ranks(report):

@@ -153,6 +153,9 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
     rows = {r["system"]: r for r in selectors.fed_results(FedSet.objects.get(pk=fed_set.pk))}
     assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "mean": 3.0, "n": 2, "na": 0}
     assert rows["bot-b"]["questions"][0]["mean"] == 2.0  # one 1 ("I don't know.") and one 3
+    listed = [q["name"] for q in rows["bot-a"]["questions"]]
+    assert listed and not any(name.endswith("_na_reason") for name in listed)  # questions only
+    assert listed == [f["name"] for f in fields if f.get("choices")]
 
 
 def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the_page(db, make_annotator, organizer):
@@ -232,3 +235,19 @@ def test_pages_and_command(db, organizer, tmp_path):
         call_command("create_fed_set", "cmd3", "--static", str(bad_file))
     with pytest.raises(CommandError, match="--chat-job: no interactive job with id 999"):
         call_command("create_fed_set", "cmd4", "--chat-job", "999")
+
+
+def test_the_combined_mean_is_per_scale_when_questions_have_different_scales():
+    fed = task_types.get("fed_dialog")
+    settings = fed.clean_settings({})
+    fields = [f for f in fed.answer_fields(settings) if "choices" in f]
+    top = {f["name"]: max(f["choices"]) for f in fields}  # every question at the top of its scale
+    bottom = {f["name"]: min(f["choices"]) for f in fields}
+    combined = fed.combine([top, bottom], settings)
+    assert combined["mean"] is None  # 1-2, 1-3 and 1-5 are not averaged together
+    assert combined["mean_1_2"] == 1.5 and combined["mean_1_3"] == 2.0 and combined["mean_1_5"] == 3.0
+    assert combined["mean_normalised"] == 0.5
+    likert = task_types.get("likert")
+    one_scale = likert.clean_settings({})
+    names = [f["name"] for f in likert.answer_fields(one_scale) if "choices" in f]
+    assert likert.combine([dict.fromkeys(names, 4), dict.fromkeys(names, 2)], one_scale)["mean"] == 3.0  # one scale: the plain mean

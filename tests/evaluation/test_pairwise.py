@@ -94,7 +94,12 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     result = selectors.pairwise_ranking(job, n_resamples=200, seed=7)
     expected = bradley_terry.fit(comparisons)
     by_system = {row["system"]: row for row in bradley_terry.export_rows(result)}
-    assert [by_system[s]["rank"] for s in ("strong", "mid", "weak")] == [1, 2, 3]
+    assert [row["system"] for row in bradley_terry.export_rows(result)] == ["strong", "mid", "weak"]
+    assert [row.rank for row in sorted(expected.per_system, key=lambda r: r.rank)] == [1, 2, 3]  # the point order
+    # Six comparisons draw no line with family-wise control (mid is told apart from neither): one
+    # tie group; strong beats weak, so strong cannot be last.
+    assert [by_system[s]["rank"] for s in ("strong", "mid", "weak")] == [1, 1, 1]
+    assert by_system["strong"]["rank_high"] == 2 and all(row["rank_low"] <= row["rank"] <= row["rank_high"] for row in by_system.values())
     for system, strength in zip(expected.systems, expected.log_strength, strict=False):
         assert math.isclose(by_system[system]["log_strength"], strength, abs_tol=1e-9)
     assert by_system["mid"]["ties"] == 1 and by_system["weak"]["losses"] == 3

@@ -24,6 +24,10 @@ class Command(BaseCommand):
         parser.add_argument("campaign", help="Campaign name or id.")
         parser.add_argument("--judge", help="The judge's name (default: the only one imported).")
         parser.add_argument("--epsilon", type=float, default=judge_agreement.DEFAULT_EPSILON, help="Cost-benefit margin of the alternative-annotator test (0.1 crowd, 0.15 trained, 0.2 experts).")
+        parser.add_argument(
+            "--scoring", choices=judge_agreement.SCORING_FUNCTIONS, default=judge_agreement.DEFAULT_SCORING,
+            help="Scoring function of the alternative-annotator test: neg_rmse for numeric ratings (default), accuracy for categorical ones.",
+        )
         parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the intervals (default 0.05).")
         parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
 
@@ -42,7 +46,7 @@ class Command(BaseCommand):
         else:
             raise CommandError(f"give --judge: campaign {campaign.name!r} has {', '.join(names) if names else 'no judges; import one with import_judge_scores'}")
         try:
-            report = compute_judge_report(run, epsilon=opts["epsilon"], alpha=opts["alpha"])
+            report = compute_judge_report(run, epsilon=opts["epsilon"], alpha=opts["alpha"], scoring=opts["scoring"])
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from None
         if opts["json"]:
@@ -58,8 +62,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  alternative-annotator test: not run ({alt['skipped']})")
         else:
             self.stdout.write(
-                f"  alternative-annotator test (epsilon {alt['epsilon']}): winning rate {alt['winning_rate']:.2f} over {len(alt['raters'])} raters "
-                f"({alt['raters_tested']} with enough items), advantage probability {_r(alt['advantage_probability'])}: "
+                f"  alternative-annotator test (epsilon {alt['epsilon']}, {alt.get('scoring', 'neg_rmse')}): winning rate {_r(alt['winning_rate'])} over "
+                f"{alt['raters_tested']} raters with enough items ({alt.get('raters_left_out', 0)} left out with fewer), advantage probability {_r(alt['advantage_probability'])}: "
                 f"{'PASSES' if alt['passes'] else 'does not pass'}" + (" (raters are list positions, not people)" if report["raters_are_positions"] else "")
             )
         for row in report["systems"]:
