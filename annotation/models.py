@@ -396,6 +396,15 @@ class Response(models.Model):
         blank=True,
         help_text='Typing telemetry the annotator page records (workers are told): per field {"pasted_chars", "typed_chars", "keystrokes"}.',
     )
+    typing = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "The typing-process log of each free-text field (timing only, never which keys; workers are told): "
+            '{field: record} in the format of annotation/typing_log.py, or {field: {"malformed": why}}. '
+            "Emptied after QUORUM_TYPING_LOG_RETENTION_DAYS."
+        ),
+    )
 
     objects = ResponseQuerySet.as_manager()
 

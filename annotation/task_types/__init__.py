@@ -14,6 +14,7 @@ from .base import (  # noqa: F401
     TaskTypeSettingsError,
     Upload,
     default_settings,
+    free_text_fields,
     text_of,
 )
 from .capabilities import (  # noqa: F401

@@ -1,0 +1,154 @@
+"""Typing-process capture (annotation/typing_log.py, static/typing.js): the format and its check,
+stored with the response through the work page, a malformed log refused with the reason beside the
+answers' own problems (and kept as evidence from a script's post), the page's notice, retention."""
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import Client, override_settings
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import typing_log
+from annotation.models import Response, Worker
+from annotation.services.claims import claim_next_slot
+from annotation.services.typing_logs import purge_expired
+from annotation.work_tokens import make_token
+from tests.factories import good_answers, make_corpus, make_live_job
+
+
+def typed(text: str, ms: int = 180) -> dict:
+    return typing_log.build_record([("f", 900, None)] + [("k", ms, None) for _ in text])
+
+
+# --- the format (pure) ---
+
+def test_a_record_round_trips_through_the_check():
+    record = typing_log.build_record([("f", 500, None), ("k", 200, None), ("d", 150, None), ("p", 3000, 40), ("h", 10, None)])
+    assert typing_log.check_record(record) is record
+    events = typing_log.parse_events(record["e"])
+    assert [e.letter for e in events] == ["f", "k", "d", "p", "h"]
+    assert [e.size for e in events] == [0, 1, -1, 40, 0]
+    assert events[3].dt_ms == 3000 and events[-1].at_ms == 500 + 200 + 150 + 3000 + 10
+
+
+@pytest.mark.parametrize("record, reason", [
+    ("x", "not an object"),
+    ({"v": 2, "e": ""}, "version"),
+    ({"v": 1, "e": "K1K2", "c": {"k": 5}}, "count of 'k'"),
+    ({"v": 1, "e": "K1?", "c": {"k": 1}}, "unreadable"),
+    ({"v": 1, "e": "Q1", "c": {"q": 1}}, "unknown"),
+    ({"v": 1, "e": "F1.5", "c": {"f": 1}}, "cannot change the text"),
+    ({"v": 1, "e": "P1.a", "c": {"p": 1}, "z": {"p": 3}}, "characters of 'p'"),
+    ({"v": 1, "e": "K1", "c": {"k": 1}, "t": True}, "capped"),
+    ({"v": 1, "e": "K1" * (typing_log.MAX_EVENTS + 1), "c": {"k": typing_log.MAX_EVENTS + 1}}, "more than"),
+    ({"v": 1, "e": "", "evil": 1}, "unknown keys"),
+])
+def test_a_malformed_record_is_named(record, reason):
+    with pytest.raises(typing_log.MalformedLog, match=reason):
+        typing_log.check_record(record)
+
+
+def test_a_capped_record_keeps_counting():
+    record = typing_log.build_record([("k", 100, None)] * (typing_log.MAX_EVENTS + 200))
+    assert record["t"] is True and record["c"]["k"] == typing_log.MAX_EVENTS + 200
+    assert typing_log.check_record(record)
+
+
+def test_the_posted_value_keeps_only_free_text_fields_and_names_what_is_wrong():
+    good, bad = typing_log.check_posted(json.dumps({"a": typed("hi"), "b": {"v": 9}, "other": typed("x")}), ["a", "b"])
+    assert set(good) == {"a"} and set(bad) == {"b"}
+    assert typing_log.check_posted("", ["a"]) == ({}, {})
+    assert typing_log.check_posted("{not json", ["a"])[1] == {"": "the typing record is not JSON"}
+    assert "more than" in typing_log.check_posted("x" * (typing_log.MAX_POSTED_CHARS + 1), ["a"])[1][""]
+
+
+def test_a_typical_fifteen_word_rewrite_fits_in_two_kilobytes():
+    """~85 characters typed with a correction every ten, focus changes: measured in the browser too
+    (tests/browser/test_typing_capture.py; figures in docs/measurements.md)."""
+    text = "could you please find me a cheap italian restaurant somewhere in the centre of town"
+    events = [("f", 1200, None)]
+    for i, _ in enumerate(text):
+        events.append(("k", 3000 if i % 20 == 0 else 240, None))
+        if i % 10 == 9:
+            events += [("k", 200, None), ("d", 400, None)]
+    events += [("w", 500, None), ("g", 8000, None), ("b", 900, None)]
+    assert typing_log.encoded_size(typing_log.build_record(events)) <= 2048
+
+
+# --- through the work page ---
+
+pytestmark_db = pytest.mark.django_db
+
+
+@pytest.fixture
+def job(db):
+    return make_live_job(make_corpus(dialogs=2, user_turns=1), name="rewrites")
+
+
+def claimed(job, name="crowd-1"):
+    worker = Worker.objects.create(provider="prolific", external_id=name)
+    slot = claim_next_slot(job=job, worker=worker)
+    return slot, reverse("work", args=[make_token(slot)])
+
+
+def test_the_page_names_its_text_fields_and_says_what_is_recorded(job):
+    _slot, url = claimed(job)
+    page = Client().get(url).content.decode()
+    assert 'data-typing-fields="paraphrase typos verbose simplified"' in page or 'data-typing-fields="' in page
+    assert 'name="typing_log" id="typing_log"' in page
+    assert "never which keys" in page and "typing.js" in page
+
+
+def test_a_log_is_stored_with_the_response_and_goes_with_it(job):
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    logs = {name: typed(text) for name, text in answers.items()}
+    response = Client().post(url, {**answers, "typing_log": json.dumps(logs)})
+    assert response.status_code == 302, response.context and response.context["problems"]
+    stored = Response.objects.get(slot=slot)
+    assert stored.typing == logs
+    assert Response.objects.filter(pk=stored.pk, typing__has_key=next(iter(logs))).exists()
+
+
+def test_a_malformed_log_is_refused_with_the_reason_beside_the_answers_problems(job):
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    first = next(iter(answers))
+    logs = {first: {"v": 1, "e": "K1K1", "c": {"k": 7}}}
+    refused = Client().post(url, {**answers, first: "", "typing_log": json.dumps(logs)})
+    assert refused.status_code == 400
+    page = refused.content.decode()
+    assert "record of your typing could not be read" in page and "does not match" in page
+    assert len(refused.context["problems"]) >= 2  # the empty answer is still named
+    assert not Response.objects.filter(slot=slot).exists()
+
+
+def test_a_malformed_log_from_a_script_is_stored_as_evidence(job):
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    first = next(iter(answers))
+    sent = Client().post(url, {**answers, "typing_log": json.dumps({first: {"v": 1, "e": "zz"}})},
+                         HTTP_ACCEPT="application/json")
+    assert sent.status_code == 200, sent.content
+    stored = Response.objects.get(slot=slot)
+    assert "malformed" in stored.typing[first]
+
+
+def test_no_log_is_no_problem(job):
+    """A page without JavaScript posts none: the answer is saved, nothing is recorded."""
+    slot, url = claimed(job)
+    assert Client().post(url, good_answers(slot.item)).status_code == 302
+    assert Response.objects.get(slot=slot).typing == {}
+
+
+@override_settings(QUORUM_TYPING_LOG_RETENTION_DAYS=30)
+def test_logs_past_the_retention_period_are_emptied(job):
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    Client().post(url, {**answers, "typing_log": json.dumps({n: typed(t) for n, t in answers.items()})})
+    stored = Response.objects.get(slot=slot)
+    assert purge_expired(now=timezone.now() + timedelta(days=29)) == 0
+    assert purge_expired(now=timezone.now() + timedelta(days=31)) == 1
+    stored.refresh_from_db()
+    assert stored.typing == {} and stored.answers
