@@ -16,10 +16,10 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from .. import task_types, typing_log
+from ..extensions import claim_watchers
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..problems import Problem
 from ..selectors.policies import policy_of
-from ..extensions import claim_watchers
 from ..signals import response_submitted, slot_claimed
 from ..task_types import HoldsBackItems, OrdersClaims, capability
 from . import quality, responses, uploads
