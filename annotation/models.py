@@ -552,6 +552,29 @@ class QualityPolicy(models.Model):
     near_duplicate_similarity = models.FloatField(
         default=0.9, help_text="Flag rewrites of different workers whose similarity (0-1) is at least this."
     )
+    # Typing-process flags (annotation/quality/typing.py, which says where each default comes from).
+    transcription_pause_share = models.FloatField(
+        default=0.01,
+        help_text="Flag typing as transcription when fewer than this share of its key intervals are pauses of 2 s or more "
+        "(composing pauses before content; Conijn et al. 2019).",
+    )
+    transcription_min_chars = models.PositiveIntegerField(
+        default=40, help_text="Characters a field must have typed before its rhythm is judged as transcription."
+    )
+    offscreen_min_chars = models.PositiveIntegerField(
+        default=20, help_text="Flag an insertion without typing of at least this many characters made after the page was left (composed off-screen)."
+    )
+    synthetic_min_chars = models.PositiveIntegerField(
+        default=10, help_text="Flag a field when at least this many characters arrived with no key pressed (autofill, script)."
+    )
+    implausible_iki_ms = models.PositiveIntegerField(
+        default=60,
+        help_text="Flag typing whose fastest run of 20 keys has a median interval below this many milliseconds "
+        "(60 ms = 200 words a minute; the fastest of 168,000 typists averaged about 120, Dhakal et al. 2018).",
+    )
+    revision_free_min_chars = models.PositiveIntegerField(
+        default=200, help_text="Flag a text at least this long typed without one deletion, undo or cut."
+    )
     flags_reject = models.BooleanField(
         default=False, help_text="Soft-reject flagged responses automatically (off: flags are evidence for a reviewer)."
     )

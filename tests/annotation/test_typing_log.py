@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation import typing_log
 from annotation.models import Response, Worker
 from annotation.services.claims import claim_next_slot
+from annotation.services.responses import confirm
 from annotation.services.typing_logs import purge_expired
 from annotation.work_tokens import make_token
 from tests.factories import good_answers, make_corpus, make_live_job
@@ -83,7 +84,7 @@ pytestmark_db = pytest.mark.django_db
 
 @pytest.fixture
 def job(db):
-    return make_live_job(make_corpus(dialogs=2, user_turns=1), name="rewrites")
+    return make_live_job(make_corpus(dialogs=4, user_turns=1), name="rewrites")
 
 
 def claimed(job, name="crowd-1"):
@@ -152,3 +153,29 @@ def test_logs_past_the_retention_period_are_emptied(job):
     assert purge_expired(now=timezone.now() + timedelta(days=31)) == 1
     stored.refresh_from_db()
     assert stored.typing == {} and stored.answers
+
+
+def test_the_sweep_stores_typing_flags_with_their_evidence(job):
+    """Item 2 through the real path: the page's post, the flag run, the stored report."""
+    from annotation.selectors.flags import stored_flags
+    from annotation.services.quality import apply_flags
+
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    machine = {n: typing_log.build_record([("f", 500, None)] + [("k", 10, None) for _ in t]) for n, t in answers.items()}
+    Client().post(url, {**answers, "typing_log": json.dumps(machine)})
+    slot2, url2 = claimed(job, "crowd-2")
+    answers2 = good_answers(slot2.item)
+    Client().post(url2, {**answers2, "typing_log": json.dumps({list(answers2)[0]: {"v": 1, "e": "?"}})},
+                  HTTP_ACCEPT="application/json")
+    for response in Response.objects.filter(item__job=job):
+        confirm(response, actor="provider:prolific")  # crowd work is evidence once the provider confirms it
+    apply_flags(job)
+    flags = stored_flags(job)
+    mine = Response.objects.get(slot=slot)
+    assert "implausible_speed" in flags.report.responses[mine.pk]
+    mine.refresh_from_db()
+    assert "ms a key" in mine.checks["flag_evidence"]["implausible_speed"]
+    other = Response.objects.get(slot=slot2)
+    assert "malformed_log" in flags.report.responses[other.pk]
+    assert "unreadable event" in other.checks["flag_evidence"]["malformed_log"]
