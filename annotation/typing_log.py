@@ -177,7 +177,9 @@ def _base36(n: int) -> str:
 def build_record(events, start: int = 0) -> dict:
     """A record as the page would post it, from (letter, ms since the previous event, size) triples
     (size None: the letter's default). For tests and the harness; the page's own is static/typing.js."""
-    parts, counts, chars = [], {}, {}
+    parts: list[str] = []
+    counts: dict[str, int] = {}
+    chars: dict[str, int] = {}
     for letter, dt_ms, size in events:
         size = DEFAULT_SIZE.get(letter, 0) if size is None else size
         dt = min(round(dt_ms / QUANTUM_MS), 36**4 - 1)

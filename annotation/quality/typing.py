@@ -119,7 +119,8 @@ def _rhythm(events) -> dict:
 def _away(events) -> dict:
     """Time away (page hidden, window or field left) and the largest insertion without typing made
     soon after coming back, before any key: (characters, seconds away before it)."""
-    away_ms, left_at, gone, largest, largest_away = 0, {}, 0.0, 0, 0.0
+    away_ms, gone, largest, largest_away = 0, 0.0, 0, 0.0
+    left_at: dict[str, int] = {}
     typed_since_back = True
     keyed_while_hidden = 0
     for e in events:

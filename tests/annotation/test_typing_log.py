@@ -179,3 +179,35 @@ def test_the_sweep_stores_typing_flags_with_their_evidence(job):
     other = Response.objects.get(slot=slot2)
     assert "malformed_log" in flags.report.responses[other.pk]
     assert "unreadable event" in other.checks["flag_evidence"]["malformed_log"]
+
+
+def test_the_review_queue_shows_how_a_text_came_to_be_and_filters_by_typing_flag(job, organizer):
+    """Item 3: beside the text, a timeline and a summary per field, each flag with its evidence; the
+    flag filter narrows to one typing flag; deciding stays the reviewer's (nothing is excluded)."""
+    from annotation.services.quality import apply_flags
+
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    pasted = {n: typing_log.build_record([("f", 500, None), ("h", 800, None), ("v", 30000, None), ("p", 900, len(t))])
+              for n, t in answers.items()}
+    Client().post(url, {**answers, "typing_log": json.dumps(pasted)})
+    slot2, url2 = claimed(job, "crowd-2")
+    answers2 = good_answers(slot2.item)
+    Client().post(url2, {**answers2, "typing_log": json.dumps({n: typed(t) for n, t in answers2.items()})})
+    for response in Response.objects.filter(item__job=job):
+        confirm(response, actor="provider:prolific")
+    apply_flags(job)
+    client = Client()
+    client.force_login(organizer)
+    review = reverse("organizer:job-review", kwargs={"pk": job.pk})
+    page = client.get(review).content.decode()
+    assert "How it was written" in page and 'class="tl tl-paste"' in page and 'class="tl tl-away"' in page
+    assert "30 s away from the page" in page  # composed_offscreen's evidence
+    assert 'data-flag="paste_dominant"' in page
+    first, second = Response.objects.get(slot=slot), Response.objects.get(slot=slot2)
+    filtered = client.get(review + "?flag=composed_offscreen")
+    assert [r.response_id for r in filtered.context["queue"].page.object_list] == [first.pk]
+    assert f'id="response-{first.pk}"' in filtered.content.decode()
+    assert "composed_offscreen" in filtered.content.decode()  # offered in the flag filter
+    assert all(r.status != Response.Status.EXCLUDED for r in Response.objects.all())  # evidence, not verdicts
+    assert second.pk not in [r.response_id for r in filtered.context["queue"].page.object_list]
