@@ -211,3 +211,33 @@ def test_the_review_queue_shows_how_a_text_came_to_be_and_filters_by_typing_flag
     assert "composed_offscreen" in filtered.content.decode()  # offered in the flag filter
     assert all(r.status != Response.Status.EXCLUDED for r in Response.objects.all())  # evidence, not verdicts
     assert second.pk not in [r.response_id for r in filtered.context["queue"].page.object_list]
+
+
+def test_the_dataset_card_counts_flags_per_variant_and_what_was_decided(job, tmp_path):
+    """Item 4: the manifest and README say per variant how many responses were flagged for which
+    reason and what became of them; responses.csv names each response's id and flags."""
+    import csv
+
+    from annotation.services.exports import export_job
+    from annotation.services.quality import apply_flags
+
+    slot, url = claimed(job)
+    answers = good_answers(slot.item)
+    fields = list(answers)
+    logs = {n: typed(t) for n, t in answers.items()}
+    logs[fields[0]] = typing_log.build_record([("f", 500, None), ("p", 900, len(answers[fields[0]]))])
+    Client().post(url, {**answers, "typing_log": json.dumps(logs)})
+    response = Response.objects.get(slot=slot)
+    confirm(response, actor="provider:prolific")
+    apply_flags(job)
+    export_job(job, tmp_path / "out")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    flags = manifest["flags"]
+    assert flags["flagged_responses"] == 1 and flags["responses"] == 1
+    assert flags["per_variant"][fields[0]]["paste_dominant"] == {"accepted": 1}
+    assert "paste_dominant" not in flags["per_variant"][fields[1]]
+    readme = (tmp_path / "out" / "README.md").read_text()
+    assert "## Flags and decisions" in readme and f"| {fields[0]} | paste_dominant | 1 | 1 accepted |" in readme
+    with open(tmp_path / "out" / "responses.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[0]["response_id"] == str(response.pk) and "paste_dominant" in rows[0]["flags"]
