@@ -554,9 +554,9 @@ class QualityPolicy(models.Model):
     )
     # Typing-process flags (annotation/quality/typing.py, which says where each default comes from).
     transcription_pause_share = models.FloatField(
-        default=0.01,
-        help_text="Flag typing as transcription when fewer than this share of its key intervals are pauses of 2 s or more "
-        "(composing pauses before content; Conijn et al. 2019).",
+        default=0.015,
+        help_text="Flag typing as transcription when fewer than this share of its key intervals are hesitations of 1 s or more "
+        "(composing lengthens the intervals between words; Conijn et al. 2019).",
     )
     transcription_min_chars = models.PositiveIntegerField(
         default=40, help_text="Characters a field must have typed before its rhythm is judged as transcription."

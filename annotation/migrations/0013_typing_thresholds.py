@@ -38,6 +38,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='qualitypolicy',
             name='transcription_pause_share',
-            field=models.FloatField(default=0.01, help_text='Flag typing as transcription when fewer than this share of its key intervals are pauses of 2 s or more (composing pauses before content; Conijn et al. 2019).'),
+            field=models.FloatField(default=0.015, help_text='Flag typing as transcription when fewer than this share of its key intervals are hesitations of 1 s or more (composing lengthens the intervals between words; Conijn et al. 2019).'),
         ),
     ]

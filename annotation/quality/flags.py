@@ -60,7 +60,7 @@ class FlagThresholds:
     paste_share: float = 0.5
     near_duplicate_similarity: float = 0.9
     # Typing-process flags (defaults and their sources: typing.py).
-    transcription_pause_share: float = 0.01
+    transcription_pause_share: float = 0.015
     transcription_min_chars: int = 40
     offscreen_min_chars: int = 20
     synthetic_min_chars: int = 10

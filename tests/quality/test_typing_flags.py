@@ -38,7 +38,7 @@ def test_transcription_is_steady_typing_without_pauses():
     record = typing_log.build_record([("f", 900, None)] + [("k", rng.lognormvariate(5.2, 0.25), None) for _ in TEXT])
     found = flags_of(record)
     assert set(found) == {"transcription_rhythm"}
-    assert "0 pauses of 2 s or more" in found["transcription_rhythm"]
+    assert "0 hesitations of 1 s or more" in found["transcription_rhythm"]
 
 
 def test_paste_after_leaving_the_page():
