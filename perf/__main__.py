@@ -17,6 +17,7 @@ BENCHMARKS = {
     "spoken": "perf.bench_spoken",
     "speech": "perf.bench_speech",
     "chat": "perf.bench_chat",
+    "typing": "perf.bench_typing",
 }
 
 

@@ -85,11 +85,13 @@
     // keydown says only that a key was pressed: which one is never read.
     field.addEventListener("keydown", function () { rec.sync(); rec.keyAt = clock(); });
     field.addEventListener("input", function (event) { rec.onInput(event); });
-    field.addEventListener("focus", function () { rec.sync(); rec.add("f", 0); });
+    // Not synced on focus or page events: a drop into a field without focus changes the text, then
+    // focuses the field, then sends its input event, which must carry the change itself.
+    field.addEventListener("focus", function () { rec.add("f", 0); });
     field.addEventListener("blur", function () { rec.sync(); rec.add("b", 0); });
   });
 
-  function all(letter) { recorders.forEach(function (rec) { rec.sync(); rec.add(letter, 0); }); }
+  function all(letter) { recorders.forEach(function (rec) { rec.add(letter, 0); }); }
   document.addEventListener("visibilitychange", function () { all(document.visibilityState === "hidden" ? "h" : "v"); });
   window.addEventListener("blur", function () { all("w"); });
   window.addEventListener("focus", function () { all("g"); });
