@@ -12,12 +12,12 @@ response a rewrite item with four text fields entered by one behaviour.
 """
 import json
 import os
-from collections import Counter
 import random
 import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 
 from .common import ROOT, free_port, fresh_database, save, server_env
 from .typing_profiles import EXPECTED, PRIMARY, PROFILES, actions
