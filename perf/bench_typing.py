@@ -91,23 +91,33 @@ def _drive(base: str, work: list[dict], plan: list[str], rng: random.Random) -> 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         for entry, profile in zip(work, plan, strict=True):
-            context = browser.new_context(base_url=base)
-            context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
-            page = context.new_page()
-            page.clock.install()
-            page.goto(entry["url"])
-            cdp = context.new_cdp_session(page)
-            for name, text in entry["answers"].items():
-                field = page.locator(f'[name="{name}"]')
-                field.click()
-                _perform(page, cdp, field, actions(profile, text, rng))
-            logged = page.evaluate("() => { window.QuorumTyping.write(); return document.getElementById('typing_log').value; }")
-            page.locator("#submit-button").click()
-            page.wait_for_load_state()
-            results.append({"profile": profile, "slot": entry["slot"], "posted": logged, "status_url": page.url})
-            context.close()
+            try:
+                results.append(_one(browser, base, entry, profile, rng))
+            except Exception as exc:  # noqa: BLE001 - a run that breaks is counted, not fatal
+                results.append({"profile": profile, "slot": entry["slot"], "posted": "", "error": repr(exc)[:300]})
         browser.close()
     return results
+
+
+def _one(browser, base: str, entry: dict, profile: str, rng: random.Random) -> dict:
+    """One response: a fresh browser context on its work page, the profile's behaviour in each field, submit."""
+    context = browser.new_context(base_url=base)
+    try:
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+        page = context.new_page()
+        page.clock.install()
+        page.goto(entry["url"])
+        cdp = context.new_cdp_session(page)
+        for name, text in entry["answers"].items():
+            field = page.locator(f'[name="{name}"]')
+            field.click()
+            _perform(page, cdp, field, actions(profile, text, rng))
+        logged = page.evaluate("() => { window.QuorumTyping.write(); return document.getElementById('typing_log').value; }")
+        page.locator("#submit-button").click()
+        page.wait_for_load_state()
+        return {"profile": profile, "slot": entry["slot"], "posted": logged}
+    finally:
+        context.close()
 
 
 def _flags(job_id: int) -> dict:
@@ -171,9 +181,12 @@ def run() -> dict:
     rng.shuffle(plan)
     prepared = _prepare(len(plan))
     port = free_port()
+    # runserver answers each request on a new thread: persistent connections would pile up (one per
+    # request thread) until PostgreSQL refuses clients, so this server closes each after its request.
+    env = {**server_env(DB_NAME), "DATABASE_URL": server_env(DB_NAME)["DATABASE_URL"].split("?")[0]}
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-        cwd=ROOT, env=server_env(DB_NAME), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -192,11 +205,12 @@ def run() -> dict:
         server.terminate()
         server.wait(timeout=30)
     stored = _flags(prepared["job"])
-    rows, missing, sizes, examples = [], 0, [], {}
+    rows, missing, sizes, examples, errors = [], 0, [], {}, []
     for d in driven:
         s = stored.get(d["slot"])
         if s is None:
             missing += 1
+            errors.append(d.get("error", "not saved"))
             continue
         rows.append({"profile": d["profile"], "flags": s["flags"]})
         examples.setdefault(d["profile"], json.loads(d["posted"] or "{}").get("paraphrase"))
@@ -205,7 +219,7 @@ def run() -> dict:
             sizes += [size for name, size in s["sizes"].items() if 10 <= len(str(s["answers"].get(name, "")).split()) <= 20]
     sizes.sort()
     figures = {
-        "seed": seed, "runs_per_profile": RUNS, "responses_saved": len(rows), "responses_not_saved": missing,
+        "seed": seed, "runs_per_profile": RUNS, "responses_saved": len(rows), "responses_not_saved": missing, "errors": errors[:5],
         "seconds": round(seconds, 1),
         **score(rows),
         "log_bytes_per_field_composed_10_to_20_words": (

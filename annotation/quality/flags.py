@@ -206,7 +206,10 @@ def _response_flags(responses, texts, thresholds: FlagThresholds, report: FlagRe
     response_flags["near_duplicate"] = np.array(sorted(duplicates), dtype=np.int64)
     for rid, why in duplicates.items():
         report.evidence.setdefault(rid, {})["near_duplicate"] = why
-    for code, found in typing_evidence(texts, thresholds.typing()).items():
+    typed, summary = typing_evidence(texts, thresholds.typing())
+    for worker, measures in summary.items():
+        report.measures.setdefault(worker, {}).update(measures)
+    for code, found in typed.items():
         response_flags[code] = np.array(sorted(found), dtype=np.int64)
         for rid, why in found.items():
             report.evidence.setdefault(rid, {})[code] = why
@@ -253,22 +256,45 @@ def pasted_shares(texts: pd.DataFrame, share: float) -> pd.DataFrame:
     return pd.DataFrame({"share": shares[keep], "chars": total[keep]})
 
 
-def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThresholds) -> dict:
-    """code -> {response: why} from the fields' typing logs (a field without one says nothing).
-    Every code of `typing.CODES` is present, so a page can show 0% for each."""
+def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThresholds) -> tuple[dict, dict]:
+    """(code -> {response: why}, worker -> typing summary) from the fields' typing logs (a field
+    without one says nothing). Every code of `typing.CODES` is present, so a page can show 0% for
+    each; the summary is the worker's logged fields, the share of their characters pasted or dropped,
+    and the median of their fields' median key intervals."""
     found: dict[str, dict] = {code: {} for code in typing_flags.CODES}
+    per_worker: dict = {}
     if "typing" not in texts.columns:
-        return found
-    rows = zip(texts["response"].tolist(), texts["field"].astype(str).tolist(), texts["text"].tolist(), texts["typing"].tolist(), strict=True)
-    for rid, name, text, record in rows:
+        return found, {}
+    rows = zip(texts["response"].tolist(), texts["worker"].tolist(), texts["field"].astype(str).tolist(),
+               texts["text"].tolist(), texts["typing"].tolist(), strict=True)
+    for rid, worker, name, text, record in rows:
         if not isinstance(record, dict):
             continue
-        flags = typing_flags.field_flags(typing_flags.features(record, text or ""), thresholds)
-        for code, why in flags.items():
+        features = typing_flags.features(record, text or "")
+        _add_to_summary(per_worker.setdefault(worker, {"fields": 0, "entered": 0, "brought": 0, "ikis": []}), features)
+        for code, why in typing_flags.field_flags(features, thresholds).items():
             earlier = found[code].get(int(rid))
             said = f"{name}: {why}" if name else why
             found[code][int(rid)] = f"{earlier}; {said}" if earlier else said
-    return found
+    summary = {
+        worker: {
+            "typing_logged_fields": s["fields"],
+            "typing_pasted_share": s["brought"] / s["entered"] if s["entered"] else None,
+            "typing_median_iki_ms": float(np.median(s["ikis"])) if s["ikis"] else None,
+        }
+        for worker, s in per_worker.items()
+    }
+    return found, summary
+
+
+def _add_to_summary(summary: dict, features: dict) -> None:
+    summary["fields"] += 1
+    if "malformed" in features:
+        return
+    summary["entered"] += features["keyed"] + features["pasted"] + features["dropped"] + features["unkeyed"]
+    summary["brought"] += features["pasted"] + features["dropped"]
+    if features["median_iki_ms"] is not None:
+        summary["ikis"].append(features["median_iki_ms"])
 
 
 def similarity(a: str, b: str) -> float:

@@ -97,3 +97,5 @@ def test_compute_flags_reads_the_typing_column():
     assert report.evidence[2]["implausible_speed"].startswith("paraphrase: ")
     assert [f.code for f in report.workers[20]] == ["implausible_speed"]
     assert report.measures[10]["implausible_speed_share"] == 0.0
+    assert report.measures[10]["typing_logged_fields"] == 1 and report.measures[10]["typing_pasted_share"] == 0.0
+    assert report.measures[20]["typing_median_iki_ms"] == 10.0
