@@ -75,9 +75,12 @@
     this.add(letter, delta);
   };
 
+  // Text typed into the page that is not an answer field but is the worker's own words (a chat
+  // message box) names its record with data-typing-name; the server accepts the names it expects.
+  var extra = Array.prototype.slice.call(form.querySelectorAll("[data-typing-name]"));
   var recorders = [];
-  names.forEach(function (name) {
-    var field = form.querySelector('[name="' + name + '"]');
+  names.concat(extra.map(function (el) { return el.getAttribute("data-typing-name"); })).forEach(function (name) {
+    var field = form.querySelector('[name="' + name + '"]') || form.querySelector('[data-typing-name="' + name + '"]');
     if (!field || (field.tagName !== "TEXTAREA" && field.tagName !== "INPUT")) return;
     var rec = new Recorder(field, carried[name]);
     records[name] = rec.record;

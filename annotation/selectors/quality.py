@@ -279,11 +279,14 @@ def flag_tables(job: Job):
                 value = codes[key].setdefault(value, len(codes[key]))  # a label: the flags compare codes
             ratings.append((pk, worker, item, key, value, order))
         fields = kind.texts_of(answers, job.settings)
+        logs = logs if isinstance(logs, dict) else {}
+        # A logged field the type does not count as text (a reason, chat messages) is judged by its
+        # log alone: a row with no text, so the text flags pass it by.
+        fields = {**{name: "" for name in logs if name != "*" or not fields}, **fields} if logs else fields
         if fields:
             if item not in sources:
                 sources[item] = kind.subject_of(payload or {})
             telemetry = telemetry if isinstance(telemetry, dict) else {}
-            logs = logs if isinstance(logs, dict) else {}
             for name, text in fields.items():
                 given = telemetry.get(name)
                 counts = given if isinstance(given, dict) else {}

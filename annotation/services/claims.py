@@ -337,7 +337,10 @@ def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:
 def typing_records(kind, settings, posted: str | None, *, strict: bool) -> tuple[dict, list[Problem]]:
     """The typing logs to store ({field: record}, a malformed one as {"malformed": why}) and, when
     `strict`, the problems a malformed log makes (the worker reads them with the answers' own)."""
-    good, bad = typing_log.check_posted(posted or "", task_types.free_text_fields(kind, settings))
+    names = task_types.free_text_fields(kind, settings)
+    if capability(kind, task_types.RelaysChat):  # the messages typed to the system, from the chat box
+        names.append(task_types.CHAT_MESSAGES)
+    good, bad = typing_log.check_posted(posted or "", names)
     if not bad:
         return good, []
     if strict:

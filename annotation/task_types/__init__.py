@@ -8,6 +8,7 @@ import importlib
 import pkgutil
 
 from .base import (  # noqa: F401
+    CHAT_MESSAGES,
     PayloadError,
     Problem,
     TaskType,

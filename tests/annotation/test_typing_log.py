@@ -241,3 +241,25 @@ def test_the_dataset_card_counts_flags_per_variant_and_what_was_decided(job, tmp
     with open(tmp_path / "out" / "responses.csv", encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows[0]["response_id"] == str(response.pk) and "paste_dominant" in rows[0]["flags"]
+
+
+def test_a_chat_types_message_box_is_recorded_and_judged_by_its_log_alone():
+    """Messages to a system are the worker's own words: a `RelaysChat` type accepts the chat box's
+    record (`chat_messages`), which no answer field names; a type that relays no chat drops it."""
+    from annotation import task_types
+    from annotation.quality import flags
+    from annotation.services.claims import typing_records
+
+    chat = task_types.types_with(task_types.RelaysChat)[0]
+    other = next(k for k in task_types.registry().values() if not isinstance(k, task_types.RelaysChat))
+    settings = task_types.default_settings(chat)
+    pasted = typing_log.build_record([("f", 500, None), ("p", 900, 60), ("s", 3000, -60), ("k", 300, None)])
+    posted = json.dumps({task_types.CHAT_MESSAGES: pasted})
+    assert typing_records(chat, settings, posted, strict=True) == ({task_types.CHAT_MESSAGES: pasted}, [])
+    assert typing_records(other, task_types.default_settings(other), posted, strict=True) == ({}, [])
+    import pandas as pd
+
+    texts = pd.DataFrame({"response": [1], "worker": [1], "item": [1], "field": [task_types.CHAT_MESSAGES], "text": [""],
+                          "source": [""], "order": [0], "pasted_chars": [0], "typed_chars": [0], "typing": [pasted]})
+    found, _summary = flags.typing_evidence(texts, flags.FlagThresholds().typing())
+    assert set(found["paste_dominant"]) == {1} and not found["synthetic_input"]  # the box emptied by chat.js is no evidence
