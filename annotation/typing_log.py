@@ -99,6 +99,12 @@ def check_record(record) -> dict:
 
     Checked: the shape, the grammar, the caps, and that the counts agree with the events (equal when
     the log is complete; at least as many when it was capped)."""
+    checked_events(record)
+    return record
+
+
+def checked_events(record) -> list[Event]:
+    """`check_record`, returning the record's events (parsed once)."""
     if not isinstance(record, dict):
         raise MalformedLog("the record is not an object")
     unknown = set(record) - {"v", "l", "e", "c", "z", "t"}
@@ -127,7 +133,7 @@ def check_record(record) -> dict:
             raise MalformedLog(f"the characters of {letter!r} events ({chars.get(letter, 0)}) do not match the events")
     if capped and len(events) < MAX_EVENTS:
         raise MalformedLog("marked as capped with fewer events than the cap")
-    return record
+    return events
 
 
 def check_posted(text: str, text_fields) -> tuple[dict, dict]:

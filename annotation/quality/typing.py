@@ -70,8 +70,7 @@ def features(record: dict, text: str) -> dict:
     if "malformed" in record:
         return {"malformed": str(record["malformed"])}
     try:
-        record = typing_log.check_record(record)
-        events = typing_log.parse_events(record.get("e", ""))
+        events = typing_log.checked_events(record)
     except typing_log.MalformedLog as exc:
         return {"malformed": str(exc)}
     counts, chars = record.get("c", {}), record.get("z", {})
