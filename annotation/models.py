@@ -396,6 +396,15 @@ class Response(models.Model):
         blank=True,
         help_text='Typing telemetry the annotator page records (workers are told): per field {"pasted_chars", "typed_chars", "keystrokes"}.',
     )
+    typing = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "The typing-process log of each free-text field (timing only, never which keys; workers are told): "
+            '{field: record} in the format of annotation/typing_log.py, or {field: {"malformed": why}}. '
+            "Emptied after QUORUM_TYPING_LOG_RETENTION_DAYS."
+        ),
+    )
 
     objects = ResponseQuerySet.as_manager()
 
@@ -563,6 +572,29 @@ class QualityPolicy(models.Model):
     )
     near_duplicate_similarity = models.FloatField(
         default=0.9, help_text="Flag rewrites of different workers whose similarity (0-1) is at least this."
+    )
+    # Typing-process flags (annotation/quality/typing.py, which says where each default comes from).
+    transcription_pause_share = models.FloatField(
+        default=0.015,
+        help_text="Flag typing as transcription when fewer than this share of its key intervals are hesitations of 1 s or more "
+        "(composing lengthens the intervals between words; Conijn et al. 2019).",
+    )
+    transcription_min_chars = models.PositiveIntegerField(
+        default=40, help_text="Characters a field must have typed before its rhythm is judged as transcription."
+    )
+    offscreen_min_chars = models.PositiveIntegerField(
+        default=20, help_text="Flag an insertion without typing of at least this many characters made after the page was left (composed off-screen)."
+    )
+    synthetic_min_chars = models.PositiveIntegerField(
+        default=10, help_text="Flag a field when at least this many characters arrived with no key pressed (autofill, script)."
+    )
+    implausible_iki_ms = models.PositiveIntegerField(
+        default=60,
+        help_text="Flag typing whose fastest run of 20 keys has a median interval below this many milliseconds "
+        "(60 ms = 200 words a minute; the fastest of 168,000 typists averaged about 120, Dhakal et al. 2018).",
+    )
+    revision_free_min_chars = models.PositiveIntegerField(
+        default=200, help_text="Flag a text at least this long typed without one deletion, undo or cut."
     )
     flags_reject = models.BooleanField(
         default=False, help_text="Soft-reject flagged responses automatically (off: flags are evidence for a reviewer)."

@@ -9,7 +9,7 @@ from celery import shared_task
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Job, Response
-from annotation.services import claims, imports, quality, readings
+from annotation.services import claims, imports, quality, readings, typing_logs
 from annotation.tasks_exports import run_export  # noqa: F401  (registered here: the worker autodiscovers annotation.tasks)
 
 logger = logging.getLogger(__name__)
@@ -69,6 +69,13 @@ def sweep_worker_flags() -> int:
     for job_id in job_ids:
         apply_worker_flags.delay(job_id)
     return len(job_ids)
+
+
+# --- typing-process logs: retention ---
+@shared_task(acks_late=True)
+def purge_typing_logs() -> int:
+    """Run from Celery beat: empty typing logs past QUORUM_TYPING_LOG_RETENTION_DAYS; idempotent."""
+    return typing_logs.purge_expired()
 
 
 # --- claims ---

@@ -194,7 +194,7 @@ def _resolve(request, token, *, as_json=False, need_open_job=True, for_page=Fals
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
 
 
-def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", status=200):
+def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200):
     kind = task_types.get(work.job.task_type)
     fields = kind.answer_fields(work.job.settings)
     names = {f["name"] for f in fields}
@@ -228,6 +228,8 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "focus_field": first_bad or (rows[0]["name"] if rows else None),
         "active_seconds": active_seconds,
         "telemetry": telemetry,  # carried over a refused submission, so the counts go on
+        "typing_fields": " ".join(task_types.free_text_fields(kind, work.job.settings)),
+        "typing_log": typing,  # carried over a refused submission too (static/typing.js goes on from it)
         # "Item N of M" counts the worker's own items: N is this one (their saved responses + 1), M
         # the job's items. The item's position is no use here: vote items are numbered across
         # re-collections, and raters see the items in their own order.
@@ -351,6 +353,7 @@ def work(request, token):
         return _already_saved(request, current, done, answers)
     active_seconds = request.POST.get("active_seconds", "")
     telemetry_text = request.POST.get("telemetry", "")
+    typing_text = request.POST.get("typing_log", "")
     try:
         submission = submit(
             slot_id=current.slot.pk,
@@ -359,6 +362,8 @@ def work(request, token):
             answers=answers,
             active_seconds=active_seconds or None,
             telemetry=_telemetry_from(telemetry_text),
+            typing=typing_text,
+            typing_strict=not as_json,  # a script's post keeps a malformed log as evidence
         )
     except ResponseRejected as exc:
         if as_json:
@@ -366,6 +371,7 @@ def work(request, token):
         return _work_page(
             request, current, answers=_texts_only(answers), problems=exc.problems, active_seconds=active_seconds,
             telemetry=telemetry_text[:TELEMETRY_MAX_CHARS], status=400,
+            typing=typing_text if not any(p.code == "typing_log" for p in exc.problems) else "",
         )
     except ClaimError as exc:
         return _message(

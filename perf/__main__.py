@@ -18,6 +18,7 @@ BENCHMARKS = {
     "speech": "perf.bench_speech",
     "chat": "perf.bench_chat",
     "reliability": "perf.bench_reliability",
+    "typing": "perf.bench_typing",
 }
 
 

@@ -222,6 +222,12 @@ CELERY_BEAT_SCHEDULE = {
     # Worker flags (fast, pasted, near-duplicate, straight-lining, low agreement) recorded on the
     # responses of every live job, so reviewers and `flags_reject` see them without a button press.
     # Each run rereads a job's responses; QUORUM_FLAG_SWEEP_SECONDS trades freshness for load.
+    # Typing-process logs (annotation/typing_log.py) older than QUORUM_TYPING_LOG_RETENTION_DAYS are
+    # emptied once a day; the flags already stored from them stay.
+    "purge-typing-logs": {
+        "task": "annotation.tasks.purge_typing_logs",
+        "schedule": timedelta(seconds=env.int("QUORUM_TYPING_LOG_PURGE_SECONDS", default=86400)),
+    },
     "sweep-worker-flags": {
         "task": "annotation.tasks.sweep_worker_flags",
         "schedule": timedelta(seconds=env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)),
@@ -243,6 +249,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # Quorum's own settings.
 QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says which code made it
+# How long a response keeps its typing-process log (timing of edits and focus changes per text
+# field; workers are told). 0 keeps logs until the response is deleted. 180 days covers a
+# collection and its review; the stored flags and their evidence outlive the log.
+QUORUM_TYPING_LOG_RETENTION_DAYS = env.int("QUORUM_TYPING_LOG_RETENTION_DAYS", default=180)
 QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))

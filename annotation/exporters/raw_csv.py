@@ -11,7 +11,9 @@ from datetime import datetime
 from quorum import csv_safety
 
 LEADING_COLUMNS = ["item_id", "dialog_id", "turn_index", "source_text", "worker"]
-TRAILING_COLUMNS = ["status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks"]
+TRAILING_COLUMNS = [
+    "status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks", "response_id", "flags",
+]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class ResponseRecord:
     submitted_at: datetime | None
     active_seconds: float | None
     checks: Mapping
+    response_id: int | None = None
 
 
 def columns(variants: Sequence[str]) -> list[str]:
@@ -76,7 +79,16 @@ def row(record: ResponseRecord, variants: Sequence[str]) -> list:
         _seconds(record.claimed_at, record.submitted_at),
         "" if record.active_seconds is None else f"{record.active_seconds:.3f}",
         failed_checks(record.checks),
+        "" if record.response_id is None else record.response_id,
+        flag_codes(record.checks),
     ]
+
+
+def flag_codes(checks) -> str:
+    """The flags the last flag run stored on a response, joined by `; ` (empty when none)."""
+    if not isinstance(checks, Mapping):
+        return ""
+    return "; ".join(str(c) for c in checks.get("flags") or [])
 
 
 def write_responses(fh, records: Iterable[ResponseRecord], variants: Sequence[str], on_row=None) -> int:

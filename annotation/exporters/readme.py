@@ -1,6 +1,8 @@
 """The README written into every export directory. Pure: no Django import."""
 from collections.abc import Mapping, Sequence
 
+from . import flag_summary
+
 FORMAT_NOTES = {
     "multiwoz": (
         "`<variant>/data.json` has the MultiWOZ 2.x shape: a dict from dialog id to `{goal, log}`. "
@@ -71,6 +73,7 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
             "the ASR text are left out of the turn. `speech_errors.jsonl` has one line per user turn: "
             "dialog, turn, source text, ASR text and WER.",
         ]
+    lines += ["", *flag_summary.readme_lines(manifest["flags"])] if manifest.get("flags") else []
     lines += [
         "",
         "## Other files",
@@ -80,7 +83,8 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
         "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, "
         "held, rejected, excluded; crowd responses the provider has not confirmed are left out): item id, dialog id, turn index, source text, worker (`provider:id`), one column "
         "per variant, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
-        "submission, active seconds measured by the browser, and failed checks (`field:code`). "
+        "submission, active seconds measured by the browser, failed checks (`field:code`), the response's id "
+        "and its flags (codes joined by `; `, as the last flag run stored them). "
         "Text is stored as written; read it with a CSV parser.",
         "",
         "## Files",
@@ -102,7 +106,8 @@ def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
         "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, held, "
         "rejected, excluded; crowd responses the provider has not confirmed are left out): item id, worker "
         "(`provider:id`), one column per answer field, status, claim and submission times (ISO 8601, UTC), "
-        "seconds from claim to submission, active seconds measured by the browser, failed checks.",
+        "seconds from claim to submission, active seconds measured by the browser, failed checks, the "
+        "response's id and its flags (codes joined by `; `).",
         "- `items.csv`: per item with responses that count (status `accepted`), what they say together: "
         "for ratings the mean per question and overall, for choices the most chosen answer and its share; "
         "`in_subset` says whether the item is in the job's subset (e.g. the hard test subset), empty when "
@@ -127,5 +132,7 @@ def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
     for a in manifest.get("agreement", []):
         alpha = f"{a['alpha']:.3f}" if a["alpha"] is not None else a["note"]
         lines.append(f"| {a['question']} | {alpha} | {a['level']} | {a['units']} |")
+    if manifest.get("flags"):
+        lines += ["", *flag_summary.readme_lines(manifest["flags"])]
     lines += ["", "## Files", "", *(f"- `{name}`" for name in files), ""]
     return "\n".join(lines)

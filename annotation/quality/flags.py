@@ -5,10 +5,11 @@ operations rather than a loop over rows:
 
 - `responses`: response, worker, job, item, seconds (time spent; NaN when unknown)
 - `ratings`:   response, worker, item, key (criterion or field), value (number), order (submission order)
-- `texts`:     response, worker, item, field, text, source, order, pasted_chars, typed_chars
+- `texts`:     response, worker, item, field, text, source, order, pasted_chars, typed_chars, typing
                (one row per free-text field of a response: `field` the variant, `source` the text
                the work was about, `order` the submission order; missing columns mean one field,
-               no source, and the rows' own order)
+               no source, and the rows' own order; `typing` is the field's typing-process log, a
+               dict in the format of `annotation/typing_log.py`, or None)
 
 Response-level flags (each names the responses that carry it):
 - `fast`: time below `fast_ratio` x the median time per response of the same job;
@@ -19,7 +20,11 @@ Response-level flags (each names the responses that carry it):
   it as the nearer of the two is from the source). Rewrites of one source resemble each other because they resemble the source (two
   typo versions differ from it, and from each other, by a few letters); only a text that is nearer
   to someone else's rewrite than to what both rewrote was taken from that rewrite, and only the
-  later of the two can have been.
+  later of the two can have been;
+- the typing-process flags of `typing.py`, from each field's log: `paste_dominant`,
+  `transcription_rhythm`, `composed_offscreen`, `synthetic_input`, `implausible_speed`,
+  `revision_free`, `malformed_log` (`pasted` above reads the page's older counts, which responses
+  stored before the logs have).
 
 Every response-level flag carries its evidence (`FlagReport.evidence`: response -> code -> text).
 Worker-level flags:
@@ -40,6 +45,7 @@ import pandas as pd
 from rapidfuzz.distance import Indel
 
 from .. import text_units
+from . import typing as typing_flags
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,13 @@ class FlagThresholds:
     low_agreement: float = 0.5
     paste_share: float = 0.5
     near_duplicate_similarity: float = 0.9
+    # Typing-process flags (defaults and their sources: typing.py).
+    transcription_pause_share: float = 0.015
+    transcription_min_chars: int = 40
+    offscreen_min_chars: int = 20
+    synthetic_min_chars: int = 10
+    implausible_iki_ms: int = 60
+    revision_free_min_chars: int = 200
     ordinal_keys: frozenset = frozenset()  # rating keys compared within one point
 
     @classmethod
@@ -61,6 +74,10 @@ class FlagThresholds:
             return cls(ordinal_keys=frozenset(ordinal_keys))
         names = [f for f in cls.__dataclass_fields__ if f != "ordinal_keys"]
         return cls(**{n: getattr(policy, n) for n in names}, ordinal_keys=frozenset(ordinal_keys))
+
+    def typing(self) -> typing_flags.TypingThresholds:
+        names = typing_flags.TypingThresholds.__dataclass_fields__
+        return typing_flags.TypingThresholds(**{n: getattr(self, n) for n in names})
 
 
 @dataclass
@@ -125,7 +142,7 @@ def _plain_number(value):
 
 RESPONSE_COLUMNS = ["response", "worker", "job", "item", "seconds"]
 RATING_COLUMNS = ["response", "worker", "item", "key", "value", "order"]
-TEXT_COLUMNS = ["response", "worker", "item", "field", "text", "source", "order", "pasted_chars", "typed_chars"]
+TEXT_COLUMNS = ["response", "worker", "item", "field", "text", "source", "order", "pasted_chars", "typed_chars", "typing"]
 
 
 def empty(columns) -> pd.DataFrame:
@@ -138,20 +155,9 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
     ratings = empty(RATING_COLUMNS) if ratings is None else ratings
     texts = empty(TEXT_COLUMNS) if texts is None else texts
     report = FlagReport(responses_seen=len(responses))
-    response_flags: dict[str, np.ndarray] = {}
 
     texts = _with_text_defaults(texts)
-    fast = fast_responses(responses, thresholds.fast_ratio)
-    response_flags["fast"] = responses["response"].to_numpy()[fast]
-    _fast_evidence(responses, fast, thresholds.fast_ratio, report)
-    pasted = pasted_shares(texts, thresholds.paste_share)
-    response_flags["pasted"] = pasted.index.to_numpy()
-    for rid, (share, chars) in zip(pasted.index.tolist(), pasted.itertuples(index=False), strict=True):
-        report.evidence.setdefault(rid, {})["pasted"] = f"{share:.0%} of {int(chars)} characters entered were pasted"
-    duplicates = near_duplicate_evidence(texts, thresholds.near_duplicate_similarity)
-    response_flags["near_duplicate"] = np.array(sorted(duplicates), dtype=np.int64)
-    for rid, why in duplicates.items():
-        report.evidence.setdefault(rid, {})["near_duplicate"] = why
+    response_flags = _response_flags(responses, texts, thresholds, report)
 
     per_worker_total = responses.groupby("worker").size()
     for code, ids in response_flags.items():
@@ -162,6 +168,7 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
         "fast": "responses far faster than the job's norm",
         "pasted": "responses mostly pasted rather than typed",
         "near_duplicate": "rewrites closer to another worker's earlier rewrite than to the source",
+        **{code: f"responses with {label}" for code, label in typing_flags.CODES.items()},
     }
     for worker in per_worker_total.index:  # a share for every worker, so a page can show 0%
         report.measures.setdefault(worker, {}).update({f"{code}_share": 0.0 for code in response_flags})
@@ -183,6 +190,30 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
     for worker in per_worker_total.index:
         report.workers.setdefault(worker, [])
     return report
+
+
+def _response_flags(responses, texts, thresholds: FlagThresholds, report: FlagReport) -> dict[str, np.ndarray]:
+    """code -> the responses carrying it; each one's evidence written into `report`."""
+    response_flags: dict[str, np.ndarray] = {}
+    fast = fast_responses(responses, thresholds.fast_ratio)
+    response_flags["fast"] = responses["response"].to_numpy()[fast]
+    _fast_evidence(responses, fast, thresholds.fast_ratio, report)
+    pasted = pasted_shares(texts, thresholds.paste_share)
+    response_flags["pasted"] = pasted.index.to_numpy()
+    for rid, (share, chars) in zip(pasted.index.tolist(), pasted.itertuples(index=False), strict=True):
+        report.evidence.setdefault(rid, {})["pasted"] = f"{share:.0%} of {int(chars)} characters entered were pasted"
+    duplicates = near_duplicate_evidence(texts, thresholds.near_duplicate_similarity)
+    response_flags["near_duplicate"] = np.array(sorted(duplicates), dtype=np.int64)
+    for rid, why in duplicates.items():
+        report.evidence.setdefault(rid, {})["near_duplicate"] = why
+    typed, summary = typing_evidence(texts, thresholds.typing())
+    for worker, measures in summary.items():
+        report.measures.setdefault(worker, {}).update(measures)
+    for code, found in typed.items():
+        response_flags[code] = np.array(sorted(found), dtype=np.int64)
+        for rid, why in found.items():
+            report.evidence.setdefault(rid, {})[code] = why
+    return response_flags
 
 
 def fast_responses(responses: pd.DataFrame, ratio: float) -> np.ndarray:
@@ -223,6 +254,47 @@ def pasted_shares(texts: pd.DataFrame, share: float) -> pd.DataFrame:
     shares = frame["pasted"] / total.where(total > 0, 1)
     keep = (total > 0) & (shares >= share)
     return pd.DataFrame({"share": shares[keep], "chars": total[keep]})
+
+
+def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThresholds) -> tuple[dict, dict]:
+    """(code -> {response: why}, worker -> typing summary) from the fields' typing logs (a field
+    without one says nothing). Every code of `typing.CODES` is present, so a page can show 0% for
+    each; the summary is the worker's logged fields, the share of their characters pasted or dropped,
+    and the median of their fields' median key intervals."""
+    found: dict[str, dict] = {code: {} for code in typing_flags.CODES}
+    per_worker: dict = {}
+    if "typing" not in texts.columns:
+        return found, {}
+    rows = zip(texts["response"].tolist(), texts["worker"].tolist(), texts["field"].astype(str).tolist(),
+               texts["text"].tolist(), texts["typing"].tolist(), strict=True)
+    for rid, worker, name, text, record in rows:
+        if not isinstance(record, dict):
+            continue
+        features = typing_flags.features(record, text or "")
+        _add_to_summary(per_worker.setdefault(worker, {"fields": 0, "entered": 0, "brought": 0, "ikis": []}), features)
+        for code, why in typing_flags.field_flags(features, thresholds).items():
+            earlier = found[code].get(int(rid))
+            said = f"{name}: {why}" if name else why
+            found[code][int(rid)] = f"{earlier}; {said}" if earlier else said
+    summary = {
+        worker: {
+            "typing_logged_fields": s["fields"],
+            "typing_pasted_share": s["brought"] / s["entered"] if s["entered"] else None,
+            "typing_median_iki_ms": float(np.median(s["ikis"])) if s["ikis"] else None,
+        }
+        for worker, s in per_worker.items()
+    }
+    return found, summary
+
+
+def _add_to_summary(summary: dict, features: dict) -> None:
+    summary["fields"] += 1
+    if "malformed" in features:
+        return
+    summary["entered"] += features["keyed"] + features["pasted"] + features["dropped"] + features["unkeyed"]
+    summary["brought"] += features["pasted"] + features["dropped"]
+    if features["median_iki_ms"] is not None:
+        summary["ikis"].append(features["median_iki_ms"])
 
 
 def similarity(a: str, b: str) -> float:

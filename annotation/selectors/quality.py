@@ -265,13 +265,13 @@ def flag_tables(job: Job):
 
     kind = task_types.get(job.task_type)
     rows = Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True).values_list(
-        "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry", "item__payload"
+        "pk", "worker_id", "item_id", "active_seconds", "claimed_at", "submitted_at", "answers", "telemetry", "typing", "item__payload"
     )
     responses, ratings, texts = [], [], []
     codes: defaultdict[str, dict] = defaultdict(dict)
     sources = {}  # item -> the text its work was about, once per item
     rows = rows.order_by("submitted_at", "pk").iterator(chunk_size=5000)
-    for order, (pk, worker, item, active, claimed, submitted, answers, telemetry, payload) in enumerate(rows):
+    for order, (pk, worker, item, active, claimed, submitted, answers, telemetry, logs, payload) in enumerate(rows):
         seconds = active if active is not None else (submitted - claimed).total_seconds()
         responses.append((pk, worker, job.pk, item, seconds))
         for key, value in kind.agreement_values(answers, job.settings).items():
@@ -279,6 +279,10 @@ def flag_tables(job: Job):
                 value = codes[key].setdefault(value, len(codes[key]))  # a label: the flags compare codes
             ratings.append((pk, worker, item, key, value, order))
         fields = kind.texts_of(answers, job.settings)
+        logs = logs if isinstance(logs, dict) else {}
+        # A logged field the type does not count as text (a reason, chat messages) is judged by its
+        # log alone: a row with no text, so the text flags pass it by.
+        fields = {**{name: "" for name in logs if name != "*" or not fields}, **fields} if logs else fields
         if fields:
             if item not in sources:
                 sources[item] = kind.subject_of(payload or {})
@@ -287,7 +291,8 @@ def flag_tables(job: Job):
                 given = telemetry.get(name)
                 counts = given if isinstance(given, dict) else {}
                 pasted, typed = int(counts.get("pasted_chars", 0)), int(counts.get("typed_chars", 0))
-                texts.append((pk, worker, item, name, text, sources[item], order, pasted, typed))
+                log = logs.get(name, logs.get("*"))  # "*": the whole posted log was malformed
+                texts.append((pk, worker, item, name, text, sources[item], order, pasted, typed, log))
     return (
         pd.DataFrame(responses, columns=RESPONSE_COLUMNS),
         pd.DataFrame(ratings, columns=RATING_COLUMNS),

@@ -17,6 +17,7 @@ from django.db.models import Count, Q
 from .. import task_types
 from ..highlight import slot_segments
 from ..models import Job, Response, ReviewRound, Worker
+from ..quality import typing as typing_process
 from ..quality.flags import FlagReport
 from ..review_diff import word_diff
 from .flags import StoredFlags, stored_flags
@@ -87,6 +88,8 @@ class QueueRow:
     gold: dict | None = None
     overrides: int = 0
     override_reason: str = ""
+    flag_evidence: dict = field(default_factory=dict)  # code -> why, as the last flag run stored it
+    typing: list = field(default_factory=list)  # per text field: {"field", "summary", "cells"}
 
 
 @dataclass
@@ -204,7 +207,28 @@ def _queue_row(kind, r: Response, evidence: _PageEvidence) -> QueueRow:
         gold=checks.get("gold"),
         overrides=getattr(r, "n_overrides", 0),
         override_reason=(checks.get("override") or {}).get("reason", ""),
+        flag_evidence=dict(checks.get("flag_evidence") or {}),
+        typing=typing_views(r.typing, r.answers or {}),
     )
+
+
+def typing_views(logs, answers: dict) -> list[dict]:
+    """How each text field came to be, for a reviewer: a one-line summary and a compact timeline
+    (`quality.typing`), read from the response's own row (no query)."""
+    if not isinstance(logs, dict):
+        return []
+    views = []
+    for name, record in logs.items():
+        if not isinstance(record, dict):
+            continue
+        given = answers.get(name)
+        text = given if isinstance(given, str) else ""
+        views.append({
+            "field": name,
+            "summary": typing_process.summary(typing_process.features(record, text)),
+            "cells": typing_process.timeline(record),
+        })
+    return views
 
 
 def _shown(view: dict, values: list, readings: dict, evidence: _PageEvidence) -> list[dict]:

@@ -15,9 +15,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from .. import task_types
+from .. import task_types, typing_log
 from ..extensions import claim_watchers
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
+from ..problems import Problem
 from ..selectors.policies import policy_of
 from ..signals import response_submitted, slot_claimed
 from ..task_types import HoldsBackItems, OrdersClaims, capability
@@ -204,7 +205,8 @@ def submit_response(**kwargs) -> Response:
 
 
 def submit(
-    *, slot_id: int, worker: Worker, answers: dict, active_seconds=None, telemetry=None, now=None, slot: Slot | None = None
+    *, slot_id: int, worker: Worker, answers: dict, active_seconds=None, telemetry=None, now=None, slot: Slot | None = None,
+    typing: str | None = None, typing_strict: bool = True,
 ) -> Submission:
     """Validate and store a response for a slot the worker holds, atomically.
 
@@ -212,7 +214,10 @@ def submit(
     the stored response with `created=False`, so the caller can say truthfully that the first text
     was kept. A claim that expired and was freed is taken back if the item still has room, so a
     slow worker's text is not lost. `telemetry` is what the page recorded about typing (see
-    `clean_telemetry`). The response's life begins in the same transaction (`responses.begin`):
+    `clean_telemetry`). `typing` is the page's typing-process log as posted (`annotation/typing_log.py`):
+    with `typing_strict` (a form post from the page) a malformed one is a problem beside the
+    answers' own, so the worker reads every reason at once; without (a script's post) the response
+    is stored and the malformed log kept as that, which the flags report. The response's life begins in the same transaction (`responses.begin`):
     in-house work is accepted and graded, voted on or counted at once; crowd work waits for the
     provider's confirmation. `slot`, when the caller has it loaded with its item and job (the work
     page does), saves reading it again.
@@ -231,8 +236,9 @@ def submit(
     if problems:
         raise ResponseRejected(problems)
     cleaned, problems = kind.validate(slot.item.payload, job.settings, answers)
-    if problems:
-        raise ResponseRejected(problems)
+    records, typing_problems = typing_records(kind, job.settings, typing, strict=typing_strict)
+    if problems or typing_problems:
+        raise ResponseRejected(list(problems) + typing_problems)
     cleaned, files = uploads.split(cleaned)  # files (task_types.base.Upload) go to their store below
     if active_seconds is not None:
         try:
@@ -244,13 +250,13 @@ def submit(
     written: list[tuple] = []  # files stored for this response, taken back if its transaction fails
     try:
         with transaction.atomic():
-            return _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry)
+            return _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry, records)
     except BaseException:
         uploads.discard(written)
         raise
 
 
-def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry) -> Submission:
+def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry, records) -> Submission:
     """The transaction of `submit`: the slot, the response, its files, its life."""
     # Lock the item first: concurrent submissions to one item then decide completion in turn.
     item = Item.objects.select_for_update().get(pk=slot.item_id)
@@ -278,6 +284,7 @@ def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, activ
         claimed_at=claimed_at,
         active_seconds=active_seconds,
         telemetry=telemetry,
+        typing=records,
     )
     # Complete when no other slot is left unsubmitted: the check and the write in one statement,
     # run under the item's lock, so it sees every submission committed before ours.
@@ -325,6 +332,23 @@ def _take_back(item: Item, worker: Worker, now, job: Job) -> Slot:
     slot.claimed_at = now
     slot.save(update_fields=["state", "worker", "claimed_at"])
     return slot
+
+
+def typing_records(kind, settings, posted: str | None, *, strict: bool) -> tuple[dict, list[Problem]]:
+    """The typing logs to store ({field: record}, a malformed one as {"malformed": why}) and, when
+    `strict`, the problems a malformed log makes (the worker reads them with the answers' own)."""
+    names = task_types.free_text_fields(kind, settings)
+    if capability(kind, task_types.RelaysChat):  # the messages typed to the system, from the chat box
+        names.append(task_types.CHAT_MESSAGES)
+    good, bad = typing_log.check_posted(posted or "", names)
+    if not bad:
+        return good, []
+    if strict:
+        return good, [
+            Problem(field, "typing_log", f"This page's record of your typing could not be read ({why}). Reload the page and type your answer again.")
+            for field, why in bad.items()
+        ]
+    return {**good, **{field or "*": {"malformed": why} for field, why in bad.items()}}, []
 
 
 TELEMETRY_FIELDS = ("pasted_chars", "typed_chars", "keystrokes", "paste_events")

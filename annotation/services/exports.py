@@ -26,6 +26,7 @@ from .. import task_types
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
 from ..exporters import reliability as reliability_files
 from ..exporters.base import write_json
+from ..exporters.flag_summary import FlagSummary
 from ..exporters.selection import values_heard
 from ..models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, ExportRun, Job, RunStatus
 from ..selectors import exports as selectors
@@ -185,8 +186,9 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         for variant in variants:
             files += [f"{variant}/{name}" for name in writers[variant].finish()]
 
+    flagged = FlagSummary(variants)
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
-        response_records = (_response_record(r) for r in selectors.job_responses(job))
+        response_records = (_response_record(r, flagged) for r in selectors.job_responses(job))
         raw_csv.write_responses(fh, response_records, kind.response_columns(job.settings), on_row=tracker.advance)
     files.append("responses.csv")
     speech_manifest = {}
@@ -208,6 +210,7 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         "selection": "Dialogs with at least one item in the job; per turn and variant the earliest "
         "accepted response (by submitted_at, then id).",
         "variants": counts,
+        "flags": flagged.as_json(),
         "dialogs": dialogs_manifest,
         **kind.manifest_extra(job.settings),
         **speech_manifest,
@@ -225,8 +228,9 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
     """The export of a job without test sets: every response, the combined items, the agreement."""
     fields = [f["name"] for f in kind.answer_fields(job.settings)]
     tracker = _Tracker(progress, selectors.count_job_responses(job))
+    flagged = FlagSummary(task_types.free_text_fields(kind, job.settings) or fields)
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
-        records = (_response_record(r) for r in selectors.job_responses(job))
+        records = (_response_record(r, flagged) for r in selectors.job_responses(job))
         raw_csv.write_responses(fh, records, fields, on_row=tracker.advance)
     combined = quality_selectors.combined_items(job)
     columns = list(dict.fromkeys(key for row in combined for key in row.combined))
@@ -248,6 +252,7 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "items.csv: per item, the task type's combination of the responses that count.",
         "items": len(combined),
         "agreement": agreement,
+        "flags": flagged.as_json(),
         **({"files": dict(extra)} if extra else {}),
         "decision": (decision := reliability_reads.decision_of(job)),
     }
@@ -381,7 +386,9 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
     return [*files, "speech_errors.jsonl"], manifest
 
 
-def _response_record(response) -> raw_csv.ResponseRecord:
+def _response_record(response, flagged: FlagSummary) -> raw_csv.ResponseRecord:
+    """One row of responses.csv; the response's flags are counted for the dataset card on the way."""
+    flagged.add(response.status, response.checks)
     turn = response.item.turn
     return raw_csv.ResponseRecord(
         item_id=response.item.id,
@@ -395,6 +402,7 @@ def _response_record(response) -> raw_csv.ResponseRecord:
         submitted_at=response.submitted_at,
         active_seconds=response.active_seconds,
         checks=response.checks,
+        response_id=response.id,
     )
 
 

@@ -34,9 +34,12 @@ class QualityError(ValueError):
 
 RATE_FIELDS = (
     "gold_start_rate", "gold_floor_rate", "onboarding_pass_rate", "gold_max_failure_rate", "fast_ratio", "flag_share",
-    "straight_line_share", "low_agreement", "paste_share", "near_duplicate_similarity",
+    "straight_line_share", "low_agreement", "paste_share", "near_duplicate_similarity", "transcription_pause_share",
 )
-COUNT_FIELDS = ("gold_decay_items", "session_gap_minutes", "onboarding_items", "gold_min_answered", "pattern_min_ratings")
+COUNT_FIELDS = (
+    "gold_decay_items", "session_gap_minutes", "onboarding_items", "gold_min_answered", "pattern_min_ratings",
+    "transcription_min_chars", "offscreen_min_chars", "synthetic_min_chars", "implausible_iki_ms", "revision_free_min_chars",
+)
 COUNT_MAX = 10000
 # Counts that must be at least 1 (the others may be 0): a session gap of 0 minutes makes every
 # submission a new session; patterns judged on 0 ratings flag every worker and divide by zero on

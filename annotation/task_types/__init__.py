@@ -8,12 +8,14 @@ import importlib
 import pkgutil
 
 from .base import (  # noqa: F401
+    CHAT_MESSAGES,
     PayloadError,
     Problem,
     TaskType,
     TaskTypeSettingsError,
     Upload,
     default_settings,
+    free_text_fields,
     text_of,
 )
 from .capabilities import (  # noqa: F401

@@ -170,6 +170,17 @@ def default_settings(kind: TaskType) -> dict:
     return {name: default for name, (default, _help) in kind.settings_help.items()}
 
 
+def free_text_fields(kind: TaskType, settings: Mapping) -> list[str]:
+    """The names of the answer fields a worker writes in: those with neither `choices` nor an
+    `upload` (the ones the work page records the typing process of: `annotation/typing_log.py`)."""
+    return [f["name"] for f in kind.answer_fields(settings) if not f.get("choices") and not f.get("upload")]
+
+
+#: The typing-process record of the messages a worker types to a system (`RelaysChat` types): the
+#: chat box is not an answer field, its words are the transcript's.
+CHAT_MESSAGES = "chat_messages"
+
+
 def text_of(kind: TaskType, answers: Mapping, settings: Mapping) -> str:
     """The free text of a response in one string (`texts_of`, field after field)."""
     return "\n".join(kind.texts_of(answers, settings).values())

@@ -503,7 +503,7 @@ def test_script_in_utterance_instructions_and_history_is_escaped(people):
     assert "<p>Line one<br>&lt;script&gt;alert(4)&lt;/script&gt;</p>" in html
     assert '<mark class="slot">&lt;i&gt;room&lt;/i&gt;</mark>' in html
     # The only scripts on the page are Quorum's own file.
-    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/annotate.js" defer>']
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/typing.js" defer>', '<script src="/static/annotate.js" defer>']
 
 
 # --- tokens --------------------------------------------------------------------------------------

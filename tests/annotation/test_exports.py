@@ -311,6 +311,7 @@ def test_responses_csv_has_every_response_with_its_status(tmp_path):
     assert header == [
         "item_id", "dialog_id", "turn_index", "source_text", "worker", *VARIANTS,
         "status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks",
+        "response_id", "flags",
     ]
     rows = read_csv(tmp_path / "out" / "responses.csv")
     assert [r["status"] for r in rows] == ["accepted", "rejected"]
@@ -326,6 +327,7 @@ def test_responses_csv_has_every_response_with_its_status(tmp_path):
     assert a["failed_checks"] == ""
     assert r["failed_checks"] == "verbose:not_longer; typos:too_different"
     assert r["paraphrase"] == rejected.answers["paraphrase"]
+    assert a["response_id"] == str(accepted.id) and a["flags"] == ""
 
 
 def test_gold_items_are_left_out_of_test_sets_and_responses_csv(multiwoz, tmp_path):

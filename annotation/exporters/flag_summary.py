@@ -1,0 +1,74 @@
+"""The dataset card's account of flags: per variant, how many responses were flagged for which
+reason and what became of them. Pure: no Django import.
+
+A response's flags are what the last flag run stored in its checks (`checks["flags"]`, with
+`checks["flag_evidence"]`: code -> why). A typing-process flag is about one field: its evidence
+starts with the field's name (`quality.flags.typing_evidence`), so it counts for that variant only;
+any other flag (fast, near-duplicate, ...) is about the whole response and counts for every variant.
+"""
+from collections.abc import Mapping, Sequence
+
+
+class FlagSummary:
+    """Fed one response at a time (`add`), as the export streams them."""
+
+    def __init__(self, variants: Sequence[str]):
+        self.variants = list(variants)
+        self.responses = 0
+        self.flagged = 0
+        self.reviewed = 0
+        # variant -> code -> status -> count
+        self.counts: dict[str, dict[str, dict[str, int]]] = {v: {} for v in self.variants}
+
+    def add(self, status: str, checks: Mapping) -> list[str]:
+        """Count one response; returns its flag codes (for the CSV's `flags` column)."""
+        self.responses += 1
+        checks = checks if isinstance(checks, Mapping) else {}
+        codes = [str(c) for c in checks.get("flags") or []]
+        if not codes:
+            return []
+        self.flagged += 1
+        if checks.get("override"):
+            self.reviewed += 1
+        evidence = checks.get("flag_evidence") or {}
+        for code in codes:
+            for variant in self._variants_of(str(evidence.get(code, ""))):
+                by_status = self.counts[variant].setdefault(code, {})
+                by_status[status] = by_status.get(status, 0) + 1
+        return codes
+
+    def _variants_of(self, why: str) -> list[str]:
+        named = [v for v in self.variants if why.startswith(f"{v}: ") or f"; {v}: " in why]
+        return named or self.variants
+
+    def as_json(self) -> dict:
+        return {
+            "source": "each response's flags as the last flag run stored them (worker flags: docs/architecture.md); "
+            "status is what was decided (accepted counts; excluded: paid, left out; rejected: not paid, left out; "
+            "awaiting_review, held: not decided yet)",
+            "responses": self.responses,
+            "flagged_responses": self.flagged,
+            "flagged_and_reviewed_by_a_person": self.reviewed,
+            "per_variant": {v: {code: dict(sorted(s.items())) for code, s in sorted(codes.items())} for v, codes in self.counts.items()},
+        }
+
+
+def readme_lines(summary: Mapping) -> list[str]:
+    """The README's section for a summary made by `FlagSummary.as_json`."""
+    lines = [
+        "## Flags and decisions",
+        "",
+        f"{summary['flagged_responses']} of {summary['responses']} responses carry at least one flag "
+        f"({summary['flagged_and_reviewed_by_a_person']} of them decided by a reviewer). Flags are evidence, not verdicts: "
+        "a flagged response that counts (`accepted`) may be in the test sets. The `flags` column of `responses.csv` "
+        "names each response's flags; `response_id` identifies it.",
+        "",
+    ]
+    rows = [(v, code, s) for v, codes in summary["per_variant"].items() for code, s in codes.items()]
+    if not rows:
+        return [*lines, "No response was flagged.", ""]
+    lines += ["| variant | flag | responses | what was decided |", "|---|---|---|---|"]
+    for variant, code, statuses in rows:
+        decided = ", ".join(f"{n} {status}" for status, n in statuses.items())
+        lines.append(f"| {variant} | {code} | {sum(statuses.values())} | {decided} |")
+    return [*lines, ""]
