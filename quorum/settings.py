@@ -248,7 +248,18 @@ QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exp
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
 # Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
 # system may take before the turn is recorded as failed and the worker sees a polite fallback.
+# The deadline covers the whole call (connecting, sending, the whole reply), not each read.
 QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
+# The largest reply Quorum reads from a system, in bytes, both as sent and once a gzip/deflate body
+# is expanded; a bigger reply is a failed turn.
+QUORUM_SYSTEM_MAX_REPLY_BYTES = env.int("QUORUM_SYSTEM_MAX_REPLY_BYTES", default=64 * 1024)
+# How many calls to one system may be under way at once (across web processes when CACHE_URL is a
+# shared cache such as Redis; per process with the default local-memory cache), and to all systems
+# together. A turn past either limit is not sent: the worker is asked to try again in a moment (it
+# does not count toward pausing). Keep the total below the number of web workers, so slow systems
+# can never hold every worker.
+QUORUM_SYSTEM_MAX_CONCURRENT_CALLS = env.int("QUORUM_SYSTEM_MAX_CONCURRENT_CALLS", default=2)
+QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS = env.int("QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS", default=3)
 # A system that keeps failing (timeouts, errors, replies that break the contract) is paused: no new
 # chats are assigned to it, workers already in a chat with it may end without ratings, and an
 # organizer resumes it on the systems page. It is paused after this many failed turns in a row

@@ -1,5 +1,6 @@
-"""Writes for interactive evaluation's set-up: registering dialog systems (the contract check runs
-on registration and its result is stored) and importing user goals with their entity database."""
+"""Writes for interactive evaluation's set-up: registering dialog systems (the contract check is
+queued on registration and runs in the background, its results stored rule by rule as they come,
+so the systems page shows its progress) and importing user goals with their entity database."""
 import secrets as _secrets
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
 from evaluation.interactive.systems.check import passed, run_check
 from evaluation.models import Challenge, DialogSystem, GoalSet, UserGoal
+from quorum.background import after_commit
 
 MIN_SECRET_CHARS = 16
 
@@ -29,10 +31,31 @@ def _clean_system(name: str, url: str, secret: str) -> tuple[str, str, str]:
     return name, url, secret
 
 
-def _store_check(system: DialogSystem) -> DialogSystem:
-    """Run the contract check (outside any transaction: it waits on the network) and store it."""
-    results = run_check(system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS)
-    DialogSystem.objects.filter(pk=system.pk).update(
+def request_check(system: DialogSystem) -> DialogSystem:
+    """Queue the contract check (task `evaluation.tasks.check_dialog_system`). Until it ends the
+    system shows as being checked: no `checked_at`, and the rules done so far in `check_results`."""
+    with transaction.atomic():
+        DialogSystem.objects.filter(pk=system.pk).update(check_passed=False, check_results=[], checked_at=None)
+        after_commit("evaluation.tasks.check_dialog_system", system.pk)
+    system.refresh_from_db()
+    return system
+
+
+def run_system_check(system_id: int) -> DialogSystem | None:
+    """Run the contract check (outside any transaction: it waits on the network), storing each
+    rule's result as it comes and the verdict at the end. None if the system is gone."""
+    system = DialogSystem.objects.filter(pk=system_id).first()
+    if system is None:
+        return None
+
+    def progress(results):
+        DialogSystem.objects.filter(pk=system_id).update(check_results=[r.as_dict() for r in results])
+
+    results = run_check(
+        system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS,
+        max_bytes=settings.QUORUM_SYSTEM_MAX_REPLY_BYTES, on_result=progress,
+    )
+    DialogSystem.objects.filter(pk=system_id).update(
         check_passed=passed(results), check_results=[r.as_dict() for r in results], checked_at=timezone.now()
     )
     system.refresh_from_db()
@@ -40,8 +63,9 @@ def _store_check(system: DialogSystem) -> DialogSystem:
 
 
 def register_system(*, name: str, url: str, secret: str, challenge: str = "") -> DialogSystem:
-    """Register a system and run the contract check against it. A system that fails the check is
-    still registered (the organizer sees why and can check again once it is fixed)."""
+    """Register a system and queue the contract check against it (`request_check`). A system that
+    fails the check is still registered (the organizer sees why and can check again once it is
+    fixed)."""
     name, url, secret = _clean_system(name, url, secret)
     try:
         with transaction.atomic():
@@ -51,11 +75,11 @@ def register_system(*, name: str, url: str, secret: str, challenge: str = "") ->
             )
     except IntegrityError:
         raise EvaluationInputError(f"a system named {name!r} is already registered") from None
-    return _store_check(system)
+    return request_check(system)
 
 
 def check_system_again(system: DialogSystem) -> DialogSystem:
-    return _store_check(system)
+    return request_check(system)
 
 
 def import_goals(*, name: str, goals_file: bytes, databases: dict[str, bytes] | None = None) -> GoalSet:
