@@ -16,7 +16,7 @@ from evaluation.interactive.services import chats
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.interactive.systems.check import run_check
-from evaluation.interactive.systems.client import SystemClient, SystemFailure, parse_json, ReplyError
+from evaluation.interactive.systems.client import ReplyError, SystemClient, SystemFailure, parse_json
 from evaluation.interactive.systems.reference import RESTAURANTS
 from evaluation.models import ChatTurn, DialogSystem
 

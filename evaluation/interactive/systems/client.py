@@ -268,6 +268,6 @@ class SystemClient:
 
 def _all_addresses(host: str, port: int) -> list[str]:
     try:
-        return [info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+        return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
     except (OSError, UnicodeError):
         raise SystemFailure("cannot reach the system (its host name does not resolve)") from None
