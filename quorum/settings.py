@@ -258,6 +258,12 @@ QUORUM_SYSTEM_MAX_REPLY_BYTES = env.int("QUORUM_SYSTEM_MAX_REPLY_BYTES", default
 # together. A turn past either limit is not sent: the worker is asked to try again in a moment (it
 # does not count toward pausing). Keep the total below the number of web workers, so slow systems
 # can never hold every worker.
+# Where Quorum may connect when it calls a dialog system (evaluation/interactive/systems/addresses.py).
+# Loopback, link-local (cloud metadata), private and reserved addresses are refused, at registration
+# and at every call after DNS resolution; list here, comma-separated, the host names (e.g. lab-gpu-1)
+# and addresses or ranges (e.g. 127.0.0.1, 10.20.0.0/16) of a lab's own network to allow. The test
+# suite and the demo, whose systems run on 127.0.0.1, set 127.0.0.1 explicitly.
+QUORUM_SYSTEM_ALLOWED_HOSTS = env.list("QUORUM_SYSTEM_ALLOWED_HOSTS", default=[])
 QUORUM_SYSTEM_MAX_CONCURRENT_CALLS = env.int("QUORUM_SYSTEM_MAX_CONCURRENT_CALLS", default=2)
 QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS = env.int("QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS", default=3)
 # A system that keeps failing (timeouts, errors, replies that break the contract) is paused: no new

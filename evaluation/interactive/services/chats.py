@@ -18,6 +18,7 @@ from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
+from evaluation.interactive.services.systems import client_for
 from evaluation.interactive.systems import pausing as pause_rules
 from evaluation.interactive.systems.client import SystemClient, SystemFailure
 from evaluation.models import ChatSession, ChatTurn, DialogSystem, GoalSet
@@ -35,10 +36,7 @@ _NOT_COUNTED = (PAUSED_ERROR, BUSY_ERROR)
 
 
 def _client(system: DialogSystem) -> SystemClient:
-    return SystemClient(
-        system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS,
-        max_bytes=settings.QUORUM_SYSTEM_MAX_REPLY_BYTES,
-    )
+    return client_for(system.url, system.secret)
 
 
 def _take_slot(prefix: str, limit: int) -> str | None:

@@ -2,6 +2,7 @@
 queued on registration and runs in the background, its results stored rule by rule as they come,
 so the systems page shows its progress) and importing user goals with their entity database."""
 import secrets as _secrets
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -11,11 +12,38 @@ from django.utils import timezone
 
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
+from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, url_problem
 from evaluation.interactive.systems.check import passed, run_check
+from evaluation.interactive.systems.client import SystemClient
 from evaluation.models import Challenge, DialogSystem, GoalSet, UserGoal
 from quorum.background import after_commit
 
 MIN_SECRET_CHARS = 16
+
+
+def address_policy() -> AddressPolicy:
+    """The operator's policy (QUORUM_SYSTEM_ALLOWED_HOSTS) over where systems may be called."""
+    return AddressPolicy.from_setting(settings.QUORUM_SYSTEM_ALLOWED_HOSTS)
+
+
+def client_for(url: str, secret: str) -> SystemClient:
+    """The one way Quorum's server calls a system: the settings' deadline, reply cap and address policy."""
+    return SystemClient(
+        url, secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS,
+        max_bytes=settings.QUORUM_SYSTEM_MAX_REPLY_BYTES, resolve=address_policy().resolve,
+    )
+
+
+def _check_target(url: str) -> None:
+    """Refuse a URL with credentials or that resolves to an address the policy refuses."""
+    problem = url_problem(url)
+    if problem:
+        raise EvaluationInputError(problem)
+    parts = urlsplit(url)
+    try:
+        address_policy().resolve(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+    except AddressRefused as exc:
+        raise EvaluationInputError(str(exc)) from None
 
 
 def _clean_system(name: str, url: str, secret: str) -> tuple[str, str, str]:
@@ -26,6 +54,7 @@ def _clean_system(name: str, url: str, secret: str) -> tuple[str, str, str]:
         URLValidator(schemes=["http", "https"])(url)
     except ValidationError:
         raise EvaluationInputError(f"{url!r} is not an http(s) URL") from None
+    _check_target(url)
     if len(secret) < MIN_SECRET_CHARS:
         raise EvaluationInputError(f"the secret must be at least {MIN_SECRET_CHARS} characters (it signs every request)")
     return name, url, secret
@@ -51,10 +80,7 @@ def run_system_check(system_id: int) -> DialogSystem | None:
     def progress(results):
         DialogSystem.objects.filter(pk=system_id).update(check_results=[r.as_dict() for r in results])
 
-    results = run_check(
-        system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS,
-        max_bytes=settings.QUORUM_SYSTEM_MAX_REPLY_BYTES, on_result=progress,
-    )
+    results = run_check(system.url, system.secret, client=client_for(system.url, system.secret), on_result=progress)
     DialogSystem.objects.filter(pk=system_id).update(
         check_passed=passed(results), check_results=[r.as_dict() for r in results], checked_at=timezone.now()
     )

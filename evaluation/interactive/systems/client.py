@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from evaluation.interactive.systems import contract
+from evaluation.interactive.systems.addresses import AddressRefused, url_problem
 from evaluation.interactive.systems.signing import sign_headers
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
@@ -141,8 +142,10 @@ class _Expander:
 
 
 class SystemClient:
-    """`resolve(host, port)` gives the addresses a call may connect to (the address policy plugs in
-    here: it raises SystemFailure for a refused target); by default every address DNS gives."""
+    """`resolve(host, port)` gives the addresses a call may connect to: the address policy
+    (`addresses.AddressPolicy.resolve`, which raises AddressRefused for a refused target) plugs in
+    here, and the call connects to the first address it returned. By default (the command-line
+    check, benchmarks) every address DNS gives."""
 
     def __init__(
         self, base_url: str, secret: str = "", *, timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -155,21 +158,20 @@ class SystemClient:
         self.resolve = resolve or _all_addresses
 
     def _connection(self, path: str, deadline: float) -> tuple[http.client.HTTPConnection, str]:
+        problem = url_problem(self.base_url)
+        if problem:
+            raise SystemFailure(f"the system's URL is refused: {problem}")
         url = urlsplit(self.base_url + path)
-        if url.scheme not in ("http", "https") or not url.hostname:
-            raise SystemFailure("the system's URL is not an http(s) URL")
-        if url.username is not None or url.password is not None:
-            raise SystemFailure("the system's URL must not hold credentials")
+        port = url.port or (443 if url.scheme == "https" else 80)
         try:
-            port = url.port or (443 if url.scheme == "https" else 80)
-        except ValueError:
-            raise SystemFailure("the system's URL has a bad port") from None
-        addresses = self.resolve(url.hostname, port)
+            addresses = self.resolve(url.hostname or "", port)
+        except AddressRefused as exc:  # not called: nothing about what answers there is learnt
+            raise SystemFailure(str(exc)) from None
         if not addresses:
             raise SystemFailure("cannot reach the system (its host has no address)")
         remaining = max(deadline - time.monotonic(), 0.01)
         cls = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
-        conn = cls(url.hostname, port, timeout=remaining)
+        conn = cls(url.hostname or "", port, timeout=remaining)
 
         def connect(_address, timeout, source_address=None):  # to the address the policy allowed
             return socket.create_connection((addresses[0], port), timeout, source_address)
