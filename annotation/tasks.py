@@ -6,6 +6,8 @@ again on the same id. Sections belong to their services; keep each task small.
 import logging
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Job, Response
@@ -82,7 +84,10 @@ def release_expired_claims() -> int:
 TRANSCRIBE_MAX_RETRIES = 3
 
 
-@shared_task(bind=True, acks_late=True, max_retries=TRANSCRIBE_MAX_RETRIES)
+@shared_task(
+    bind=True, acks_late=True, max_retries=TRANSCRIBE_MAX_RETRIES,
+    time_limit=settings.QUORUM_ASR_TIME_LIMIT_SECONDS, soft_time_limit=max(settings.QUORUM_ASR_TIME_LIMIT_SECONDS - 10, 1),
+)
 def transcribe_reading(self, reading_id: int) -> None:
     """Transcribe SpokenReading `reading_id` (services.readings.transcribe). A failure is stored on the
     reading and retried, with a growing countdown, at most TRANSCRIBE_MAX_RETRIES times; a language
@@ -91,3 +96,7 @@ def transcribe_reading(self, reading_id: int) -> None:
         readings.transcribe(reading_id)
     except readings.TranscriptionFailed as exc:
         raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc
+    except SoftTimeLimitExceeded:
+        # Past QUORUM_ASR_TIME_LIMIT_SECONDS: not retried (it would take as long again); the reading
+        # stays untranscribed and the job page counts it.
+        logger.warning("transcription of reading %s stopped at the time limit", reading_id)

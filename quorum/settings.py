@@ -284,6 +284,13 @@ QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or N
 # Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
 QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http
 QUORUM_ASR_WHISPER_DIR = env.str("QUORUM_ASR_WHISPER_DIR", default="")  # a faster-whisper model directory (backend whisper); nothing is downloaded
+# A transcription task is stopped after this many seconds (Celery's hard time limit; a soft limit
+# 10 s earlier lets it record the failure). Recordings are bounded (annotation/speech/audio.py:
+# at most 48 kHz, 2 channels, 120 s), so a normal one takes a few seconds.
+QUORUM_ASR_TIME_LIMIT_SECONDS = env.int("QUORUM_ASR_TIME_LIMIT_SECONDS", default=120)
+# A worker process whose resident memory passes this many kilobytes after a task is replaced by a
+# fresh one (Celery's worker_max_memory_per_child), so one costly task cannot keep memory held.
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("QUORUM_WORKER_MAX_MEMORY_KB", default=1_500_000)
 QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint taking a POSTed WAV, answering {"text", "confidence"} (backend http)
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
