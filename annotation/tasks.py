@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Job, Response
-from annotation.services import claims, imports, quality, readings
+from annotation.services import claims, imports, quality, readings, sweeps
 from annotation.tasks_exports import run_export  # noqa: F401  (registered here: the worker autodiscovers annotation.tasks)
 
 logger = logging.getLogger(__name__)
@@ -100,3 +100,10 @@ def transcribe_reading(self, reading_id: int) -> None:
         # Past QUORUM_ASR_TIME_LIMIT_SECONDS: not retried (it would take as long again); the reading
         # stays untranscribed and the job page counts it.
         logger.warning("transcription of reading %s stopped at the time limit", reading_id)
+
+
+@shared_task
+def sweep_lost_work() -> dict:
+    """Beat: readings without a transcript queued again, stuck imports/exports re-queued or failed
+    with the reason, stale export staging folders removed (services.sweeps). Safe to repeat."""
+    return sweeps.sweep_lost_work()

@@ -211,6 +211,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
+    # Lost background work comes back (annotation/services/sweeps.py): readings without a transcript
+    # queued again, imports/exports stuck past QUORUM_RUN_DEADLINE_MINUTES re-queued or failed with
+    # the reason, leftover export staging folders removed.
+    "sweep-lost-work": {
+        "task": "annotation.tasks.sweep_lost_work",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
     "release-expired-claims": {
         "task": "annotation.tasks.release_expired_claims",
         "schedule": timedelta(seconds=env.int("QUORUM_CLAIM_SWEEP_SECONDS", default=60)),
@@ -287,6 +294,12 @@ QUORUM_ASR_WHISPER_DIR = env.str("QUORUM_ASR_WHISPER_DIR", default="")  # a fast
 # A transcription task is stopped after this many seconds (Celery's hard time limit; a soft limit
 # 10 s earlier lets it record the failure). Recordings are bounded (annotation/speech/audio.py:
 # at most 48 kHz, 2 channels, 120 s), so a normal one takes a few seconds.
+# A reading with neither a transcript nor a recorded failure this many minutes after it was stored
+# is queued again by the lost-work sweep (its task was lost, or the broker was down).
+QUORUM_TRANSCRIBE_GRACE_MINUTES = env.int("QUORUM_TRANSCRIBE_GRACE_MINUTES", default=10)
+# An import or export still pending this many minutes after it was asked for is queued again; one
+# still running this long after it started is failed with the reason (its worker was lost).
+QUORUM_RUN_DEADLINE_MINUTES = env.int("QUORUM_RUN_DEADLINE_MINUTES", default=120)
 QUORUM_ASR_TIME_LIMIT_SECONDS = env.int("QUORUM_ASR_TIME_LIMIT_SECONDS", default=120)
 # A worker process whose resident memory passes this many kilobytes after a task is replaced by a
 # fresh one (Celery's worker_max_memory_per_child), so one costly task cannot keep memory held.
