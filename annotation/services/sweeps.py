@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 #: At most this many readings are queued again by one sweep (the next sweep takes the rest).
 READINGS_PER_SWEEP = 500
 
-RUN_TASKS = {ImportRun: "annotation.tasks.run_import", ExportRun: "annotation.tasks_exports.run_export"}
+RUN_TASKS: tuple[tuple[type[ImportRun] | type[ExportRun], str], ...] = (
+    (ImportRun, "annotation.tasks.run_import"), (ExportRun, "annotation.tasks_exports.run_export"),
+)
 
 
 def requeue_untranscribed(now=None) -> int:
@@ -43,7 +45,7 @@ def settle_stuck_runs(now=None) -> dict:
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
     counts = {"requeued": 0, "failed": 0}
-    for model, task in RUN_TASKS.items():
+    for model, task in RUN_TASKS:
         for run_id in model.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True):
             counts["requeued"] += queue_now(task, run_id)
         reason = (

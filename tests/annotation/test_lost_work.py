@@ -90,3 +90,29 @@ def test_the_sweep_requeues_lost_readings_fails_stuck_runs_and_removes_staging(m
     assert ImportRun.objects.get(pk=fresh_import.pk).status == RunStatus.RUNNING
     assert not staging.exists() and young.exists()
     assert ExportRun.objects.count() == 0 and SpokenReading.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_statistics_are_refreshed_after_a_large_bulk_write(monkeypatch):
+    """Issue 25: a job made right after a large import was planned on stale statistics (68 s, not 1.2 s)."""
+    from django.db import connection
+
+    from annotation.models import Item, Slot
+    from annotation.services import bulk
+
+    if connection.vendor != "postgresql":
+        pytest.skip("ANALYZE is PostgreSQL's")
+    assert bulk.refresh_statistics(10, Item, Slot) is False  # a small write: autovacuum is soon enough
+    monkeypatch.setattr(bulk, "ANALYZE_AFTER_ROWS", 1)
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ran:
+        assert bulk.refresh_statistics(10, Item, Slot) is True
+    assert any(q["sql"] == 'ANALYZE "annotation_item", "annotation_slot"' for q in ran.captured_queries)
+    from tests.factories import make_corpus, make_live_job
+
+    analyzed = []
+    monkeypatch.setattr("annotation.services.jobs.refresh_statistics", lambda rows, *models: analyzed.append((rows, models)))
+    make_live_job(make_corpus(name="c", dialogs=2, user_turns=2), task_type="rewrite", name="j")
+    assert analyzed and analyzed[0][0] > 0 and analyzed[0][1] == (Item, Slot)
+
