@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files, not a CDN
+    "axes",  # brute-force protection of every password check (see AXES_* below)
     "annotation",
     "hits",
     "evaluation",
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hits.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
+    "axes.middleware.AxesMiddleware",  # answers a locked-out login with quorum.lockout's page (last)
 ]
 
 ROOT_URLCONF = "quorum.urls"
@@ -91,6 +93,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
+
+# Brute-force protection (django-axes): every password check — the login page, the API token
+# (POST /api/token/) and the admin's login — counts failures per account and per address (either
+# locks); after QUORUM_LOGIN_FAILURE_LIMIT failures that account or address is refused for
+# QUORUM_LOGIN_COOLOFF_MINUTES with status 429 and a message saying when to try again
+# (quorum/lockout.py). A successful login clears the account's count. Failures are database rows,
+# shared by every web process.
+AUTHENTICATION_BACKENDS = ["quorum.lockout.RateLimitedBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("QUORUM_LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("QUORUM_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "quorum.lockout.lockout_response"
+AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 

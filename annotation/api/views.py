@@ -28,12 +28,10 @@ from rest_framework.views import APIView
 
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+from quorum.lockout import lockout_response
 
 from .. import task_types
-from ..services.exports import start_export
 from ..exporters import ExportError
-from ..services.gold import GoldRequestError, add_gold_from_item
-from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
@@ -41,6 +39,9 @@ from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
+from ..services.exports import start_export
+from ..services.gold import GoldRequestError, add_gold_from_item
+from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
@@ -389,10 +390,17 @@ class TokenView(ObtainAuthToken):
             200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"token": "..."}'),
             400: OpenApiResponse(OpenApiTypes.OBJECT, description="Wrong or missing credentials; the body says which."),
             415: OpenApiResponse(OpenApiTypes.OBJECT, description="The body is not JSON, a form or multipart; the body says which type was sent."),
+            429: OpenApiResponse(OpenApiTypes.OBJECT, description="Too many failed attempts for this account or from this address; `detail` says when to try again."),
         },
     )
     def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
+        try:
+            return super().post(request, *args, **kwargs)
+        except ValidationError:
+            # django-axes marks DRF's request, which its middleware does not see: answer the lockout here.
+            if getattr(request, "axes_locked_out", False):
+                return lockout_response(request)
+            raise
 
 
 @csrf_exempt  # it changes nothing; a POST to a wrong address deserves the 404, not a CSRF page
