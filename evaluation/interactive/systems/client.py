@@ -15,8 +15,6 @@ A call is bounded whatever the system does (issue 25):
 """
 import http.client
 import json
-import math
-import re
 import socket
 import threading
 import time
@@ -28,15 +26,13 @@ from urllib.parse import quote, urlsplit
 from evaluation.interactive.systems import contract
 from evaluation.interactive.systems.addresses import AddressRefused, url_problem
 from evaluation.interactive.systems.signing import sign_headers
+from quorum.strict_json import StrictJSONError as ReplyError
+from quorum.strict_json import loads as parse_json
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 #: The most a reply may be, on the wire and expanded: a dialog turn is a few hundred characters.
 DEFAULT_MAX_REPLY_BYTES = 64 * 1024
-#: How deep a reply's JSON may nest (objects and arrays).
-MAX_JSON_DEPTH = 32
 _CHUNK = 8192
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class SystemFailure(Exception):
@@ -48,10 +44,6 @@ class SystemFailure(Exception):
         self.latency_ms = latency_ms
 
 
-class ReplyError(ValueError):
-    """A reply body that is not strict JSON (`parse_json`); str() is the reason."""
-
-
 @dataclass
 class Reply:
     text: str
@@ -60,56 +52,6 @@ class Reply:
     offered: dict | None = None
     latency_ms: int = 0
     raw: dict = field(default_factory=dict)
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ReplyError(f"the number {text[:20]} is out of range")
-    return value
-
-
-def _no_constant(name: str):
-    raise ReplyError(f"{name} is not JSON")
-
-
-def _check_strings(value, depth: int = 0) -> None:
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ReplyError("a string holds a NUL character")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ReplyError("a string holds a lone surrogate (not valid Unicode)") from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_strings(key, depth + 1)
-            _check_strings(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _check_strings(item, depth + 1)
-
-
-def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH):
-    """The value of a reply body, or ReplyError saying why it is refused (see the module's doc)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ReplyError("the reply is not valid UTF-8") from None
-    depth = deepest = 0
-    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
-    if deepest > max_depth:
-        raise ReplyError(f"the reply nests deeper than {max_depth} levels")
-    try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-    except ReplyError:
-        raise
-    except (ValueError, RecursionError) as exc:
-        raise ReplyError(f"the reply is not JSON ({str(exc)[:80]})") from None
-    _check_strings(value)
-    return value
 
 
 class _Expander:
