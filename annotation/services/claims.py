@@ -16,9 +16,10 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from .. import task_types
-from ..models import Item, Job, Response, SkippedItem, Slot, Worker
-from ..selectors.policies import policy_of
 from ..extensions import claim_watchers
+from ..models import Item, Job, Response, SkippedItem, Slot, Worker
+from ..problems import unstorable_text
+from ..selectors.policies import policy_of
 from ..signals import response_submitted, slot_claimed
 from ..task_types import HoldsBackItems, OrdersClaims, capability
 from . import quality, responses, uploads
@@ -187,6 +188,9 @@ def check_answers(*, slot: Slot, answers: dict):
     """Validate answers for a slot without saving: (cleaned, problems). Used for live feedback."""
     item = slot.item
     kind = task_types.get(item.job.task_type)
+    unstorable = unstorable_text(answers)
+    if unstorable:
+        return {}, unstorable
     return kind.validate(item.payload, item.job.settings, answers)
 
 
@@ -227,7 +231,7 @@ def submit(
         raise ClaimError("This job is no longer collecting responses.")
     kind = task_types.get(job.task_type)
     answers = answers or {}
-    problems = uploads.oversized(kind, job.settings, answers)
+    problems = uploads.oversized(kind, job.settings, answers) + unstorable_text(answers)
     if problems:
         raise ResponseRejected(problems)
     cleaned, problems = kind.validate(slot.item.payload, job.settings, answers)
