@@ -88,3 +88,10 @@ def test_the_goals_page_answers_a_hostile_upload_with_400(organizer):
     client.force_login(organizer)
     answer = client.post("/evaluation/goals/", {"name": "g", "goals": SimpleUploadedFile("g.jsonl", b"\xff\xfe bad")})
     assert answer.status_code == 400 and "not UTF-8" in answer.content.decode() and not GoalSet.objects.exists()
+
+
+def test_a_rate_setting_refuses_true_rather_than_reading_it_as_1(organizer_api):
+    job = make_live_job()
+    answer = organizer_api.post(f"/api/jobs/{job.pk}/quality/", {"flag_share": True}, format="json")
+    assert answer.status_code == 400 and "flag_share" in answer.json()
+    assert organizer_api.post(f"/api/jobs/{job.pk}/quality/", {"flag_share": 0.3}, format="json").status_code == 200
