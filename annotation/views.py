@@ -16,6 +16,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -518,6 +519,10 @@ def work_reading_audio(request, token, index):
     current, denied = _resolve(request, token)
     if denied:
         return denied
+    slot = current.slot
+    if slot.worker_id != current.worker.pk or slot.state != Slot.State.CLAIMED or (slot.expires_at and slot.expires_at <= timezone.now()):
+        # The vote slot is no longer theirs (the claim expired or was freed): nor is the audio (issue 25).
+        return _message(request, 403, "Claim expired", "Your claim on this item has ended; take a new item to vote again.")
     subject = current.item.subject_response_id
     reading = reading_of(subject, index) if subject is not None else None
     if reading is None:
