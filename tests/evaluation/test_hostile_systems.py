@@ -149,6 +149,7 @@ def test_calls_past_the_concurrency_limit_are_not_sent_and_do_not_pause_the_syst
             sent = len(server.requests)
             state = _post(client, token, action="say", text="hello")
             assert state["turns"][-1]["failed"] and "busy" in state["turns"][-1]["text"] and len(server.requests) == sent
+            assert not state["unavailable"]  # busy is not "stopped answering": the worker is not told to end
         finally:
             chats.cache.delete(held)
         assert not DialogSystem.objects.get(pk=system.pk).paused_at

@@ -67,7 +67,9 @@ def _call_slot(system_id):
 def _transcript(session: ChatSession) -> dict:
     turns = list(session.turns.order_by("position"))
     system_turns = [t for t in turns if t.role == "system"]
-    unavailable = bool(system_turns) and system_turns[-1].failed or any(t.error == PAUSED_ERROR for t in system_turns)
+    # A turn refused only because the system was busy is no sign it stopped answering: try again.
+    last_failed = bool(system_turns) and system_turns[-1].failed and system_turns[-1].error != BUSY_ERROR
+    unavailable = last_failed or any(t.error == PAUSED_ERROR for t in system_turns)
     return {
         "turns": [{"role": t.role, "text": t.text, "failed": t.failed, "offered": t.offered} for t in turns],
         "ended": bool(session.ended_reason), "unavailable": unavailable,
