@@ -19,6 +19,7 @@ from django.utils import timezone
 from quorum.background import queue_now
 
 from ..models import ExportRun, ImportRun, RunStatus, SpokenReading
+from .imports import remove_uploads
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +53,11 @@ def settle_stuck_runs(now=None) -> dict:
             f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start "
             "(the worker running it was lost). Nothing of it was kept; start it again."
         )
-        counts["failed"] += model.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff).update(
-            status=RunStatus.FAILED, error=reason, finished_at=now
-        )
+        stuck = model.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff)
+        uploads = list(stuck.values_list("files", flat=True)) if model is ImportRun else []
+        counts["failed"] += stuck.update(status=RunStatus.FAILED, error=reason, finished_at=now)
+        for files in uploads:  # a failed import keeps no uploaded files, as when it fails by itself
+            remove_uploads(files or {})
     return counts
 
 

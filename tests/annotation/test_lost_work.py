@@ -69,7 +69,10 @@ def test_the_sweep_requeues_lost_readings_fails_stuck_runs_and_removes_staging(m
     monkeypatch.setattr(sweeps, "queue_now", lambda name, *args: queued.append((name, *args)) or True)
     now = timezone.now()
     old = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES + 1)
-    stuck_import = ImportRun.objects.create(corpus_name="c", source_format="jsonl", status=RunStatus.RUNNING)
+    upload = settings.QUORUM_IMPORT_DIR / "0f0f" / "data.jsonl"
+    upload.parent.mkdir(parents=True)
+    upload.write_text("{}")
+    stuck_import = ImportRun.objects.create(corpus_name="c", source_format="jsonl", status=RunStatus.RUNNING, files={"data": str(upload)})
     ImportRun.objects.filter(pk=stuck_import.pk).update(started_at=old)
     fresh_import = ImportRun.objects.create(corpus_name="d", source_format="jsonl", status=RunStatus.RUNNING, started_at=now)
     lost_pending = ImportRun.objects.create(corpus_name="e", source_format="jsonl")
@@ -88,7 +91,7 @@ def test_the_sweep_requeues_lost_readings_fails_stuck_runs_and_removes_staging(m
     stuck_import.refresh_from_db()
     assert stuck_import.status == RunStatus.FAILED and "worker running it was lost" in stuck_import.error and stuck_import.finished_at
     assert ImportRun.objects.get(pk=fresh_import.pk).status == RunStatus.RUNNING
-    assert not staging.exists() and young.exists()
+    assert not staging.exists() and young.exists() and not upload.exists()
     assert ExportRun.objects.count() == 0 and SpokenReading.objects.count() == 0
 
 
