@@ -28,7 +28,7 @@ migrate: venv
 demo: venv
 	scripts/ensure_speech.sh
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo
+	QUORUM_SYSTEM_ALLOWED_HOSTS=$${QUORUM_SYSTEM_ALLOWED_HOSTS:-127.0.0.1} $(PY) manage.py demo
 
 test: venv lint
 	scripts/ensure_chromium.sh

@@ -19,6 +19,7 @@ from .extensions import chat_relays
 
 DEFAULT_RELAY = "systems"
 FALLBACK = "Sorry, the system did not answer. Please try again, or end the conversation if it keeps failing."
+BUSY = "Sorry, the system is busy with other conversations. Please try again in a moment."
 UNAVAILABLE = (
     "Sorry, this system is not available right now. Please end the conversation (pick Fail) and submit: "
     "you will not be penalised, and no ratings are needed."

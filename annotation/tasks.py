@@ -6,10 +6,12 @@ again on the same id. Sections belong to their services; keep each task small.
 import logging
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Job, Response
-from annotation.services import claims, imports, quality, readings, typing_logs
+from annotation.services import claims, imports, quality, readings, sweeps, typing_logs
 from annotation.tasks_exports import run_export  # noqa: F401  (registered here: the worker autodiscovers annotation.tasks)
 
 logger = logging.getLogger(__name__)
@@ -89,7 +91,10 @@ def release_expired_claims() -> int:
 TRANSCRIBE_MAX_RETRIES = 3
 
 
-@shared_task(bind=True, acks_late=True, max_retries=TRANSCRIBE_MAX_RETRIES)
+@shared_task(
+    bind=True, acks_late=True, max_retries=TRANSCRIBE_MAX_RETRIES,
+    time_limit=settings.QUORUM_ASR_TIME_LIMIT_SECONDS, soft_time_limit=max(settings.QUORUM_ASR_TIME_LIMIT_SECONDS - 10, 1),
+)
 def transcribe_reading(self, reading_id: int) -> None:
     """Transcribe SpokenReading `reading_id` (services.readings.transcribe). A failure is stored on the
     reading and retried, with a growing countdown, at most TRANSCRIBE_MAX_RETRIES times; a language
@@ -98,3 +103,14 @@ def transcribe_reading(self, reading_id: int) -> None:
         readings.transcribe(reading_id)
     except readings.TranscriptionFailed as exc:
         raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc
+    except SoftTimeLimitExceeded:
+        # Past QUORUM_ASR_TIME_LIMIT_SECONDS: not retried (it would take as long again); the reading
+        # stays untranscribed and the job page counts it.
+        logger.warning("transcription of reading %s stopped at the time limit", reading_id)
+
+
+@shared_task
+def sweep_lost_work() -> dict:
+    """Beat: readings without a transcript queued again, stuck imports/exports re-queued or failed
+    with the reason, stale export staging folders removed (services.sweeps). Safe to repeat."""
+    return sweeps.sweep_lost_work()

@@ -5,7 +5,6 @@ The work pages (`/work/<token>/...`) learn who is working from a signed per-slot
 provider's iframe, where third-party cookies are blocked. In-house workers, who have accounts,
 must in addition be logged in as the token's owner, so a copied link is of no use to anyone else.
 """
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -17,11 +16,13 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from quorum import strict_json
 from quorum.roles import is_organizer, worker_for
 
 from . import chat_relay, task_types
@@ -280,7 +281,7 @@ def _telemetry_from(text: str):
     if not text or len(text) > TELEMETRY_MAX_CHARS:
         return None
     try:
-        return json.loads(text)
+        return strict_json.loads(text)  # deep nesting, NaN, NUL: not telemetry (issue 25)
     except ValueError:
         return None
 
@@ -418,9 +419,9 @@ def work_check(request, token):
     if denied:
         return denied
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        body = None
+        body = strict_json.loads(request.body or b"{}")
+    except ValueError as exc:  # not JSON, too deep, NaN, NUL or a lone surrogate: said, not a 500
+        return JsonResponse({"error": f'Send a JSON object like {{"answers": {{"paraphrase": "..."}}}}: {exc}.'}, status=400)
     answers = body.get("answers") if isinstance(body, dict) else None
     if not isinstance(answers, dict):
         return JsonResponse({"error": 'Send a JSON object like {"answers": {"paraphrase": "..."}}.'}, status=400)
@@ -448,9 +449,9 @@ def work_chat(request, token):
     if not isinstance(task_types.get(current.job.task_type), task_types.RelaysChat):
         return JsonResponse({"error": "This item has no conversation."}, status=404)
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        body = None
+        body = strict_json.loads(request.body or b"{}")
+    except ValueError as exc:  # not JSON, too deep, NaN, NUL or a lone surrogate in the message
+        return JsonResponse({"error": f"The message cannot be sent: {exc}."}, status=400)
     action = body.get("action") if isinstance(body, dict) else None
     if action not in CHAT_ACTIONS:
         return JsonResponse({"error": 'Send {"action": "open"}, {"action": "say", "text": "..."} or {"action": "end", "reason": "success"}.'}, status=400)
@@ -524,6 +525,10 @@ def work_reading_audio(request, token, index):
     current, denied = _resolve(request, token)
     if denied:
         return denied
+    slot = current.slot
+    if slot.worker_id != current.worker.pk or slot.state != Slot.State.CLAIMED or (slot.expires_at and slot.expires_at <= timezone.now()):
+        # The vote slot is no longer theirs (the claim expired or was freed): nor is the audio (issue 25).
+        return _message(request, 403, "Claim expired", "Your claim on this item has ended; take a new item to vote again.")
     subject = current.item.subject_response_id
     reading = reading_of(subject, index) if subject is not None else None
     if reading is None:

@@ -6,6 +6,7 @@ from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_loo
 from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
 from evaluation.campaigns.services.exports import export_campaign
 from evaluation.interactive.services.scheduled import run_due_schedules
+from evaluation.interactive.services.systems import run_system_check
 
 
 @shared_task(acks_late=True)
@@ -46,3 +47,11 @@ def sweep_adaptive_campaigns():
     for campaign_id in ids:
         transaction.on_commit(lambda campaign_id=campaign_id: run_adaptive_look.delay(campaign_id))
     return len(ids)
+
+
+@shared_task(acks_late=True)
+def check_dialog_system(system_id):
+    """Run a registered system's contract check and store it rule by rule (the systems page shows
+    the progress). Safe to repeat: a second run replaces the first's results."""
+    system = run_system_check(system_id)
+    return None if system is None else {"system": system_id, "passed": system.check_passed}

@@ -42,6 +42,7 @@ def server_env(db_name: str) -> dict:
     return {
         **os.environ, "QUORUM_ENV": "test", "DJANGO_SETTINGS_MODULE": "perf.settings",
         "DATABASE_URL": f"{PG}/{db_name}?conn_max_age=600", "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING",
+        "QUORUM_SYSTEM_ALLOWED_HOSTS": "127.0.0.1",  # bench_chat's systems run on this machine
     }
 
 

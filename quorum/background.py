@@ -10,12 +10,15 @@ task runs at the commit.
 `tests/test_background.py` reads every `after_commit` call in the code and checks that its name is a
 registered task, so a renamed task fails the suite rather than a request.
 """
+import logging
 from typing import Any
 
 from celery import Task
 from django.db import transaction
 
 from .celery import app
+
+logger = logging.getLogger(__name__)
 
 
 def task_named(name: str) -> Task:
@@ -30,7 +33,30 @@ def task_named(name: str) -> Task:
         raise LookupError(f"no background task {name!r}; registered: {known}") from None
 
 
-def after_commit(name: str, *args: Any) -> None:
-    """Queue task `name` with `args` (JSON-serialisable ids) when the current transaction commits."""
+def runs_inline() -> bool:
+    """Whether tasks run in the process that queues them (development, tests, QUORUM_TASKS_INLINE)."""
+    return bool(app.conf.task_always_eager)
+
+
+def queue_now(name: str, *args: Any) -> bool:
+    """Queue task `name` now. When the broker cannot take it (down, unreachable) the failure is
+    logged and False returned, never raised: the caller's rows are stored already and a beat sweep
+    (`annotation.tasks.sweep_lost_work`) queues the work again, so a request never answers 500
+    because the broker is down (issue 25). Where tasks run in-process the task's own errors propagate."""
     task = task_named(name)
-    transaction.on_commit(lambda: task.delay(*args))
+    if runs_inline():
+        task.delay(*args)
+        return True
+    try:
+        task.delay(*args)
+    except Exception:  # noqa: BLE001 - kombu/redis/socket errors alike: the sweep catches up
+        logger.warning("could not queue %s%r; a sweep will queue it again", name, args, exc_info=True)
+        return False
+    return True
+
+
+def after_commit(name: str, *args: Any) -> None:
+    """Queue task `name` with `args` (JSON-serialisable ids) when the current transaction commits
+    (`queue_now`: a broker that is down is logged, not raised)."""
+    task_named(name)  # a wrong name fails here, in the caller's transaction
+    transaction.on_commit(lambda: queue_now(name, *args))

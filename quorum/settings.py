@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files, not a CDN
+    "axes",  # brute-force protection of every password check (see AXES_* below)
     "annotation",
     "hits",
     "evaluation",
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hits.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
+    "axes.middleware.AxesMiddleware",  # answers a locked-out login with quorum.lockout's page (last)
 ]
 
 ROOT_URLCONF = "quorum.urls"
@@ -91,6 +93,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
+
+# Brute-force protection (django-axes): every password check — the login page, the API token
+# (POST /api/token/) and the admin's login — counts failures per account and per address (either
+# locks); after QUORUM_LOGIN_FAILURE_LIMIT failures that account or address is refused for
+# QUORUM_LOGIN_COOLOFF_MINUTES with status 429 and a message saying when to try again
+# (quorum/lockout.py). A successful login clears the account's count. Failures are database rows,
+# shared by every web process.
+AUTHENTICATION_BACKENDS = ["quorum.lockout.RateLimitedBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("QUORUM_LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("QUORUM_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "quorum.lockout.lockout_response"
+AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -211,6 +227,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
+    # Lost background work comes back (annotation/services/sweeps.py): readings without a transcript
+    # queued again, imports/exports stuck past QUORUM_RUN_DEADLINE_MINUTES re-queued or failed with
+    # the reason, leftover export staging folders removed.
+    "sweep-lost-work": {
+        "task": "annotation.tasks.sweep_lost_work",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
     "release-expired-claims": {
         "task": "annotation.tasks.release_expired_claims",
         "schedule": timedelta(seconds=env.int("QUORUM_CLAIM_SWEEP_SECONDS", default=60)),
@@ -258,7 +281,24 @@ QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exp
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
 # Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
 # system may take before the turn is recorded as failed and the worker sees a polite fallback.
+# The deadline covers the whole call (connecting, sending, the whole reply), not each read.
 QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = env.float("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", default=10.0)
+# The largest reply Quorum reads from a system, in bytes, both as sent and once a gzip/deflate body
+# is expanded; a bigger reply is a failed turn.
+QUORUM_SYSTEM_MAX_REPLY_BYTES = env.int("QUORUM_SYSTEM_MAX_REPLY_BYTES", default=64 * 1024)
+# How many calls to one system may be under way at once (across web processes when CACHE_URL is a
+# shared cache such as Redis; per process with the default local-memory cache), and to all systems
+# together. A turn past either limit is not sent: the worker is asked to try again in a moment (it
+# does not count toward pausing). Keep the total below the number of web workers, so slow systems
+# can never hold every worker.
+# Where Quorum may connect when it calls a dialog system (evaluation/interactive/systems/addresses.py).
+# Loopback, link-local (cloud metadata), private and reserved addresses are refused, at registration
+# and at every call after DNS resolution; list here, comma-separated, the host names (e.g. lab-gpu-1)
+# and addresses or ranges (e.g. 127.0.0.1, 10.20.0.0/16) of a lab's own network to allow. The test
+# suite and the demo, whose systems run on 127.0.0.1, set 127.0.0.1 explicitly.
+QUORUM_SYSTEM_ALLOWED_HOSTS = env.list("QUORUM_SYSTEM_ALLOWED_HOSTS", default=[])
+QUORUM_SYSTEM_MAX_CONCURRENT_CALLS = env.int("QUORUM_SYSTEM_MAX_CONCURRENT_CALLS", default=2)
+QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS = env.int("QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS", default=3)
 # A system that keeps failing (timeouts, errors, replies that break the contract) is paused: no new
 # chats are assigned to it, workers already in a chat with it may end without ratings, and an
 # organizer resumes it on the systems page. It is paused after this many failed turns in a row
@@ -277,6 +317,19 @@ QUORUM_OFFENSIVE_WORDS = env.str("QUORUM_OFFENSIVE_WORDS_FILE", default="") or N
 # Speech (annotation/speech/): the recogniser that transcribes spoken readings and simulated speech.
 QUORUM_ASR_BACKEND = env.str("QUORUM_ASR_BACKEND", default="pocketsphinx")  # pocketsphinx (offline, English), whisper or http
 QUORUM_ASR_WHISPER_DIR = env.str("QUORUM_ASR_WHISPER_DIR", default="")  # a faster-whisper model directory (backend whisper); nothing is downloaded
+# A transcription task is stopped after this many seconds (Celery's hard time limit; a soft limit
+# 10 s earlier lets it record the failure). Recordings are bounded (annotation/speech/audio.py:
+# at most 48 kHz, 2 channels, 120 s), so a normal one takes a few seconds.
+# A reading with neither a transcript nor a recorded failure this many minutes after it was stored
+# is queued again by the lost-work sweep (its task was lost, or the broker was down).
+QUORUM_TRANSCRIBE_GRACE_MINUTES = env.int("QUORUM_TRANSCRIBE_GRACE_MINUTES", default=10)
+# An import or export still pending this many minutes after it was asked for is queued again; one
+# still running this long after it started is failed with the reason (its worker was lost).
+QUORUM_RUN_DEADLINE_MINUTES = env.int("QUORUM_RUN_DEADLINE_MINUTES", default=120)
+QUORUM_ASR_TIME_LIMIT_SECONDS = env.int("QUORUM_ASR_TIME_LIMIT_SECONDS", default=120)
+# A worker process whose resident memory passes this many kilobytes after a task is replaced by a
+# fresh one (Celery's worker_max_memory_per_child), so one costly task cannot keep memory held.
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("QUORUM_WORKER_MAX_MEMORY_KB", default=1_500_000)
 QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint taking a POSTed WAV, answering {"text", "confidence"} (backend http)
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir

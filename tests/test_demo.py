@@ -15,7 +15,7 @@ MANAGE = [sys.executable, "manage.py"]
 
 def _env(var_dir):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    env.update(QUORUM_ENV="development", QUORUM_VAR_DIR=str(var_dir))
+    env.update(QUORUM_ENV="development", QUORUM_VAR_DIR=str(var_dir), QUORUM_SYSTEM_ALLOWED_HOSTS="127.0.0.1")
     return env
 
 

@@ -400,10 +400,19 @@ class JobReviewsSerializer(serializers.Serializer):
     flags = StoredFlagsSerializer(help_text="The stored worker flags the response rows carry, and when they were computed.")
 
 
+class NumberField(serializers.FloatField):
+    """A JSON number: `true`/`false` are refused (DRF's FloatField reads them as 1.0 and 0.0)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 def _quality_setting_fields() -> dict:
     fields = {}
     for name in RATE_FIELDS:
-        fields[name] = serializers.FloatField(required=False, min_value=0, max_value=1, help_text=f"{_policy_help(name)} From 0 to 1.")
+        fields[name] = NumberField(required=False, min_value=0, max_value=1, help_text=f"{_policy_help(name)} From 0 to 1.")
     for name in COUNT_FIELDS:
         fields[name] = serializers.IntegerField(
             required=False, min_value=COUNT_MINIMUMS.get(name, 0), max_value=COUNT_MAX, help_text=_policy_help(name)

@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+from quorum.lockout import lockout_response
 
 from .. import task_types
 from ..exporters import ExportError
@@ -402,10 +403,17 @@ class TokenView(ObtainAuthToken):
             200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"token": "..."}'),
             400: OpenApiResponse(OpenApiTypes.OBJECT, description="Wrong or missing credentials; the body says which."),
             415: OpenApiResponse(OpenApiTypes.OBJECT, description="The body is not JSON, a form or multipart; the body says which type was sent."),
+            429: OpenApiResponse(OpenApiTypes.OBJECT, description="Too many failed attempts for this account or from this address; `detail` says when to try again."),
         },
     )
     def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
+        try:
+            return super().post(request, *args, **kwargs)
+        except ValidationError:
+            # django-axes marks DRF's request, which its middleware does not see: answer the lockout here.
+            if getattr(request, "axes_locked_out", False):
+                return lockout_response(request)
+            raise
 
 
 @csrf_exempt  # it changes nothing; a POST to a wrong address deserves the 404, not a CSRF page

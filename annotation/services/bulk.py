@@ -5,8 +5,33 @@ cost of Python's json module and the cyclic garbage collector are seconds (perf/
 """
 import gc
 import json
+import logging
 from contextlib import contextmanager
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]  # CPython's C encoder; typeshed does not list it
+
+from django.db import DatabaseError, connection, transaction
+
+logger = logging.getLogger(__name__)
+
+#: After a bulk write of at least this many rows the tables' planner statistics are refreshed.
+ANALYZE_AFTER_ROWS = 5000
+
+
+def refresh_statistics(rows: int, *models) -> bool:
+    """ANALYZE the models' tables on PostgreSQL after a bulk write of `rows` rows (issue 25: a job
+    made right after a 16,000-item import took 68 s on stale statistics, 1.2 s after ANALYZE).
+    Autovacuum would get there, minutes later; the next query should not wait for it. Called after
+    the write's transaction; a failure is logged (in a savepoint), never the write's failure."""
+    if connection.vendor != "postgresql" or rows < ANALYZE_AFTER_ROWS:
+        return False
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {tables}")
+    except DatabaseError:
+        logger.warning("could not refresh the statistics of %s", tables, exc_info=True)
+        return False
+    return True
 
 
 @contextmanager

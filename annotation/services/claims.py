@@ -18,7 +18,7 @@ from django.utils import timezone
 from .. import task_types, typing_log
 from ..extensions import claim_watchers
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
-from ..problems import Problem
+from ..problems import Problem, unstorable_text
 from ..selectors.policies import policy_of
 from ..signals import response_submitted, slot_claimed
 from ..task_types import HoldsBackItems, OrdersClaims, capability
@@ -188,6 +188,9 @@ def check_answers(*, slot: Slot, answers: dict):
     """Validate answers for a slot without saving: (cleaned, problems). Used for live feedback."""
     item = slot.item
     kind = task_types.get(item.job.task_type)
+    unstorable = unstorable_text(answers)
+    if unstorable:
+        return {}, unstorable
     return kind.validate(item.payload, item.job.settings, answers)
 
 
@@ -232,7 +235,7 @@ def submit(
         raise ClaimError("This job is no longer collecting responses.")
     kind = task_types.get(job.task_type)
     answers = answers or {}
-    problems = uploads.oversized(kind, job.settings, answers)
+    problems = uploads.oversized(kind, job.settings, answers) + unstorable_text(answers)
     if problems:
         raise ResponseRejected(problems)
     cleaned, problems = kind.validate(slot.item.payload, job.settings, answers)

@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from quorum import csv_safety
@@ -466,6 +467,25 @@ def create_export_run(
     )
 
 
+def _speech_errors_under_way(job: Job, include_audio: bool, speech_errors_wer, speech_errors_seed) -> ExportRun | None:
+    """A speech-error export costs minutes of CPU (synthesis and recognition of every user turn):
+    one at a time per job. The same request again gets the run under way (None: go ahead); a
+    different one is refused until it ends. Called under the job's row lock."""
+    under_way = ExportRun.objects.filter(
+        job=job, speech_errors_wer__isnull=False, status__in=(RunStatus.PENDING, RunStatus.RUNNING)
+    ).order_by("pk").first()
+    if under_way is None:
+        return None
+    if (under_way.speech_errors_wer, under_way.speech_errors_seed, under_way.include_audio) == (
+        speech_errors_wer, speech_errors_seed, include_audio
+    ):
+        return under_way
+    raise ExportError(
+        f"A speech-error export of this job is under way (run {under_way.pk}, {under_way.status}); "
+        "start another when it has finished."
+    )
+
+
 def run_export(run_id: int) -> ExportRun | None:
     """Carry out an export run: progress on the row, then succeeded with its files or failed with why.
 
@@ -516,7 +536,14 @@ def start_export(job: Job, created_by=None, *, include_audio: bool = False, **sp
     """Record an export run of `job` (ExportError if it cannot be exported) and queue it on commit
     (the API, the job page and the demo start exports here). Where tasks run in-process
     (development, tests, QUORUM_TASKS_INLINE) the export runs at the commit: refresh the run to see
-    its outcome."""
-    run = create_export_run(job, created_by=created_by, include_audio=include_audio, **speech_errors)
-    after_commit("annotation.tasks_exports.run_export", run.pk)
+    its outcome. A speech-error export is one at a time per job, a repeated request answered with
+    the run under way (`_speech_errors_under_way`)."""
+    with transaction.atomic():
+        if speech_errors.get("speech_errors_wer") is not None:
+            Job.objects.select_for_update().filter(pk=job.pk).first()
+            same = _speech_errors_under_way(job, include_audio, speech_errors["speech_errors_wer"], speech_errors.get("speech_errors_seed", 0))
+            if same is not None:
+                return same  # asked twice: the run already queued, not a second one
+        run = create_export_run(job, created_by=created_by, include_audio=include_audio, **speech_errors)
+        after_commit("annotation.tasks_exports.run_export", run.pk)
     return run

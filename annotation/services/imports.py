@@ -25,7 +25,7 @@ from annotation.importers import READERS, FormatError
 from annotation.models import Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
 from quorum.background import task_named
 
-from .bulk import cyclic_gc_paused, encode_json
+from .bulk import cyclic_gc_paused, encode_json, refresh_statistics
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +89,7 @@ def import_corpus(
         if Corpus.objects.filter(name=name).exists():
             raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.') from None
         raise
+    refresh_statistics(summary.turns, Dialog, Turn)  # a job over the corpus is planned on fresh statistics
     corpus.import_summary = summary  # type: ignore[attr-defined]  # handed to the caller on the instance, not stored
     return corpus
 

@@ -15,7 +15,7 @@ from .. import task_types
 from ..extensions import launch_checks
 from ..models import Corpus, Dialog, Item, Job, Slot, Turn
 from ..signals import job_launched
-from .bulk import cyclic_gc_paused, decode_json_texts, encode_json
+from .bulk import cyclic_gc_paused, decode_json_texts, encode_json, refresh_statistics
 
 ITEM_BATCH = 5000
 MAX_REDUNDANCY = 50
@@ -140,6 +140,8 @@ def save_job(*, item_builder, sources, annotators=(), **job_fields) -> Job:
             job.annotators.set(annotators)
         _insert_items(job, item_builder, sources)
         _insert_slots(job, job.redundancy)
+    items = len(sources) if hasattr(sources, "__len__") else job.items.count()
+    refresh_statistics(items * (job.redundancy + 1), Item, Slot)  # claims are planned on fresh statistics
     return job
 
 

@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from quorum.background import task_named
+from quorum.background import queue_now
 
 from .. import task_types
 from ..models import SpokenReading
@@ -34,8 +34,10 @@ def transcribe_submitted(sender, response, **kwargs) -> None:
         queue_transcription(reading_id)
 
 
-def queue_transcription(reading_id: int) -> None:
-    task_named("annotation.tasks.transcribe_reading").delay(reading_id)
+def queue_transcription(reading_id: int) -> bool:
+    """Queue a reading's transcription; False when the broker is down (logged: the reading stays
+    untranscribed and `sweeps.requeue_untranscribed` queues it again), never an error for the worker."""
+    return queue_now("annotation.tasks.transcribe_reading", reading_id)
 
 
 class TranscriptionFailed(Exception):

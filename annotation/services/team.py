@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from quorum.roles import make_annotator
+from quorum.roles import is_organizer, make_annotator
 
 from ..models import Worker
 
@@ -98,6 +98,9 @@ def set_active(worker: Worker, active: bool) -> Worker:
     user = worker.user if worker.user_id is not None else None
     if user is None:
         raise TeamError("only in-house annotators have accounts; crowd workers are blocked through their provider")
+    if not active and (user.is_superuser or is_organizer(user)):
+        # An organizer may also annotate; their account is not the team's to switch off (issue 25).
+        raise TeamError(f"{user.get_username()} is an organizer or administrator; only an administrator can deactivate them (in the admin)")
     type(user).objects.filter(pk=user.pk).update(is_active=active)
     user.refresh_from_db(fields=["is_active"])
     return worker

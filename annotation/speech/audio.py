@@ -80,6 +80,37 @@ def resample(audio: Audio, rate: int) -> Audio:
     return Audio.from_samples(np.clip(samples, -1.0, 1.0), rate)
 
 
+#: Fixed limits on a worker's recording, checked from the WAV header before it is decoded or stored:
+#: what a browser records (16-48 kHz, mono or stereo) and what a transcription can afford. A
+#: declared rate of millions of Hz made the recogniser resample to gigabytes (issue 25).
+MAX_SAMPLE_RATE = 48_000
+MAX_CHANNELS = 2
+MAX_RECORDING_SECONDS = 120.0
+MAX_RECORDING_BYTES = 48_000 * 2 * 2 * 60 + 4096  # a minute of 48 kHz 16-bit stereo, and headers
+
+
+def _check_header(data: bytes, max_seconds: float) -> None:
+    """Refuse a recording by its size and WAV header alone (no samples read)."""
+    if len(data) > MAX_RECORDING_BYTES:
+        raise RecordingError(
+            f"The recording is {len(data) / 1e6:.1f} MB; at most {MAX_RECORDING_BYTES / 1e6:.1f} MB is accepted. Record again in the page."
+        )
+    try:
+        with wave.open(io.BytesIO(data), "rb") as reader:
+            channels, rate, frames = reader.getnchannels(), reader.getframerate(), reader.getnframes()
+    except (wave.Error, EOFError, ValueError) as exc:
+        raise RecordingError(NOT_A_WAV) from exc
+    if rate > MAX_SAMPLE_RATE:
+        raise RecordingError(f"The recording's sample rate is {rate} Hz; at most {MAX_SAMPLE_RATE} Hz is accepted. Record again in the page.")
+    if not 1 <= channels <= MAX_CHANNELS:
+        raise RecordingError(f"The recording has {channels} channels; it must be mono or stereo. Record again in the page.")
+    if rate > 0 and frames / rate > max_seconds + 1:
+        raise RecordingError(
+            f"The recording says it is {frames / rate:.0f} s long; it must be at most {max_seconds:g} s. "
+            "Stop recording when you have read the sentence."
+        )
+
+
 def check_recording(
     data: bytes,
     *,
@@ -88,7 +119,11 @@ def check_recording(
     min_sample_rate: int = 16000,
     silence_dbfs: float = -50.0,
 ) -> Audio:
-    """Decode a worker's recording and refuse one that cannot be transcribed, saying what to fix."""
+    """Decode a worker's recording and refuse one that cannot be transcribed, saying what to fix.
+    The size, sample rate, channels and declared duration are checked against the fixed limits
+    above before anything is decoded; `max_seconds` is capped at MAX_RECORDING_SECONDS."""
+    max_seconds = min(float(max_seconds), MAX_RECORDING_SECONDS)
+    _check_header(data, max_seconds)
     audio = read_wav(data)
     if audio.sample_rate < min_sample_rate:
         raise RecordingError(

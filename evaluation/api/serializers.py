@@ -309,10 +309,10 @@ class DialogSystemSerializer(RefusesUnknownFields, serializers.Serializer):
     challenge = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="Challenge name (optional).")
     check_passed = serializers.BooleanField(read_only=True)
     check_results = serializers.JSONField(read_only=True, help_text="[{rule, passed, reason}] of the last contract check.")
-    checked_at = serializers.DateTimeField(read_only=True)
-    paused_at = serializers.DateTimeField(read_only=True, help_text="Set while the system is paused for failing: no new chats go to it.")
+    checked_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="When the last contract check ended; null while it runs in the background.")
+    paused_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="Set while the system is paused for failing: no new chats go to it.")
     paused_reason = serializers.CharField(read_only=True, help_text="Why it was paused (empty while it runs).")
-    resumed_at = serializers.DateTimeField(read_only=True, help_text="When an organizer last resumed it.")
+    resumed_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="When an organizer last resumed it.")
 
     def to_representation(self, obj):
         data = super().to_representation(obj)

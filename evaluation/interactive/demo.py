@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from evaluation.interactive import selectors
 from evaluation.interactive.services.chats import create_chat_job
-from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.services.systems import address_policy, import_goals, register_system
 from evaluation.interactive.systems.reference import DB, ReferenceSystem, serve
 from evaluation.stats import interactive
 
@@ -124,6 +124,11 @@ def _free_name(name, stamp):
 
 def run_interactive_demo(*, server, organizer, annotator_names, password, seed, say) -> dict:
     """Serve both systems, register them, run a chat job with simulated users, print the leaderboard."""
+    refused = address_policy().refusal("127.0.0.1", "127.0.0.1")
+    if refused:  # the systems run on this machine: the operator allows it on purpose
+        say("9. Interactive evaluation skipped: the demo's systems run on 127.0.0.1, which Quorum may not call"
+            " unless QUORUM_SYSTEM_ALLOWED_HOSTS lists it (`make demo` does)")
+        return {"skipped": refused}
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     rng = random.Random(seed)
     secret = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(SECRET_BYTES * 2))

@@ -5,9 +5,10 @@ A goal has MultiWOZ's shape: {domain: {"info": {slot: value}, "reqt": [...], "bo
 worker judged it, and with grounding — the entity the system offered in each of the goal's domains
 is a record of the database that satisfies the goal's constraints.
 """
-import json
 import re
 from collections.abc import Mapping
+
+from quorum import strict_json
 
 NOT_DOMAINS = {"message", "topic"}
 ANY = {"dontcare", "any", "don't care", ""}
@@ -56,15 +57,21 @@ def _is_goal(goal) -> bool:
     return isinstance(goal, Mapping) and bool(constraints(goal)) or isinstance(goal, Mapping) and bool(goal.get("message"))
 
 
+def _text(raw: bytes | str) -> str:
+    try:
+        return raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise GoalError(f"the goals file is not UTF-8 text (byte {exc.start})") from None
+
+
 def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
     """[(key, goal)] from a MultiWOZ data.json (a dict of dialog id -> {goal, log}) or a JSONL of
     {"id": str, "goal": {...}}. All or nothing: a bad dialog or line is named in the error."""
-    text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
-    stripped = text.strip()
+    stripped = _text(raw).strip()
     if not stripped:
         raise GoalError("the goals file is empty")
     try:
-        whole = json.loads(stripped)
+        whole = strict_json.loads(stripped)
     except ValueError:
         whole = None
     goals = []
@@ -79,9 +86,9 @@ def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except ValueError:
-                raise GoalError(f"line {number}: not JSON") from None
+                row = strict_json.loads(line)
+            except ValueError as exc:
+                raise GoalError(f"line {number}: not JSON ({exc})") from None
             unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
             if unknown:
                 raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
@@ -98,9 +105,9 @@ def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
 def parse_database(domain: str, raw: bytes) -> list[dict]:
     """A MultiWOZ-style db file (a JSON list of records) for one domain."""
     try:
-        records = json.loads(raw)
-    except ValueError:
-        raise GoalError(f"database {domain}: not JSON") from None
+        records = strict_json.loads(raw)  # NaN, NUL, deep nesting: refused, not stored (issue 25)
+    except ValueError as exc:
+        raise GoalError(f"database {domain}: not JSON ({exc})") from None
     if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
         raise GoalError(f"database {domain}: expected a JSON list of records")
     return [dict(r) for r in records]

@@ -62,7 +62,9 @@ def systems_page(request):
 
 
 def _check_message(request, system):
-    if system.check_passed:
+    if system.checked_at is None:
+        messages.info(request, f"The contract check of “{system.name}” runs in the background; this page shows its progress (reload it).")
+    elif system.check_passed:
         messages.success(request, f"“{system.name}” passed the contract check.")
     else:
         failed = [r["rule"] for r in system.check_results if not r["passed"]]

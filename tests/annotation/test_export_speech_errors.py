@@ -188,3 +188,20 @@ def test_a_job_without_test_sets_is_refused_speech_errors(organizer_api):
     refused = organizer_api.post(f"/api/jobs/{job.pk}/exports/", {"speech_errors_wer": 0.2}, format="json")
     assert refused.status_code == 400 and "writes no test sets" in json.dumps(refused.json())
     assert not ExportRun.objects.exists()
+
+
+def test_speech_error_exports_run_one_at_a_time_per_job_and_a_repeat_is_the_same_run(corpus_job, django_capture_on_commit_callbacks):
+    """Issue 25: three speech-error exports queued on one job held the worker for minutes. The same
+    request again is answered with the run under way; a different one is refused until it ends."""
+    from annotation.exporters import ExportError
+
+    with django_capture_on_commit_callbacks() as queued:
+        first = start_export(corpus_job, speech_errors_wer=0.2, speech_errors_seed=3)
+        again = start_export(corpus_job, speech_errors_wer=0.2, speech_errors_seed=3)
+    assert again.pk == first.pk and len(queued) == 1
+    with pytest.raises(ExportError, match="under way"):
+        start_export(corpus_job, speech_errors_wer=0.3)
+    plain = start_export(corpus_job)  # an export without speech errors is cheap: never held back
+    assert plain.pk != first.pk
+    ExportRun.objects.filter(pk=first.pk).update(status=RunStatus.FAILED)
+    assert start_export(corpus_job, speech_errors_wer=0.3).pk not in (first.pk, plain.pk)

@@ -3,6 +3,7 @@ response, transcription on real synthesised speech, the review queue and the per
 
 Every recording is made in the test run (espeak-ng through annotation.speech.tts, or numpy)."""
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,10 @@ from celery.exceptions import Retry
 from django.core.files.storage import storages
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import task_types
-from annotation.models import Response, SpokenReading
+from annotation.models import Response, Slot, SpokenReading
 from annotation.services import readings as reading_service
 from annotation.services.claims import claim_next_slot
 from annotation.services.exports import export_job
@@ -198,6 +200,11 @@ def test_a_voter_hears_the_reading_through_the_vote_slot_only(stored, make_annot
     other_user, _other = make_annotator("not-the-voter")
     client.force_login(other_user)
     assert client.get(reverse("work-reading-audio", args=[make_token(slot), 1])).status_code == 403
+    # Issue 25: once the voter's claim has expired, the old link no longer plays the reading.
+    client.force_login(voter_user)
+    Slot.objects.filter(pk=slot.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    expired = client.get(reverse("work-reading-audio", args=[make_token(slot), 1]))
+    assert expired.status_code == 403 and "Claim expired" in expired.content.decode()
 
 
 def test_files_leave_the_storage_with_their_response(stored, settings, django_capture_on_commit_callbacks):

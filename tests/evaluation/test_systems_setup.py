@@ -1,4 +1,5 @@
-"""Registering dialog systems (the contract check runs and is shown; the secret never is) and
+"""Registering dialog systems (the contract check runs in the background and is shown; the secret
+never is) and
 importing user goals with their entity database, by page and API; grounded success (pure)."""
 import json
 
@@ -25,10 +26,11 @@ def _organizer_client(organizer):
     return client
 
 
-def test_registering_a_system_runs_the_check_and_the_page_shows_it_with_the_secret_masked(db, organizer):
+def test_registering_a_system_runs_the_check_and_the_page_shows_it_with_the_secret_masked(db, organizer, django_capture_on_commit_callbacks):
     with running(ReferenceSystem(SECRET)) as url:
         client = _organizer_client(organizer)
-        answer = client.post("/evaluation/systems/register/", {"name": "ref", "url": url, "secret": SECRET, "challenge": "DSTC9 Track 2"})
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = client.post("/evaluation/systems/register/", {"name": "ref", "url": url, "secret": SECRET, "challenge": "DSTC9 Track 2"})
         assert answer.status_code == 302
     system = DialogSystem.objects.get(name="ref")
     assert system.check_passed and {r["rule"] for r in system.check_results} >= {"health", "retried turn", "end"}
@@ -37,9 +39,10 @@ def test_registering_a_system_runs_the_check_and_the_page_shows_it_with_the_secr
     assert "PASS retried turn" in page and SECRET not in page and SECRET[-4:] in page
 
 
-def test_a_system_that_fails_the_check_is_registered_with_the_reasons(db):
-    with running(Broken("error", secret=SECRET)) as url:
+def test_a_system_that_fails_the_check_is_registered_with_the_reasons(db, django_capture_on_commit_callbacks):
+    with running(Broken("error", secret=SECRET)) as url, django_capture_on_commit_callbacks(execute=True):
         system = register_system(name="broken", url=url, secret=SECRET)
+    system.refresh_from_db()
     assert not system.check_passed
     assert any(r["rule"] == "turns" and "HTTP 500" in r["reason"] for r in system.check_results)
 
@@ -59,13 +62,18 @@ def test_bad_registrations_are_refused_and_nothing_is_stored(db, organizer, fiel
     assert answer.status_code == 400 and not DialogSystem.objects.exists()
 
 
-def test_the_api_registers_lists_and_never_returns_the_secret(db, organizer, make_annotator):
+def test_the_api_registers_lists_and_never_returns_the_secret(db, organizer, make_annotator, django_capture_on_commit_callbacks):
     api = APIClient()
     api.force_authenticate(organizer)
     with running(ReferenceSystem(SECRET)) as url:
-        created = api.post("/api/evaluation/systems/", {"name": "ref", "url": url, "secret": SECRET}, format="json")
-    assert created.status_code == 201, created.content
-    body = created.json()
+        with django_capture_on_commit_callbacks() as queued:
+            created = api.post("/api/evaluation/systems/", {"name": "ref", "url": url, "secret": SECRET}, format="json")
+        assert created.status_code == 201, created.content
+        body = created.json()  # answered before the check ran: it is queued, the system is being checked
+        assert body["checked_at"] is None and body["check_results"] == [] and len(queued) == 1
+        queued[0]()
+    listed = api.get("/api/evaluation/systems/").json()
+    body, = listed["results"] if isinstance(listed, dict) else listed
     assert body["check_passed"] is True and "secret" not in body and body["masked_secret"].endswith(SECRET[-4:])
     assert SECRET not in api.get("/api/evaluation/systems/").content.decode()
     assert api.post("/api/evaluation/systems/", {"name": "ref", "url": "http://127.0.0.1:9", "secret": SECRET}, format="json").status_code == 400

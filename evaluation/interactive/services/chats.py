@@ -5,9 +5,11 @@ the system by the contract's client, records every turn (`ChatSession`, `ChatTur
 timeout or an error into a failed turn with a polite fallback for the worker. A system that keeps
 failing is paused (`pause_if_failing`, rules in `systems/pausing.py`): no new chats go to it.
 """
+import contextlib
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,6 +18,7 @@ from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
+from evaluation.interactive.services.systems import client_for
 from evaluation.interactive.systems import pausing as pause_rules
 from evaluation.interactive.systems.client import SystemClient, SystemFailure
 from evaluation.models import ChatSession, ChatTurn, DialogSystem, GoalSet
@@ -25,16 +28,48 @@ MAX_DIALOGS_PER_GOAL = 100
 
 #: ChatTurn.error of a turn the relay answered itself because the system was paused.
 PAUSED_ERROR = "system paused"
+#: ChatTurn.error of a turn not sent because the system already had as many calls under way as
+#: QUORUM_SYSTEM_MAX_CONCURRENT_CALLS allows (or all systems QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS).
+#: Like a paused turn, it does not count toward pausing: the calls under way do.
+BUSY_ERROR = "system busy"
+_NOT_COUNTED = (PAUSED_ERROR, BUSY_ERROR)
 
 
 def _client(system: DialogSystem) -> SystemClient:
-    return SystemClient(system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS)
+    return client_for(system.url, system.secret)
+
+
+def _take_slot(prefix: str, limit: int) -> str | None:
+    """One of `limit` call slots in the shared cache (atomic `add`), or None when all are taken. A
+    slot expires a little after the longest call, so one a killed process held comes back."""
+    expires = int(settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS) + 5
+    for index in range(max(limit, 0)):
+        key = f"{prefix}:{index}"
+        if cache.add(key, 1, expires):
+            return key
+    return None
+
+
+@contextlib.contextmanager
+def _call_slot(system_id):
+    """Hold a call slot of the system and one of all systems for a call; SystemFailure(BUSY_ERROR)
+    when either is full, so slow systems cannot take every web worker."""
+    own = _take_slot(f"quorum:system-call:{system_id}", settings.QUORUM_SYSTEM_MAX_CONCURRENT_CALLS)
+    every = _take_slot("quorum:system-call:all", settings.QUORUM_SYSTEMS_MAX_CONCURRENT_CALLS) if own else None
+    try:
+        if every is None:
+            raise SystemFailure(BUSY_ERROR)
+        yield
+    finally:
+        cache.delete_many([k for k in (own, every) if k])
 
 
 def _transcript(session: ChatSession) -> dict:
     turns = list(session.turns.order_by("position"))
     system_turns = [t for t in turns if t.role == "system"]
-    unavailable = bool(system_turns) and system_turns[-1].failed or any(t.error == PAUSED_ERROR for t in system_turns)
+    # A turn refused only because the system was busy is no sign it stopped answering: try again.
+    last_failed = bool(system_turns) and system_turns[-1].failed and system_turns[-1].error != BUSY_ERROR
+    unavailable = last_failed or any(t.error == PAUSED_ERROR for t in system_turns)
     return {
         "turns": [{"role": t.role, "text": t.text, "failed": t.failed, "offered": t.offered} for t in turns],
         "ended": bool(session.ended_reason), "unavailable": unavailable,
@@ -46,10 +81,12 @@ def _lost_after():
     return timedelta(seconds=2 * settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS + 5)
 
 
-def _call(call):
-    """Run one request to the system, outside any transaction: (reply, None) or (None, failure)."""
+def _call(system_id, call):
+    """Run one request to the system, outside any transaction, in one of its call slots:
+    (reply, None) or (None, failure)."""
     try:
-        return call(), None
+        with _call_slot(system_id):
+            return call(), None
     except SystemFailure as exc:
         return None, exc
 
@@ -61,6 +98,8 @@ def _record_reply(session_id, system_id, position, user_turn, reply, failure) ->
     with transaction.atomic():
         if failure is not None:
             text = chat_relay.UNAVAILABLE if failure.reason == PAUSED_ERROR else chat_relay.FALLBACK
+            if failure.reason == BUSY_ERROR:
+                text = chat_relay.BUSY
             ChatTurn.objects.create(
                 session_id=session_id, position=position, role="system", user_turn=user_turn, text=text,
                 failed=True, error=failure.reason[:500], latency_ms=failure.latency_ms,
@@ -74,7 +113,7 @@ def _record_reply(session_id, system_id, position, user_turn, reply, failure) ->
             ChatSession.objects.filter(pk=session_id).update(state=reply.state)
             if reply.end:  # the system ended it; the worker still gives the verdict
                 ChatSession.objects.filter(pk=session_id, ended_reason="").update(ended_reason="system")
-    if failure is not None and failure.reason != PAUSED_ERROR:
+    if failure is not None and failure.reason not in _NOT_COUNTED:
         pause_if_failing(system_id)
 
 
@@ -85,7 +124,7 @@ def pause_if_failing(system_id) -> DialogSystem | None:
     if system.paused_at:
         return None
     limit = max(settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES, settings.QUORUM_SYSTEM_PAUSE_WINDOW_TURNS, 1)
-    turns = ChatTurn.objects.filter(session__system_id=system_id, role="system").exclude(error=PAUSED_ERROR)
+    turns = ChatTurn.objects.filter(session__system_id=system_id, role="system").exclude(error__in=_NOT_COUNTED)
     if system.resumed_at:
         turns = turns.filter(created_at__gt=system.resumed_at)
     recent = list(turns.order_by("-created_at", "-pk").values_list("failed", flat=True)[:limit])
@@ -136,7 +175,7 @@ class SystemsRelay(chat_relay.ChatRelay):
                 if system.paused_at:
                     reply, failure = None, SystemFailure(PAUSED_ERROR)
                 else:
-                    reply, failure = _call(lambda: _client(system).open(session_key, goal))
+                    reply, failure = _call(system.pk, lambda: _client(system).open(session_key, goal))
                 _record_reply(session.pk, system.pk, 0, None, reply, failure)
         return _transcript(session)
 
@@ -176,7 +215,7 @@ class SystemsRelay(chat_relay.ChatRelay):
                     # turn gets the same reply. A timeout is not retried: the worker has waited enough.
                     return client.turn(session_key, user_turn, text, history, state)
 
-            reply, failure = _call(call)
+            reply, failure = _call(system.pk, call)
         _record_reply(session.pk, system.pk, position + 1, user_turn, reply, failure)
         if reply is not None and reply.end and not session.ended_reason:
             session.ended_reason = "system"  # as _record_reply wrote it, unless the worker ended first
@@ -192,10 +231,8 @@ class SystemsRelay(chat_relay.ChatRelay):
                 session.ended_reason = reason
                 session.save(update_fields=["ended_reason"])
         if first_end and not session.system.paused_at:
-            try:
-                _client(session.system).end(session_key, reason)
-            except SystemFailure:
-                pass  # the system's bookkeeping only: the worker's verdict stands either way
+            # The system's bookkeeping only: the worker's verdict stands whatever happens to it.
+            _call(session.system_id, lambda: _client(session.system).end(session_key, reason))
         return _transcript(session)
 
     def transcript(self, endpoint, session_key):

@@ -1,6 +1,8 @@
-"""Writes for interactive evaluation's set-up: registering dialog systems (the contract check runs
-on registration and its result is stored) and importing user goals with their entity database."""
+"""Writes for interactive evaluation's set-up: registering dialog systems (the contract check is
+queued on registration and runs in the background, its results stored rule by rule as they come,
+so the systems page shows its progress) and importing user goals with their entity database."""
 import secrets as _secrets
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -10,10 +12,38 @@ from django.utils import timezone
 
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
+from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, url_problem
 from evaluation.interactive.systems.check import passed, run_check
+from evaluation.interactive.systems.client import SystemClient
 from evaluation.models import Challenge, DialogSystem, GoalSet, UserGoal
+from quorum.background import after_commit
 
 MIN_SECRET_CHARS = 16
+
+
+def address_policy() -> AddressPolicy:
+    """The operator's policy (QUORUM_SYSTEM_ALLOWED_HOSTS) over where systems may be called."""
+    return AddressPolicy.from_setting(settings.QUORUM_SYSTEM_ALLOWED_HOSTS)
+
+
+def client_for(url: str, secret: str) -> SystemClient:
+    """The one way Quorum's server calls a system: the settings' deadline, reply cap and address policy."""
+    return SystemClient(
+        url, secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS,
+        max_bytes=settings.QUORUM_SYSTEM_MAX_REPLY_BYTES, resolve=address_policy().resolve,
+    )
+
+
+def _check_target(url: str) -> None:
+    """Refuse a URL with credentials or that resolves to an address the policy refuses."""
+    problem = url_problem(url)
+    if problem:
+        raise EvaluationInputError(problem)
+    parts = urlsplit(url)
+    try:
+        address_policy().resolve(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+    except AddressRefused as exc:
+        raise EvaluationInputError(str(exc)) from None
 
 
 def _clean_system(name: str, url: str, secret: str) -> tuple[str, str, str]:
@@ -24,15 +54,34 @@ def _clean_system(name: str, url: str, secret: str) -> tuple[str, str, str]:
         URLValidator(schemes=["http", "https"])(url)
     except ValidationError:
         raise EvaluationInputError(f"{url!r} is not an http(s) URL") from None
+    _check_target(url)
     if len(secret) < MIN_SECRET_CHARS:
         raise EvaluationInputError(f"the secret must be at least {MIN_SECRET_CHARS} characters (it signs every request)")
     return name, url, secret
 
 
-def _store_check(system: DialogSystem) -> DialogSystem:
-    """Run the contract check (outside any transaction: it waits on the network) and store it."""
-    results = run_check(system.url, system.secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS)
-    DialogSystem.objects.filter(pk=system.pk).update(
+def request_check(system: DialogSystem) -> DialogSystem:
+    """Queue the contract check (task `evaluation.tasks.check_dialog_system`). Until it ends the
+    system shows as being checked: no `checked_at`, and the rules done so far in `check_results`."""
+    with transaction.atomic():
+        DialogSystem.objects.filter(pk=system.pk).update(check_passed=False, check_results=[], checked_at=None)
+        after_commit("evaluation.tasks.check_dialog_system", system.pk)
+    system.refresh_from_db()
+    return system
+
+
+def run_system_check(system_id: int) -> DialogSystem | None:
+    """Run the contract check (outside any transaction: it waits on the network), storing each
+    rule's result as it comes and the verdict at the end. None if the system is gone."""
+    system = DialogSystem.objects.filter(pk=system_id).first()
+    if system is None:
+        return None
+
+    def progress(results):
+        DialogSystem.objects.filter(pk=system_id).update(check_results=[r.as_dict() for r in results])
+
+    results = run_check(system.url, system.secret, client=client_for(system.url, system.secret), on_result=progress)
+    DialogSystem.objects.filter(pk=system_id).update(
         check_passed=passed(results), check_results=[r.as_dict() for r in results], checked_at=timezone.now()
     )
     system.refresh_from_db()
@@ -40,8 +89,9 @@ def _store_check(system: DialogSystem) -> DialogSystem:
 
 
 def register_system(*, name: str, url: str, secret: str, challenge: str = "") -> DialogSystem:
-    """Register a system and run the contract check against it. A system that fails the check is
-    still registered (the organizer sees why and can check again once it is fixed)."""
+    """Register a system and queue the contract check against it (`request_check`). A system that
+    fails the check is still registered (the organizer sees why and can check again once it is
+    fixed)."""
     name, url, secret = _clean_system(name, url, secret)
     try:
         with transaction.atomic():
@@ -51,11 +101,11 @@ def register_system(*, name: str, url: str, secret: str, challenge: str = "") ->
             )
     except IntegrityError:
         raise EvaluationInputError(f"a system named {name!r} is already registered") from None
-    return _store_check(system)
+    return request_check(system)
 
 
 def check_system_again(system: DialogSystem) -> DialogSystem:
-    return _store_check(system)
+    return request_check(system)
 
 
 def import_goals(*, name: str, goals_file: bytes, databases: dict[str, bytes] | None = None) -> GoalSet:

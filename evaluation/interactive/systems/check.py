@@ -5,7 +5,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evaluation.interactive.systems.client import SystemClient, SystemFailure
+from evaluation.interactive.systems.client import DEFAULT_MAX_REPLY_BYTES, SystemClient, SystemFailure
 
 #: What the check says as a user: a restaurant conversation the reference system can follow, and
 #: any conforming system can at least answer.
@@ -35,14 +35,20 @@ class _Conversation:
     retry_input: tuple | None = None
 
 
-def run_check(base_url: str, secret: str = "", *, timeout: float = 10.0, client: SystemClient | None = None) -> list[RuleResult]:
+def run_check(
+    base_url: str, secret: str = "", *, timeout: float = 10.0, client: SystemClient | None = None,
+    max_bytes: int = DEFAULT_MAX_REPLY_BYTES, on_result: Callable[[list[RuleResult]], None] | None = None,
+) -> list[RuleResult]:
     """Every rule's result, in order. A rule that cannot run because an earlier one failed fails
-    with that reason, so the list always has the same rules."""
-    client = client or SystemClient(base_url, secret, timeout=timeout)
+    with that reason, so the list always has the same rules. `on_result` is given the results so
+    far after each rule (progress)."""
+    client = client or SystemClient(base_url, secret, timeout=timeout, max_bytes=max_bytes)
     results: list[RuleResult] = []
 
     def record(rule: str, passed: bool, reason: str) -> bool:
         results.append(RuleResult(rule, passed, reason))
+        if on_result is not None:
+            on_result(list(results))
         return passed
 
     try:

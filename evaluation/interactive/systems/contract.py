@@ -5,6 +5,8 @@ from collections.abc import Mapping
 CONTRACT_VERSION = "1.0"
 END_REASONS = ("success", "fail", "abandoned", "timeout")
 LOCALE = "en-US"
+#: The longest reply text a worker is shown (characters).
+MAX_TEXT_CHARS = 5000
 
 
 def health_problems(body) -> list[str]:
@@ -26,10 +28,15 @@ def reply_problems(body, where: str) -> list[str]:
     problems = []
     if not isinstance(body.get("text"), str):
         problems.append(f"{where}: 'text' must be a string")
+    elif len(body["text"]) > MAX_TEXT_CHARS:
+        problems.append(f"{where}: 'text' is longer than {MAX_TEXT_CHARS} characters")
     if "state" not in body:
         problems.append(f"{where}: 'state' is missing (send null for none)")
     if not isinstance(body.get("end"), bool):
         problems.append(f"{where}: 'end' must be true or false")
+    elif where == "opening" and body["end"]:
+        # Ending before the user said anything would leave the worker nothing to judge.
+        problems.append("opening: the system may not end the conversation before the user speaks")
     if body.get("offered") is not None and not isinstance(body.get("offered"), Mapping):
         problems.append(f"{where}: 'offered' must be an object of slot values when given")
     return problems

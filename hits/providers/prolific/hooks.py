@@ -11,15 +11,17 @@ the body, under the workspace secret, and X-Event-ID, the same across redeliveri
 import base64
 import hashlib
 import hmac
-import json
 import os
 import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
+
+from quorum import strict_json
 
 from .status import STATUS
 
@@ -27,6 +29,7 @@ EVENT_TYPE = "submission.status.change"
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"
 EVENT_ID_HEADER = "X-Event-ID"
+MAX_FIELD_CHARS = 128
 
 
 class HookRefused(ValueError):
@@ -51,22 +54,38 @@ def verify(headers, body: bytes, *, secret: str, now: float | None = None) -> di
         raise HookRefused(f"unsigned: {SIGNATURE_HEADER} and {TIMESTAMP_HEADER} are required")
     if not hmac.compare_digest(signature(secret, timestamp, body), sent):
         raise HookRefused("the signature does not match the body and timestamp")
-    try:
-        age = (time.time() if now is None else now) - float(timestamp)
-    except ValueError:
-        raise HookRefused("the timestamp is not a UNIX time") from None
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
+        raise HookRefused("the timestamp is not a UNIX time in whole seconds")  # "nan", "1e9", "-0" ...
+    age = (time.time() if now is None else now) - int(timestamp)
     if abs(age) > int(getattr(settings, "QUORUM_PROLIFIC_HOOK_MAX_AGE_SECONDS", 600)):
         raise HookRefused("the timestamp is too far from now: a replayed delivery")
     event_id = headers.get(EVENT_ID_HEADER, "")
     if not event_id or len(event_id) > 128:
         raise HookRefused(f"{EVENT_ID_HEADER} is missing")
     try:
-        event = json.loads(body)
-    except ValueError:
-        raise HookRefused("the body is not JSON") from None
+        event = strict_json.loads(body)
+    except ValueError as exc:
+        raise HookRefused(f"the body is not an event: {exc}") from None
     if not isinstance(event, dict):
         raise HookRefused("the body is not an event")
+    # X-Event-ID is not covered by the signature: a captured delivery resent within the window under a
+    # new id would be a new event. The signed content (timestamp and body) is remembered for the
+    # window with the id it came with; the same content under another id is refused.
+    signed = hashlib.sha256(timestamp.encode() + b"." + body).hexdigest()
+    window = 2 * int(getattr(settings, "QUORUM_PROLIFIC_HOOK_MAX_AGE_SECONDS", 600)) + 60
+    if not cache.add(f"quorum:prolific-hook:{signed}", event_id, window) and cache.get(f"quorum:prolific-hook:{signed}") != event_id:
+        raise HookRefused("this signed delivery was received already under another event id: a replay")
     return {**event, "event_id": event_id}
+
+
+def _field(event: dict, name: str) -> str:
+    """A field of the event as text: at most MAX_FIELD_CHARS, or HookRefused."""
+    value = event.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str | int) or isinstance(value, bool) or len(str(value)) > MAX_FIELD_CHARS:
+        raise HookRefused(f"'{name}' must be an id of at most {MAX_FIELD_CHARS} characters")
+    return str(value)
 
 
 @csrf_exempt  # signed by Prolific, not by a browser session
@@ -81,12 +100,15 @@ def receive(request):
         return JsonResponse({"detail": str(exc)}, status=403)
     if event.get("event_type") != EVENT_TYPE:
         return JsonResponse({"detail": "event type not followed; acknowledged"})
-    submission, status = str(event.get("resource_id") or ""), str(event.get("status") or "")
+    try:
+        submission, status, participant = (_field(event, name) for name in ("resource_id", "status", "participant_id"))
+    except HookRefused as exc:
+        return JsonResponse({"detail": str(exc)}, status=400)
     if not submission or not status:
         return JsonResponse({"detail": "resource_id and status are required"}, status=400)
     outcome = record_status_event(
         "prolific", event_id=event["event_id"], event_type=EVENT_TYPE, assignment_external_id=submission,
-        worker_external_id=str(event.get("participant_id") or ""), status=status, normalized=STATUS.get(status, ""),
+        worker_external_id=participant, status=status, normalized=STATUS.get(status, ""),
     )
     return JsonResponse({"detail": outcome})
 
