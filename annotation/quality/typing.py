@@ -151,44 +151,78 @@ def field_flags(f: dict, t: TypingThresholds = TypingThresholds()) -> dict:
     """{code: evidence} for one field's features."""
     if "malformed" in f:
         return {"malformed_log": f"the typing log could not be read: {f['malformed']}"}
-    out = {}
+    found = ((code, rule(f, t)) for code, rule in FIELD_RULES)
+    return {code: evidence for code, evidence in found if evidence}
+
+
+def _paste_dominant(f: dict, t: TypingThresholds) -> str | None:
     entered = f["keyed"] + f["pasted"] + f["dropped"] + f["unkeyed"]
     brought = f["pasted"] + f["dropped"]
-    if brought and entered and brought / entered >= t.paste_share:
-        out["paste_dominant"] = f"{brought} of {entered} characters entered were pasted or dropped ({brought / entered:.0%}; flagged from {t.paste_share:.0%})"
+    if not (brought and entered and brought / entered >= t.paste_share):
+        return None
+    return f"{brought} of {entered} characters entered were pasted or dropped ({brought / entered:.0%}; flagged from {t.paste_share:.0%})"
+
+
+def _transcription_rhythm(f: dict, t: TypingThresholds) -> str | None:
     human_speed = f["median_iki_ms"] is not None and f["median_iki_ms"] >= t.implausible_iki_ms  # else implausible_speed says it
     share = f["hesitation_share"]
-    if human_speed and f["keyed"] >= t.transcription_min_chars and share is not None and share < t.transcription_pause_share:
-        out["transcription_rhythm"] = (
-            f"{f['keyed']} characters typed with {f['hesitations']} hesitations of 1 s or more in {f['intervals']} intervals "
-            f"({share:.1%}; flagged below {t.transcription_pause_share:.1%}), median {f['median_iki_ms']:.0f} ms a key, "
-            f"{f['revisions']} corrections"
-        )
-    if f["offscreen_insert"] >= t.offscreen_min_chars:
-        out["composed_offscreen"] = (
-            f"{f['offscreen_insert']} characters inserted without typing after {f['offscreen_away_s']:.0f} s away from the page"
-            f" (flagged from {t.offscreen_min_chars})"
-        )
+    if not (human_speed and f["keyed"] >= t.transcription_min_chars and share is not None and share < t.transcription_pause_share):
+        return None
+    return (
+        f"{f['keyed']} characters typed with {f['hesitations']} hesitations of 1 s or more in {f['intervals']} intervals "
+        f"({share:.1%}; flagged below {t.transcription_pause_share:.1%}), median {f['median_iki_ms']:.0f} ms a key, "
+        f"{f['revisions']} corrections"
+    )
+
+
+def _composed_offscreen(f: dict, t: TypingThresholds) -> str | None:
+    if f["offscreen_insert"] < t.offscreen_min_chars:
+        return None
+    return (
+        f"{f['offscreen_insert']} characters inserted without typing after {f['offscreen_away_s']:.0f} s away from the page"
+        f" (flagged from {t.offscreen_min_chars})"
+    )
+
+
+def _synthetic_input(f: dict, t: TypingThresholds) -> str | None:
     unaccounted = max(f["unexplained"], 0)
-    synthetic = f["unkeyed"] + unaccounted
-    if synthetic >= t.synthetic_min_chars or f["keyed_while_hidden"]:
-        parts = []
-        if f["unkeyed"]:
-            parts.append(f"{f['unkeyed']} characters inserted with no key pressed")
-        if unaccounted:
-            parts.append(f"{unaccounted} characters of the text no recorded edit made")
-        if f["keyed_while_hidden"]:
-            parts.append(f"{f['keyed_while_hidden']} keys typed while the page was hidden")
-        out["synthetic_input"] = "; ".join(parts) + f" (flagged from {t.synthetic_min_chars} characters)"
-    if f["fastest_run_iki_ms"] is not None and f["fastest_run_iki_ms"] < t.implausible_iki_ms:
-        wpm = 12000 / max(f["fastest_run_iki_ms"], 1)
-        out["implausible_speed"] = (
-            f"{SPEED_WINDOW} keys in a row at a median {f['fastest_run_iki_ms']:.0f} ms a key (about {wpm:.0f} words a minute;"
-            f" flagged below {t.implausible_iki_ms} ms)"
-        )
-    if f["keyed"] >= t.revision_free_min_chars and f["revisions"] == 0 and f["length"] >= t.revision_free_min_chars:
-        out["revision_free"] = f"{f['length']} characters typed without one deletion, undo or cut (flagged from {t.revision_free_min_chars})"
-    return out
+    if f["unkeyed"] + unaccounted < t.synthetic_min_chars and not f["keyed_while_hidden"]:
+        return None
+    parts = []
+    if f["unkeyed"]:
+        parts.append(f"{f['unkeyed']} characters inserted with no key pressed")
+    if unaccounted:
+        parts.append(f"{unaccounted} characters of the text no recorded edit made")
+    if f["keyed_while_hidden"]:
+        parts.append(f"{f['keyed_while_hidden']} keys typed while the page was hidden")
+    return "; ".join(parts) + f" (flagged from {t.synthetic_min_chars} characters)"
+
+
+def _implausible_speed(f: dict, t: TypingThresholds) -> str | None:
+    if f["fastest_run_iki_ms"] is None or f["fastest_run_iki_ms"] >= t.implausible_iki_ms:
+        return None
+    wpm = 12000 / max(f["fastest_run_iki_ms"], 1)
+    return (
+        f"{SPEED_WINDOW} keys in a row at a median {f['fastest_run_iki_ms']:.0f} ms a key (about {wpm:.0f} words a minute;"
+        f" flagged below {t.implausible_iki_ms} ms)"
+    )
+
+
+def _revision_free(f: dict, t: TypingThresholds) -> str | None:
+    if not (f["keyed"] >= t.revision_free_min_chars and f["revisions"] == 0 and f["length"] >= t.revision_free_min_chars):
+        return None
+    return f"{f['length']} characters typed without one deletion, undo or cut (flagged from {t.revision_free_min_chars})"
+
+
+#: The field flags in the order a reviewer reads them, each a rule over the features: evidence or None.
+FIELD_RULES = (
+    ("paste_dominant", _paste_dominant),
+    ("transcription_rhythm", _transcription_rhythm),
+    ("composed_offscreen", _composed_offscreen),
+    ("synthetic_input", _synthetic_input),
+    ("implausible_speed", _implausible_speed),
+    ("revision_free", _revision_free),
+)
 
 
 def summary(f: dict) -> str:

@@ -308,15 +308,7 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
             scores = [row[name] for row in answer_rows if isinstance(row.get(name), int)]
             out[name] = round(mean(scores), 4) if scores else None
         answers = [(row[n], scales[n]) for row in answer_rows for n in names if isinstance(row.get(n), int)]
-        if len(set(scales.values())) <= 1:
-            out["mean"] = round(mean(v for v, _ in answers), 4) if answers else None
-        else:
-            out["mean"] = None
-            for low, high in sorted(set(scales.values())):
-                on_scale = [v for v, scale in answers if scale == (low, high)]
-                out[f"mean_{low}_{high}"] = round(mean(on_scale), 4) if on_scale else None
-            normalised = [(v - low) / (high - low) for v, (low, high) in answers if high > low]
-            out["mean_normalised"] = round(mean(normalised), 4) if normalised else None
+        out.update(_overall_means(answers, set(scales.values())))
         out["responses"] = len(answer_rows)
         return out
 
@@ -441,3 +433,19 @@ register(PayloadQuestionnaire(
 register(PayloadQuestionnaire(
     key="fed_turn", label="FED turn-level questions about a response (DSTC9 Track 3)", questions=FED_TURN_QUESTIONS,
 ))
+
+
+def _rounded_mean(values: list) -> float | None:
+    return round(mean(values), 4) if values else None
+
+
+def _overall_means(answers: list[tuple[int, tuple[int, int]]], scales: set) -> dict:
+    """The mean over every answer when the questions share one scale; else `mean` None, a mean per
+    scale (`mean_<low>_<high>`) and every answer mapped to 0-1 (`mean_normalised`)."""
+    if len(scales) <= 1:
+        return {"mean": _rounded_mean([v for v, _ in answers])}
+    out: dict = {"mean": None}
+    for low, high in sorted(scales):
+        out[f"mean_{low}_{high}"] = _rounded_mean([v for v, scale in answers if scale == (low, high)])
+    out["mean_normalised"] = _rounded_mean([(v - low) / (high - low) for v, (low, high) in answers if high > low])
+    return out
