@@ -74,31 +74,40 @@ def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
         whole = strict_json.loads(stripped)
     except ValueError:
         whole = None
-    goals = []
-    if isinstance(whole, Mapping) and "id" not in whole:  # MultiWOZ data.json
-        for dialog_id, dialog in whole.items():
-            goal = dialog.get("goal") if isinstance(dialog, Mapping) else None
-            if not isinstance(goal, Mapping) or not _is_goal(goal):
-                raise GoalError(f"dialog {dialog_id}: no 'goal' with a domain's 'info' or a 'message'")
-            goals.append((str(dialog_id), dict(goal)))
-    else:
-        for number, line in enumerate(stripped.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = strict_json.loads(line)
-            except ValueError as exc:
-                raise GoalError(f"line {number}: not JSON ({exc})") from None
-            unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
-            if unknown:
-                raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
-            if not isinstance(row, Mapping) or not isinstance(row.get("id"), (str, int)) or not _is_goal(row.get("goal")):
-                raise GoalError(f"line {number}: expected {{\"id\": ..., \"goal\": {{domain: {{info: ...}}}}}}")
-            goals.append((str(row["id"]), dict(row["goal"])))
+    is_data_json = isinstance(whole, Mapping) and "id" not in whole  # MultiWOZ data.json, else JSONL
+    goals = _goals_of_data_json(whole) if is_data_json else _goals_of_lines(stripped)
     keys = [key for key, _ in goals]
     duplicates = sorted({key for key in keys if keys.count(key) > 1})
     if duplicates:
         raise GoalError(f"goal id(s) given twice: {', '.join(duplicates[:5])}")
+    return goals
+
+
+def _goals_of_data_json(whole: Mapping) -> list[tuple[str, dict]]:
+    goals = []
+    for dialog_id, dialog in whole.items():
+        goal = dialog.get("goal") if isinstance(dialog, Mapping) else None
+        if not isinstance(goal, Mapping) or not _is_goal(goal):
+            raise GoalError(f"dialog {dialog_id}: no 'goal' with a domain's 'info' or a 'message'")
+        goals.append((str(dialog_id), dict(goal)))
+    return goals
+
+
+def _goals_of_lines(text: str) -> list[tuple[str, dict]]:
+    goals = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = strict_json.loads(line)
+        except ValueError as exc:
+            raise GoalError(f"line {number}: not JSON ({exc})") from None
+        unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
+        if unknown:
+            raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
+        if not isinstance(row, Mapping) or not isinstance(row.get("id"), (str, int)) or not _is_goal(row.get("goal")):
+            raise GoalError(f"line {number}: expected {{\"id\": ..., \"goal\": {{domain: {{info: ...}}}}}}")
+        goals.append((str(row["id"]), dict(row["goal"])))
     return goals
 
 

@@ -86,16 +86,26 @@ def respond(state, text: str, weaker: bool = False) -> dict:
     offered = state.get("offered")
     if "bye" in heard["intents"]:
         return {"text": "Thank you for using our service. Goodbye!", "state": state, "end": True}
-    if offered and "book" in heard["intents"]:
+    if offered and heard["intents"] & {"book", "phone"}:
+        return _about_the_offer(state, offered, heard["intents"])
+    return _search(state, constraints)
+
+
+def _about_the_offer(state: dict, offered: dict, intents: set) -> dict:
+    """Book the offered restaurant or give its phone number."""
+    if "book" in intents:
         people = state.get("people") or "2"
         # From the name and party, not random: a retried turn must get the same reference.
         reference = "QR" + hashlib.sha256(f"{offered['name']}|{people}".encode()).hexdigest()[:6].upper()
         booked = {**offered, "people": people, "reference": reference}
         state["booked"] = True
         return {"text": f"I have booked a table for {people} at {offered['name']}. Your reference number is {reference}.", "state": state, "end": False, "offered": booked}
-    if offered and "phone" in heard["intents"]:
-        record = next(r for r in RESTAURANTS if r["name"] == offered["name"])
-        return {"text": f"The phone number of {offered['name']} is {record['phone']}.", "state": state, "end": False}
+    record = next(r for r in RESTAURANTS if r["name"] == offered["name"])
+    return {"text": f"The phone number of {offered['name']} is {record['phone']}.", "state": state, "end": False}
+
+
+def _search(state: dict, constraints: dict) -> dict:
+    """Ask for constraints, say none matches, or offer the first restaurant that does."""
     if not constraints:
         return {"text": "What kind of food would you like, and in which part of town?", "state": state, "end": False}
     matches = [r for r in RESTAURANTS if all(r.get(k) == v for k, v in constraints.items())]
