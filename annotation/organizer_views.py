@@ -19,11 +19,7 @@ from quorum import csv_safety
 from quorum.roles import organizer_required
 
 from . import task_types
-from .services.exports import start_export
 from .exporters import ExportError
-from .services.gold import GoldRequestError, add_gold_from_item
-from .services.gold import answer_fields as gold_answer_fields
-from .services.import_uploads import UploadError, import_error_field, start_upload_import
 from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .selectors import quality as quality_selectors
@@ -40,6 +36,10 @@ from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
 from .selectors.review import ReviewFilters, review_queue
 from .selectors.team import in_house_annotators
+from .services.exports import start_export
+from .services.gold import GoldRequestError, add_gold_from_item
+from .services.gold import answer_fields as gold_answer_fields
+from .services.import_uploads import UploadError, import_error_field, start_upload_import
 from .services.imports import ImportFailed
 from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job
 from .services.payload_jobs import create_payload_job_from_file
@@ -103,6 +103,8 @@ def job_new(request):
     initial = {}
     if request.method == "GET" and request.GET.get("corpus", "").isdigit():
         initial["corpus"] = int(request.GET["corpus"])
+    if request.method == "GET" and request.GET.get("task_type"):
+        initial["task_type"] = request.GET["task_type"]  # e.g. from evaluation's "create a pairwise job"
     form = JobForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:

@@ -30,10 +30,7 @@ from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 
 from .. import task_types
-from ..services.exports import start_export
 from ..exporters import ExportError
-from ..services.gold import GoldRequestError, add_gold_from_item
-from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
@@ -41,8 +38,12 @@ from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
 from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
+from ..services.exports import start_export
+from ..services.gold import GoldRequestError, add_gold_from_item
+from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
+from ..services.payload_jobs import create_payload_job, create_payload_job_from_file
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
@@ -157,7 +158,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return s.JobSerializer
 
     @extend_schema(
-        summary="Create a draft job: one item per selected source turn",
+        summary="Create a draft job: one item per selected corpus turn, or per payload for a type built from payloads",
         request=s.JobCreateSerializer,
         responses={201: s.JobSerializer, **ERRORS},
     )
@@ -166,7 +167,14 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         selection = s.SelectionSerializer.to_selection(data.pop("selection", None) or {})
-        job = create_job(selection=selection, created_by=request.user, **data)
+        if isinstance(task_types.get(data["task_type"]), task_types.FromPayloads):
+            corpus = data.pop("corpus")
+            if "payloads" in data:
+                job = create_payload_job(created_by=request.user, **data)
+            else:
+                job = create_payload_job_from_file(created_by=request.user, corpus=corpus, **data)
+        else:
+            job = create_job(selection=selection, created_by=request.user, **data)
         job = self.get_queryset().get(pk=job.pk)
         return Response(s.JobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 

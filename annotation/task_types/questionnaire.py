@@ -201,6 +201,8 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
     def __init__(self, *, key, label, questions, subset_threshold=None, rates_dialogs=False):
         self.key, self.label = key, label
         self.rates_dialogs = rates_dialogs  # payloads are whole dialogs {"dialog": [...]}, not a context and a response
+        if isinstance(self, FromPayloads):
+            self.payload_file = DIALOG_PAYLOAD_FILE if rates_dialogs else RESPONSE_PAYLOAD_FILE
         self.settings_help = {
             "questions": (
                 [dict(q) for q in questions],
@@ -354,6 +356,17 @@ class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
 
 class RatingQuestionnaire(PayloadQuestionnaire, FeedsRatings):
     """A payload questionnaire whose counted responses become evaluation ratings (DSTC9's Likert)."""
+
+
+RESPONSE_PAYLOAD_FILE = (
+    'Responses to rate: a JSONL file, one a line: {"context": [{"speaker": "user", "text": "..."}], '
+    '"response": "...", "knowledge": [{"entity": "...", "title": "...", "body": "..."}]}; knowledge is optional. '
+    "No system name: raters never learn it."
+)
+DIALOG_PAYLOAD_FILE = (
+    'Dialogs to rate: a JSONL file, one a line: {"dialog": [{"speaker": "user", "text": "..."}, '
+    '{"speaker": "system", "text": "..."}]}. No system name: raters never learn it.'
+)
 
 
 def rotation_offset(job_id: int, worker_id: int, span: int) -> int:
