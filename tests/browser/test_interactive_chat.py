@@ -113,8 +113,11 @@ def test_a_chat_judged_early_is_not_a_trap(page, dialogs, make_annotator):
         page.locator("#submit-button").click()
         expect(page.locator("body")).to_contain_text("send at least 1 message (0 sent so far)")
         expect(page.locator("#skip-button")).to_be_visible()
+        expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
 
         expect(page.locator("#chat-input")).to_be_enabled()  # still open after the refusal
+        expect(page.locator("#chat-log li.system")).to_have_count(1)  # the conversation is back
+        expect(page.locator("#chat-send")).to_be_enabled()
         page.locator("#chat-input").fill("I want chinese food in the centre")
         page.keyboard.press("Enter")
         expect(page.locator("#chat-log li.system").nth(1)).to_contain_text("Golden Wok")
