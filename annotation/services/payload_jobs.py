@@ -13,6 +13,7 @@ from django.db.models import Max
 
 from .. import task_types
 from ..models import Corpus, Item, Job, PayloadSet
+from ..selectors.work import forget_item_count
 from ..signals import items_added
 from .jobs import JobError, _insert_items, _insert_slots, save_job, task_type_or_error, validated_job_fields
 
@@ -129,6 +130,7 @@ def add_payload_items(job: Job, payloads: list[dict]) -> list[int]:
         first = 0 if last is None else last + 1
         _insert_items(job, _Prebuilt(), sources, first_position=first)
         _insert_slots(job, job.redundancy, first_position=first)
+        transaction.on_commit(lambda: forget_item_count(job.pk))  # "Item N of M" counts the new round
         transaction.on_commit(lambda: items_added.send(sender=Job, job=job))
         return list(Item.objects.filter(job=job, position__gte=first).order_by("position").values_list("id", flat=True))
 

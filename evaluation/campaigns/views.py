@@ -270,11 +270,16 @@ def campaign_set_adaptive(request, pk):
     return _results_page(request, campaign, adaptive_form=form, status=400)
 
 
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def _created_message(crowd, items, launched) -> str:
-    what = f"{items} items x {crowd.job.redundancy} raters on {len(crowd.instances)} instances"
+    raters = _n(crowd.job.redundancy, "rater", "raters")
+    what = f"{_n(items, 'item', 'items')} x {raters} on {_n(len(crowd.instances), 'instance', 'instances')}"
     if crowd.round_sizes:
         what = (
-            f"its first round, {items} items x {crowd.job.redundancy} raters on the first {crowd.round_sizes[0]} of "
+            f"its first round, {_n(items, 'item', 'items')} x {raters} on the first {crowd.round_sizes[0]} of "
             f"{len(crowd.instances)} instances (adaptive: looks at {', '.join(map(str, crowd.round_sizes))} instances)"
         )
     then = "launched: raters can start now." if launched else "a draft: launch it when its crowd is set up."

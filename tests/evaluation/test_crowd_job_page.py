@@ -108,7 +108,7 @@ def test_an_adaptive_campaign_gets_only_its_first_round(signed_in, tmp_path):
     assert crowd.job.items.count() == 4 * 40  # every entry on the first 40 instances of the shared order
     assert len(crowd.instances) == 200 and crowd.round_sizes == [40, 80, 120, 160, 200]
     page = signed_in.get(response["Location"]).content.decode()
-    assert "its first round, 160 items x 1 raters on the first 40 of 200 instances" in page
+    assert "its first round, 160 items x 1 rater on the first 40 of 200 instances" in page
 
 
 @pytest.mark.parametrize(
