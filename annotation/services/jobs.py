@@ -295,7 +295,7 @@ def delete_draft_job(job: Job) -> str:
             with transaction.atomic():
                 job.delete()
         except ProtectedError as exc:
-            holders = sorted({type(obj)._meta.verbose_name for obj in exc.protected_objects})
+            holders = sorted({str(type(obj)._meta.verbose_name) for obj in exc.protected_objects})
             raise JobError(
                 f"job {job.name!r} is used by a {', '.join(holders)}; delete or change that first, or keep the job as a draft",
                 field="state",
