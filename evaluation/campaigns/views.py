@@ -85,8 +85,13 @@ def _import_entries(data) -> str:
     summary = import_entries_upload(
         data["test_set"], data["archive"], scores=data["scores"], baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
     )
-    scores = " with their objective scores" if summary["scores"] else ""
-    return f"Imported {summary['entries']} entries{scores}: {', '.join(summary['labels'])}."
+    scores = " and their objective scores" if summary["scores"] else ""
+    listed = ", ".join(summary["labels"])
+    more = summary.get("scored_only", 0)
+    extra = (
+        f" The scores also named {more} entr{'y' if more == 1 else 'ies'} without outputs (ranked, never finalists)." if more else ""
+    )
+    return f"Imported {summary['entries']} entr{'y' if summary['entries'] == 1 else 'ies'} with outputs{scores}: {listed}.{extra}"
 
 
 @organizer_required
@@ -131,6 +136,13 @@ def _select_finalists(request) -> dict:
     left_out = finalists.attrs.get("left_out", [])
     if left_out:
         messages.warning(request, f"Left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}.")
+    skipped = finalists.attrs.get("without_outputs", [])
+    if skipped:
+        messages.warning(
+            request,
+            f"Passed over for lack of outputs to rate (known from their scores only): {', '.join(skipped)}. "
+            "Import their outputs with the entries form to include them.",
+        )
     return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
 
 

@@ -59,7 +59,7 @@ def test_a_test_set_then_entries_with_scores_then_finalists(signed_in):
         {"test_set": test_set.pk, "archive": SimpleUploadedFile("e.zip", zipped(DSTC9 / "entries").read()), "scores": fixture_file("score.csv"), "baseline_teams": "baseline", "ground_truth": "on"},
         follow=True,
     )
-    assert "Imported 6 entries with their objective scores" in page.content.decode()
+    assert "Imported 6 entries with outputs and their objective scores" in page.content.decode()
     assert Entry.objects.filter(is_ground_truth=True).exists() and Entry.objects.get(team__team_id="team2").objective_scores
     page = signed_in.post(reverse("evaluation:campaigns"), {"test_set": test_set.pk, "metrics": "detection_f1,selection_r@1", "top": "2", "campaign": "finals"})
     assert 'id="finalist-table"' in page.content.decode()

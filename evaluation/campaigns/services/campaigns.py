@@ -40,8 +40,20 @@ def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
     table = pd.DataFrame(
         {"entry_pk": [e.pk for e in kept], "team_id": [e.team.team_id for e in kept], "entry_id": [e.entry_id for e in kept], "overall": overall.loc[[e.label for e in kept]].to_numpy()}
     )
-    chosen = scoring.select_finalists(table, n)
+    # Only an entry with outputs can be rated; one known from its published scores alone is ranked
+    # (Eq. 2 is over every entry) but passed over, and named, so the campaign is never dead on arrival.
+    has_outputs = [e.outputs is not None for e in kept]
+    eligible = table[has_outputs].reset_index(drop=True)
+    if eligible.empty:
+        raise EvaluationInputError(
+            f"no ranked entry of test set {test_set.name!r} has outputs; import the entries' outputs (the entries form) first"
+        )
+    chosen = scoring.select_finalists(eligible, n)
+    cutoff = chosen["overall"].min() if not chosen.empty else None
+    without = table[[not h for h in has_outputs]]
+    skipped = [f"{t}/{e}" for t, e, o in zip(without["team_id"], without["entry_id"], without["overall"], strict=True) if cutoff is None or o >= cutoff]
     chosen.attrs["left_out"] = left_out  # entries missing a metric: callers warn
+    chosen.attrs["without_outputs"] = skipped  # ranked high enough but without outputs to rate: callers say so
     return chosen
 
 

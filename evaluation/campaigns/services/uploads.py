@@ -23,7 +23,7 @@ from evaluation.campaigns.services.imports import (
     import_test_set_logs,
 )
 from evaluation.errors import EvaluationInputError
-from evaluation.models import Campaign, TestSet
+from evaluation.models import Campaign, Entry, TestSet
 
 MAX_ARCHIVE_BYTES = 200 * 1024 * 1024  # uncompressed; larger material goes through the commands
 TEST_SET_FILES = ("labels.json", "knowledge.json", "logs.json")
@@ -196,11 +196,16 @@ def import_test_set_logs_upload(test_set: TestSet, logs) -> TestSet:
 def import_entries_upload(test_set: TestSet, archive, scores=None, baseline_teams=BASELINE_TEAMS, ground_truth=False) -> dict:
     """Entries from a .zip whose top level holds the team folders (<team>/<entry>.json), with an
     optional objective scores CSV: `import_entries` takes both in one transaction, all or nothing."""
+    without_outputs = Entry.objects.filter(test_set=test_set, outputs__isnull=True)
+    before = without_outputs.count()
     with unpacked_archive(archive) as root, _saved_uploads(**{"score.csv": scores}) as paths:
         entries = import_entries(
             test_set, root, baseline_teams=tuple(baseline_teams) or BASELINE_TEAMS, scores_path=paths.get("score.csv"), ground_truth=ground_truth
         )
-    return {"entries": len(entries), "labels": [e.label for e in entries], "scores": scores is not None, "ground_truth": ground_truth}
+    return {
+        "entries": len(entries), "labels": [e.label for e in entries], "scores": scores is not None, "ground_truth": ground_truth,
+        "scored_only": max(0, without_outputs.count() - before),  # entries the score file named, known by scores alone
+    }
 
 
 def import_human_eval_archive(campaign: Campaign, fileobj, replace=False) -> dict:
