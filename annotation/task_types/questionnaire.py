@@ -201,8 +201,6 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
     def __init__(self, *, key, label, questions, subset_threshold=None, rates_dialogs=False):
         self.key, self.label = key, label
         self.rates_dialogs = rates_dialogs  # payloads are whole dialogs {"dialog": [...]}, not a context and a response
-        if isinstance(self, FromPayloads):
-            self.payload_file = DIALOG_PAYLOAD_FILE if rates_dialogs else RESPONSE_PAYLOAD_FILE
         self.settings_help = {
             "questions": (
                 [dict(q) for q in questions],
@@ -335,6 +333,10 @@ class CorpusQuestionnaire(QuestionnaireTaskType, FromCorpusTurns):
 class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
     """A questionnaire about payloads (a campaign's responses, FED's dialogs), each rater in their
     own rotation of the items."""
+
+    def __init__(self, **preset):
+        super().__init__(**preset)
+        self.payload_file = DIALOG_PAYLOAD_FILE if self.rates_dialogs else RESPONSE_PAYLOAD_FILE
 
     def claim_start(self, job, worker) -> int | None:
         """Raters of a campaign meet its (shuffled) items each in their own rotation, so order effects

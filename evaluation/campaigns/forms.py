@@ -37,8 +37,17 @@ class TestSetLogsForm(OwnIdsForm):
     __test__ = False
     id_prefix = "logs"
 
-    test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set whose dialog contexts these are.")
-    logs = forms.FileField(help_text="logs.json, aligned with the test set's labels.json; replaces the contexts it has.")
+    test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set these files belong to.")
+    logs = forms.FileField(required=False, help_text="logs.json, aligned with the test set's labels.json; replaces the contexts it has.")
+    knowledge = forms.FileField(
+        required=False, help_text="knowledge.json, the reference knowledge the labels cite (needed to rate accuracy); replaces what it has.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("logs") and not data.get("knowledge"):
+            raise forms.ValidationError("Choose logs.json, knowledge.json or both.")
+        return data
 
 
 class EntriesUploadForm(OwnIdsForm):

@@ -77,8 +77,9 @@ def _import_test_set(data) -> str:
 
 
 def _import_logs(data) -> str:
-    test_set = import_test_set_logs_upload(data["test_set"], data["logs"])
-    return f"Stored the dialog contexts of “{test_set.challenge} / {test_set.name}”."
+    test_set = import_test_set_logs_upload(data["test_set"], logs=data.get("logs"), knowledge=data.get("knowledge"))
+    stored = " and ".join(what for what, given in (("dialog contexts", data.get("logs")), ("reference knowledge", data.get("knowledge"))) if given)
+    return f"Stored the {stored} of “{test_set.challenge} / {test_set.name}”."
 
 
 def _import_entries(data) -> str:

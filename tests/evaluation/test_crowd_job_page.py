@@ -9,8 +9,8 @@ from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Item, Job, PayloadSet
 from annotation.extensions import launch_checks
+from annotation.models import Item, Job, PayloadSet
 from evaluation.campaigns.forms import CrowdJobForm
 from evaluation.campaigns.services.campaigns import create_campaign, set_adaptive
 from evaluation.campaigns.services.crowd import choose_instances
@@ -137,7 +137,8 @@ def test_a_refusal_of_the_service_is_shown_and_creates_nothing(signed_in, tmp_pa
     response = _create(signed_in, campaign)
     page = response.content.decode()
     assert response.status_code == 400
-    assert "Nothing was created: test set &#x27;crowd-test&#x27; has no dialog contexts; import its logs.json first" in page
+    assert "Nothing was created: the crowd job needs, first: the dialog contexts of test set &#x27;crowd-test&#x27;" in page
+    assert "Add dialog contexts or knowledge to a test set" in page  # where on this site, not a shell command
     assert _nothing_created() and Campaign.objects.get(pk=campaign.pk).state == Campaign.State.DRAFT
 
 

@@ -127,3 +127,20 @@ def test_organizer_dashboard_and_evaluation_link_to_each_other(signed_in):
     assert reverse("evaluation:campaigns") in dashboard
     evaluation = signed_in.get(reverse("evaluation:campaigns")).content.decode()
     assert reverse("organizer:dashboard") in evaluation
+
+
+@pytest.mark.django_db
+def test_knowledge_is_added_to_an_existing_test_set_from_the_page(organizer, client):
+    from evaluation.campaigns.services.imports import import_test_set
+    from evaluation.models import TestSet
+    from tests.evaluation.conftest import DSTC9
+
+    test_set = import_test_set("DSTC9 Track 1", "no-knowledge", DSTC9 / "labels.json")
+    assert not test_set.knowledge
+    client.force_login(organizer)
+    with open(DSTC9 / "knowledge.json", "rb") as knowledge:
+        response = client.post(reverse("evaluation:test-set-logs-upload"), {"test_set": test_set.pk, "knowledge": knowledge}, follow=True)
+    assert "Stored the reference knowledge" in response.content.decode()
+    assert TestSet.objects.get(pk=test_set.pk).knowledge
+    nothing = client.post(reverse("evaluation:test-set-logs-upload"), {"test_set": test_set.pk})
+    assert nothing.status_code == 400 and "Choose logs.json, knowledge.json or both" in nothing.content.decode()

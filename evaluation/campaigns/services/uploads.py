@@ -15,11 +15,14 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from django.db import transaction
+
 from evaluation.campaigns.services.imports import (
     BASELINE_TEAMS,
     import_entries,
     import_human_eval,
     import_test_set,
+    import_test_set_knowledge,
     import_test_set_logs,
 )
 from evaluation.errors import EvaluationInputError
@@ -187,10 +190,17 @@ def import_test_set_upload(challenge: str, name: str, labels=None, knowledge=Non
         return import_test_set(challenge, name, paths["labels.json"], paths.get("knowledge.json"), paths.get("logs.json"))
 
 
-def import_test_set_logs_upload(test_set: TestSet, logs) -> TestSet:
-    """Add (or replace) the dialog contexts of a test set from an uploaded logs.json."""
-    with _saved_uploads(**{"logs.json": logs}) as paths:
-        return import_test_set_logs(test_set, paths["logs.json"])
+def import_test_set_logs_upload(test_set: TestSet, logs=None, knowledge=None) -> TestSet:
+    """Add (or replace) the dialog contexts (logs.json) and/or the reference knowledge
+    (knowledge.json) of an existing test set, in one transaction."""
+    if logs is None and knowledge is None:
+        raise EvaluationInputError("give logs.json, knowledge.json or both")
+    with transaction.atomic(), _saved_uploads(**{"logs.json": logs, "knowledge.json": knowledge}) as paths:
+        if "knowledge.json" in paths:
+            test_set = import_test_set_knowledge(test_set, paths["knowledge.json"])
+        if "logs.json" in paths:
+            test_set = import_test_set_logs(test_set, paths["logs.json"])
+        return test_set
 
 
 def import_entries_upload(test_set: TestSet, archive, scores=None, baseline_teams=BASELINE_TEAMS, ground_truth=False) -> dict:
