@@ -9,6 +9,7 @@ app_name = "evaluation"
 urlpatterns = [
     path("", views.campaign_list, name="campaigns"),
     path("<int:pk>/", views.campaign_results, name="campaign-results"),
+    path("<int:pk>/entries/<int:entry_pk>/remove/", views.campaign_entry_remove, name="campaign-entry-remove"),
     path("test-sets/", views.test_set_upload, name="test-set-upload"),
     path("test-sets/logs/", views.test_set_logs_upload, name="test-set-logs-upload"),
     path("entries/", views.entries_upload, name="entries-upload"),

@@ -8,7 +8,12 @@ from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
-from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists, set_adaptive
+from evaluation.campaigns.services.campaigns import (
+    create_finalist_campaign,
+    remove_campaign_entry,
+    select_finalists,
+    set_adaptive,
+)
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -237,6 +242,7 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
     imported = crowd is None and selectors.has_ratings(campaign)
     context = {
         "campaign": campaign,
+        "campaign_entries": list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id")),
         "result": shown,
         "stale": shown is not None and current is None,
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
@@ -406,3 +412,17 @@ def pairwise_ranking(request, pk, fmt=None):
         return response
     context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
     return render(request, "evaluation/pairwise_ranking.html", context)
+
+
+@organizer_required
+@require_POST
+def campaign_entry_remove(request, pk, entry_pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    entry = get_object_or_404(campaign.entries, pk=entry_pk)
+    try:
+        remove_campaign_entry(campaign, entry)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not removed: {exc}.")
+    else:
+        messages.success(request, f"Took {entry.label} out of the campaign.")
+    return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-entries")

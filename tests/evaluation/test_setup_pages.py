@@ -144,3 +144,21 @@ def test_knowledge_is_added_to_an_existing_test_set_from_the_page(organizer, cli
     assert TestSet.objects.get(pk=test_set.pk).knowledge
     nothing = client.post(reverse("evaluation:test-set-logs-upload"), {"test_set": test_set.pk})
     assert nothing.status_code == 400 and "Choose logs.json, knowledge.json or both" in nothing.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_draft_campaigns_entry_without_outputs_is_listed_and_taken_out(organizer, client):
+    from evaluation.campaigns.services.campaigns import create_campaign
+    from evaluation.campaigns.services.imports import import_test_set
+    from evaluation.models import Entry, Team
+    from tests.evaluation.conftest import DSTC9
+
+    test_set = import_test_set("DSTC9 Track 1", "t", DSTC9 / "labels.json", DSTC9 / "knowledge.json")
+    team = Team.objects.create(challenge=test_set.challenge, team_id="team03")
+    entry = Entry.objects.create(team=team, test_set=test_set, entry_id="entry0", outputs=None, objective_scores={"f1": 1})
+    campaign = create_campaign("draft", test_set, [entry])
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert "team03/entry0" in page and "Take out" in page
+    client.post(reverse("evaluation:campaign-entry-remove", args=[campaign.pk, entry.pk]))
+    assert not campaign.entries.exists()

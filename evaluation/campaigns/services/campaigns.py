@@ -182,3 +182,19 @@ def _leave_draft(campaign: Campaign) -> None:
     # A filtered update, so a concurrent launch that moved it on is not overwritten.
     if Campaign.objects.filter(pk=campaign.pk, state=Campaign.State.DRAFT).update(state=state):
         campaign.state = state
+
+
+@transaction.atomic
+def remove_campaign_entry(campaign: Campaign, entry: Entry) -> Campaign:
+    """Take an entry out of a draft campaign (e.g. one without outputs that finalist selection
+    picked before): refused once the campaign collects ratings, has a crowd job or rated the entry."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.state != Campaign.State.DRAFT:
+        raise EvaluationInputError(f"campaign {campaign.name!r} is {campaign.get_state_display().lower()}; only a draft's entries change")
+    if CampaignJob.objects.filter(campaign=campaign).exists():
+        raise EvaluationInputError(f"campaign {campaign.name!r} has its crowd job; its entries are fixed (make a new campaign instead)")
+    if Rating.objects.filter(campaign=campaign, entry=entry).exists():
+        raise EvaluationInputError(f"{entry.label} has ratings in campaign {campaign.name!r}; it stays")
+    campaign.entries.remove(entry)
+    refresh_inputs_version(campaign)
+    return campaign
