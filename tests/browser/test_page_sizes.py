@@ -22,7 +22,11 @@ def _size(page):
     return page.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
 
 
-def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_login, campaign):
+def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_login, campaign, make_annotator):
+    from annotation.services.payload_jobs import create_payload_job
+
+    pair = {"context": [{"speaker": "user", "text": "Hi"}], "a": {"system": "A", "text": "x"}, "b": {"system": "B", "text": "y"}}
+    job = create_payload_job(name="Pairs", task_type="pairwise", payloads=[pair] * 10)
     organizer_login(f"/evaluation/{campaign.pk}/")
     page.wait_for_load_state("networkidle")
     url = page.url
@@ -32,7 +36,11 @@ def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_l
     assert width <= 390, f"the campaign page is {width} px wide on a 390 px phone"
     page.set_viewport_size({"width": 1280, "height": 900})
     sizes = {}
-    for path in ("/organize/", "/organize/jobs/new/", "/evaluation/", f"/evaluation/{campaign.pk}/"):
+    pages = (
+        "/organize/", "/organize/jobs/new/", f"/organize/jobs/{job.pk}/", f"/organize/jobs/{job.pk}/review/", "/organize/team/",
+        "/evaluation/", f"/evaluation/{campaign.pk}/", "/evaluation/systems/", f"/evaluation/pairwise/{job.pk}/",
+    )
+    for path in pages:
         page.goto(path)
         sizes[path] = _size(page)[1]
     print("PAGE HEIGHTS at 1280 px:", sizes)
