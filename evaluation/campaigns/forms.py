@@ -139,7 +139,7 @@ class CrowdJobForm(forms.Form):
         min_value=1, max_value=10, initial=3, label="Raters per item",
         help_text=(
             "Workers who rate each response (one entry on one instance), 1 to 10 (DSTC9: 3). For ranking, fewer raters on more "
-            "instances separates systems with fewer ratings (an instance's raters share its quality); the planner above says how many."
+            "instances separates systems with fewer ratings (an instance's raters share its quality); the planner on this page (“Plan the campaign's size”) says how many."
         ),
     )
     sample_size = forms.IntegerField(

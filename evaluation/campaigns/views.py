@@ -240,6 +240,7 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
     # create_crowd_job refuses a campaign of imported ratings: the page says so instead of a form
     # (a refused post still shows its form, as the adaptive one, so its reason is seen).
     imported = crowd is None and selectors.has_ratings(campaign)
+    closed = campaign.state == Campaign.State.CLOSED
     context = {
         "campaign": campaign,
         "campaign_entries": list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id")),
@@ -256,9 +257,10 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "adaptive": selectors.adaptive_status(campaign, crowd),
         # The settings can change only until the crowd job exists (its rounds and boundary are fixed
         # then); a refused post shows its form whatever the state, so its reason is seen.
-        "adaptive_form": adaptive_form or (None if crowd else AdaptiveForm.for_campaign(campaign)),
+        # A closed campaign (e.g. imported ratings) shows neither: they no longer apply.
+        "adaptive_form": adaptive_form or (None if crowd or closed else AdaptiveForm.for_campaign(campaign)),
         "imported_ratings": imported,
-        "crowd_form": crowd_form or (None if crowd or imported else CrowdJobForm()),
+        "crowd_form": crowd_form or (None if crowd or imported or closed else CrowdJobForm()),
         "judges": judges_selectors.judge_runs(campaign),
         "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
         "planned": planned,
