@@ -15,6 +15,9 @@ def campaign(tmp_path):
     test_set = import_test_set("DSTC9 Track 1", "test", DSTC9 / "labels.json", DSTC9 / "knowledge.json")
     campaign = create_campaign("human-eval", test_set, [])
     import_human_eval(campaign, DSTC9 / "human_eval")
+    from evaluation.campaigns.services.campaigns import compute_campaign_results
+
+    compute_campaign_results(campaign.pk, bootstrap=1000)  # the page with its leaderboard, as a reader meets it
     return campaign
 
 
@@ -43,5 +46,8 @@ def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_l
     for path in pages:
         page.goto(path)
         sizes[path] = _size(page)[1]
+        if path == f"/evaluation/{campaign.pk}/":
+            page.screenshot(path="/tmp/quorum-campaign-page.png", full_page=True)
+            assert page.locator("#results").bounding_box()["y"] < 600  # the results lead the page
     print("PAGE HEIGHTS at 1280 px:", sizes)
     assert all(h <= 5000 for h in sizes.values()), sizes
