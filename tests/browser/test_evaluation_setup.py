@@ -1,7 +1,6 @@
 """An organizer sets up an evaluation in a real browser: uploads a test set and the entries with
 their objective scores, selects the finalists into a new campaign and opens it; a bad upload is
 refused on the form with its reason."""
-import io
 import zipfile
 
 import pytest
