@@ -132,7 +132,7 @@ class JobForm(forms.Form):
     )
     payloads = forms.FileField(
         label="Payload file", required=False,
-        help_text="For a task type whose items are payloads (e.g. question paraphrases): the file, as its type describes.",
+        help_text="For a task type whose items are payloads (pairwise comparisons, question paraphrases, ratings, FED): the file, in the format shown with the type's settings below.",
     )
     name = forms.CharField(max_length=200)
     task_type = forms.ChoiceField(label="Task type")
@@ -174,6 +174,11 @@ class JobForm(forms.Form):
                     )
                 else:
                     self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
+
+    @property
+    def payload_keys_json(self) -> str:
+        """The keys of the offered types whose items come from a payload file, as a JSON list."""
+        return json.dumps([k.key for k in self.kinds if _payload_file(k)])
 
     def settings_groups(self):
         """[(task type, [bound fields of its settings])] for the template."""

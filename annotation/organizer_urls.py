@@ -27,5 +27,7 @@ urlpatterns = [
     path("team/<int:pk>/active/", views.team_active, name="team-active"),
     path("workers/<int:pk>/", views.worker_detail, name="worker"),
     path("workers/<int:pk>/unblock/<int:job_pk>/", views.worker_unblock, name="worker-unblock"),
+    path("jobs/<int:pk>/edit/", views.job_edit, name="job-edit"),
+    path("jobs/<int:pk>/delete/", views.job_delete, name="job-delete"),
     path("jobs/<int:pk>/<slug:action>/", views.job_action, name="job-action"),
 ]

@@ -42,7 +42,7 @@ from .services.gold import GoldRequestError, add_gold_from_item
 from .services.gold import answer_fields as gold_answer_fields
 from .services.import_uploads import UploadError, import_error_field, start_upload_import
 from .services.imports import ImportFailed
-from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job
+from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
 from .services.payload_jobs import create_payload_job_from_file
 from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from .services.review import ACTIONS as REVIEW_ACTIONS
@@ -104,6 +104,8 @@ def job_new(request):
     initial = {}
     if request.method == "GET" and request.GET.get("corpus", "").isdigit():
         initial["corpus"] = int(request.GET["corpus"])
+    if request.method == "GET" and request.GET.get("task_type"):
+        initial["task_type"] = request.GET["task_type"]  # e.g. from evaluation's "create a pairwise job"
     form = JobForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
@@ -220,6 +222,41 @@ def job_action(request, pk, action):
     else:
         messages.success(request, f"The job is now {job.get_state_display().lower()}.")
     return redirect("organizer:job", pk=job.pk)
+
+
+@organizer_required
+@require_POST
+def job_edit(request, pk):
+    """A draft job's name, instructions, reward and claim timeout (the fields the page shows)."""
+    job = get_object_or_404(Job, pk=pk)
+    post = request.POST
+    try:
+        update_draft_job(
+            job, name=post.get("name", ""), instructions=post.get("instructions", ""), reward=post.get("reward", ""),
+            claim_timeout_minutes=_whole(post.get("claim_timeout_minutes", "")),
+        )
+    except JobError as exc:
+        messages.error(request, f"Not saved: {exc}.")
+    else:
+        messages.success(request, "Saved the draft's details.")
+    return redirect("organizer:job", pk=job.pk)
+
+
+def _whole(text: str) -> int:
+    return int(text) if text.strip().isdigit() else 0  # 0 is refused by the service with its reason
+
+
+@organizer_required
+@require_POST
+def job_delete(request, pk):
+    job = get_object_or_404(Job, pk=pk)
+    try:
+        name = delete_draft_job(job)
+    except JobError as exc:
+        messages.error(request, f"Not deleted: {exc}.")
+        return redirect("organizer:job", pk=job.pk)
+    messages.success(request, f"Deleted the draft job {name!r}.")
+    return redirect("organizer:dashboard")
 
 
 @organizer_required

@@ -235,7 +235,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         # the job's items. The item's position is no use here: vote items are numbered across
         # re-collections, and raters see the items in their own order.
         "position": your_responses + 1,
-        "total_items": work_selectors.item_count(work.job),
+        "total_items": max(work_selectors.item_count(work.job), your_responses + 1),  # never "Item 11 of 10"
         "your_responses": your_responses,
         "saved": request.GET.get("saved") == "1",
         "is_inhouse": work.worker.user_id is not None,

@@ -1,11 +1,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation.api.views import unknown_api_address
 
 urlpatterns = [
+    # Pages that do not name an icon (the admin, the API docs) make browsers ask for /favicon.ico.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -90,7 +90,8 @@
   if (first && document.activeElement !== first) first.focus();
   if (first) first.setSelectionRange(first.value.length, first.value.length);
 
-  form.addEventListener("keydown", function (event) {
+  // Ctrl+Enter submits from anywhere on the page, not only with the focus in the form.
+  document.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
       if (typeof form.requestSubmit === "function") {
@@ -139,6 +140,10 @@
   function answers() {
     var values = {};
     fields.forEach(function (field) { values[field.name] = field.value; });
+    // The choices made so far, so the check judges the whole answer (a chat's verdict, a vote).
+    Array.prototype.forEach.call(form.querySelectorAll("input[type=radio]:checked"), function (radio) {
+      values[radio.name] = radio.value;
+    });
     return values;
   }
 
@@ -185,50 +190,52 @@
     });
   });
 
-  /* --- Choice keys: a digit picks that value on the current rating scale (the one holding the focus, else
-   * the first one not answered yet) and move on to the next unanswered one; y / n answer a vote.
-   * Never while typing in a text field, where the keys are text. The page lists the keys. --- */
+  /* --- Choice keys, the same on every task page: a digit picks that point of the current choice (the
+   * group holding the focus, else the first one not answered yet): the option whose value is the digit
+   * (a rating scale), else the option at that position (1 = the first); `a` picks N/A where a question
+   * offers it and moves to its reason; y / n answer a vote. Then the focus moves to the next unanswered
+   * group, or Submit. Never while typing in a text field, where the keys are text. --- */
   function isTyping(target) {
     return target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text") || target.isContentEditable);
   }
-  function currentScale() {
-    var scales = Array.prototype.slice.call(form.querySelectorAll("fieldset.scale"));
-    var holder = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset.scale");
-    if (holder) return holder;
-    return scales.filter(function (s) { return !s.querySelector("input[type=radio]:checked"); })[0] || null;
+  function choiceGroups() {
+    return Array.prototype.slice.call(form.querySelectorAll("fieldset")).filter(function (f) {
+      return f.querySelector("input[type=radio]") && !f.querySelector(":scope fieldset input[type=radio]");
+    });
   }
-  function choose(radio) {
-    radio.click();
-    radio.focus();
+  function unanswered(group) { return !group.querySelector("input[type=radio]:checked"); }
+  function currentGroup(groups) {
+    var holder = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset");
+    if (holder && groups.indexOf(holder) >= 0) return holder;
+    return groups.filter(unanswered)[0] || (groups.indexOf(lastGroup) >= 0 ? lastGroup : null);  // all answered: change the last one
+  }
+  var lastGroup = null;
+  function optionFor(group, key) {
+    var radios = Array.prototype.slice.call(group.querySelectorAll("input[type=radio]")).filter(function (r) { return r.value !== "na"; });
+    if (key === "a") return group.querySelector('input[type=radio][value="na"]');
+    if (key === "y" || key === "n") return group.querySelector('input[type=radio][value="' + (key === "y" ? "for" : "against") + '"]');
+    var byValue = radios.filter(function (r) { return r.value === key; })[0];
+    if (byValue) return byValue;
+    var numeric = radios.some(function (r) { return /^-?[0-9]+$/.test(r.value); });
+    return numeric ? null : radios[parseInt(key, 10) - 1] || null;  // a scale's digits are its values only
   }
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-    if (/^[0-9]$/.test(event.key)) {
-      var scale = currentScale();
-      var radio = scale && scale.querySelector('input[type=radio][value="' + event.key + '"]');
-      if (!radio) return;
-      event.preventDefault();
-      choose(radio);
-      var scales = Array.prototype.slice.call(form.querySelectorAll("fieldset.scale"));
-      var next = scales.slice(scales.indexOf(scale) + 1).filter(function (s) { return !s.querySelector("input[type=radio]:checked"); })[0];
-      var target = next ? next.querySelector("input[type=radio]") : document.getElementById("submit-button");
-      if (target) target.focus();
-    } else if (event.key === "y" || event.key === "n") {
-      // A vote is one question (name "vote") or one per part ("vote__paraphrase", ...): answer the
-      // one holding the focus, else the first not answered yet, then move to the next one.
-      var groups = Array.prototype.slice.call(form.querySelectorAll("fieldset")).filter(function (f) {
-        return f.querySelector('input[type=radio][name^="vote"]');
-      });
-      var holder = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset");
-      var group = groups.indexOf(holder) >= 0 ? holder : groups.filter(function (f) { return !f.querySelector("input[type=radio]:checked"); })[0];
-      var vote = group && group.querySelector('input[type=radio][value="' + (event.key === "y" ? "for" : "against") + '"]');
-      if (!vote) return;
-      event.preventDefault();
-      choose(vote);
-      var later = groups.slice(groups.indexOf(group) + 1).filter(function (f) { return !f.querySelector("input[type=radio]:checked"); })[0];
-      var next = later ? later.querySelector("input[type=radio]") : document.getElementById("submit-button");
-      if (next) next.focus();
+    if (!/^([0-9]|a|y|n)$/.test(event.key)) return;
+    var groups = choiceGroups();
+    var group = currentGroup(groups);
+    var radio = group && optionFor(group, event.key);
+    if (!radio) return;
+    event.preventDefault();
+    radio.click();
+    lastGroup = group;
+    if (event.key === "a") {
+      var reason = document.getElementById(radio.name ? "id_" + radio.name + "_na_reason" : "");
+      if (reason) { reason.focus(); return; }  // N/A needs its reason: type it, then Tab on
     }
+    var later = groups.slice(groups.indexOf(group) + 1).filter(unanswered)[0];
+    var next = later ? later.querySelector("input[type=radio]") : document.getElementById("submit-button");
+    if (next) next.focus();
   });
 
   // Every listener is attached: typing from here on is counted and checked.

@@ -1,20 +1,47 @@
 // The conversation of a chat item (annotation/tasks/chat.html). The server relays every turn to
 // the system and answers with the whole transcript, so the page only draws what it is sent: a
 // reload shows the same conversation, and a failed turn shows the polite fallback the server chose.
+// Choosing Success or Fail never ends the conversation: a verdict can be changed while chatting, and
+// the conversation ends only when the judgement is submitted (and the minimum was met), so a stray
+// click cannot trap the worker. Before the minimum, the page says how many messages remain, or how to
+// leave the item (Skip).
 (function () {
   "use strict";
   var chat = document.getElementById("chat");
   if (!chat) { return; }
   var url = chat.getAttribute("data-chat-url");
+  var minTurns = parseInt(chat.getAttribute("data-min-turns") || "1", 10);
   var log = document.getElementById("chat-log");
   var input = document.getElementById("chat-input");
   var send = document.getElementById("chat-send");
   var error = document.getElementById("chat-error");
+  var progress = document.getElementById("chat-progress");
+  var form = chat.closest("form") || document.querySelector("form");
   var ended = false;
+  var unavailable = false;
+  var said = 0;
+
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
+
+  function showProgress() {
+    if (!progress) { return; }
+    var left = Math.max(0, minTurns - said);
+    if (unavailable) {
+      progress.textContent = "";
+    } else if (left > 0 && ended) {
+      progress.textContent = "The conversation ended before you could send enough messages. Press Skip this item to leave it; it goes to someone else.";
+    } else if (left > 0) {
+      progress.textContent = "Send " + plural(left, "more message", "more messages") + " before you judge the system. To leave this item instead, press Skip this item.";
+    } else {
+      progress.textContent = "You can judge the system now, or keep chatting: the conversation ends when you submit.";
+    }
+  }
 
   function draw(state) {
     log.textContent = "";
+    said = 0;
     (state.turns || []).forEach(function (turn) {
+      if (turn.role === "user") { said += 1; }
       var li = document.createElement("li");
       li.className = turn.role + (turn.failed ? " failed" : "");
       var who = document.createElement("span");
@@ -28,12 +55,15 @@
     });
     if (state.unavailable) {
       // The system stopped answering: the worker ends as Fail and submits; the ratings are optional.
+      unavailable = true;
       document.getElementById("chat-unavailable").hidden = false;
       document.querySelectorAll('input[name="understanding"], input[name="appropriateness"]').forEach(function (r) { r.required = false; });
     }
     ended = !!state.ended;
     input.disabled = send.disabled = ended;
     if (ended) { input.placeholder = "The conversation has ended."; }
+    chat.setAttribute("data-said", String(said));
+    showProgress();
   }
 
   function call(body) {
@@ -54,10 +84,20 @@
     call({ action: "say", text: text }).then(function () { if (!error.textContent) { input.value = ""; } input.focus(); });
   });
   input.addEventListener("keydown", function (e) {
-    if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey) { e.preventDefault(); send.click(); }
+    if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey) { e.preventDefault(); send.click(); }
   });
-  document.querySelectorAll('input[name="outcome"]').forEach(function (radio) {
-    radio.addEventListener("change", function () { if (!ended) { call({ action: "end", reason: radio.value }); } });
-  });
+  if (form) {
+    // The conversation ends when a judgement that met the minimum is submitted (the system's own
+    // bookkeeping; the server reads the transcript back either way). Skip never ends it.
+    form.addEventListener("submit", function (event) {
+      var submitter = event.submitter;
+      if (submitter && submitter.id !== "submit-button") { return; }
+      var chosen = form.querySelector('input[name="outcome"]:checked');
+      if (ended || !chosen || (said < minTurns && !unavailable)) { return; }
+      try {
+        fetch(url, { method: "POST", keepalive: true, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ action: "end", reason: chosen.value }) });
+      } catch (e) { /* the verdict stands without it */ }
+    });
+  }
   call({ action: "open" });
 })();

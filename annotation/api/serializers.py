@@ -164,7 +164,16 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):
-    corpus = serializers.PrimaryKeyRelatedField(queryset=Corpus.objects.all())
+    corpus = serializers.PrimaryKeyRelatedField(
+        queryset=Corpus.objects.all(), required=False, allow_null=True, default=None,
+        help_text="For a type built from corpus turns: the corpus whose turns become items. For a type built from "
+        "payloads: a corpus whose knowledge gives the payloads, when `payloads` is not given.",
+    )
+    payloads = serializers.ListField(
+        child=serializers.DictField(), required=False, allow_empty=False,
+        help_text="For a type built from payloads (see `builds_from` and `payload_file` in /api/task-types/): one "
+        "object per item, as the type's payload file describes. A bad payload is a 400 naming it by its index.",
+    )
     name = serializers.CharField(max_length=200)
     task_type = serializers.CharField(default="rewrite", help_text="Key of a task type; see /api/task-types/.")
     settings = serializers.DictField(
@@ -194,7 +203,29 @@ class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):
             attrs["settings"] = kind.clean_settings(attrs.get("settings"))
         except task_types.TaskTypeSettingsError as exc:
             raise serializers.ValidationError({"settings": exc.errors}) from None
+        from_payloads = task_types.capability(kind, task_types.FromPayloads)
+        if isinstance(kind, task_types.FromCorpusTurns):
+            if attrs.get("corpus") is None:
+                raise serializers.ValidationError({"corpus": f"{kind.key} items are corpus turns: give the corpus id (see /api/corpora/)."})
+            if "payloads" in attrs:
+                raise serializers.ValidationError({"payloads": f"{kind.key} items are corpus turns, not payloads: leave payloads out."})
+        elif from_payloads is not None and from_payloads.payload_file:
+            if "payloads" not in attrs and attrs.get("corpus") is None:
+                raise serializers.ValidationError({"payloads": f"give the payloads, one object per item ({from_payloads.payload_file})"})
+            if "selection" in attrs:
+                raise serializers.ValidationError({"selection": "a selection of turns applies to corpus types only; leave it out."})
+        else:
+            raise serializers.ValidationError({"task_type": f"{kind.key} jobs are not made here: {_made_elsewhere(kind)}"})
         return attrs
+
+
+def _made_elsewhere(kind) -> str:
+    """Where a job of a type this endpoint does not make comes from."""
+    if isinstance(kind, task_types.FromResponses):
+        return "turn voting on for the job to vote on (POST /api/jobs/<id>/voting/ on that job)."
+    if isinstance(kind, task_types.RelaysChat):
+        return "create it on /evaluation/interactive/new/ (it needs registered systems and goals)."
+    return "a campaign makes them."
 
 
 class TaskTypeSettingSerializer(serializers.Serializer):
@@ -208,14 +239,20 @@ class TaskTypeSerializer(serializers.Serializer):
     label = serializers.CharField()
     builds_from = serializers.CharField(help_text="corpus (items are turns), payloads (given by the caller) or responses (of another job: votes).")
     agreement_level = serializers.CharField()
+    payload_file = serializers.CharField(
+        allow_blank=True,
+        help_text="For a type built from payloads that POST /api/jobs/ makes: what each payload is; empty otherwise.",
+    )
     settings = TaskTypeSettingSerializer(many=True)
 
     @staticmethod
     def describe(kind) -> dict:
+        payloads = task_types.capability(kind, task_types.FromPayloads)
         return {
             "key": kind.key,
             "label": kind.label,
             "builds_from": task_types.builds_from(kind),
+            "payload_file": payloads.payload_file if payloads else "",
             "agreement_level": kind.agreement_level,
             "settings": [{"name": n, "default": d, "help": h} for n, (d, h) in kind.settings_help.items()],
         }

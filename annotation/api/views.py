@@ -45,6 +45,7 @@ from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
+from ..services.payload_jobs import create_payload_job, create_payload_job_from_file
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
@@ -160,7 +161,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return s.JobSerializer
 
     @extend_schema(
-        summary="Create a draft job: one item per selected source turn",
+        summary="Create a draft job: one item per selected corpus turn, or per payload for a type built from payloads",
         request=s.JobCreateSerializer,
         responses={201: s.JobSerializer, **ERRORS},
     )
@@ -169,7 +170,14 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         selection = s.SelectionSerializer.to_selection(data.pop("selection", None) or {})
-        job = create_job(selection=selection, created_by=request.user, **data)
+        if isinstance(task_types.get(data["task_type"]), task_types.FromPayloads):
+            corpus = data.pop("corpus")
+            if "payloads" in data:
+                job = create_payload_job(created_by=request.user, **data)
+            else:
+                job = create_payload_job_from_file(created_by=request.user, corpus=corpus, **data)
+        else:
+            job = create_job(selection=selection, created_by=request.user, **data)
         job = self.get_queryset().get(pk=job.pk)
         return Response(s.JobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 

@@ -198,7 +198,10 @@ def _report(summary: dict, annotators, options: DemoOptions, say, *, reliability
     say(f"   Refused submissions (then corrected): {summary['refused_submissions']}")
     for reason, n in Counter(summary["refusal_reasons"]).most_common():
         say(f"     - {reason}: {n}")
-    say(f"   Median time per response: {summary['median_seconds_per_response']} s")
+    say(
+        f"   Median simulated time per response: {summary['median_seconds_per_response']} s (drawn per page by the "
+        "simulated annotators; the job page's mean time is measured from claim to submit, which the simulation does in about a second)"
+    )
     v = summary["voting"]
     alpha = f"{v['vote_alpha']:.3f}" if v["vote_alpha"] is not None else v["vote_alpha_note"]
     say(f"   Voting (3 votes per rewrite, 2 against re-collects): {v['votes']} votes on {v['responses_reviewed']} rewrites;"

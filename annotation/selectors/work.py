@@ -75,6 +75,11 @@ def item_count(job: Job) -> int:
     return count
 
 
+def forget_item_count(job_id: int) -> None:
+    """Items were added to the job (a new round): the next "item N of M" counts them."""
+    cache.delete(f"quorum:job-item-count:{job_id}")
+
+
 # --- The work page's one read ----------------------------------------------------------------
 
 

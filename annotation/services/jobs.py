@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import connection, transaction
-from django.db.models import TextField
+from django.db.models import ProtectedError, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -268,6 +268,41 @@ def _transition(job, allowed_from, to):
 
 #: State changes an organizer can ask for, by the name used in URLs and buttons.
 JOB_ACTIONS: dict[str, Callable[[Job], Job]] = {"launch": launch_job, "pause": pause_job, "finish": finish_job}
+
+
+def update_draft_job(job: Job, *, name: str, instructions: str, reward, claim_timeout_minutes: int) -> Job:
+    """A draft job's name, instructions, reward and claim timeout changed; JobError once it is live
+    (workers may have seen it) or for a bad value. Its items and settings stay: make a new job for those."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.state != Job.State.DRAFT:
+            raise JobError(f"job {job.name!r} is {job.get_state_display().lower()}; only a draft can be edited", field="state")
+        kind = task_type_or_error(job.task_type)
+        _settings, reward = validated_job_fields(kind, job.settings, name, job.redundancy, reward, claim_timeout_minutes)
+        job.name, job.instructions, job.reward, job.claim_timeout_minutes = name.strip(), instructions, reward, claim_timeout_minutes
+        job.save(update_fields=["name", "instructions", "reward", "claim_timeout_minutes"])
+        return job
+
+
+def delete_draft_job(job: Job) -> str:
+    """Delete a draft job nothing depends on (no response, no campaign or posting); returns its name.
+    JobError says what holds it and what to do instead."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.state != Job.State.DRAFT:
+            raise JobError(
+                f"job {job.name!r} is {job.get_state_display().lower()}; only a draft can be deleted (finish it instead)", field="state"
+            )
+        try:
+            with transaction.atomic():
+                job.delete()
+        except ProtectedError as exc:
+            holders = sorted({str(type(obj)._meta.verbose_name) for obj in exc.protected_objects})
+            raise JobError(
+                f"job {job.name!r} is used by a {', '.join(holders)}; delete or change that first, or keep the job as a draft",
+                field="state",
+            ) from None
+        return job.name
 
 
 def change_state(job: Job, action: str) -> Job:

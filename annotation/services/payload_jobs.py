@@ -13,6 +13,7 @@ from django.db.models import Max
 
 from .. import task_types
 from ..models import Corpus, Item, Job, PayloadSet
+from ..selectors.work import forget_item_count
 from ..signals import items_added
 from .jobs import JobError, _insert_items, _insert_slots, save_job, task_type_or_error, validated_job_fields
 
@@ -47,12 +48,14 @@ def create_payload_job(
     created_by=None,
     payload_set: PayloadSet | None = None,
     source_name: str = "",
+    payload_names: list[str] | None = None,
 ) -> Job:
     """A draft job with one item per payload (position = index) and `redundancy` slots per item.
 
     The task type must build its items from payloads (`FromPayloads`); it checks every
     payload (`build_payload`) before anything is written. The payloads are the job's source: kept
     in `payload_set`, or in a new payload set named `source_name` (the job's name by default).
+    `payload_names` name the payloads in messages (a file's lines); by default "payload <index>".
     """
     kind = task_type_or_error(task_type)
     if not isinstance(kind, task_types.FromPayloads):
@@ -60,7 +63,7 @@ def create_payload_job(
     clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
     if not isinstance(payloads, list) or not payloads:
         raise JobError("give at least one payload", field="payloads")
-    sources = _built_sources(kind, payloads)
+    sources = _built_sources(kind, payloads, payload_names)
 
     with transaction.atomic():
         if payload_set is None:
@@ -127,6 +130,7 @@ def add_payload_items(job: Job, payloads: list[dict]) -> list[int]:
         first = 0 if last is None else last + 1
         _insert_items(job, _Prebuilt(), sources, first_position=first)
         _insert_slots(job, job.redundancy, first_position=first)
+        transaction.on_commit(lambda: forget_item_count(job.pk))  # "Item N of M" counts the new round
         transaction.on_commit(lambda: items_added.send(sender=Job, job=job))
         return list(Item.objects.filter(job=job, position__gte=first).order_by("position").values_list("id", flat=True))
 
@@ -136,15 +140,22 @@ def item_ids_by_position(job: Job) -> dict[int, int]:
     return dict(Item.objects.filter(job=job).values_list("position", "id"))
 
 
-def _built_sources(kind, payloads: list) -> list:
+MAX_NAMED_PROBLEMS = 10
+
+
+def _built_sources(kind, payloads: list, names: list[str] | None = None) -> list:
     """Each payload checked and normalised by the task type, before anything is written; JobError
-    names the first bad one by its index."""
-    sources = []
+    names every bad one (up to 10) by its name (a file's line) or its index."""
+    sources, problems = [], []
     for index, payload in enumerate(payloads):
         try:
             sources.append(PayloadSource(payload=kind.build_payload(PayloadSource(payload=payload))))
         except ValueError as exc:
-            raise JobError(f"payload {index}: {exc}", field="payloads") from None
+            problems.append(f"{names[index] if names else f'payload {index}'}: {exc}")
+    if problems:
+        more = len(problems) - MAX_NAMED_PROBLEMS
+        shown = "; ".join(problems[:MAX_NAMED_PROBLEMS]) + (f"; and {more} more" if more > 0 else "")
+        raise JobError(f"{len(problems)} of {len(payloads)} payloads cannot be used, nothing was created: {shown}", field="payloads")
     return sources
 
 
@@ -156,4 +167,15 @@ def create_payload_job_from_file(
     base), for the job page, the API and `create_job --payloads`; a selection of turns does not
     apply to payloads."""
     payloads, source = payloads_for(task_type, text=payload_text, file_name=payload_file_name, corpus=corpus)
-    return create_payload_job(task_type=task_type, payloads=payloads, annotators=annotators, source_name=source, **fields)
+    names = _line_names(task_type, payload_text, payload_file_name or "the payload file", len(payloads)) if payload_text is not None else None
+    return create_payload_job(task_type=task_type, payloads=payloads, annotators=annotators, source_name=source, payload_names=names, **fields)
+
+
+def _line_names(task_type: str, text: str, file_name: str, count: int) -> list[str] | None:
+    """"<file> line N" for each payload of a one-object-a-line file (the default reader), so a bad
+    payload is named where the organizer can find it; None for a type that reads its file its own way."""
+    kind = task_types.capability(task_types.get(task_type), task_types.FromPayloads)
+    if kind is None or type(kind).read_payloads is not task_types.FromPayloads.read_payloads:
+        return None
+    numbers = [n for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return [f"{file_name} line {n}" for n in numbers] if len(numbers) == count else None

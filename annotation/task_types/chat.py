@@ -139,7 +139,10 @@ def _transcript(transcript: list, min_user_turns: int, unavailable: bool) -> tup
     problems = []
     said = sum(1 for t in transcript if isinstance(t, Mapping) and t.get("role") == "user")
     if said < min_user_turns and not unavailable:
-        problems.append(Problem("transcript", "too_short", f"Chat with the system first: send at least {min_user_turns} message(s)."))
+        problems.append(Problem("transcript", "too_short", (
+            f"Chat with the system first: send at least {min_user_turns} message{'' if min_user_turns == 1 else 's'} "
+            f"({said} sent so far), then submit your judgement; or press Skip this item to leave it."
+        )))
     cleaned: dict[str, Any] = {"transcript": [
         {"role": t.get("role"), "text": str(t.get("text", "")), "failed": bool(t.get("failed")), "offered": t.get("offered")}
         for t in transcript if isinstance(t, Mapping)

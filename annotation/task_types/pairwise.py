@@ -35,6 +35,11 @@ class PairwiseTaskType(TaskType, FromPayloads, ComparesSystems):
     label = "Compare two systems' responses (ACUTE-Eval style pairwise comparison)"
     template = "annotation/tasks/pairwise.html"
     agreement_level = "nominal"
+    payload_file = (
+        'Pairs: a JSONL file, one pair a line: {"context": [{"speaker": "user", "text": "..."}], "instance": "ctx1", '
+        '"a": {"system": "sys-A", "text": "..."}, "b": {"system": "sys-B", "text": "..."}}; a and b from two different '
+        "systems; instance (optional) names the context, so its pairs are resampled together."
+    )
     settings_help = {
         "question": (DEFAULT_QUESTION, "The question workers answer by picking one of the two responses."),
         "allow_tie": (True, "Offer 'Both are about as good' as an answer."),

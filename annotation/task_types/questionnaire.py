@@ -340,6 +340,10 @@ class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
     """A questionnaire about payloads (a campaign's responses, FED's dialogs), each rater in their
     own rotation of the items."""
 
+    def __init__(self, **preset):
+        super().__init__(**preset)
+        self.payload_file = DIALOG_PAYLOAD_FILE if self.rates_dialogs else RESPONSE_PAYLOAD_FILE
+
     def claim_start(self, job, worker) -> int | None:
         """Raters of a campaign meet its (shuffled) items each in their own rotation, so order effects
         do not fall on the same items for every rater (issue 4: order randomised per rater).
@@ -360,6 +364,17 @@ class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
 
 class RatingQuestionnaire(PayloadQuestionnaire, FeedsRatings):
     """A payload questionnaire whose counted responses become evaluation ratings (DSTC9's Likert)."""
+
+
+RESPONSE_PAYLOAD_FILE = (
+    'Responses to rate: a JSONL file, one a line: {"context": [{"speaker": "user", "text": "..."}], '
+    '"response": "...", "knowledge": [{"entity": "...", "title": "...", "body": "..."}]}; knowledge is optional. '
+    "No system name: raters never learn it."
+)
+DIALOG_PAYLOAD_FILE = (
+    'Dialogs to rate: a JSONL file, one a line: {"dialog": [{"speaker": "user", "text": "..."}, '
+    '{"speaker": "system", "text": "..."}]}. No system name: raters never learn it.'
+)
 
 
 def rotation_offset(job_id: int, worker_id: int, span: int) -> int:

@@ -37,8 +37,17 @@ class TestSetLogsForm(OwnIdsForm):
     __test__ = False
     id_prefix = "logs"
 
-    test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set whose dialog contexts these are.")
-    logs = forms.FileField(help_text="logs.json, aligned with the test set's labels.json; replaces the contexts it has.")
+    test_set = TestSetChoiceField(queryset=selectors.test_sets(), help_text="The test set these files belong to.")
+    logs = forms.FileField(required=False, help_text="logs.json, aligned with the test set's labels.json; replaces the contexts it has.")
+    knowledge = forms.FileField(
+        required=False, help_text="knowledge.json, the reference knowledge the labels cite (needed to rate accuracy); replaces what it has.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("logs") and not data.get("knowledge"):
+            raise forms.ValidationError("Choose logs.json, knowledge.json or both.")
+        return data
 
 
 class EntriesUploadForm(OwnIdsForm):
@@ -130,7 +139,7 @@ class CrowdJobForm(forms.Form):
         min_value=1, max_value=10, initial=3, label="Raters per item",
         help_text=(
             "Workers who rate each response (one entry on one instance), 1 to 10 (DSTC9: 3). For ranking, fewer raters on more "
-            "instances separates systems with fewer ratings (an instance's raters share its quality); the planner above says how many."
+            "instances separates systems with fewer ratings (an instance's raters share its quality); the planner on this page (“Plan the campaign's size”) says how many."
         ),
     )
     sample_size = forms.IntegerField(

@@ -10,6 +10,7 @@ from evaluation.campaigns import leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
+    remove_campaign_entry,
     request_campaign_results,
     select_finalists,
     set_adaptive,
@@ -81,16 +82,22 @@ def _import_test_set(data) -> str:
 
 
 def _import_logs(data) -> str:
-    test_set = import_test_set_logs_upload(data["test_set"], data["logs"])
-    return f"Stored the dialog contexts of “{test_set.challenge} / {test_set.name}”."
+    test_set = import_test_set_logs_upload(data["test_set"], logs=data.get("logs"), knowledge=data.get("knowledge"))
+    stored = " and ".join(what for what, given in (("dialog contexts", data.get("logs")), ("reference knowledge", data.get("knowledge"))) if given)
+    return f"Stored the {stored} of “{test_set.challenge} / {test_set.name}”."
 
 
 def _import_entries(data) -> str:
     summary = import_entries_upload(
         data["test_set"], data["archive"], scores=data["scores"], baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
     )
-    scores = " with their objective scores" if summary["scores"] else ""
-    return f"Imported {summary['entries']} entries{scores}: {', '.join(summary['labels'])}."
+    scores = " and their objective scores" if summary["scores"] else ""
+    listed = ", ".join(summary["labels"])
+    more = summary.get("scored_only", 0)
+    extra = (
+        f" The scores also named {more} entr{'y' if more == 1 else 'ies'} without outputs (ranked, never finalists)." if more else ""
+    )
+    return f"Imported {summary['entries']} entr{'y' if summary['entries'] == 1 else 'ies'} with outputs{scores}: {listed}.{extra}"
 
 
 @organizer_required
@@ -135,6 +142,13 @@ def _select_finalists(request) -> dict:
     left_out = finalists.attrs.get("left_out", [])
     if left_out:
         messages.warning(request, f"Left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}.")
+    skipped = finalists.attrs.get("without_outputs", [])
+    if skipped:
+        messages.warning(
+            request,
+            f"Passed over for lack of outputs to rate (known from their scores only): {', '.join(skipped)}. "
+            "Import their outputs with the entries form to include them.",
+        )
     return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
 
 
@@ -226,8 +240,10 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
     # create_crowd_job refuses a campaign of imported ratings: the page says so instead of a form
     # (a refused post still shows its form, as the adaptive one, so its reason is seen).
     imported = crowd is None and selectors.has_ratings(campaign)
+    closed = campaign.state == Campaign.State.CLOSED
     context = {
         "campaign": campaign,
+        "campaign_entries": list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id")),
         "result": shown,
         "stale": shown is not None and current is None,
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
@@ -242,9 +258,10 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "adaptive": selectors.adaptive_status(campaign, crowd),
         # The settings can change only until the crowd job exists (its rounds and boundary are fixed
         # then); a refused post shows its form whatever the state, so its reason is seen.
-        "adaptive_form": adaptive_form or (None if crowd else AdaptiveForm.for_campaign(campaign)),
+        # A closed campaign (e.g. imported ratings) shows neither: they no longer apply.
+        "adaptive_form": adaptive_form or (None if crowd or closed else AdaptiveForm.for_campaign(campaign)),
         "imported_ratings": imported,
-        "crowd_form": crowd_form or (None if crowd or imported else CrowdJobForm()),
+        "crowd_form": crowd_form or (None if crowd or imported or closed else CrowdJobForm()),
         "judges": judges_selectors.judge_runs(campaign),
         "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
         "planned": planned,
@@ -275,11 +292,16 @@ def campaign_set_adaptive(request, pk):
     return _results_page(request, campaign, adaptive_form=form, status=400)
 
 
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def _created_message(crowd, items, launched) -> str:
-    what = f"{items} items x {crowd.job.redundancy} raters on {len(crowd.instances)} instances"
+    raters = _n(crowd.job.redundancy, "rater", "raters")
+    what = f"{_n(items, 'item', 'items')} x {raters} on {_n(len(crowd.instances), 'instance', 'instances')}"
     if crowd.round_sizes:
         what = (
-            f"its first round, {items} items x {crowd.job.redundancy} raters on the first {crowd.round_sizes[0]} of "
+            f"its first round, {_n(items, 'item', 'items')} x {raters} on the first {crowd.round_sizes[0]} of "
             f"{len(crowd.instances)} instances (adaptive: looks at {', '.join(map(str, crowd.round_sizes))} instances)"
         )
     then = "launched: raters can start now." if launched else "a draft: launch it when its crowd is set up."
@@ -393,3 +415,17 @@ def pairwise_ranking(request, pk, fmt=None):
         return response
     context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
     return render(request, "evaluation/pairwise_ranking.html", context)
+
+
+@organizer_required
+@require_POST
+def campaign_entry_remove(request, pk, entry_pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    entry = get_object_or_404(campaign.entries, pk=entry_pk)
+    try:
+        remove_campaign_entry(campaign, entry)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not removed: {exc}.")
+    else:
+        messages.success(request, f"Took {entry.label} out of the campaign.")
+    return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-entries")

@@ -36,8 +36,18 @@ class GoalsUploadForm(OwnIdsForm):
 
 class SystemChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj):
-        check = "passed the contract check" if obj.check_passed else "did not pass the contract check"
-        return f"{obj.name} ({check})"
+        return obj.name  # only systems that passed the contract check are offered
+
+
+class SystemChangeForm(OwnIdsForm):
+    """A registered system's new URL or secret (blank: keep it); the contract check runs again."""
+
+    id_prefix = "syschange"
+    url = forms.CharField(required=False, max_length=500, help_text="The system's base URL; blank keeps the current one.")
+    secret = forms.CharField(
+        required=False, max_length=200, widget=forms.PasswordInput,
+        help_text="The shared secret the system expects (at least 16 characters); blank keeps the current one.",
+    )
 
 
 class ChatJobForm(OwnIdsForm):
@@ -47,7 +57,8 @@ class ChatJobForm(OwnIdsForm):
     name = forms.CharField(max_length=200, help_text="The job's name, e.g. “DSTC9 Track 2 round 1”; it must be new.")
     systems = SystemChoiceField(
         queryset=None,
-        help_text="The systems workers chat with (a paused system is not offered; hold Ctrl to pick several). Workers never see their names.",
+        help_text="The systems workers chat with (hold Ctrl to pick several). Only systems that passed the contract check and "
+        "are not paused are offered: check a system again above once it is fixed. Workers never see their names.",
     )
     goal_set = forms.ModelChoiceField(queryset=None, help_text="The user goals workers are given; every system gets every goal.")
     dialogs_per_goal = forms.IntegerField(
@@ -64,7 +75,7 @@ class ChatJobForm(OwnIdsForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["systems"].queryset = selectors.dialog_systems().filter(paused_at__isnull=True)
+        self.fields["systems"].queryset = selectors.dialog_systems().filter(paused_at__isnull=True, check_passed=True)
         self.fields["goal_set"].queryset = selectors.goal_sets()
 
 

@@ -43,14 +43,33 @@ def goal_text(goal: Mapping) -> list[str]:
     for domain, spec in goal.items():
         if domain in NOT_DOMAINS or not isinstance(spec, Mapping) or not spec:
             continue
-        info = ", ".join(f"{k} {v}" for k, v in (spec.get("info") or {}).items())
-        lines.append(f"You are looking for a {domain}" + (f" with {info}." if info else "."))
+        info = " ".join(_phrase(INFO_PHRASES, k, v) for k, v in (spec.get("info") or {}).items())
+        lines.append(f"You are looking for a {domain}" + (f" {info}." if info else "."))
         if spec.get("reqt"):
             lines.append(f"Ask for its {', '.join(map(str, spec['reqt']))}.")
         if spec.get("book"):
-            book = ", ".join(f"{k} {v}" for k, v in spec["book"].items() if k not in ("invalid", "pre_invalid"))
-            lines.append(f"Book it for {book}.")
+            book = " ".join(_phrase(BOOK_PHRASES, k, v) for k, v in spec["book"].items() if k not in ("invalid", "pre_invalid"))
+            lines.append(f"Book it {book}.")
     return lines
+
+
+#: How a MultiWOZ constraint reads in a sentence ("serving chinese food", "in the centre"); others
+#: read "with <slot> <value>".
+INFO_PHRASES = {
+    "food": "serving {} food", "area": "in the {}", "pricerange": "in the {} price range", "name": "called {}",
+    "stars": "with {} stars", "type": "of type {}", "departure": "from {}", "destination": "to {}",
+    "leaveAt": "leaving after {}", "arriveBy": "arriving by {}", "day": "on {}",
+}
+BOOK_PHRASES = {"people": "for {} people", "day": "on {}", "time": "at {}", "stay": "for {} nights"}
+
+
+def _phrase(phrases: Mapping, slot: str, value) -> str:
+    if slot in ("people", "stay") and str(value) == "1":
+        return "for 1 person" if slot == "people" else "for 1 night"
+    if slot in ("parking", "internet"):
+        what = "free parking" if slot == "parking" else "free wifi"
+        return f"with {what}" if str(value).lower() in ("yes", "free") else f"without {what}"
+    return phrases.get(slot, "with " + slot + " {}").format(value)
 
 
 def _is_goal(goal) -> bool:

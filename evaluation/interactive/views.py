@@ -15,12 +15,19 @@ from evaluation.interactive.forms import (
     EntryEndpointForm,
     GoalsUploadForm,
     InteractiveScheduleForm,
+    SystemChangeForm,
     SystemRegistrationForm,
 )
 from evaluation.interactive.services.chats import create_chat_job, resume_system
 from evaluation.interactive.services.scheduled import link_entry_system, run_schedule, set_schedule
 from evaluation.interactive.services.screening import review_chat, screen_chat_job
-from evaluation.interactive.services.systems import check_system_again, import_goals, register_system
+from evaluation.interactive.services.systems import (
+    change_system,
+    check_system_again,
+    delete_system,
+    import_goals,
+    register_system,
+)
 from evaluation.models import ChatScreening, DialogSystem, TestSet
 from evaluation.stats import interactive
 from quorum.roles import organizer_required
@@ -61,14 +68,28 @@ def systems_page(request):
     return _page(request)
 
 
+SIGNATURE_REFUSED = ("HTTP 401", "HTTP 403")
+
+
 def _check_message(request, system):
     if system.checked_at is None:
         messages.info(request, f"The contract check of “{system.name}” runs in the background; this page shows its progress (reload it).")
-    elif system.check_passed:
-        messages.success(request, f"“{system.name}” passed the contract check.")
-    else:
-        failed = [r["rule"] for r in system.check_results if not r["passed"]]
-        messages.warning(request, f"“{system.name}” failed the contract check ({', '.join(failed)}); see why below.")
+        return
+    if system.check_passed:
+        messages.success(request, f"“{system.name}” passed the contract check; it is offered for chat jobs.")
+        return
+    failed = [r for r in system.check_results if not r["passed"]]
+    hint = ""
+    if any(code in (r.get("reason") or "") for r in failed for code in SIGNATURE_REFUSED):
+        hint = (
+            " The system refused Quorum's signed requests: the secret registered here probably differs from the "
+            "system's. Set the right one with “Change URL or secret” on its row."
+        )
+    messages.warning(
+        request,
+        f"“{system.name}” failed the contract check ({', '.join(r['rule'] for r in failed)}), so it is not offered for "
+        f"chat jobs; see why below, fix it and press Check again.{hint}",
+    )
 
 
 @organizer_required
@@ -92,6 +113,37 @@ def system_check(request, pk):
     system = check_system_again(get_object_or_404(DialogSystem, pk=pk))
     _check_message(request, system)
     return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@organizer_required
+@require_POST
+def system_change(request, pk):
+    system = get_object_or_404(DialogSystem, pk=pk)
+    form = SystemChangeForm(request.POST)
+    if not form.is_valid() or not (form.cleaned_data["url"] or form.cleaned_data["secret"]):
+        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()) if form.errors else "give a new URL or secret"
+        messages.error(request, f"“{system.name}” was not changed: {errors}.")
+        return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+    try:
+        system = change_system(system, **form.cleaned_data)
+    except EvaluationInputError as exc:
+        messages.error(request, f"“{system.name}” was not changed: {exc}.")
+    else:
+        _check_message(request, system)
+    return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@organizer_required
+@require_POST
+def system_delete(request, pk):
+    system = get_object_or_404(DialogSystem, pk=pk)
+    try:
+        delete_system(system)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not deleted: {exc}.")
+        return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+    messages.success(request, f"Deleted “{system.name}”; its name may be registered again.")
+    return redirect(reverse("evaluation:systems"))
 
 
 @organizer_required

@@ -492,3 +492,22 @@ def test_schema_generates_without_warnings_and_validates(tmp_path):
     out = tmp_path / "schema.yml"
     call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(out))  # raises on any warning
     assert "/api/jobs/{id}/launch/:" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.django_db
+def test_a_pairwise_job_is_created_from_payloads_and_bad_ones_are_named(organizer_api):
+    """POST /api/jobs/ makes a payload-built job from `payloads`; a bad payload is a 400 naming it,
+    a corpus type without a corpus and a type made elsewhere say what to do."""
+    pair = {"context": [{"speaker": "user", "text": "Hi"}], "a": {"system": "A", "text": "x"}, "b": {"system": "B", "text": "y"}}
+    created = organizer_api.post("/api/jobs/", {"name": "pairs", "task_type": "pairwise", "payloads": [pair, pair]}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["item_count"] == 2
+    bad = organizer_api.post("/api/jobs/", {"name": "bad", "task_type": "pairwise", "payloads": [pair, {"a": {}}]}, format="json")
+    assert bad.status_code == 400 and "payload 1" in bad.content.decode()
+    assert organizer_api.post("/api/jobs/", {"name": "p", "task_type": "pairwise"}, format="json").status_code == 400
+    no_corpus = organizer_api.post("/api/jobs/", {"name": "r", "task_type": "rewrite"}, format="json")
+    assert no_corpus.status_code == 400 and "corpus" in no_corpus.json()
+    chat = organizer_api.post("/api/jobs/", {"name": "c", "task_type": "chat", "payloads": [pair]}, format="json")
+    assert chat.status_code == 400 and "/evaluation/interactive/new/" in chat.content.decode()
+    described = {t["key"]: t for t in organizer_api.get("/api/task-types/").json()}
+    assert '"a": {"system"' in described["pairwise"]["payload_file"] and described["rewrite"]["payload_file"] == ""

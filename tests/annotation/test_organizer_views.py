@@ -213,9 +213,11 @@ def test_job_form_shows_every_setting_with_its_help(world, organizer, client):
     assert "RADDLE asks for all four" in page  # the setting's help text
     assert 'name="setting__rewrite__typo_max_edit_ratio"' in page
     assert f'<option value="{world["corpus"].pk}" selected>' in page
-    # Only kinds whose items are corpus turns are offered: ratings of submissions and votes are made elsewhere.
-    assert '<option value="hard_score"' in page
-    assert '<option value="likert"' not in page and '<option value="vote"' not in page and '<option value="pairwise"' not in page
+    # Kinds built from corpus turns or from a payload file (with its format shown) are offered; votes
+    # (made by turning voting on) and chats (made from registered systems) are made elsewhere.
+    assert '<option value="hard_score"' in page and '<option value="pairwise"' in page and '<option value="likert"' in page
+    assert 'id="payload-format-pairwise"' in page
+    assert '<option value="vote"' not in page and '<option value="chat"' not in page
 
 
 @pytest.mark.parametrize(

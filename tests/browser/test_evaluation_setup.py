@@ -52,7 +52,7 @@ def test_an_organizer_uploads_a_test_set_and_entries_and_creates_the_campaign(pa
     entries.get_by_label("Scores").set_input_files(DSTC9 / "score.csv")
     entries.get_by_label("Ground truth").check()
     entries.get_by_role("button", name="Upload entries").click()
-    expect(page.locator("body")).to_contain_text("Imported 6 entries with their objective scores")
+    expect(page.locator("body")).to_contain_text("Imported 6 entries with outputs and their objective scores")
 
     finalists = page.locator("#finalists")
     finalists.get_by_label("Metrics (comma-separated").fill("detection_f1,selection_r@1")

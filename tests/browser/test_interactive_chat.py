@@ -43,7 +43,7 @@ def test_a_whole_chat_ends_in_success_and_ratings(page, dialogs, make_annotator)
         assert "team-secret" not in page.content()
 
         page.get_by_role("radio", name=re.compile("^Success")).check()
-        expect(page.locator("#chat-input")).to_be_disabled()  # choosing the verdict ends the dialog
+        expect(page.locator("#chat-input")).to_be_enabled()  # a verdict ends nothing until it is submitted
         page.locator("#id_understanding").get_by_role("radio", name="Understands very well").check()
         page.locator("#id_understanding_reason").fill("It got the food and area.")
         page.locator("#id_appropriateness").get_by_role("radio", name="Very appropriate").check()
@@ -86,3 +86,53 @@ def test_a_system_that_stops_answering_is_paused_and_the_worker_ends_without_rat
     response = Response.objects.get(worker=worker)
     assert response.answers["outcome"] == "fail" and response.answers["system_unavailable"] is True
     assert response.status != Response.Status.REJECTED
+
+
+def test_a_chat_judged_early_is_not_a_trap(page, dialogs, make_annotator):
+    """Success chosen before any message: the conversation stays open, the page says how many
+    messages remain, a submit is refused with what to do, and the worker chats and finishes."""
+    _user, worker = make_annotator("cho")
+    goals = import_goals(
+        name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n',
+        databases={"restaurant": json.dumps(RESTAURANTS).encode()},
+    )
+    with running(ReferenceSystem(SECRET)) as url:
+        system = register_system(name="team-early", url=url, secret=SECRET)
+        create_chat_job(name="Chat with a system", systems=[system], goal_set=goals)
+        log_in(page, "cho", "cho-pass-1")
+        claim_by_keyboard(page, "Chat with a system")
+        expect(page.locator("#chat-log li.system")).to_have_count(1)
+        expect(page.locator("#chat-progress")).to_contain_text("Send 1 more message before you judge")
+
+        page.get_by_role("radio", name=re.compile("^Success")).check()  # the stray early click
+        expect(page.locator("#chat-input")).to_be_enabled()
+        page.locator("#id_understanding").get_by_role("radio", name="Understands very well").check()
+        page.locator("#id_understanding_reason").fill("Fine.")
+        page.locator("#id_appropriateness").get_by_role("radio", name="Very appropriate").check()
+        page.locator("#id_appropriateness_reason").fill("Fine.")
+        page.locator("#submit-button").click()
+        expect(page.locator("body")).to_contain_text("send at least 1 message (0 sent so far)")
+        expect(page.locator("#skip-button")).to_be_visible()
+        expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
+
+        expect(page.locator("#chat-input")).to_be_enabled()  # still open after the refusal
+        expect(page.locator("#chat-log li.system")).to_have_count(1)  # the conversation is back
+        expect(page.locator("#chat-send")).to_be_enabled()
+        page.locator("#chat-input").fill("I want chinese food in the centre")
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-log li.system").nth(1)).to_contain_text("Golden Wok")
+        expect(page.locator("#chat-progress")).to_contain_text("You can judge the system now")
+        page.get_by_role("radio", name=re.compile("^Success")).check()
+        page.locator("#id_understanding").get_by_role("radio", name="Understands very well").check()
+        page.locator("#id_appropriateness").get_by_role("radio", name="Very appropriate").check()
+        if not page.locator("#id_understanding_reason").input_value().strip():
+            page.locator("#id_understanding_reason").fill("Fine.")
+        if not page.locator("#id_appropriateness_reason").input_value().strip():
+            page.locator("#id_appropriateness_reason").fill("Fine.")
+        page.locator("#submit-button").click()
+        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+
+    response = Response.objects.get(worker=worker)
+    assert response.answers["outcome"] == "success"
+    assert [t["role"] for t in response.answers["transcript"]] == ["system", "user", "system"]
+    assert dialogs == []

@@ -43,7 +43,13 @@ def test_filter_read_the_diff_and_reject_by_keyboard(page, dialogs, organizer, m
     page.keyboard.press("Escape")  # leave the field: keys act on the queue again
     page.keyboard.press("j")
     expect(row).to_have_class("card review-row current")
+    page.keyboard.press("e")  # a key asks first; Esc cancels and nothing is decided
+    expect(page.locator("#bulk-confirm")).to_contain_text("Exclude 1 response?")
+    page.keyboard.press("Escape")
+    expect(page.locator("#bulk-confirm")).to_be_hidden()
     page.keyboard.press("r")
+    expect(page.locator("#bulk-confirm")).to_contain_text("Reject 1 response?")
+    page.keyboard.press("r")  # the same key again confirms
     expect(page.locator("#bulk-results")).to_contain_text(f"Response {bobs.pk}: rejected (not paid)")
     bobs.refresh_from_db()
     assert bobs.status == Response.Status.REJECTED

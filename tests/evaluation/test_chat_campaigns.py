@@ -31,9 +31,14 @@ def goal_set(db):
     return import_goals(name="goals", goals_file=GOALS, databases={"restaurant": json.dumps(RESTAURANTS).encode()})
 
 
-def _system(name, url="http://127.0.0.1:9", **fields):
-    # Registered without a live server: the contract check fails, which does not stop a chat job.
-    return register_system(name=name, url=url, secret=SECRET, **fields)
+def _system(name, url="http://127.0.0.1:9", passed=True, **fields):
+    # Registered without a live server, so the contract check fails; the page offers only systems
+    # that passed, so by default the test marks it passed (as a fixed system checked again would be).
+    system = register_system(name=name, url=url, secret=SECRET, **fields)
+    if passed:
+        type(system).objects.filter(pk=system.pk).update(check_passed=True)
+        system.refresh_from_db()
+    return system
 
 
 def _organizer_client(organizer):
@@ -169,3 +174,12 @@ def test_a_worker_with_a_working_system_still_owes_the_ratings(goal_set, make_an
     assert answer.status_code == 400 or not Response.objects.exists()  # a page cannot claim the system failed
     assert not Response.objects.exists()
     assert DialogSystem.objects.get(name="good").paused_at is None
+
+
+def test_a_system_that_did_not_pass_is_not_offered_for_chats(goal_set, organizer):
+    failing = _system("team-failing", passed=False)
+    client = _organizer_client(organizer)
+    page = client.get(reverse("evaluation:systems")).content.decode()
+    assert f'value="{failing.pk}"' not in page.split('name="systems"', 1)[-1].split("</select>", 1)[0]
+    answer = client.post(reverse("evaluation:chat-job-create"), {"name": "r", "systems": [failing.pk], "goal_set": goal_set.pk, "dialogs_per_goal": 1, "min_user_turns": 1, "reward": "0.4"})
+    assert answer.status_code == 400

@@ -108,7 +108,7 @@ def test_an_adaptive_campaign_gets_only_its_first_round(signed_in, tmp_path):
     assert crowd.job.items.count() == 4 * 40  # every entry on the first 40 instances of the shared order
     assert len(crowd.instances) == 200 and crowd.round_sizes == [40, 80, 120, 160, 200]
     page = signed_in.get(response["Location"]).content.decode()
-    assert "its first round, 160 items x 1 raters on the first 40 of 200 instances" in page
+    assert "its first round, 160 items x 1 rater on the first 40 of 200 instances" in page
 
 
 @pytest.mark.parametrize(
@@ -137,7 +137,8 @@ def test_a_refusal_of_the_service_is_shown_and_creates_nothing(signed_in, tmp_pa
     response = _create(signed_in, campaign)
     page = response.content.decode()
     assert response.status_code == 400
-    assert "Nothing was created: test set &#x27;crowd-test&#x27; has no dialog contexts; import its logs.json first" in page
+    assert "Nothing was created: the crowd job needs, first: the dialog contexts of test set &#x27;crowd-test&#x27;" in page
+    assert "Add dialog contexts or knowledge to a test set" in page  # where on this site, not a shell command
     assert _nothing_created() and Campaign.objects.get(pk=campaign.pk).state == Campaign.State.DRAFT
 
 

@@ -2,6 +2,7 @@
 without seeing system names, left/right drawn per worker and recorded, and the Bradley-Terry
 ranking on the evaluation page, in CSV/Markdown and from the command."""
 import io
+import json
 import math
 
 import pytest
@@ -128,3 +129,19 @@ def test_only_organizers_see_the_ranking(make_annotator, client):
     user, _worker = make_annotator("nosy")
     client.force_login(user)
     assert client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).status_code == 403
+
+
+@pytest.mark.django_db
+def test_create_job_makes_a_pairwise_job_from_a_payload_file_and_names_bad_lines(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    from annotation.models import Job
+
+    pair = {"context": [{"speaker": "user", "text": "Hi"}], "a": {"system": "A", "text": "x"}, "b": {"system": "B", "text": "y"}}
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps(pair) + "\n\n" + json.dumps({"a": 1}) + "\n")
+    with pytest.raises(CommandError, match="pairs.jsonl line 3"):
+        call_command("create_job", "--task-type", "pairwise", "--payloads", str(path), "--name", "pairs")
+    path.write_text(json.dumps(pair) + "\n" + json.dumps(pair) + "\n")
+    call_command("create_job", "--task-type", "pairwise", "--payloads", str(path), "--name", "pairs")
+    assert Job.objects.get(name="pairs").items.count() == 2

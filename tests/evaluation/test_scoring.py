@@ -223,3 +223,18 @@ def test_report_refuses_unknown_systems_and_bad_instances():
     bad.loc[bad.index[0], "instance"] = 50
     with pytest.raises(ValueError, match="instance indices must lie in 0..49"):
         build_report(bad, truth, systems)
+
+
+@pytest.mark.django_db
+def test_finalists_are_chosen_among_entries_with_outputs_and_the_others_are_named():
+    from evaluation.campaigns.services.campaigns import finalist_table
+    from evaluation.models import Challenge, Entry, Team, TestSet
+
+    challenge = Challenge.objects.create(name="c")
+    test_set = TestSet.objects.create(challenge=challenge, name="t", size=1, labels=[{"target": False}])
+    for n, (outputs, score) in enumerate([(None, 0.9), ([{"target": False}], 0.5), ([{"target": False}], 0.4)]):
+        team = Team.objects.create(challenge=challenge, team_id=f"team{n}")
+        Entry.objects.create(team=team, test_set=test_set, entry_id="entry0", outputs=outputs, objective_scores={"f1": score})
+    chosen = finalist_table(test_set, ["f1"], n=1)
+    assert list(chosen["team_id"]) == ["team1"]
+    assert chosen.attrs["without_outputs"] == ["team0/entry0"]

@@ -59,7 +59,7 @@ def test_a_test_set_then_entries_with_scores_then_finalists(signed_in):
         {"test_set": test_set.pk, "archive": SimpleUploadedFile("e.zip", zipped(DSTC9 / "entries").read()), "scores": fixture_file("score.csv"), "baseline_teams": "baseline", "ground_truth": "on"},
         follow=True,
     )
-    assert "Imported 6 entries with their objective scores" in page.content.decode()
+    assert "Imported 6 entries with outputs and their objective scores" in page.content.decode()
     assert Entry.objects.filter(is_ground_truth=True).exists() and Entry.objects.get(team__team_id="team2").objective_scores
     page = signed_in.post(reverse("evaluation:campaigns"), {"test_set": test_set.pk, "metrics": "detection_f1,selection_r@1", "top": "2", "campaign": "finals"})
     assert 'id="finalist-table"' in page.content.decode()
@@ -127,3 +127,38 @@ def test_organizer_dashboard_and_evaluation_link_to_each_other(signed_in):
     assert reverse("evaluation:campaigns") in dashboard
     evaluation = signed_in.get(reverse("evaluation:campaigns")).content.decode()
     assert reverse("organizer:dashboard") in evaluation
+
+
+@pytest.mark.django_db
+def test_knowledge_is_added_to_an_existing_test_set_from_the_page(organizer, client):
+    from evaluation.campaigns.services.imports import import_test_set
+    from evaluation.models import TestSet
+    from tests.evaluation.conftest import DSTC9
+
+    test_set = import_test_set("DSTC9 Track 1", "no-knowledge", DSTC9 / "labels.json")
+    assert not test_set.knowledge
+    client.force_login(organizer)
+    with open(DSTC9 / "knowledge.json", "rb") as knowledge:
+        response = client.post(reverse("evaluation:test-set-logs-upload"), {"test_set": test_set.pk, "knowledge": knowledge}, follow=True)
+    assert "Stored the reference knowledge" in response.content.decode()
+    assert TestSet.objects.get(pk=test_set.pk).knowledge
+    nothing = client.post(reverse("evaluation:test-set-logs-upload"), {"test_set": test_set.pk})
+    assert nothing.status_code == 400 and "Choose logs.json, knowledge.json or both" in nothing.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_draft_campaigns_entry_without_outputs_is_listed_and_taken_out(organizer, client):
+    from evaluation.campaigns.services.campaigns import create_campaign
+    from evaluation.campaigns.services.imports import import_test_set
+    from evaluation.models import Entry, Team
+    from tests.evaluation.conftest import DSTC9
+
+    test_set = import_test_set("DSTC9 Track 1", "t", DSTC9 / "labels.json", DSTC9 / "knowledge.json")
+    team = Team.objects.create(challenge=test_set.challenge, team_id="team03")
+    entry = Entry.objects.create(team=team, test_set=test_set, entry_id="entry0", outputs=None, objective_scores={"f1": 1})
+    campaign = create_campaign("draft", test_set, [entry])
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert "team03/entry0" in page and "Take out" in page
+    client.post(reverse("evaluation:campaign-entry-remove", args=[campaign.pk, entry.pk]))
+    assert not campaign.entries.exists()

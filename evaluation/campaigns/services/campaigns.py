@@ -41,8 +41,20 @@ def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
     table = pd.DataFrame(
         {"entry_pk": [e.pk for e in kept], "team_id": [e.team.team_id for e in kept], "entry_id": [e.entry_id for e in kept], "overall": overall.loc[[e.label for e in kept]].to_numpy()}
     )
-    chosen = scoring.select_finalists(table, n)
+    # Only an entry with outputs can be rated; one known from its published scores alone is ranked
+    # (Eq. 2 is over every entry) but passed over, and named, so the campaign is never dead on arrival.
+    has_outputs = [e.outputs is not None for e in kept]
+    eligible = table[has_outputs].reset_index(drop=True)
+    if eligible.empty:
+        raise EvaluationInputError(
+            f"no ranked entry of test set {test_set.name!r} has outputs; import the entries' outputs (the entries form) first"
+        )
+    chosen = scoring.select_finalists(eligible, n)
+    cutoff = chosen["overall"].min() if not chosen.empty else None
+    without = table[[not h for h in has_outputs]]
+    skipped = [f"{t}/{e}" for t, e, o in zip(without["team_id"], without["entry_id"], without["overall"], strict=True) if cutoff is None or o >= cutoff]
     chosen.attrs["left_out"] = left_out  # entries missing a metric: callers warn
+    chosen.attrs["without_outputs"] = skipped  # ranked high enough but without outputs to rate: callers say so
     return chosen
 
 
@@ -187,3 +199,19 @@ def request_campaign_results(campaign: Campaign) -> None:
     """Queue the computation of the campaign's results (`evaluation.tasks.compute_campaign_results`,
     which also writes its export files) once the current transaction commits."""
     after_commit("evaluation.tasks.compute_campaign_results", campaign.pk)
+
+
+@transaction.atomic
+def remove_campaign_entry(campaign: Campaign, entry: Entry) -> Campaign:
+    """Take an entry out of a draft campaign (e.g. one without outputs that finalist selection
+    picked before): refused once the campaign collects ratings, has a crowd job or rated the entry."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.state != Campaign.State.DRAFT:
+        raise EvaluationInputError(f"campaign {campaign.name!r} is {campaign.get_state_display().lower()}; only a draft's entries change")
+    if CampaignJob.objects.filter(campaign=campaign).exists():
+        raise EvaluationInputError(f"campaign {campaign.name!r} has its crowd job; its entries are fixed (make a new campaign instead)")
+    if Rating.objects.filter(campaign=campaign, entry=entry).exists():
+        raise EvaluationInputError(f"{entry.label} has ratings in campaign {campaign.name!r}; it stays")
+    campaign.entries.remove(entry)
+    refresh_inputs_version(campaign)
+    return campaign

@@ -97,22 +97,40 @@ def _context(test_set, index) -> list[dict]:
     return [{"speaker": SPEAKERS[t["speaker"]], "text": t["text"]} for t in test_set.logs[index]]
 
 
+def crowd_needs(campaign: Campaign) -> list[str]:
+    """Everything a campaign's crowd job still needs, each with where to add it on this site (the
+    Evaluation page's forms), all at once rather than one refusal at a time; empty when ready."""
+    test_set = campaign.test_set
+    missing = []
+    if len(test_set.logs or []) != test_set.size:
+        missing.append(
+            f"the dialog contexts of test set {test_set.name!r} (its logs.json: “Add dialog contexts or knowledge to a test set” on the Evaluation page)"
+        )
+    if "accuracy" in campaign.questions and not test_set.knowledge:
+        missing.append(
+            f"the reference knowledge of test set {test_set.name!r}, since accuracy is rated against it (its knowledge.json: "
+            "“Add dialog contexts or knowledge to a test set” on the Evaluation page)"
+        )
+    entries = list(campaign.entries.all())
+    if not entries:
+        missing.append(f"entries in campaign {campaign.name!r} (add them with “Select finalists” or the campaign's entries list)")
+    without = sorted(e.label for e in entries if e.outputs is None)
+    if without:
+        missing.append(
+            f"outputs of {', '.join(without)} (their <team>/<entry>.json: “Upload entries” on the Evaluation page), "
+            "or take them out of this draft campaign's entries"
+        )
+    return missing
+
+
 def build_rows(campaign: Campaign, instances: list[int]):
     """(rows, skipped): rows are (entry, instance, payload) for every entry with a response on an
     instance; skipped maps an entry label to the instances where it gave none (not detected)."""
     test_set = campaign.test_set
-    if len(test_set.logs) != test_set.size:
-        raise EvaluationInputError(
-            f"test set {test_set.name!r} has no dialog contexts; import its logs.json first (import_testset --logs, or import_test_set_logs)"
-        )
-    if "accuracy" in campaign.questions and not test_set.knowledge:
-        raise EvaluationInputError(f"accuracy is rated against the reference knowledge, and test set {test_set.name!r} has no knowledge.json")
+    missing = crowd_needs(campaign)
+    if missing:
+        raise EvaluationInputError("the crowd job needs, first: " + "; ".join(missing))
     entries = list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id"))
-    if not entries:
-        raise EvaluationInputError(f"campaign {campaign.name!r} has no entries to rate")
-    without = [e.label for e in entries if e.outputs is None]
-    if without:
-        raise EvaluationInputError(f"entries {', '.join(without)} have no outputs to rate; import their <entry>.json")
     shared = {i: {"context": _context(test_set, i), "knowledge": _knowledge_snippets(test_set, i)} for i in instances}
     rows: list = []
     skipped: dict[str, list] = {}

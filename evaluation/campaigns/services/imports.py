@@ -57,6 +57,18 @@ def import_test_set_logs(test_set, logs_path) -> TestSet:
     return test_set
 
 
+@transaction.atomic
+def import_test_set_knowledge(test_set, knowledge_path) -> TestSet:
+    """Add (or replace) the reference knowledge of a test set imported without knowledge.json: the
+    labels are checked against it first, and the content hash changes (accuracy depends on it)."""
+    knowledge = _checked(dstc9.check_knowledge, _checked(dstc9.load_json, knowledge_path), knowledge_path)
+    _checked(dstc9.check_outputs, test_set.labels, knowledge_path, knowledge=knowledge)
+    test_set.knowledge = knowledge
+    test_set.content_hash = _digest(test_set.labels, knowledge)
+    test_set.save(update_fields=["knowledge", "content_hash"])
+    return test_set
+
+
 def _entry_hash(outputs, is_baseline, is_ground_truth):
     return _digest(outputs, is_baseline, is_ground_truth)
 

@@ -15,15 +15,18 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from django.db import transaction
+
 from evaluation.campaigns.services.imports import (
     BASELINE_TEAMS,
     import_entries,
     import_human_eval,
     import_test_set,
+    import_test_set_knowledge,
     import_test_set_logs,
 )
 from evaluation.errors import EvaluationInputError
-from evaluation.models import Campaign, TestSet
+from evaluation.models import Campaign, Entry, TestSet
 
 MAX_ARCHIVE_BYTES = 200 * 1024 * 1024  # uncompressed; larger material goes through the commands
 TEST_SET_FILES = ("labels.json", "knowledge.json", "logs.json")
@@ -187,20 +190,32 @@ def import_test_set_upload(challenge: str, name: str, labels=None, knowledge=Non
         return import_test_set(challenge, name, paths["labels.json"], paths.get("knowledge.json"), paths.get("logs.json"))
 
 
-def import_test_set_logs_upload(test_set: TestSet, logs) -> TestSet:
-    """Add (or replace) the dialog contexts of a test set from an uploaded logs.json."""
-    with _saved_uploads(**{"logs.json": logs}) as paths:
-        return import_test_set_logs(test_set, paths["logs.json"])
+def import_test_set_logs_upload(test_set: TestSet, logs=None, knowledge=None) -> TestSet:
+    """Add (or replace) the dialog contexts (logs.json) and/or the reference knowledge
+    (knowledge.json) of an existing test set, in one transaction."""
+    if logs is None and knowledge is None:
+        raise EvaluationInputError("give logs.json, knowledge.json or both")
+    with transaction.atomic(), _saved_uploads(**{"logs.json": logs, "knowledge.json": knowledge}) as paths:
+        if "knowledge.json" in paths:
+            test_set = import_test_set_knowledge(test_set, paths["knowledge.json"])
+        if "logs.json" in paths:
+            test_set = import_test_set_logs(test_set, paths["logs.json"])
+        return test_set
 
 
 def import_entries_upload(test_set: TestSet, archive, scores=None, baseline_teams=BASELINE_TEAMS, ground_truth=False) -> dict:
     """Entries from a .zip whose top level holds the team folders (<team>/<entry>.json), with an
     optional objective scores CSV: `import_entries` takes both in one transaction, all or nothing."""
+    without_outputs = Entry.objects.filter(test_set=test_set, outputs__isnull=True)
+    before = without_outputs.count()
     with unpacked_archive(archive) as root, _saved_uploads(**{"score.csv": scores}) as paths:
         entries = import_entries(
             test_set, root, baseline_teams=tuple(baseline_teams) or BASELINE_TEAMS, scores_path=paths.get("score.csv"), ground_truth=ground_truth
         )
-    return {"entries": len(entries), "labels": [e.label for e in entries], "scores": scores is not None, "ground_truth": ground_truth}
+    return {
+        "entries": len(entries), "labels": [e.label for e in entries], "scores": scores is not None, "ground_truth": ground_truth,
+        "scored_only": max(0, without_outputs.count() - before),  # entries the score file named, known by scores alone
+    }
 
 
 def import_human_eval_archive(campaign: Campaign, fileobj, replace=False) -> dict:

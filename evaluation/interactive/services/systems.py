@@ -10,6 +10,7 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.models import Item
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
 from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, url_problem
@@ -106,6 +107,43 @@ def register_system(*, name: str, url: str, secret: str, challenge: str = "") ->
 
 def check_system_again(system: DialogSystem) -> DialogSystem:
     return request_check(system)
+
+
+def change_system(system: DialogSystem, *, url: str = "", secret: str = "") -> DialogSystem:
+    """A new URL and/or secret for a registered system (blank: keep it), then the contract check
+    again. Its name and public id stay, so chats already made with it keep pointing at it."""
+    _name, url, secret = _clean_system(system.name, url or system.url, secret or system.secret)
+    DialogSystem.objects.filter(pk=system.pk).update(url=url, secret=secret)
+    system.refresh_from_db()
+    return request_check(system)
+
+
+def system_uses(system: DialogSystem) -> list[str]:
+    """What depends on a system (chats held with it, chat items that name it, entries that link it);
+    empty: it may be deleted."""
+    uses = []
+    sessions = system.sessions.count()
+    if sessions:
+        uses.append(f"{sessions} conversation{'s' if sessions != 1 else ''}")
+    items = Item.objects.filter(payload__endpoint=system.public_id).count()
+    if items:
+        uses.append(f"{items} chat item{'s' if items != 1 else ''}")
+    entries = system.entries.count()
+    if entries:
+        uses.append(f"{entries} entr{'ies' if entries != 1 else 'y'}")
+    return uses
+
+
+def delete_system(system: DialogSystem) -> None:
+    """Delete a system nothing depends on (its name is free again); otherwise refuse, saying what
+    uses it and what to do instead."""
+    uses = system_uses(system)
+    if uses:
+        raise EvaluationInputError(
+            f"{system.name!r} is in use ({', '.join(uses)}), so its record stays; change its URL or secret, "
+            "or let it be paused, instead"
+        )
+    system.delete()
 
 
 def import_goals(*, name: str, goals_file: bytes, databases: dict[str, bytes] | None = None) -> GoalSet:

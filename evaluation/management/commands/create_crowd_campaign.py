@@ -55,7 +55,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         items = crowd.job.items.count()
         self.stdout.write(
-            f"created campaign {crowd.campaign.name!r}: job {crowd.job_id} with {items} items x {opts['raters']} raters "
+            f"created campaign {crowd.campaign.name!r}: job {crowd.job_id} with {items} items x {opts['raters']} rater{'' if opts['raters'] == 1 else 's'} "
             f"on {len(crowd.instances)} instances (order seed {crowd.order_seed}){'; launched' if opts['launch'] else ''}"
             + (f"; adaptive: rounds of {opts['round_size']} instances, looks at {crowd.round_sizes}" if opts["adaptive"] else "")
         )

@@ -41,6 +41,6 @@ class Command(BaseCommand):
             self.stdout.write(f"FED set {fed_set.pk} {fed_set.name!r}: {fed_set.candidates.count()} to rate, {flagged} flagged for review")
             if opts["launch"]:
                 job = launch_fed_job(fed_set, raters=opts["raters"], reward=opts["reward"])
-                self.stdout.write(f"launched FED job {job.pk}: {job.items.count()} items x {opts['raters']} raters")
+                self.stdout.write(f"launched FED job {job.pk}: {job.items.count()} items x {opts['raters']} rater{'' if opts['raters'] == 1 else 's'}")
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from None
