@@ -10,7 +10,7 @@ not settled yet are held (status `held`, the reason in `checks["held"]`) for a r
 """
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -22,6 +22,7 @@ from ..selectors.quality import job_agreement, job_flags
 from . import reliability, voting
 from .errors import ClaimError
 from .response_status import transition
+from .stored_reports import store_latest
 
 SESSION_LOOKBACK = 500  # submissions read to find the start of a session
 
@@ -347,17 +348,4 @@ def store_flag_report(job: Job, report, computed_at, agreement=()) -> JobFlagRep
         "worker_measures": data["measures"],
         "agreement": list(agreement),
     }
-    with transaction.atomic():
-        stored = JobFlagReport.objects.select_for_update().filter(job=job).first()
-        if stored is None:
-            try:
-                with transaction.atomic():
-                    return JobFlagReport.objects.create(job=job, **values)
-            except IntegrityError:  # another run created it meanwhile
-                stored = JobFlagReport.objects.select_for_update().get(job=job)
-        if stored.computed_at > computed_at:
-            return stored
-        for name, value in values.items():
-            setattr(stored, name, value)
-        stored.save()
-        return stored
+    return store_latest(JobFlagReport, job, values)

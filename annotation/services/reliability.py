@@ -16,13 +16,13 @@ giving one answer to items that mostly call for it (a careful voter on good rewr
 from __future__ import annotations
 
 import numpy as np
-from django.db import IntegrityError, transaction
 from scipy import stats
 
 from ..models import Job, JobReliability
 from ..quality import reliability
 from ..quality.flags import FlagReport, WorkerFlag
 from ..selectors import reliability as reads
+from .stored_reports import store_latest
 
 
 def fit_job(job: Job, report: FlagReport, computed_at) -> JobReliability | None:
@@ -105,20 +105,7 @@ def store(job: Job, fitted: reliability.ReliabilityFit, writers: dict, computed_
         "computed_at": computed_at, "judgements": judgements, "labels": data["labels"], "priors": data["priors"],
         "tasks": _plain(data["tasks"]), "workers": data["workers"], "writers": writers,
     }
-    with transaction.atomic():
-        stored = JobReliability.objects.select_for_update().filter(job=job).first()
-        if stored is None:
-            try:
-                with transaction.atomic():
-                    return JobReliability.objects.create(job=job, **values)
-            except IntegrityError:  # another run created it meanwhile
-                stored = JobReliability.objects.select_for_update().get(job=job)
-        if stored.computed_at > computed_at:
-            return stored
-        for name, value in values.items():
-            setattr(stored, name, value)
-        stored.save()
-        return stored
+    return store_latest(JobReliability, job, values)
 
 
 def _plain(tasks: dict) -> dict:
