@@ -5,6 +5,9 @@ multipart request the docs page showed a text box and the server answered "The s
 not a file". Here every multipart request body gets its own copy of its schema in which each file
 field (a `uri` string, or a list of them) is a `binary` string: "Try it out" then offers a file
 picker. JSON bodies and responses keep the shared component.
+
+Every operation that reads a body also documents the 415 DRF answers when the body's media type is
+not one it reads (for example no Content-Type at all), so a client knows that answer is possible.
 """
 import copy
 
@@ -17,7 +20,15 @@ def declare_uploads_binary(result, generator, request, public):
             multipart = content.get("multipart/form-data")
             if multipart and "schema" in multipart:
                 multipart["schema"] = _with_binary_files(multipart["schema"], components)
+            if content:
+                operation.setdefault("responses", {}).setdefault("415", UNSUPPORTED_MEDIA_TYPE)
     return result
+
+
+UNSUPPORTED_MEDIA_TYPE = {
+    "description": "The body's media type is not one this operation reads; the body says which type was sent.",
+    "content": {"application/json": {"schema": {"type": "object", "properties": {"detail": {"type": "string"}}}}},
+}
 
 
 def _with_binary_files(schema: dict, components: dict) -> dict:
