@@ -84,7 +84,7 @@ class SimulatedChatUser:
         reader = _GoalReader()
         reader.feed(page.text)
         goal_line = " ".join(reader.lines)
-        food, area = re.search(r"food (\w+)", goal_line), re.search(r"area (\w+)", goal_line)
+        food, area = re.search(r"serving (\w+) food", goal_line), re.search(r"in the (\w+)\b(?! price)", goal_line)  # as goals.py words a goal
         if not food or not area:
             self.errors.append(f"no goal on {page.url}: {goal_line!r}")
             return False
