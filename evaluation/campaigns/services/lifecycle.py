@@ -60,7 +60,7 @@ def delete_campaign(campaign: Campaign) -> str:
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     found = dependents(campaign)
     if found:
-        raise EvaluationInputError(f"campaign {campaign.name!r} is not deleted: " + "; ".join(found))
+        raise EvaluationInputError(f"campaign {campaign.name!r}: " + "; ".join(found))
     name = campaign.name
     campaign.delete()
     return name
