@@ -35,7 +35,7 @@ from .selectors.gold import gold_items
 from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
 from .selectors.reliability import reliability_overview, worker_reliability_rows
-from .selectors.review import ReviewFilters, review_queue
+from .selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
 from .selectors.review_decisions import prefers_compact
 from .selectors.team import in_house_annotators
 from .services.exports import start_export
@@ -416,7 +416,8 @@ def reading_audio(request, pk, index):
 
 def _review_page(request, job, status=200):
     filters = ReviewFilters.from_query(request.GET)
-    queue = review_queue(job, filters, request.GET.get("page") or 1)
+    compact = prefers_compact(request.user)
+    queue = review_queue(job, filters, request.GET.get("page") or 1, PAGE_SIZE if compact else CARDS_PAGE_SIZE)
     # The outcome of the last bulk decision, shown once (post/redirect/get keeps a reload harmless).
     results = request.session.pop(_results_key(job), None)
     context = {
@@ -427,7 +428,7 @@ def _review_page(request, job, status=200):
         "actions": list(REVIEW_ACTIONS),
         "checks": CheckOverride.Check.choices,
         "bulk_reason": request.session.pop(_results_key(job) + ":reason", ""),
-        "compact": prefers_compact(request.user),
+        "compact": compact,
         "row_actions": ("accept", "reject", "exclude"),
         "undoable": [r["decision_id"] for r in results or () if r.get("decision_id")],
     }
