@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from annotation.models import ImportRun, RunStatus
+from tests.annotation.test_task_type_contract import CHAT
 from tests.evaluation.conftest import DSTC9
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -41,7 +43,11 @@ def default_data(make_annotator):
     compute_campaign_results(campaign.pk, bootstrap=1000)
     pair = {"context": [{"speaker": "user", "text": "Hi"}], "a": {"system": "A", "text": "x"}, "b": {"system": "B", "text": "y"}}
     pairs = create_payload_job(name="Pairs", task_type="pairwise", payloads=[pair] * 10)
-    return {"job": job, "campaign": campaign, "pairs": pairs, "worker": workers[0], "test_set": test_set}
+    chats = create_payload_job(name="Chats", task_type="chat", payloads=[CHAT] * 3)
+    imported = ImportRun.objects.create(
+        corpus_name=job.corpus.name, source_format="jsonl", corpus=job.corpus, status=RunStatus.SUCCEEDED, done=50, total=50,
+    )
+    return {"job": job, "campaign": campaign, "pairs": pairs, "chats": chats, "import": imported, "worker": workers[0], "test_set": test_set}
 
 
 def _pages(data) -> list[str]:
@@ -51,7 +57,8 @@ def _pages(data) -> list[str]:
         f"/organize/jobs/{job}/review/", f"/organize/jobs/{job}/review/decisions/", f"/organize/jobs/{job}/preview/",
         f"/organize/jobs/{pairs}/", f"/organize/jobs/{pairs}/preview/", "/organize/team/", f"/organize/workers/{data['worker'].pk}/",
         "/evaluation/", f"/evaluation/{campaign}/", "/evaluation/systems/", f"/evaluation/pairwise/{pairs}/", "/evaluation/fed/",
-        f"/evaluation/test-sets/{data['test_set'].pk}/interactive-leaderboard/",
+        f"/evaluation/test-sets/{data['test_set'].pk}/interactive-leaderboard/", f"/organize/imports/{data['import'].pk}/",
+        f"/evaluation/interactive/{data['chats'].pk}/", f"/organize/jobs/{data['chats'].pk}/preview/",
     ]
 
 
