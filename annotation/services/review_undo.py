@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from .. import extensions
-from ..models import CheckOverride, DecisionUndo, Job, Response
+from ..models import CheckOverride, DecisionUndo, Item, Job, Response
 from .quality import QualityError
 from .response_status import transition
 from .review import chosen_ids
@@ -63,7 +63,10 @@ def undo_decision(decision: CheckOverride, *, reason: str, by=None) -> str:
     reason = (reason or "").strip()
     if not reason:
         raise QualityError("give the reason for the undo")
+    item_id = Response.objects.filter(pk=decision.response_id).values_list("item_id", flat=True).get()
     with transaction.atomic():
+        # The item first, then the response: the order `quality.override_verdict` takes them in.
+        Item.objects.select_for_update().only("pk").get(pk=item_id)
         response = Response.objects.select_for_update().get(pk=decision.response_id)
         decision = CheckOverride.objects.select_for_update().get(pk=decision.pk)
         _check_undoable(decision, response)
