@@ -14,6 +14,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from quorum import strict_json
 from quorum.roles import organizer_required
 
 from . import task_types
@@ -96,6 +97,7 @@ def _preview_links(job: Job, item: Item, positions: list[int]) -> dict:
         "next": f"{base}?item={positions[index + 1]}" if index + 1 < len(positions) else "",
         "back": reverse("organizer:job", kwargs={"pk": job.pk}),
         "relays": task_types.capability(kind, task_types.RelaysChat) is not None,
+        "chat_url": reverse("organizer:job-preview-chat", kwargs={"pk": job.pk, "position": item.position}),
     }
 
 
@@ -137,3 +139,29 @@ def job_preview_check(request, pk, position):
         return answers
     _cleaned, problems = check_answers(slot=_stand_in_slot(item), answers=answers)
     return JsonResponse({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+
+
+#: What the preview's conversation answers in place of the system.
+PREVIEW_REPLY = "(Preview: here the system answers the worker. Nothing is sent to it, and nothing is saved.)"
+
+
+@csrf_exempt  # answers from nothing it stores and writes nothing; organizers only, like the page it serves
+@organizer_required
+@never_cache
+@require_POST
+def job_preview_chat(request, pk, position):
+    """The preview's stand-in for a chat's relay (`static/chat.js`): the worker's message shown back
+    with a note where the system's reply would be; no system is called, no transcript is kept."""
+    get_object_or_404(Item, job_id=pk, position=position)
+    try:
+        body = strict_json.loads(request.body or b"{}")
+    except ValueError as exc:
+        return JsonResponse({"error": f'Send a JSON object like {{"action": "say", "text": "..."}}: {exc}.'}, status=400)
+    action = body.get("action") if isinstance(body, dict) else None
+    text = str(body.get("text", ""))[:1000] if isinstance(body, dict) else ""
+    if action == "say" and text.strip():
+        turns = [{"role": "user", "text": text}, {"role": "system", "text": PREVIEW_REPLY}]
+        return JsonResponse({"turns": turns, "ended": False})
+    if action in ("open", "end"):
+        return JsonResponse({"turns": [], "ended": action == "end"})
+    return JsonResponse({"error": 'Send {"action": "open"}, {"action": "say", "text": "..."} or {"action": "end"}.'}, status=400)

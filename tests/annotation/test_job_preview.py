@@ -95,3 +95,22 @@ def test_only_organizers_preview_and_a_job_without_items_says_so(client, organiz
     vote_job = enable_voting(job)  # no responses yet, so no items
     page = client.get(reverse("organizer:job-preview", kwargs={"pk": vote_job.pk}), follow=True)
     assert "no items to preview yet" in page.content.decode()
+
+
+def test_a_chat_is_previewed_without_reaching_any_system(client, organizer):
+    from .test_task_type_contract import CHAT
+
+    job = create_payload_job(name="chats", task_type="chat", payloads=[CHAT])
+    item = Item.objects.get(job=job)
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job-preview", kwargs={"pk": job.pk})).content.decode()
+    url = reverse("organizer:job-preview-chat", kwargs={"pk": job.pk, "position": item.position})
+    assert f'data-chat-url="{url}"' in page  # not the relay of a work token
+
+    said = client.post(url, json.dumps({"action": "say", "text": "A chinese place, please."}), content_type="application/json")
+    bad = client.post(url, "{not json", content_type="application/json")
+
+    assert said.status_code == 200 and said.json()["turns"][0] == {"role": "user", "text": "A chinese place, please."}
+    assert "Nothing is sent to it" in said.json()["turns"][1]["text"]
+    assert bad.status_code == 400 and "Send a JSON object" in bad.json()["error"]
+    assert not Response.objects.exists() and not Slot.objects.filter(job=job).exclude(state="open").exists()
