@@ -24,7 +24,7 @@ from .services.claims import check_answers
 from .services.quality import QualityError
 from .services.review import remember_review_view
 from .services.review_undo import undo_decisions
-from .views import check_body_answers, preview_answers, preview_page
+from .views import check_body_answers, posted_answers, preview_page
 
 #: Where the outcome of the last undo waits for the decisions page (post/redirect/get).
 _UNDO_RESULTS = "quorum:undo-results:{}"
@@ -114,7 +114,7 @@ def job_preview(request, pk):
     preview = _preview_links(job, item, positions)
     if request.method != "POST":
         return preview_page(request, job, item, preview=preview)
-    answers = preview_answers(request, job)
+    answers = posted_answers(request, job)
     _cleaned, problems = check_answers(slot=_stand_in_slot(item), answers=answers)
     if not problems:
         preview["notice"] = "These answers pass every check a submission makes. Nothing was saved: this is a preview."

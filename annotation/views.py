@@ -195,13 +195,14 @@ def _resolve(request, token, *, as_json=False, need_open_job=True, for_page=Fals
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
 
 
-#: The token an organizer's preview renders its links with: not a signed token, so every work URL
-#: made from it (submit, skip, check, chat) is refused as "Link not valid" and nothing is stored.
+#: The token an organizer's preview renders its links with: not a signed token, so any work URL made
+#: from it that the preview does not replace (a reading's audio on a vote item) is refused as "Link
+#: not valid", and nothing is stored.
 PREVIEW_TOKEN = "preview"
 
 
-def preview_answers(request, job: Job) -> dict:
-    """A preview's posted answers, read as a submission reads them (text fields, then files)."""
+def posted_answers(request, job: Job) -> dict:
+    """The answers a form posted: its text fields, then its file fields (multipart) as bytes."""
     kind = task_types.get(job.task_type)
     posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(job.settings)}
     posted.update(posted_files(kind, job.settings, request.FILES))
@@ -315,10 +316,7 @@ def _telemetry_from(text: str):
 def _answers_from(request, work: _Work) -> dict:
     """The posted answers: text fields from the form, file fields (multipart) as bytes, then what
     the server fills in."""
-    kind = task_types.get(work.job.task_type)
-    posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(work.job.settings)}
-    posted.update(posted_files(kind, work.job.settings, request.FILES))
-    return {**posted, **_server_answers(kind, work)}
+    return {**posted_answers(request, work.job), **_server_answers(task_types.get(work.job.task_type), work)}
 
 
 def _server_answers(kind, work: _Work) -> dict:
