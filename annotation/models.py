@@ -682,10 +682,46 @@ class CheckOverride(models.Model):
     new_status = models.CharField(max_length=24, choices=Response.Status.choices)
     reason = models.TextField(help_text="Why the automatic verdict was overridden.")
     by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    recollected = models.BooleanField(
+        default=False, help_text="The decision reopened the item for a new response (re-collect), which an undo cannot take back."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at"]
+
+
+class DecisionUndo(models.Model):
+    """A reviewer's decision taken back (`services.review_undo`): the response returned to the state
+    it had before the decision; `transition` is the audit row of that move, with the reason."""
+
+    override = models.OneToOneField(
+        CheckOverride, on_delete=models.CASCADE, related_name="undo", help_text="The decision that was undone."
+    )
+    transition = models.ForeignKey(
+        ResponseTransition, on_delete=models.CASCADE, related_name="+", help_text="The move back, in the response's audit trail."
+    )
+    reason = models.TextField(help_text="Why the decision was undone.")
+    by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The organizer who undid it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"undo of decision {self.override_id}"
+
+
+class ReviewerPreference(models.Model):
+    """How an organizer likes the review queue: remembered per user, across sessions and devices."""
+
+    user = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_preference")
+    compact = models.BooleanField(
+        default=False, help_text="Show the review queue as a compact table (one row per response) instead of full cards."
+    )
+
+    def __str__(self):
+        return f"{self.user_id}: {'compact' if self.compact else 'full'} review queue"
 
 
 # --- Stored worker flags (issue 8): computed by the sweep, read by the pages ---------------------
