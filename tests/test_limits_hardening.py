@@ -118,3 +118,23 @@ def test_contract_checks_past_the_organizers_limit_are_a_429_on_the_page_and_the
         api = organizer_api.post("/api/evaluation/systems/", {"name": "three", "url": url, "secret": SECRET}, format="json")
         assert api.status_code == 429 and "try again in" in api.json()["detail"] and api["Retry-After"].isdigit()
     assert DialogSystem.objects.count() == 1
+
+
+def test_speech_error_exports_through_the_api_are_one_at_a_time_per_job_and_deduplicated(organizer_api):
+    """Issue 25 (a), verified where an organizer asks: the same speech-error export asked twice is
+    the one run (queued once); a different one while it is under way is refused naming that run."""
+    from annotation.models import Corpus, ExportRun
+    from tests.annotation.test_export_speech_errors import DIALOG_SHAPES, SYSTEM_REPLY
+    from tests.annotation.test_exports import make_dialog, make_job
+
+    corpus = Corpus.objects.create(name="speech", source_format="jsonl")
+    for position, (name, texts) in enumerate(DIALOG_SHAPES):
+        make_dialog(corpus, name, position, [row for text in texts for row in (("user", text, {}), ("system", SYSTEM_REPLY, {}))])
+    job = make_job(corpus)
+    url = f"/api/jobs/{job.pk}/exports/"
+    first = organizer_api.post(url, {"speech_errors_wer": 0.2, "speech_errors_seed": 3}, format="json")
+    again = organizer_api.post(url, {"speech_errors_wer": 0.2, "speech_errors_seed": 3}, format="json")
+    assert first.status_code == again.status_code == 202 and first.json()["id"] == again.json()["id"]
+    other = organizer_api.post(url, {"speech_errors_wer": 0.3}, format="json")
+    assert other.status_code == 400 and f"under way (run {first.json()['id']}" in json.dumps(other.json())
+    assert ExportRun.objects.filter(job=job).count() == 1
