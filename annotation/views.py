@@ -22,7 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from quorum import strict_json
+from quorum import limits, strict_json
 from quorum.roles import is_organizer, worker_for
 
 from . import chat_relay, task_types
@@ -55,6 +55,16 @@ def _message(request, status, title, message, *, links=(), answers=None, kept=No
     `answers` the text that was not (shown back so the worker can keep a copy)."""
     context = {"title": title, "message": message, "links": links, "answers": answers or {}, "kept": kept or {}}
     return render(request, "annotation/message.html", context, status=status)
+
+
+def _too_many(request, refusal: limits.Refusal, *, as_json: bool, answers=None):
+    """A request past the worker's limit (quorum.limits): 429 with when to try again; nothing changed."""
+    if as_json:
+        answer = JsonResponse({"error": refusal.message}, status=429)
+    else:
+        answer = _message(request, 429, "Too many requests", refusal.message, answers=answers)
+    answer["Retry-After"] = str(refusal.retry_after)
+    return answer
 
 
 def _not_an_annotator(request):
@@ -376,6 +386,9 @@ def work(request, token):
     answers = _answers_from(request, current)
     if done is not None:  # a repeated submission (double click, reload): the first one stands
         return _already_saved(request, current, done, answers)
+    refusal = limits.spend("recordings", current.worker.pk) if request.FILES else None
+    if refusal is not None:
+        return _too_many(request, refusal, as_json=as_json, answers=_texts_only(answers))
     active_seconds = request.POST.get("active_seconds", "")
     telemetry_text = request.POST.get("telemetry", "")
     typing_text = request.POST.get("typing_log", "")
@@ -487,6 +500,9 @@ def work_chat(request, token):
     action = body.get("action") if isinstance(body, dict) else None
     if action not in CHAT_ACTIONS:
         return JsonResponse({"error": 'Send {"action": "open"}, {"action": "say", "text": "..."} or {"action": "end", "reason": "success"}.'}, status=400)
+    refusal = limits.spend("chat", current.worker.pk)
+    if refusal is not None:
+        return _too_many(request, refusal, as_json=True)
     payload = current.item.payload
     key = chat_relay.session_key(current.slot)
     try:

@@ -277,6 +277,15 @@ QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says 
 # field; workers are told). 0 keeps logs until the response is deleted. 180 days covers a
 # collection and its review; the stored flags and their evidence outlive the log.
 QUORUM_TYPING_LOG_RETENTION_DAYS = env.int("QUORUM_TYPING_LOG_RETENTION_DAYS", default=180)
+# Per-person limits on expensive requests (quorum/limits.py), each a count per minute, 0 for no
+# limit; past one the request is refused with 429 and a message saying when to try again. Held
+# across web processes when CACHE_URL is a shared cache (Redis), per process otherwise.
+# Submissions carrying recordings, per worker (each is checked, stored and transcribed):
+QUORUM_LIMIT_RECORDINGS_PER_MINUTE = env.int("QUORUM_LIMIT_RECORDINGS_PER_MINUTE", default=20)
+# Chat messages (open, say, end) per worker: each one calls a submitted dialog system:
+QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE = env.int("QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE", default=40)
+# Contract checks of dialog systems (registering, checking again, changing a URL), per organizer:
+QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE = env.int("QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE", default=6)
 QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
