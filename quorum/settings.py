@@ -335,6 +335,9 @@ QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint tak
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
 QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
+# Objective scoring (evaluation score_entries): METEOR needs the WordNet 3.0 database, which no PyPI
+# package ships; this folder holds it (Debian's wordnet-base). Missing: METEOR is taken from score.csv.
+QUORUM_WORDNET_DIR = env.str("QUORUM_WORDNET_DIR", default="/usr/share/wordnet")
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.
