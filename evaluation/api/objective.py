@@ -1,8 +1,6 @@
 """Objective scoring in the API: queue `score_entries` and follow its run, compare an uploaded
 score.csv with the computed scores, check and score a DSTC6 Track 1 result file. Thin views over
 `evaluation.campaigns.services.objective`; refusals are 400s with the reason."""
-import json
-
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -12,13 +10,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.api.views import ERRORS, EvaluationAPI
-from evaluation.campaigns.services.objective import DEFAULT_TOLERANCE, compare_score_csv, score_dstc6_results, start_scoring
-from evaluation.errors import EvaluationInputError
+from evaluation.campaigns.services.objective import (
+    DEFAULT_TOLERANCE,
+    compare_score_csv,
+    load_json_text,
+    score_dstc6_results,
+    start_scoring,
+    upload_text,
+)
 from evaluation.models import ObjectiveScoringRun, TestSet
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.strict import RefusesUnknownFields
 
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 NO_TEST_SET = {404: OpenApiResponse(OpenApiTypes.OBJECT, description="No such test set.")}
 
 
@@ -41,15 +44,6 @@ class ScoreComparisonSerializer(RefusesUnknownFields, serializers.Serializer):
 class Dstc6ScoreSerializer(RefusesUnknownFields, serializers.Serializer):
     test_set = serializers.FileField(help_text="The DSTC6 Track 1 test set: a JSON list of {dialog_id, candidates, answer: {candidate_id}}.")
     results = serializers.FileField(help_text="The result file: a JSON list of {dialog_id, lst_candidate_id: [{candidate_id, rank}]}.")
-
-
-def _text(upload, name: str) -> str:
-    if upload.size > MAX_UPLOAD_BYTES:
-        raise EvaluationInputError(f"{name}: larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB; use the score_entries command")
-    try:
-        return upload.read().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise EvaluationInputError(f"{name}: not UTF-8 text") from None
 
 
 class ScoringView(EvaluationAPI, APIView):
@@ -84,7 +78,7 @@ class ScoreComparisonView(EvaluationAPI, APIView):
         form = ScoreComparisonSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data["scores"]
-        text = _text(upload, upload.name)
+        text = upload_text(upload)
         return Response(compare_score_csv(test_set, text, name=upload.name, tolerance=form.validated_data["tolerance"]))
 
 
@@ -99,8 +93,5 @@ class Dstc6ScoreView(EvaluationAPI, APIView):
         form = Dstc6ScoreSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         test_set, results = form.validated_data["test_set"], form.validated_data["results"]
-        try:
-            dialogs = json.loads(_text(test_set, test_set.name))
-        except json.JSONDecodeError as exc:
-            raise EvaluationInputError(f"{test_set.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        return Response(score_dstc6_results(dialogs, _text(results, results.name), name=results.name))
+        dialogs = load_json_text(upload_text(test_set), test_set.name)
+        return Response(score_dstc6_results(dialogs, upload_text(results), name=results.name))

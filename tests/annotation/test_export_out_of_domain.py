@@ -183,3 +183,14 @@ def test_the_api_records_the_option_and_the_run_writes_the_set(client, corpora, 
     assert (run.out_of_domain_corpus_id, run.out_of_domain_rate, run.out_of_domain_seed, run.out_of_domain_mode) == (other.pk, 0.3, 5, "interleave")
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert "out_of_domain/data.json" in run.files
+
+
+@pytest.mark.django_db
+def test_the_command_writes_the_set_and_says_how_many_turns(tmp_path, corpora, capsys):
+    from django.core.management import call_command
+
+    home, other = corpora
+    job = make_job(home, variants=["paraphrase"])
+    call_command("export_job", str(job.pk), "--out", str(tmp_path / "out"), "--out-of-domain-corpus", str(other.pk),
+                 "--out-of-domain-rate", "1", "--out-of-domain-mode", "interleave")
+    assert "out_of_domain: 12 of 12 user turns interleaved with utterances of 'open-domain'" in capsys.readouterr().out

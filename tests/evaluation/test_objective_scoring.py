@@ -264,3 +264,38 @@ def test_dstc6_in_the_api_and_a_bad_file_is_a_400_with_its_place(api):
         {"test_set": _upload("test.json", test_set), "results": _upload("r.json", _results(4, _rank_twice).encode())}, format="multipart",
     )
     assert bad.status_code == 400 and "line 3, dialog d1, candidate c1" in bad.json()["detail"]
+
+
+# --- the page ------------------------------------------------------------------------------------------------
+
+
+def test_the_page_computes_shows_and_compares(client, organizer, small, django_capture_on_commit_callbacks):
+    client.force_login(organizer)
+    page = f"/evaluation/test-sets/{small.pk}/objective/"
+    assert client.get(page).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(page + "compute/")
+    assert started.status_code == 302
+    shown = client.get(page).content.decode()
+    assert "Succeeded" in shown and "computed-scores" in shown
+    with (FIXTURES / "score.csv").open("rb") as fh:
+        compared = client.post(page + "compare/", {"scores": fh, "tolerance": "0.005"})
+    assert compared.status_code == 200 and "comparison-summary" in compared.content.decode()
+    refused = client.post(page + "compare/", {"scores": _upload("score.csv", b"team_id,entry_id\n"), "tolerance": "0.005"})
+    assert refused.status_code == 400 and "the header must be" in refused.content.decode()
+
+
+def test_the_page_scores_a_dstc6_file_and_names_the_place_of_a_bad_one(client, organizer, small):
+    client.force_login(organizer)
+    url = f"/evaluation/test-sets/{small.pk}/objective/dstc6/"
+    test_set = json.dumps(_dstc6_test_set([1, 2, 5, 6])).encode()
+    good = client.post(url, {"test_set": _upload("t.json", test_set), "results": _upload("r.json", _results(4).encode())})
+    assert good.status_code == 200 and "precision@5 0.7500" in good.content.decode()
+    bad = client.post(url, {"test_set": _upload("t.json", test_set), "results": _upload("r.json", _results(4, _zero_index).encode())})
+    assert bad.status_code == 400 and "line 4, dialog d2, candidate c1" in bad.content.decode()
+
+
+@pytest.mark.parametrize("text", ["[" * 200 + "]" * 200, '[{"dialog_id": NaN}]', "not json"])
+def test_a_dstc6_file_that_is_not_json_quorum_reads_is_refused_in_words(text):
+    with pytest.raises(EvaluationInputError, match="results.json: refused"):
+        score_dstc6_results(_dstc6_test_set([1]), text)

@@ -20,9 +20,11 @@ from evaluation.campaigns.services.imports import BASELINE_TEAMS, read_score_csv
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from evaluation.stats import objective
+from quorum import strict_json
 from quorum.background import after_commit
 
 DEFAULT_TOLERANCE = 0.005
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # an upload from the page or the API; the command reads any size
 
 
 def wordnet():
@@ -152,16 +154,32 @@ def score_dstc6_results(test_set_json, result_text: str, name: str = "results.js
     """Check a DSTC6 Track 1 result file against the test set and score it (precision@1/2/5);
     refused with its place (line, dialog, candidate)."""
     dialogs = dstc6_dialogs(test_set_json)
-    try:
-        results = json.loads(result_text)
-    except json.JSONDecodeError as exc:
-        raise EvaluationInputError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    results = load_json_text(result_text, name)
     lines = _result_lines(result_text, len(results)) if isinstance(results, list) else None
     try:
         ranked = objective.check_dstc6_results(dialogs, results, lines)
         return {"dialogs": len(dialogs), **objective.dstc6_precision(dialogs, ranked)}
     except objective.Dstc6ResultProblem as exc:
         raise EvaluationInputError(f"{name}, {exc}") from None
+
+
+def load_json_text(text: str, name: str):
+    """The JSON value of an uploaded text, refused in words where it is not JSON Quorum reads
+    (quorum.strict_json: NaN, too deep, a NUL...)."""
+    try:
+        return strict_json.loads(text)
+    except ValueError as exc:  # StrictJSONError, with the parser's line and column
+        raise EvaluationInputError(f"{name}: refused: {exc}") from None
+
+
+def upload_text(upload) -> str:
+    """The text of an uploaded file (the page's and the API's), refused when too big or not UTF-8."""
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise EvaluationInputError(f"{upload.name}: larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB; use the score_entries command")
+    try:
+        return upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise EvaluationInputError(f"{upload.name}: not UTF-8 text") from None
 
 
 def read_text(path) -> str:

@@ -1,12 +1,11 @@
 """Compute the DSTC9 Track 1 objective scores of a test set's entries; optionally compare them with a
 score.csv, or check and score a DSTC6 Track 1 result file."""
-import json
-
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.campaigns.services.objective import (
     DEFAULT_TOLERANCE,
     compare_score_csv,
+    load_json_text,
     read_text,
     score_dstc6_results,
     score_entries,
@@ -64,9 +63,6 @@ class Command(BaseCommand):
     def _dstc6(self, opts):
         if not (opts["dstc6_test_set"] and opts["dstc6_results"]):
             raise CommandError("give both --dstc6-test-set and --dstc6-results")
-        try:
-            dialogs = json.loads(read_text(opts["dstc6_test_set"]))
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{opts['dstc6_test_set']}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        dialogs = load_json_text(read_text(opts["dstc6_test_set"]), opts["dstc6_test_set"])
         scores = score_dstc6_results(dialogs, read_text(opts["dstc6_results"]), name=opts["dstc6_results"])
         self.stdout.write(" ".join(f"{k}={v:.4f}" for k, v in scores.items()))
