@@ -299,3 +299,16 @@ def test_the_page_scores_a_dstc6_file_and_names_the_place_of_a_bad_one(client, o
 def test_a_dstc6_file_that_is_not_json_quorum_reads_is_refused_in_words(text):
     with pytest.raises(EvaluationInputError, match="results.json: refused"):
         score_dstc6_results(_dstc6_test_set([1]), text)
+
+
+def test_a_run_that_cannot_score_an_entry_fails_with_the_reason(small, django_capture_on_commit_callbacks):
+    from evaluation.campaigns.services.objective import start_scoring
+    from evaluation.models import ObjectiveScoringRun, Team
+
+    team = Team.objects.create(challenge=small.challenge, team_id="zz-broken")
+    Entry.objects.create(team=team, test_set=small, entry_id="entry0", outputs=[{"target": False}])  # not aligned with the labels
+    with django_capture_on_commit_callbacks(execute=True):
+        start_scoring(small)
+    run = ObjectiveScoringRun.objects.get()
+    assert run.status == RunStatus.FAILED and "1 instances but the labels have" in run.error
+    assert Entry.objects.filter(test_set=small).exclude(computed_scores={}).exists()  # those before it kept their scores

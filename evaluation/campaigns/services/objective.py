@@ -9,6 +9,7 @@ and the API queue it (`start_scoring`) and show the run's progress; the command 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -22,6 +23,8 @@ from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from evaluation.stats import objective
 from quorum import strict_json
 from quorum.background import after_commit
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TOLERANCE = 0.005
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # an upload from the page or the API; the command reads any size
@@ -84,6 +87,10 @@ def run_scoring(run_id: int) -> ObjectiveScoringRun | None:
         summary = score_entries(run.test_set, progress=lambda done, total: runs.update(done=done, total=total))
     except (EvaluationInputError, ValueError) as exc:
         runs.update(status=RunStatus.FAILED, error=str(exc), finished_at=timezone.now())
+    except Exception as exc:  # the run must end in a state the organizer can see, whatever went wrong
+        logger.exception("objective scoring run %s failed", run.pk)
+        error = f"Scoring failed unexpectedly ({type(exc).__name__}: {exc}); the entries scored before it keep their scores. Start it again."
+        runs.update(status=RunStatus.FAILED, error=error, finished_at=timezone.now())
     else:
         runs.update(status=RunStatus.SUCCEEDED, summary=summary, finished_at=timezone.now())
     run.refresh_from_db()
