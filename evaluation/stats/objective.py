@@ -26,6 +26,8 @@ share of dialogs whose correct candidate is ranked k or better.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -108,7 +110,7 @@ def wordnet_reader(wordnet_dir: str | Path | None):
 
     Debian's folder lacks the `lexnames` list NLTK reads (the 45 lexicographer file names of
     WordNet 3.0, used only by `Synset.lexname`), so the folder is read through a copy of its files
-    with that list beside them, made once per process."""
+    with that list beside them (`_with_lexnames`)."""
     if not wordnet_dir:
         return None
     folder = Path(wordnet_dir)
@@ -147,13 +149,24 @@ _LEXNAMES = (
 
 
 def _with_lexnames(folder: Path) -> Path:
-    target = Path(tempfile.mkdtemp(prefix="quorum-wordnet-"))
-    for path in folder.iterdir():
-        if path.is_file():  # copied: NLTK refuses a link that leads out of the folder it reads
-            shutil.copyfile(path, target / path.name)
+    """A copy of `folder` with `lexnames`, kept in the temporary directory under a name made of the
+    folder and its files' sizes and times, so every process reuses one copy (built aside, then
+    renamed into place: a reader never sees half of it)."""
+    files = sorted(path for path in folder.iterdir() if path.is_file())
+    stamp = hashlib.sha256(repr([(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files]).encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"quorum-wordnet-{stamp}"
+    if (target / "lexnames").is_file():
+        return target
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    for path in files:  # copied: NLTK refuses a link that leads out of the folder it reads
+        shutil.copyfile(path, staging / path.name)
     kinds = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
     lines = [f"{i:02d}\t{name}\t{kinds[name.split('.')[0]]}" for i, name in enumerate(_LEXNAMES)]
-    (target / "lexnames").write_text("\n".join(lines) + "\n")
+    (staging / "lexnames").write_text("\n".join(lines) + "\n")
+    try:
+        os.rename(staging, target)
+    except OSError:  # another process put its copy there first
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
