@@ -263,6 +263,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
         "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
     },
+    # Objective scoring runs (evaluation score_entries) lost like imports and exports above: re-queued or failed with the reason.
+    "sweep-objective-scoring": {
+        "task": "evaluation.tasks.sweep_objective_scoring",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
     # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
     # whose last change was not a new rating (a response rejected, a claim expiring).
     "sweep-adaptive-campaigns": {

@@ -312,3 +312,23 @@ def test_a_run_that_cannot_score_an_entry_fails_with_the_reason(small, django_ca
     run = ObjectiveScoringRun.objects.get()
     assert run.status == RunStatus.FAILED and "1 instances but the labels have" in run.error
     assert Entry.objects.filter(test_set=small).exclude(computed_scores={}).exists()  # those before it kept their scores
+
+
+def test_the_sweep_requeues_a_lost_run_and_fails_one_whose_worker_was_lost(small, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.campaigns.services.objective import settle_lost_scoring
+    from evaluation.models import ObjectiveScoringRun
+
+    late = timezone.now() - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES + 1)
+    lost = ObjectiveScoringRun.objects.create(test_set=small, total=1)
+    ObjectiveScoringRun.objects.filter(pk=lost.pk).update(created_at=late)
+    killed = ObjectiveScoringRun.objects.create(test_set=small, status=RunStatus.RUNNING, started_at=late)
+    fresh = ObjectiveScoringRun.objects.create(test_set=small)
+    assert settle_lost_scoring() == {"requeued": 1, "failed": 1}
+    lost.refresh_from_db(), killed.refresh_from_db(), fresh.refresh_from_db()
+    assert lost.status == RunStatus.SUCCEEDED  # tasks run in-process in tests
+    assert killed.status == RunStatus.FAILED and "worker running it was lost" in killed.error
+    assert fresh.status == RunStatus.PENDING

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -22,7 +23,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from evaluation.stats import objective
 from quorum import strict_json
-from quorum.background import after_commit
+from quorum.background import after_commit, queue_now
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,22 @@ def run_scoring(run_id: int) -> ObjectiveScoringRun | None:
         runs.update(status=RunStatus.SUCCEEDED, summary=summary, finished_at=timezone.now())
     run.refresh_from_db()
     return run
+
+
+def settle_lost_scoring(now=None) -> dict:
+    """The beat's safety net, as `annotation.services.sweeps` is for imports and exports: a run still
+    pending past QUORUM_RUN_DEADLINE_MINUTES (the broker lost it) is queued again; one left running
+    that long (its worker was lost) fails with the reason. Safe to repeat."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
+    pending = list(ObjectiveScoringRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True))
+    requeued = sum(queue_now("evaluation.tasks.run_objective_scoring", run_id) for run_id in pending)
+    reason = (
+        f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start (the worker "
+        "running it was lost). The entries scored before keep their scores; start it again."
+    )
+    stuck = ObjectiveScoringRun.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff)
+    return {"requeued": requeued, "failed": stuck.update(status=RunStatus.FAILED, error=reason, finished_at=now)}
 
 
 # ---------------------------------------------------------------------------------------------
