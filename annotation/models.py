@@ -462,6 +462,19 @@ class ExportRun(BackgroundRun):
         f"({SPEECH_ERRORS_MIN_WER:g} to {SPEECH_ERRORS_MAX_WER:g}); empty: none.",
     )
     speech_errors_seed = models.PositiveIntegerField(default=0, help_text="Seed of the speech-error noise; the same seed gives the same text.")
+    out_of_domain_corpus = models.ForeignKey(
+        Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Add an out_of_domain/ test set (RADDLE) whose user turns are mixed with utterances of this other corpus; empty: none.",
+    )
+    out_of_domain_rate = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of user turns replaced or interleaved with an out-of-domain utterance (above 0, at most 1).",
+    )
+    out_of_domain_seed = models.PositiveIntegerField(default=0, help_text="Seed of the out-of-domain draw; the same seed gives the same set.")
+    out_of_domain_mode = models.CharField(
+        max_length=16, default="replace", choices=[("replace", "Replace the user turn"), ("interleave", "Insert before the user turn")],
+        help_text="replace: the utterance takes the user turn's place; interleave: it is inserted before it, with the system's default answer.",
+    )
 
     class Meta(BackgroundRun.Meta):
         constraints = [

@@ -263,6 +263,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
         "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
     },
+    # Objective scoring runs (evaluation score_entries) lost like imports and exports above: re-queued or failed with the reason.
+    "sweep-objective-scoring": {
+        "task": "evaluation.tasks.sweep_objective_scoring",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
     # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
     # whose last change was not a new rating (a response rejected, a claim expiring).
     "sweep-adaptive-campaigns": {
@@ -344,6 +349,9 @@ QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint tak
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
 QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
+# Objective scoring (evaluation score_entries): METEOR needs the WordNet 3.0 database, which no PyPI
+# package ships; this folder holds it (Debian's wordnet-base). Missing: METEOR is taken from score.csv.
+QUORUM_WORDNET_DIR = env.str("QUORUM_WORDNET_DIR", default="/usr/share/wordnet")
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.
