@@ -7,7 +7,8 @@ the final score that ranks the systems (DSTC9 Track 2); the two ratings' means; 
 
 Uncertainty follows the evaluation pages (`scoring`): one set of B paired resamples shared by all
 systems, here over user goals (every system gets the same goals, so resampling goals pairs the
-systems as resampling test instances does there). Each statistic's interval is the percentile
+systems as resampling test instances does there; scaled by sqrt(G/(G-1)), the bootstrap's bias over
+G goals, which are tens here rather than thousands). Each statistic's interval is the percentile
 interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
 resamples with bootstrap p and Holm; tie groups and rank ranges from the Holm-adjusted table
 (`scoring.holm_rank_groups`), so the rank shown always lies in its range. Workers are resampled
@@ -141,7 +142,8 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     values = _value_rows(dialogs)
     total, count = _sums(dialogs, values, systems, goals, _goal_of)  # [S, G, K]
     point = _ratio(total.sum(1), count.sum(1))  # [S, K]
-    deviation = _resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None]  # [B, S, K]
+    # sqrt(G / (G - 1)): the bootstrap's small-sample bias of a variance over G goals (tens, here).
+    deviation = scoring.small_pool_factor(len(goals)) * (_resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None])  # [B, S, K]
     n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
     worker_dev, n_workers = _worker_deviations(dialogs, values, systems, point, bootstrap, seed)
     low, high, _kappa, _df = scoring.interval(point, deviation, worker_dev, n_goals[:, None], n_workers[:, None], ci)
