@@ -143,7 +143,15 @@ class Campaign(models.Model):
         "empty allows the full design. A round that would pass it is not started.",
     )
     adaptive_round_size = models.PositiveIntegerField(
-        default=100, help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated)."
+        default=100,
+        help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated); in rating units, ratings "
+        "per entry per round (fewer than the instances rated times the raters per instance).",
+    )
+    adaptive_unit = models.CharField(
+        max_length=16, choices=[("instance", "instance"), ("rating", "rating")], default="instance",
+        help_text="Adaptive mode: what a round adds. instance: new items, each rated by the job's raters per instance; "
+        "rating: one more rater at a time, on items already rated or new ones (up to the raters per instance), in one "
+        "seeded order of (instance, rater) units, as the replay draws published ratings.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -210,10 +218,12 @@ class CampaignJob(models.Model):
     )
     round_order = models.JSONField(
         default=list, blank=True,
-        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system.",
+        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system; "
+        "in rating units, [instance, rater number] pairs.",
     )
     round_sizes = models.JSONField(
-        default=list, blank=True, help_text="Adaptive mode: the instances rated after each round (the looks), fixed before any rating."
+        default=list, blank=True,
+        help_text="Adaptive mode: the instances (or rating units) rated after each round (the looks), fixed before any rating.",
     )
     critical_value = models.FloatField(
         null=True, blank=True,

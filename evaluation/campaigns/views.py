@@ -284,7 +284,8 @@ def campaign_set_adaptive(request, pk):
         data = form.cleaned_data
         try:
             set_adaptive(
-                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"]
+                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"],
+                unit=data["unit"] or "instance",
             )
         except EvaluationInputError as exc:
             form.add_error(None, f"Nothing was changed: {exc}.")
