@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0010_chat_screening'),
+        ('evaluation', '0011_objective_scoring'),
     ]
 
     operations = [
