@@ -5,6 +5,7 @@ from django.db import transaction
 from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_look
 from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
 from evaluation.campaigns.services.exports import export_campaign
+from evaluation.campaigns.services.runs import execute as execute_campaign_run
 from evaluation.interactive.services.scheduled import run_due_schedules
 from evaluation.interactive.services.systems import run_system_check
 
@@ -55,3 +56,11 @@ def check_dialog_system(system_id):
     the progress). Safe to repeat: a second run replaces the first's results."""
     system = run_system_check(system_id)
     return None if system is None else {"system": system_id, "passed": system.check_passed}
+
+
+@shared_task(acks_late=True)
+def run_campaign_run(run_id):
+    """A planner run or a human-evaluation import a campaign page started (`campaigns/services/runs.py`).
+    Safe to repeat: a run that is no longer pending is left alone."""
+    run = execute_campaign_run(run_id)
+    return None if run is None else {"run": run_id, "status": run.status}
