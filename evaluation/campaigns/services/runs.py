@@ -120,8 +120,8 @@ def _what_to_do(run: CampaignRun, reason: str) -> str:
 
 def _finish(run: CampaignRun, *, status: str, result=None, error: str = "") -> None:
     fields = {"status": status, "error": error, "result": result, "finished_at": timezone.now()}
-    if status == RunStatus.SUCCEEDED and run.total:
-        fields["done"] = run.total
+    if run.total:  # the last figures published (on SQLite only kept on the object until now)
+        fields.update(done=run.total if status == RunStatus.SUCCEEDED else run.done, total=run.total)
     CampaignRun.objects.filter(pk=run.pk).update(**fields)
 
 
