@@ -115,3 +115,11 @@ def test_a_run_is_read_through_its_own_campaign_by_organizers_only(campaign, cli
     assert client.get(reverse("evaluation:campaign-run-progress", args=[campaign.pk, run.pk])).status_code == 403
     client.force_login(organizer)
     assert client.get(reverse("evaluation:campaign-run-progress", args=[other.pk, run.pk])).status_code == 404
+
+
+def test_a_pilot_campaign_without_ratings_is_refused_at_once(test_set, client, organizer):
+    empty = create_campaign("not rated yet", test_set, [])
+    client.force_login(organizer)
+    response = client.post(reverse("evaluation:campaign-results", args=[empty.pk]), {**GOAL, "pilot_campaign": empty.pk})
+    assert response.status_code == 400 and "No plan: campaign &#x27;not rated yet&#x27; has no ratings yet to plan from" in response.content.decode()
+    assert not CampaignRun.objects.exists()

@@ -48,19 +48,22 @@ def _record(campaign: Campaign, kind: str, *, options: dict, upload=None, create
 
 def start_plan(campaign: Campaign, data: dict, created_by=None) -> CampaignRun:
     """Queue a planner run from a valid `PlanForm`'s cleaned data (a pilot campaign or CSV, the goal).
-    The pilot is read and fitted here, which is quick, so a bad pilot is refused at once
-    (EvaluationInputError naming the line, nothing stored); the run does the simulations."""
+    A pilot CSV is read and fitted here (a pilot is small), so a bad one is refused at once
+    (EvaluationInputError naming the line, nothing stored); a pilot campaign is only checked to have
+    ratings (reading 100,000 of them takes seconds: the run does it); the run does the simulations."""
     pilot = data.get("pilot_campaign")
     upload = None if pilot else data["pilot_file"]
     options = {
         "pilot_campaign": pilot.pk if pilot else None, "top_k": data["top_k"], "power": data["power"], "delta": data.get("delta"),
         "max_raters": data["max_raters"], "provider": data["provider"], "reward": str(data["reward"]),
     }
-    try:
-        _fitted_pilot(options, upload, getattr(upload, "name", ""))
-    except ValueError as exc:
-        raise EvaluationInputError(str(exc)) from exc
+    if pilot is not None and not selectors.has_ratings(pilot):
+        raise EvaluationInputError(f"campaign {pilot.name!r} has no ratings yet to plan from")
     if upload is not None:
+        try:
+            _fitted_pilot(options, upload, upload.name)
+        except ValueError as exc:
+            raise EvaluationInputError(str(exc)) from exc
         upload.seek(0)
     return _record(campaign, CampaignRun.Kind.PLAN, options=options, upload=upload, created_by=created_by)
 
