@@ -6,6 +6,7 @@ from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_loo
 from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
 from evaluation.campaigns.services.exports import export_campaign
 from evaluation.campaigns.services.runs import execute as execute_campaign_run
+from evaluation.campaigns.services.runs import settle_stuck_runs
 from evaluation.interactive.services.scheduled import run_due_schedules
 from evaluation.interactive.services.systems import run_system_check
 
@@ -64,3 +65,10 @@ def run_campaign_run(run_id):
     Safe to repeat: a run that is no longer pending is left alone."""
     run = execute_campaign_run(run_id)
     return None if run is None else {"run": run_id, "status": run.status}
+
+
+@shared_task
+def sweep_campaign_runs():
+    """Beat: planner runs and human-evaluation imports lost on the way come back (queued again while
+    pending, failed with the reason when their worker was lost)."""
+    return settle_stuck_runs()

@@ -286,6 +286,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.sweep_adaptive_campaigns",
         "schedule": timedelta(seconds=env.int("QUORUM_ADAPTIVE_SWEEP_SECONDS", default=300)),
     },
+    # Planner runs and human-evaluation imports stuck past QUORUM_RUN_DEADLINE_MINUTES, as sweep-lost-work does for imports and exports.
+    "sweep-campaign-runs": {
+        "task": "evaluation.tasks.sweep_campaign_runs",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
 }
 
 # Quorum's own settings.

@@ -123,3 +123,26 @@ def test_a_pilot_campaign_without_ratings_is_refused_at_once(test_set, client, o
     response = client.post(reverse("evaluation:campaign-results", args=[empty.pk]), {**GOAL, "pilot_campaign": empty.pk})
     assert response.status_code == 400 and "No plan: campaign &#x27;not rated yet&#x27; has no ratings yet to plan from" in response.content.decode()
     assert not CampaignRun.objects.exists()
+
+
+def test_the_sweep_queues_a_lost_run_again_and_fails_one_whose_worker_was_lost(campaign, tmp_path, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.services.import_uploads import save_uploads
+    from evaluation.campaigns.services.runs import settle_stuck_runs
+
+    long_ago = timezone.now() - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES + 5)
+    options = {"pilot_campaign": campaign.pk, **GOAL, "delta": None}
+    lost = CampaignRun.objects.create(campaign=campaign, kind="plan", options=options)
+    recent = CampaignRun.objects.create(campaign=campaign, kind="plan", options=options)
+    upload = save_uploads({"upload": SimpleUploadedFile("he.zip", b"PK")})["upload"]
+    abandoned = CampaignRun.objects.create(campaign=campaign, kind="human_eval_import", status="running", started_at=long_ago, upload=str(upload))
+    CampaignRun.objects.filter(pk__in=[lost.pk, abandoned.pk]).update(created_at=long_ago)
+
+    assert settle_stuck_runs() == {"requeued": 1, "failed": 1}  # tasks run in-process in tests: the lost run is done now
+    lost.refresh_from_db(), recent.refresh_from_db(), abandoned.refresh_from_db()
+    assert lost.status == "succeeded" and "best" in lost.result
+    assert recent.status == "pending"  # not yet past the deadline: its task may still come
+    assert abandoned.status == "failed" and "the worker running it was lost" in abandoned.error and not upload.exists()

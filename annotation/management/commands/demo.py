@@ -1,5 +1,6 @@
 """`manage.py demo`: run the main job end to end on the embedded default, then serve the UI."""
 import json
+import signal
 from pathlib import Path
 
 from django.conf import settings
@@ -73,6 +74,7 @@ class Command(BaseCommand):
         """Serve until Ctrl+C; with QUORUM_LOCAL_WORKER (`make demo`) a worker process beside it runs
         the background work pages start (exports, imports, planner runs)."""
         worker = local_worker.start(Path(settings.VAR_DIR)) if settings.QUORUM_LOCAL_WORKER else None
+        signal.signal(signal.SIGTERM, _interrupted)  # a terminated demo stops its worker too, as Ctrl+C does
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Quorum is serving on {server.url}/  (Ctrl+C to stop)"))
         if worker is not None:
@@ -89,3 +91,7 @@ class Command(BaseCommand):
         finally:
             if worker is not None:
                 local_worker.stop(worker)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt

@@ -9,8 +9,10 @@ The page shows the run through its progress endpoint (`quorum/progress.py`).
 import logging
 import shutil
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,7 +25,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignRun
 from evaluation.stats import power
 from hits.providers import registry
-from quorum.background import after_commit
+from quorum.background import after_commit, queue_now
 
 logger = logging.getLogger(__name__)
 
@@ -167,3 +169,24 @@ def _remove_upload(path: Path | None) -> None:
     if path is not None:
         shutil.rmtree(path.parents[1], ignore_errors=True)
 
+
+
+def settle_stuck_runs(now=None) -> dict:
+    """The beat's safety net (`evaluation.tasks.sweep_campaign_runs`), as annotation's sweep is for
+    imports and exports: a run still pending past QUORUM_RUN_DEADLINE_MINUTES (its task was lost, or
+    the broker was down) is queued again; one left running (its worker was lost) fails with the
+    reason and its upload is removed. Safe to repeat: `execute` takes only a pending run."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
+    pending = CampaignRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True)
+    requeued = sum(1 for run_id in list(pending) if queue_now(TASK, run_id))
+    stuck = CampaignRun.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff)
+    uploads = [Path(upload) for upload in stuck.exclude(upload="").values_list("upload", flat=True)]
+    failed = stuck.update(
+        status=RunStatus.FAILED, finished_at=now,
+        error=f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start "
+        "(the worker running it was lost). Nothing of it was kept; start it again.",
+    )
+    for upload in uploads:
+        _remove_upload(upload)
+    return {"requeued": requeued, "failed": failed}
