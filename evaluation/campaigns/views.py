@@ -1,9 +1,12 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
+from datetime import timedelta
+
 from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import leaderboard, plots, selectors
@@ -27,7 +30,7 @@ from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, CampaignRun, TestSet
 from evaluation.stats import pairwise_report
-from quorum.progress import progress_response
+from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
 
@@ -255,12 +258,23 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "crowd_form": crowd_form or (None if crowd or imported or closed else CrowdJobForm()),
         "judges": judges_selectors.judge_runs(campaign),
         "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
-        "plan_run": selectors.latest_run(campaign, CampaignRun.Kind.PLAN),
-        "import_run": selectors.latest_run(campaign, CampaignRun.Kind.HUMAN_EVAL_IMPORT),
+        **_runs(campaign),
         "report_files": list(REPORT_FILES),
         "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
     }
     return render(request, "evaluation/campaign_results.html", context, status=status)
+
+
+RUN_SHOWN_OPEN = timedelta(minutes=15)
+
+
+def _runs(campaign) -> dict:
+    """The latest planner run and human-evaluation import, and whether one is recent enough (under
+    way, or finished in the last RUN_SHOWN_OPEN) to unfold the set-up section it is shown in."""
+    runs = {"plan_run": selectors.latest_run(campaign, CampaignRun.Kind.PLAN), "import_run": selectors.latest_run(campaign, CampaignRun.Kind.HUMAN_EVAL_IMPORT)}
+    since = timezone.now() - RUN_SHOWN_OPEN
+    recent = [r for r in runs.values() if r is not None and (not is_finished(r) or (r.finished_at or r.created_at) > since)]
+    return {**runs, "run_to_show": bool(recent)}
 
 
 @organizer_required

@@ -146,3 +146,21 @@ def test_the_sweep_queues_a_lost_run_again_and_fails_one_whose_worker_was_lost(c
     assert lost.status == "succeeded" and "best" in lost.result
     assert recent.status == "pending"  # not yet past the deadline: its task may still come
     assert abandoned.status == "failed" and "the worker running it was lost" in abandoned.error and not upload.exists()
+
+
+def test_a_closed_campaigns_set_up_unfolds_for_a_recent_run_only(campaign, client, organizer):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.models import Campaign
+
+    Campaign.objects.filter(pk=campaign.pk).update(state=Campaign.State.CLOSED)
+    client.force_login(organizer)
+    url = reverse("evaluation:campaign-results", args=[campaign.pk])
+    folded = '<details class="card" id="campaign-setup">'
+    assert folded in client.get(url).content.decode()
+    run = CampaignRun.objects.create(campaign=campaign, kind="plan", status="running")
+    assert folded not in client.get(url).content.decode()  # under way: shown with its progress
+    CampaignRun.objects.filter(pk=run.pk).update(status="failed", error="x", finished_at=timezone.now() - timedelta(hours=2))
+    assert folded in client.get(url).content.decode()  # long finished: folded again
