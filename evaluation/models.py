@@ -69,6 +69,10 @@ class Entry(models.Model):
         null=True, blank=True, help_text="The entry's output, aligned with labels.json; null when only ratings are known."
     )
     objective_scores = models.JSONField(default=dict, blank=True, help_text="Automatic metrics: {metric: value}.")
+    computed_scores = models.JSONField(
+        default=dict, blank=True,
+        help_text="The metrics Quorum computed from the outputs and the labels (score_entries), kept apart from uploaded ones.",
+    )
     is_baseline = models.BooleanField(default=False)
     is_ground_truth = models.BooleanField(default=False, help_text="The reference responses, rated as a reference row.")
     dialog_system = models.ForeignKey(
@@ -575,3 +579,13 @@ class CampaignRun(BackgroundRun):
 
     class Meta(BackgroundRun.Meta):
         pass
+
+
+class ObjectiveScoringRun(BackgroundRun):
+    """One `score_entries` run over a test set's entries (done/total count entries), in the background."""
+
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="scoring_runs")
+    summary = models.JSONField(
+        default=dict, blank=True,
+        help_text="Entries scored, the metrics computed, and those left to the uploaded score.csv with the reason.",
+    )

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0010_chat_screening'),
+        ('evaluation', '0011_objective_scoring'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
