@@ -10,9 +10,11 @@ urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("corpora/upload/", views.corpus_upload, name="corpus-upload"),
     path("imports/<int:pk>/", views.import_run, name="import-run"),
+    path("imports/<int:pk>/progress/", views.import_progress, name="import-progress"),
     path("jobs/new/", views.job_new, name="job-new"),
     path("jobs/<int:pk>/", views.job_detail, name="job"),
     path("jobs/<int:pk>/export/", views.job_export, name="job-export"),
+    path("exports/<int:pk>/progress/", views.export_progress, name="export-progress"),
     # Quality control; listed before the catch-all state action below.
     path("jobs/<int:pk>/voting/", views.job_voting, name="job-voting"),
     path("jobs/<int:pk>/quality/", views.job_quality, name="job-quality"),

@@ -16,11 +16,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from quorum import csv_safety
+from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
 from . import task_types
 from .exporters import ExportError
-from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from .models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .selectors import quality as quality_selectors
 from .selectors.dashboard import (
@@ -96,8 +97,14 @@ def corpus_upload(request):
 @organizer_required
 def import_run(request, pk):
     run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
-    finished = run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
-    return render(request, "annotation/organizer/import_run.html", {"run": run, "finished": finished})
+    return render(request, "annotation/organizer/import_run.html", {"run": run, "finished": is_finished(run)})
+
+
+@organizer_required
+def import_progress(request, pk):
+    """The import run's state as JSON, with the page's fragment for it (quorum/progress.py)."""
+    run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
+    return progress_response(request, run, "annotation/organizer/_import_run.html")
 
 
 @organizer_required
@@ -269,12 +276,31 @@ def job_export(request, pk):
     if not form.is_valid():
         return _job_page(request, job, export_form=form, status=400)
     try:
-        start_export(job, created_by=request.user, **form.options())
+        run = start_export(job, created_by=request.user, **form.options())
     except ExportError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "Export started; its files are listed below when it has finished.")
+        _say_export_state(request, run)
     return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#exports")
+
+
+def _say_export_state(request, run: ExportRun) -> None:
+    """What became of the export the page asked for: under way in the background (the usual case),
+    or already done where tasks run in the request (QUORUM_TASKS_INLINE)."""
+    run.refresh_from_db(fields=["status", "error"])
+    if run.status == RunStatus.SUCCEEDED:
+        messages.success(request, "Export finished: its files are listed below.")
+    elif run.status == RunStatus.FAILED:
+        messages.error(request, f"The export failed: {run.error}")
+    else:
+        messages.success(request, "Export started in the background: its progress is shown below, and its files when it has finished.")
+
+
+@organizer_required
+def export_progress(request, pk):
+    """The export run's state as JSON, with its row of the job page (quorum/progress.py)."""
+    run = get_object_or_404(ExportRun, pk=pk)
+    return progress_response(request, run, "annotation/organizer/_export_run.html")
 
 
 # --- Quality control ------------------------------------------------------------------------------

@@ -571,6 +571,26 @@ class EntryInteractiveRun(models.Model):
         constraints = [models.UniqueConstraint(fields=["entry", "job"], name="entryinteractiverun_unique")]
 
 
+class CampaignRun(BackgroundRun):
+    """Long work a campaign page asks for, done in the background (`evaluation.tasks.run_campaign_run`,
+    `campaigns/services/runs.py`): a planner run or a human-evaluation import. The page that
+    started it returns at once and follows it through its progress endpoint."""
+
+    class Kind(models.TextChoices):
+        PLAN = "plan", "Planner run"
+        HUMAN_EVAL_IMPORT = "human_eval_import", "Human-evaluation import"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
+    kind = models.CharField(max_length=32, choices=Kind.choices, help_text="What the run does.")
+    options = models.JSONField(default=dict, blank=True, help_text="What was asked: the planner's goal and pilot, the import's replace choice.")
+    upload = models.CharField(max_length=500, blank=True, help_text="The uploaded file the run reads; removed when the run ends.")
+    upload_name = models.CharField(max_length=255, blank=True, help_text="The uploaded file's name as the organizer chose it, for messages.")
+    result = models.JSONField(null=True, blank=True, help_text="Once succeeded: the plan, or what the import stored.")
+
+    class Meta(BackgroundRun.Meta):
+        pass
+
+
 class ObjectiveScoringRun(BackgroundRun):
     """One `score_entries` run over a test set's entries (done/total count entries), in the background."""
 

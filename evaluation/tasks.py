@@ -6,6 +6,8 @@ from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_loo
 from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
 from evaluation.campaigns.services.exports import export_campaign
 from evaluation.campaigns.services.objective import run_scoring, settle_lost_scoring
+from evaluation.campaigns.services.runs import execute as execute_campaign_run
+from evaluation.campaigns.services.runs import settle_stuck_runs
 from evaluation.interactive.services.scheduled import run_due_schedules
 from evaluation.interactive.services.systems import run_system_check
 
@@ -70,3 +72,18 @@ def run_objective_scoring(run_id):
 def sweep_objective_scoring():
     """Beat: objective scoring runs lost by the broker are queued again, those whose worker was lost fail with the reason."""
     return settle_lost_scoring()
+
+
+@shared_task(acks_late=True)
+def run_campaign_run(run_id):
+    """A planner run or a human-evaluation import a campaign page started (`campaigns/services/runs.py`).
+    Safe to repeat: a run that is no longer pending is left alone."""
+    run = execute_campaign_run(run_id)
+    return None if run is None else {"run": run_id, "status": run.status}
+
+
+@shared_task
+def sweep_campaign_runs():
+    """Beat: planner runs and human-evaluation imports lost on the way come back (queued again while
+    pending, failed with the reason when their worker was lost)."""
+    return settle_stuck_runs()

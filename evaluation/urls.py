@@ -22,6 +22,7 @@ urlpatterns = [
     path("<int:pk>/plots/<str:kind>.png", views.campaign_plot, name="campaign-plot"),
     path("<int:pk>/files/<str:name>", views.campaign_download, name="campaign-download"),
     path("<int:pk>/human-evals/", views.campaign_import_human_eval, name="campaign-import-human-eval"),
+    path("<int:pk>/runs/<int:run_pk>/progress/", views.campaign_run_progress, name="campaign-run-progress"),
     path("<int:pk>/judges/", views.campaign_import_judge, name="campaign-import-judge"),
     path("<int:pk>/adaptive/", views.campaign_set_adaptive, name="campaign-set-adaptive"),
     path("<int:pk>/crowd-job/", views.campaign_create_crowd_job, name="campaign-create-crowd-job"),

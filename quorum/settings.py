@@ -208,6 +208,23 @@ QUORUM_API_SCHEMA_PUBLIC = env.bool("QUORUM_API_SCHEMA_PUBLIC", default=True)
 # same way above.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")  # redis://host:6379/0; empty: no broker
 QUORUM_TASKS_INLINE = env.bool("QUORUM_TASKS_INLINE", default=False)  # true: run tasks in the web process, no worker
+# true (`make serve`, `make demo`): with no CELERY_BROKER_URL, the web process hands background
+# work to a worker process (`python -m quorum.local_worker`) through a broker in files under
+# QUORUM_VAR_DIR/broker (kombu's filesystem transport: nothing to install or run besides the
+# worker), so a page that starts an export, an import or a planner run answers at once.
+QUORUM_LOCAL_WORKER = env.bool("QUORUM_LOCAL_WORKER", default=False)
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if QUORUM_LOCAL_WORKER and not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    # One folder is both the queue the web process writes and the one the worker reads.
+    _broker_dir = VAR_DIR / "broker"
+    for _folder in ("queue", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"), "data_folder_out": str(_broker_dir / "queue"),
+        "control_folder": str(_broker_dir / "control"),
+    }
 if CELERY_BROKER_URL.startswith("memory://"):
     CELERY_BROKER_URL = ""  # an in-process queue reaches no worker: it is no broker at all
 if not CELERY_BROKER_URL and not (DEVELOPMENT or QUORUM_TASKS_INLINE):
@@ -273,6 +290,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-adaptive-campaigns": {
         "task": "evaluation.tasks.sweep_adaptive_campaigns",
         "schedule": timedelta(seconds=env.int("QUORUM_ADAPTIVE_SWEEP_SECONDS", default=300)),
+    },
+    # Planner runs and human-evaluation imports stuck past QUORUM_RUN_DEADLINE_MINUTES, as sweep-lost-work does for imports and exports.
+    "sweep-campaign-runs": {
+        "task": "evaluation.tasks.sweep_campaign_runs",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
     },
 }
 

@@ -10,7 +10,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from annotation import task_types
 from annotation.models import Job, Response, Slot
 from evaluation.campaigns import ratings_csv
-from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, Rating, TestSet
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, Rating, TestSet
 from evaluation.stats import bradley_terry
 
 
@@ -177,3 +177,12 @@ def adaptive_status(campaign, crowd=None):
         "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,
         "plan": job,
     }
+
+
+# --- Background runs a campaign page started (planner runs, human-evaluation imports) -------------
+
+
+def latest_run(campaign, kind: str):
+    """The campaign's latest run of `kind` (a `CampaignRun.Kind`), or None: the page shows it with
+    its live progress, then its result or error."""
+    return CampaignRun.objects.filter(campaign=campaign, kind=kind).order_by("-created_at", "-pk").first()

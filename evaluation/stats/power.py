@@ -34,7 +34,9 @@ not how noisy each is.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -242,11 +244,13 @@ def plan(
     reward="0.10",
     fee_rate=0,
     assignments_per_posting=1,
+    progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> Plan:
     """The cheapest size at which every adjacent pair of the top `top_k` systems (by pilot mean) is
     separated with probability `power`, or a difference `delta` is detected. `systems` is how many
     rows the campaign rates (default: the pilot's, reference rows included), which the cost counts;
-    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees."""
+    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees.
+    `progress(done, total)` is called after each raters-per-instance count is searched."""
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise ValueError("power and alpha must lie strictly between 0 and 1")
     if not 1 <= min_raters <= max_raters:
@@ -259,7 +263,7 @@ def plan(
     if delta is not None:
         if delta <= 0:
             raise ValueError("delta must be above 0")
-        pairs = [{"a": None, "b": None, "gap": float(delta)}]
+        pairs: list[dict[str, Any]] = [{"a": None, "b": None, "gap": float(delta)}]
     else:
         pairs = [{"a": labels[j], "b": labels[j + 1], "gap": model.means[labels[j]] - model.means[labels[j + 1]]} for j in range(top_k - 1)]
         if any(p["gap"] <= 0 for p in pairs):
@@ -274,6 +278,7 @@ def plan(
                 pricing, items=n * systems, redundancy=m, reward=reward, fee_rate=fee_rate, assignments_per_posting=assignments_per_posting,
             ).as_dict()
         options.append(option)
+        progress(m - min_raters + 1, max_raters - min_raters + 1)
     reachable = [o for o in options if o.instances]
     if not reachable:
         notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")

@@ -218,18 +218,22 @@ def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -
 
 
 @transaction.atomic
-def import_human_eval(campaign: Campaign, directory, replace=False, baseline_teams=BASELINE_TEAMS, ground_truth_teams=GROUND_TRUTH_TEAMS) -> dict:
+def import_human_eval(
+    campaign: Campaign, directory, replace=False, baseline_teams=BASELINE_TEAMS, ground_truth_teams=GROUND_TRUTH_TEAMS, progress=None,
+) -> dict:
     """Ratings from a DSTC9 human-evaluation directory: <team>/<entry>.json + <team>/<entry>.human_eval.json.
 
     Entries are imported (or matched) and added to the campaign. Ratings are lists without rater
     identities, stored with positional raters 'pos1', 'pos2', ...; the campaign is marked so that
     per-rater diagnostics are not computed. With replace=False an entry that already has ratings
-    in the campaign is an error.
+    in the campaign is an error. `progress(done, total)`, if given, counts each entry twice: checked, then stored.
     """
     test_set = campaign.test_set
     labels = test_set.labels
     plan = []
-    for team_id, entry_id, entry_path, eval_path in _checked(dstc9.find_human_evals, directory):
+    found = list(_checked(dstc9.find_human_evals, directory))
+    report = progress or (lambda done, total: None)
+    for team_id, entry_id, entry_path, eval_path in found:
         _check_ids(team_id, entry_id, eval_path)
         is_truth = team_id in ground_truth_teams
         if entry_path is not None:
@@ -243,9 +247,10 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
             outputs = existing.outputs
         rows = _checked(dstc9.check_human_eval, _checked(dstc9.load_json, eval_path), eval_path, labels, outputs, campaign.questions)
         plan.append((team_id, entry_id, outputs, is_truth, team_id in baseline_teams, rows, eval_path))
+        report(len(plan), 2 * len(found))
 
     total = 0
-    for team_id, entry_id, outputs, is_truth, is_baseline, rows, eval_path in plan:
+    for stored, (team_id, entry_id, outputs, is_truth, is_baseline, rows, eval_path) in enumerate(plan, start=1):
         entry = _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=is_baseline, is_ground_truth=is_truth)
         earlier_ratings = Rating.objects.filter(campaign=campaign, entry=entry)
         if earlier_ratings.exists():
@@ -258,6 +263,7 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
             batch_size=5000,
         )
         total += len(rows)
+        report(len(found) + stored, 2 * len(found))
     campaign.rater_ids_known = False
     campaign.save(update_fields=["rater_ids_known"])
     refresh_inputs_version(campaign)
