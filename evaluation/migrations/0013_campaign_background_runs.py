@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0011_objective_scoring'),
+        ('evaluation', '0012_adaptive_rating_units'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
