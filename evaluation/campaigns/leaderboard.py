@@ -13,6 +13,7 @@ import csv
 import io
 import json
 
+from evaluation.stats import fragility
 from quorum.csv_safety import formatted_cell, safe_row
 
 NOT_RATED = "not rated"
@@ -48,6 +49,11 @@ def pairwise_rows(report: dict) -> list[dict]:
     ]
 
 
+def fragility_rows(report: dict) -> list[dict]:
+    """Rank 1 and each adjacent pair: ratings whose removal reverses the order (`stats.fragility`)."""
+    return fragility.display_rows(report.get("fragility"))
+
+
 TOO_FEW = "too few"  # a correlation's p-value over fewer than scoring.MIN_CORRELATION_POINTS points
 
 
@@ -69,6 +75,7 @@ def to_json_dict(report: dict) -> dict:
         "rows": rows(report),
         "pairwise": pairwise_rows(report),
         "spearman": spearman_rows(report),
+        "fragility": fragility_rows(report),
     }
 
 
@@ -97,6 +104,10 @@ def pairwise_csv(report: dict) -> str:
 
 def spearman_csv(report: dict) -> str:
     return _csv(spearman_rows(report), ("metric",))
+
+
+def fragility_csv(report: dict) -> str:
+    return _csv(fragility_rows(report), ("place", "above", "below"))
 
 
 def score_cell(value, low, high):
@@ -158,6 +169,7 @@ def to_markdown(report: dict) -> str:
             lines.append(
                 f"| {p['a']} | {p['b']} | {p['difference']:.4f} | [{p['ci_low']:.4f}, {p['ci_high']:.4f}] | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
+    lines += fragility_markdown(report.get("fragility"), "ratings")
     spearman = spearman_rows(report)
     if spearman:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]
@@ -165,6 +177,21 @@ def to_markdown(report: dict) -> str:
             rho = "n/a" if s["rho"] is None else f"{s['rho']:.4f}"
             lines.append(f"| {s['metric']} | {rho} | {TOO_FEW if s['too_few'] else _p(s['p'])} | {s['n']} |")
     return "\n".join(lines) + "\n"
+
+
+def fragility_markdown(board: dict | None, units: str) -> list[str]:
+    """The fragility section of a Markdown leaderboard (shared with the pairwise and interactive ones)."""
+    table = fragility.display_rows(board)
+    if not table:
+        return []
+    lines = ["", "## Fragility", "", f"The fewest {units} whose removal reverses each order (the lower one then level or ahead); "
+             f"marked (!) when fewer than {fragility.mark_text(board)} of all {units}; exact, or a greedy bound (that many do reverse it).", "",
+             "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
+    for row in table:
+        count = "none reverses it" if row["count"] is None else str(row["count"])
+        share = row["share_text"] + (" (!)" if row["marked"] else "")
+        lines.append(f"| {row['place']} | {row['above']} | {row['below']} | {count} | {share} | {row['method']} |")
+    return lines
 
 
 FORMATS = {"json": to_json, "csv": to_csv, "md": to_markdown}

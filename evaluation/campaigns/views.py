@@ -26,7 +26,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, TestSet
-from evaluation.stats import pairwise_report, power
+from evaluation.stats import fragility, pairwise_report, power
 from hits.providers import registry
 from quorum.roles import organizer_required
 
@@ -251,6 +251,8 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "agreement": shown.report["agreement"] if shown else {},
         "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
+        "fragility": leaderboard.fragility_rows(shown.report) if shown else [],
+        "fragility_mark": fragility.mark_text(shown.report.get("fragility")) if shown else "",
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "clipped_note": leaderboard.clipped_note(shown.report) if shown else "",
@@ -373,6 +375,7 @@ REPORT_FILES = {
     "leaderboard.md": ("text/markdown", lambda report: leaderboard.render(report, "md")),
     "pairwise.csv": ("text/csv", leaderboard.pairwise_csv),
     "spearman.csv": ("text/csv", leaderboard.spearman_csv),
+    "fragility.csv": ("text/csv", leaderboard.fragility_csv),
 }
 WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
 

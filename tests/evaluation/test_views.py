@@ -25,6 +25,17 @@ def test_results_page_shows_the_stored_leaderboard(organizer, campaign):
     assert "team1/entry1" in page and "ground-truth/labels (ground truth)" in page and 'id="pairwise"' in page and "ordinal" in page
 
 
+def test_results_page_shows_how_many_ratings_hold_each_order(organizer, campaign, settings):
+    settings.QUORUM_FRAGILITY_MARK_SHARE = 1.0  # every order is held by less than all the ratings: all marked
+    result = compute_campaign_results(campaign.pk)
+    page = get(organizer, views.campaign_results, pk=campaign.pk).content.decode()
+    table = page[page.index('id="fragility"'):page.index("</table>", page.index('id="fragility"'))]
+    top = result.report["fragility"]["top"]
+    assert "rank 1" in table and top["above"] in table and f"{top['share']:.3%}" in table
+    assert table.count("<strong>fragile</strong>") == sum(1 for p in result.report["fragility"]["pairs"] if p["count"] is not None) + (top["count"] is not None)
+    assert "100%" in page[page.index("<h2>Fragility</h2>"):page.index('id="fragility"')]
+
+
 def test_annotators_are_refused(make_annotator, campaign):
     user, _ = make_annotator("ann")
     for response in (get(user, views.campaign_results, pk=campaign.pk), get(user, views.campaign_list)):
