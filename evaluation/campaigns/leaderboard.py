@@ -169,7 +169,7 @@ def to_markdown(report: dict) -> str:
             lines.append(
                 f"| {p['a']} | {p['b']} | {p['difference']:.4f} | [{p['ci_low']:.4f}, {p['ci_high']:.4f}] | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
-    lines += fragility_markdown(report.get("fragility"), "ratings")
+    lines += fragility.markdown(report.get("fragility"), "ratings")
     spearman = spearman_rows(report)
     if spearman:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]
@@ -177,21 +177,6 @@ def to_markdown(report: dict) -> str:
             rho = "n/a" if s["rho"] is None else f"{s['rho']:.4f}"
             lines.append(f"| {s['metric']} | {rho} | {TOO_FEW if s['too_few'] else _p(s['p'])} | {s['n']} |")
     return "\n".join(lines) + "\n"
-
-
-def fragility_markdown(board: dict | None, units: str) -> list[str]:
-    """The fragility section of a Markdown leaderboard (shared with the pairwise and interactive ones)."""
-    table = fragility.display_rows(board)
-    if not table:
-        return []
-    lines = ["", "## Fragility", "", f"The fewest {units} whose removal reverses each order (the lower one then level or ahead); "
-             f"marked (!) when fewer than {fragility.mark_text(board)} of all {units}; exact, or a greedy bound (that many do reverse it).", "",
-             "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
-    for row in table:
-        count = "none reverses it" if row["count"] is None else str(row["count"])
-        share = row["share_text"] + (" (!)" if row["marked"] else "")
-        lines.append(f"| {row['place']} | {row['above']} | {row['below']} | {count} | {share} | {row['method']} |")
-    return lines
 
 
 FORMATS = {"json": to_json, "csv": to_csv, "md": to_markdown}

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evaluation.campaigns import leaderboard, plots, selectors
+from evaluation.campaigns import controls, leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
@@ -412,11 +412,13 @@ def pairwise_ranking(request, pk, fmt=None):
         if fmt not in RANKING_FORMATS or result is None:
             raise Http404("No such format, or no comparisons yet.")
         content_type, render_as = RANKING_FORMATS[fmt]
-        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result)) if fmt == "md" else render_as(result)
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
         return response
-    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
+    checks = controls.pairwise_controls(job, result)
+    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result, "controls": checks,
+               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else ""}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 

@@ -128,6 +128,21 @@ def mark_text(board: dict | None) -> str:
     return f"{(board or {}).get('mark_share', DEFAULT_MARK_SHARE):.2%}".replace(".00%", "%")
 
 
+def markdown(board: dict | None, units: str) -> list[str]:
+    """The fragility section of a Markdown leaderboard (ratings, pairwise and interactive), as lines."""
+    table = display_rows(board)
+    if not table:
+        return []
+    lines = ["", "## Fragility", "", f"The fewest {units} whose removal reverses each order (the lower one then level or ahead); "
+             f"marked (!) when fewer than {mark_text(board)} of all {units}; exact, or a greedy bound (that many do reverse it).", "",
+             "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
+    for row in table:
+        count = "none reverses it" if row["count"] is None else str(row["count"])
+        share = row["share_text"] + (" (!)" if row["marked"] else "")
+        lines.append(f"| {row['place']} | {row['above']} | {row['below']} | {count} | {share} | {row['method']} |")
+    return lines
+
+
 def _board(order, pair, top_exact: bool, mark_share: float) -> dict:
     """{"pairs": adjacent pairs, "top": rank 1 against the nearest challenger, "mark_share"} as dicts. `pair(x,
     y, cap)` may stop a search past `cap` removals (None: no cap): a challenger that needs more
