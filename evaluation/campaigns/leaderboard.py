@@ -54,6 +54,11 @@ def fragility_rows(report: dict) -> list[dict]:
     return fragility.display_rows(report.get("fragility"))
 
 
+def length_rows(report: dict) -> list[dict]:
+    """Per system with response texts: Spearman's rho of response length (words) and its mean rating."""
+    return list(report.get("length_association") or [])
+
+
 TOO_FEW = "too few"  # a correlation's p-value over fewer than scoring.MIN_CORRELATION_POINTS points
 
 
@@ -76,6 +81,7 @@ def to_json_dict(report: dict) -> dict:
         "pairwise": pairwise_rows(report),
         "spearman": spearman_rows(report),
         "fragility": fragility_rows(report),
+        "length_association": length_rows(report),
     }
 
 
@@ -170,6 +176,14 @@ def to_markdown(report: dict) -> str:
                 f"| {p['a']} | {p['b']} | {p['difference']:.4f} | [{p['ci_low']:.4f}, {p['ci_high']:.4f}] | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
     lines += fragility.markdown(report.get("fragility"), "ratings")
+    lengths = length_rows(report)
+    if lengths:
+        lines += ["", "## Response length and score", "", "Spearman's rho between a response's length in words and its mean rating, per system "
+                  "(an association: longer responses rated higher when positive).", "", "| System | rho | p | n | Mean length |", "|---|---|---|---|---|"]
+        for row in lengths:
+            rho = "n/a" if row["rho"] is None else f"{row['rho']:.3f}"
+            mean = "" if row["mean_length"] is None else f"{row['mean_length']:.1f}"
+            lines.append(f"| {row['system']} | {rho} | {_p(row['p'])} | {row['n']} | {mean} |")
     spearman = spearman_rows(report)
     if spearman:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]

@@ -252,6 +252,7 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
         "fragility": leaderboard.fragility_rows(shown.report) if shown else [],
+        "length_association": leaderboard.length_rows(shown.report) if shown else [],
         "fragility_mark": fragility.mark_text(shown.report.get("fragility")) if shown else "",
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evaluation.stats import agreement, fragility, scoring
+from evaluation.stats import agreement, fragility, scoring, style
 
 REPORT_FORMAT = 3  # 3: tie groups and rank ranges from Holm-adjusted comparisons, intervals on the scale, "too few" correlations; 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
 KINDS = ("entry", "baseline", "ground_truth")
@@ -25,6 +25,7 @@ class SystemSpec:
     kind: str = "entry"  # entry | baseline | ground_truth; the last two are reference rows, not ranked
     predicted: np.ndarray | None = None  # f~ per test instance, None when the system predicts no detection
     objective: dict = field(default_factory=dict)
+    responses: list | None = None  # the response text per test instance, for the length-score association; None when not known
 
 
 def _num(x):
@@ -179,6 +180,7 @@ def build_report(
         "spearman": spearman,
         "agreement": _agreement(ratings, labels, questions, n_instances, agreement_levels, bootstrap, seed, rater_ids_known),
         "rating_distribution": _distribution(ratings, labels, questions),
+        "length_association": style.length_association(style.length_rows(labels, [s.responses for s in systems], scores)),
         "fragility": fragility.report_fragility(ratings, labels, questions, n_instances, cols, [labels[k] for k in ranked], fragility_mark),
     }
 

@@ -200,6 +200,24 @@ def position_bias(records, level: float = 0.95) -> dict:
             "method": f"share of decided comparisons won by the output shown on the left; {level:.0%} Clopper-Pearson interval; two-sided exact binomial test of 1/2"}
 
 
+def length_rows(labels, responses, instance_scores) -> list[tuple]:
+    """(system, length in words, score) per rated instance with a response: `responses[s]` the
+    system's response texts by instance (None: not known), `instance_scores` [S, Q, N] the mean
+    rating per question and instance (NaN: not rated), averaged over the questions rated."""
+    scores = np.asarray(instance_scores, dtype=float)
+    rated = ~np.isnan(scores)
+    counts = rated.sum(axis=1)
+    means = np.where(counts > 0, np.where(rated, scores, 0.0).sum(axis=1) / np.maximum(counts, 1), np.nan)  # [S, N]
+    rows = []
+    for s, (label, texts) in enumerate(zip(labels, responses, strict=True)):
+        if texts is None:
+            continue
+        for i, text in enumerate(texts[: means.shape[1]]):
+            if isinstance(text, str) and text.strip() and not np.isnan(means[s, i]):
+                rows.append((label, features(text)["length"], float(means[s, i])))
+    return rows
+
+
 def length_association(rows) -> list[dict]:
     """`rows`: (system, length in words, mean rating) per rated response; per system Spearman's rho."""
     by_system: dict = {}

@@ -117,3 +117,12 @@ def test_length_association_per_system():
     assert by["verbose-rewarded"]["rho"] > 0.8 and by["verbose-rewarded"]["p"] < 1e-6
     assert abs(by["length-free"]["rho"]) < 0.15
     assert style.length_association([("x", 3, 4.0), ("x", 3, 2.0)])[0]["rho"] is None
+
+
+def test_length_rows_average_the_questions_rated_and_skip_missing_texts():
+    scores = np.full((2, 2, 3), np.nan)
+    scores[0, 0] = [4.0, 2.0, np.nan]
+    scores[0, 1] = [5.0, np.nan, np.nan]
+    scores[1, 0] = [1.0, 1.0, 1.0]
+    rows = style.length_rows(["x", "y"], [["one two", "three", "four five six"], None], scores)
+    assert rows == [("x", 2, 4.5), ("x", 1, 2.0)]

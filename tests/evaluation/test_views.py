@@ -104,3 +104,30 @@ def test_past_human_evaluations_import_from_the_campaign_page_all_or_nothing(org
     assert Rating.objects.filter(campaign=campaign).exists()
     queued = client.post(reverse("evaluation:campaign-compute", args=[campaign.pk]), follow=True)
     assert "Results are being computed" in queued.content.decode()
+
+
+def test_results_page_shows_how_response_length_goes_with_the_score(organizer, campaign):
+    import numpy as np
+    from scipy import stats
+
+    from evaluation.models import Rating
+
+    varied = campaign.entries.exclude(outputs=None).order_by("pk").first()
+    varied.outputs = [{**o, "response": " ".join(["word"] * (1 + i % 7))} if o.get("response") else o for i, o in enumerate(varied.outputs)]
+    varied.save(update_fields=["outputs"])  # the fixture's responses all have one length: give one entry several
+    result = compute_campaign_results(campaign.pk)
+    page = get(organizer, views.campaign_results, pk=campaign.pk).content.decode()
+    assert 'id="length-association"' in page
+    rows = {row["system"]: row for row in result.report["length_association"]}
+    assert rows[varied.label]["rho"] is not None
+    # Independently: each rated instance's mean over questions of its mean rating, against the words of the response.
+    for entry in campaign.entries.exclude(outputs=None):
+        per = {}
+        for r in Rating.objects.filter(campaign=campaign, entry=entry):
+            per.setdefault(r.instance, {}).setdefault(r.question, []).append(r.value)
+        pairs = [(len(entry.outputs[i]["response"].split()), np.mean([np.mean(v) for v in by_q.values()]))
+                 for i, by_q in per.items() if (entry.outputs[i].get("response") or "").strip()]
+        row = rows[entry.label]
+        assert row["n"] == len(pairs)
+        if row["rho"] is not None:
+            assert row["rho"] == pytest.approx(stats.spearmanr(*zip(*pairs, strict=True)).statistic)

@@ -142,6 +142,7 @@ def _report_inputs(campaign: Campaign):
             kind=e.kind,
             predicted=None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs]),
             objective=dict(e.objective_scores),
+            responses=None if e.outputs is None else [o.get("response") for o in e.outputs],
         )
         for e in entries
     ]
