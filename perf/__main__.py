@@ -19,6 +19,7 @@ BENCHMARKS = {
     "chat": "perf.bench_chat",
     "reliability": "perf.bench_reliability",
     "typing": "perf.bench_typing",
+    "fragility": "perf.bench_fragility",
 }
 
 
