@@ -173,3 +173,6 @@ def test_the_page_shows_position_bias_style_control_and_fragility(make_annotator
     assert "rank 1" in table and "votes" in page[page.index("<h2>Fragility</h2>"):page.index('id="fragility"')]
     markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
     assert f"chosen in {chosen} of {chosen} decided comparisons (100.0%" in markdown and "## Fragility" in markdown
+    out = io.StringIO()
+    call_command("rank_pairwise", str(job.pk), stdout=out)
+    assert out.getvalue() == markdown  # the command writes what the page offers
