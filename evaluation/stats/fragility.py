@@ -37,11 +37,13 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
+from scipy.special import expit
 
 from evaluation.stats import bradley_terry
 
 EXACT_SEARCH_LIMIT = 20_000  # subsets (or refits) an exhaustive search may try before the greedy bound is used
 GREEDY_STEP_LIMIT = 100_000  # removals the greedy search tries before it says "more than"
+GREEDY_CANDIDATES = 4  # vote kinds refitted at each greedy step (the best by first-order effect)
 DEFAULT_MARK_SHARE = 0.01  # pairs held by a smaller share of the ratings are marked fragile
 
 
@@ -392,25 +394,55 @@ def _win_table(comparisons):
     return coded.systems, wins, kinds, counts
 
 
-def _gaps(wins_batch: np.ndarray, i: int, j: int, l2_penalty: float) -> np.ndarray:
-    """log s_i - log s_j refitted on each table; +inf where the comparisons left no longer connect
-    every system (a removal keeps every system on the board, its strength tied to the others)."""
+def _refits(wins_batch: np.ndarray, i: int, j: int, l2_penalty: float):
+    """(log-strengths [B, S], log s_i - log s_j [B]) refitted on each table; the gap is +inf where
+    the comparisons left no longer connect every system (a removal keeps every system on the
+    board, its strength tied to the others)."""
     log_strength, _ = bradley_terry._newton(wins_batch, l2_penalty)
     connected = bradley_terry._reachable((wins_batch + wins_batch.transpose(0, 2, 1)) > 1e-9).all(axis=(1, 2))
-    return np.where(connected, log_strength[:, i] - log_strength[:, j], np.inf)
+    return log_strength, np.where(connected, log_strength[:, i] - log_strength[:, j], np.inf)
+
+
+def _gaps(wins_batch: np.ndarray, i: int, j: int, l2_penalty: float) -> np.ndarray:
+    return _refits(wins_batch, i, j, l2_penalty)[1]
+
+
+def _predicted_gap_changes(log_strength, wins, changes, i, j, l2_penalty) -> np.ndarray:
+    """[K] first-order change of log s_i - log s_j when the votes of `changes` [K, S, S] are removed:
+    one Newton step from the fit, -(e_i - e_j)' H^-1 g_K, g_K the removed votes' score."""
+    S = len(log_strength)
+    games = wins + wins.T
+    _, information = bradley_terry._gradient_and_information(log_strength[None], wins[None], games[None], l2_penalty)
+    v = np.linalg.solve(information[0] + 1.0 / S, np.eye(S)[i] - np.eye(S)[j])
+    p = expit(log_strength[:, None] - log_strength[None, :])
+    moved = (1.0 - p) * (v[:, None] - v[None, :])  # [a, b]: what one vote a-over-b adds to v' g
+    return -(changes * moved).sum(axis=(1, 2))
 
 
 def _greedy_bt(wins, kinds, counts, i, j, l2_penalty, cap=GREEDY_STEP_LIMIT) -> int | None:
-    wins, counts = wins.copy(), dict(counts)
+    """Remove one vote at a time, the one that narrows the gap most: the kinds are ranked by their
+    first-order effect and the best `GREEDY_CANDIDATES` refitted; None when nothing narrows it or
+    `cap` removals did not close it."""
+    keys = list(kinds)
+    changes = np.stack([kinds[k] for k in keys])
+    left = np.array([counts[k] for k in keys], dtype=float)
+    wins = wins.copy()
+    fitted, gap = _refits(wins[None], i, j, l2_penalty)
+    log_strength, gap = fitted[0], float(gap[0])
     steps = 0
-    while _gaps(wins[None], i, j, l2_penalty)[0] > 1e-9:
-        available = [k for k, n in counts.items() if n > 0]
-        if not available or steps >= cap:
+    while gap > 1e-9:
+        if steps >= cap or not left.any():
             return None
-        gaps = _gaps(np.stack([wins - kinds[k] for k in available]), i, j, l2_penalty)
-        k = available[int(np.argmin(gaps))]
-        wins -= kinds[k]
-        counts[k] -= 1
+        predicted = np.where(left > 0, _predicted_gap_changes(log_strength, wins, changes, i, j, l2_penalty), np.inf)
+        top = [int(k) for k in np.argsort(predicted)[:GREEDY_CANDIDATES] if left[k] > 0]
+        fitted, gaps = _refits(np.stack([wins - changes[k] for k in top]), i, j, l2_penalty)
+        best = int(np.argmin(gaps))
+        if gaps[best] >= gap:
+            return None  # nothing left narrows the gap
+        k = top[best]
+        wins -= changes[k]
+        left[k] -= 1
+        log_strength, gap = fitted[best], float(gaps[best])
         steps += 1
     return steps
 
@@ -432,10 +464,10 @@ def _exhaustive_bt(wins, kinds, counts, i, j, below_k, l2_penalty) -> int | None
     return None
 
 
-def bt_pair(comparisons, above, below, l2_penalty=bradley_terry.DEFAULT_L2_PENALTY, cap: int | None = None) -> tuple[int | None, str]:
+def bt_pair(comparisons, above, below, l2_penalty=bradley_terry.DEFAULT_L2_PENALTY, cap: int | None = None, table=None) -> tuple[int | None, str]:
     """(count, method): the votes whose removal puts `below` level with or above `above` in the
-    refitted strengths (`cap` as for `cell_pair`)."""
-    systems, wins, kinds, counts = _win_table(comparisons)
+    refitted strengths (`cap` as for `cell_pair`; `table`: `_win_table(comparisons)`, if made)."""
+    systems, wins, kinds, counts = table or _win_table(comparisons)
     i, j = systems.index(above), systems.index(below)
     greedy = _greedy_bt(wins, kinds, counts, i, j, l2_penalty, GREEDY_STEP_LIMIT if cap is None else cap)
     bound = greedy if greedy is not None else sum(counts.values()) + 1
@@ -451,9 +483,10 @@ def bt_leaderboard(comparisons, order: list, mark_share=DEFAULT_MARK_SHARE, l2_p
     _check_mark(mark_share)
     comparisons = list(comparisons)
     total = len(comparisons)
+    table = _win_table(comparisons)
 
     def pair(x, y, cap):
-        count, method = bt_pair(comparisons, x, y, l2_penalty, cap)
+        count, method = bt_pair(comparisons, x, y, l2_penalty, cap, table)
         return _result(x, y, count, total, method, mark_share)
 
     return _board(order, pair, False, mark_share)

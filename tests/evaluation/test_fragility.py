@@ -199,3 +199,23 @@ def test_bradley_terry_fragility_matches_brute_force(seed):
 def test_the_fragility_setting_is_checked():
     with pytest.raises(ValueError, match="between 0 and 1"):
         fragility.mean_leaderboard({"A": [1.0], "B": [0.0]}, ["A", "B"], mark_share=2)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_bradley_terry_greedy_bound_is_never_below_the_least(seed, monkeypatch):
+    rng = np.random.default_rng(50 + seed)
+    strengths = {"A": 0.9, "B": 0.4, "C": 0.0, "D": -0.2}
+    comparisons = []
+    for _ in range(14):
+        a, b = rng.choice(list(strengths), size=2, replace=False)
+        comparisons.append((a, b, "a" if rng.random() < 1 / (1 + np.exp(-(strengths[a] - strengths[b]))) else "b"))
+    order, _ = _bt_order(comparisons)
+    exact = fragility.bt_leaderboard(comparisons, order)
+    monkeypatch.setattr(fragility, "EXACT_SEARCH_LIMIT", 0)
+    bound = fragility.bt_leaderboard(comparisons, order)
+    for least, greedy in zip(exact["pairs"], bound["pairs"], strict=True):
+        assert greedy["method"] == "greedy bound" or greedy["count"] == 0  # nothing to search below 0
+        if least["method"] == "exact" and least["count"] is not None:
+            assert greedy["count"] is None or greedy["count"] >= least["count"]
+        if greedy["count"] is not None:  # the bound is reached: some removal of that many reverses the order
+            assert least["count"] is not None and least["count"] <= greedy["count"]
