@@ -1,4 +1,4 @@
-"""How many ratings or votes hold a leaderboard's order. Pure: numpy; no Django.
+"""How many ratings or votes hold a leaderboard's order. Pure: numpy, scipy; no Django.
 
 For each adjacent pair (A above B) and for rank 1, the smallest number of ratings (votes, dialogs)
 whose removal reverses the order: after it B scores at least as high as A (a tie is no longer an
@@ -7,7 +7,7 @@ one rating, since a system without any is not on the board.
 
 Three leaderboards, three statistics:
 
-- **A mean of values** (`mean_pair`; the interactive leaderboard's final score is the mean over
+- **A mean of values** (`mean_pair_count`; the interactive leaderboard's final score is the mean over
   dialogs): exact. For a fixed number k of removals from A, removing A's k highest values lowers
   its mean the most; from B, its k lowest raise B's the most; so the smallest total is the least
   k_a + k_b with mean_A(k_a) <= mean_B(k_b), found by one binary search per k_a.
@@ -21,14 +21,17 @@ Three leaderboards, three statistics:
   says `exact`. For a row weighted by Eq. 1 an instance's last rating is never removed (that would
   change Eq. 1's reweighting of the knowledge-seeking turns), so its bound is one within that rule.
 - **Bradley-Terry** (`bt_pair`): the strengths are refitted (the leaderboard's penalised fit)
-  after each removal of one vote of a kind (i beat j, or a tie of i and j); greedy as above, and
-  exhaustive over multisets of kinds when they are few (`EXACT_SEARCH_LIMIT` refits).
+  after each removal of one vote of a kind (i beat j, or a tie of i and j). Greedy as above: the
+  kinds are ranked by the first-order effect of removing one (a Newton step from the fit) and the
+  best `GREEDY_CANDIDATES` refitted, the one that narrows the gap most removed; exhaustive over
+  multisets of kinds when they are few (`EXACT_SEARCH_LIMIT`). A removal that leaves the
+  comparisons disconnected is not taken (every system stays tied to the others).
 
 Rank 1: the smallest removal that puts any system level with or above the first: for the two mean
 statistics a removal touches only the two systems it names, so it is the least over the first's
 pairs with each other system; for Bradley-Terry that least is an upper bound (a removal moves
-every strength a little). Checked against brute force on small leaderboards in
-tests/evaluation/test_fragility.py.
+every strength a little). A challenger's search stops once it needs more than the nearest one so
+far. Checked against brute force on small leaderboards in tests/evaluation/test_fragility.py.
 """
 from __future__ import annotations
 
@@ -239,19 +242,6 @@ class SystemCells:
         change = np.where(many, moved, np.nan if self.weighted else emptied)
         change = np.where((counts > 0) & (d > 0) & (many | (d > 2)), change, np.nan)
         return change / len(self.denominator)
-
-
-def cells_from_ratings(values, domain, weight, denominator, weighted) -> SystemCells:
-    """`values[q][i]`: the ratings of instance i on question q (empty when none); `domain`: every
-    rating value there is."""
-    domain = np.asarray(sorted(set(map(float, domain))), dtype=float)
-    Q, N = len(values), len(values[0]) if values else 0
-    counts = np.zeros((Q, N, len(domain)))
-    for q, row in enumerate(values):
-        for i, cell in enumerate(row):
-            for value in cell:
-                counts[q, i, int(np.searchsorted(domain, float(value)))] += 1
-    return SystemCells(domain, counts, np.asarray(weight, dtype=float).copy(), np.asarray(denominator, dtype=float).copy(), bool(weighted))
 
 
 def report_cells(ratings, labels, questions, n_instances, weight, denominator, weighted) -> dict:
