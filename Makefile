@@ -33,6 +33,7 @@ demo: venv
 test: venv lint
 	scripts/ensure_chromium.sh
 	scripts/ensure_speech.sh
+	scripts/ensure_wordnet.sh
 	QUORUM_ENV=test scripts/run_tests.sh $(ARGS)
 
 lint: venv

@@ -2,6 +2,7 @@
 from django.urls import path
 
 from . import organizer_views as views
+from . import review_views
 
 app_name = "organizer"
 
@@ -18,6 +19,12 @@ urlpatterns = [
     path("jobs/<int:pk>/gold/", views.job_gold, name="job-gold"),
     path("jobs/<int:pk>/review/", views.job_review, name="job-review"),
     path("jobs/<int:pk>/review/decide/", views.job_review_bulk, name="job-review-bulk"),
+    path("jobs/<int:pk>/review/decisions/", review_views.job_review_decisions, name="job-review-decisions"),
+    path("jobs/<int:pk>/review/undo/", review_views.job_review_undo, name="job-review-undo"),
+    path("review/view/", review_views.review_view_choice, name="review-view"),
+    path("jobs/<int:pk>/preview/", review_views.job_preview, name="job-preview"),
+    path("jobs/<int:pk>/preview/<int:position>/check/", review_views.job_preview_check, name="job-preview-check"),
+    path("jobs/<int:pk>/preview/<int:position>/chat/", review_views.job_preview_chat, name="job-preview-chat"),
     path("jobs/<int:pk>/flags/", views.job_flags, name="job-flags"),
     path("jobs/<int:pk>/subset.csv", views.job_subset, name="job-subset"),
     path("responses/<int:pk>/readings/<int:index>/", views.reading_audio, name="reading-audio"),

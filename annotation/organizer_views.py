@@ -35,7 +35,8 @@ from .selectors.gold import gold_items
 from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
 from .selectors.reliability import reliability_overview, worker_reliability_rows
-from .selectors.review import ReviewFilters, review_queue
+from .selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
+from .selectors.review_decisions import prefers_compact
 from .selectors.team import in_house_annotators
 from .services.exports import start_export
 from .services.gold import GoldRequestError, add_gold_from_item
@@ -150,7 +151,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
-        "export_form": export_form or ExportForm(audio=spoken, auto_id="id_export_%s"),
+        "export_form": export_form or ExportForm(audio=spoken, corpus=job.corpus_id is not None, auto_id="id_export_%s"),
         "speech_errors_possible": isinstance(kind, task_types.ExportsTestSets),
         # Quality control
         "supports_voting": isinstance(kind, task_types.Votable),
@@ -264,7 +265,7 @@ def job_delete(request, pk):
 def job_export(request, pk):
     job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
     kind = _task_type_or_none(job.task_type)
-    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), auto_id="id_export_%s")
+    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), corpus=job.corpus_id is not None, auto_id="id_export_%s")
     if not form.is_valid():
         return _job_page(request, job, export_form=form, status=400)
     try:
@@ -415,7 +416,8 @@ def reading_audio(request, pk, index):
 
 def _review_page(request, job, status=200):
     filters = ReviewFilters.from_query(request.GET)
-    queue = review_queue(job, filters, request.GET.get("page") or 1)
+    compact = prefers_compact(request.user)
+    queue = review_queue(job, filters, request.GET.get("page") or 1, PAGE_SIZE if compact else CARDS_PAGE_SIZE)
     # The outcome of the last bulk decision, shown once (post/redirect/get keeps a reload harmless).
     results = request.session.pop(_results_key(job), None)
     context = {
@@ -426,6 +428,9 @@ def _review_page(request, job, status=200):
         "actions": list(REVIEW_ACTIONS),
         "checks": CheckOverride.Check.choices,
         "bulk_reason": request.session.pop(_results_key(job) + ":reason", ""),
+        "compact": compact,
+        "row_actions": ("accept", "reject", "exclude"),
+        "undoable": [r["decision_id"] for r in results or () if r.get("decision_id")],
     }
     return render(request, "annotation/organizer/review.html", context, status=status)
 
@@ -440,11 +445,16 @@ def job_review_bulk(request, pk):
     if query.startswith("?"):
         back += query
     ids = [i for i in request.POST.getlist("response") if i.isdigit()]
+    action = request.POST.get("action", "")
+    # A row's own button (the compact view) decides that response only: "<action>:<response id>".
+    row_action, _, row_id = request.POST.get("row_action", "").partition(":")
+    if row_id.isdigit():
+        action, ids = row_action, [row_id]
     try:
         results = bulk_decide(
             job,
             ids,
-            action=request.POST.get("action", ""),
+            action=action,
             reason=request.POST.get("reason", ""),
             check=request.POST.get("check") or CheckOverride.Check.VOTE,
             by=request.user,
@@ -455,7 +465,9 @@ def job_review_bulk(request, pk):
         return redirect(back)
     done = sum(r.ok for r in results)
     messages.success(request, f"{done} of {len(results)} response{'s' if len(results) != 1 else ''} changed; the result of each is listed below.")
-    request.session[_results_key(job)] = [{"response_id": r.response_id, "ok": r.ok, "message": r.message} for r in results]
+    request.session[_results_key(job)] = [
+        {"response_id": r.response_id, "ok": r.ok, "message": r.message, "decision_id": r.decision_id} for r in results
+    ]
     return redirect(back)
 
 

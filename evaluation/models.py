@@ -10,6 +10,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from annotation.models import BackgroundRun
+
 DEFAULT_QUESTIONS = ["appropriateness", "accuracy"]
 
 
@@ -67,6 +69,10 @@ class Entry(models.Model):
         null=True, blank=True, help_text="The entry's output, aligned with labels.json; null when only ratings are known."
     )
     objective_scores = models.JSONField(default=dict, blank=True, help_text="Automatic metrics: {metric: value}.")
+    computed_scores = models.JSONField(
+        default=dict, blank=True,
+        help_text="The metrics Quorum computed from the outputs and the labels (score_entries), kept apart from uploaded ones.",
+    )
     is_baseline = models.BooleanField(default=False)
     is_ground_truth = models.BooleanField(default=False, help_text="The reference responses, rated as a reference row.")
     dialog_system = models.ForeignKey(
@@ -137,7 +143,15 @@ class Campaign(models.Model):
         "empty allows the full design. A round that would pass it is not started.",
     )
     adaptive_round_size = models.PositiveIntegerField(
-        default=100, help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated)."
+        default=100,
+        help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated); in rating units, ratings "
+        "per entry per round (fewer than the instances rated times the raters per instance).",
+    )
+    adaptive_unit = models.CharField(
+        max_length=16, choices=[("instance", "instance"), ("rating", "rating")], default="instance",
+        help_text="Adaptive mode: what a round adds. instance: new items, each rated by the job's raters per instance; "
+        "rating: one more rater at a time, on items already rated or new ones (up to the raters per instance), in one "
+        "seeded order of (instance, rater) units, as the replay draws published ratings.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -204,10 +218,12 @@ class CampaignJob(models.Model):
     )
     round_order = models.JSONField(
         default=list, blank=True,
-        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system.",
+        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system; "
+        "in rating units, [instance, rater number] pairs.",
     )
     round_sizes = models.JSONField(
-        default=list, blank=True, help_text="Adaptive mode: the instances rated after each round (the looks), fixed before any rating."
+        default=list, blank=True,
+        help_text="Adaptive mode: the instances (or rating units) rated after each round (the looks), fixed before any rating.",
     )
     critical_value = models.FloatField(
         null=True, blank=True,
@@ -553,3 +569,13 @@ class EntryInteractiveRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["entry", "job"], name="entryinteractiverun_unique")]
+
+
+class ObjectiveScoringRun(BackgroundRun):
+    """One `score_entries` run over a test set's entries (done/total count entries), in the background."""
+
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="scoring_runs")
+    summary = models.JSONField(
+        default=dict, blank=True,
+        help_text="Entries scored, the metrics computed, and those left to the uploaded score.csv with the reason.",
+    )

@@ -263,6 +263,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
         "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
     },
+    # Objective scoring runs (evaluation score_entries) lost like imports and exports above: re-queued or failed with the reason.
+    "sweep-objective-scoring": {
+        "task": "evaluation.tasks.sweep_objective_scoring",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
     # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
     # whose last change was not a new rating (a response rejected, a claim expiring).
     "sweep-adaptive-campaigns": {
@@ -277,6 +282,15 @@ QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says 
 # field; workers are told). 0 keeps logs until the response is deleted. 180 days covers a
 # collection and its review; the stored flags and their evidence outlive the log.
 QUORUM_TYPING_LOG_RETENTION_DAYS = env.int("QUORUM_TYPING_LOG_RETENTION_DAYS", default=180)
+# Per-person limits on expensive requests (quorum/limits.py), each a count per minute, 0 for no
+# limit; past one the request is refused with 429 and a message saying when to try again. Held
+# across web processes when CACHE_URL is a shared cache (Redis), per process otherwise.
+# Submissions carrying recordings, per worker (each is checked, stored and transcribed):
+QUORUM_LIMIT_RECORDINGS_PER_MINUTE = env.int("QUORUM_LIMIT_RECORDINGS_PER_MINUTE", default=20)
+# Chat messages (open, say, end) per worker: each one calls a submitted dialog system:
+QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE = env.int("QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE", default=40)
+# Contract checks of dialog systems (registering, checking again, changing a URL), per organizer:
+QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE = env.int("QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE", default=6)
 QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
@@ -341,6 +355,9 @@ QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint tak
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
 QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
+# Objective scoring (evaluation score_entries): METEOR needs the WordNet 3.0 database, which no PyPI
+# package ships; this folder holds it (Debian's wordnet-base). Missing: METEOR is taken from score.csv.
+QUORUM_WORDNET_DIR = env.str("QUORUM_WORDNET_DIR", default="/usr/share/wordnet")
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.

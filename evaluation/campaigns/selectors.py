@@ -172,7 +172,9 @@ def adaptive_status(campaign, crowd=None):
     full_design = None
     if job is not None:
         labels = [e.label for e in campaign.entries.select_related("team")]
-        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * job.job.redundancy
+        # In rating units the job's items start with one rater; the design's raters per instance are the order's.
+        raters = len(job.round_order) // max(len(job.instances), 1) if campaign.adaptive_unit == "rating" else job.job.redundancy
+        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * raters
     return {
         "looks": looks,
         "last": last,

@@ -16,6 +16,7 @@ from evaluation.campaigns.services.campaigns import (
     set_adaptive,
 )
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
+from evaluation.campaigns.services.lifecycle import delete_campaign, dependents, rename_campaign
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
     import_human_eval_archive,
@@ -244,6 +245,7 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
     context = {
         "campaign": campaign,
         "campaign_entries": list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id")),
+        "delete_blockers": dependents(campaign),
         "result": shown,
         "stale": shown is not None and current is None,
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
@@ -285,7 +287,8 @@ def campaign_set_adaptive(request, pk):
         data = form.cleaned_data
         try:
             set_adaptive(
-                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"]
+                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"],
+                unit=data["unit"] or "instance",
             )
         except EvaluationInputError as exc:
             form.add_error(None, f"Nothing was changed: {exc}.")
@@ -435,3 +438,32 @@ def campaign_entry_remove(request, pk, entry_pk):
     else:
         messages.success(request, f"Took {entry.label} out of the campaign.")
     return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-entries")
+
+
+@organizer_required
+@require_POST
+def campaign_rename(request, pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        campaign = rename_campaign(campaign, request.POST.get("name", ""))
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not renamed: {exc}.")
+    else:
+        messages.success(request, f"Renamed the campaign to “{campaign.name}”.")
+    return redirect("evaluation:campaign-results", pk=campaign.pk)
+
+
+@organizer_required
+@require_POST
+def campaign_delete(request, pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    if request.POST.get("confirm") != "1":
+        messages.error(request, "Not deleted: tick “Yes, delete” to confirm.")
+        return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-manage")
+    try:
+        name = delete_campaign(campaign)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not deleted: {exc}.")
+        return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-manage")
+    messages.success(request, f"Deleted the campaign “{name}”.")
+    return redirect("evaluation:campaigns")

@@ -280,8 +280,36 @@ def plan(
     best = min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
     for p in pairs:
         p["gap"] = float(p["gap"])
+    assumptions = assumed(model, best, top_k, alpha, delta)
     if best is not None and best.raters_per_instance == 1:
         # With fresh raters the cost per unit of precision grows with m, so one rater wins on power
         # alone; agreement, gold checks and DSTC's protocol need more, which is the organizer's call.
         notes.append("one rater per instance is cheapest for power; agreement needs at least 2 (--min-raters)")
-    return Plan(pairs, binding, options, best, power, alpha, systems, model, notes)
+    return Plan(pairs, binding, options, best, power, alpha, systems, model, assumptions + notes)
+
+
+#: A rater who rated at least this share of the pilot's items counts as one of a pool, not a crowd.
+POOL_SHARE = 0.1
+
+
+def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, delta=None) -> list[str]:
+    """What the plan assumed, in words, first among its notes: the raters (a crowd, a new rater for
+    every rating, which is what `simulated_power` draws; and whether the pilot's raters were one),
+    the raters per instance of the recommended option, and the pairs and test it planned for."""
+    lines = []
+    share = model.raters_per_item / max(model.n_raters, 1)  # of the items, the share an average rater rated
+    pool = model.n_raters > 1 and share >= POOL_SHARE
+    lines.append(
+        "Assumed: a crowd, a new rater for every rating (the pilot's rater variance, "
+        f"{model.components.rater:.3f}, counted as rating noise)"
+        + (
+            f"; the pilot's {model.n_raters} raters each rated about {share:.0%} of its items, a pool: a campaign "
+            "rated by such a pool shares each rater's leniency across instances, and needs more instances than planned here"
+            if pool else ""
+        )
+    )
+    if best is not None:
+        lines.append(f"Assumed: {best.raters_per_instance} rater{'' if best.raters_per_instance == 1 else 's'} per instance (the recommended option)")
+    what = f"a difference of {delta}" if delta is not None else f"each adjacent pair of the top {top_k} by pilot mean"
+    lines.append(f"Assumed: {what}, separated by the paired comparison over instances at level {alpha} in the true direction")
+    return lines

@@ -206,3 +206,18 @@ def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_p
     assert response.status_code == 400 and "No plan: bad.csv line 3" in response.content.decode()
     response = client.post(url, {**form, "pilot_campaign": ""})
     assert response.status_code == 400 and "Choose a pilot campaign or upload a pilot CSV" in response.content.decode()
+
+
+def test_the_plan_says_what_it_assumed():
+    """First among its notes: a crowd (a new rater per rating) with the pilot's rater variance as
+    noise, and, when the pilot's raters were a small pool, that a pool needs more; the raters per
+    instance of the recommended option; the pairs and the test."""
+    crowd = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.05, 0.5), 3000, 500, 1500, 2.0)
+    pool = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.05, 0.5), 3000, 500, 5, 2.0)
+    for model in (crowd, pool):
+        result = power.plan(model, top_k=2, simulations=400)
+        assert result.notes[0].startswith("Assumed: a crowd, a new rater for every rating")
+        assert any(f"Assumed: {result.best.raters_per_instance} rater" in note for note in result.notes)
+        assert any("each adjacent pair of the top 2 by pilot mean" in note for note in result.notes)
+    assert "a pool" not in power.plan(crowd, top_k=2, simulations=400).notes[0]
+    assert "5 raters each rated about 40% of its items, a pool" in power.plan(pool, top_k=2, simulations=400).notes[0]
