@@ -20,6 +20,7 @@ BENCHMARKS = {
     "reliability": "perf.bench_reliability",
     "typing": "perf.bench_typing",
     "background": "perf.bench_background",
+    "fragility": "perf.bench_fragility",
 }
 
 

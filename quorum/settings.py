@@ -363,6 +363,12 @@ QUORUM_TRANSCRIBE_GRACE_MINUTES = env.int("QUORUM_TRANSCRIBE_GRACE_MINUTES", def
 # An import or export still pending this many minutes after it was asked for is queued again; one
 # still running this long after it started is failed with the reason (its worker was lost).
 QUORUM_RUN_DEADLINE_MINUTES = env.int("QUORUM_RUN_DEADLINE_MINUTES", default=120)
+# Leaderboards mark an adjacent pair (and rank 1) whose order the removal of fewer than this share
+# of the leaderboard's ratings or votes reverses (evaluation/stats/fragility.py), e.g. 0.01: fewer
+# than 1 in 100. Between 0 and 1; read when a campaign's results or a ranking are computed.
+QUORUM_FRAGILITY_MARK_SHARE = env.float("QUORUM_FRAGILITY_MARK_SHARE", default=0.01)
+if not 0 <= QUORUM_FRAGILITY_MARK_SHARE <= 1:
+    raise ImproperlyConfigured(f"QUORUM_FRAGILITY_MARK_SHARE must lie between 0 and 1 (a share of the ratings); got {QUORUM_FRAGILITY_MARK_SHARE}")
 QUORUM_ASR_TIME_LIMIT_SECONDS = env.int("QUORUM_ASR_TIME_LIMIT_SECONDS", default=120)
 # A worker process whose resident memory passes this many kilobytes after a task is replaced by a
 # fresh one (Celery's worker_max_memory_per_child), so one costly task cannot keep memory held.

@@ -160,6 +160,11 @@ class JudgeReportSerializer(serializers.Serializer):
     raters_are_positions = serializers.BooleanField(help_text="True when rater ids are list positions of imported ratings, not people.")
     systems = serializers.ListField(child=serializers.JSONField(), help_text="Per ranked entry: human-only and PPI++ intervals of the mean, or a skipped reason.")
     pairs = serializers.ListField(child=serializers.JSONField(), help_text="Per pair of ranked entries: intervals of the difference and whether PPI resolves it.")
+    rank_sets = serializers.JSONField(
+        required=False,
+        help_text="Prediction-powered rank sets beside human-only ones (ppi, human_only: per system estimate, rank_low, rank_high; coverage, "
+        "labelled, unlabelled, mean_size), or {skipped: reason}; absent from reports made before they were added.",
+    )
 
 
 class JudgeRunSerializer(serializers.Serializer):

@@ -118,9 +118,10 @@ def pairwise_jobs():
     return Job.objects.filter(task_type__in=keys).order_by("-created_at")
 
 
-def pairwise_comparisons(job) -> list[tuple]:
-    """(system_a, system_b, outcome, instance) of every counted response of a pairwise job; the
-    instance is the payload's context id, else the item, so one context's pairs resample together."""
+def pairwise_records(job) -> list[dict]:
+    """One dict per counted, decided response of a comparing job: a, b, outcome, instance (the
+    payload's context id, else the item, so one context's pairs resample together), left (the side
+    shown on the left, None when not recorded), text_a, text_b."""
     kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
     if kind is None:
         return []
@@ -128,10 +129,17 @@ def pairwise_comparisons(job) -> list[tuple]:
     out = []
     for item_id, payload, answers in rows.values_list("item_id", "item__payload", "answers").iterator(chunk_size=5000):
         found = kind.comparison(payload, answers)
-        if found is not None:
-            a, b, outcome, instance = found
-            out.append((a, b, outcome, instance or f"item-{item_id}"))
+        if found is None:
+            continue
+        a, b, outcome, instance = found
+        left, text_a, text_b = kind.presentation(payload, answers) or (None, "", "")
+        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b})
     return out
+
+
+def pairwise_comparisons(job) -> list[tuple]:
+    """(system_a, system_b, outcome, instance) of every counted response of a pairwise job."""
+    return [(r["a"], r["b"], r["outcome"], r["instance"]) for r in pairwise_records(job)]
 
 
 def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED):

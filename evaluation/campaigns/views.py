@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from evaluation.campaigns import leaderboard, plots, selectors
+from evaluation.campaigns import controls, leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
@@ -30,7 +30,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, CampaignRun, TestSet
-from evaluation.stats import pairwise_report
+from evaluation.stats import fragility, pairwise_report
 from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
@@ -247,6 +247,9 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "agreement": shown.report["agreement"] if shown else {},
         "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
+        "fragility": leaderboard.fragility_rows(shown.report) if shown else [],
+        "length_association": leaderboard.length_rows(shown.report) if shown else [],
+        "fragility_mark": fragility.mark_text(shown.report.get("fragility")) if shown else "",
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "clipped_note": leaderboard.clipped_note(shown.report) if shown else "",
@@ -382,6 +385,7 @@ REPORT_FILES = {
     "leaderboard.md": ("text/markdown", lambda report: leaderboard.render(report, "md")),
     "pairwise.csv": ("text/csv", leaderboard.pairwise_csv),
     "spearman.csv": ("text/csv", leaderboard.spearman_csv),
+    "fragility.csv": ("text/csv", leaderboard.fragility_csv),
 }
 WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
 
@@ -418,11 +422,13 @@ def pairwise_ranking(request, pk, fmt=None):
         if fmt not in RANKING_FORMATS or result is None:
             raise Http404("No such format, or no comparisons yet.")
         content_type, render_as = RANKING_FORMATS[fmt]
-        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result)) if fmt == "md" else render_as(result)
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
         return response
-    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
+    checks = controls.pairwise_controls(job, result)
+    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result, "controls": checks,
+               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else ""}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 

@@ -1,6 +1,7 @@
 """Reads of interactive evaluation: dialog systems, goal sets, chat jobs and their leaderboards,
 the offensive-word screening queue, and a test set's scheduled interactive leaderboard."""
 import pandas as pd
+from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Value, When
 
 from annotation import task_types
@@ -25,7 +26,8 @@ def interactive_ranking(job, bootstrap=None, seed=None):
     """The interactive leaderboard of a chat job (intervals, tie groups) and its counted dialogs."""
     dialogs = interactive_dialogs(job)
     result = interactive.system_results(
-        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed
+        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed,
+        fragility_mark=settings.QUORUM_FRAGILITY_MARK_SHARE,
     )
     return result, dialogs
 

@@ -29,7 +29,7 @@ from evaluation.interactive.services.systems import (
     register_system,
 )
 from evaluation.models import ChatScreening, DialogSystem, TestSet
-from evaluation.stats import interactive
+from evaluation.stats import fragility, interactive
 from quorum import limits
 from quorum.roles import organizer_required
 
@@ -226,7 +226,8 @@ def interactive_results(request, pk, fmt=None):
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
-    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job)}
+    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job),
+               "fragility": fragility.display_rows(result.get("fragility")), "fragility_mark": fragility.mark_text(result.get("fragility"))}
     return render(request, "evaluation/interactive_results.html", context)
 
 

@@ -28,7 +28,7 @@ from collections import defaultdict
 import numpy as np
 
 from evaluation.interactive.goals import grounded_success
-from evaluation.stats import scoring
+from evaluation.stats import fragility, scoring
 from quorum.csv_safety import safe_cell
 
 STATISTICS = ("success", "grounded_success", "final", "understanding", "appropriateness")
@@ -121,9 +121,12 @@ def _ratio(total, count):
         return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
 
 
-def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95) -> dict:
-    """{"systems": rows best first, "pairwise": rows, "n_goals", "method"}. A row: system, dialogs,
-    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns."""
+def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95,
+                   fragility_mark=fragility.DEFAULT_MARK_SHARE) -> dict:
+    """{"systems": rows best first, "pairwise": rows, "n_goals", "method", "fragility"}. A row: system, dialogs,
+    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns.
+    "fragility": the dialogs whose removal reverses each adjacent order and rank 1 (exact: the final
+    score is a mean over dialogs; `fragility.mean_leaderboard`)."""
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1 resample")
     method = {
@@ -136,7 +139,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         "rank_range": scoring.rank_range_rule(ci),
     }
     if not dialogs:
-        return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
+        return {"systems": [], "pairwise": [], "n_goals": 0, "method": method, "fragility": None}
     systems = sorted({d["system"] for d in dialogs})
     goals = sorted({_goal_of(d) for d in dialogs})
     values = _value_rows(dialogs)
@@ -173,11 +176,15 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
             row[f"{name}_ci_high"] = _num(high[k, q])
         row["failed_turns"] = failed[systems[k]]
         rows.append(row)
+    finals: defaultdict[str, list] = defaultdict(list)
+    for d, row in zip(dialogs, values, strict=True):
+        finals[d["system"]].append(row[f])
     return {
         "systems": rows,
         "pairwise": pairwise,
         "n_goals": len(goals),
         "method": method,
+        "fragility": fragility.mean_leaderboard(finals, labels, fragility_mark),
     }
 
 
@@ -223,4 +230,5 @@ def to_markdown(result: dict, *, job_name: str = "") -> str:
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
         f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}.",
     ]
+    lines += fragility.markdown(result.get("fragility"), "dialogs")
     return "\n".join(lines) + "\n"

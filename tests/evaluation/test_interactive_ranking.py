@@ -169,3 +169,30 @@ def test_a_crowd_or_a_large_pool_is_not_counted_twice(workers):
         row = next(r for r in system_results(dialogs, bootstrap=400, seed=int(rng.integers(1 << 30)))["systems"] if r["system"] == "a")
         covered += row["success_ci_low"] <= truth <= row["success_ci_high"]
     assert 0.9 <= covered / runs <= 0.97, covered / runs
+
+
+def test_fragility_counts_the_dialogs_that_hold_each_order():
+    # Finals (the mean of success and grounded success per dialog): a 1, 1, 1, 0.5; b 1, 0.5, 0, 0.
+    # The least removal is checked against brute force over every subset of the 8 dialogs.
+    import itertools
+
+    a = [_dialog("a", g, "success", {"name": "Golden Wok"}) for g in range(3)] + [_dialog("a", 3, "success", {"name": "Pizza Hut"})]
+    b = [_dialog("b", 0, "success", {"name": "Golden Wok"}), _dialog("b", 1, "success", {"name": "Pizza Hut"}),
+         _dialog("b", 2, "fail"), _dialog("b", 3, "fail")]
+    result = system_results(a + b, bootstrap=200, fragility_mark=0.5)
+    pair, = result["fragility"]["pairs"]
+    finals = {"a": [1, 1, 1, 0.5], "b": [1, 0.5, 0, 0]}
+    units = [("a", v) for v in finals["a"]] + [("b", v) for v in finals["b"]]
+
+    def least():
+        for k in range(len(units) + 1):
+            for removed in itertools.combinations(range(len(units)), k):
+                left = {s: [v for j, (t, v) in enumerate(units) if t == s and j not in removed] for s in "ab"}
+                if left["a"] and left["b"] and np.mean(left["b"]) >= np.mean(left["a"]):
+                    return k
+        return None
+
+    assert (pair["above"], pair["below"], pair["method"]) == ("a", "b", "exact")
+    assert pair["count"] == least() and pair["share"] == pair["count"] / 8 and pair["marked"] == (pair["count"] / 8 < 0.5)
+    assert result["fragility"]["top"]["count"] == pair["count"]
+    assert "## Fragility" in to_markdown(result)

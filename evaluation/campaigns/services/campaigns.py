@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
@@ -146,6 +147,7 @@ def _report_inputs(campaign: Campaign):
             kind=e.kind,
             predicted=None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs]),
             objective=dict(e.objective_scores),
+            responses=None if e.outputs is None else [o.get("response") for o in e.outputs],
         )
         for e in entries
     ]
@@ -175,7 +177,7 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
     try:
         body = report_module.build_report(
             ratings, truth, systems, questions=campaign.questions, bootstrap=bootstrap, seed=seed, rater_ids_known=campaign.rater_ids_known,
-            evaluated=evaluated,
+            evaluated=evaluated, fragility_mark=settings.QUORUM_FRAGILITY_MARK_SHARE,
         )
     except ValueError as exc:
         raise EvaluationInputError(f"campaign {campaign.name!r}: {exc}") from exc
