@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import leaderboard, plots, selectors
+from evaluation.campaigns.finalist_scores import finalist_rows
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
@@ -150,7 +151,7 @@ def _select_finalists(request) -> dict:
             f"Passed over for lack of outputs to rate (known from their scores only): {', '.join(skipped)}. "
             "Import their outputs with the entries form to include them.",
         )
-    return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
+    return {"finalist_form": form, "finalists": finalist_rows(finalists, metrics), "finalist_metrics": metrics, "created": campaign}
 
 
 @organizer_required
