@@ -37,7 +37,7 @@ from tests.factories import make_corpus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz, pytest.mark.slow]
 
-MAX_EXAMPLES = {GenerationMode.POSITIVE: 40, GenerationMode.NEGATIVE: 20}  # per operation (63 operations)
+MAX_EXAMPLES = {GenerationMode.POSITIVE: 40, GenerationMode.NEGATIVE: 20}  # per operation (64 operations)
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXTRA_CHECKS = {GenerationMode.POSITIVE: [], GenerationMode.NEGATIVE: [negative_data_rejection]}
 

@@ -5,6 +5,7 @@ from rest_framework import serializers
 from quorum.api.strict import RefusesUnknownFields
 
 from ..models import CheckOverride, Response
+from ..services.review import MAX_BULK
 
 STATUSES = Response.Status.choices
 
@@ -55,3 +56,25 @@ class UndoRequestSerializer(RefusesUnknownFields, serializers.Serializer):
 
 class UndoRefusedSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="Why the decision stands and what to do instead, as the review decisions page says it.")
+
+
+class BulkUndoRequestSerializer(RefusesUnknownFields, serializers.Serializer):
+    decisions = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), allow_empty=False, max_length=MAX_BULK,
+        help_text=f"The decisions to undo (ids from review/decisions/), at most {MAX_BULK}; e.g. every decision of one bulk action.",
+    )
+    reason = serializers.CharField(
+        max_length=2000, allow_blank=False, help_text="Why they are undone; kept in each response's audit trail.",
+    )
+
+
+class UndoResultSerializer(serializers.Serializer):
+    decision_id = serializers.IntegerField(help_text="The decision asked for.")
+    response_id = serializers.IntegerField(allow_null=True, help_text="Its response; null when it is not a decision of this job.")
+    ok = serializers.BooleanField(help_text="Whether it was undone.")
+    message = serializers.CharField(help_text="The state the response is back in, or why the decision stands (as the page lists it).")
+
+
+class BulkUndoSerializer(serializers.Serializer):
+    undone = serializers.IntegerField(help_text="How many of the decisions were undone.")
+    results = UndoResultSerializer(many=True, help_text="One per decision asked for, in the order given.")

@@ -48,7 +48,7 @@ from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
 from ..services.payload_jobs import create_payload_job, create_payload_job_from_file
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
-from ..services.review_undo import undo_decision
+from ..services.review_undo import undo_decision, undo_decisions
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
 from . import review_serializers as rs
@@ -354,7 +354,24 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return self.get_paginated_response(rs.DecisionSerializer(page, many=True).data)
 
     @extend_schema(
+        summary="Undo several decisions with one reason (as the review decisions page does); each that stands says why, the others go on",
+        operation_id="jobs_review_decisions_undo_many", request=rs.BulkUndoRequestSerializer,
+        responses={200: rs.BulkUndoSerializer, **ERRORS, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"], url_path="review/decisions/undo", serializer_class=rs.BulkUndoRequestSerializer,
+            pagination_class=None, error_fields=("decisions", "reason"))
+    def undo_review_decisions(self, request, pk=None):
+        job = self.get_object()
+        form = rs.BulkUndoRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        results = undo_decisions(job, form.validated_data["decisions"], reason=form.validated_data["reason"], by=request.user)
+        body = {"undone": sum(r.ok for r in results), "results": [vars(r) for r in results]}
+        return Response(rs.BulkUndoSerializer(body).data)
+
+    @extend_schema(
         summary="Undo a reviewer's decision: its response goes back to its state before, with the reason in its audit trail",
+        operation_id="jobs_review_decisions_undo_one",
+        parameters=[OpenApiParameter("decision_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="A decision of this job (`id` in review/decisions/).")],
         request=rs.UndoRequestSerializer,
         responses={
             200: rs.DecisionSerializer, **ERRORS, **NOT_FOUND,

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.django_db
 
 DECISIONS = "/api/jobs/{}/review/decisions/"
 UNDO = "/api/jobs/{}/review/decisions/{}/undo/"
+UNDO_MANY = "/api/jobs/{}/review/decisions/undo/"
 
 
 def _submit(job, worker):
@@ -78,6 +79,37 @@ def test_a_decision_that_stands_is_a_409_with_the_pages_reason_and_nothing_chang
     assert again.status_code == 409 and again.json()["detail"] == "this decision was undone already"
 
 
+def test_a_bulk_decision_is_undone_with_one_reason_and_each_that_stands_says_why(organizer_api, decided):
+    job, responses, rejected, excluded = decided
+    ids = [r.decision_id for r in rejected] + [excluded.decision_id, 999999]
+    answer = organizer_api.post(UNDO_MANY.format(job.pk), {"decisions": ids, "reason": "wrong job"}, format="json")
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    # In the order given: the first rejection was replaced by the exclusion (still standing when its turn came).
+    by_id = {r["decision_id"]: r for r in body["results"]}
+    assert [r["decision_id"] for r in body["results"]] == ids
+    first_reject = next(r for r in rejected if r.response_id == responses[0].pk)
+    second_reject = next(r for r in rejected if r.response_id == responses[1].pk)
+    assert by_id[first_reject.decision_id]["ok"] is False and "undo that one first" in by_id[first_reject.decision_id]["message"]
+    assert by_id[second_reject.decision_id] == {"decision_id": second_reject.decision_id, "response_id": responses[1].pk, "ok": True, "message": "back to accepted"}
+    assert by_id[excluded.decision_id]["ok"] is True
+    assert by_id[999999] == {"decision_id": 999999, "response_id": None, "ok": False, "message": "not a decision on this job"}
+    assert body["undone"] == 2
+    assert [Response.objects.get(pk=r.pk).status for r in responses] == ["rejected", "accepted"]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"decisions": [], "reason": "x"}, "decisions"), ({"decisions": [1]}, "reason"), ({"decisions": ["a"], "reason": "x"}, "decisions"),
+    ({"decisions": list(range(1, 502)), "reason": "x"}, "decisions"),
+])
+def test_a_bad_bulk_undo_is_a_400_naming_the_field_and_changes_nothing(organizer_api, decided, body, field):
+    job = decided[0]
+    before = _state()
+    answer = organizer_api.post(UNDO_MANY.format(job.pk), body, format="json")
+    assert answer.status_code == 400 and field in answer.json()
+    assert _state() == before
+
+
 @pytest.mark.parametrize(("body", "field"), [({}, "reason"), ({"reason": "   "}, "reason"), ({"reason": "x", "why": "y"}, "why")])
 def test_an_undo_without_a_reason_is_a_400_naming_the_field_and_changes_nothing(organizer_api, decided, body, field):
     job, _responses, _rejected, excluded = decided
@@ -92,6 +124,7 @@ def test_a_decision_of_another_job_is_a_404(organizer_api, decided):
     other = make_live_job(make_corpus(name="hotels", dialogs=1, user_turns=1), name="other")
     before = _state()
     assert organizer_api.post(UNDO.format(other.pk, excluded.decision_id), {"reason": "x"}, format="json").status_code == 404
+    assert organizer_api.post(UNDO.format(other.pk, 10**30), {"reason": "x"}, format="json").status_code == 404
     assert organizer_api.get(DECISIONS.format(other.pk)).json()["count"] == 0
     assert _state() == before
 
@@ -103,4 +136,5 @@ def test_only_organizers_list_or_undo_decisions(decided, make_annotator, who, ex
     before = _state()
     assert client.get(DECISIONS.format(job.pk)).status_code == expected
     assert client.post(UNDO.format(job.pk, excluded.decision_id), {"reason": "mine"}, format="json").status_code == expected
+    assert client.post(UNDO_MANY.format(job.pk), {"decisions": [excluded.decision_id], "reason": "mine"}, format="json").status_code == expected
     assert _state() == before
