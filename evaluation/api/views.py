@@ -1,7 +1,8 @@
 """The evaluation REST API: campaigns, their results, leaderboard and agreement. Organizers only.
 
 Thin views: results are computed by a Celery task (`POST .../results/`) and every read serves the
-stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason.
+stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason,
+a refused delete of a campaign a 409 naming what depends on it.
 """
 import io
 
@@ -131,8 +132,8 @@ class CampaignAdaptiveView(EvaluationAPI, APIView):
         campaign = self.get_campaign(pk)
         form = s.AdaptiveSettingsSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        settings = {**s.AdaptiveSettingsSerializer(campaign).data, **form.validated_data}
-        campaign = set_adaptive(campaign, **settings)
+        merged = {**s.AdaptiveSettingsSerializer(campaign).data, **form.validated_data}  # left out: kept
+        campaign = set_adaptive(campaign, **merged)
         return Response(s.AdaptiveSettingsSerializer(campaign).data)
 
 
