@@ -193,7 +193,8 @@ SPECTACULAR_SETTINGS = {
     # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.
     "SERVE_PERMISSIONS": ["quorum.api.permissions.SchemaReaders"],
     # Two serializers have a `state` choice; name the adaptive pair's so neither gets a hashed name.
-    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State"},
+    "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State",
+                            "ResponseStatusEnum": "annotation.models.Response.Status"},
 }
 # The API's schema and its docs page: public (the default; the schema names operations and fields,
 # no data) or, with false, for logged-in organizers only (401/403 for anyone else).

@@ -40,6 +40,7 @@ from ..selectors.flags import flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.reliability import worker_reliability_table
+from ..selectors.review_decisions import decision_records
 from ..services.exports import start_export
 from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
@@ -47,8 +48,10 @@ from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
 from ..services.payload_jobs import create_payload_job, create_payload_job_from_file
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from ..services.review_undo import undo_decision, undo_decisions
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from ..tasks import apply_worker_flags
+from . import review_serializers as rs
 from . import serializers as s
 from .reliability_serializers import WorkerReliabilitySerializer
 
@@ -338,6 +341,55 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
         body = {"job": job.pk, "detail": f"Recomputing flags; GET /api/jobs/{job.pk}/reviews/ shows them once stored (flags.computed_at)."}
         return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+    @extend_schema(
+        summary="The job's reviewer decisions (accept, reject, exclude), newest first, each with its undo if it was undone",
+        request=None, responses={200: rs.DecisionSerializer(many=True), **NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"], url_path="review/decisions", serializer_class=rs.DecisionSerializer)
+    def review_decisions(self, request, pk=None):
+        job = self.get_object()
+        page = self.paginate_queryset(decision_records(job))
+        return self.get_paginated_response(rs.DecisionSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Undo several decisions with one reason (as the review decisions page does); each that stands says why, the others go on",
+        operation_id="jobs_review_decisions_undo_many", request=rs.BulkUndoRequestSerializer,
+        responses={200: rs.BulkUndoSerializer, **ERRORS, **NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"], url_path="review/decisions/undo", serializer_class=rs.BulkUndoRequestSerializer,
+            pagination_class=None, error_fields=("decisions", "reason"))
+    def undo_review_decisions(self, request, pk=None):
+        job = self.get_object()
+        form = rs.BulkUndoRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        results = undo_decisions(job, form.validated_data["decisions"], reason=form.validated_data["reason"], by=request.user)
+        body = {"undone": sum(r.ok for r in results), "results": [vars(r) for r in results]}
+        return Response(rs.BulkUndoSerializer(body).data)
+
+    @extend_schema(
+        summary="Undo a reviewer's decision: its response goes back to its state before, with the reason in its audit trail",
+        operation_id="jobs_review_decisions_undo_one",
+        parameters=[OpenApiParameter("decision_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="A decision of this job (`id` in review/decisions/).")],
+        request=rs.UndoRequestSerializer,
+        responses={
+            200: rs.DecisionSerializer, **ERRORS, **NOT_FOUND,
+            409: OpenApiResponse(rs.UndoRefusedSerializer, description="The decision stands (undone already, replaced, moved on, re-collected, or paid at the crowd); the body says why and what to do."),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path=r"review/decisions/(?P<decision_id>[0-9]+)/undo",
+            serializer_class=rs.UndoRequestSerializer, pagination_class=None)
+    def undo_review_decision(self, request, pk=None, decision_id=None):
+        job = self.get_object()
+        decision = get_object_or_404(decision_records(job), pk=decision_id)
+        form = rs.UndoRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            undo_decision(decision, reason=form.validated_data["reason"], by=request.user)
+        except QualityError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(rs.DecisionSerializer(decision_records(job).get(pk=decision.pk)).data)
 
 
 @extend_schema_view(

@@ -59,14 +59,18 @@ def _user_name(user) -> str:
     return user.get_username() if user is not None else "(automatic)"
 
 
-def job_decisions(job: Job, page_number=1) -> DecisionsPage:
-    """A page of the job's decisions, newest first, grouped by reviewer action. Two queries and a count."""
-    qs = (
+def decision_records(job: Job):
+    """The job's decisions (CheckOverride rows), newest first, with who made and undid them and the response."""
+    return (
         CheckOverride.objects.filter(response__item__job=job)
-        .select_related("by", "undo__by")
+        .select_related("by", "undo__by", "response")
         .order_by("-created_at", "-pk")
     )
-    page = Paginator(qs, PAGE_SIZE).get_page(page_number)
+
+
+def job_decisions(job: Job, page_number=1) -> DecisionsPage:
+    """A page of the job's decisions, newest first, grouped by reviewer action. Two queries and a count."""
+    page = Paginator(decision_records(job), PAGE_SIZE).get_page(page_number)
     groups: list[DecisionGroup] = []
     for record in page.object_list:
         undo = getattr(record, "undo", None)

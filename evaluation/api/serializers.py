@@ -359,3 +359,66 @@ class GoalSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):
         if bool(attrs.get("database")) != bool(attrs.get("database_domain")):
             raise serializers.ValidationError("give database and database_domain together, or neither")
         return attrs
+
+
+class CampaignRenameSerializer(RefusesUnknownFields, serializers.Serializer):
+    name = serializers.CharField(
+        max_length=Campaign._meta.get_field("name").max_length, allow_blank=False,
+        help_text="The campaign's new name: not blank, not another campaign's; runs of spaces become one.",
+    )
+
+
+class CampaignDeleteRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why the campaign was not deleted, as the campaign's page says it.")
+    dependents = serializers.ListField(child=serializers.CharField(), help_text="Each thing that depends on the campaign, with what to do instead.")
+
+
+ADAPTIVE_UNITS = [("instance", "new items, each with every rater"), ("rating", "one rater at a time, on rated items or new ones")]
+
+
+class AdaptiveSettingsSerializer(RefusesUnknownFields, serializers.Serializer):
+    """A campaign's adaptive settings, as the results page's form sets them (`services.campaigns.set_adaptive`).
+    A field left out of a write keeps its current value; they can change only until the crowd job exists."""
+
+    adaptive = serializers.BooleanField(required=False, help_text="Rate in rounds and stop rating a system once its pairs are settled or the budget is spent; false: every entry on every instance.")
+    confidence = serializers.FloatField(required=False, min_value=0.5, max_value=0.999, help_text="Confidence of the pair intervals, from 0.5 to 0.999 (e.g. 0.95).")
+    top_k = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text="Resolve only the pairs involving the top k entries; null: every pair.")
+    budget = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text="Most ratings (responses) to spend; null: up to the full design.")
+    round_size = serializers.IntegerField(
+        required=False, min_value=2, max_value=10**6,
+        help_text="Instances added per round (at least 2, fewer than the instances rated); with unit rating, ratings per entry per round.",
+    )
+    unit = serializers.ChoiceField(
+        required=False, choices=ADAPTIVE_UNITS,
+        help_text="What a round adds: instance (new items rated by every rater of an item) or rating (one more rater at a time, in one seeded order of (instance, rater) units).",
+    )
+
+    def to_representation(self, campaign):
+        return {
+            "adaptive": campaign.adaptive, "confidence": campaign.adaptive_confidence, "top_k": campaign.adaptive_top_k,
+            "budget": campaign.adaptive_budget, "round_size": campaign.adaptive_round_size, "unit": campaign.adaptive_unit,
+        }
+
+
+class FinalistScoreSerializer(serializers.Serializer):
+    metric = serializers.CharField(help_text="A chosen objective metric.")
+    value = serializers.FloatField(help_text="The entry's value of it, as Eq. 2 read it.")
+    source = serializers.ChoiceField(
+        choices=["computed", "uploaded"],
+        help_text="computed: by Quorum from the entry's outputs and the labels (score_entries); uploaded: from a score.csv.",
+    )
+
+
+class FinalistSerializer(serializers.Serializer):
+    rank = serializers.IntegerField(help_text="The team's competition rank by its best entry's overall.")
+    team_id = serializers.CharField()
+    entry_id = serializers.CharField(help_text="The team's best entry.")
+    overall = serializers.FloatField(help_text="Mean reciprocal rank over the chosen metrics (Eq. 2).")
+    tied_at_cutoff = serializers.BooleanField(help_text="A team left out has the same overall as the last finalist: decide.")
+    scores = FinalistScoreSerializer(many=True, help_text="Each chosen metric's value and where it came from.")
+
+
+class FinalistsResponseSerializer(serializers.Serializer):
+    finalists = FinalistSerializer(many=True)
+    left_out = serializers.ListField(child=serializers.CharField(), help_text="Entries left out of the ranking for lack of a value for a chosen metric.")
+    campaign = serializers.IntegerField(allow_null=True, help_text="The campaign created with the finalists; null when none was asked for.")

@@ -9,6 +9,7 @@ app_name = "evaluation-api"
 urlpatterns = [
     path("campaigns/", api.CampaignListView.as_view(), name="campaigns"),
     path("campaigns/<int:pk>/", api.CampaignDetailView.as_view(), name="campaign"),
+    path("campaigns/<int:pk>/adaptive/", api.CampaignAdaptiveView.as_view(), name="campaign-adaptive"),
     path("campaigns/<int:pk>/results/", api.CampaignResultsView.as_view(), name="campaign-results"),
     path("campaigns/<int:pk>/leaderboard/", api.LeaderboardView.as_view(), name="campaign-leaderboard"),
     path("campaigns/<int:pk>/agreement/", api.CampaignAgreementView.as_view(), name="campaign-agreement"),

@@ -1,7 +1,8 @@
 """The evaluation REST API: campaigns, their results, leaderboard and agreement. Organizers only.
 
 Thin views: results are computed by a Celery task (`POST .../results/`) and every read serves the
-stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason.
+stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason,
+a refused delete of a campaign a 409 naming what depends on it.
 """
 import io
 
@@ -19,13 +20,17 @@ from rest_framework.views import APIView
 from evaluation.api import serializers as s
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns import selectors as campaign_selectors
+from evaluation.campaigns.finalist_scores import finalist_rows
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
     refresh_inputs_version,
     request_campaign_results,
     select_finalists,
+    set_adaptive,
 )
 from evaluation.campaigns.services.crowd import sync_campaign_ratings
+from evaluation.campaigns.services.lifecycle import delete_campaign, rename_campaign
+from evaluation.campaigns.services.lifecycle import dependents as campaign_dependents
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
     import_human_eval_archive,
@@ -71,12 +76,65 @@ class CampaignListView(EvaluationAPI, generics.ListAPIView):
         return campaign_selectors.campaigns_with_status()
 
 
-@extend_schema(summary="One campaign: entries, crowd job progress, result status, adaptive looks and pair states, automatic judges", responses={200: s.CampaignDetailSerializer, **NOT_FOUND})
+@extend_schema_view(
+    get=extend_schema(
+        summary="One campaign: entries, crowd job progress, result status, adaptive looks and pair states, automatic judges",
+        responses={200: s.CampaignDetailSerializer, **NOT_FOUND},
+    ),
+    patch=extend_schema(
+        summary="Rename a campaign (its ratings, results and files stay)", request=s.CampaignRenameSerializer,
+        responses={200: s.CampaignDetailSerializer, **ERRORS, **NOT_FOUND},
+    ),
+    delete=extend_schema(
+        summary="Delete a campaign nothing depends on (no ratings, crowd job or judge scores)",
+        responses={
+            204: OpenApiResponse(description="Deleted, with its derived results and looks; its test set and entries stay."),
+            409: OpenApiResponse(s.CampaignDeleteRefusedSerializer, description="Something depends on the campaign: each is named with what to do; nothing was deleted."),
+            **NOT_FOUND,
+        },
+    ),
+)
 class CampaignDetailView(EvaluationAPI, generics.RetrieveAPIView):
     serializer_class = s.CampaignDetailSerializer
 
     def get_queryset(self):
         return campaign_selectors.campaigns_with_status()
+
+    def patch(self, request, pk):
+        campaign = self.get_object()
+        form = s.CampaignRenameSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        rename_campaign(campaign, form.validated_data["name"])
+        return Response(s.CampaignDetailSerializer(self.get_object()).data)
+
+    def delete(self, request, pk):
+        campaign = self.get_object()
+        try:
+            delete_campaign(campaign)
+        except EvaluationInputError as exc:
+            body = {"detail": str(exc), "dependents": campaign_dependents(campaign)}
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CampaignAdaptiveView(EvaluationAPI, APIView):
+    """The adaptive settings the campaign's results page sets, including what a round adds (`unit`)."""
+
+    @extend_schema(summary="A campaign's adaptive settings", responses={200: s.AdaptiveSettingsSerializer, **NOT_FOUND})
+    def get(self, request, pk):
+        return Response(s.AdaptiveSettingsSerializer(self.get_campaign(pk)).data)
+
+    @extend_schema(
+        summary="Change a campaign's adaptive settings (fields left out keep their value); refused once its crowd job exists",
+        request=s.AdaptiveSettingsSerializer, responses={200: s.AdaptiveSettingsSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def patch(self, request, pk):
+        campaign = self.get_campaign(pk)
+        form = s.AdaptiveSettingsSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        merged = {**s.AdaptiveSettingsSerializer(campaign).data, **form.validated_data}  # left out: kept
+        campaign = set_adaptive(campaign, **merged)
+        return Response(s.AdaptiveSettingsSerializer(campaign).data)
 
 
 class CampaignResultsView(EvaluationAPI, APIView):
@@ -218,7 +276,7 @@ class AgreementUploadView(EvaluationAPI, APIView):
 @extend_schema(
     summary="Select finalists by mean reciprocal rank over objective metrics (best entry per team, top N teams)",
     request=s.FinalistsRequestSerializer,
-    responses={200: OpenApiTypes.OBJECT, **ERRORS, **NO_TEST_SET},
+    responses={200: s.FinalistsResponseSerializer, **ERRORS, **NO_TEST_SET},
 )
 class FinalistsView(EvaluationAPI, APIView):
     def post(self, request, pk):
@@ -231,8 +289,9 @@ class FinalistsView(EvaluationAPI, APIView):
         if data.get("campaign"):
             campaign = create_finalist_campaign(data["campaign"], test_set, finalists, questions=data["questions"])
         rows = [
-            {"rank": int(r.rank), "team_id": r.team_id, "entry_id": r.entry_id, "overall": float(r.overall), "tied_at_cutoff": bool(r.tied_at_cutoff)}
-            for r in finalists.itertuples()
+            {**{k: row[k] for k in ("rank", "team_id", "entry_id", "overall", "tied_at_cutoff")},
+             "scores": [{k: sc[k] for k in ("metric", "value", "source")} for sc in row["scores"]]}
+            for row in finalist_rows(finalists, data["metrics"])
         ]
         return Response({"finalists": rows, "left_out": finalists.attrs.get("left_out", []), "campaign": campaign.pk if campaign else None})
 

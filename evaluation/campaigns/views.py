@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import controls, leaderboard, plots, selectors
+from evaluation.campaigns.finalist_scores import finalist_rows
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
@@ -153,7 +154,7 @@ def _select_finalists(request) -> dict:
             f"Passed over for lack of outputs to rate (known from their scores only): {', '.join(skipped)}. "
             "Import their outputs with the entries form to include them.",
         )
-    return {"finalist_form": form, "finalists": list(finalists.itertuples()), "created": campaign}
+    return {"finalist_form": form, "finalists": finalist_rows(finalists, metrics), "finalist_metrics": metrics, "created": campaign}
 
 
 @organizer_required
