@@ -26,7 +26,7 @@ from quorum import strict_json
 from quorum.roles import is_organizer, worker_for
 
 from . import chat_relay, task_types
-from .after_submit import after_submit_url
+from .after_submit import NextStep, after_submit, after_submit_url
 from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
 from .selectors import work as work_selectors
@@ -195,7 +195,7 @@ def _resolve(request, token, *, as_json=False, need_open_job=True, for_page=Fals
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
 
 
-def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200):
+def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200, saved=None):
     kind = task_types.get(work.job.task_type)
     fields = kind.answer_fields(work.job.settings)
     names = {f["name"] for f in fields}
@@ -237,7 +237,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "position": your_responses + 1,
         "total_items": max(work_selectors.item_count(work.job), your_responses + 1),  # never "Item 11 of 10"
         "your_responses": your_responses,
-        "saved": request.GET.get("saved") == "1",
+        "saved": request.GET.get("saved") == "1" if saved is None else saved,
         "is_inhouse": work.worker.user_id is not None,
         "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None)),
         **kind.page_context(work.item, work.slot, work.job.settings),
@@ -385,8 +385,32 @@ def work(request, token):
         )
     if not submission.created:  # a simultaneous post of the same link was saved first
         return _already_saved(request, current, submission.response, answers)
-    following = after_submit_url(submission.response.slot, submission.response)
-    return JsonResponse({"redirect": following}) if as_json else redirect(following)
+    step = after_submit(submission.response.slot, submission.response)
+    if as_json:
+        return JsonResponse({"redirect": step.url})
+    if step.token is not None and request.headers.get(CYCLE_HEADER) == "page":
+        return _next_page(request, step)
+    return redirect(step.url)
+
+
+#: Sent by static/annotate.js with a form's submission: "answer with the next item's page".
+CYCLE_HEADER = "X-Quorum-Cycle"
+#: The URL of the page a one-request cycle answered with; the script puts it in the address bar.
+LOCATION_HEADER = "X-Quorum-Location"
+
+
+def _next_page(request, step: NextStep):
+    """One request per cycle: the saved submission is answered with the next item's page itself,
+    not a redirect the browser must follow. The script that asked shows it and names its URL in the
+    address bar (history.replaceState), so a reload asks for the next item, never the submission
+    again, and the back button leads where it did before. Without the script the form post gets
+    the redirect (Post/Redirect/Get) as always."""
+    following, denied = _resolve(request, step.token, for_page=True) if step.token else (None, None)
+    if following is None:  # not expected for a slot just claimed for them; the redirect says what is wrong
+        return redirect(step.url)
+    page = _work_page(request, following, saved=True)
+    page[LOCATION_HEADER] = step.url
+    return page
 
 
 def _already_saved(request, work: _Work, stored: Response, answers: dict):

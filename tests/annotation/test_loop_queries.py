@@ -79,6 +79,26 @@ def test_one_cycle_costs_at_most_twelve_queries(annotator_on_a_job):
     assert next_url.endswith("?saved=1")
 
 
+def test_one_request_cycle_costs_no_more_than_the_two_request_one(annotator_on_a_job):
+    """The page script's cycle (issue 26): the submit is answered with the next item's page."""
+    client, url, _job, worker = annotator_on_a_job
+    url, _page = _cycle(client, url)  # warm-up, as above
+
+    answers = _answers_for(url)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.post(url, answers, HTTP_X_QUORUM_CYCLE="page", HTTP_ACCEPT="text/html")
+
+    assert page.status_code == 200, page.content[:2000]
+    assert len(captured.captured_queries) <= MAX_QUERIES, (
+        f"one single-request cycle took {len(captured.captured_queries)} queries (at most {MAX_QUERIES}):\n"
+        + _listing(captured.captured_queries)
+    )
+    following = Slot.objects.get(pk=read_token(_token(page["X-Quorum-Location"]))[0])
+    assert following.state == Slot.State.CLAIMED and following.worker_id == worker.pk
+    assert Response.objects.get(slot_id=read_token(_token(url))[0]).status == Response.Status.ACCEPTED
+    assert f'action="/work/{_token(page["X-Quorum-Location"])}/"' in page.content.decode()
+
+
 def test_the_page_read_brings_the_same_history_as_the_plain_one(annotator_on_a_job):
     client, url, _job, _worker = annotator_on_a_job
     url, _page = _cycle(client, url)
