@@ -38,14 +38,23 @@ Worker-level flags:
 
 Flags are evidence, never verdicts: what is done with them is the job's and the reviewer's call.
 """
-from dataclasses import dataclass, field
+from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 from rapidfuzz.distance import Indel
 
 from .. import text_units
+from ..lazy_modules import lazy
 from . import typing as typing_flags
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,7 @@ class FlagReport:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "FlagReport":
+    def from_json(cls, data: dict) -> FlagReport:
         """The report `as_json` stored, with integer ids again."""
         return cls(
             responses={int(r): list(codes) for r, codes in data.get("responses", {}).items()},
