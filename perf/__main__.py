@@ -7,6 +7,8 @@ import traceback
 BENCHMARKS = {
     "import": "perf.bench_import",
     "claims": "perf.bench_claims",
+    "memory": "perf.bench_memory",
+    "exports": "perf.bench_exports",
     "evaluation": "perf.bench_evaluation",
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
