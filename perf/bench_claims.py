@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urljoin
 
 from .common import ROOT, free_port, fresh_database, save, server_env, wait_until_serving
 from .memory import server_memory
@@ -113,7 +114,7 @@ def _client_process(args):
                     t = time.perf_counter()
                     nxt = session.post(url, data={**answers, "active_seconds": "30"}, headers={"Referer": url, **headers}, timeout=30)
                     elapsed = time.perf_counter() - t
-                    following = nxt.headers.get("X-Quorum-Location", nxt.url)
+                    following = urljoin(nxt.url, nxt.headers.get("X-Quorum-Location", nxt.url))
                     if nxt.status_code == 200 and following != url and (mode != "one_request" or not nxt.history):
                         latencies.append(elapsed)
                     else:

@@ -85,11 +85,15 @@ def _build() -> dict:
             Response.objects.bulk_create(batch)
             batch = []
     Response.objects.bulk_create(batch)
-    Slot.objects.filter(job=job).update(state=Slot.State.SUBMITTED)
+    from django.db.models import Case, Value, When
+
+    Slot.objects.filter(job=job).update(
+        state=Slot.State.SUBMITTED, claimed_at=now, worker_id=Case(*(When(index=i, then=Value(w.pk)) for i, w in enumerate(workers)))
+    )
     Item.objects.filter(job=job).update(state=Item.State.COMPLETE)
     from annotation.services.bulk import refresh_statistics
 
-    refresh_statistics()
+    refresh_statistics(len(utterance) * REDUNDANCY, Response, Slot, Item)
     return {
         "dialogs": DIALOGS, "items": Item.objects.filter(job=job).count(),
         "responses": Response.objects.filter(item__job=job).count(), "build_seconds": round(time.perf_counter() - started, 1),

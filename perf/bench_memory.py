@@ -20,7 +20,7 @@ def _measure(app: str, job_id: int) -> dict:
     try:
         _load("one_request", base, job_id, duration=3)  # every worker serves the pages once
         load = _load("one_request", base, job_id)
-        return {**server_memory(server.pid), "rate_per_s": round(load["rate"], 1), "errors": load["errors"]}
+        return {**server_memory(server.pid), "rate_per_s": round(load["rate"], 1), "errors": load["errors"], "error_examples": load["error_examples"]}
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -37,7 +37,7 @@ def run() -> dict:
         "worker_pss_mb": ours["worker_pss_mb"],
         "master_pss_mb": ours["master_pss_mb"],
         "worker_rss_mb": ours["worker_rss_mb"],
-        "cycles_per_s": ours["rate_per_s"], "errors": ours["errors"],
+        "cycles_per_s": ours["rate_per_s"], "errors": ours["errors"], "error_examples": ours["error_examples"],
         "baseline_workers_pss_total_mb": before["workers_pss_total_mb"],
         "baseline_server_pss_total_mb": before["server_pss_total_mb"],
         "baseline_worker_rss_mb": before["worker_rss_mb"],

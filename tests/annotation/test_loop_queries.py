@@ -99,6 +99,24 @@ def test_one_request_cycle_costs_no_more_than_the_two_request_one(annotator_on_a
     assert f'action="/work/{_token(page["X-Quorum-Location"])}/"' in page.content.decode()
 
 
+def test_with_sessions_in_a_shared_cache_the_cycle_reads_no_session(annotator_on_a_job, settings):
+    """QUORUM_SESSION_ENGINE's default with a shared CACHE_URL (quorum/settings.py): cached_db."""
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    _client, url, _job, worker = annotator_on_a_job
+    client = Client()  # its middleware is loaded with the engine above
+    client.force_login(worker.user)  # the session lives in the cache too
+    url, _page = _cycle(client, url)
+
+    answers = _answers_for(url)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.post(url, answers, HTTP_X_QUORUM_CYCLE="page", HTTP_ACCEPT="text/html")
+
+    assert page.status_code == 200
+    assert not [q for q in captured.captured_queries if "django_session" in q["sql"]], _listing(captured.captured_queries)
+    assert len(captured.captured_queries) <= MAX_QUERIES - 2, _listing(captured.captured_queries)
+    assert Slot.objects.get(pk=read_token(_token(page["X-Quorum-Location"]))[0]).worker_id == worker.pk
+
+
 def test_the_page_read_brings_the_same_history_as_the_plain_one(annotator_on_a_job):
     client, url, _job, _worker = annotator_on_a_job
     url, _page = _cycle(client, url)
