@@ -13,6 +13,7 @@ BENCHMARKS = {
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
+    "job_page_100k": "perf.bench_job_page_100k",
     "collection_checks": "perf.bench_collection_checks",
     "allocation": "perf.bench_allocation",
     "looks": "perf.bench_looks",

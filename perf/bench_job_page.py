@@ -20,17 +20,17 @@ RENDERS = 7
 TARGET_SECONDS = 1.0
 
 
-def run() -> dict:
+def run(turns: int = TURNS, name: str = "job_page") -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         figures = run_json_subprocess(
-            "perf.bench_job_page", ["--worker"], {"DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "QUORUM_EXPORT_DIR": tmp}
+            "perf.bench_job_page", ["--worker", str(turns)], {"DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "QUORUM_EXPORT_DIR": tmp}
         )
     figures["target_seconds"] = TARGET_SECONDS
-    save("job_page", figures)
+    save(name, figures)
     return figures
 
 
-def _worker() -> dict:
+def _worker(turns: int = TURNS) -> dict:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quorum.settings")
@@ -77,7 +77,7 @@ def _worker() -> dict:
         apply_flags(job)  # the stored report the pages read
         return job
 
-    big, small = job_with(TURNS, "large"), job_with(SMALL_TURNS, "small")
+    big, small = job_with(turns, "large"), job_with(SMALL_TURNS, "small")
     user = get_user_model().objects.create_user("olga", password="x")
     make_organizer(user)
     client = Client()
@@ -107,4 +107,4 @@ def _worker() -> dict:
 
 
 if __name__ == "__main__" and "--worker" in sys.argv:
-    print(json.dumps(_worker()))
+    print(json.dumps(_worker(int(sys.argv[2]) if len(sys.argv) > 2 else TURNS)))

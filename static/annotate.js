@@ -139,6 +139,7 @@
 
   var timer = null;
   var sequence = 0;
+  var sending = false;  // the form's answers are on their way (below)
   function answers() {
     var values = {};
     fields.forEach(function (field) { values[field.name] = field.value; });
@@ -150,6 +151,7 @@
   }
 
   function runCheck() {
+    if (sending) return;  // the answers are on their way: this page is about to be replaced
     var mine = ++sequence;
     fetch(checkUrl, {
       method: "POST",
@@ -246,7 +248,6 @@
    * leads where it led before. The server answers anything else (a refusal, "already saved") with the
    * page a form post gets, shown the same way. Forms that send files are left to their own script
    * (static/spoken.js); without fetch, or when the request fails, the form is posted as usual. --- */
-  var sending = false;
   function showPage(html, url) {
     document.open();
     document.write(html);
@@ -259,6 +260,8 @@
     event.preventDefault();
     if (sending) return;  // a double click or a second Ctrl+Enter: the first submission stands
     sending = true;
+    clearTimeout(timer);
+    sequence += 1;  // a check still under way is stale: it must not write into the next item's page
     fetch(form.action, {
       method: "POST",
       credentials: "same-origin",
