@@ -20,10 +20,12 @@ RENDERS = 7
 TARGET_SECONDS = 1.0
 
 
-def run(turns: int = TURNS, name: str = "job_page") -> dict:
+def run(turns: int = TURNS, name: str = "job_page", database_url: str | None = None) -> dict:
+    """`database_url`: where to build the jobs (an empty database); a fresh SQLite file by default."""
     with tempfile.TemporaryDirectory() as tmp:
         figures = run_json_subprocess(
-            "perf.bench_job_page", ["--worker", str(turns)], {"DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "QUORUM_EXPORT_DIR": tmp}
+            "perf.bench_job_page", ["--worker", str(turns)],
+            {"DATABASE_URL": database_url or f"sqlite:///{tmp}/bench.sqlite3", "QUORUM_EXPORT_DIR": tmp},
         )
     figures["target_seconds"] = TARGET_SECONDS
     save(name, figures)
