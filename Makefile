@@ -13,6 +13,7 @@ help:
 	@echo "make test   - set up, lint (ruff, mypy) and run the test suite (PostgreSQL/Redis/Chromium used when present)"
 	@echo "make lint   - ruff (style, imports, complexity) and mypy (services and selectors)"
 	@echo "make bench  - run the performance harness in perf/"
+	@echo "make serve  - serve the UI on 127.0.0.1:8000 with a background worker (no Redis needed)"
 
 $(STAMP): requirements.txt requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,11 +29,12 @@ migrate: venv
 demo: venv
 	scripts/ensure_speech.sh
 	$(PY) manage.py migrate --noinput
-	QUORUM_SYSTEM_ALLOWED_HOSTS=$${QUORUM_SYSTEM_ALLOWED_HOSTS:-127.0.0.1} $(PY) manage.py demo
+	QUORUM_LOCAL_WORKER=true QUORUM_SYSTEM_ALLOWED_HOSTS=$${QUORUM_SYSTEM_ALLOWED_HOSTS:-127.0.0.1} $(PY) manage.py demo
 
 test: venv lint
 	scripts/ensure_chromium.sh
 	scripts/ensure_speech.sh
+	scripts/ensure_wordnet.sh
 	QUORUM_ENV=test scripts/run_tests.sh $(ARGS)
 
 lint: venv
@@ -44,7 +46,7 @@ bench: venv
 	QUORUM_ENV=test $(PY) -m perf $(ARGS)
 
 serve: migrate
-	$(PY) manage.py runserver 127.0.0.1:8000
+	PY=$(PY) scripts/serve.sh
 
 worker: venv
 	$(VENV)/bin/celery -A quorum worker -B --loglevel=info

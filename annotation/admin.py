@@ -170,3 +170,24 @@ class SpokenReadingAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(models.DecisionUndo)
+class DecisionUndoAdmin(admin.ModelAdmin):
+    """Read-only like the audit trail it belongs to: a decision is undone through the review pages."""
+
+    list_display = ("override", "by", "created_at")
+    search_fields = ("reason",)
+    readonly_fields = ("override", "transition", "reason", "by", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.ReviewerPreference)
+class ReviewerPreferenceAdmin(admin.ModelAdmin):
+    list_display = ("user", "compact")
+    raw_id_fields = ("user",)

@@ -35,3 +35,8 @@ upload_stores: Registry[Callable[..., None]] = Registry("upload_stores", "upload
 #: name -> function(*, server, organizer, annotator_names, password, seed, say) -> a summary dict:
 #: a part of `manage.py demo` that another app runs after annotation's own.
 demo_parts: Registry[Callable[..., dict]] = Registry("demo_parts", "demo part")
+
+#: name -> function(response, to_status) -> a reason a reviewer's decision on this response cannot be
+#: undone (moved back to `to_status`), or None. Called inside the undo's transaction with the response
+#: locked; hits says no where money moved at a crowd provider (a paid approval, a sent rejection).
+undo_guards: Registry[Callable[[Any, str], str | None]] = Registry("undo_guards", "undo guard")

@@ -462,6 +462,19 @@ class ExportRun(BackgroundRun):
         f"({SPEECH_ERRORS_MIN_WER:g} to {SPEECH_ERRORS_MAX_WER:g}); empty: none.",
     )
     speech_errors_seed = models.PositiveIntegerField(default=0, help_text="Seed of the speech-error noise; the same seed gives the same text.")
+    out_of_domain_corpus = models.ForeignKey(
+        Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Add an out_of_domain/ test set (RADDLE) whose user turns are mixed with utterances of this other corpus; empty: none.",
+    )
+    out_of_domain_rate = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of user turns replaced or interleaved with an out-of-domain utterance (above 0, at most 1).",
+    )
+    out_of_domain_seed = models.PositiveIntegerField(default=0, help_text="Seed of the out-of-domain draw; the same seed gives the same set.")
+    out_of_domain_mode = models.CharField(
+        max_length=16, default="replace", choices=[("replace", "Replace the user turn"), ("interleave", "Insert before the user turn")],
+        help_text="replace: the utterance takes the user turn's place; interleave: it is inserted before it, with the system's default answer.",
+    )
 
     class Meta(BackgroundRun.Meta):
         constraints = [
@@ -682,10 +695,46 @@ class CheckOverride(models.Model):
     new_status = models.CharField(max_length=24, choices=Response.Status.choices)
     reason = models.TextField(help_text="Why the automatic verdict was overridden.")
     by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    recollected = models.BooleanField(
+        default=False, help_text="The decision reopened the item for a new response (re-collect), which an undo cannot take back."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at"]
+
+
+class DecisionUndo(models.Model):
+    """A reviewer's decision taken back (`services.review_undo`): the response returned to the state
+    it had before the decision; `transition` is the audit row of that move, with the reason."""
+
+    override = models.OneToOneField(
+        CheckOverride, on_delete=models.CASCADE, related_name="undo", help_text="The decision that was undone."
+    )
+    transition = models.ForeignKey(
+        ResponseTransition, on_delete=models.CASCADE, related_name="+", help_text="The move back, in the response's audit trail."
+    )
+    reason = models.TextField(help_text="Why the decision was undone.")
+    by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The organizer who undid it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"undo of decision {self.override_id}"
+
+
+class ReviewerPreference(models.Model):
+    """How an organizer likes the review queue: remembered per user, across sessions and devices."""
+
+    user = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_preference")
+    compact = models.BooleanField(
+        default=False, help_text="Show the review queue as a compact table (one row per response) instead of full cards."
+    )
+
+    def __str__(self):
+        return f"{self.user_id}: {'compact' if self.compact else 'full'} review queue"
 
 
 # --- Stored worker flags (issue 8): computed by the sweep, read by the pages ---------------------

@@ -24,6 +24,7 @@ from .models import (
     SourceFormat,
     Worker,
 )
+from .services.export_ood import OutOfDomain
 from .services.jobs import DEFAULT_TASK_TYPE, Selection
 from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
 from .services.quality import COUNT_MAX as QUALITY_COUNT_MAX
@@ -480,15 +481,45 @@ class ExportForm(forms.Form):
         help_text=ExportRun._meta.get_field("speech_errors_seed").help_text,
     )
 
-    def __init__(self, *args, audio: bool = False, **kwargs):
+    out_of_domain_corpus = forms.ModelChoiceField(
+        label="Out-of-domain set: draw from corpus", required=False, queryset=Corpus.objects.order_by("name"), empty_label="off",
+        help_text=ExportRun._meta.get_field("out_of_domain_corpus").help_text + " Labelled out of domain in the corpus's format; the mapping is in manifest.json.",
+    )
+    out_of_domain_rate = forms.FloatField(
+        label="Out-of-domain set: rate", required=False, min_value=0.0, max_value=1.0, initial=0.2,
+        widget=forms.NumberInput(attrs={"step": "0.05"}), help_text=ExportRun._meta.get_field("out_of_domain_rate").help_text,
+    )
+    out_of_domain_seed = forms.IntegerField(
+        label="Out-of-domain set: seed", required=False, min_value=0, max_value=2**31 - 1, initial=0,
+        help_text=ExportRun._meta.get_field("out_of_domain_seed").help_text,
+    )
+    out_of_domain_mode = forms.ChoiceField(
+        label="Out-of-domain set: mode", required=False, initial="replace",
+        choices=ExportRun._meta.get_field("out_of_domain_mode").choices, help_text=ExportRun._meta.get_field("out_of_domain_mode").help_text,
+    )
+
+    def __init__(self, *args, audio: bool = False, corpus: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         if not audio:  # only spoken-reading jobs have recordings
             del self.fields["include_audio"]
+        if not corpus:  # the out-of-domain set mixes the job's corpus dialogs
+            for name in ("out_of_domain_corpus", "out_of_domain_rate", "out_of_domain_seed", "out_of_domain_mode"):
+                del self.fields[name]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("out_of_domain_corpus") is not None and data.get("out_of_domain_rate") in (None, 0):
+            self.add_error("out_of_domain_rate", "Give the share of user turns to mix (above 0, at most 1).")
+        return data
 
     def options(self) -> dict:
         data = self.cleaned_data
+        corpus = data.get("out_of_domain_corpus")
         return {
             "include_audio": bool(data.get("include_audio")),
             "speech_errors_wer": data["speech_errors_wer"],
             "speech_errors_seed": data["speech_errors_seed"] or 0,
+            "out_of_domain": None if corpus is None else OutOfDomain(
+                corpus.pk, data["out_of_domain_rate"], data.get("out_of_domain_seed") or 0, data.get("out_of_domain_mode") or "replace"
+            ),
         }

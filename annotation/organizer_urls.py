@@ -2,6 +2,7 @@
 from django.urls import path
 
 from . import organizer_views as views
+from . import review_views
 
 app_name = "organizer"
 
@@ -9,15 +10,23 @@ urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("corpora/upload/", views.corpus_upload, name="corpus-upload"),
     path("imports/<int:pk>/", views.import_run, name="import-run"),
+    path("imports/<int:pk>/progress/", views.import_progress, name="import-progress"),
     path("jobs/new/", views.job_new, name="job-new"),
     path("jobs/<int:pk>/", views.job_detail, name="job"),
     path("jobs/<int:pk>/export/", views.job_export, name="job-export"),
+    path("exports/<int:pk>/progress/", views.export_progress, name="export-progress"),
     # Quality control; listed before the catch-all state action below.
     path("jobs/<int:pk>/voting/", views.job_voting, name="job-voting"),
     path("jobs/<int:pk>/quality/", views.job_quality, name="job-quality"),
     path("jobs/<int:pk>/gold/", views.job_gold, name="job-gold"),
     path("jobs/<int:pk>/review/", views.job_review, name="job-review"),
     path("jobs/<int:pk>/review/decide/", views.job_review_bulk, name="job-review-bulk"),
+    path("jobs/<int:pk>/review/decisions/", review_views.job_review_decisions, name="job-review-decisions"),
+    path("jobs/<int:pk>/review/undo/", review_views.job_review_undo, name="job-review-undo"),
+    path("review/view/", review_views.review_view_choice, name="review-view"),
+    path("jobs/<int:pk>/preview/", review_views.job_preview, name="job-preview"),
+    path("jobs/<int:pk>/preview/<int:position>/check/", review_views.job_preview_check, name="job-preview-check"),
+    path("jobs/<int:pk>/preview/<int:position>/chat/", review_views.job_preview_chat, name="job-preview-chat"),
     path("jobs/<int:pk>/flags/", views.job_flags, name="job-flags"),
     path("jobs/<int:pk>/subset.csv", views.job_subset, name="job-subset"),
     path("responses/<int:pk>/readings/<int:index>/", views.reading_audio, name="reading-audio"),

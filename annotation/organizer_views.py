@@ -16,11 +16,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from quorum import csv_safety
+from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
 from . import task_types
 from .exporters import ExportError
-from .models import CheckOverride, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from .models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .selectors import quality as quality_selectors
 from .selectors.dashboard import (
@@ -35,7 +36,8 @@ from .selectors.gold import gold_items
 from .selectors.jobs import job_progress
 from .selectors.readings import reading_of, transcription_summary
 from .selectors.reliability import reliability_overview, worker_reliability_rows
-from .selectors.review import ReviewFilters, review_queue
+from .selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
+from .selectors.review_decisions import prefers_compact
 from .selectors.team import in_house_annotators
 from .services.exports import start_export
 from .services.gold import GoldRequestError, add_gold_from_item
@@ -95,8 +97,14 @@ def corpus_upload(request):
 @organizer_required
 def import_run(request, pk):
     run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
-    finished = run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
-    return render(request, "annotation/organizer/import_run.html", {"run": run, "finished": finished})
+    return render(request, "annotation/organizer/import_run.html", {"run": run, "finished": is_finished(run)})
+
+
+@organizer_required
+def import_progress(request, pk):
+    """The import run's state as JSON, with the page's fragment for it (quorum/progress.py)."""
+    run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
+    return progress_response(request, run, "annotation/organizer/_import_run.html")
 
 
 @organizer_required
@@ -150,7 +158,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
-        "export_form": export_form or ExportForm(audio=spoken, auto_id="id_export_%s"),
+        "export_form": export_form or ExportForm(audio=spoken, corpus=job.corpus_id is not None, auto_id="id_export_%s"),
         "speech_errors_possible": isinstance(kind, task_types.ExportsTestSets),
         # Quality control
         "supports_voting": isinstance(kind, task_types.Votable),
@@ -264,16 +272,35 @@ def job_delete(request, pk):
 def job_export(request, pk):
     job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
     kind = _task_type_or_none(job.task_type)
-    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), auto_id="id_export_%s")
+    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), corpus=job.corpus_id is not None, auto_id="id_export_%s")
     if not form.is_valid():
         return _job_page(request, job, export_form=form, status=400)
     try:
-        start_export(job, created_by=request.user, **form.options())
+        run = start_export(job, created_by=request.user, **form.options())
     except ExportError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "Export started; its files are listed below when it has finished.")
+        _say_export_state(request, run)
     return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#exports")
+
+
+def _say_export_state(request, run: ExportRun) -> None:
+    """What became of the export the page asked for: under way in the background (the usual case),
+    or already done where tasks run in the request (QUORUM_TASKS_INLINE)."""
+    run.refresh_from_db(fields=["status", "error"])
+    if run.status == RunStatus.SUCCEEDED:
+        messages.success(request, "Export finished: its files are listed below.")
+    elif run.status == RunStatus.FAILED:
+        messages.error(request, f"The export failed: {run.error}")
+    else:
+        messages.success(request, "Export started in the background: its progress is shown below, and its files when it has finished.")
+
+
+@organizer_required
+def export_progress(request, pk):
+    """The export run's state as JSON, with its row of the job page (quorum/progress.py)."""
+    run = get_object_or_404(ExportRun, pk=pk)
+    return progress_response(request, run, "annotation/organizer/_export_run.html")
 
 
 # --- Quality control ------------------------------------------------------------------------------
@@ -415,7 +442,8 @@ def reading_audio(request, pk, index):
 
 def _review_page(request, job, status=200):
     filters = ReviewFilters.from_query(request.GET)
-    queue = review_queue(job, filters, request.GET.get("page") or 1)
+    compact = prefers_compact(request.user)
+    queue = review_queue(job, filters, request.GET.get("page") or 1, PAGE_SIZE if compact else CARDS_PAGE_SIZE)
     # The outcome of the last bulk decision, shown once (post/redirect/get keeps a reload harmless).
     results = request.session.pop(_results_key(job), None)
     context = {
@@ -426,6 +454,9 @@ def _review_page(request, job, status=200):
         "actions": list(REVIEW_ACTIONS),
         "checks": CheckOverride.Check.choices,
         "bulk_reason": request.session.pop(_results_key(job) + ":reason", ""),
+        "compact": compact,
+        "row_actions": ("accept", "reject", "exclude"),
+        "undoable": [r["decision_id"] for r in results or () if r.get("decision_id")],
     }
     return render(request, "annotation/organizer/review.html", context, status=status)
 
@@ -440,11 +471,16 @@ def job_review_bulk(request, pk):
     if query.startswith("?"):
         back += query
     ids = [i for i in request.POST.getlist("response") if i.isdigit()]
+    action = request.POST.get("action", "")
+    # A row's own button (the compact view) decides that response only: "<action>:<response id>".
+    row_action, _, row_id = request.POST.get("row_action", "").partition(":")
+    if row_id.isdigit():
+        action, ids = row_action, [row_id]
     try:
         results = bulk_decide(
             job,
             ids,
-            action=request.POST.get("action", ""),
+            action=action,
             reason=request.POST.get("reason", ""),
             check=request.POST.get("check") or CheckOverride.Check.VOTE,
             by=request.user,
@@ -455,7 +491,9 @@ def job_review_bulk(request, pk):
         return redirect(back)
     done = sum(r.ok for r in results)
     messages.success(request, f"{done} of {len(results)} response{'s' if len(results) != 1 else ''} changed; the result of each is listed below.")
-    request.session[_results_key(job)] = [{"response_id": r.response_id, "ok": r.ok, "message": r.message} for r in results]
+    request.session[_results_key(job)] = [
+        {"response_id": r.response_id, "ok": r.ok, "message": r.message, "decision_id": r.decision_id} for r in results
+    ]
     return redirect(back)
 
 

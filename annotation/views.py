@@ -22,7 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from quorum import strict_json
+from quorum import limits, strict_json
 from quorum.roles import is_organizer, worker_for
 
 from . import chat_relay, task_types
@@ -55,6 +55,16 @@ def _message(request, status, title, message, *, links=(), answers=None, kept=No
     `answers` the text that was not (shown back so the worker can keep a copy)."""
     context = {"title": title, "message": message, "links": links, "answers": answers or {}, "kept": kept or {}}
     return render(request, "annotation/message.html", context, status=status)
+
+
+def _too_many(request, refusal: limits.Refusal, *, as_json: bool, answers=None):
+    """A request past the worker's limit (quorum.limits): 429 with when to try again; nothing changed."""
+    if as_json:
+        answer = JsonResponse({"error": refusal.message}, status=429)
+    else:
+        answer = _message(request, 429, "Too many requests", refusal.message, answers=answers)
+    answer["Retry-After"] = str(refusal.retry_after)
+    return answer
 
 
 def _not_an_annotator(request):
@@ -195,7 +205,34 @@ def _resolve(request, token, *, as_json=False, need_open_job=True, for_page=Fals
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
 
 
-def _work_page(request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200, saved=None):
+#: The token an organizer's preview renders its links with: not a signed token, so any work URL made
+#: from it that the preview does not replace (a reading's audio on a vote item) is refused as "Link
+#: not valid", and nothing is stored.
+PREVIEW_TOKEN = "preview"
+
+
+def posted_answers(request, job: Job) -> dict:
+    """The answers a form posted: its text fields, then its file fields (multipart) as bytes."""
+    kind = task_types.get(job.task_type)
+    posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(job.settings)}
+    posted.update(posted_files(kind, job.settings, request.FILES))
+    return posted
+
+
+def preview_page(request, job: Job, item: Item, *, preview: dict, answers=None, problems=(), status=200):
+    """The work page of `item` exactly as a worker meets it (the task type's template and its
+    `page_context`), for an organizer's preview: the slot and worker are unsaved stand-ins, so no
+    claim, assignment or response exists; `preview` (where the form posts, what to say) marks it."""
+    slot = Slot(item=item, job=job, index=0, position=item.position)
+    slot.your_responses = 0  # read by _your_responses instead of counting a stand-in's responses
+    work = _Work(token=PREVIEW_TOKEN, slot=slot, item=item, job=job, worker=Worker(external_id=PREVIEW_TOKEN))
+    return _work_page(request, work, answers=answers, problems=problems, status=status, extra={"preview": preview})
+
+
+def _work_page(
+    request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200, extra=None,
+    saved=None,
+):
     kind = task_types.get(work.job.task_type)
     fields = kind.answer_fields(work.job.settings)
     names = {f["name"] for f in fields}
@@ -241,6 +278,7 @@ def _work_page(request, work: _Work, *, answers=None, problems=(), active_second
         "is_inhouse": work.worker.user_id is not None,
         "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None)),
         **kind.page_context(work.item, work.slot, work.job.settings),
+        **(extra or {}),
     }
     return render(request, "annotation/work.html", context, status=status)
 
@@ -289,10 +327,7 @@ def _telemetry_from(text: str):
 def _answers_from(request, work: _Work) -> dict:
     """The posted answers: text fields from the form, file fields (multipart) as bytes, then what
     the server fills in."""
-    kind = task_types.get(work.job.task_type)
-    posted = {f["name"]: request.POST.get(f["name"], "") for f in kind.answer_fields(work.job.settings)}
-    posted.update(posted_files(kind, work.job.settings, request.FILES))
-    return {**posted, **_server_answers(kind, work)}
+    return {**posted_answers(request, work.job), **_server_answers(task_types.get(work.job.task_type), work)}
 
 
 def _server_answers(kind, work: _Work) -> dict:
@@ -352,6 +387,9 @@ def work(request, token):
     answers = _answers_from(request, current)
     if done is not None:  # a repeated submission (double click, reload): the first one stands
         return _already_saved(request, current, done, answers)
+    refusal = limits.spend("recordings", current.worker.pk) if request.FILES else None
+    if refusal is not None:
+        return _too_many(request, refusal, as_json=as_json, answers=_texts_only(answers))
     active_seconds = request.POST.get("active_seconds", "")
     telemetry_text = request.POST.get("telemetry", "")
     typing_text = request.POST.get("typing_log", "")
@@ -442,6 +480,18 @@ def work_check(request, token):
     current, denied = _resolve(request, token, as_json=True)
     if denied:
         return denied
+    kind = task_types.get(current.job.task_type)
+    answers = check_body_answers(request, kind, current.job.settings)
+    if isinstance(answers, JsonResponse):
+        return answers
+    answers.update(_server_answers(kind, current))
+    _cleaned, problems = check_answers(slot=current.slot, answers=answers)
+    return JsonResponse({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+
+
+def check_body_answers(request, kind, settings_: dict) -> dict | JsonResponse:
+    """The answers of a live check's body `{"answers": {field: value}}`, one per field of the form
+    (the work page's and the organizer's preview's), or the 400 that says what to send."""
     try:
         body = strict_json.loads(request.body or b"{}")
     except ValueError as exc:  # not JSON, too deep, NaN, NUL or a lone surrogate: said, not a 500
@@ -449,11 +499,7 @@ def work_check(request, token):
     answers = body.get("answers") if isinstance(body, dict) else None
     if not isinstance(answers, dict):
         return JsonResponse({"error": 'Send a JSON object like {"answers": {"paraphrase": "..."}}.'}, status=400)
-    kind = task_types.get(current.job.task_type)
-    answers = {f["name"]: answers.get(f["name"], "") for f in kind.answer_fields(current.job.settings)}
-    answers.update(_server_answers(kind, current))
-    _cleaned, problems = check_answers(slot=current.slot, answers=answers)
-    return JsonResponse({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+    return {f["name"]: answers.get(f["name"], "") for f in kind.answer_fields(settings_)}
 
 
 CHAT_ACTIONS = ("open", "say", "end")
@@ -479,6 +525,9 @@ def work_chat(request, token):
     action = body.get("action") if isinstance(body, dict) else None
     if action not in CHAT_ACTIONS:
         return JsonResponse({"error": 'Send {"action": "open"}, {"action": "say", "text": "..."} or {"action": "end", "reason": "success"}.'}, status=400)
+    refusal = limits.spend("chat", current.worker.pk)
+    if refusal is not None:
+        return _too_many(request, refusal, as_json=True)
     payload = current.item.payload
     key = chat_relay.session_key(current.slot)
     try:

@@ -10,6 +10,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from annotation.models import BackgroundRun
+
 DEFAULT_QUESTIONS = ["appropriateness", "accuracy"]
 
 
@@ -67,6 +69,10 @@ class Entry(models.Model):
         null=True, blank=True, help_text="The entry's output, aligned with labels.json; null when only ratings are known."
     )
     objective_scores = models.JSONField(default=dict, blank=True, help_text="Automatic metrics: {metric: value}.")
+    computed_scores = models.JSONField(
+        default=dict, blank=True,
+        help_text="The metrics Quorum computed from the outputs and the labels (score_entries), kept apart from uploaded ones.",
+    )
     is_baseline = models.BooleanField(default=False)
     is_ground_truth = models.BooleanField(default=False, help_text="The reference responses, rated as a reference row.")
     dialog_system = models.ForeignKey(
@@ -137,7 +143,15 @@ class Campaign(models.Model):
         "empty allows the full design. A round that would pass it is not started.",
     )
     adaptive_round_size = models.PositiveIntegerField(
-        default=100, help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated)."
+        default=100,
+        help_text="Adaptive mode: instances per round (at least 2, fewer than the instances rated); in rating units, ratings "
+        "per entry per round (fewer than the instances rated times the raters per instance).",
+    )
+    adaptive_unit = models.CharField(
+        max_length=16, choices=[("instance", "instance"), ("rating", "rating")], default="instance",
+        help_text="Adaptive mode: what a round adds. instance: new items, each rated by the job's raters per instance; "
+        "rating: one more rater at a time, on items already rated or new ones (up to the raters per instance), in one "
+        "seeded order of (instance, rater) units, as the replay draws published ratings.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -204,10 +218,12 @@ class CampaignJob(models.Model):
     )
     round_order = models.JSONField(
         default=list, blank=True,
-        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system.",
+        help_text="Adaptive mode: the rated instances in the seeded order rounds take them in, the same for every system; "
+        "in rating units, [instance, rater number] pairs.",
     )
     round_sizes = models.JSONField(
-        default=list, blank=True, help_text="Adaptive mode: the instances rated after each round (the looks), fixed before any rating."
+        default=list, blank=True,
+        help_text="Adaptive mode: the instances (or rating units) rated after each round (the looks), fixed before any rating.",
     )
     critical_value = models.FloatField(
         null=True, blank=True,
@@ -553,3 +569,33 @@ class EntryInteractiveRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["entry", "job"], name="entryinteractiverun_unique")]
+
+
+class CampaignRun(BackgroundRun):
+    """Long work a campaign page asks for, done in the background (`evaluation.tasks.run_campaign_run`,
+    `campaigns/services/runs.py`): a planner run or a human-evaluation import. The page that
+    started it returns at once and follows it through its progress endpoint."""
+
+    class Kind(models.TextChoices):
+        PLAN = "plan", "Planner run"
+        HUMAN_EVAL_IMPORT = "human_eval_import", "Human-evaluation import"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
+    kind = models.CharField(max_length=32, choices=Kind.choices, help_text="What the run does.")
+    options = models.JSONField(default=dict, blank=True, help_text="What was asked: the planner's goal and pilot, the import's replace choice.")
+    upload = models.CharField(max_length=500, blank=True, help_text="The uploaded file the run reads; removed when the run ends.")
+    upload_name = models.CharField(max_length=255, blank=True, help_text="The uploaded file's name as the organizer chose it, for messages.")
+    result = models.JSONField(null=True, blank=True, help_text="Once succeeded: the plan, or what the import stored.")
+
+    class Meta(BackgroundRun.Meta):
+        pass
+
+
+class ObjectiveScoringRun(BackgroundRun):
+    """One `score_entries` run over a test set's entries (done/total count entries), in the background."""
+
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="scoring_runs")
+    summary = models.JSONField(
+        default=dict, blank=True,
+        help_text="Entries scored, the metrics computed, and those left to the uploaded score.csv with the reason.",
+    )

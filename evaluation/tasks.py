@@ -5,6 +5,9 @@ from django.db import transaction
 from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_look
 from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
 from evaluation.campaigns.services.exports import export_campaign
+from evaluation.campaigns.services.objective import run_scoring, settle_lost_scoring
+from evaluation.campaigns.services.runs import execute as execute_campaign_run
+from evaluation.campaigns.services.runs import settle_stuck_runs
 from evaluation.interactive.services.scheduled import run_due_schedules
 from evaluation.interactive.services.systems import run_system_check
 
@@ -55,3 +58,32 @@ def check_dialog_system(system_id):
     the progress). Safe to repeat: a second run replaces the first's results."""
     system = run_system_check(system_id)
     return None if system is None else {"system": system_id, "passed": system.check_passed}
+
+
+@shared_task(acks_late=True)
+def run_objective_scoring(run_id):
+    """Compute the objective scores of a test set's entries (score_entries), progress on the run row.
+    Safe to repeat: a finished run is left alone; a redelivered one scores again, with the same numbers."""
+    run = run_scoring(run_id)
+    return None if run is None else {"run": run_id, "status": run.status}
+
+
+@shared_task
+def sweep_objective_scoring():
+    """Beat: objective scoring runs lost by the broker are queued again, those whose worker was lost fail with the reason."""
+    return settle_lost_scoring()
+
+
+@shared_task(acks_late=True)
+def run_campaign_run(run_id):
+    """A planner run or a human-evaluation import a campaign page started (`campaigns/services/runs.py`).
+    Safe to repeat: a run that is no longer pending is left alone."""
+    run = execute_campaign_run(run_id)
+    return None if run is None else {"run": run_id, "status": run.status}
+
+
+@shared_task
+def sweep_campaign_runs():
+    """Beat: planner runs and human-evaluation imports lost on the way come back (queued again while
+    pending, failed with the reason when their worker was lost)."""
+    return settle_stuck_runs()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation.campaigns import views
+from evaluation.campaigns import objective_views, views
 from evaluation.fed import views as fed_views
 from evaluation.interactive import views as interactive_views
 
@@ -10,12 +10,19 @@ urlpatterns = [
     path("", views.campaign_list, name="campaigns"),
     path("<int:pk>/", views.campaign_results, name="campaign-results"),
     path("<int:pk>/entries/<int:entry_pk>/remove/", views.campaign_entry_remove, name="campaign-entry-remove"),
+    path("<int:pk>/rename/", views.campaign_rename, name="campaign-rename"),
+    path("<int:pk>/delete/", views.campaign_delete, name="campaign-delete"),
     path("test-sets/", views.test_set_upload, name="test-set-upload"),
     path("test-sets/logs/", views.test_set_logs_upload, name="test-set-logs-upload"),
+    path("test-sets/<int:pk>/objective/", objective_views.objective_scores, name="objective-scores"),
+    path("test-sets/<int:pk>/objective/compute/", objective_views.objective_scoring_start, name="objective-scoring-start"),
+    path("test-sets/<int:pk>/objective/compare/", objective_views.objective_scores_compare, name="objective-scores-compare"),
+    path("test-sets/<int:pk>/objective/dstc6/", objective_views.dstc6_score, name="dstc6-score"),
     path("entries/", views.entries_upload, name="entries-upload"),
     path("<int:pk>/plots/<str:kind>.png", views.campaign_plot, name="campaign-plot"),
     path("<int:pk>/files/<str:name>", views.campaign_download, name="campaign-download"),
     path("<int:pk>/human-evals/", views.campaign_import_human_eval, name="campaign-import-human-eval"),
+    path("<int:pk>/runs/<int:run_pk>/progress/", views.campaign_run_progress, name="campaign-run-progress"),
     path("<int:pk>/judges/", views.campaign_import_judge, name="campaign-import-judge"),
     path("<int:pk>/adaptive/", views.campaign_set_adaptive, name="campaign-set-adaptive"),
     path("<int:pk>/crowd-job/", views.campaign_create_crowd_job, name="campaign-create-crowd-job"),

@@ -10,9 +10,11 @@ class HitsConfig(AppConfig):
 
         from . import providers, receivers
         from .services.postings import launch_budget_check
+        from .undo_guard import undo_refusal
 
         extensions.launch_checks.register("hits.budget", launch_budget_check)
         extensions.claim_watchers.register("hits.workers_sign_in", receivers.watches_claims)
+        extensions.undo_guards.register("hits.settlements", undo_refusal)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
         signals.items_added.connect(receivers.on_items_added, dispatch_uid="hits.items_added")

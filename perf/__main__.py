@@ -22,6 +22,8 @@ BENCHMARKS = {
     "chat": "perf.bench_chat",
     "reliability": "perf.bench_reliability",
     "typing": "perf.bench_typing",
+    "background": "perf.bench_background",
+    "fragility": "perf.bench_fragility",
 }
 
 

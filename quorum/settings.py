@@ -208,6 +208,23 @@ QUORUM_API_SCHEMA_PUBLIC = env.bool("QUORUM_API_SCHEMA_PUBLIC", default=True)
 # same way above.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")  # redis://host:6379/0; empty: no broker
 QUORUM_TASKS_INLINE = env.bool("QUORUM_TASKS_INLINE", default=False)  # true: run tasks in the web process, no worker
+# true (`make serve`, `make demo`): with no CELERY_BROKER_URL, the web process hands background
+# work to a worker process (`python -m quorum.local_worker`) through a broker in files under
+# QUORUM_VAR_DIR/broker (kombu's filesystem transport: nothing to install or run besides the
+# worker), so a page that starts an export, an import or a planner run answers at once.
+QUORUM_LOCAL_WORKER = env.bool("QUORUM_LOCAL_WORKER", default=False)
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if QUORUM_LOCAL_WORKER and not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    # One folder is both the queue the web process writes and the one the worker reads.
+    _broker_dir = VAR_DIR / "broker"
+    for _folder in ("queue", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"), "data_folder_out": str(_broker_dir / "queue"),
+        "control_folder": str(_broker_dir / "control"),
+    }
 if CELERY_BROKER_URL.startswith("memory://"):
     CELERY_BROKER_URL = ""  # an in-process queue reaches no worker: it is no broker at all
 if not CELERY_BROKER_URL and not (DEVELOPMENT or QUORUM_TASKS_INLINE):
@@ -263,11 +280,21 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.run_scheduled_interactive_evaluations",
         "schedule": timedelta(seconds=env.int("QUORUM_INTERACTIVE_SCHEDULE_SECONDS", default=86400)),
     },
+    # Objective scoring runs (evaluation score_entries) lost like imports and exports above: re-queued or failed with the reason.
+    "sweep-objective-scoring": {
+        "task": "evaluation.tasks.sweep_objective_scoring",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
     # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
     # whose last change was not a new rating (a response rejected, a claim expiring).
     "sweep-adaptive-campaigns": {
         "task": "evaluation.tasks.sweep_adaptive_campaigns",
         "schedule": timedelta(seconds=env.int("QUORUM_ADAPTIVE_SWEEP_SECONDS", default=300)),
+    },
+    # Planner runs and human-evaluation imports stuck past QUORUM_RUN_DEADLINE_MINUTES, as sweep-lost-work does for imports and exports.
+    "sweep-campaign-runs": {
+        "task": "evaluation.tasks.sweep_campaign_runs",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
     },
 }
 
@@ -277,6 +304,15 @@ QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says 
 # field; workers are told). 0 keeps logs until the response is deleted. 180 days covers a
 # collection and its review; the stored flags and their evidence outlive the log.
 QUORUM_TYPING_LOG_RETENTION_DAYS = env.int("QUORUM_TYPING_LOG_RETENTION_DAYS", default=180)
+# Per-person limits on expensive requests (quorum/limits.py), each a count per minute, 0 for no
+# limit; past one the request is refused with 429 and a message saying when to try again. Held
+# across web processes when CACHE_URL is a shared cache (Redis), per process otherwise.
+# Submissions carrying recordings, per worker (each is checked, stored and transcribed):
+QUORUM_LIMIT_RECORDINGS_PER_MINUTE = env.int("QUORUM_LIMIT_RECORDINGS_PER_MINUTE", default=20)
+# Chat messages (open, say, end) per worker: each one calls a submitted dialog system:
+QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE = env.int("QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE", default=40)
+# Contract checks of dialog systems (registering, checking again, changing a URL), per organizer:
+QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE = env.int("QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE", default=6)
 QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
@@ -327,6 +363,12 @@ QUORUM_TRANSCRIBE_GRACE_MINUTES = env.int("QUORUM_TRANSCRIBE_GRACE_MINUTES", def
 # An import or export still pending this many minutes after it was asked for is queued again; one
 # still running this long after it started is failed with the reason (its worker was lost).
 QUORUM_RUN_DEADLINE_MINUTES = env.int("QUORUM_RUN_DEADLINE_MINUTES", default=120)
+# Leaderboards mark an adjacent pair (and rank 1) whose order the removal of fewer than this share
+# of the leaderboard's ratings or votes reverses (evaluation/stats/fragility.py), e.g. 0.01: fewer
+# than 1 in 100. Between 0 and 1; read when a campaign's results or a ranking are computed.
+QUORUM_FRAGILITY_MARK_SHARE = env.float("QUORUM_FRAGILITY_MARK_SHARE", default=0.01)
+if not 0 <= QUORUM_FRAGILITY_MARK_SHARE <= 1:
+    raise ImproperlyConfigured(f"QUORUM_FRAGILITY_MARK_SHARE must lie between 0 and 1 (a share of the ratings); got {QUORUM_FRAGILITY_MARK_SHARE}")
 QUORUM_ASR_TIME_LIMIT_SECONDS = env.int("QUORUM_ASR_TIME_LIMIT_SECONDS", default=120)
 # A worker process whose resident memory passes this many kilobytes after a task is replaced by a
 # fresh one (Celery's worker_max_memory_per_child), so one costly task cannot keep memory held.
@@ -335,6 +377,9 @@ QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint tak
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
 QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
+# Objective scoring (evaluation score_entries): METEOR needs the WordNet 3.0 database, which no PyPI
+# package ships; this folder holds it (Debian's wordnet-base). Missing: METEOR is taken from score.csv.
+QUORUM_WORDNET_DIR = env.str("QUORUM_WORDNET_DIR", default="/usr/share/wordnet")
 
 # Crowd providers (hits/). Credentials never live here: boto3's standard chain for MTurk, and the
 # environment variable named by QUORUM_PROLIFIC_TOKEN_ENV for Prolific.

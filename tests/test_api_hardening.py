@@ -139,3 +139,40 @@ def test_a_multipart_body_with_no_part_is_a_400_and_an_empty_body_still_means_no
     assert vote_job_of(job) is None  # voting was not switched on with its defaults
     assert api.generic("POST", f"/api/jobs/{job.pk}/voting/", b"", content_type="multipart/form-data; boundary=x").status_code == 200
     assert vote_job_of(job) is not None
+
+
+def _operations(schema):
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if method in ("get", "post", "put", "patch", "delete"):
+                yield method, path, operation
+
+
+def test_every_operation_on_an_object_answers_a_missing_one_with_a_documented_404(api):
+    """Issue 25 (b): an id (or file name) that does not exist is a 404 with a reason, and the
+    schema says so for every operation that takes one (the finalists' was undocumented)."""
+    schema = api.get("/api/schema/?format=json").json()
+    tried = 0
+    for method, path, operation in _operations(schema):
+        names = [p["name"] for p in operation.get("parameters", []) if p["in"] == "path"]
+        if not names:
+            continue
+        url = path
+        for name in names:
+            url = url.replace(f"{{{name}}}", "987654321" if name in ("id", "pk") else "no-such-file.csv")
+        answer = getattr(api, method)(url, {}, format="json")
+        assert answer.status_code == 404, (method, path, answer.status_code)
+        assert answer.json().get("detail"), (method, path)
+        assert "404" in operation["responses"], f"{method.upper()} {path} does not document its 404"
+        tried += 1
+    assert tried >= 40  # every operation on a job, corpus, campaign, test set, export, worker...
+
+
+def test_the_systems_list_documents_a_paginated_list_and_registration_its_201(api):
+    """Issue 25 (b): GET /api/evaluation/systems/ was documented as one system, with 201 and 400."""
+    systems = api.get("/api/schema/?format=json").json()["paths"]["/api/evaluation/systems/"]
+    assert set(systems["get"]["responses"]) == {"200", "400"}  # 400: a bad limit or offset
+    listed = systems["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert listed.endswith("/PaginatedDialogSystemList")
+    assert set(systems["post"]["responses"]) == {"201", "400", "415", "429"}
+    assert api.get("/api/evaluation/systems/?limit=5").json() == {"count": 0, "next": None, "previous": None, "results": []}

@@ -74,6 +74,11 @@ def test_deeply_nested_telemetry_is_ignored_not_a_500(work):
     (b'{"id": "g", "goal": {"restaurant": {"info": {"food": "x"}}}}\n', {"restaurant": b'[{"name": "a", "price": NaN}]'}, "NaN"),
     (b'{"id": "g", "goal": {"restaurant": {"info": {"food": "x"}}}}\n', {"restaurant": b"[" * 5000}, "nests deeper"),
     (b'{"id": "g", "goal": {"restaurant": {"info": {"food": "x"}}}}\n', {"restaurant": b"\xff"}, "UTF-8"),
+    # Found by tests/test_fuzz_hardening.py (500s before): a domain's info, book or reqt of the wrong type.
+    (b'{"id": "g", "goal": {"restaurant": {"info": "cheap"}}}\n', {}, "line 1: the 'restaurant' goal's 'info' must be an object"),
+    (b'{"id": "g", "goal": {"restaurant": {"info": 3}}}\n', {}, "'info' must be an object"),
+    (b'{"id": "g", "goal": {"restaurant": {"info": {"food": "x"}, "book": "today"}}}\n', {}, "'book' must be an object"),
+    (b'{"d1": {"goal": {"hotel": {"info": {"area": "north"}, "reqt": "phone"}}}}', {}, "dialog d1: the 'hotel' goal's 'reqt' must be a list"),
 ])
 def test_a_hostile_goals_upload_is_refused_whole_with_the_reason(goals, databases, says):
     with pytest.raises(EvaluationInputError, match=says):

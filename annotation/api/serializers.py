@@ -25,6 +25,7 @@ from ..models import (
     WorkerStanding,
 )
 from ..selectors.jobs import job_progress
+from ..services.export_ood import OutOfDomain
 from ..services.import_uploads import FILE_ROLES
 from ..services.jobs import Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
@@ -97,6 +98,28 @@ class ExportRequestSerializer(RefusesUnknownFields, serializers.Serializer):
     speech_errors_seed = serializers.IntegerField(
         required=False, default=0, min_value=0, max_value=2**31 - 1, help_text=ExportRun._meta.get_field("speech_errors_seed").help_text,
     )
+    out_of_domain_corpus = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, help_text=ExportRun._meta.get_field("out_of_domain_corpus").help_text + " (its id)",
+    )
+    out_of_domain_rate = serializers.FloatField(
+        required=False, allow_null=True, default=None, min_value=0.0, max_value=1.0, help_text=ExportRun._meta.get_field("out_of_domain_rate").help_text,
+    )
+    out_of_domain_seed = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=2**31 - 1, help_text=ExportRun._meta.get_field("out_of_domain_seed").help_text,
+    )
+    out_of_domain_mode = serializers.ChoiceField(
+        required=False, default="replace", choices=ExportRun._meta.get_field("out_of_domain_mode").choices,
+        help_text=ExportRun._meta.get_field("out_of_domain_mode").help_text,
+    )
+
+    def validate(self, attrs):
+        """The four out-of-domain fields become one option (`out_of_domain`) for `start_export`."""
+        corpus, rate = attrs.pop("out_of_domain_corpus", None), attrs.pop("out_of_domain_rate", None)
+        seed, mode = attrs.pop("out_of_domain_seed", 0), attrs.pop("out_of_domain_mode", "replace")
+        if (corpus is None) != (rate is None):
+            raise serializers.ValidationError({"out_of_domain_rate" if rate is None else "out_of_domain_corpus": "give both the corpus and the rate, or neither"})
+        attrs["out_of_domain"] = None if corpus is None else OutOfDomain(corpus, rate, seed, mode)
+        return attrs
 
 
 class ExportRunSerializer(BackgroundRunFields):
@@ -104,7 +127,10 @@ class ExportRunSerializer(BackgroundRunFields):
 
     class Meta:
         model = ExportRun
-        fields = BackgroundRunFields.run_fields + ["job", "include_audio", "speech_errors_wer", "speech_errors_seed", "files"]
+        fields = BackgroundRunFields.run_fields + [
+            "job", "include_audio", "speech_errors_wer", "speech_errors_seed",
+            "out_of_domain_corpus", "out_of_domain_rate", "out_of_domain_seed", "out_of_domain_mode", "files",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(ExportFileSerializer(many=True))

@@ -23,7 +23,10 @@ from ..review_diff import word_diff
 from .flags import StoredFlags, stored_flags
 from .readings import readings_by_response
 
-PAGE_SIZE = 50
+PAGE_SIZE = 50  # the compact table: one line per response
+#: The full cards show the work, votes and evidence of each response: fewer per page, so a page
+#: stays within 5,000 px at 1280 px wide.
+CARDS_PAGE_SIZE = 10
 #: The vote-outcome filter: a round state, or "none" for responses never put to the vote.
 NO_VOTE = "none"
 #: The flag filter's value for "any flag at all", on the response or its author.
@@ -139,7 +142,7 @@ class _PageEvidence:
     report: FlagReport
 
 
-def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue:
+def review_queue(job: Job, filters: ReviewFilters, page_number=1, page_size: int = PAGE_SIZE) -> ReviewQueue:
     kind = task_types.get(job.task_type)
     flags = stored_flags(job)
     report = flags.report
@@ -149,7 +152,7 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1) -> ReviewQueue
         .annotate(n_overrides=Count("overrides"))
         .order_by("pk")
     )
-    page = Paginator(qs, PAGE_SIZE).get_page(page_number)
+    page = Paginator(qs, page_size).get_page(page_number)
     responses = list(page.object_list)
     diffs = isinstance(kind, task_types.DiffsAgainstSubject)
     evidence = _PageEvidence(

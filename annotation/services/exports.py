@@ -39,6 +39,7 @@ from ..speech.simulate import Progress as SpeechProgress
 from ..speech.simulate import SimulationError, simulate
 from ..speech.tts import SpeechUnavailable
 from ..speech.wer import word_errors
+from .export_ood import OutOfDomain, check_out_of_domain, write_out_of_domain
 
 logger = logging.getLogger(__name__)
 
@@ -98,16 +99,18 @@ def check_speech_errors_wer(wer: float | None, job: Job | None = None) -> None:
 
 def export_job(
     job: Job, directory: Path, progress: Progress | None = None, *, include_audio: bool = False,
-    speech_errors_wer: float | None = None, speech_errors_seed: int = 0,
+    speech_errors_wer: float | None = None, speech_errors_seed: int = 0, out_of_domain: OutOfDomain | None = None,
 ) -> list[str]:
     """Write the job's export into `directory` (which must not exist or be empty); return the file names.
 
     `progress(done, total)` is called as dialogs and responses are written. `include_audio` adds the
     recordings of a spoken-reading job (`audio/`); its manifest of readings is always written.
-    `speech_errors_wer` adds the `speech_errors/` test set (see `_write_speech_errors`).
+    `speech_errors_wer` adds the `speech_errors/` test set (see `_write_speech_errors`);
+    `out_of_domain` the `out_of_domain/` one (RADDLE, `services.export_ood`), for any job over a corpus.
     """
     check_exportable(job)
     check_speech_errors_wer(speech_errors_wer, job)
+    check_out_of_domain(job, out_of_domain)
     kind = task_types.get(job.task_type)
     speech = None if speech_errors_wer is None else (speech_errors_wer, speech_errors_seed)
     directory = Path(directory)
@@ -119,11 +122,13 @@ def export_job(
         exports_sets = task_types.capability(kind, task_types.ExportsTestSets)
         if exports_sets is not None:
             assert job.corpus is not None  # check_exportable
-            files = _write_export(job, exports_sets, job_test_sets(job), writer_for(job.corpus.source_format), staging, progress, speech)
+            files = _write_export(
+                job, exports_sets, job_test_sets(job), writer_for(job.corpus.source_format), staging, progress, speech, out_of_domain
+            )
             extra = _write_answer_files(job, kind, staging, include_audio)
             files += [name for name, _count in extra]
         else:
-            files = _write_answers_export(job, kind, staging, progress)
+            files = _write_answers_export(job, kind, staging, progress, out_of_domain)
         os.rename(staging, directory)  # atomic on one file system; replaces an empty directory
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -155,7 +160,7 @@ class _Tracker:
         self._report()
 
 
-def _write_export(job, kind, variants, writer_cls, staging: Path, progress, speech=None) -> list[str]:
+def _write_export(job, kind, variants, writer_cls, staging: Path, progress, speech=None, out_of_domain=None) -> list[str]:
     corpus = job.corpus
     if speech and SPEECH_ERRORS in variants:
         raise ExportError(f"Job {job.id} already has a test set named {SPEECH_ERRORS}; rename that variant to add speech errors.")
@@ -174,7 +179,7 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         with_readings = isinstance(kind, task_types.TakesUploads)
         for dialog in selectors.export_dialogs(job, with_readings=with_readings):
             records, entry = _dialog_records(dialog, kind, job.settings, variants)
-            if speech:
+            if speech or out_of_domain:
                 sources.append(_source_record(dialog))
             for variant in variants:
                 writers[variant].add(records[variant])
@@ -196,6 +201,10 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
     if speech:
         speech_files, speech_manifest = _write_speech_errors(sources, writer_cls, corpus.meta, staging, tracker, *speech)
         files += speech_files
+    ood_manifest: dict = {}
+    if out_of_domain:
+        ood_files, ood_manifest = write_out_of_domain(sources, writer_cls, corpus.meta, staging, out_of_domain, directory_taken=variants)
+        files += ood_files
 
     manifest = {
         "job": {
@@ -215,6 +224,7 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
         "dialogs": dialogs_manifest,
         **kind.manifest_extra(job.settings),
         **speech_manifest,
+        **ood_manifest,
         "decision": (decision := reliability_reads.decision_of(job)),
     }
     files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
@@ -225,8 +235,9 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
     return files
 
 
-def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
-    """The export of a job without test sets: every response, the combined items, the agreement."""
+def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None) -> list[str]:
+    """The export of a job without test sets: every response, the combined items, the agreement
+    (and with `out_of_domain`, that test set of the job's dialogs)."""
     fields = [f["name"] for f in kind.answer_fields(job.settings)]
     tracker = _Tracker(progress, selectors.count_job_responses(job))
     flagged = FlagSummary(task_types.free_text_fields(kind, job.settings) or fields)
@@ -244,6 +255,7 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
             cells += [model.get(row.item_id, {}).get(c, "") for c in model_columns]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
     extra = _write_answer_files(job, kind, staging, include_audio=False)
+    ood_files, ood_manifest = _answers_out_of_domain(job, staging, out_of_domain)
     agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
     manifest = {
         "job": {"id": job.id, "name": job.name, "task_type": job.task_type, "settings": job.settings, "redundancy": job.redundancy},
@@ -255,14 +267,23 @@ def _write_answers_export(job, kind, staging: Path, progress) -> list[str]:
         "agreement": agreement,
         "flags": flagged.as_json(),
         **({"files": dict(extra)} if extra else {}),
+        **ood_manifest,
         "decision": (decision := reliability_reads.decision_of(job)),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", *(name for name, _count in extra), *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
+    files = ["responses.csv", "items.csv", *(name for name, _count in extra), *ood_files, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     text = readme.render_answers(manifest=manifest, files=files) + reliability_files.readme_section(decision, model_columns)
     (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
+
+
+def _answers_out_of_domain(job, staging: Path, out_of_domain) -> tuple[list[str], dict]:
+    """The out-of-domain set of a job without test sets of its own: the dialogs it has items in."""
+    if not out_of_domain:
+        return [], {}
+    sources = [_source_record(dialog) for dialog in selectors.export_dialogs(job)]
+    return write_out_of_domain(sources, writer_for(job.corpus.source_format), job.corpus.meta, staging, out_of_domain)
 
 
 def _write_worker_reliability(job, staging: Path) -> list[str]:
@@ -452,11 +473,13 @@ def export_directory(run: ExportRun) -> Path:
 
 
 def create_export_run(
-    job: Job, created_by=None, *, include_audio: bool = False, speech_errors_wer: float | None = None, speech_errors_seed: int = 0
+    job: Job, created_by=None, *, include_audio: bool = False, speech_errors_wer: float | None = None, speech_errors_seed: int = 0,
+    out_of_domain: OutOfDomain | None = None,
 ) -> ExportRun:
     """Record a pending export run of `job` (ExportError if the job cannot be exported); the caller queues it."""
     check_exportable(job)
     check_speech_errors_wer(speech_errors_wer, job)
+    check_out_of_domain(job, out_of_domain)
     if isinstance(task_types.get(job.task_type), task_types.ExportsTestSets):
         job_test_sets(job)  # refuse bad settings now rather than in the background
     if not isinstance(speech_errors_seed, int) or isinstance(speech_errors_seed, bool) or speech_errors_seed < 0:
@@ -464,7 +487,20 @@ def create_export_run(
     return ExportRun.objects.create(
         job=job, created_by=created_by, include_audio=include_audio,
         speech_errors_wer=speech_errors_wer, speech_errors_seed=speech_errors_seed,
+        **({} if out_of_domain is None else {
+            "out_of_domain_corpus_id": out_of_domain.corpus_id, "out_of_domain_rate": out_of_domain.rate,
+            "out_of_domain_seed": out_of_domain.seed, "out_of_domain_mode": out_of_domain.mode,
+        }),
     )
+
+
+def run_out_of_domain(run: ExportRun) -> OutOfDomain | None:
+    """The run's out-of-domain option; one whose corpus was deleted since is refused when it runs."""
+    if run.out_of_domain_rate is None:
+        return None
+    if run.out_of_domain_corpus_id is None:
+        raise ExportError("The corpus chosen for the out-of-domain utterances was deleted; start a new export.")
+    return OutOfDomain(run.out_of_domain_corpus_id, run.out_of_domain_rate, run.out_of_domain_seed, run.out_of_domain_mode)
 
 
 def _speech_errors_under_way(job: Job, include_audio: bool, speech_errors_wer, speech_errors_seed) -> ExportRun | None:
@@ -510,7 +546,7 @@ def run_export(run_id: int) -> ExportRun | None:
             shutil.rmtree(target)
         files = export_job(
             run.job, target, progress=progress, include_audio=run.include_audio,
-            speech_errors_wer=run.speech_errors_wer, speech_errors_seed=run.speech_errors_seed,
+            speech_errors_wer=run.speech_errors_wer, speech_errors_seed=run.speech_errors_seed, out_of_domain=run_out_of_domain(run),
         )
     except ExportError as exc:
         error = str(exc)
@@ -532,7 +568,7 @@ def run_export(run_id: int) -> ExportRun | None:
     return run
 
 
-def start_export(job: Job, created_by=None, *, include_audio: bool = False, **speech_errors) -> ExportRun:
+def start_export(job: Job, created_by=None, *, include_audio: bool = False, out_of_domain: OutOfDomain | None = None, **speech_errors) -> ExportRun:
     """Record an export run of `job` (ExportError if it cannot be exported) and queue it on commit
     (the API, the job page and the demo start exports here). Where tasks run in-process
     (development, tests, QUORUM_TASKS_INLINE) the export runs at the commit: refresh the run to see
@@ -544,6 +580,6 @@ def start_export(job: Job, created_by=None, *, include_audio: bool = False, **sp
             same = _speech_errors_under_way(job, include_audio, speech_errors["speech_errors_wer"], speech_errors.get("speech_errors_seed", 0))
             if same is not None:
                 return same  # asked twice: the run already queued, not a second one
-        run = create_export_run(job, created_by=created_by, include_audio=include_audio, **speech_errors)
+        run = create_export_run(job, created_by=created_by, include_audio=include_audio, out_of_domain=out_of_domain, **speech_errors)
         after_commit("annotation.tasks_exports.run_export", run.pk)
     return run

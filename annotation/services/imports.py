@@ -22,7 +22,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
 from annotation.importers import READERS, FormatError
-from annotation.models import Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
+from annotation.models import BackgroundRun, Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
 from quorum.background import task_named
 
 from .bulk import cyclic_gc_paused, encode_json, refresh_statistics
@@ -144,7 +144,8 @@ def fail_run(run: ImportRun, message: str) -> None:
 
 
 class RunProgress:
-    """A progress callback that publishes an ImportRun's done/total while the import runs.
+    """A progress callback that publishes a run's done/total while the import runs (an ImportRun,
+    or any `BackgroundRun` whose work writes in one transaction).
 
     The import writes in one transaction, so progress saved on the same connection would stay
     invisible until the end (and vanish with a rollback). On PostgreSQL the figures go through a
@@ -152,7 +153,7 @@ class RunProgress:
     on the run object and written when the run finishes.
     """
 
-    def __init__(self, run: ImportRun):
+    def __init__(self, run: BackgroundRun):
         self.run = run
         self._conn = None
         if connection.vendor == "postgresql":
@@ -162,7 +163,7 @@ class RunProgress:
         self.run.done, self.run.total = done, total
         if self._conn is None:
             return
-        table = self._conn.ops.quote_name(ImportRun._meta.db_table)
+        table = self._conn.ops.quote_name(type(self.run)._meta.db_table)
         with self._conn.cursor() as cursor:
             cursor.execute(f"UPDATE {table} SET done = %s, total = %s WHERE id = %s", [done, total, self.run.pk])  # noqa: S608 - table name from the model
 

@@ -288,6 +288,8 @@ def override_verdict(
         already_reopened = ReviewRound.objects.filter(response=response, state=ReviewRound.State.RECOLLECTED).exists()
         if recollect and not already_reopened:
             voting.reopen_item(response.item_id)
+            record.recollected = True  # so an undo knows the item was reopened (services.review_undo)
+            record.save(update_fields=["recollected"])
             # The response was re-collected: its round counts as one (see voting.start_review_if_enabled).
             ReviewRound.objects.filter(response=response).update(state=ReviewRound.State.RECOLLECTED)
     return record

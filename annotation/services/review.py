@@ -8,7 +8,7 @@ action never stops at the first failure and never skips silently.
 """
 from dataclasses import dataclass
 
-from ..models import CheckOverride, Job, Response
+from ..models import CheckOverride, Job, Response, ReviewerPreference
 from .quality import QualityError, override_verdict
 
 #: action -> (new status, re-collect the item)
@@ -26,6 +26,17 @@ class BulkResult:
     response_id: int
     ok: bool
     message: str  # the new status, or why it was not changed
+    decision_id: int | None = None  # the CheckOverride written, which `review_undo` can take back
+
+
+def chosen_ids(ids, what: str) -> list[int]:
+    """The ids of a bulk request, each once in the order given: at least one, at most `MAX_BULK`."""
+    unique = list(dict.fromkeys(int(i) for i in ids))
+    if not unique:
+        raise QualityError(f"choose at least one {what}")
+    if len(unique) > MAX_BULK:
+        raise QualityError(f"at most {MAX_BULK} {what}s at once")
+    return unique
 
 
 def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str = CheckOverride.Check.VOTE, by=None) -> list[BulkResult]:
@@ -34,11 +45,7 @@ def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str 
         raise QualityError(f"action must be one of {', '.join(ACTIONS)}")
     if not (reason or "").strip():
         raise QualityError("give the reason for the decision; it is kept with every response")
-    ids = list(dict.fromkeys(int(i) for i in response_ids))
-    if not ids:
-        raise QualityError("choose at least one response")
-    if len(ids) > MAX_BULK:
-        raise QualityError(f"at most {MAX_BULK} responses at once")
+    ids = chosen_ids(response_ids, "response")
     status, recollect = ACTIONS[action]
     found = Response.objects.filter(item__job=job, pk__in=ids).in_bulk()
     results = []
@@ -48,10 +55,15 @@ def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str 
             results.append(BulkResult(pk, False, "not a response of this job"))
             continue
         try:
-            override_verdict(response, status=status, reason=reason, check=check, recollect=recollect, by=by)
+            record = override_verdict(response, status=status, reason=reason, check=check, recollect=recollect, by=by)
         except QualityError as exc:
             results.append(BulkResult(pk, False, str(exc)))
         else:
             label = Response.Status(status).label.lower()
-            results.append(BulkResult(pk, True, f"{label}, item re-collected" if recollect else label))
+            results.append(BulkResult(pk, True, f"{label}, item re-collected" if recollect else label, record.pk))
     return results
+
+
+def remember_review_view(user, *, compact: bool) -> None:
+    """Keep the organizer's choice of the review queue's view (compact table or full cards)."""
+    ReviewerPreference.objects.update_or_create(user=user, defaults={"compact": bool(compact)})

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import math
+import struct
 import wave
 from dataclasses import dataclass
 from math import gcd
@@ -44,6 +45,10 @@ class Audio:
 
 
 NOT_A_WAV = "The file is not a WAV recording; record again in the page."
+# What the standard library's wave raises for a file it cannot read. RuntimeError is what its chunk
+# reader raises, bare, for a chunk (e.g. `fmt `) that says it is longer than the file (found by
+# tests/test_fuzz_hardening.py: a 500 on submission before).
+WAVE_ERRORS = (wave.Error, EOFError, ValueError, RuntimeError, struct.error)
 
 
 def read_wav(data: bytes) -> Audio:
@@ -54,7 +59,7 @@ def read_wav(data: bytes) -> Audio:
             width = reader.getsampwidth()
             rate = reader.getframerate()
             frames = reader.readframes(reader.getnframes())
-    except (wave.Error, EOFError, ValueError) as exc:
+    except WAVE_ERRORS as exc:
         # wave raises wave.Error for non-PCM formats (e.g. float, compressed) and for non-RIFF input.
         raise RecordingError(NOT_A_WAV) from exc
     if width != 2:
@@ -105,7 +110,7 @@ def _check_header(data: bytes, max_seconds: float) -> None:
     try:
         with wave.open(io.BytesIO(data), "rb") as reader:
             channels, rate, frames = reader.getnchannels(), reader.getframerate(), reader.getnframes()
-    except (wave.Error, EOFError, ValueError) as exc:
+    except WAVE_ERRORS as exc:
         raise RecordingError(NOT_A_WAV) from exc
     if rate > MAX_SAMPLE_RATE:
         raise RecordingError(f"The recording's sample rate is {rate} Hz; at most {MAX_SAMPLE_RATE} Hz is accepted. Record again in the page.")

@@ -90,12 +90,19 @@ PAIR_STATES = ["resolved", "tied", "open"]  # allocation.RESOLVED, TIED, OPEN
 class AdaptivePairSerializer(serializers.Serializer):
     a = serializers.CharField(help_text="An entry's label (team/entry).")
     b = serializers.CharField(help_text="The other entry's label.")
-    state = serializers.ChoiceField(choices=PAIR_STATES, help_text="resolved: ordered; tied: settled as a tie (futility); open: still rated.")
+    state = serializers.ChoiceField(
+        choices=PAIR_STATES,
+        help_text="resolved: ordered on every instance and not inside the leaderboard's significance line; tied: the leaderboard of every instance would call it a tie (futility); open: still rated.",
+    )
     better = serializers.CharField(allow_null=True, help_text="The entry ahead when resolved, else null.")
     instances = serializers.IntegerField(help_text="Instances of the shared order both entries were rated on (the pair's prefix).")
     difference = serializers.FloatField(allow_null=True, help_text="Final score of a minus that of b on the prefix; null when it has no ratings.")
     low = serializers.FloatField(allow_null=True, help_text="Lower end of the pair's interval (sequential critical value).")
     high = serializers.FloatField(allow_null=True, help_text="Upper end of the pair's interval.")
+    target = serializers.CharField(
+        required=False,
+        help_text="What the interval targets: the finite set of the campaign's instances (the difference if every one were rated) before the last look, the population of instances (as the leaderboard) at it.",
+    )
 
 
 class CampaignLookSerializer(serializers.Serializer):
@@ -116,7 +123,11 @@ class AdaptiveStatusSerializer(serializers.Serializer):
     confidence = serializers.FloatField(help_text="Confidence of the pair intervals, e.g. 0.95.")
     top_k = serializers.IntegerField(allow_null=True, help_text="Goal: the pairs involving the top k entries; null for every pair.")
     budget = serializers.IntegerField(allow_null=True, help_text="Most ratings to spend; null for the full design.")
-    round_size = serializers.IntegerField(help_text="Instances added per round.")
+    round_size = serializers.IntegerField(help_text="Instances added per round (rating units per entry when unit is rating).")
+    unit = serializers.ChoiceField(
+        choices=["instance", "rating"],
+        help_text="What a round adds: new items with every rater (instance) or one more rater at a time on rated or new items (rating).",
+    )
     round_sizes = serializers.ListField(child=serializers.IntegerField(), allow_null=True, help_text="The look grid (lengths of the shared order), fixed when the crowd job was made; null before.")
     critical_value = serializers.FloatField(allow_null=True, help_text="The group-sequential critical value of those looks; null before the crowd job.")
     spent = serializers.IntegerField(help_text="Ratings (slots) of the crowd job so far.")
@@ -130,7 +141,7 @@ class AdaptiveStatusSerializer(serializers.Serializer):
         campaign, plan, last = status["campaign"], status["plan"], status["last"]
         return super().to_representation({
             "confidence": campaign.adaptive_confidence, "top_k": campaign.adaptive_top_k, "budget": campaign.adaptive_budget,
-            "round_size": campaign.adaptive_round_size, "round_sizes": plan.round_sizes if plan else None,
+            "round_size": campaign.adaptive_round_size, "unit": campaign.adaptive_unit, "round_sizes": plan.round_sizes if plan else None,
             "critical_value": plan.critical_value if plan else None, "spent": status["spent"], "full_design": status["full_design"],
             "stopped": status["stopped"], "stop_reason": last.get_decision_display() if status["stopped"] else None,
             "looks": status["looks"], "pairs": status["pairs"],
@@ -149,6 +160,11 @@ class JudgeReportSerializer(serializers.Serializer):
     raters_are_positions = serializers.BooleanField(help_text="True when rater ids are list positions of imported ratings, not people.")
     systems = serializers.ListField(child=serializers.JSONField(), help_text="Per ranked entry: human-only and PPI++ intervals of the mean, or a skipped reason.")
     pairs = serializers.ListField(child=serializers.JSONField(), help_text="Per pair of ranked entries: intervals of the difference and whether PPI resolves it.")
+    rank_sets = serializers.JSONField(
+        required=False,
+        help_text="Prediction-powered rank sets beside human-only ones (ppi, human_only: per system estimate, rank_low, rank_high; coverage, "
+        "labelled, unlabelled, mean_size), or {skipped: reason}; absent from reports made before they were added.",
+    )
 
 
 class JudgeRunSerializer(serializers.Serializer):

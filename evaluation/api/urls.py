@@ -1,6 +1,7 @@
 """Evaluation API routes (DRF), for organizers. Meant to be included under /api/evaluation/."""
 from django.urls import path
 
+from evaluation.api import objective
 from evaluation.api import views as api
 
 app_name = "evaluation-api"
@@ -16,6 +17,9 @@ urlpatterns = [
     path("test-sets/<int:pk>/logs/", api.TestSetLogsView.as_view(), name="test-set-logs"),
     path("test-sets/<int:pk>/entries/", api.EntriesUploadView.as_view(), name="test-set-entries"),
     path("test-sets/<int:pk>/finalists/", api.FinalistsView.as_view(), name="test-set-finalists"),
+    path("test-sets/<int:pk>/scoring/", objective.ScoringView.as_view(), name="test-set-scoring"),
+    path("test-sets/<int:pk>/score-comparison/", objective.ScoreComparisonView.as_view(), name="test-set-score-comparison"),
+    path("dstc6/score/", objective.Dstc6ScoreView.as_view(), name="dstc6-score"),
     path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
     path("systems/", api.DialogSystemListView.as_view(), name="systems"),
     path("goals/", api.GoalSetListView.as_view(), name="goals"),

@@ -8,9 +8,9 @@ import io
 import pandas as pd
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.parsers import FormParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -37,6 +37,7 @@ from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.models import Campaign, Rating, TestSet
 from evaluation.stats import agreement
+from quorum import limits
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 
@@ -44,6 +45,7 @@ NO_RESULTS = "no results have been computed for this campaign yet; POST to its r
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.
 ERRORS = {400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request cannot be carried out; the body says why (`detail`, or the fields to fix).")}
 NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
+NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
 
 
@@ -216,7 +218,7 @@ class AgreementUploadView(EvaluationAPI, APIView):
 @extend_schema(
     summary="Select finalists by mean reciprocal rank over objective metrics (best entry per team, top N teams)",
     request=s.FinalistsRequestSerializer,
-    responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    responses={200: OpenApiTypes.OBJECT, **ERRORS, **NO_TEST_SET},
 )
 class FinalistsView(EvaluationAPI, APIView):
     def post(self, request, pk):
@@ -254,7 +256,6 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
         return Response({"campaign": campaign.pk, **s.json_safe(summary)})
 
 
-NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
 
 
 class TestSetListView(EvaluationAPI, APIView):
@@ -315,7 +316,13 @@ class EntriesUploadView(EvaluationAPI, APIView):
         return Response({"test_set": test_set.pk, **summary})
 
 
-@extend_schema(summary="List dialog systems (GET) or register one and run the contract check on it (POST)", responses={200: s.DialogSystemSerializer, 201: s.DialogSystemSerializer, **ERRORS})
+@extend_schema_view(
+    get=extend_schema(summary="List dialog systems with their contract check and pause state"),
+    post=extend_schema(
+        summary="Register a dialog system; its contract check runs in the background",
+        responses={201: s.DialogSystemSerializer, **ERRORS, 429: OpenApiResponse(s.EvaluationMessageSerializer, description="Past the organizer's contract checks a minute (QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE); `detail` says when to try again.")},
+    ),
+)
 class DialogSystemListView(EvaluationAPI, generics.ListCreateAPIView):
     serializer_class = s.DialogSystemSerializer
 
@@ -325,6 +332,9 @@ class DialogSystemListView(EvaluationAPI, generics.ListCreateAPIView):
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        refusal = limits.spend("system_checks", request.user.pk)
+        if refusal is not None:
+            raise Throttled(wait=refusal.retry_after, detail=refusal.message)
         system = register_system(**serializer.validated_data)
         return Response(self.get_serializer(system).data, status=status.HTTP_201_CREATED)
 

@@ -119,14 +119,20 @@ class AdaptiveForm(forms.Form):
         help_text="Most ratings (responses) to spend; a round that would pass it is not added. Empty: up to the full design.",
     )
     round_size = forms.IntegerField(
-        min_value=2, initial=100, help_text="Instances added per round (at least 2, fewer than the instances rated); a look follows each round.",
+        min_value=2, initial=100, help_text="Instances added per round (at least 2, fewer than the instances rated); a look follows each round. In rating units: ratings per entry per round.",
+    )
+    unit = forms.ChoiceField(
+        required=False, initial="instance", label="Rounds add",
+        choices=[("instance", "new items, each with every rater"), ("rating", "one rater at a time, on rated items or new ones")],
+        help_text="What a round adds: new items rated by the job's raters per instance, or one more rater at a time (up to the raters per instance) "
+        "in one seeded order of (instance, rater) units, which on past challenges needed fewer ratings.",
     )
 
     @classmethod
     def for_campaign(cls, campaign, data=None):
         initial = {
             "adaptive": campaign.adaptive, "confidence": campaign.adaptive_confidence, "top_k": campaign.adaptive_top_k,
-            "budget": campaign.adaptive_budget, "round_size": campaign.adaptive_round_size,
+            "budget": campaign.adaptive_budget, "round_size": campaign.adaptive_round_size, "unit": campaign.adaptive_unit,
         }
         return cls(data, initial=initial, prefix="adaptive")
 

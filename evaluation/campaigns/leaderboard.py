@@ -13,6 +13,7 @@ import csv
 import io
 import json
 
+from evaluation.stats import fragility
 from quorum.csv_safety import formatted_cell, safe_row
 
 NOT_RATED = "not rated"
@@ -48,6 +49,16 @@ def pairwise_rows(report: dict) -> list[dict]:
     ]
 
 
+def fragility_rows(report: dict) -> list[dict]:
+    """Rank 1 and each adjacent pair: ratings whose removal reverses the order (`stats.fragility`)."""
+    return fragility.display_rows(report.get("fragility"))
+
+
+def length_rows(report: dict) -> list[dict]:
+    """Per system with response texts: Spearman's rho of response length (words) and its mean rating."""
+    return list(report.get("length_association") or [])
+
+
 TOO_FEW = "too few"  # a correlation's p-value over fewer than scoring.MIN_CORRELATION_POINTS points
 
 
@@ -69,6 +80,8 @@ def to_json_dict(report: dict) -> dict:
         "rows": rows(report),
         "pairwise": pairwise_rows(report),
         "spearman": spearman_rows(report),
+        "fragility": fragility_rows(report),
+        "length_association": length_rows(report),
     }
 
 
@@ -97,6 +110,10 @@ def pairwise_csv(report: dict) -> str:
 
 def spearman_csv(report: dict) -> str:
     return _csv(spearman_rows(report), ("metric",))
+
+
+def fragility_csv(report: dict) -> str:
+    return _csv(fragility_rows(report), ("place", "above", "below"))
 
 
 def score_cell(value, low, high):
@@ -158,6 +175,15 @@ def to_markdown(report: dict) -> str:
             lines.append(
                 f"| {p['a']} | {p['b']} | {p['difference']:.4f} | [{p['ci_low']:.4f}, {p['ci_high']:.4f}] | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
+    lines += fragility.markdown(report.get("fragility"), "ratings")
+    lengths = length_rows(report)
+    if lengths:
+        lines += ["", "## Response length and score", "", "Spearman's rho between a response's length in words and its mean rating, per system "
+                  "(an association: longer responses rated higher when positive).", "", "| System | rho | p | n | Mean length |", "|---|---|---|---|---|"]
+        for row in lengths:
+            rho = "n/a" if row["rho"] is None else f"{row['rho']:.3f}"
+            mean = "" if row["mean_length"] is None else f"{row['mean_length']:.1f}"
+            lines.append(f"| {row['system']} | {rho} | {_p(row['p'])} | {row['n']} | {mean} |")
     spearman = spearman_rows(report)
     if spearman:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]

@@ -10,7 +10,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from annotation import task_types
 from annotation.models import Job, Response, Slot
 from evaluation.campaigns import ratings_csv
-from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, Rating, TestSet
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, Rating, TestSet
 from evaluation.stats import bradley_terry
 
 
@@ -118,9 +118,10 @@ def pairwise_jobs():
     return Job.objects.filter(task_type__in=keys).order_by("-created_at")
 
 
-def pairwise_comparisons(job) -> list[tuple]:
-    """(system_a, system_b, outcome, instance) of every counted response of a pairwise job; the
-    instance is the payload's context id, else the item, so one context's pairs resample together."""
+def pairwise_records(job) -> list[dict]:
+    """One dict per counted, decided response of a comparing job: a, b, outcome, instance (the
+    payload's context id, else the item, so one context's pairs resample together), left (the side
+    shown on the left, None when not recorded), text_a, text_b."""
     kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
     if kind is None:
         return []
@@ -128,10 +129,17 @@ def pairwise_comparisons(job) -> list[tuple]:
     out = []
     for item_id, payload, answers in rows.values_list("item_id", "item__payload", "answers").iterator(chunk_size=5000):
         found = kind.comparison(payload, answers)
-        if found is not None:
-            a, b, outcome, instance = found
-            out.append((a, b, outcome, instance or f"item-{item_id}"))
+        if found is None:
+            continue
+        a, b, outcome, instance = found
+        left, text_a, text_b = kind.presentation(payload, answers) or (None, "", "")
+        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b})
     return out
+
+
+def pairwise_comparisons(job) -> list[tuple]:
+    """(system_a, system_b, outcome, instance) of every counted response of a pairwise job."""
+    return [(r["a"], r["b"], r["outcome"], r["instance"]) for r in pairwise_records(job)]
 
 
 def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED):
@@ -164,7 +172,9 @@ def adaptive_status(campaign, crowd=None):
     full_design = None
     if job is not None:
         labels = [e.label for e in campaign.entries.select_related("team")]
-        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * job.job.redundancy
+        # In rating units the job's items start with one rater; the design's raters per instance are the order's.
+        raters = len(job.round_order) // max(len(job.instances), 1) if campaign.adaptive_unit == "rating" else job.job.redundancy
+        full_design = sum(len(job.instances) - len(job.skipped.get(label, [])) for label in labels) * raters
     return {
         "looks": looks,
         "last": last,
@@ -175,3 +185,12 @@ def adaptive_status(campaign, crowd=None):
         "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,
         "plan": job,
     }
+
+
+# --- Background runs a campaign page started (planner runs, human-evaluation imports) -------------
+
+
+def latest_run(campaign, kind: str):
+    """The campaign's latest run of `kind` (a `CampaignRun.Kind`), or None: the page shows it with
+    its live progress, then its result or error."""
+    return CampaignRun.objects.filter(campaign=campaign, kind=kind).order_by("-created_at", "-pk").first()

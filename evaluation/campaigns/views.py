@@ -1,12 +1,15 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
+from datetime import timedelta
+
 from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from evaluation.campaigns import leaderboard, plots, selectors
+from evaluation.campaigns import controls, leaderboard, plots, selectors
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
@@ -16,18 +19,19 @@ from evaluation.campaigns.services.campaigns import (
     set_adaptive,
 )
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
+from evaluation.campaigns.services.lifecycle import delete_campaign, dependents, rename_campaign
+from evaluation.campaigns.services.runs import start_human_eval_import, start_plan
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
-    import_human_eval_archive,
     import_test_set_logs_upload,
     import_test_set_upload,
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores
-from evaluation.models import Campaign, TestSet
-from evaluation.stats import pairwise_report, power
-from hits.providers import registry
+from evaluation.models import Campaign, CampaignRun, TestSet
+from evaluation.stats import fragility, pairwise_report
+from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
 
@@ -155,19 +159,23 @@ def _select_finalists(request) -> dict:
 @organizer_required
 @require_POST
 def campaign_import_human_eval(request, pk):
-    """Import a zipped DSTC9 human-evaluation folder into the campaign; all or nothing."""
+    """Start the import of a zipped DSTC9 human-evaluation folder into the campaign (all or nothing,
+    in the background); the page follows it. A file that is not a zip is refused at once."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    upload = request.FILES.get("file")
-    if upload is None:
-        messages.error(request, "Choose a .zip file to import.")
-        return redirect("evaluation:campaign-results", pk=pk)
     try:
-        summary = import_human_eval_archive(campaign, upload, replace=bool(request.POST.get("replace")))
+        start_human_eval_import(campaign, request.FILES.get("file"), replace=bool(request.POST.get("replace")), created_by=request.user)
     except EvaluationInputError as exc:
         messages.error(request, f"Nothing was imported: {exc}")
     else:
-        messages.success(request, f"Imported {summary['ratings']} ratings of {summary['entries']} entries.")
-    return redirect("evaluation:campaign-results", pk=pk)
+        messages.success(request, "The import has started; its progress and outcome are shown under the import form.")
+    return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#human-eval-import")
+
+
+@organizer_required
+def campaign_run_progress(request, pk, run_pk):
+    """A planner run's or a human-evaluation import's state as JSON, with the page's fragment for it."""
+    run = get_object_or_404(CampaignRun.objects.select_related("campaign"), pk=run_pk, campaign_id=pk)
+    return progress_response(request, run, "evaluation/_campaign_run.html", {"campaign": run.campaign})
 
 
 @organizer_required
@@ -202,38 +210,25 @@ def campaign_compute(request, pk):
     return redirect("evaluation:campaign-results", pk=pk)
 
 
-PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
-
-
-def _plan(form) -> dict:
-    """The planner's answer for a valid PlanForm, or {"error": ...} naming what to fix."""
-    data = form.cleaned_data
-    try:
-        if data["pilot_campaign"]:
-            ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(data["pilot_campaign"])
-        else:
-            upload = data["pilot_file"]
-            ratings, entries, rows, rater_ids_known = selectors.csv_pilot(upload, upload.name)
-        model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known)
-        result = power.plan(
-            model, data["top_k"], power=data["power"], delta=data["delta"], systems=rows, max_raters=data["max_raters"],
-            simulations=PAGE_SIMULATIONS, pricing=registry.get(data["provider"]), reward=str(data["reward"]),
-        )
-    except ValueError as exc:
-        return {"error": str(exc)}
-    return {"plan": result.as_dict()}
-
-
 @organizer_required
 def campaign_results(request, pk):
+    """The campaign page; a POST is the planner's form, which starts a planner run (the page follows
+    its progress) or is shown again with what to fix (400, nothing started)."""
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
     plan_form = PlanForm(request.POST or None, request.FILES or None, initial={"pilot_campaign": campaign.pk})
-    planned = _plan(plan_form) if request.method == "POST" and plan_form.is_valid() else None
-    failed = planned and "error" in planned or (request.method == "POST" and not plan_form.is_valid())
-    return _results_page(request, campaign, plan_form=plan_form, planned=planned, status=400 if failed else 200)
+    if request.method == "POST":
+        if plan_form.is_valid():
+            try:
+                start_plan(campaign, plan_form.cleaned_data, created_by=request.user)
+            except EvaluationInputError as exc:
+                plan_form.add_error(None, f"No plan: {exc}")
+            else:
+                return redirect(reverse("evaluation:campaign-results", args=[pk]) + "#planner")
+        return _results_page(request, campaign, plan_form=plan_form, status=400)
+    return _results_page(request, campaign, plan_form=plan_form)
 
 
-def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_form=None, crowd_form=None, status=200):
+def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crowd_form=None, status=200):
     current = selectors.current_result(campaign)
     shown = current or selectors.latest_result(campaign)
     crowd = selectors.crowd_progress(campaign)
@@ -244,6 +239,7 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
     context = {
         "campaign": campaign,
         "campaign_entries": list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id")),
+        "delete_blockers": dependents(campaign),
         "result": shown,
         "stale": shown is not None and current is None,
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
@@ -251,6 +247,9 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "agreement": shown.report["agreement"] if shown else {},
         "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
+        "fragility": leaderboard.fragility_rows(shown.report) if shown else [],
+        "length_association": leaderboard.length_rows(shown.report) if shown else [],
+        "fragility_mark": fragility.mark_text(shown.report.get("fragility")) if shown else "",
         "method": shown.report["method"] if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "clipped_note": leaderboard.clipped_note(shown.report) if shown else "",
@@ -264,11 +263,23 @@ def _results_page(request, campaign, *, plan_form=None, planned=None, adaptive_f
         "crowd_form": crowd_form or (None if crowd or imported or closed else CrowdJobForm()),
         "judges": judges_selectors.judge_runs(campaign),
         "plan_form": plan_form or PlanForm(initial={"pilot_campaign": campaign.pk}),
-        "planned": planned,
+        **_runs(campaign),
         "report_files": list(REPORT_FILES),
         "instance_scores_written": shown is not None and selectors.exported_file(shown, "instance_scores.csv") is not None,
     }
     return render(request, "evaluation/campaign_results.html", context, status=status)
+
+
+RUN_SHOWN_OPEN = timedelta(minutes=15)
+
+
+def _runs(campaign) -> dict:
+    """The latest planner run and human-evaluation import, and whether one is recent enough (under
+    way, or finished in the last RUN_SHOWN_OPEN) to unfold the set-up section it is shown in."""
+    runs = {"plan_run": selectors.latest_run(campaign, CampaignRun.Kind.PLAN), "import_run": selectors.latest_run(campaign, CampaignRun.Kind.HUMAN_EVAL_IMPORT)}
+    since = timezone.now() - RUN_SHOWN_OPEN
+    recent = [r for r in runs.values() if r is not None and (not is_finished(r) or (r.finished_at or r.created_at) > since)]
+    return {**runs, "run_to_show": bool(recent)}
 
 
 @organizer_required
@@ -282,7 +293,8 @@ def campaign_set_adaptive(request, pk):
         data = form.cleaned_data
         try:
             set_adaptive(
-                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"]
+                campaign, adaptive=data["adaptive"], confidence=data["confidence"], top_k=data["top_k"], budget=data["budget"], round_size=data["round_size"],
+                unit=data["unit"] or "instance",
             )
         except EvaluationInputError as exc:
             form.add_error(None, f"Nothing was changed: {exc}.")
@@ -373,6 +385,7 @@ REPORT_FILES = {
     "leaderboard.md": ("text/markdown", lambda report: leaderboard.render(report, "md")),
     "pairwise.csv": ("text/csv", leaderboard.pairwise_csv),
     "spearman.csv": ("text/csv", leaderboard.spearman_csv),
+    "fragility.csv": ("text/csv", leaderboard.fragility_csv),
 }
 WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
 
@@ -409,11 +422,13 @@ def pairwise_ranking(request, pk, fmt=None):
         if fmt not in RANKING_FORMATS or result is None:
             raise Http404("No such format, or no comparisons yet.")
         content_type, render_as = RANKING_FORMATS[fmt]
-        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
+        body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result)) if fmt == "md" else render_as(result)
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
         return response
-    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result}
+    checks = controls.pairwise_controls(job, result)
+    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result, "controls": checks,
+               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else ""}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 
@@ -429,3 +444,32 @@ def campaign_entry_remove(request, pk, entry_pk):
     else:
         messages.success(request, f"Took {entry.label} out of the campaign.")
     return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-entries")
+
+
+@organizer_required
+@require_POST
+def campaign_rename(request, pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        campaign = rename_campaign(campaign, request.POST.get("name", ""))
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not renamed: {exc}.")
+    else:
+        messages.success(request, f"Renamed the campaign to “{campaign.name}”.")
+    return redirect("evaluation:campaign-results", pk=campaign.pk)
+
+
+@organizer_required
+@require_POST
+def campaign_delete(request, pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    if request.POST.get("confirm") != "1":
+        messages.error(request, "Not deleted: tick “Yes, delete” to confirm.")
+        return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-manage")
+    try:
+        name = delete_campaign(campaign)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Not deleted: {exc}.")
+        return redirect(reverse("evaluation:campaign-results", args=[campaign.pk]) + "#campaign-manage")
+    messages.success(request, f"Deleted the campaign “{name}”.")
+    return redirect("evaluation:campaigns")

@@ -27,8 +27,22 @@ def constraints(goal: Mapping) -> dict:
         if domain in NOT_DOMAINS or not isinstance(spec, Mapping) or not spec:
             continue
         info = spec.get("info") or {}
+        if not isinstance(info, Mapping):  # refused on upload (`shape_problem`); never a crash on a page
+            continue
         out[domain] = {str(k).lower(): str(v).lower() for k, v in info.items() if str(v).lower() not in ANY}
     return out
+
+
+def shape_problem(goal: Mapping) -> str | None:
+    """What is wrong with the shape of a goal's domains, or None: a domain's `info` and `book` are
+    objects and its `reqt` a list, when given (found by tests/test_fuzz_hardening.py: a 500 before)."""
+    for domain, spec in goal.items():
+        if domain in NOT_DOMAINS or not isinstance(spec, Mapping):
+            continue
+        for key, kind, name in (("info", Mapping, "an object"), ("book", Mapping, "an object"), ("reqt", list, "a list")):
+            if spec.get(key) not in (None, "") and not isinstance(spec[key], kind):
+                return f"the {str(domain)[:50]!r} goal's {key!r} must be {name}"
+    return None
 
 
 def goal_text(goal: Mapping) -> list[str]:
@@ -106,6 +120,8 @@ def _goals_of_data_json(whole: Mapping) -> list[tuple[str, dict]]:
     goals = []
     for dialog_id, dialog in whole.items():
         goal = dialog.get("goal") if isinstance(dialog, Mapping) else None
+        if isinstance(goal, Mapping) and shape_problem(goal):
+            raise GoalError(f"dialog {str(dialog_id)[:100]}: {shape_problem(goal)}")
         if not isinstance(goal, Mapping) or not _is_goal(goal):
             raise GoalError(f"dialog {dialog_id}: no 'goal' with a domain's 'info' or a 'message'")
         goals.append((str(dialog_id), dict(goal)))
@@ -124,7 +140,10 @@ def _goals_of_lines(text: str) -> list[tuple[str, dict]]:
         unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
         if unknown:
             raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
-        if not isinstance(row, Mapping) or not isinstance(row.get("id"), (str, int)) or not _is_goal(row.get("goal")):
+        goal = row.get("goal") if isinstance(row, Mapping) else None
+        if isinstance(goal, Mapping) and shape_problem(goal):
+            raise GoalError(f"line {number}: {shape_problem(goal)}")
+        if not isinstance(row, Mapping) or not isinstance(row.get("id"), (str, int)) or not _is_goal(goal):
             raise GoalError(f"line {number}: expected {{\"id\": ..., \"goal\": {{domain: {{info: ...}}}}}}")
         goals.append((str(row["id"]), dict(row["goal"])))
     return goals

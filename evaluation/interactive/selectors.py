@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Value, When
 
 from annotation import task_types
@@ -35,7 +36,8 @@ def interactive_ranking(job, bootstrap=None, seed=None):
 
     dialogs = interactive_dialogs(job)
     result = interactive.system_results(
-        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed
+        dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed,
+        fragility_mark=settings.QUORUM_FRAGILITY_MARK_SHARE,
     )
     return result, dialogs
 

@@ -1,6 +1,6 @@
 """Organizer pages of interactive evaluation: dialog systems (registered with the contract check)
 and user goals. Thin: the services write, the selectors read."""
-from functools import partial
+from functools import partial, wraps
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
@@ -29,7 +29,8 @@ from evaluation.interactive.services.systems import (
     register_system,
 )
 from evaluation.models import ChatScreening, DialogSystem, TestSet
-from evaluation.stats import interactive
+from evaluation.stats import fragility, interactive
+from quorum import limits
 from quorum.roles import organizer_required
 
 RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
@@ -92,8 +93,24 @@ def _check_message(request, system):
     )
 
 
+def limits_checks(view):
+    """A view that starts a contract check, held to the organizer's limit (quorum.limits): past it
+    the systems page says so with status 429 and nothing is changed or checked."""
+    @wraps(view)
+    def limited(request, *args, **kwargs):
+        refusal = limits.spend("system_checks", request.user.pk)
+        if refusal is None:
+            return view(request, *args, **kwargs)
+        messages.error(request, refusal.message)
+        answer = _page(request, status=429)
+        answer["Retry-After"] = str(refusal.retry_after)
+        return answer
+    return limited
+
+
 @organizer_required
 @require_POST
+@limits_checks
 def system_register(request):
     form = SystemRegistrationForm(request.POST)
     if form.is_valid():
@@ -109,6 +126,7 @@ def system_register(request):
 
 @organizer_required
 @require_POST
+@limits_checks
 def system_check(request, pk):
     system = check_system_again(get_object_or_404(DialogSystem, pk=pk))
     _check_message(request, system)
@@ -117,6 +135,7 @@ def system_check(request, pk):
 
 @organizer_required
 @require_POST
+@limits_checks
 def system_change(request, pk):
     system = get_object_or_404(DialogSystem, pk=pk)
     form = SystemChangeForm(request.POST)
@@ -207,7 +226,8 @@ def interactive_results(request, pk, fmt=None):
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
-    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job)}
+    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job),
+               "fragility": fragility.display_rows(result.get("fragility")), "fragility_mark": fragility.mark_text(result.get("fragility"))}
     return render(request, "evaluation/interactive_results.html", context)
 
 

@@ -2,11 +2,18 @@
 
 A campaign draws units (one published rating, or a whole instance) in one seeded order shared by
 every system, looks only at prefix lengths fixed in advance (`grid`), and settles a pair when its
-interval leaves out 0 (resolved) or lies inside the indifference or futility margin (tied); a
-system stays active while a pair of the top-k goal involving it is open. The intervals use a
-group-sequential critical value (`boundary`), so they stay valid at a data-dependent stop; the
-full data's own verdict (`full_resolved_pairs`) is the one-look comparison over instances. The
-live adaptive campaigns (`evaluation.campaigns.services.adaptive`) apply the same rule (`live_look`).
+interval lies inside the tie margin (tied: the leaderboard of every instance would call it a tie,
+checked with a futility boundary of its own) or leaves out 0 (resolved); a system stays active
+while a pair of the top-k goal involving it is open. The intervals use a group-sequential critical
+value (`boundary`), so they stay valid at a data-dependent stop.
+
+Two targets, said with every verdict (`TARGET_FINITE`, `TARGET_POPULATION`): the campaign's
+intervals target the full data's difference (the finite set of instances, every one rated), the
+leaderboard's the population of instances (its bootstrap redraws instances, and knowledge-turn
+detection with them). "Resolved by the full data" is the leaderboard's own verdict on every
+rating (`leaderboard_resolved_pairs`: the report's statistic and bootstrap, through `scoring`),
+and the futility line is that verdict's significance line (`population_sd`, its delta-method twin).
+The live adaptive campaigns (`evaluation.campaigns.services.adaptive`) apply the same rule (`live_look`).
 
 The argument (units, allocation, why the intervals stay valid) and what the replay measured on
 DSTC9 Track 1 are in docs/allocation.md.
@@ -21,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from evaluation.campaigns import dstc9
+from evaluation.stats import scoring
 
 QUESTIONS = ("accuracy", "appropriateness")
 DEFAULT_SEED = 20210101
@@ -32,6 +40,7 @@ DEFAULT_LATE_FROM = 0.45
 DEFAULT_LATE_STEP = 0.05
 DEFAULT_LATE_UNTIL = 0.9
 DEFAULT_EARLY_SHARE = 0.2
+DEFAULT_FUTILITY_BETA: float | None = 0.05  # the futility check settles a pair the full data's leaderboard resolves as a tie at most this often
 
 
 UNITS = ("rating", "instance")
@@ -54,6 +63,9 @@ class Pool:
     weights: np.ndarray | None = None
     unit: str = "instance"
     instances: np.ndarray | None = None  # [U] the instance of each unit (None: units are instances)
+    # Knowledge-turn detection per instance, for what the leaderboard resamples along with the ratings
+    # (None: a pool without detection, whose population and finite verdicts differ only by the rater noise).
+    detection: Detection | None = None
 
     @property
     def n_units(self) -> int:
@@ -69,12 +81,36 @@ class Pool:
         return np.ones(len(units)) if self.weights is None else self.weights[s, units]
 
 
-def pool_from_arrays(labels, scores, ratings, factor=None, kinds=None, weights=None, unit="instance", instances=None) -> Pool:
+@dataclass
+class Detection:
+    """Eq. 1's detection per system and instance [S, N]: `kept` (f and f~ both: the instance is
+    scored), `denominator` (f + f~: what it weighs in S_f's denominator), and, for the leaderboard's
+    own verdict on the full data (`leaderboard_resolved_pairs`), the per-question instance means
+    [S, Q, N], the truth [N] and each system's predictions (None: no detection, the plain mean)."""
+
+    kept: np.ndarray
+    denominator: np.ndarray
+    question_scores: np.ndarray | None = None
+    truth: np.ndarray | None = None
+    predicted: list | None = None
+
+
+def detection_from(truth, predicted: list, question_scores=None) -> Detection:
+    """The Detection of systems with these predictions (None for a system without detection)."""
+    truth = np.asarray(truth, dtype=bool)
+    rows = [np.ones_like(truth) if p is None else np.asarray(p, dtype=bool) for p in predicted]
+    kept = np.array([truth & p if pred is not None else np.ones_like(truth) for p, pred in zip(rows, predicted, strict=True)])
+    denominator = np.array([truth.astype(float) + p if pred is not None else 2.0 * np.ones(len(truth)) for p, pred in zip(rows, predicted, strict=True)])
+    return Detection(kept, denominator, None if question_scores is None else np.asarray(question_scores, dtype=float), truth, list(predicted))
+
+
+def pool_from_arrays(labels, scores, ratings, factor=None, kinds=None, weights=None, unit="instance", instances=None, detection=None) -> Pool:
     scores = np.asarray(scores, dtype=float)
     return Pool(
         list(labels), list(kinds or ["entry"] * len(labels)), scores, np.asarray(ratings, dtype=float),
         np.ones(len(labels)) if factor is None else np.asarray(factor, dtype=float),
         None if weights is None else np.asarray(weights, dtype=float), unit, None if instances is None else np.asarray(instances),
+        detection,
     )
 
 
@@ -87,7 +123,7 @@ def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_tru
         raise ValueError(f"unit must be one of {', '.join(UNITS)}")
     labels = dstc9.check_outputs(dstc9.load_json(labels_path), labels_path, require_response=False)
     truth = np.array([bool(item["target"]) for item in labels])
-    names, kinds, rows_of, kept_of, factor = [], [], [], [], []
+    names, kinds, rows_of, kept_of, factor, predictions = [], [], [], [], [], []
     for team_id, entry_id, entry_path, eval_path in dstc9.find_human_evals(results_dir):
         is_truth = team_id in ground_truth_teams
         if entry_path is not None:
@@ -101,18 +137,28 @@ def read_dstc(results_dir, labels_path, baseline_teams=("baseline",), ground_tru
         names.append(f"{team_id}/{entry_id}")
         kinds.append("ground_truth" if is_truth else "baseline" if team_id in baseline_teams else "entry")
         kept_of.append(truth & predicted)
+        predictions.append(predicted)
         factor.append(eq1_factor(truth, predicted))
     N = len(labels)
     P = max((position for rows in rows_of for _, _, position, _ in rows), default=1)
+    question_scores = []
+    for rows in rows_of:
+        sums, n = _rating_sums(rows, list(questions), N, P)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            question_scores.append(np.where(n.sum(axis=2) > 0, sums.sum(axis=2) / np.maximum(n.sum(axis=2), 1), np.nan))
+    detection = detection_from(truth, predictions, np.array(question_scores))
     if unit == "instance":
         scores, counts = [], []
         for rows, kept in zip(rows_of, kept_of, strict=False):
             sums, n = _rating_sums(rows, list(questions), N, P)
             scores.append(instance_scores(sums.sum(axis=2), n.sum(axis=2), kept=kept))
             counts.append(n.sum(axis=(0, 2)))
-        return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor))
+        return Pool(names, kinds, np.array(scores), np.array(counts), np.array(factor), detection=detection)
     units = [rating_units(rows, list(questions), N, P, kept) for rows, kept in zip(rows_of, kept_of, strict=False)]
-    return Pool(names, kinds, np.array([u[0] for u in units]), np.array([u[1] for u in units]), np.array(factor), np.array([u[2] for u in units]), "rating", np.repeat(np.arange(N), P))
+    return Pool(
+        names, kinds, np.array([u[0] for u in units]), np.array([u[1] for u in units]), np.array(factor),
+        np.array([u[2] for u in units]), "rating", np.repeat(np.arange(N), P), detection,
+    )
 
 
 def _rating_sums(rows, questions, n_instances, positions):
@@ -240,6 +286,94 @@ def full_data_sd(pool: Pool, contributions, prefix) -> float:
 
 
 
+def _unit_instances(pool: Pool, prefix) -> np.ndarray:
+    """The instance of each unit of `prefix` (the unit itself for instance units)."""
+    prefix = np.asarray(prefix, dtype=int)
+    return prefix if pool.instances is None else pool.instances[prefix]
+
+
+def detection_influence(pool: Pool, s: int, score: float) -> np.ndarray:
+    """Each instance's influence [N] on system s's S_f through detection alone, at the level
+    `score`: S_f = 2 sum(kept x) / sum(f + f~), linearised over instances, is the rating part
+    (`_influence`, detection fixed) plus (2 kept_i mean - S_f (f_i + f~_i)) / mean(f + f~), with
+    mean = S_f / k the mean instance score. Zero without detection; its mean over instances is 0.
+    This is what the leaderboard's instance resamples add by redrawing detection with the ratings."""
+    n = pool.n_instances
+    detection = pool.detection
+    if detection is None or not math.isfinite(score) or pool.factor[s] <= 0:
+        return np.zeros(n)
+    denominator = detection.denominator[s]
+    mean = score / pool.factor[s]
+    return (2 * detection.kept[s] * mean - score * denominator) / denominator.mean()
+
+
+def _detection_parts(pool: Pool, a: int, b: int, prefix, z) -> tuple[float, float]:
+    """(variance of the detection part of a - b over every instance, covariance of the rating and
+    detection parts) per instance, estimated on `prefix` with the units' contributions `z`: the
+    covariance from the prefix's instances and their mean unit contributions (a rating's noise is
+    independent of detection, so it is unbiased however few of an instance's ratings are in)."""
+    if pool.detection is None:
+        return 0.0, 0.0
+    scores = final_scores(pool, prefix)
+    g = detection_influence(pool, a, float(scores[a])) - detection_influence(pool, b, float(scores[b]))
+    instances = _unit_instances(pool, prefix)
+    sizes = np.bincount(instances, minlength=pool.n_instances)
+    present = sizes > 0
+    mean_contribution = np.bincount(instances, weights=z, minlength=pool.n_instances)[present] / sizes[present]
+    return float(np.var(g)), float(np.mean(mean_contribution * (g[present] - g.mean())))
+
+
+def population_sd(pool: Pool, a: int, b: int, prefix) -> float:
+    """The paired standard deviation per instance of a - b when instances are drawn from a
+    population, as the leaderboard's bootstrap draws them (detection redrawn with the ratings),
+    estimated on `prefix`: the rating part (`full_data_sd`), plus the detection part (known on
+    every instance: it needs no rating), plus twice their covariance (`_detection_parts`)."""
+    prefix = np.asarray(prefix, dtype=int)
+    z = _paired(pool, a, b, prefix)[1]
+    rating_sd = full_data_sd(pool, z, prefix)
+    if pool.detection is None or not math.isfinite(rating_sd):
+        return rating_sd
+    detection_variance, covariance = _detection_parts(pool, a, b, prefix, z)
+    return math.sqrt(max(0.0, rating_sd**2 + detection_variance + 2 * covariance))
+
+
+def population_interval(pool: Pool, a: int, b: int, prefix, level: float):
+    """(difference a - b, low, high) on `prefix` for the population of instances, the leaderboard's
+    target: the delta-method twin of its bootstrap, the rating part clustered over the prefix's
+    instances and the detection part over every instance. On the full data it gives the
+    leaderboard's verdicts (tests/evaluation/test_allocation.py); without detection it is the
+    clustered one-look interval."""
+    prefix = np.asarray(prefix, dtype=int)
+    difference, z = _paired(pool, a, b, prefix)
+    c = _by_instance(pool, z, prefix)
+    variance = _sd(c) ** 2 / len(c) if len(c) > 1 else math.inf
+    detection_variance, covariance = _detection_parts(pool, a, b, prefix, z)
+    variance = max(0.0, variance + (detection_variance + 2 * covariance) / pool.n_instances)
+    half = float(stats.norm.ppf(1 - level / 2)) * math.sqrt(variance)
+    return difference, difference - half, difference + half
+
+
+def leaderboard_resolved_pairs(pool: Pool, alpha: float, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED) -> set:
+    """The pairs (a, b) of ranked rows, a < b, that the leaderboard calls significant on the full
+    data: the report's own statistic and test (Eq. 1 per question with detection, the final
+    score, the paired instance bootstrap that redraws detection with the ratings, p < alpha), run
+    through `scoring` as `report.build_report` runs it. Without per-question data (a pool made from
+    arrays) it is the one-look population interval (`population_interval`)."""
+    candidates = _ranked(pool)
+    detection = pool.detection
+    if detection is None or detection.question_scores is None or detection.truth is None or detection.predicted is None:
+        everything = np.arange(pool.n_units)
+        return {(a, b) for i, a in enumerate(candidates) for b in candidates[i + 1:] if _resolved(population_interval(pool, a, b, everything, alpha))}
+    cols = scoring.eq1_columns(detection.question_scores[candidates], detection.truth, [detection.predicted[s] for s in candidates])
+    point = scoring.system_scores(cols)
+    _, finals = scoring.bootstrap_scores(cols, bootstrap, seed)
+    deviations = finals - point["final"][None]
+    n = len(candidates)
+    uncertainty = scoring.Uncertainty(deviations, np.zeros_like(deviations), np.full(n, pool.n_instances), np.zeros(n, dtype=int))
+    rows = scoring.pairwise_differences(point["final"], uncertainty, list(range(n)), ci=1 - alpha)
+    return {(candidates[row["a"]], candidates[row["b"]]) for row in rows if row["significant"]}
+
+
 def pair_interval(pool: Pool, a: int, b: int, prefix, level: float, finite=True, critical=None):
     """(difference a - b, low, high) on `prefix` at confidence 1 - level (or with the critical value
     `critical` in place of the normal quantile). `finite`: the target is the full data's difference,
@@ -289,6 +423,14 @@ def critical_values(sizes, n_units: int, alpha: float, late_from=None, early_sha
     return {n: (c_early if n < cut else c_late) for n in sizes}
 
 
+def futility_boundary(sizes, n_units: int, beta=None) -> float | None:
+    """The futility check's critical value over these looks: the two-sided boundary at 2 beta, so a
+    pair the full data's leaderboard resolves is settled as a tie with chance at most beta (one
+    side of the interval). None without a beta (the futility check then uses the resolution's)."""
+    beta = DEFAULT_FUTILITY_BETA if beta is None else beta
+    return boundary(sizes, n_units, 2 * beta) if beta else None
+
+
 def boundary(sizes, n_units: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0) -> float:
     """The critical value c with P(max over the looks before the last of |Z_n| >= c) = alpha, where
     Z_n is a pair's standardised difference on the prefix of length n under the null (module
@@ -308,34 +450,55 @@ RESOLVED, TIED, OPEN = "resolved", "tied", "open"
 
 
 def significance_line(n_instances: int, alpha: float) -> float:
-    """The full data's own significance line per unit of paired standard deviation: a pair whose
-    whole interval lies inside +-(line x sd) could not be resolved by rating every instance."""
+    """The full data's leaderboard significance line per unit of paired standard deviation: a pair
+    whose whole interval lies inside +-(line x its population sd) would be a tie on the leaderboard
+    of every instance, so rating every instance could not resolve it."""
     return float(stats.norm.ppf(1 - alpha / 2)) / math.sqrt(n_instances)
 
 
-def pair_verdict(pool: Pool, a: int, b: int, prefix, alpha: float, critical: float, line: float, indifference=0.0, futility=True):
+def pair_verdict(pool: Pool, a: int, b: int, prefix, alpha: float, critical: float, line: float, indifference=0.0, futility=True, futility_critical=None):
     """(difference a - b, low, high, tie margin) of one pair on `prefix` with the sequential
-    critical value: the margin is the larger of the indifference margin and, with `futility`, the
-    full data's significance line (`significance_line`) in this pair's paired standard deviation."""
+    critical value. The interval targets the full data's difference (the finite set of instances
+    of the pool: `pair_interval` with the finite-population correction). The margin is the larger
+    of the indifference margin and, with `futility`, the leaderboard's significance line on the
+    full data (`significance_line` times the pair's `population_sd`, detection included): the
+    line the leaderboard of every instance will draw, so what lies inside it is a tie there.
+
+    `futility_critical` (default `critical`) is the critical value of the futility check, a
+    boundary of its own (`replay`'s `futility_beta`): the pair is a tie when the interval with
+    that value lies inside the line. It is returned folded into the margin (widened by the
+    difference of the two half-widths), so `pair_state` reads one interval and one margin."""
     difference, low, high = pair_interval(pool, a, b, prefix, alpha, critical=critical)
-    margin = max(indifference, line * full_data_sd(pool, _paired(pool, a, b, prefix)[1], prefix) if futility else 0.0)
+    margin = max(indifference, line * population_sd(pool, a, b, prefix) if futility else 0.0)
+    if futility and futility_critical is not None and critical and math.isfinite(high - low):
+        margin += (high - low) / 2 * (1 - futility_critical / critical)
     return difference, low, high, margin
 
 
 def pair_state(low: float, high: float, margin: float) -> str:
-    """Resolved (the interval leaves out 0), tied (it lies inside the tie margin) or still open."""
-    if low > 0 or high < 0:
-        return RESOLVED
-    return TIED if -margin < low <= high < margin else OPEN
+    """Tied when the interval lies inside the tie margin (the full data's leaderboard would call the
+    pair a tie, even where this interval orders the finite difference: the campaign never resolves
+    a pair its leaderboard calls a tie), resolved when it leaves out 0, else still open."""
+    if -margin < low <= high < margin:
+        return TIED
+    return RESOLVED if low > 0 or high < 0 else OPEN
 
 
-def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k=None, indifference=0.0, futility=True) -> dict:
+#: What each interval targets, said with every verdict (the replay's JSON, a live look's pairs).
+TARGET_FINITE = "finite: the difference on every instance of the test set (the full data), finite-population correction"
+TARGET_POPULATION = "population: instances drawn from the population, detection redrawn with the ratings (the leaderboard's bootstrap)"
+
+
+def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k=None, indifference=0.0, futility=True, futility_critical=None) -> dict:
     """One look of a live adaptive campaign: every pair of ranked rows on the longest prefix of the
     round order both were rated on (a grid length, so the boundary covers it: module docstring; on
     every instance, the full design's one-look verdict),
     each system's score on its own prefix, and the systems still to rate (those in an open pair of
     the goal: every pair with a system in the current top k). `prefix_of[s]` is the number of
-    instances of `order` system s was rated on. Returns {"pairs", "scores", "active"}."""
+    instances of `order` system s was rated on; `futility_critical` the futility boundary
+    (`futility_boundary`; None: `critical`). Returns {"pairs", "scores", "active"}; each pair says
+    what its interval targets (`target`: the finite set of instances before every one is rated,
+    the population at the last look)."""
     candidates = _ranked(pool)
     if len(candidates) < 2:
         raise ValueError("the campaign needs at least two ranked entries")
@@ -348,14 +511,14 @@ def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k
         for b in candidates[i + 1:]:
             n = int(min(prefix_of[a], prefix_of[b]))
             if n >= pool.n_units:
-                # Everything rated: the full design's own verdict, the report's one-look paired interval
-                # (the sequential interval would have no width here); what it cannot separate is a tie.
-                difference, low, high = pair_interval(pool, a, b, order[:n], alpha, finite=False)
-                margin, state = 0.0, RESOLVED if low > 0 or high < 0 else TIED
+                # Everything rated: the leaderboard's own one-look verdict for the population (the
+                # finite interval would have no width here); what it cannot separate is a tie.
+                difference, low, high = population_interval(pool, a, b, order[:n], alpha)
+                margin, state, target = 0.0, RESOLVED if low > 0 or high < 0 else TIED, TARGET_POPULATION
             else:
-                difference, low, high, margin = pair_verdict(pool, a, b, order[:n], alpha, critical, line, indifference, futility)
-                state = pair_state(low, high, margin)
-            pairs[(a, b)] = {"instances": n, "difference": difference, "low": low, "high": high, "margin": margin, "state": state}
+                difference, low, high, margin = pair_verdict(pool, a, b, order[:n], alpha, critical, line, indifference, futility, futility_critical)
+                state, target = pair_state(low, high, margin), TARGET_FINITE
+            pairs[(a, b)] = {"instances": n, "difference": difference, "low": low, "high": high, "margin": margin, "state": state, "target": target}
     ranked_scores = {s: (-math.inf if math.isnan(v) else v) for s, v in scores.items()}
     goal = {tuple(sorted(p)) for p in _goal_pairs(ranked_scores, candidates, top_k)}
     active = sorted({s for pair in goal if pairs[pair]["state"] == OPEN for s in pair})
@@ -382,15 +545,19 @@ def _full_order_pairs(pool: Pool, candidates):
     return full, {(a, b): np.sign(full[a] - full[b]) for a in candidates for b in candidates if a < b}
 
 
-def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0.0, budget=1.0, first=DEFAULT_FIRST, growth=DEFAULT_GROWTH, looks="boundary", futility=True, late_from=DEFAULT_LATE_FROM, late_until=DEFAULT_LATE_UNTIL, early_share=DEFAULT_EARLY_SHARE) -> dict:
+def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0.0, budget=1.0, first=DEFAULT_FIRST, growth=DEFAULT_GROWTH, looks="boundary", futility=True, late_from=DEFAULT_LATE_FROM, late_until=DEFAULT_LATE_UNTIL, early_share=DEFAULT_EARLY_SHARE, futility_beta=DEFAULT_FUTILITY_BETA) -> dict:
     """One adaptive campaign drawn from the pool, and uniform allocation of the same ratings; see
-    the module docstring. Every pair of ranked rows is reported; `top_k` (default all) sets the goal."""
+    the module docstring. Every pair of ranked rows is reported; `top_k` (default all) sets the goal.
+    `futility_beta` (None: the same boundary as the resolution) is the chance, at most, that a pair
+    the full data's leaderboard resolves is settled as a tie: its futility check has a boundary of
+    its own at one-sided level beta (non-binding: it never makes a resolved order less valid)."""
     candidates = _ranked(pool)
     top_k = _checked_top_k(candidates, top_k, looks)
     N = pool.n_units
     order = np.random.default_rng(seed).permutation(N)
     sizes = grid(N, first, growth, late_from, late_until)
     critical_of = critical_values(sizes, N, alpha, late_from, early_share) if looks == "boundary" else {n: float(stats.norm.ppf(1 - alpha / 2 / len(sizes))) for n in sizes}
+    futility_of = critical_values(sizes, N, 2 * futility_beta, late_from, early_share) if futility_beta is not None else critical_of
     # What the whole budget could resolve: the full data's own significance line, estimated.
     line = significance_line(pool.n_instances, alpha)
     total = float(pool.ratings[candidates].sum())
@@ -411,7 +578,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         for a in sorted(active):
             for b in sorted(active):
                 if a < b:
-                    difference, low, high, margins[(a, b)] = pair_verdict(pool, a, b, prefix, alpha, critical_of[n], line, indifference, futility)
+                    difference, low, high, margins[(a, b)] = pair_verdict(pool, a, b, prefix, alpha, critical_of[n], line, indifference, futility, futility_of[n])
                     verdicts[(a, b)] = (difference, low, high)
                     if pair_state(low, high, margins[(a, b)]) == OPEN:
                         settled_at[(a, b)] = None
@@ -426,7 +593,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
 
     spent = _spent(pool, order, prefix_of)
     full, full_sign = _full_order_pairs(pool, candidates)
-    full_resolved = {(a, b) for a, b in full_sign if _resolved(pair_interval(pool, a, b, np.arange(N), alpha, finite=False))}
+    full_resolved = leaderboard_resolved_pairs(pool, alpha)
     resolved = {pair: np.sign(d) for pair, (d, low, high) in verdicts.items() if low > 0 or high < 0}
     tied = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) == TIED}
     wrong = [pair for pair, sign in resolved.items() if sign != full_sign[pair]]
@@ -447,13 +614,15 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         "ratings_used_fraction": spent / total,
         "unit": pool.unit,
         "units": N,
+        "target": TARGET_FINITE,
+        "full_verdict": "the leaderboard's pairwise verdict on every rating (" + TARGET_POPULATION + ")",
         "units_per_system": {labels[s]: int(prefix_of[s]) for s in candidates},
         "pairs": len(full_sign),
         "resolved_pairs": len(resolved),
         "settled_as_ties": len(tied),
         "full_resolved_pairs": len(full_resolved),
         "full_resolved_pairs_resolved": len(full_resolved & set(resolved)),
-        # The campaign cannot know which pairs the full data resolves, so it goes on after the last of
+        # The campaign cannot know which pairs the full data's leaderboard resolves, so it goes on after the last of
         # them; this is where it stood (share of the ratings) when the last of them was resolved.
         "full_resolved_by_fraction": (
             max((where["ratings_used"] for p in full_resolved if (where := settled_at[p]) is not None), default=0) / total
@@ -490,14 +659,16 @@ def _checked_top_k(candidates: list[int], top_k: int | None, looks: str) -> int:
 
 def _uniform(pool: Pool, candidates: list[int], order, spent: float, alpha: float, full_sign: dict, full_resolved: set, full_top: list) -> dict:
     """Uniform allocation of what the adaptive run spent: every entry on the same prefix, as long
-    as the ratings fit, judged in one look."""
+    as the ratings fit, judged in one look by the same rule (`pair_verdict` at the one-look normal
+    quantile: ordered on the full data, and not inside the leaderboard's significance line)."""
     labels = pool.labels
     top_k = len(full_top)
     cumulative = np.cumsum(pool.ratings[candidates][:, order].sum(axis=0))
     uniform_n = int(np.searchsorted(cumulative, spent + 1e-9, side="right"))
     uniform_prefix = order[:uniform_n]
-    uniform = {(a, b): pair_interval(pool, a, b, uniform_prefix, alpha) for a, b in full_sign} if uniform_n > 1 else {}
-    uniform_resolved = {pair: np.sign(d) for pair, (d, low, high) in uniform.items() if low > 0 or high < 0}
+    line, z = significance_line(pool.n_instances, alpha), float(stats.norm.ppf(1 - alpha / 2))
+    uniform = {(a, b): pair_verdict(pool, a, b, uniform_prefix, alpha, z, line) for a, b in full_sign} if uniform_n > 1 else {}
+    uniform_resolved = {pair: np.sign(d) for pair, (d, low, high, margin) in uniform.items() if pair_state(low, high, margin) == RESOLVED}
     return {
         "units": uniform_n,
         "resolved_pairs": len(uniform_resolved),

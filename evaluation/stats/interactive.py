@@ -7,14 +7,17 @@ the final score that ranks the systems (DSTC9 Track 2); the two ratings' means; 
 
 Uncertainty follows the evaluation pages (`scoring`): one set of B paired resamples shared by all
 systems, here over user goals (every system gets the same goals, so resampling goals pairs the
-systems as resampling test instances does there). Each statistic's interval is the percentile
+systems as resampling test instances does there; scaled by sqrt(G/(G-1)), the bootstrap's bias over
+G goals, which are tens here rather than thousands). Each statistic's interval is the percentile
 interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
 resamples with bootstrap p and Holm; tie groups and rank ranges from the Holm-adjusted table
 (`scoring.holm_rank_groups`), so the rank shown always lies in its range. Workers are resampled
 too when the dialogs name them (`worker`), as raters are on the evaluation pages: a worker judges
 the success of many dialogs, of every system, so a lenient or strict worker moves them together;
-their resamples (an own stream, scaled by sqrt(W/(W-1))) add to the goal resamples, and the t
-widening takes its degrees of freedom from both (`scoring.interval`).
+their resamples (an own stream, scaled by sqrt(W/(W-1)) and by the share of their spread that
+comes from workers repeating, `_repeated_share`, so a crowd with a new worker per dialog is not
+counted twice) add to the goal resamples, and the t widening takes its degrees of freedom from
+both (`scoring.interval`).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from collections import defaultdict
 import numpy as np
 
 from evaluation.interactive.goals import grounded_success
-from evaluation.stats import scoring
+from evaluation.stats import fragility, scoring
 from quorum.csv_safety import safe_cell
 
 STATISTICS = ("success", "grounded_success", "final", "understanding", "appropriateness")
@@ -83,8 +86,30 @@ def _worker_deviations(dialogs, rows, systems, point, replicates, seed):
         return np.zeros((replicates, *point.shape)), np.zeros(len(systems), int)
     total, count = _sums(dialogs, rows, systems, workers, lambda d: d["worker"])
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
-    deviation = scoring.small_pool_factor(len(workers)) * (_resampled(total, count, replicates, rng) - point[None])
+    share = _repeated_share(total, count, dialogs, rows, systems, point, len(workers))
+    deviation = scoring.small_pool_factor(len(workers)) * share[None] * (_resampled(total, count, replicates, rng) - point[None])
     return deviation, (count[:, :, STATISTICS.index("final")] > 0).sum(1)
+
+
+def _repeated_share(total, count, dialogs, rows, systems, point, n_workers: int) -> np.ndarray:
+    """[S, K]: the share of the worker resamples' spread that comes from a worker's dialogs moving
+    together, as `scoring._repeated_share` has it for raters. The goal resamples already count each
+    dialog's worker as its own noise; what they miss is the cross terms of one worker's dialogs. So
+    the worker deviations (already scaled by W / (W - 1), the bias of a spread about an estimated
+    level) are scaled by sqrt(1 - V_1 (W - 1) / (W V_W)), with V_W = sum_w (T_w - L C_w)^2 over
+    workers and V_1 the same with every dialog its own worker, so their variance is the moment
+    estimate of the cross terms, W V_W / (W - 1) - V_1: 0 when each dialog has a new worker
+    (counting it twice made the intervals cover 98-99%), near 1 for a few workers judging everything."""
+    per_worker = ((total - point[:, None, :] * count) ** 2).sum(axis=1)  # [S, K]
+    s_index = {s: k for k, s in enumerate(systems)}
+    per_dialog = np.zeros_like(point)
+    for d, row in zip(dialogs, rows, strict=True):
+        k = s_index[d["system"]]
+        per_dialog[k] += np.where(np.isnan(row), 0.0, (np.nan_to_num(row) - np.nan_to_num(point[k])) ** 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shrink = (n_workers - 1) / n_workers
+        ratio = np.where(per_worker > 0, 1 - shrink * per_dialog / np.where(per_worker > 0, per_worker, 1), 0.0)
+    return np.sqrt(np.clip(np.nan_to_num(ratio), 0.0, 1.0))
 
 
 def _goal_of(d) -> str:
@@ -96,9 +121,12 @@ def _ratio(total, count):
         return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
 
 
-def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95) -> dict:
-    """{"systems": rows best first, "pairwise": rows, "n_goals", "method"}. A row: system, dialogs,
-    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns."""
+def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95,
+                   fragility_mark=fragility.DEFAULT_MARK_SHARE) -> dict:
+    """{"systems": rows best first, "pairwise": rows, "n_goals", "method", "fragility"}. A row: system, dialogs,
+    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns.
+    "fragility": the dialogs whose removal reverses each adjacent order and rank 1 (exact: the final
+    score is a mean over dialogs; `fragility.mean_leaderboard`)."""
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1 resample")
     method = {
@@ -111,13 +139,14 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         "rank_range": scoring.rank_range_rule(ci),
     }
     if not dialogs:
-        return {"systems": [], "pairwise": [], "n_goals": 0, "method": method}
+        return {"systems": [], "pairwise": [], "n_goals": 0, "method": method, "fragility": None}
     systems = sorted({d["system"] for d in dialogs})
     goals = sorted({_goal_of(d) for d in dialogs})
     values = _value_rows(dialogs)
     total, count = _sums(dialogs, values, systems, goals, _goal_of)  # [S, G, K]
     point = _ratio(total.sum(1), count.sum(1))  # [S, K]
-    deviation = _resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None]  # [B, S, K]
+    # sqrt(G / (G - 1)): the bootstrap's small-sample bias of a variance over G goals (tens, here).
+    deviation = scoring.small_pool_factor(len(goals)) * (_resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None])  # [B, S, K]
     n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
     worker_dev, n_workers = _worker_deviations(dialogs, values, systems, point, bootstrap, seed)
     low, high, _kappa, _df = scoring.interval(point, deviation, worker_dev, n_goals[:, None], n_workers[:, None], ci)
@@ -147,11 +176,15 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
             row[f"{name}_ci_high"] = _num(high[k, q])
         row["failed_turns"] = failed[systems[k]]
         rows.append(row)
+    finals: defaultdict[str, list] = defaultdict(list)
+    for d, row in zip(dialogs, values, strict=True):
+        finals[d["system"]].append(row[f])
     return {
         "systems": rows,
         "pairwise": pairwise,
         "n_goals": len(goals),
         "method": method,
+        "fragility": fragility.mean_leaderboard(finals, labels, fragility_mark),
     }
 
 
@@ -197,4 +230,5 @@ def to_markdown(result: dict, *, job_name: str = "") -> str:
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
         f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}.",
     ]
+    lines += fragility.markdown(result.get("fragility"), "dialogs")
     return "\n".join(lines) + "\n"

@@ -12,13 +12,17 @@ questions), its judge score the judge's mean over the same questions. The report
 - per system, the human-only interval of the mean human score on the rated instances and the
   PPI++ interval that adds the judge's scores on the instances no human rated (`ppi`); the same for
   the paired differences of systems adjacent in the PPI order. Plain means: Eq. 1's detection
-  weighting is the leaderboard's business, not the judge's.
+  weighting is the leaderboard's business, not the judge's;
+- rank sets with a stated coverage (`ranksets`, Chatzi et al. 2024), prediction-powered beside
+  human-only: on the instances where every system has a human and a judge score (labelled) and
+  those where every system has only the judge's (unlabelled); an instance rated for some systems
+  only is left out, so both tables rank the same systems on the same instances.
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from evaluation.stats import judge_agreement, ppi
+from evaluation.stats import judge_agreement, ppi, ranksets
 
 
 def _items(ratings: pd.DataFrame, judge: pd.DataFrame):
@@ -92,7 +96,28 @@ def build(
         "raters_are_positions": bool(raters_are_positions),
         "systems": rows,
         "pairs": pairs,
+        "rank_sets": _rank_sets(both, list(systems), alpha),
     }
+
+
+def _rank_sets(both: pd.DataFrame, systems: list, alpha: float) -> dict:
+    """Prediction-powered and human-only rank sets of the systems' mean human scores, or {"skipped": why}."""
+    if len(systems) < 2 or not len(both):
+        return {"skipped": "fewer than two systems with scores"}
+    wide = both.unstack(level="system")
+    present = [s for s in systems if s in wide["judge"].columns and s in wide["human"].columns]
+    if len(present) < 2:
+        return {"skipped": "fewer than two systems with both human and judge scores"}
+    human, judge = wide["human"][present], wide["judge"][present]
+    judged = judge.notna().all(axis=1)
+    labelled = judged & human.notna().all(axis=1)
+    unlabelled = judged & human.isna().all(axis=1)
+    try:
+        result = ranksets.ratings_rank_sets(present, human[labelled].to_numpy(), judge[labelled].to_numpy(), judge[unlabelled].to_numpy(), alpha=alpha)
+    except ValueError as exc:
+        return {"skipped": str(exc)}
+    result["left_out"] = int(len(wide) - labelled.sum() - unlabelled.sum())
+    return result
 
 
 def _adjacent_pairs(both: pd.DataFrame, order: list, alpha: float) -> list[dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import io
 
-from evaluation.stats import bradley_terry
+from evaluation.stats import bradley_terry, fragility
 from evaluation.stats.scoring import tie_group_rule
 from quorum.csv_safety import formatted_cell, safe_row
 
@@ -23,7 +23,7 @@ def to_csv(result) -> str:
     return buffer.getvalue()
 
 
-def to_markdown(result, *, job_name: str = "") -> str:
+def to_markdown(result, *, job_name: str = "", controls: dict | None = None) -> str:
     header = ["Rank", "Rank range", "System", "Log-strength [95% CI]", "Wins", "Losses", "Ties", "Comparisons"]
     lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in rows(result):
@@ -36,4 +36,33 @@ def to_markdown(result, *, job_name: str = "") -> str:
         "log-strength 0; 95% percentile intervals from a seeded bootstrap over contexts; with it, rank "
         "and rank range as on the ratings leaderboard: " + tie_group_rule() + ".",
     ]
+    if controls:
+        lines += controls_markdown(controls)
     return "\n".join(lines) + "\n"
+
+
+def controls_markdown(controls: dict) -> list[str]:
+    """Style-controlled ranking, position bias and fragility (`campaigns.controls.pairwise_controls`) as Markdown lines."""
+    lines = ["", "## Style-controlled ranking", ""]
+    styled = controls["style"]
+    if "error" in styled:
+        lines.append(f"Not fitted: {styled['error']}.")
+    else:
+        lines += ["| Rank | System | Log-strength [CI] | Raw rank | Raw log-strength |", "|---|---|---|---|---|"]
+        for row in styled["rows"]:
+            raw = "" if row["raw_log_strength"] is None else f"{row['raw_log_strength']:.3f}"
+            lines.append(f"| {row['rank']} | {row['system']} | {row['log_strength']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] | {row['raw_rank']} | {raw} |")
+        for c in styled["coefficients"]:
+            lines.append(f"\nStyle coefficient, {c['label']}: {c['coefficient']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}] per standard deviation.")
+        lines += ["", styled["method"] + "."]
+    position = controls["position"]
+    lines += ["", "## Position bias", ""]
+    if position["share"] is None:
+        lines.append("No decided comparison recorded which output was on the left.")
+    else:
+        lines.append(
+            f"The output shown on the left was chosen in {position['left_chosen']} of {position['decided']} decided comparisons "
+            f"({position['share']:.1%}, {position['level']:.0%} interval [{position['ci_low']:.1%}, {position['ci_high']:.1%}], "
+            f"exact binomial p = {position['p']:.3g}; {position['ties']} ties left out)."
+        )
+    return lines + fragility.markdown(controls["fragility"], "votes")

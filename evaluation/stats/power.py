@@ -34,7 +34,9 @@ not how noisy each is.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -242,11 +244,13 @@ def plan(
     reward="0.10",
     fee_rate=0,
     assignments_per_posting=1,
+    progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> Plan:
     """The cheapest size at which every adjacent pair of the top `top_k` systems (by pilot mean) is
     separated with probability `power`, or a difference `delta` is detected. `systems` is how many
     rows the campaign rates (default: the pilot's, reference rows included), which the cost counts;
-    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees."""
+    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees.
+    `progress(done, total)` is called after each raters-per-instance count is searched."""
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise ValueError("power and alpha must lie strictly between 0 and 1")
     if not 1 <= min_raters <= max_raters:
@@ -259,7 +263,7 @@ def plan(
     if delta is not None:
         if delta <= 0:
             raise ValueError("delta must be above 0")
-        pairs = [{"a": None, "b": None, "gap": float(delta)}]
+        pairs: list[dict[str, Any]] = [{"a": None, "b": None, "gap": float(delta)}]
     else:
         pairs = [{"a": labels[j], "b": labels[j + 1], "gap": model.means[labels[j]] - model.means[labels[j + 1]]} for j in range(top_k - 1)]
         if any(p["gap"] <= 0 for p in pairs):
@@ -274,14 +278,43 @@ def plan(
                 pricing, items=n * systems, redundancy=m, reward=reward, fee_rate=fee_rate, assignments_per_posting=assignments_per_posting,
             ).as_dict()
         options.append(option)
+        progress(m - min_raters + 1, max_raters - min_raters + 1)
     reachable = [o for o in options if o.instances]
     if not reachable:
         notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")
     best = min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
     for p in pairs:
         p["gap"] = float(p["gap"])
+    assumptions = assumed(model, best, top_k, alpha, delta)
     if best is not None and best.raters_per_instance == 1:
         # With fresh raters the cost per unit of precision grows with m, so one rater wins on power
         # alone; agreement, gold checks and DSTC's protocol need more, which is the organizer's call.
         notes.append("one rater per instance is cheapest for power; agreement needs at least 2 (--min-raters)")
-    return Plan(pairs, binding, options, best, power, alpha, systems, model, notes)
+    return Plan(pairs, binding, options, best, power, alpha, systems, model, assumptions + notes)
+
+
+#: A rater who rated at least this share of the pilot's items counts as one of a pool, not a crowd.
+POOL_SHARE = 0.1
+
+
+def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, delta=None) -> list[str]:
+    """What the plan assumed, in words, first among its notes: the raters (a crowd, a new rater for
+    every rating, which is what `simulated_power` draws; and whether the pilot's raters were one),
+    the raters per instance of the recommended option, and the pairs and test it planned for."""
+    lines = []
+    share = model.raters_per_item / max(model.n_raters, 1)  # of the items, the share an average rater rated
+    pool = model.n_raters > 1 and share >= POOL_SHARE
+    lines.append(
+        "Assumed: a crowd, a new rater for every rating (the pilot's rater variance, "
+        f"{model.components.rater:.3f}, counted as rating noise)"
+        + (
+            f"; the pilot's {model.n_raters} raters each rated about {share:.0%} of its items, a pool: a campaign "
+            "rated by such a pool shares each rater's leniency across instances, and needs more instances than planned here"
+            if pool else ""
+        )
+    )
+    if best is not None:
+        lines.append(f"Assumed: {best.raters_per_instance} rater{'' if best.raters_per_instance == 1 else 's'} per instance (the recommended option)")
+    what = f"a difference of {delta}" if delta is not None else f"each adjacent pair of the top {top_k} by pilot mean"
+    lines.append(f"Assumed: {what}, separated by the paired comparison over instances at level {alpha} in the true direction")
+    return lines

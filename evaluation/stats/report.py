@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evaluation.stats import agreement, scoring
+from evaluation.stats import agreement, fragility, scoring, style
 
 REPORT_FORMAT = 3  # 3: tie groups and rank ranges from Holm-adjusted comparisons, intervals on the scale, "too few" correlations; 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
 KINDS = ("entry", "baseline", "ground_truth")
@@ -25,6 +25,7 @@ class SystemSpec:
     kind: str = "entry"  # entry | baseline | ground_truth; the last two are reference rows, not ranked
     predicted: np.ndarray | None = None  # f~ per test instance, None when the system predicts no detection
     objective: dict = field(default_factory=dict)
+    responses: list | None = None  # the response text per test instance, for the length-score association; None when not known
 
 
 def _num(x):
@@ -46,10 +47,12 @@ def build_report(
     rater_ids_known=True,
     agreement_levels=("ordinal", "interval"),
     evaluated=None,
+    fragility_mark=fragility.DEFAULT_MARK_SHARE,
 ) -> dict:
     """`ratings`: columns system (a label), question, instance (index into the test set), rater, value (1-5).
 
     `evaluated`: the instances the campaign set out to rate (its sample), or None for all.
+    `fragility_mark`: adjacent pairs held by a smaller share of the ratings are marked (`fragility`).
     """
     questions = list(questions)
     labels = [s.label for s in systems]
@@ -177,6 +180,8 @@ def build_report(
         "spearman": spearman,
         "agreement": _agreement(ratings, labels, questions, n_instances, agreement_levels, bootstrap, seed, rater_ids_known),
         "rating_distribution": _distribution(ratings, labels, questions),
+        "length_association": style.length_association(style.length_rows(labels, [s.responses for s in systems], scores)),
+        "fragility": fragility.report_fragility(ratings, labels, questions, n_instances, cols, [labels[k] for k in ranked], fragility_mark),
     }
 
 

@@ -53,6 +53,9 @@ CASES = {
     "empty": (lambda: b"", "not a WAV"),
     "riff_garbage": (lambda: b"RIFF\xff\xff\xff\xffWAVEfmt " + b"\xff" * 100, "not a WAV"),
     "mp3_named_wav": (lambda: b"ID3\x03\x00\x00\x00\x00\x00\x00" + b"\xff\xfb" * 1000, "not a WAV"),
+    # Found by tests/test_fuzz_hardening.py: wave's chunk reader raised a bare RuntimeError (a 500)
+    # for a `fmt ` chunk that says it is longer than the file.
+    "fmt_chunk_longer_than_the_file": (lambda: wav()[:16] + struct.pack("<I", 65535) + wav()[20:], "not a WAV"),
 }
 
 

@@ -28,7 +28,8 @@ def world():
     draft = create_job(corpus=corpus, name="draft job")
     live = launch_job(create_job(corpus=corpus, name="live job"))
     run = ImportRun.objects.create(corpus_name=corpus.name, source_format="jsonl", status=RunStatus.SUCCEEDED, corpus=corpus)
-    return {"corpus": corpus, "draft": draft, "live": live, "import": run}
+    export = ExportRun.objects.create(job=draft, status=RunStatus.RUNNING, done=1, total=4)
+    return {"corpus": corpus, "draft": draft, "live": live, "import": run, "export": export}
 
 
 def job_form_data(corpus, **changes):
@@ -52,6 +53,8 @@ PAGES = [
     ("get", "organizer:corpus-upload", {}, None, 200),
     ("post", "organizer:corpus-upload", {}, "upload", 302),
     ("get", "organizer:import-run", {"pk": "import"}, None, 200),
+    ("get", "organizer:import-progress", {"pk": "import"}, None, 200),
+    ("get", "organizer:export-progress", {"pk": "export"}, None, 200),
     ("get", "organizer:job-new", {}, None, 200),
     ("post", "organizer:job-new", {}, "job", 302),
     ("get", "organizer:job", {"pk": "live"}, None, 200),
@@ -71,6 +74,7 @@ def test_page_permission_matrix(role, method, name, kwargs, body, organizer_stat
         client.force_login(organizer)
     url = reverse(name, kwargs={k: (world[v].pk if v in world else v) for k, v in kwargs.items()})
     states = list(Job.objects.order_by("pk").values_list("pk", "state"))
+    exports = ExportRun.objects.count()
     if body == "upload":
         response = client.post(url, {"name": "uploaded", "source_format": "multiwoz", "data": multiwoz_file()})
     elif body == "job":
@@ -90,7 +94,7 @@ def test_page_permission_matrix(role, method, name, kwargs, body, organizer_stat
         assert list(Job.objects.order_by("pk").values_list("pk", "state")) == states
         assert not Job.objects.filter(name="new job").exists()
         assert not ImportRun.objects.filter(corpus_name="uploaded").exists()
-        assert not ExportRun.objects.exists()
+        assert ExportRun.objects.count() == exports
 
 
 def test_actions_and_export_refuse_get(world, organizer, client):
@@ -155,16 +159,19 @@ def test_upload_form_imports_the_corpus_and_shows_the_run(organizer, client, dja
     assert "Succeeded" in page
     assert Corpus.objects.get(name="restaurants").dialogs.count() == 1
     assert f"?corpus={run.corpus_id}" in page  # offers the next step
-    assert "fetch(" not in page  # a finished run is not polled
+    assert "data-progress-url" not in page  # a finished run is not polled
 
 
-def test_pending_import_run_page_polls_the_api(organizer, client):
+def test_pending_import_run_page_follows_its_progress(organizer, client):
     run = ImportRun.objects.create(corpus_name="big", source_format="multiwoz", done=30, total=120)
     client.force_login(organizer)
     page = client.get(reverse("organizer:import-run", kwargs={"pk": run.pk})).content.decode()
     assert "Pending" in page
-    assert reverse("api:import-detail", kwargs={"pk": run.pk}) in page and "fetch(" in page
+    assert f'data-progress-url="{reverse("organizer:import-progress", kwargs={"pk": run.pk})}"' in page and "progress.js" in page
     assert 'value="0.25"' in page and ">25</span>% read" in page
+    state = client.get(reverse("organizer:import-progress", kwargs={"pk": run.pk})).json()
+    assert (state["status"], state["done"], state["total"], state["progress"], state["finished"]) == ("pending", 30, 120, 0.25, False)
+    assert 'id="import-run"' in state["html"] and "data-progress-url" in state["html"]
 
 
 def test_failed_import_shows_its_error(organizer, client, django_capture_on_commit_callbacks):

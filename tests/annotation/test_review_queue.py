@@ -9,7 +9,7 @@ from annotation.models import CheckOverride, Item, Response
 from annotation.review_diff import word_diff
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.quality import apply_flags
-from annotation.services.review import bulk_decide
+from annotation.services.review import bulk_decide, remember_review_view
 from tests.factories import good_answers, make_corpus, make_live_job
 
 HOSTILE = '<script>alert("x")</script>'
@@ -95,6 +95,9 @@ def test_the_queue_pages_by_fifty_at_constant_queries(make_annotator, organizer,
     for _ in range(55):
         _submit(job, worker)
     client.force_login(organizer)
+    cards = _queue(client, job)  # the full cards, by default: ten a page
+    assert len(cards.context["queue"].page.object_list) == 10 and "page 1 of 6" in cards.content.decode()
+    remember_review_view(organizer, compact=True)  # the compact table: fifty a page
     first = _queue(client, job)
     assert len(first.context["queue"].page.object_list) == 50 and "page 1 of 2" in first.content.decode()
     assert len(_queue(client, job, "?page=2").context["queue"].page.object_list) == 5

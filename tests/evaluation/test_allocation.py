@@ -5,14 +5,17 @@ fixture built here, and by simulation: the final intervals of the adaptive rule 
 data's differences at least as often as their confidence says.
 """
 import io
+import itertools
 import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.stats import allocation
+from evaluation.campaigns import dstc9
+from evaluation.stats import allocation, report, scoring
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
 needs_dstc9 = pytest.mark.skipif(not (DATA / "results").is_dir(), reason=f"the real DSTC9 data are not at {DATA} (the shared data folder of the project)")
@@ -52,42 +55,145 @@ def test_the_full_data_verdict_is_the_reports_in_either_unit(dstc9_pool):
         np.testing.assert_allclose(rating, instance, rtol=1e-9)
 
 
+def report_pairs(results_dir, labels_path):
+    """The entry pairs the leaderboard calls significant: `report.build_report` on the published
+    ratings (positional raters, so no rater ids), as an import of these files is scored."""
+    labels = dstc9.check_outputs(dstc9.load_json(labels_path), labels_path, require_response=False)
+    frames, systems = [], []
+    for team_id, entry_id, entry_path, eval_path in dstc9.find_human_evals(results_dir):
+        outputs = dstc9.check_outputs(dstc9.load_json(entry_path), entry_path, expected_length=len(labels))
+        rows = dstc9.check_human_eval(dstc9.load_json(eval_path), eval_path, labels, outputs, list(allocation.QUESTIONS))
+        label = f"{team_id}/{entry_id}"
+        frame = pd.DataFrame(rows, columns=["instance", "question", "rater", "value"]).assign(system=label)
+        frames.append(frame.assign(rater=frame["rater"].astype(str)))
+        systems.append(report.SystemSpec(label, "baseline" if team_id == "baseline" else "entry", np.array([bool(o["target"]) for o in outputs])))
+    truth = [bool(item["target"]) for item in labels]
+    body = report.build_report(pd.concat(frames), truth, systems, questions=allocation.QUESTIONS, rater_ids_known=False, agreement_levels=())
+    entries = {s.label for s in systems if s.kind == "entry"}
+    return {frozenset((row["a"], row["b"])) for row in body["pairwise"] if row["significant"] and {row["a"], row["b"]} <= entries}
+
+
 @needs_dstc9
-def test_dstc9_replay_resolves_what_the_full_data_resolves_with_fewer_ratings(dstc9_pool):
+def test_the_replay_judges_the_full_data_as_the_leaderboard_does(dstc9_pool):
+    """"Resolved by the full data" is the leaderboard's pairwise verdict: the report's statistic and
+    its bootstrap, which redraws knowledge-turn detection with the ratings. On DSTC9 that is 33 of
+    the 45 pairs; holding detection fixed would add 4 the leaderboard calls ties."""
+    named = {frozenset((dstc9_pool.labels[a], dstc9_pool.labels[b])) for a, b in allocation.leaderboard_resolved_pairs(dstc9_pool, 0.05)}
+    assert named == report_pairs(DATA / "results", DATA / "data_eval" / "test" / "labels.json")
+    assert len(named) == 33
+    everything = np.arange(dstc9_pool.n_units)
+    fixed = {frozenset((dstc9_pool.labels[a], dstc9_pool.labels[b])) for a, b in itertools.combinations(range(1, 11), 2)
+             if allocation._resolved(allocation.pair_interval(dstc9_pool, a, b, everything, 0.05, finite=False))}
+    assert len(fixed - named) == 4 and named <= fixed
+
+
+@needs_dstc9
+def test_the_population_interval_is_the_leaderboards_bootstrap_to_first_order(dstc9_pool):
+    """The delta-method twin of the leaderboard's bootstrap (detection part on every instance plus
+    the rating part): the same 33 pairs, and each pair's standard error within 6% of the
+    bootstrap's; the one with detection fixed is narrower for every pair (by 26% on average, 7-44%)."""
+    everything = np.arange(dstc9_pool.n_units)
+    entries = range(1, 11)
+    population = {(a, b) for a, b in itertools.combinations(entries, 2) if allocation._resolved(allocation.population_interval(dstc9_pool, a, b, everything, 0.05))}
+    assert population == allocation.leaderboard_resolved_pairs(dstc9_pool, 0.05)
+    detection = dstc9_pool.detection
+    cols = scoring.eq1_columns(detection.question_scores, detection.truth, detection.predicted)
+    point = scoring.system_scores(cols)
+    _, finals = scoring.bootstrap_scores(cols, 4000, seed=5)
+    fixed_ratio = []
+    for a, b in itertools.combinations(entries, 2):
+        bootstrap_se = np.std(finals[:, a] - finals[:, b])
+        assert allocation.population_sd(dstc9_pool, a, b, everything) / np.sqrt(dstc9_pool.n_instances) == pytest.approx(bootstrap_se, rel=0.06)
+        low, high = allocation.pair_interval(dstc9_pool, a, b, everything, 0.05, finite=False)[1:]
+        fixed_ratio.append((high - low) / 3.92 / bootstrap_se)
+    assert max(fixed_ratio) < 1 and np.mean(fixed_ratio) < 0.85
+    assert point["final"][7] == pytest.approx(4.3920, abs=5e-5)  # team 19, Table V
+
+
+@needs_dstc9
+def test_dstc9_replay_resolves_what_the_leaderboard_resolves_with_fewer_ratings(dstc9_pool):
     runs = [allocation.replay(dstc9_pool, seed=seed) for seed in range(3)]
     for r in runs:
-        assert r["full_resolved_pairs"] == 37 and r["full_resolved_pairs_resolved"] == 37
+        assert r["full_resolved_pairs"] == 33 and r["full_resolved_pairs_resolved"] == 33
         assert r["wrongly_ordered_pairs"] == 0
-        assert r["ratings_used_fraction"] < 0.7  # team 19, team 21 and the clear pairs stop early
+        assert r["ratings_used_fraction"] < 0.62  # measured 52-56% in these seeds
         assert r["units_per_system"]["team21/entry3"] < r["units_per_system"]["team15/entry3"]
+        assert r["target"].startswith("finite") and "population" in r["full_verdict"]
     top3 = [allocation.replay(dstc9_pool, seed=seed, top_k=3) for seed in range(3)]
     # Team 03 vs team 10 (third) is a pair the full data does not resolve either: no point order is promised.
     assert all(r["wrongly_ordered_pairs"] == 0 for r in top3)
-    assert np.mean([r["ratings_used_fraction"] for r in top3]) < 0.7
+    assert np.mean([r["ratings_used_fraction"] for r in top3]) < 0.6
 
 
 @needs_dstc9
 @pytest.mark.slow
 def test_dstc9_over_20_seeds(dstc9_pool):
-    """The figures recorded in the README. Drawing one published rating at a time, with no
-    budget: every pair the full data resolves, in every seed, the last of them with 55% of the
-    ratings on average, the campaign stopping at 61% (it goes on to order pairs the full data
-    leaves open). Held to 60%: all 37 in most seeds. Drawing whole instances (all three ratings)
-    needs 70%; the old Bonferroni grid 80%. Never more than 5% of the 45 pairs ordered wrongly
-    (none, in fact)."""
-    free = allocation.summarize([allocation.replay(dstc9_pool, seed=seed) for seed in range(20)])
-    assert free["full_resolved_pairs_resolved"]["min"] == 37 and free["wrongly_ordered_pairs"]["max"] == 0
-    assert free["full_resolved_by_fraction"]["seeds"] == 20 and free["full_resolved_by_fraction"]["mean"] <= 0.6
-    assert free["ratings_used_fraction"]["mean"] < 0.63 and free["ratings_used_fraction"]["max"] < 0.7
-    held = allocation.summarize([allocation.replay(dstc9_pool, seed=seed, budget=0.6) for seed in range(20)])
-    assert held["ratings_used_fraction"]["max"] <= 0.6
-    assert held["full_resolved_pairs_resolved"]["min"] >= 36 and held["full_resolved_by_fraction"]["seeds"] >= 17
-    assert held["wrongly_ordered_pairs"]["max"] <= 0.05 * held["pairs"]
-    by_instance = allocation.read_dstc(DATA / "results", DATA / "data_eval" / "test" / "labels.json", unit="instance")
-    whole = allocation.summarize([allocation.replay(by_instance, seed=seed) for seed in range(20)])
-    assert whole["full_resolved_pairs_resolved"]["min"] == 37 and whole["ratings_used_fraction"]["mean"] > 0.68
-    bonferroni = allocation.summarize([allocation.replay(by_instance, seed=seed, looks="bonferroni", growth=1.5, late_from=None, futility=False) for seed in range(20)])
-    assert bonferroni["ratings_used_fraction"]["mean"] > 0.78
+    """The figures of docs/allocation.md. Drawing one published rating at a time, with no budget:
+    every one of the 33 pairs the leaderboard of every rating resolves, in every seed, the last of
+    them with about 50% of the ratings; the campaign stops at 55% at most on average, never more
+    than 5% of the 45 pairs ordered wrongly (none, in fact). Uniform allocation of the same ratings,
+    judged by the same rule in one look, resolves about as many of the 33."""
+    runs = [allocation.replay(dstc9_pool, seed=seed) for seed in range(20)]
+    free = allocation.summarize(runs)
+    assert free["full_resolved_pairs_resolved"]["min"] == 33 and free["wrongly_ordered_pairs"]["max"] <= 0.05 * free["pairs"]
+    assert free["full_resolved_by_fraction"]["seeds"] == 20 and free["full_resolved_by_fraction"]["mean"] <= 0.53
+    assert free["ratings_used_fraction"]["mean"] <= 0.55
+    assert free["uniform"]["full_resolved_pairs_resolved"] >= 32 and free["uniform"]["wrongly_ordered_pairs"] <= 0.05 * free["pairs"]
+
+
+def exchangeable_pool(pool, seed):
+    """The pool's entries made equal: within each instance, the entries' outputs and ratings are
+    handed out among the entries at random (reference rows stay), so no entry is better than
+    another in expectation: what a leaderboard that resolves little looks like (DSTC11 Track 5)."""
+    rng = np.random.default_rng(seed)
+    entries = [s for s, kind in enumerate(pool.kinds) if kind == "entry"]
+    n, systems = pool.n_instances, len(pool.labels)
+    per_instance = pool.n_units // n
+    perm = np.tile(np.arange(systems), (n, 1))
+    for i in range(n):
+        perm[i, entries] = rng.permutation(entries)
+    units = np.arange(pool.n_units)
+    by_unit = np.repeat(perm, per_instance, axis=0).T  # [S, U]: whose unit each row takes
+    d = pool.detection
+    instances = np.arange(n)
+    predicted = [np.array([d.predicted[perm[i, s]][i] for i in range(n)]) for s in range(systems)]
+    detection = allocation.Detection(
+        d.kept[perm.T, instances], d.denominator[perm.T, instances],
+        np.stack([d.question_scores[perm[:, s], :, instances].T for s in range(systems)]), d.truth, predicted,
+    )
+    return allocation.pool_from_arrays(
+        pool.labels, pool.scores[by_unit, units], pool.ratings[by_unit, units], [allocation.eq1_factor(d.truth, p) for p in predicted],
+        pool.kinds, pool.weights[by_unit, units], "rating", pool.instances, detection,
+    )
+
+
+@needs_dstc9
+def test_equal_entries_stop_early_for_futility(dstc9_pool):
+    """Where the leaderboard resolves little, the campaign settles most pairs as ties (their
+    interval inside the leaderboard's significance line) and stops long before the end, instead of
+    ordering pairs on the finite data that its leaderboard would call ties."""
+    for seed in range(2):
+        equal = exchangeable_pool(dstc9_pool, 1000 + seed)
+        r = allocation.replay(equal, seed=seed)
+        # Measured over 20 seeds: 64% of the ratings (61-66%; the earlier rule spent 80%), 30 of 45 pairs tied.
+        assert r["settled_as_ties"] >= 20 and r["ratings_used_fraction"] < 0.7
+        assert r["full_resolved_pairs_resolved"] >= r["full_resolved_pairs"] - 1 and r["wrongly_ordered_pairs"] <= 2
+
+
+def test_equal_systems_are_settled_as_ties_without_the_shared_data():
+    """Five systems equal in expectation, in rating units: the futility check settles as ties the
+    pairs whose leaderboard verdict on every instance would be a tie, so the campaign stops far
+    sooner than without it (measured: 77% of the ratings against 91-96%), and still resolves every
+    pair that leaderboard resolves (chance differences of the finite test set)."""
+    stops, without = [], []
+    for seed in range(3):
+        pool = synthetic_rating_pool(np.random.default_rng(40 + seed), gaps=(0.0, 0.0, 0.0, 0.0), n=1500)
+        r = allocation.replay(pool, seed=seed)
+        stops.append(r["ratings_used_fraction"])
+        without.append(allocation.replay(pool, seed=seed, futility=False)["ratings_used_fraction"])
+        assert r["settled_as_ties"] >= 4 and r["wrongly_ordered_pairs"] == 0
+        assert r["full_resolved_pairs_resolved"] == r["full_resolved_pairs"]
+    assert np.mean(stops) < np.mean(without) - 0.12
 
 
 @needs_dstc9

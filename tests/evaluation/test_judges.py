@@ -58,6 +58,12 @@ def test_import_and_report(campaign, judge_file):
     assert body["agreement"]["items"]["pearson"]["r"] > 0.8  # the judge is the human mean plus small noise
     assert body["raters_are_positions"] is True
     assert {"winning_rate", "passes", "raters"} <= set(body["alt_test"]) or "skipped" in body["alt_test"]
+    sets = body["rank_sets"]
+    ranked = {row["system"] for row in body["systems"]}
+    for kind in ("ppi", "human_only"):
+        assert {row["system"] for row in sets[kind]} == ranked
+        assert all(1 <= row["rank_low"] <= row["rank_high"] <= len(ranked) for row in sets[kind])
+    assert sets["labelled"] >= 2 and sets["unlabelled"] >= 1 and sets["coverage"] == 0.95
     for row in body["systems"]:
         assert row["ppi"]["unlabelled"] > 0 and row["human_only"]["labelled"] >= 2
         assert row["human_only"]["low"] <= row["human_only"]["estimate"] <= row["human_only"]["high"]
@@ -107,3 +113,4 @@ def test_results_page_upload_and_table(campaign, client, organizer, judge_file):
     page = response.content.decode()
     assert response.status_code == 200 and "Imported" in page
     assert "Automatic judges" in page and "llm" in page and "PPI++" in page and "Alternative-annotator test" in page and "winning rate" in page
+    assert 'class="rank-sets"' in page and "Ranks (humans only)" in page

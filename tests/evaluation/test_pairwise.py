@@ -145,3 +145,34 @@ def test_create_job_makes_a_pairwise_job_from_a_payload_file_and_names_bad_lines
     path.write_text(json.dumps(pair) + "\n" + json.dumps(pair) + "\n")
     call_command("create_job", "--task-type", "pairwise", "--payloads", str(path), "--name", "pairs")
     assert Job.objects.get(name="pairs").items.count() == 2
+
+
+def test_the_page_shows_position_bias_style_control_and_fragility(make_annotator, client, organizer):
+    # Workers who always take the output shown on the left: the page must say the left side won
+    # every decided comparison, and that the test of 1/2 rejects.
+    systems = ["sys-a", "sys-b", "sys-c"]
+    payloads = [pair(f"c{k}", systems[k % 3], systems[(k + 1) % 3]) for k in range(9)]
+    job = pairwise_job(payloads, redundancy=2)
+    chosen = 0
+    for n in range(2):
+        user, worker = make_annotator(f"lefty{n}")
+        for _ in range(9):
+            slot = claim_next_slot(job=job, worker=worker)
+            left = left_side(job.pk, slot.item_id, worker.pk)
+            c = Client()
+            c.force_login(user)
+            assert c.post(reverse("work", args=[make_token(slot)]), {"winner": left, "left": left}).status_code == 302
+            chosen += 1
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
+    bias = page[page.index('id="position-bias"'):]
+    assert f"chosen in {chosen} of {chosen} decided comparisons: 1.000" in bias
+    assert "p = 0.0000" in bias
+    assert 'id="style-ranking"' in page or 'id="style-error"' in page
+    table = page[page.index('id="fragility"'):]
+    assert "rank 1" in table and "votes" in page[page.index("<h2>Fragility</h2>"):page.index('id="fragility"')]
+    markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
+    assert f"chosen in {chosen} of {chosen} decided comparisons (100.0%" in markdown and "## Fragility" in markdown
+    out = io.StringIO()
+    call_command("rank_pairwise", str(job.pk), stdout=out)
+    assert out.getvalue() == markdown  # the command writes what the page offers

@@ -185,7 +185,7 @@ def test_plan_power_reads_a_campaigns_ratings(campaign, test_set, tmp_path):
         run("--campaign", "empty", "--top-k", 2)
 
 
-def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_path):
+def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_path, django_capture_on_commit_callbacks):
     """Before launch: the page's planner answers from this campaign's (or another's) ratings or an
     uploaded pilot CSV, with the cost from the provider's fees; a bad pilot is named, nothing else."""
     client.force_login(organizer)
@@ -193,12 +193,19 @@ def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_p
     page = client.get(url).content.decode()
     assert "Plan the campaign" in page and "id_top_k" in page
     form = {"pilot_campaign": campaign.pk, "top_k": 2, "power": 0.8, "max_raters": 2, "provider": "mturk", "reward": "0.10"}
+    # The form starts a planner run and the page answers at once, showing the run pending; tasks
+    # run at the commit in tests, so the page it goes back to shows the plan.
     response = client.post(url, form)
-    page = response.content.decode()
-    assert response.status_code == 200 and "Recommended:" in page and "mturk" in page and "variance components" in page
-    with write_pilot(tmp_path / "pilot.csv").open("rb") as handle:
-        response = client.post(url, {**form, "pilot_campaign": "", "pilot_file": handle})
-    assert response.status_code == 200 and "Recommended:" in response.content.decode()
+    assert response.status_code == 302 and response["Location"].endswith("#planner")
+    assert "Waiting for the background worker" in client.get(url).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, form)
+    page = client.get(url).content.decode()
+    assert "Recommended:" in page and "mturk" in page and "variance components" in page
+    with write_pilot(tmp_path / "pilot.csv").open("rb") as handle, django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {**form, "pilot_campaign": "", "pilot_file": handle})
+    page = client.get(url).content.decode()
+    assert "Planner run of pilot.csv" in page and "Recommended:" in page
     bad = tmp_path / "bad.csv"
     bad.write_text("system,instance,rater,question,rating\na,1,x,q,4\nb,1,y,q,seven\n", encoding="utf-8")
     with bad.open("rb") as handle:
@@ -206,3 +213,18 @@ def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_p
     assert response.status_code == 400 and "No plan: bad.csv line 3" in response.content.decode()
     response = client.post(url, {**form, "pilot_campaign": ""})
     assert response.status_code == 400 and "Choose a pilot campaign or upload a pilot CSV" in response.content.decode()
+
+
+def test_the_plan_says_what_it_assumed():
+    """First among its notes: a crowd (a new rater per rating) with the pilot's rater variance as
+    noise, and, when the pilot's raters were a small pool, that a pool needs more; the raters per
+    instance of the recommended option; the pairs and the test."""
+    crowd = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.05, 0.5), 3000, 500, 1500, 2.0)
+    pool = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.05, 0.5), 3000, 500, 5, 2.0)
+    for model in (crowd, pool):
+        result = power.plan(model, top_k=2, simulations=400)
+        assert result.notes[0].startswith("Assumed: a crowd, a new rater for every rating")
+        assert any(f"Assumed: {result.best.raters_per_instance} rater" in note for note in result.notes)
+        assert any("each adjacent pair of the top 2 by pilot mean" in note for note in result.notes)
+    assert "a pool" not in power.plan(crowd, top_k=2, simulations=400).notes[0]
+    assert "5 raters each rated about 40% of its items, a pool" in power.plan(pool, top_k=2, simulations=400).notes[0]

@@ -83,7 +83,7 @@ def test_export_writes_every_file(campaign, tmp_path):
     compute_campaign_results(campaign.pk)
     refresh_inputs_version(campaign)
     written = export_campaign(campaign, tmp_path / "out")
-    assert set(written) == {"leaderboard.json", "leaderboard.csv", "leaderboard.md", "pairwise.csv", "spearman.csv", "agreement.json", "instance_scores.csv", "scores.png", "ratings.png"}
+    assert set(written) == {"leaderboard.json", "leaderboard.csv", "leaderboard.md", "pairwise.csv", "spearman.csv", "fragility.csv", "agreement.json", "instance_scores.csv", "scores.png", "ratings.png"}
     for name in ("scores.png", "ratings.png"):
         assert written[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with written["instance_scores.csv"].open() as handle:
@@ -92,5 +92,11 @@ def test_export_writes_every_file(campaign, tmp_path):
     assert len(rows) == len(set(Rating.objects.values_list("entry_id", "instance")))
     board = json.loads(written["leaderboard.json"].read_text())
     assert board["rows"][0]["system"] == "ground-truth/labels"
+    with written["fragility.csv"].open() as handle:
+        fragile = list(csv.DictReader(handle))
+    ranked = [row["system"] for row in board["rows"] if row["kind"] == "entry" and row["rank"] is not None]
+    assert [(row["place"], row["above"], row["below"]) for row in fragile[1:]] == [("adjacent", a, b) for a, b in zip(ranked, ranked[1:], strict=False)]
+    assert fragile[0]["place"] == "rank 1" and fragile[0]["above"] == ranked[0]
+    assert len(board["fragility"]) == len(fragile)
     agreement = json.loads(written["agreement.json"].read_text())
     assert set(agreement["agreement"]["accuracy"]["levels"]) == {"ordinal", "interval"}

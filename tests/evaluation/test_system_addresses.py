@@ -2,6 +2,7 @@
 and at every call, after DNS resolution, against the address policy. Each SSRF case is a test;
 nothing leaves 127.0.0.1 (the refused addresses are never connected to)."""
 import socket
+import threading
 
 import pytest
 
@@ -121,3 +122,37 @@ def test_the_allow_setting(allowed, host, address, ok):
 def test_a_bad_range_in_the_setting_is_refused():
     with pytest.raises(AddressRefused, match="not an address range"):
         AddressPolicy.from_setting(["10.0.0.0/99"])
+
+
+def test_a_name_server_that_never_answers_costs_a_call_its_deadline_not_the_worker(db, settings, monkeypatch):
+    """Issue 25 (d): getaddrinfo cannot be interrupted; the call gives up at its deadline and says
+    why, while the hung lookup is still waiting (so the call did not wait for it)."""
+    release = threading.Event()
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: release.wait(30) and [])
+    settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS = 0.3
+    try:
+        with pytest.raises(SystemFailure, match="did not resolve within 0.3 s"):
+            client_for("http://slow-dns.example:80", SECRET).turn("s", 0, "hi", [], None)
+        assert not release.is_set()
+        with pytest.raises(EvaluationInputError, match="did not resolve within"):  # registration too
+            register_system(name="x", url="http://slow-dns.example:80", secret=SECRET)
+        assert not release.is_set() and not DialogSystem.objects.exists()
+    finally:
+        release.set()
+
+
+def test_check_system_applies_the_servers_address_policy(settings):
+    """Issue 25 (d): the command line check calls what the server may call, nothing else."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    with hostile() as (url, server):
+        settings.QUORUM_SYSTEM_ALLOWED_HOSTS = []
+        out = StringIO()
+        with pytest.raises(CommandError, match="rules failed"):
+            call_command("check_system", url, "--secret", SECRET, "--timeout", "2", stdout=out)
+        assert "loopback" in out.getvalue() and "HTTP" not in out.getvalue() and not server.requests
+        settings.QUORUM_SYSTEM_ALLOWED_HOSTS = ["127.0.0.1"]
+        call_command("check_system", url, "--secret", SECRET, "--timeout", "2", stdout=StringIO())
+    assert server.requests  # allowed: it was called

@@ -25,6 +25,17 @@ def test_results_page_shows_the_stored_leaderboard(organizer, campaign):
     assert "team1/entry1" in page and "ground-truth/labels (ground truth)" in page and 'id="pairwise"' in page and "ordinal" in page
 
 
+def test_results_page_shows_how_many_ratings_hold_each_order(organizer, campaign, settings):
+    settings.QUORUM_FRAGILITY_MARK_SHARE = 1.0  # every order is held by less than all the ratings: all marked
+    result = compute_campaign_results(campaign.pk)
+    page = get(organizer, views.campaign_results, pk=campaign.pk).content.decode()
+    table = page[page.index('id="fragility"'):page.index("</table>", page.index('id="fragility"'))]
+    top = result.report["fragility"]["top"]
+    assert "rank 1" in table and top["above"] in table and f"{top['share']:.3%}" in table
+    assert table.count("<strong>fragile</strong>") == sum(1 for p in result.report["fragility"]["pairs"] if p["count"] is not None) + (top["count"] is not None)
+    assert "100%" in page[page.index("<h2>Fragility</h2>"):page.index('id="fragility"')]
+
+
 def test_annotators_are_refused(make_annotator, campaign):
     user, _ = make_annotator("ann")
     for response in (get(user, views.campaign_results, pk=campaign.pk), get(user, views.campaign_list)):
@@ -72,7 +83,7 @@ def test_finalists_are_selected_on_the_campaign_list_page_and_can_start_a_campai
     assert campaign.entries.filter(is_baseline=False, is_ground_truth=False).count() <= 2
 
 
-def test_past_human_evaluations_import_from_the_campaign_page_all_or_nothing(organizer, test_set, client):
+def test_past_human_evaluations_import_from_the_campaign_page_all_or_nothing(organizer, test_set, client, django_capture_on_commit_callbacks):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
@@ -88,8 +99,39 @@ def test_past_human_evaluations_import_from_the_campaign_page_all_or_nothing(org
     bad = client.post(url, {"file": SimpleUploadedFile("x.zip", b"not a zip")}, follow=True)
     assert "Nothing was imported: the file is not a .zip archive" in bad.content.decode()
     assert not Rating.objects.filter(campaign=campaign).exists()
-    good = client.post(url, {"file": SimpleUploadedFile("he.zip", zipped(DSTC9 / "human_eval").read())}, follow=True)
-    assert "Imported" in good.content.decode()
-    assert Rating.objects.filter(campaign=campaign).exists()
+    with django_capture_on_commit_callbacks(execute=True):  # the import runs in the background, here at the commit
+        client.post(url, {"file": SimpleUploadedFile("he.zip", zipped(DSTC9 / "human_eval").read())})
+    good = client.get(reverse("evaluation:campaign-results", args=[campaign.pk]))
+    ratings = Rating.objects.filter(campaign=campaign)
+    entries = ratings.values("entry").distinct().count()
+    assert ratings.exists()
+    assert f"Imported {ratings.count()} ratings of {entries} entries." in good.content.decode()
     queued = client.post(reverse("evaluation:campaign-compute", args=[campaign.pk]), follow=True)
     assert "Results are being computed" in queued.content.decode()
+
+
+def test_results_page_shows_how_response_length_goes_with_the_score(organizer, campaign):
+    import numpy as np
+    from scipy import stats
+
+    from evaluation.models import Rating
+
+    varied = campaign.entries.exclude(outputs=None).order_by("pk").first()
+    varied.outputs = [{**o, "response": " ".join(["word"] * (1 + i % 7))} if o.get("response") else o for i, o in enumerate(varied.outputs)]
+    varied.save(update_fields=["outputs"])  # the fixture's responses all have one length: give one entry several
+    result = compute_campaign_results(campaign.pk)
+    page = get(organizer, views.campaign_results, pk=campaign.pk).content.decode()
+    assert 'id="length-association"' in page
+    rows = {row["system"]: row for row in result.report["length_association"]}
+    assert rows[varied.label]["rho"] is not None
+    # Independently: each rated instance's mean over questions of its mean rating, against the words of the response.
+    for entry in campaign.entries.exclude(outputs=None):
+        per = {}
+        for r in Rating.objects.filter(campaign=campaign, entry=entry):
+            per.setdefault(r.instance, {}).setdefault(r.question, []).append(r.value)
+        pairs = [(len(entry.outputs[i]["response"].split()), np.mean([np.mean(v) for v in by_q.values()]))
+                 for i, by_q in per.items() if (entry.outputs[i].get("response") or "").strip()]
+        row = rows[entry.label]
+        assert row["n"] == len(pairs)
+        if row["rho"] is not None:
+            assert row["rho"] == pytest.approx(stats.spearmanr(*zip(*pairs, strict=True)).statistic)

@@ -1,11 +1,14 @@
 """`manage.py demo`: run the main job end to end on the embedded default, then serve the UI."""
 import json
+import signal
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.demo.runner import DEMO_PASSWORD, DemoOptions, run_demo
 from annotation.demo.server import DemoServer
+from quorum import local_worker
 
 
 class Command(BaseCommand):
@@ -54,7 +57,9 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(str(exc)) from exc
         try:
-            summary = run_demo(options, server, say=self.stdout.write)
+            # The scripted part reads each step's outcome before the next: its tasks run here.
+            with local_worker.inline():
+                summary = run_demo(options, server, say=self.stdout.write)
         except RuntimeError as exc:
             server.stop()
             raise CommandError(str(exc)) from exc
@@ -63,8 +68,18 @@ class Command(BaseCommand):
         if opts["no_serve"]:
             server.stop()
             return
+        self._serve(server, options)
+
+    def _serve(self, server, options):
+        """Serve until Ctrl+C; with QUORUM_LOCAL_WORKER (`make demo`) a worker process beside it runs
+        the background work pages start (exports, imports, planner runs)."""
+        worker = local_worker.start(Path(settings.VAR_DIR)) if settings.QUORUM_LOCAL_WORKER else None
+        signal.signal(signal.SIGTERM, _interrupted)  # a terminated demo stops its worker too, as Ctrl+C does
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Quorum is serving on {server.url}/  (Ctrl+C to stop)"))
+        if worker is not None:
+            self.stdout.write(f"  background: a worker process (pid {worker.pid}) runs exports, imports and planner runs; "
+                              f"its log: {Path(settings.VAR_DIR) / 'worker.log'}")
         self.stdout.write(f"  organizer:  organizer / {DEMO_PASSWORD}   -> {server.url}/organize/  and  {server.url}/admin/")
         self.stdout.write(f"  annotators: annotator1 ... annotator{options.annotators} / {DEMO_PASSWORD}   -> {server.url}/"
                           "  (each finds the open jobs listed under 7.)")
@@ -73,3 +88,10 @@ class Command(BaseCommand):
             server.thread.join()
         except KeyboardInterrupt:
             server.stop()
+        finally:
+            if worker is not None:
+                local_worker.stop(worker)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt

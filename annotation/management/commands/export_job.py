@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import SPEECH_ERRORS_MAX_WER, SPEECH_ERRORS_MIN_WER, Job
 from annotation.selectors.exports import count_export_user_turns
+from annotation.services.export_ood import OutOfDomain
 from annotation.services.exports import SPEECH_ERRORS_MAX_PASSES, ExportError, check_speech_errors_wer, export_job
 
 
@@ -33,8 +34,21 @@ class Command(BaseCommand):
             "--speech-errors-seed", type=int, default=0, metavar="S",
             help="Seed of the speech-error noise (default 0); the same seed gives the same text.",
         )
+        parser.add_argument(
+            "--out-of-domain-corpus", type=int, default=None, metavar="ID",
+            help="Also write out_of_domain/ (RADDLE): user turns mixed with utterances of this other corpus (its id).",
+        )
+        parser.add_argument("--out-of-domain-rate", type=float, default=0.2, metavar="R", help="Share of user turns mixed (default 0.2).")
+        parser.add_argument("--out-of-domain-seed", type=int, default=0, metavar="S", help="Seed of the draw (default 0).")
+        parser.add_argument(
+            "--out-of-domain-mode", choices=["replace", "interleave"], default="replace",
+            help="replace the user turn, or insert the utterance before it with the system's default answer (default replace).",
+        )
 
     def handle(self, *args, job_id, out, audio=False, speech_errors_wer=None, speech_errors_seed=0, **options):
+        ood = None
+        if options.get("out_of_domain_corpus") is not None:
+            ood = OutOfDomain(options["out_of_domain_corpus"], options["out_of_domain_rate"], options["out_of_domain_seed"], options["out_of_domain_mode"])
         job = Job.objects.select_related("corpus").filter(pk=job_id).first()
         if job is None:
             raise CommandError(f"No job with id {job_id}.")
@@ -51,7 +65,9 @@ class Command(BaseCommand):
             )
             self.stdout.flush()
         try:
-            files = export_job(job, out, include_audio=audio, speech_errors_wer=speech_errors_wer, speech_errors_seed=speech_errors_seed)
+            files = export_job(
+                job, out, include_audio=audio, speech_errors_wer=speech_errors_wer, speech_errors_seed=speech_errors_seed, out_of_domain=ood
+            )
         except ExportError as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
@@ -59,7 +75,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Wrote {len(files)} files to {out}:")
         for name in files:
             self.stdout.write(f"  {name}")
-        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        self._summarise(json.loads((out / "manifest.json").read_text(encoding="utf-8")))
+
+    def _summarise(self, manifest):
+        """One line per test set the manifest describes."""
         for variant, counts in manifest.get("variants", {}).items():
             self.stdout.write(
                 f"{variant}: {counts['turns_replaced']} turns replaced, "
@@ -70,6 +89,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"speech_errors: corpus WER {speech['wer']:.3f} (target {speech['target_wer']:g}) at SNR {speech['snr_db']:.1f} dB "
                 f"over {speech['utterances']} user turns; clean floor {speech['clean_floor_wer']:.3f}"
+            )
+        mixed = manifest.get("out_of_domain")
+        if mixed:
+            self.stdout.write(
+                f"out_of_domain: {mixed['out_of_domain_turns']} of {mixed['user_turns']} user turns {mixed['mode']}d with utterances of {mixed['drawn_from']['name']!r}"
             )
         if "items" in manifest:
             self.stdout.write(f"{manifest['items']} items with responses that count.")

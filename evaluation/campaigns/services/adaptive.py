@@ -29,14 +29,11 @@ import numpy as np
 from django.db import transaction
 
 from annotation.models import Job, Response, Slot
-from annotation.services.jobs import JobError, finish_job
-from annotation.services.payload_jobs import add_payload_items
+from annotation.services.jobs import finish_job
+from evaluation.campaigns.services import rating_rounds
 from evaluation.campaigns.services.crowd import build_rows
-from evaluation.errors import EvaluationInputError
-from evaluation.models import Campaign, CampaignItem, CampaignJob, CampaignLook, Rating
+from evaluation.models import Campaign, CampaignJob, CampaignLook, Rating
 from evaluation.stats import allocation
-from hits.models import JobCrowdConfig
-from hits.services.postings import BudgetExceeded, reserve_postings
 from quorum.background import after_commit
 
 PENDING = (Response.Status.AWAITING_CONFIRMATION, Response.Status.AWAITING_REVIEW, Response.Status.HELD)
@@ -63,11 +60,22 @@ def _pool(campaign: Campaign, crowd: CampaignJob, entries: list):
             sums[s, q, j] += value
             counts[s, q, j] += 1
     truth = [bool(label.get("target")) for label in campaign.test_set.labels]
-    factor = [allocation.eq1_factor(truth, None if e.outputs is None else [bool(o.get("target")) for o in e.outputs]) for e in entries]
+    predicted = [None if e.outputs is None else [bool(o.get("target")) for o in e.outputs] for e in entries]
+    factor = [allocation.eq1_factor(truth, p) for p in predicted]
+    detection = _detection(campaign, crowd, entries)
     return allocation.pool_from_arrays(
         [e.label for e in entries], [allocation.instance_scores(sums[s], counts[s]) for s in range(len(entries))],
-        counts.sum(axis=1), factor, kinds=[e.kind for e in entries],
+        counts.sum(axis=1), factor, kinds=[e.kind for e in entries], detection=detection,
     )
+
+
+def _detection(campaign: Campaign, crowd: CampaignJob, entries: list) -> allocation.Detection:
+    """Detection on the rated instances, for the leaderboard's significance line (the leaderboard
+    redraws detection with the ratings)."""
+    truth = np.array([bool(label.get("target")) for label in campaign.test_set.labels])
+    rated = list(crowd.instances)
+    predicted = [None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs])[rated] for e in entries]
+    return allocation.detection_from(truth[rated], predicted)
 
 
 def _stop(campaign: Campaign, job: Job) -> None:
@@ -98,6 +106,15 @@ def run_look(campaign_id: int) -> CampaignLook | None:
 def _add_next_round(campaign: Campaign, crowd: CampaignJob, entries: list, active: list, prefixes: dict, next_n: int, spent: int, *, look_number: int) -> tuple:
     """Add the round that rates the active entries up to `next_n` instances, within the ratings
     and money budgets; (decision, ratings added). `prefixes` moves on for the active entries."""
+    if rating_rounds.uses_rating_units(campaign):
+        new, extra = rating_rounds.next_round(campaign, crowd, entries, active, prefixes, next_n)
+        added = sum(n for *_row, n in new) + sum(extra.values())
+        if campaign.adaptive_budget is not None and spent + added > campaign.adaptive_budget:
+            return CampaignLook.Decision.BUDGET, 0
+        if added and not rating_rounds.add_round(crowd, new, extra, look_number):
+            return CampaignLook.Decision.CROWD_BUDGET, 0
+        prefixes.update({label: next_n for label in active})
+        return CampaignLook.Decision.CONTINUE, added
     rows = _next_rows(campaign, crowd, entries, active, prefixes, next_n)
     added = len(rows) * crowd.job.redundancy
     if campaign.adaptive_budget is not None and spent + added > campaign.adaptive_budget:
@@ -111,11 +128,16 @@ def _add_next_round(campaign: Campaign, crowd: CampaignJob, entries: list, activ
 def _live_look(campaign: Campaign, crowd: CampaignJob, entries: list, labels: list, prefixes: dict, critical: float) -> dict:
     """The replay's rule on the ratings so far (`allocation.live_look`): each pair on the longest
     prefix both entries were rated on, resolved, tied by futility or open."""
-    pool = _pool(campaign, crowd, entries)
-    column = {instance: j for j, instance in enumerate(crowd.instances)}
-    order = [column[i] for i in crowd.round_order]
+    if rating_rounds.uses_rating_units(campaign):  # units are the round order's own positions
+        pool = rating_rounds.pool(campaign, crowd, entries, _detection(campaign, crowd, entries))
+        order = list(range(len(crowd.round_order)))
+    else:
+        pool = _pool(campaign, crowd, entries)
+        column = {instance: j for j, instance in enumerate(crowd.instances)}
+        order = [column[i] for i in crowd.round_order]
     alpha = 1 - campaign.adaptive_confidence
-    return allocation.live_look(pool, order, [prefixes.get(label, 0) for label in labels], critical, alpha, campaign.adaptive_top_k)
+    futility = allocation.futility_boundary(crowd.round_sizes, len(crowd.instances))
+    return allocation.live_look(pool, order, [prefixes.get(label, 0) for label in labels], critical, alpha, campaign.adaptive_top_k, futility_critical=futility)
 
 
 def _scores_json(scores: dict, labels: list) -> dict:
@@ -126,7 +148,7 @@ def _look(campaign: Campaign, crowd: CampaignJob, last: CampaignLook | None) -> 
     job = crowd.job
     entries = list(campaign.entries.select_related("team").order_by("team__team_id", "entry_id"))
     labels = [e.label for e in entries]
-    sizes, n_all = crowd.round_sizes, len(crowd.instances)
+    sizes, n_all = crowd.round_sizes, len(crowd.round_order)  # instances, or rating units
     rated_now = last.next_instances if last is not None else sizes[0]
     critical = crowd.critical_value
     if rated_now is None or critical is None:  # run_look looks only after a continuing look of an adaptive job
@@ -171,20 +193,7 @@ def _add_round(crowd: CampaignJob, rows: list, look_number: int) -> bool:
     """Add the round's items (shuffled, seeded) and, on a crowd job, reserve their postings within
     the job's money budget; False (and nothing added) when that budget cannot carry them."""
     random.Random(f"{crowd.order_seed}-round-{look_number}").shuffle(rows)
-    try:
-        with transaction.atomic():
-            item_ids = add_payload_items(crowd.job, [payload for _entry, _i, payload in rows])
-            CampaignItem.objects.bulk_create(
-                [CampaignItem(campaign_id=crowd.campaign_id, item_id=item_id, entry=entry, instance=i) for item_id, (entry, i, _p) in zip(item_ids, rows, strict=False)],
-                batch_size=5000,
-            )
-            if JobCrowdConfig.objects.filter(job=crowd.job, rehearsal=False).exists():
-                reserve_postings(crowd.job)
-    except BudgetExceeded:
-        return False
-    except JobError as exc:
-        raise EvaluationInputError(str(exc)) from exc
-    return True
+    return rating_rounds.added_with_postings(crowd, lambda: rating_rounds.new_items(crowd, rows))
 
 
 def _pairs_json(pairs: dict, labels: list[str]) -> list[dict]:

@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
@@ -90,19 +91,24 @@ def _ranked_count(campaign: Campaign) -> int:
     return campaign.entries.filter(is_baseline=False, is_ground_truth=False).count()
 
 
+ADAPTIVE_UNITS = ("instance", "rating")
+
+
 @transaction.atomic
-def set_adaptive(campaign: Campaign, *, adaptive=True, confidence=0.95, top_k=None, budget=None, round_size=100) -> Campaign:
+def set_adaptive(campaign: Campaign, *, adaptive=True, confidence=0.95, top_k=None, budget=None, round_size=100, unit="instance") -> Campaign:
     """Write a campaign's adaptive settings, checked; refused (nothing written) once its crowd job
     exists, since the rounds, the look grid and the boundary are fixed when the job is made."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if CampaignJob.objects.filter(campaign=campaign).exists():
         raise EvaluationInputError(f"campaign {campaign.name!r} already has its crowd job; adaptive settings are fixed when the job is created")
     problems = _adaptive_problems(campaign, adaptive, confidence, top_k, budget, round_size)
+    if unit not in ADAPTIVE_UNITS:
+        problems.append(f"unit must be one of {', '.join(ADAPTIVE_UNITS)} (new items each round, or one more rater at a time)")
     if problems:
         raise EvaluationInputError("adaptive settings: " + "; ".join(problems))
     campaign.adaptive, campaign.adaptive_confidence, campaign.adaptive_top_k = adaptive, float(confidence), top_k
-    campaign.adaptive_budget, campaign.adaptive_round_size = budget, round_size
-    campaign.save(update_fields=["adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size"])
+    campaign.adaptive_budget, campaign.adaptive_round_size, campaign.adaptive_unit = budget, round_size, unit
+    campaign.save(update_fields=["adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size", "adaptive_unit"])
     return campaign
 
 
@@ -141,6 +147,7 @@ def _report_inputs(campaign: Campaign):
             kind=e.kind,
             predicted=None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs]),
             objective=dict(e.objective_scores),
+            responses=None if e.outputs is None else [o.get("response") for o in e.outputs],
         )
         for e in entries
     ]
@@ -170,7 +177,7 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
     try:
         body = report_module.build_report(
             ratings, truth, systems, questions=campaign.questions, bootstrap=bootstrap, seed=seed, rater_ids_known=campaign.rater_ids_known,
-            evaluated=evaluated,
+            evaluated=evaluated, fragility_mark=settings.QUORUM_FRAGILITY_MARK_SHARE,
         )
     except ValueError as exc:
         raise EvaluationInputError(f"campaign {campaign.name!r}: {exc}") from exc

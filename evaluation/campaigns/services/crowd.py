@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from annotation.models import Job, Response
+from annotation.services.extra_slots import add_slots
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job, item_ids_by_position
 from annotation.task_types.questionnaire import default_question
@@ -146,31 +147,49 @@ def build_rows(campaign: Campaign, instances: list[int]):
     return rows, skipped
 
 
-def plan_rounds(campaign: Campaign, instances: list[int], order_seed: int) -> dict:
-    """The round order, the look grid and its critical value for a new adaptive crowd job."""
-    n = len(instances)
+def plan_rounds(campaign: Campaign, instances: list[int], order_seed: int, redundancy: int = 1) -> dict:
+    """The round order, the look grid and its critical value for a new adaptive crowd job. In
+    rating units the order is of (instance, rater number) units, `redundancy` per instance."""
+    units: list = list(instances) if campaign.adaptive_unit != "rating" else [[i, k] for i in instances for k in range(redundancy)]
+    n = len(units)
     size = campaign.adaptive_round_size
     if size >= n:
+        what = "instances rated" if campaign.adaptive_unit != "rating" else "rating units (instances rated x raters per instance)"
         raise EvaluationInputError(
-            f"adaptive round size {size} is not smaller than the {n} instances rated; lower it, rate more instances, or turn adaptive mode off"
+            f"adaptive round size {size} is not smaller than the {n} {what}; lower it, rate more instances, or turn adaptive mode off"
         )
-    order = random.Random(f"rounds-{order_seed}").sample(list(instances), n)
+    order = random.Random(f"rounds-{order_seed}").sample(units, n)
     sizes = list(range(size, n, size)) + [n]
     critical = allocation.boundary(sizes, n, 1 - campaign.adaptive_confidence)
     return {"round_order": order, "round_sizes": sizes, "critical_value": critical}
 
 
 def first_round(campaign: Campaign, rows: list, plan: dict, redundancy: int) -> list:
-    """The rows of the first round (every entry on the first instances of the order), checked against the budget."""
-    first = set(plan["round_order"][: plan["round_sizes"][0]])
-    chosen = [row for row in rows if row[1] in first]
-    needed = len(chosen) * redundancy
+    """The rows of the first round (every entry on the first instances of the order; in rating
+    units, the instances of its first units), checked against the budget."""
+    first_units = plan["round_order"][: plan["round_sizes"][0]]
+    if campaign.adaptive_unit == "rating":
+        raters = rating_units_per_instance(first_units)
+        chosen = [row for row in rows if row[1] in raters]
+        needed = sum(raters[row[1]] for row in chosen)
+    else:
+        first = set(first_units)
+        chosen = [row for row in rows if row[1] in first]
+        needed = len(chosen) * redundancy
     if campaign.adaptive_budget is not None and needed > campaign.adaptive_budget:
         raise EvaluationInputError(
-            f"the first round alone needs {needed} ratings ({len(chosen)} responses x {redundancy} raters) and the adaptive budget is "
+            f"the first round alone needs {needed} ratings ({len(chosen)} responses, up to {redundancy} raters each) and the adaptive budget is "
             f"{campaign.adaptive_budget}; raise the budget or lower the round size"
         )
     return chosen
+
+
+def rating_units_per_instance(units) -> dict[int, int]:
+    """{instance: how many of `units` ([instance, rater number] pairs) rate it}."""
+    counts: dict[int, int] = {}
+    for instance, _rater in units:
+        counts[instance] = counts.get(instance, 0) + 1
+    return counts
 
 
 @transaction.atomic
@@ -192,7 +211,7 @@ def create_crowd_job(
     # The campaign's row lock (as set_adaptive takes): a second request (a double-submitted page)
     # waits and is then refused below, and the adaptive settings read are the committed ones.
     Campaign.objects.select_for_update().filter(pk=campaign.pk).exists()
-    campaign.refresh_from_db(fields=["adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size"])
+    campaign.refresh_from_db(fields=["adaptive", "adaptive_confidence", "adaptive_top_k", "adaptive_budget", "adaptive_round_size", "adaptive_unit"])
     if CampaignJob.objects.filter(campaign=campaign).exists():
         raise EvaluationInputError(f"campaign {campaign.name!r} already has a crowd job")
     if Rating.objects.filter(campaign=campaign).exists():
@@ -204,10 +223,12 @@ def create_crowd_job(
         raise EvaluationInputError("no entry gave a response on the chosen instances; nothing to rate")
     order_seed = random.SystemRandom().randrange(2**62) if order_seed is None else int(order_seed)
     # Adaptive mode: the job starts with the first round; services.adaptive adds the others.
-    plan = plan_rounds(campaign, chosen, order_seed) if campaign.adaptive else {}
+    plan = plan_rounds(campaign, chosen, order_seed, redundancy) if campaign.adaptive else {}
     if plan:
         rows = first_round(campaign, rows, plan, redundancy)
     random.Random(order_seed).shuffle(rows)
+    # In rating units every item starts with one rater; the first round's other raters are added below.
+    by_units = bool(plan) and campaign.adaptive_unit == "rating"
 
     try:
         job = create_payload_job(
@@ -215,7 +236,7 @@ def create_crowd_job(
             name=job_name or f"{campaign.name}: rate responses",
             task_type="likert",
             payloads=[payload for _entry, _i, payload in rows],
-            redundancy=redundancy,
+            redundancy=1 if by_units else redundancy,
             settings=settings,
             reward=reward,
             instructions=instructions,
@@ -228,6 +249,9 @@ def create_crowd_job(
         [CampaignItem(campaign=campaign, item_id=by_position[p], entry=entry, instance=i) for p, (entry, i, _payload) in enumerate(rows)],
         batch_size=5000,
     )
+    if by_units:
+        raters = rating_units_per_instance(plan["round_order"][: plan["round_sizes"][0]])
+        add_slots(job, {by_position[p]: raters[i] - 1 for p, (_entry, i, _payload) in enumerate(rows) if raters[i] > 1})
     campaign.rater_ids_known = True
     campaign.save(update_fields=["rater_ids_known"])
     return CampaignJob.objects.create(campaign=campaign, job=job, instances=chosen, order_seed=order_seed, skipped=skipped, **plan)

@@ -47,7 +47,7 @@ def export_campaign(campaign: Campaign, directory=None, result=None) -> dict:
         path = directory / f"leaderboard.{fmt}"
         path.write_text(leaderboard.render(report, fmt), encoding="utf-8")
         written[f"leaderboard.{fmt}"] = path
-    for name, render in (("pairwise.csv", leaderboard.pairwise_csv), ("spearman.csv", leaderboard.spearman_csv)):
+    for name, render in (("pairwise.csv", leaderboard.pairwise_csv), ("spearman.csv", leaderboard.spearman_csv), ("fragility.csv", leaderboard.fragility_csv)):
         written[name] = directory / name
         written[name].write_text(render(report), encoding="utf-8")
     path = directory / "agreement.json"

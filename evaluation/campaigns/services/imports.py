@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 from pathlib import Path
@@ -142,7 +143,7 @@ def add_ground_truth_entry(test_set, team_id="ground-truth", entry_id="labels") 
     return _upsert_entry(test_set, team_id, entry_id, test_set.labels, is_ground_truth=True)
 
 
-def _score_entry(test_set, team_id, entry_id, baseline_teams):
+def score_entry(test_set, team_id, entry_id, baseline_teams):
     """The entry a score.csv row names: as written (team3/entry0), else the published DSTC9 numeric
     ids mapped to folders: team 0 is the baseline team, team 3 is team03 (or team3), entry 1 is
     entry1. Returns (team folder, entry folder, entry or None)."""
@@ -159,6 +160,34 @@ def _score_entry(test_set, team_id, entry_id, baseline_teams):
     return teams[0], f"entry{int(entry_id)}", None
 
 
+def read_score_csv(text: str, name: str = "score.csv") -> list[tuple[int, str, str, dict[str, float]]]:
+    """The rows of a score.csv (team_id,entry_id,<metric>,...) as (line, team_id, entry_id,
+    {metric: value}), checked: a bad header, a missing id or a value that is not a finite number is
+    refused with its line. Reads only."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    if header[:2] != ["team_id", "entry_id"] or len(header) < 3:
+        raise EvaluationInputError(f"{name}: the header must be team_id,entry_id,<metric>,... (got {','.join(header)})")
+    rows = []
+    for line, row in enumerate(reader, start=2):
+        team_id, entry_id = (row["team_id"] or "").strip(), (row["entry_id"] or "").strip()
+        if not team_id or not entry_id:
+            raise EvaluationInputError(f"{name}, line {line}: team_id and entry_id are required")
+        scores = {}
+        for metric in header[2:]:
+            try:
+                value = float(row[metric])
+            except (TypeError, ValueError):
+                raise EvaluationInputError(f"{name}, line {line}: {metric} = {row[metric]!r} is not a number") from None
+            if not math.isfinite(value):
+                raise EvaluationInputError(f"{name}, line {line}: {metric} = {row[metric]!r} is not a finite number")
+            scores[metric] = value
+        rows.append((line, team_id, entry_id, scores))
+    if not rows:
+        raise EvaluationInputError(f"{name}: no rows")
+    return rows
+
+
 @transaction.atomic
 def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -> int:
     """score.csv: team_id,entry_id,<metric>,... One row per entry; values are numbers.
@@ -172,33 +201,15 @@ def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -
     if not path.is_file():
         raise EvaluationInputError(f"{path}: file not found")
     with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        if header[:2] != ["team_id", "entry_id"] or len(header) < 3:
-            raise EvaluationInputError(f"{path}: the header must be team_id,entry_id,<metric>,... (got {','.join(header)})")
-        metrics = header[2:]
-        updates = []
-        for line, row in enumerate(reader, start=2):
-            team_id, entry_id = (row["team_id"] or "").strip(), (row["entry_id"] or "").strip()
-            if not team_id or not entry_id:
-                raise EvaluationInputError(f"{path}, line {line}: team_id and entry_id are required")
-            scores = {}
-            for metric in metrics:
-                try:
-                    value = float(row[metric])
-                except (TypeError, ValueError):
-                    raise EvaluationInputError(f"{path}, line {line}: {metric} = {row[metric]!r} is not a number") from None
-                if not math.isfinite(value):
-                    raise EvaluationInputError(f"{path}, line {line}: {metric} = {row[metric]!r} is not a finite number")
-                scores[metric] = value
-            team, entry_name, entry = _score_entry(test_set, team_id, entry_id, baseline_teams)
-            if entry is None and not (team_id.isdigit() and entry_id.isdigit()):
-                # A folder name that matches nothing is more likely a typo than a new entry.
-                raise EvaluationInputError(f"{path}, line {line}: no entry {team_id}/{entry_id} in test set {test_set.name!r}; import the entry first")
-            updates.append((line, (team, entry_name, entry), scores))
-    if not updates:
-        raise EvaluationInputError(f"{path}: no rows")
-    for _line, (team, entry_id, entry), scores in updates:
+        rows = read_score_csv(handle.read(), str(path))
+    updates = []
+    for line, team_id, entry_id, scores in rows:
+        team, entry_name, entry = score_entry(test_set, team_id, entry_id, baseline_teams)
+        if entry is None and not (team_id.isdigit() and entry_id.isdigit()):
+            # A folder name that matches nothing is more likely a typo than a new entry.
+            raise EvaluationInputError(f"{path}, line {line}: no entry {team_id}/{entry_id} in test set {test_set.name!r}; import the entry first")
+        updates.append((team, entry_name, entry, scores))
+    for team, entry_id, entry, scores in updates:
         if entry is None:
             entry = _upsert_entry(test_set, team, entry_id, None, is_baseline=team in baseline_teams)
         entry.objective_scores = {**entry.objective_scores, **scores}
@@ -207,18 +218,22 @@ def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -
 
 
 @transaction.atomic
-def import_human_eval(campaign: Campaign, directory, replace=False, baseline_teams=BASELINE_TEAMS, ground_truth_teams=GROUND_TRUTH_TEAMS) -> dict:
+def import_human_eval(
+    campaign: Campaign, directory, replace=False, baseline_teams=BASELINE_TEAMS, ground_truth_teams=GROUND_TRUTH_TEAMS, progress=None,
+) -> dict:
     """Ratings from a DSTC9 human-evaluation directory: <team>/<entry>.json + <team>/<entry>.human_eval.json.
 
     Entries are imported (or matched) and added to the campaign. Ratings are lists without rater
     identities, stored with positional raters 'pos1', 'pos2', ...; the campaign is marked so that
     per-rater diagnostics are not computed. With replace=False an entry that already has ratings
-    in the campaign is an error.
+    in the campaign is an error. `progress(done, total)`, if given, counts each entry twice: checked, then stored.
     """
     test_set = campaign.test_set
     labels = test_set.labels
     plan = []
-    for team_id, entry_id, entry_path, eval_path in _checked(dstc9.find_human_evals, directory):
+    found = list(_checked(dstc9.find_human_evals, directory))
+    report = progress or (lambda done, total: None)
+    for team_id, entry_id, entry_path, eval_path in found:
         _check_ids(team_id, entry_id, eval_path)
         is_truth = team_id in ground_truth_teams
         if entry_path is not None:
@@ -232,9 +247,10 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
             outputs = existing.outputs
         rows = _checked(dstc9.check_human_eval, _checked(dstc9.load_json, eval_path), eval_path, labels, outputs, campaign.questions)
         plan.append((team_id, entry_id, outputs, is_truth, team_id in baseline_teams, rows, eval_path))
+        report(len(plan), 2 * len(found))
 
     total = 0
-    for team_id, entry_id, outputs, is_truth, is_baseline, rows, eval_path in plan:
+    for stored, (team_id, entry_id, outputs, is_truth, is_baseline, rows, eval_path) in enumerate(plan, start=1):
         entry = _upsert_entry(test_set, team_id, entry_id, outputs, is_baseline=is_baseline, is_ground_truth=is_truth)
         earlier_ratings = Rating.objects.filter(campaign=campaign, entry=entry)
         if earlier_ratings.exists():
@@ -247,6 +263,7 @@ def import_human_eval(campaign: Campaign, directory, replace=False, baseline_tea
             batch_size=5000,
         )
         total += len(rows)
+        report(len(found) + stored, 2 * len(found))
     campaign.rater_ids_known = False
     campaign.save(update_fields=["rater_ids_known"])
     refresh_inputs_version(campaign)

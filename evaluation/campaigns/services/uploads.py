@@ -218,7 +218,7 @@ def import_entries_upload(test_set: TestSet, archive, scores=None, baseline_team
     }
 
 
-def import_human_eval_archive(campaign: Campaign, fileobj, replace=False) -> dict:
+def import_human_eval_archive(campaign: Campaign, fileobj, replace=False, progress=None) -> dict:
     """`import_human_eval` from a .zip whose top level holds the team folders; all or nothing."""
     with unpacked_archive(fileobj) as root:
-        return import_human_eval(campaign, root, replace=replace)
+        return import_human_eval(campaign, root, replace=replace, progress=progress)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotation.models import Item
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
-from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, url_problem
+from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, resolve_within, url_problem
 from evaluation.interactive.systems.check import passed, run_check
 from evaluation.interactive.systems.client import SystemClient
 from evaluation.models import Challenge, DialogSystem, GoalSet, UserGoal
@@ -27,10 +27,11 @@ def address_policy() -> AddressPolicy:
     return AddressPolicy.from_setting(settings.QUORUM_SYSTEM_ALLOWED_HOSTS)
 
 
-def client_for(url: str, secret: str) -> SystemClient:
-    """The one way Quorum's server calls a system: the settings' deadline, reply cap and address policy."""
+def client_for(url: str, secret: str, timeout: float | None = None) -> SystemClient:
+    """The one way Quorum calls a system (its pages, tasks and `check_system`): the settings'
+    deadline (or `timeout`), reply cap and address policy."""
     return SystemClient(
-        url, secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS,
+        url, secret, timeout=settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS if timeout is None else timeout,
         max_bytes=settings.QUORUM_SYSTEM_MAX_REPLY_BYTES, resolve=address_policy().resolve,
     )
 
@@ -42,7 +43,8 @@ def _check_target(url: str) -> None:
         raise EvaluationInputError(problem)
     parts = urlsplit(url)
     try:
-        address_policy().resolve(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        resolve_within(address_policy().resolve, parts.hostname or "", port, settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS)
     except AddressRefused as exc:
         raise EvaluationInputError(str(exc)) from None
 

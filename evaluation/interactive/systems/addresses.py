@@ -10,10 +10,15 @@ reserved addresses, IPv4 written inside IPv6. `allowed` names hosts (`localhost`
 addresses are allowed whatever they are, and addresses or ranges (`127.0.0.1`, `10.20.0.0/16`)
 that are; a lab lists its own network there. The metadata addresses stay refused unless listed
 as addresses themselves.
+
+Resolution is bounded in time (`resolve_within`): a name server that never answers costs a call
+its deadline, not a web worker.
 """
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -88,6 +93,23 @@ class AddressPolicy:
         if not addresses:
             raise AddressRefused(f"the host name {host[:100]!r} has no address")
         return self.check(host, addresses)
+
+
+# getaddrinfo cannot be interrupted, so a lookup runs on one of a few threads and the caller waits
+# at most its deadline; a lookup that hangs holds one of these threads, never the caller, and
+# lookups beyond them queue and time out in turn (the threads are bounded whatever DNS does).
+MAX_PENDING_LOOKUPS = 8
+_lookups = ThreadPoolExecutor(max_workers=MAX_PENDING_LOOKUPS, thread_name_prefix="quorum-dns")
+
+
+def resolve_within(resolve: Callable[[str, int], list[str]], host: str, port: int, seconds: float) -> list[str]:
+    """`resolve(host, port)`, given at most `seconds`; AddressRefused when it takes longer."""
+    pending = _lookups.submit(resolve, host, port)
+    try:
+        return pending.result(timeout=max(seconds, 0.01))
+    except LookupTimeout:
+        pending.cancel()
+        raise AddressRefused(f"the host name {host[:100]!r} did not resolve within {max(seconds, 0.1):.1f} s") from None
 
 
 def url_problem(url: str) -> str | None:

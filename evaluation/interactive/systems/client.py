@@ -11,6 +11,7 @@ A call is bounded whatever the system does (issue 25):
 - **strict JSON** (`parse_json`): valid UTF-8, no NaN/Infinity (nor a number that overflows to
   one), nesting at most `MAX_JSON_DEPTH` deep, and no NUL or lone surrogate in any string (the
   database cannot store them);
+- **DNS inside that deadline**: the host name is resolved within what is left of it;
 - **no redirects** are followed (the contract has none), and no credentials in the URL.
 """
 import http.client
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from evaluation.interactive.systems import contract
-from evaluation.interactive.systems.addresses import AddressRefused, url_problem
+from evaluation.interactive.systems.addresses import AddressRefused, resolve_within, url_problem
 from evaluation.interactive.systems.signing import sign_headers
 from quorum.strict_json import StrictJSONError as ReplyError
 from quorum.strict_json import loads as parse_json
@@ -86,7 +87,8 @@ class _Expander:
 class SystemClient:
     """`resolve(host, port)` gives the addresses a call may connect to: the address policy
     (`addresses.AddressPolicy.resolve`, which raises AddressRefused for a refused target) plugs in
-    here, and the call connects to the first address it returned. By default (the command-line
+    here, and the call connects to the first address it returned. The lookup counts against the
+    call's deadline (`addresses.resolve_within`). By default (the command-line
     check, benchmarks) every address DNS gives."""
 
     def __init__(
@@ -106,7 +108,7 @@ class SystemClient:
         url = urlsplit(self.base_url + path)
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
-            addresses = self.resolve(url.hostname or "", port)
+            addresses = resolve_within(self.resolve, url.hostname or "", port, deadline - time.monotonic())
         except AddressRefused as exc:  # not called: nothing about what answers there is learnt
             raise SystemFailure(str(exc)) from None
         if not addresses:

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.interactive.services.systems import client_for
 from evaluation.interactive.systems.check import passed, run_check
 
 
@@ -8,7 +9,8 @@ class Command(BaseCommand):
     help = (
         "Run the system contract (docs/system-contract.md) against a dialog system: health, opening, "
         "several turns, a retried turn, end, reply shapes and latency. Prints one PASS/FAIL line per "
-        "rule with the reason; exits non-zero if any rule fails."
+        "rule with the reason; exits non-zero if any rule fails. The server's address policy applies "
+        "(QUORUM_SYSTEM_ALLOWED_HOSTS): a loopback or private address must be listed there."
     )
 
     def add_arguments(self, parser):
@@ -25,7 +27,7 @@ class Command(BaseCommand):
         timeout = settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS if timeout is None else timeout
         if timeout <= 0:
             raise CommandError("--timeout must be more than 0 seconds.")
-        results = run_check(url, secret, timeout=timeout)
+        results = run_check(url, secret, timeout=timeout, client=client_for(url, secret, timeout))
         for result in results:
             self.stdout.write(result.line())
         if not passed(results):

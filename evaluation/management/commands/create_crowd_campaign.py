@@ -30,7 +30,11 @@ class Command(BaseCommand):
         parser.add_argument("--confidence", type=float, default=0.95, help="Adaptive: confidence of a resolved pair, 0.5 to 0.999.")
         parser.add_argument("--top-k", type=int, help="Adaptive: resolve the pairs of the top K entries (default: every pair).")
         parser.add_argument("--budget-ratings", type=int, help="Adaptive: most ratings (responses) to use (default: the full design).")
-        parser.add_argument("--round-size", type=int, default=100, help="Adaptive: instances per round.")
+        parser.add_argument("--round-size", type=int, default=100, help="Adaptive: instances per round (rating units per entry with --adaptive-unit rating).")
+        parser.add_argument(
+            "--adaptive-unit", choices=("instance", "rating"), default="instance",
+            help="Adaptive: a round adds new items with every rater (instance, default) or one more rater at a time, on rated items or new ones (rating).",
+        )
 
     def handle(self, *args, **opts):
         test_set = get_test_set(opts["challenge"], opts["test_set"])
@@ -47,6 +51,7 @@ class Command(BaseCommand):
                 sample_seed=opts["sample_seed"], order_seed=opts["order_seed"], reward=opts["reward"],
                 adaptive={
                     "confidence": opts["confidence"], "top_k": opts["top_k"], "budget": opts["budget_ratings"], "round_size": opts["round_size"],
+                    "unit": opts["adaptive_unit"],
                 } if opts["adaptive"] else None,
             )
             if opts["launch"]:
@@ -57,5 +62,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"created campaign {crowd.campaign.name!r}: job {crowd.job_id} with {items} items x {opts['raters']} rater{'' if opts['raters'] == 1 else 's'} "
             f"on {len(crowd.instances)} instances (order seed {crowd.order_seed}){'; launched' if opts['launch'] else ''}"
-            + (f"; adaptive: rounds of {opts['round_size']} instances, looks at {crowd.round_sizes}" if opts["adaptive"] else "")
+            + (f"; adaptive: rounds of {opts['round_size']} {'instances' if opts['adaptive_unit'] == 'instance' else 'rating units'}, looks at {crowd.round_sizes}" if opts["adaptive"] else "")
         )

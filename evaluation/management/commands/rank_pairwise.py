@@ -1,13 +1,14 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.campaigns import selectors
+from evaluation.campaigns import controls, selectors
 from evaluation.stats import pairwise_report
 
 
 class Command(BaseCommand):
     help = (
         "Print the Bradley-Terry ranking of a pairwise comparison job (strength, 95% bootstrap interval, "
-        "rank range, wins/losses/ties) from its responses that count."
+        "rank range, wins/losses/ties) from its responses that count; the Markdown adds the style-controlled ranking, "
+        "position bias and the votes that hold each order."
     )
 
     def add_arguments(self, parser):
@@ -29,4 +30,4 @@ class Command(BaseCommand):
         if opts["format"] == "csv":
             self.stdout.write(pairwise_report.to_csv(result), ending="")
         else:
-            self.stdout.write(pairwise_report.to_markdown(result, job_name=job.name), ending="")
+            self.stdout.write(pairwise_report.to_markdown(result, job_name=job.name, controls=controls.pairwise_controls(job, result)), ending="")

@@ -11,7 +11,9 @@ class Command(BaseCommand):
     help = (
         "Replay a published human evaluation in the DSTC layout: adaptive allocation (successive elimination on the "
         "paired comparisons of the final score) against uniform allocation of the same ratings, with the ratings "
-        "spent and the pairs resolved, compared with the full data."
+        "spent and the pairs resolved, compared with the leaderboard's verdicts on every published rating (the report's "
+        "statistic and bootstrap, detection redrawn). The campaign's intervals target the full data's differences (the finite "
+        "set of instances); the leaderboard's, the population."
     )
 
     def add_arguments(self, parser):
@@ -31,6 +33,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-futility", action="store_false", dest="futility", help="Keep spending on pairs the whole budget could not resolve.")
         parser.add_argument(
+            "--futility-beta", type=float, default=allocation.DEFAULT_FUTILITY_BETA,
+            help="Largest chance that a pair the leaderboard of every rating resolves is settled as a tie by the futility check "
+            f"(its own boundary; default {allocation.DEFAULT_FUTILITY_BETA}).",
+        )
+        parser.add_argument(
             "--unit", choices=allocation.UNITS, default="rating",
             help="What the campaign draws from the pool: one published rating of an instance at a time (default; one rater's "
             "answers to every question) or an instance with all its ratings (to compare).",
@@ -38,8 +45,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the replay(s) as JSON.")
 
     def handle(self, *args, results_dir, **opts):
-        if opts["seeds"] < 1 or not 0 < opts["alpha"] < 1 or not 0 < opts["budget"] <= 1:
-            raise CommandError("--seeds must be at least 1, --alpha within (0, 1) and --budget within (0, 1]")
+        if opts["seeds"] < 1 or not 0 < opts["alpha"] < 1 or not 0 < opts["budget"] <= 1 or not 0 < opts["futility_beta"] < 0.5:
+            raise CommandError("--seeds must be at least 1, --alpha within (0, 1), --budget within (0, 1] and --futility-beta within (0, 0.5)")
         try:
             pool = allocation.read_dstc(
                 results_dir, opts["labels"], baseline_teams=tuple(opts["baseline_teams"] or BASELINE_TEAMS),
@@ -48,7 +55,7 @@ class Command(BaseCommand):
             runs = [
                 allocation.replay(
                     pool, seed=opts["seed"] + k, top_k=opts["top_k"], alpha=opts["alpha"], indifference=opts["indifference"], budget=opts["budget"],
-                    looks=opts["looks"], futility=opts["futility"],
+                    looks=opts["looks"], futility=opts["futility"], futility_beta=opts["futility_beta"],
                 )
                 for k in range(opts["seeds"])
             ]
@@ -64,16 +71,16 @@ class Command(BaseCommand):
                 f"seed {run['seed']}: adaptive used {run['ratings_used']} of {run['ratings_total']} ratings "
                 f"({run['ratings_used_fraction']:.1%}); resolved {run['resolved_pairs']} of {run['pairs']} pairs "
                 f"({run['settled_as_ties']} more settled as ties), "
-                f"{run['full_resolved_pairs_resolved']} of the {run['full_resolved_pairs']} the full data resolves; "
+                f"{run['full_resolved_pairs_resolved']} of the {run['full_resolved_pairs']} the leaderboard of every rating resolves; "
                 f"{run['wrongly_ordered_pairs']} ordered wrongly"
-                + (f" (the last of the full data's pairs resolved with {run['full_resolved_by_fraction']:.1%} of the ratings)" if run["full_resolved_by_fraction"] is not None else "")
+                + (f" (the last of the leaderboard's pairs resolved with {run['full_resolved_by_fraction']:.1%} of the ratings)" if run["full_resolved_by_fraction"] is not None else "")
                 + f"; top {run['top_k']} order "
                 f"{'matches' if run['top_k_order_matches'] else 'differs from'} the full data. Uniform, same ratings: "
-                f"{uniform['resolved_pairs']} resolved ({uniform['full_resolved_pairs_resolved']} of the full data's), "
+                f"{uniform['resolved_pairs']} resolved ({uniform['full_resolved_pairs_resolved']} of the leaderboard's), "
                 f"{uniform['wrongly_ordered_pairs']} wrong, top {run['top_k']} order {'matches' if uniform['top_k_order_matches'] else 'differs'}"
             )
             for pair in run["unresolved_full_resolved"]:
-                self.stdout.write(f"  not resolved (the full data resolves it): {pair[0]} vs {pair[1]}")
+                self.stdout.write(f"  not resolved (the leaderboard of every rating resolves it): {pair[0]} vs {pair[1]}")
             self.stdout.write("  where the ratings went (each pair when it settled; ratings used by the campaign by then, and on the pair):")
             # Settled pairs in the order they settled, then the ones still open at the stop.
             pairs = sorted(run["intervals"].items(), key=lambda item: (item[1]["settled_at"] is None, (item[1]["settled_at"] or {}).get("look", 0), item[0]))

@@ -219,6 +219,14 @@ class TestComparesSystems:
         assert a != b and outcome in ("a", "b", "tie")
         assert kind.comparison(built, undecided) is None
 
+    @pytest.mark.parametrize("kind", declaring(caps.ComparesSystems))
+    def test_it_says_what_the_worker_saw_and_which_side_was_left(self, kind):
+        payload, decided, _undecided = COMPARISONS[kind.key]
+        built = kind.build_payload(SimpleNamespace(payload=payload))
+        left, text_a, text_b = kind.presentation(built, {**decided, "left": "b"})
+        assert left == "b" and text_a and text_b and text_a != text_b
+        assert kind.presentation(built, {k: v for k, v in decided.items() if k != "left"})[0] is None
+
 
 # --- The page ------------------------------------------------------------------------------------------
 

@@ -1,0 +1,192 @@
+"""Long work a campaign page starts and follows: planner runs and human-evaluation imports.
+
+The page's request checks what it can at once (a form, that the upload is a zip), saves the upload,
+records a `CampaignRun` and queues `evaluation.tasks.run_campaign_run` after commit, then answers.
+The task claims the run, does the work publishing done/total, and stores the result (the plan, or
+the import's counts) or the refusal in words that say what to do; the upload is removed either way.
+The page shows the run through its progress endpoint (`quorum/progress.py`).
+"""
+import logging
+import shutil
+import zipfile
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import RunStatus
+from annotation.services.import_uploads import save_uploads
+from annotation.services.imports import RunProgress
+from evaluation.campaigns import selectors
+from evaluation.campaigns.services.uploads import import_human_eval_archive
+from evaluation.errors import EvaluationInputError
+from evaluation.models import Campaign, CampaignRun
+from evaluation.stats import power
+from hits.providers import registry
+from quorum.background import after_commit, queue_now
+
+logger = logging.getLogger(__name__)
+
+PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
+TASK = "evaluation.tasks.run_campaign_run"
+
+
+def _record(campaign: Campaign, kind: str, *, options: dict, upload=None, created_by=None) -> CampaignRun:
+    saved = save_uploads({"upload": upload})["upload"] if upload is not None else None
+    try:
+        with transaction.atomic():
+            run = CampaignRun.objects.create(
+                campaign=campaign, kind=kind, options=options, upload=str(saved or ""), upload_name=getattr(upload, "name", "") or "",
+                created_by=created_by,
+            )
+            after_commit(TASK, run.pk)
+    except BaseException:
+        _remove_upload(saved)
+        raise
+    return run
+
+
+def start_plan(campaign: Campaign, data: dict, created_by=None) -> CampaignRun:
+    """Queue a planner run from a valid `PlanForm`'s cleaned data (a pilot campaign or CSV, the goal).
+    A pilot CSV is read and fitted here (a pilot is small), so a bad one is refused at once
+    (EvaluationInputError naming the line, nothing stored); a pilot campaign is only checked to have
+    ratings (reading 100,000 of them takes seconds: the run does it); the run does the simulations."""
+    pilot = data.get("pilot_campaign")
+    upload = None if pilot else data["pilot_file"]
+    options = {
+        "pilot_campaign": pilot.pk if pilot else None, "top_k": data["top_k"], "power": data["power"], "delta": data.get("delta"),
+        "max_raters": data["max_raters"], "provider": data["provider"], "reward": str(data["reward"]),
+    }
+    if pilot is not None and not selectors.has_ratings(pilot):
+        raise EvaluationInputError(f"campaign {pilot.name!r} has no ratings yet to plan from")
+    if upload is not None:
+        try:
+            _fitted_pilot(options, upload, upload.name)
+        except ValueError as exc:
+            raise EvaluationInputError(str(exc)) from exc
+        upload.seek(0)
+    return _record(campaign, CampaignRun.Kind.PLAN, options=options, upload=upload, created_by=created_by)
+
+
+def _fitted_pilot(options: dict, source, name: str):
+    """(fitted model, rows rated) of the pilot the options name, or of the CSV `source`; ValueError
+    (a RatingsFileError naming the line, a pilot without repeated items) when it cannot be planned from."""
+    if options["pilot_campaign"]:
+        pilot = Campaign.objects.filter(pk=options["pilot_campaign"]).first()
+        if pilot is None:
+            raise ValueError("the pilot campaign was deleted")
+        ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(pilot)
+    else:
+        ratings, entries, rows, rater_ids_known = selectors.csv_pilot(source, name)
+    return power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known), rows
+
+
+def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, created_by=None) -> CampaignRun:
+    """Queue the import of a zipped DSTC9 human-evaluation folder. A file that is not a zip is
+    refused here (EvaluationInputError, nothing stored); what is inside is checked by the run."""
+    if upload is None:
+        raise EvaluationInputError("choose a .zip file to import")
+    if not zipfile.is_zipfile(upload):
+        raise EvaluationInputError(
+            "the file is not a .zip archive: zip the team folders (<team>/<entry>.json beside <entry>.human_eval.json) and upload that"
+        )
+    upload.seek(0)
+    return _record(campaign, CampaignRun.Kind.HUMAN_EVAL_IMPORT, options={"replace": bool(replace)}, upload=upload, created_by=created_by)
+
+
+def execute(run_id: int) -> CampaignRun | None:
+    """Do a queued run (the task's body). None when it is not pending (already done, or taken)."""
+    claimed = CampaignRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=timezone.now())
+    if not claimed:
+        return None
+    run = CampaignRun.objects.select_related("campaign__test_set").get(pk=run_id)
+    try:
+        result = _plan(run) if run.kind == CampaignRun.Kind.PLAN else _import_human_eval(run)
+    except (EvaluationInputError, ValueError) as exc:
+        _finish(run, status=RunStatus.FAILED, error=_what_to_do(run, str(exc)))
+    except Exception as exc:  # the run must end in a state the organizer can see, whatever went wrong
+        logger.exception("campaign run %s failed", run.pk)
+        _finish(run, status=RunStatus.FAILED, error=f"The {run.get_kind_display().lower()} failed unexpectedly ({type(exc).__name__}: {exc}). Start it again; if it fails again, report it.")
+    else:
+        _finish(run, status=RunStatus.SUCCEEDED, result=result)
+    finally:
+        _remove_upload(Path(run.upload) if run.upload else None)
+    run.refresh_from_db()
+    return run
+
+
+def _what_to_do(run: CampaignRun, reason: str) -> str:
+    if run.kind == CampaignRun.Kind.PLAN:
+        return f"No plan: {reason}. Change the pilot or the goal in the planner form and plan again."
+    return f"Nothing was imported: {reason}. Correct the archive and import it again."
+
+
+def _finish(run: CampaignRun, *, status: str, result=None, error: str = "") -> None:
+    fields = {"status": status, "error": error, "result": result, "finished_at": timezone.now()}
+    if run.total:  # the last figures published (on SQLite only kept on the object until now)
+        fields.update(done=run.total if status == RunStatus.SUCCEEDED else run.done, total=run.total)
+    CampaignRun.objects.filter(pk=run.pk).update(**fields)
+
+
+def _publish(run: CampaignRun):
+    """A progress callback for work outside a transaction: done/total written as they come."""
+
+    def report(done: int, total: int) -> None:
+        run.done, run.total = done, total
+        CampaignRun.objects.filter(pk=run.pk).update(done=done, total=total)
+
+    return report
+
+
+def _plan(run: CampaignRun) -> dict:
+    options = run.options
+    if options["pilot_campaign"]:
+        model, rows = _fitted_pilot(options, None, "")
+    else:
+        with open(run.upload, "rb") as source:
+            model, rows = _fitted_pilot(options, source, run.upload_name)
+    result = power.plan(
+        model, options["top_k"], power=options["power"], delta=options["delta"], systems=rows, max_raters=options["max_raters"],
+        simulations=PAGE_SIMULATIONS, pricing=registry.get(options["provider"]), reward=options["reward"], progress=_publish(run),
+    )
+    return result.as_dict()
+
+
+def _import_human_eval(run: CampaignRun) -> dict:
+    progress = RunProgress(run)  # the import is one transaction: its progress goes out on a second connection where it can
+    try:
+        with open(run.upload, "rb") as archive:
+            summary = import_human_eval_archive(run.campaign, archive, replace=run.options.get("replace", False), progress=progress)
+    finally:
+        progress.close()
+    return summary
+
+
+def _remove_upload(path: Path | None) -> None:
+    """Remove the folder `save_uploads` made for the upload (<folder>/<role>/<name>)."""
+    if path is not None:
+        shutil.rmtree(path.parents[1], ignore_errors=True)
+
+
+
+def settle_stuck_runs(now=None) -> dict:
+    """The beat's safety net (`evaluation.tasks.sweep_campaign_runs`), as annotation's sweep is for
+    imports and exports: a run still pending past QUORUM_RUN_DEADLINE_MINUTES (its task was lost, or
+    the broker was down) is queued again; one left running (its worker was lost) fails with the
+    reason and its upload is removed. Safe to repeat: `execute` takes only a pending run."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
+    pending = CampaignRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True)
+    requeued = sum(1 for run_id in list(pending) if queue_now(TASK, run_id))
+    stuck = CampaignRun.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff)
+    uploads = [Path(upload) for upload in stuck.exclude(upload="").values_list("upload", flat=True)]
+    failed = stuck.update(
+        status=RunStatus.FAILED, finished_at=now,
+        error=f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start "
+        "(the worker running it was lost). Nothing of it was kept; start it again.",
+    )
+    for upload in uploads:
+        _remove_upload(upload)
+    return {"requeued": requeued, "failed": failed}

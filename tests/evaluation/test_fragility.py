@@ -1,0 +1,221 @@
+"""Fragility of a leaderboard's order against brute force on small leaderboards.
+
+Brute force here is independent of the module's search: every subset of the ratings (or votes) is
+removed in turn and the leaderboard's own statistic recomputed from what is left (plain means,
+means of instance means, `bradley_terry.fit`).
+"""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation.stats import bradley_terry, fragility, report
+
+
+def _brute_force(units, reversed_without):
+    for k in range(len(units) + 1):
+        for removed in itertools.combinations(range(len(units)), k):
+            if reversed_without(set(removed)):
+                return k
+    return None
+
+
+# --- means -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_mean_pair_is_the_least_removal(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, 6, size=rng.integers(1, 7)).astype(float)
+    b = rng.integers(1, 6, size=rng.integers(1, 7)).astype(float)
+    if a.mean() <= b.mean():
+        a, b = b, a
+    units = [("a", v) for v in a] + [("b", v) for v in b]
+
+    def reversed_without(removed):
+        left_a = [v for k, (side, v) in enumerate(units) if side == "a" and k not in removed]
+        left_b = [v for k, (side, v) in enumerate(units) if side == "b" and k not in removed]
+        return bool(left_a and left_b and np.mean(left_b) >= np.mean(left_a))
+
+    assert fragility.mean_pair_count(a, b) == _brute_force(units, reversed_without)
+
+
+def test_a_pair_that_no_removal_reverses_has_no_count():
+    assert fragility.mean_pair_count([5.0, 5.0], [1.0, 1.0, 1.0]) is None
+
+
+def test_mean_leaderboard_marks_the_pair_held_by_few():
+    values = {"A": [5.0] * 51 + [1.0] * 49, "B": [3.0] * 100, "C": [1.0] * 100}
+    board = fragility.mean_leaderboard(values, ["A", "B", "C"], mark_share=0.05)
+    first, second = board["pairs"]
+    assert (first["above"], first["below"], first["count"], first["share"]) == ("A", "B", 2, 2 / 300)  # (304 - 5k) / (100 - k) <= 3 from k = 2
+    assert first["marked"] and not second["marked"]
+    assert board["top"]["below"] == "B" and board["top"]["count"] == 2 and board["top"]["method"] == "exact"
+
+
+# --- the ratings leaderboard (instance means, Eq. 1 of an unweighted system) ----------------------
+
+
+def _small_ratings(rng, n_instances=2, raters=(1, 2)):
+    rows = []
+    for system, shift in (("A", 0.6), ("B", 0.0)):
+        for question in ("q1", "q2"):
+            for instance in range(n_instances):
+                for r in range(rng.choice(raters)):
+                    value = int(np.clip(np.round(3 + shift + rng.normal(0, 1.2)), 1, 5))
+                    rows.append({"system": system, "question": question, "instance": instance, "rater": f"r{r}", "value": value})
+    return pd.DataFrame(rows)
+
+
+def _leaderboard_score(frame, system):
+    """The report's final score of an unweighted system: mean over questions of the mean of instance means."""
+    mine = frame[frame["system"] == system]
+    per_question = [g.groupby("instance")["value"].mean().mean() for _, g in mine.groupby("question")]
+    return np.mean(per_question) if len(per_question) == 2 else None
+
+
+def _plain_score(rows, system):
+    """The same statistic on plain tuples (system, question, instance, value), for brute force."""
+    cells: dict = {}
+    for r in rows:
+        if r[0] == system:
+            cells.setdefault(r[1], {}).setdefault(r[2], []).append(r[3])
+    if len(cells) < 2:
+        return None
+    return sum(sum(sum(v) / len(v) for v in by.values()) / len(by) for by in cells.values()) / len(cells)
+
+
+def _cells_of(frame):
+    built = report.build_report(frame, [False] * 2, [report.SystemSpec("A"), report.SystemSpec("B")], questions=("q1", "q2"), bootstrap=1000)
+    return built
+
+
+def test_ratings_leaderboard_fragility_matches_brute_force():
+    compared = 0
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        frame = _small_ratings(rng)
+        if _leaderboard_score(frame, "A") <= _leaderboard_score(frame, "B"):
+            frame["system"] = frame["system"].map({"A": "B", "B": "A"})
+        pair = _cells_of(frame)["fragility"]["pairs"][0]
+        assert (pair["above"], pair["below"], pair["total"]) == ("A", "B", len(frame))
+        if pair["method"] != "exact":
+            assert pair["count"] is None  # no removal found, and every subset is too many to try
+            continue
+
+        rows = list(frame[["system", "question", "instance", "value"]].itertuples(index=False))
+
+        def reversed_without(removed, rows=rows):
+            left = [r for k, r in enumerate(rows) if k not in removed]
+            a, b = _plain_score(left, "A"), _plain_score(left, "B")
+            return a is not None and b is not None and b >= a - 1e-12
+
+        assert pair["count"] == _brute_force(rows, reversed_without), seed
+        compared += 1
+    assert compared >= 20
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_greedy_bound_is_achieved_and_never_below_the_least(seed, monkeypatch):
+    rng = np.random.default_rng(100 + seed)
+    frame = _small_ratings(rng)
+    if _leaderboard_score(frame, "A") <= _leaderboard_score(frame, "B"):
+        frame["system"] = frame["system"].map({"A": "B", "B": "A"})
+    exact = _cells_of(frame)["fragility"]["pairs"][0]["count"]
+    monkeypatch.setattr(fragility, "EXACT_SEARCH_LIMIT", 0)
+    bound = _cells_of(frame)["fragility"]["pairs"][0]
+    assert bound["method"] == "greedy bound"
+    if exact is None:
+        assert bound["count"] is None
+    else:
+        assert bound["count"] >= exact
+
+
+def test_greedy_removals_really_reverse_the_order():
+    rng = np.random.default_rng(7)
+    rows = []
+    for system, mean in (("A", 3.4), ("B", 3.2)):
+        for question in ("q1", "q2"):
+            for instance in range(60):
+                for r in range(3):
+                    rows.append({"system": system, "question": question, "instance": instance, "rater": f"r{r}",
+                                 "value": int(np.clip(np.round(rng.normal(mean, 1)), 1, 5))})
+    frame = pd.DataFrame(rows)
+    cells = fragility.report_cells(frame, ["A", "B"], ["q1", "q2"], 60, np.ones((2, 2, 60)), np.full((2, 2), 120.0), [False, False])
+    a, b = cells["A"], cells["B"]
+    assert a.score() == pytest.approx(_leaderboard_score(frame, "A"))
+    count, method = fragility.cell_pair(a, b)
+    assert method == "greedy bound" and count is not None and count > 0
+    # replay the greedy's removals one by one: each keeps the scores what the statistic says
+    a2, b2 = a.copy(), b.copy()
+    for _ in range(count):
+        down, up = a2.moves(), -b2.moves()
+        if np.nanmin(down) <= np.nanmin(up):
+            a2.remove(*np.unravel_index(np.nanargmin(down), a2.counts.shape))
+        else:
+            b2.remove(*np.unravel_index(np.nanargmin(up), b2.counts.shape))
+    assert b2.score() >= a2.score()
+    assert a.size() + b.size() - (a2.size() + b2.size()) == count
+
+
+# --- Bradley-Terry -------------------------------------------------------------------------------
+
+
+def _bt_order(comparisons):
+    fit = bradley_terry.fit(comparisons)
+    return [row.system for row in sorted(fit.per_system, key=lambda r: -r.log_strength)], fit
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bradley_terry_fragility_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    strengths = {"A": 0.8, "B": 0.3, "C": 0.0}
+    comparisons = []
+    for _ in range(9):
+        a, b = rng.choice(list(strengths), size=2, replace=False)
+        p = 1 / (1 + np.exp(-(strengths[a] - strengths[b])))
+        u = rng.random()
+        comparisons.append((a, b, "tie" if u > 0.9 else ("a" if u < 0.9 * p else "b")))
+    order, _ = _bt_order(comparisons)
+    board = fragility.bt_leaderboard(comparisons, order)
+
+    for pair in board["pairs"]:
+        def reversed_without(removed, pair=pair):
+            left = [c for k, c in enumerate(comparisons) if k not in removed]
+            if {s for c in left for s in c[:2]} != set(order):
+                return False  # a removal keeps every system on the board
+            try:
+                by = bradley_terry.fit(left).by_system()
+            except ValueError:  # the comparisons left no longer connect the systems
+                return False
+            return by[pair["below"]].log_strength >= by[pair["above"]].log_strength - 1e-9
+
+        expected = _brute_force(comparisons, reversed_without)
+        assert pair["method"] == "exact"
+        assert pair["count"] == expected, pair
+
+
+def test_the_fragility_setting_is_checked():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        fragility.mean_leaderboard({"A": [1.0], "B": [0.0]}, ["A", "B"], mark_share=2)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_bradley_terry_greedy_bound_is_never_below_the_least(seed, monkeypatch):
+    rng = np.random.default_rng(50 + seed)
+    strengths = {"A": 0.9, "B": 0.4, "C": 0.0, "D": -0.2}
+    comparisons = []
+    for _ in range(14):
+        a, b = rng.choice(list(strengths), size=2, replace=False)
+        comparisons.append((a, b, "a" if rng.random() < 1 / (1 + np.exp(-(strengths[a] - strengths[b]))) else "b"))
+    order, _ = _bt_order(comparisons)
+    exact = fragility.bt_leaderboard(comparisons, order)
+    monkeypatch.setattr(fragility, "EXACT_SEARCH_LIMIT", 0)
+    bound = fragility.bt_leaderboard(comparisons, order)
+    for least, greedy in zip(exact["pairs"], bound["pairs"], strict=True):
+        assert greedy["method"] == "greedy bound" or greedy["count"] == 0  # nothing to search below 0
+        if least["method"] == "exact" and least["count"] is not None:
+            assert greedy["count"] is None or greedy["count"] >= least["count"]
+        if greedy["count"] is not None:  # the bound is reached: some removal of that many reverses the order
+            assert least["count"] is not None and least["count"] <= greedy["count"]
