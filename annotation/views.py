@@ -13,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -426,8 +426,8 @@ def work(request, token):
     step = after_submit(submission.response.slot, submission.response)
     if as_json:
         return JsonResponse({"redirect": step.url})
-    if step.token is not None and request.headers.get(CYCLE_HEADER) == "page":
-        return _next_page(request, step)
+    if request.headers.get(CYCLE_HEADER) == "page":
+        return _next_page(request, step) if step.token is not None else _go_to(step.url)
     return redirect(step.url)
 
 
@@ -435,6 +435,16 @@ def work(request, token):
 CYCLE_HEADER = "X-Quorum-Cycle"
 #: The URL of the page a one-request cycle answered with; the script puts it in the address bar.
 LOCATION_HEADER = "X-Quorum-Location"
+#: Where the script must send the browser itself (the done page, a provider's completion URL).
+GO_TO_HEADER = "X-Quorum-Go-To"
+
+
+def _go_to(url: str) -> HttpResponse:
+    """A one-request cycle that does not end on a work page: the script navigates to `url` (a
+    provider's completion URL is on another site, where a fetch could not follow a redirect)."""
+    answer = HttpResponse(status=204)
+    answer[GO_TO_HEADER] = url
+    return answer
 
 
 def _next_page(request, step: NextStep):

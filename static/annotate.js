@@ -269,6 +269,8 @@
       body: new URLSearchParams(new FormData(form))
     })
       .then(function (response) {
+        var away = response.headers.get("X-Quorum-Go-To");  // saved; the next page is not a work page
+        if (away) { window.location.assign(away); return; }
         var url = response.headers.get("X-Quorum-Location") || (response.redirected ? response.url : "");
         return response.text().then(function (html) { showPage(html, url); });
       })

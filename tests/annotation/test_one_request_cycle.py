@@ -126,9 +126,26 @@ def test_after_the_last_item_the_cycle_leads_to_the_done_page(annotating):
     client, url, _worker = annotating
     for _ in range(4):
         answered = client.post(url, good_answers(_slot(url).item), **CYCLE)
-        url = answered.get("X-Quorum-Location") or answered["Location"]
+        url = answered.get("X-Quorum-Location") or answered["X-Quorum-Go-To"]
 
-    assert answered.status_code == 302  # the script's fetch follows it to the done page
+    assert answered.status_code == 204  # saved; the script sends the browser to the done page
     assert "/done/" in url
     assert "Nothing left for you" in client.get(url).content.decode()
     assert Response.objects.count() == 4
+
+
+def test_a_provider_that_sends_its_workers_on_gets_them_sent_by_the_script(annotating):
+    """A crowd provider's completion URL is on another site: a fetch could not follow a redirect
+    there, so the cycle answers 204 with the URL for the script to go to, and the response is saved."""
+    from annotation import extensions
+
+    client, url, worker = annotating
+    completion = "https://app.prolific.example/submissions/complete?cc=QUORUM"
+    with extensions.submit_redirects.override(worker.provider, lambda slot, response: completion):
+        answered = client.post(url, good_answers(_slot(url).item), **CYCLE)
+
+    assert answered.status_code == 204
+    assert answered["X-Quorum-Go-To"] == completion
+    assert "X-Quorum-Location" not in answered
+    assert Response.objects.get(slot=_slot(url)).worker_id == worker.pk
+    assert not Slot.objects.filter(state=Slot.State.CLAIMED).exists()  # no next item was claimed for them
