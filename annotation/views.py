@@ -13,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -26,7 +26,7 @@ from quorum import limits, strict_json
 from quorum.roles import is_organizer, worker_for
 
 from . import chat_relay, task_types
-from .after_submit import after_submit_url
+from .after_submit import NextStep, after_submit, after_submit_url
 from .highlight import slot_segments
 from .models import Item, Job, Response, Slot, Worker
 from .selectors import work as work_selectors
@@ -230,7 +230,8 @@ def preview_page(request, job: Job, item: Item, *, preview: dict, answers=None, 
 
 
 def _work_page(
-    request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200, extra=None
+    request, work: _Work, *, answers=None, problems=(), active_seconds="", telemetry="", typing="", status=200, extra=None,
+    saved=None,
 ):
     kind = task_types.get(work.job.task_type)
     fields = kind.answer_fields(work.job.settings)
@@ -273,7 +274,7 @@ def _work_page(
         "position": your_responses + 1,
         "total_items": max(work_selectors.item_count(work.job), your_responses + 1),  # never "Item 11 of 10"
         "your_responses": your_responses,
-        "saved": request.GET.get("saved") == "1",
+        "saved": request.GET.get("saved") == "1" if saved is None else saved,
         "is_inhouse": work.worker.user_id is not None,
         "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None)),
         **kind.page_context(work.item, work.slot, work.job.settings),
@@ -422,8 +423,42 @@ def work(request, token):
         )
     if not submission.created:  # a simultaneous post of the same link was saved first
         return _already_saved(request, current, submission.response, answers)
-    following = after_submit_url(submission.response.slot, submission.response)
-    return JsonResponse({"redirect": following}) if as_json else redirect(following)
+    step = after_submit(submission.response.slot, submission.response)
+    if as_json:
+        return JsonResponse({"redirect": step.url})
+    if request.headers.get(CYCLE_HEADER) == "page":
+        return _next_page(request, step) if step.token is not None else _go_to(step.url)
+    return redirect(step.url)
+
+
+#: Sent by static/annotate.js with a form's submission: "answer with the next item's page".
+CYCLE_HEADER = "X-Quorum-Cycle"
+#: The URL of the page a one-request cycle answered with; the script puts it in the address bar.
+LOCATION_HEADER = "X-Quorum-Location"
+#: Where the script must send the browser itself (the done page, a provider's completion URL).
+GO_TO_HEADER = "X-Quorum-Go-To"
+
+
+def _go_to(url: str) -> HttpResponse:
+    """A one-request cycle that does not end on a work page: the script navigates to `url` (a
+    provider's completion URL is on another site, where a fetch could not follow a redirect)."""
+    answer = HttpResponse(status=204)
+    answer[GO_TO_HEADER] = url
+    return answer
+
+
+def _next_page(request, step: NextStep):
+    """One request per cycle: the saved submission is answered with the next item's page itself,
+    not a redirect the browser must follow. The script that asked shows it and names its URL in the
+    address bar (history.replaceState), so a reload asks for the next item, never the submission
+    again, and the back button leads where it did before. Without the script the form post gets
+    the redirect (Post/Redirect/Get) as always."""
+    following, denied = _resolve(request, step.token, for_page=True) if step.token else (None, None)
+    if following is None:  # not expected for a slot just claimed for them; the redirect says what is wrong
+        return redirect(step.url)
+    page = _work_page(request, following, saved=True)
+    page[LOCATION_HEADER] = step.url
+    return page
 
 
 def _already_saved(request, work: _Work, stored: Response, answers: dict):

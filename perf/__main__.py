@@ -7,10 +7,13 @@ import traceback
 BENCHMARKS = {
     "import": "perf.bench_import",
     "claims": "perf.bench_claims",
+    "memory": "perf.bench_memory",
+    "exports": "perf.bench_exports",
     "evaluation": "perf.bench_evaluation",
     "mturk": "perf.bench_mturk",
     "flags": "perf.bench_flags",
     "job_page": "perf.bench_job_page",
+    "job_page_100k": "perf.bench_job_page_100k",
     "collection_checks": "perf.bench_collection_checks",
     "allocation": "perf.bench_allocation",
     "looks": "perf.bench_looks",

@@ -20,17 +20,19 @@ RENDERS = 7
 TARGET_SECONDS = 1.0
 
 
-def run() -> dict:
+def run(turns: int = TURNS, name: str = "job_page", database_url: str | None = None) -> dict:
+    """`database_url`: where to build the jobs (an empty database); a fresh SQLite file by default."""
     with tempfile.TemporaryDirectory() as tmp:
         figures = run_json_subprocess(
-            "perf.bench_job_page", ["--worker"], {"DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "QUORUM_EXPORT_DIR": tmp}
+            "perf.bench_job_page", ["--worker", str(turns)],
+            {"DATABASE_URL": database_url or f"sqlite:///{tmp}/bench.sqlite3", "QUORUM_EXPORT_DIR": tmp},
         )
     figures["target_seconds"] = TARGET_SECONDS
-    save("job_page", figures)
+    save(name, figures)
     return figures
 
 
-def _worker() -> dict:
+def _worker(turns: int = TURNS) -> dict:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quorum.settings")
@@ -77,9 +79,15 @@ def _worker() -> dict:
         apply_flags(job)  # the stored report the pages read
         return job
 
-    big, small = job_with(TURNS, "large"), job_with(SMALL_TURNS, "small")
-    user = get_user_model().objects.create_user("olga", password="x")
-    make_organizer(user)
+    from annotation.models import Job
+
+    if turns:
+        big, small = job_with(turns, "large"), job_with(SMALL_TURNS, "small")
+        user = get_user_model().objects.create_user("olga", password="x")
+        make_organizer(user)
+    else:  # `--worker 0`: measure again the jobs an earlier run built in this database
+        big, small = Job.objects.get(name="large"), Job.objects.get(name="small")
+        user = get_user_model().objects.get(username="olga")
     client = Client()
     client.force_login(user)
 
@@ -107,4 +115,4 @@ def _worker() -> dict:
 
 
 if __name__ == "__main__" and "--worker" in sys.argv:
-    print(json.dumps(_worker()))
+    print(json.dumps(_worker(int(sys.argv[2]) if len(sys.argv) > 2 else TURNS)))

@@ -19,7 +19,7 @@ import sys
 import time
 from collections import Counter
 
-from .common import ROOT, free_port, fresh_database, save, server_env
+from .common import ROOT, free_port, fresh_database, save, server_env, wait_until_serving
 from .typing_profiles import EXPECTED, PRIMARY, PROFILES, actions
 
 DB_NAME = os.environ.get("QUORUM_BENCH_TYPING_DB", "quorum_bench_typing")
@@ -190,14 +190,7 @@ def run() -> dict:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        import requests
-
-        for _ in range(150):
-            try:
-                requests.get(base + "/accounts/login/", timeout=1)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
+        wait_until_serving(base)
         started = time.perf_counter()
         driven = _drive(base, prepared["work"], plan, rng)
         seconds = time.perf_counter() - started

@@ -37,6 +37,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_serving(base: str, tries: int = 150) -> None:
+    """Wait (up to tries x 0.2 s) until the server at `base` answers its login page."""
+    import time
+
+    import requests
+
+    for _ in range(tries):
+        try:
+            requests.get(base + "/accounts/login/", timeout=1)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+
+
 def server_env(db_name: str) -> dict:
     """The environment of a benchmark's gunicorn and set-up processes: perf settings on PostgreSQL database `db_name`."""
     return {

@@ -412,6 +412,17 @@ QUORUM_EXTRA_FRAME_ORIGINS = env.list("QUORUM_EXTRA_FRAME_ORIGINS", default=[]) 
 # redis://127.0.0.1:6379/1) so that what one process forgets (a job's provider, when its crowd
 # settings change) is forgotten by all.
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+# Sessions (issue 26): with a cache every process shares (CACHE_URL), a request reads its session
+# from the cache and writes go through to the database ("cached_db"), so a work page costs no
+# session query. With the per-process default a logout in one worker would not reach the cache of
+# another, so sessions are then read from the database alone. QUORUM_SESSION_ENGINE overrides both.
+_SHARED_CACHE = CACHES["default"]["BACKEND"] not in (
+    "django.core.cache.backends.locmem.LocMemCache", "django.core.cache.backends.dummy.DummyCache",
+)
+SESSION_ENGINE = env.str(
+    "QUORUM_SESSION_ENGINE",
+    default="django.contrib.sessions.backends.cached_db" if _SHARED_CACHE else "django.contrib.sessions.backends.db",
+)
 QUORUM_JOB_PROVIDER_CACHE_SECONDS = env.int("QUORUM_JOB_PROVIDER_CACHE_SECONDS", default=300)  # claims read a job's provider from the cache
 QUORUM_CONFIRM_RETRY_SECONDS = env.int("QUORUM_CONFIRM_RETRY_SECONDS", default=120)  # ask a provider again to confirm an entry
 QUORUM_MTURK_CONFIRM_MARGIN_MINUTES = env.int("QUORUM_MTURK_CONFIRM_MARGIN_MINUTES", default=30)  # after an assignment's duration, MTurk's silence refutes it

@@ -29,7 +29,9 @@
     if (pageInUse()) active += Math.min(now - lastTick, 2000) / 1000;
     lastTick = now;
   }
-  setInterval(tick, 1000);
+  // One timer per window: a page shown in place of the previous one (below) stops that page's timer.
+  if (window.quorumActiveTimer) clearInterval(window.quorumActiveTimer);
+  window.quorumActiveTimer = setInterval(tick, 1000);
   document.addEventListener("visibilitychange", function () { lastTick = Date.now(); });
   window.addEventListener("focus", function () { lastTick = Date.now(); });
   function recordActiveTime() {
@@ -137,6 +139,7 @@
 
   var timer = null;
   var sequence = 0;
+  var sending = false;  // the form's answers are on their way (below)
   function answers() {
     var values = {};
     fields.forEach(function (field) { values[field.name] = field.value; });
@@ -148,6 +151,7 @@
   }
 
   function runCheck() {
+    if (sending) return;  // the answers are on their way: this page is about to be replaced
     var mine = ++sequence;
     fetch(checkUrl, {
       method: "POST",
@@ -236,6 +240,44 @@
     var later = groups.slice(groups.indexOf(group) + 1).filter(unanswered)[0];
     var next = later ? later.querySelector("input[type=radio]") : document.getElementById("submit-button");
     if (next) next.focus();
+  });
+
+  /* --- One request per item: the submission is sent by fetch and answered with the next item's page
+   * (header X-Quorum-Location names its URL), which replaces this one; the address bar then names the
+   * new item (history.replaceState), so a reload asks for that item and never posts again, and Back
+   * leads where it led before. The server answers anything else (a refusal, "already saved") with the
+   * page a form post gets, shown the same way. Forms that send files are left to their own script
+   * (static/spoken.js); without fetch, or when the request fails, the form is posted as usual. --- */
+  function showPage(html, url) {
+    document.open();
+    document.write(html);
+    document.close();
+    if (url) history.replaceState(null, "", url);
+  }
+  form.addEventListener("submit", function (event) {
+    if (event.defaultPrevented || !window.fetch || !window.FormData || form.enctype === "multipart/form-data") return;
+    if (event.submitter && event.submitter.hasAttribute("formaction")) return;  // Skip posts elsewhere, as a form
+    event.preventDefault();
+    if (sending) return;  // a double click or a second Ctrl+Enter: the first submission stands
+    sending = true;
+    clearTimeout(timer);
+    sequence += 1;  // a check still under way is stale: it must not write into the next item's page
+    fetch(form.action, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-Quorum-Cycle": "page", "Accept": "text/html" },
+      body: new URLSearchParams(new FormData(form))
+    })
+      .then(function (response) {
+        var away = response.headers.get("X-Quorum-Go-To");  // saved; the next page is not a work page
+        if (away) { window.location.assign(away); return; }
+        var url = response.headers.get("X-Quorum-Location") || (response.redirected ? response.url : "");
+        return response.text().then(function (html) { showPage(html, url); });
+      })
+      .catch(function () {
+        sending = false;
+        form.submit();  // the plain post: the server keeps the first of two submissions
+      });
   });
 
   // Every listener is attached: typing from here on is counted and checked.

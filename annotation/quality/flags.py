@@ -38,14 +38,24 @@ Worker-level flags:
 
 Flags are evidence, never verdicts: what is done with them is the job's and the reviewer's call.
 """
-from dataclasses import dataclass, field
+from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 from rapidfuzz.distance import Indel
 
 from .. import text_units
+from ..lazy_modules import lazy
 from . import typing as typing_flags
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
 
 
 @dataclass(frozen=True)
@@ -119,15 +129,42 @@ class FlagReport:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "FlagReport":
-        """The report `as_json` stored, with integer ids again."""
+    def from_json(cls, data: dict) -> FlagReport:
+        """The report `as_json` stored, with integer ids again. The per-response parts (one entry per
+        flagged response: 100,000 on a large job) are read through `IntKeyed` views of the stored
+        JSON rather than copied, so a page that shows fifty responses does not rebuild them all."""
         return cls(
-            responses={int(r): list(codes) for r, codes in data.get("responses", {}).items()},
+            responses=IntKeyed(data.get("responses", {})),  # type: ignore[arg-type]  # a read-only Mapping
             workers={int(w): [WorkerFlag(**f) for f in flags] for w, flags in data.get("workers", {}).items()},
             measures={int(w): dict(m) for w, m in data.get("measures", {}).items()},
             responses_seen=int(data.get("responses_seen", 0)),
-            evidence={int(r): dict(e) for r, e in data.get("evidence", {}).items()},
+            evidence=IntKeyed(data.get("evidence", {})),  # type: ignore[arg-type]  # a read-only Mapping
         )
+
+
+class IntKeyed(Mapping):
+    """A read-only view, keyed by integer ids, of a stored JSON object keyed by their text."""
+
+    def __init__(self, stored: dict):
+        self._stored = stored
+
+    def __getitem__(self, key):
+        return self._stored[str(int(key))]
+
+    def __contains__(self, key) -> bool:
+        try:
+            return str(int(key)) in self._stored
+        except (TypeError, ValueError):
+            return False
+
+    def __iter__(self):
+        return (int(k) for k in self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+    def values(self):  # the stored values as they are (no key to convert)
+        return self._stored.values()
 
 
 def _plain_number(value):

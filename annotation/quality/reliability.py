@@ -25,10 +25,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-from scipy import stats
+from ..lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
 
 JUDGEMENT_COLUMNS = ["task", "worker", "label"]
 
@@ -148,6 +154,8 @@ def worker_reliability(data: pd.DataFrame, probas: pd.DataFrame, errors: pd.Data
         np.add.at(counts[:, :, a], worker_codes[mask], post[mask])
     right = np.einsum("wkk->w", counts)
     n = counts.sum(axis=(1, 2))
+    from scipy import stats  # here: web workers that never fit a model skip scipy
+
     alpha = 1 - INTERVAL
     low = stats.beta.ppf(alpha / 2, right + 1, n - right + 1)
     high = stats.beta.ppf(1 - alpha / 2, right + 1, n - right + 1)

@@ -15,14 +15,19 @@ giving one answer to items that mostly call for it (a careful voter on good rewr
 """
 from __future__ import annotations
 
-import numpy as np
-from scipy import stats
+from typing import TYPE_CHECKING
 
+from ..lazy_modules import lazy
 from ..models import Job, JobReliability
 from ..quality import reliability
 from ..quality.flags import FlagReport, WorkerFlag
 from ..selectors import reliability as reads
 from .stored_reports import store_latest
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy("numpy")
 
 
 def fit_job(job: Job, report: FlagReport, computed_at) -> JobReliability | None:
@@ -87,6 +92,8 @@ def _writers(fitted: reliability.ReliabilityFit, writer_of: dict) -> dict:
         sums[writer] = (total + p, n + 1)
     out = {}
     for writer, (total, n) in sums.items():
+        from scipy import stats  # here: web workers that never fit a model skip scipy
+
         low, high = stats.beta.ppf([0.025, 0.975], total + 1, n - total + 1)
         out[str(writer)] = {"parts": n, "usable": round(total / n, 4), "usable_interval": [round(float(low), 4), round(float(high), 4)]}
     return out

@@ -7,9 +7,14 @@ import struct
 import wave
 from dataclasses import dataclass
 from math import gcd
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy.signal import resample_poly
+from ..lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy("numpy")
 
 
 class RecordingError(ValueError):
@@ -80,6 +85,8 @@ def resample(audio: Audio, rate: int) -> Audio:
     """Polyphase resampling (scipy), which filters against aliasing when going down."""
     if rate == audio.sample_rate:
         return audio
+    from scipy.signal import resample_poly  # here, not at the top: web workers that never resample skip scipy
+
     divisor = gcd(rate, audio.sample_rate)
     samples = resample_poly(audio.samples, rate // divisor, audio.sample_rate // divisor)
     return Audio.from_samples(np.clip(samples, -1.0, 1.0), rate)

@@ -1,10 +1,16 @@
 """PNG plots of a stored report (matplotlib, Agg backend: no display needed). No Django."""
 from __future__ import annotations
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, imported when a plot is first drawn: web workers that
+    never draw one do not carry matplotlib (issue 26)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def _has_ratings(system) -> bool:
@@ -13,6 +19,7 @@ def _has_ratings(system) -> bool:
 
 def scores_with_intervals(report: dict, path) -> None:
     """One panel per question plus the final score: points with their bootstrap intervals."""
+    plt = _pyplot()
     systems = [s for s in reversed(report["systems"]) if _has_ratings(s)]  # best at the top; unrated rows are not drawn at 0
     panels = report["questions"] + ["final"]
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 0.4 * len(systems) + 1.5), sharey=True, squeeze=False)
@@ -38,6 +45,7 @@ def scores_with_intervals(report: dict, path) -> None:
 
 def rating_distributions(report: dict, path) -> None:
     """Stacked share of ratings 1-5 per system, one panel per question."""
+    plt = _pyplot()
     distribution = report["rating_distribution"]
     systems = [s["system"] for s in reversed(report["systems"]) if _has_ratings(s)]
     questions = report["questions"]

@@ -17,7 +17,6 @@ from evaluation.interactive import selectors
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.interactive.services.systems import address_policy, import_goals, register_system
 from evaluation.interactive.systems.reference import DB, ReferenceSystem, serve
-from evaluation.stats import interactive
 
 #: Goals over the reference database. Where a food is served in two areas, the weaker variant
 #: (which ignores the area) offers the wrong one, so the two systems differ by design.
@@ -162,6 +161,8 @@ def run_interactive_demo(*, server, organizer, annotator_names, password, seed, 
     errors = [e for u in users for e in u.errors]
     if errors:
         raise RuntimeError("simulated chat users failed:\n" + "\n".join(errors))
+    from evaluation.stats import interactive  # the demo's only use of it: web workers do not import it
+
     result, _dialogs = selectors.interactive_ranking(job, seed=seed)
     dialogs = sum(u.dialogs for u in users)
     say(f"   {dialogs} dialogs through the work pages; the interactive leaderboard:")

@@ -1,13 +1,21 @@
 """Reads of interactive evaluation: dialog systems, goal sets, chat jobs and their leaderboards,
 the offensive-word screening queue, and a test set's scheduled interactive leaderboard."""
-import pandas as pd
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Value, When
 
 from annotation import task_types
+from annotation.lazy_modules import lazy
 from annotation.models import Job, Response
 from evaluation.models import ChatScreening, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
-from evaluation.stats import interactive, scoring
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 
 def dialog_systems():
@@ -24,6 +32,8 @@ def interactive_jobs():
 
 def interactive_ranking(job, bootstrap=None, seed=None):
     """The interactive leaderboard of a chat job (intervals, tie groups) and its counted dialogs."""
+    from evaluation.stats import interactive, scoring  # with the first leaderboard: web workers skip numpy/scipy
+
     dialogs = interactive_dialogs(job)
     result = interactive.system_results(
         dialogs, bootstrap=bootstrap or scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED if seed is None else seed,
@@ -104,6 +114,8 @@ def _automatic_scores(schedule, entries: list) -> dict:
     scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
     if not scored:
         return {}
+    from evaluation.stats import scoring  # with the first leaderboard: web workers skip numpy/scipy
+
     frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
     return scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
 

@@ -79,6 +79,44 @@ def test_one_cycle_costs_at_most_twelve_queries(annotator_on_a_job):
     assert next_url.endswith("?saved=1")
 
 
+def test_one_request_cycle_costs_no_more_than_the_two_request_one(annotator_on_a_job):
+    """The page script's cycle (issue 26): the submit is answered with the next item's page."""
+    client, url, _job, worker = annotator_on_a_job
+    url, _page = _cycle(client, url)  # warm-up, as above
+
+    answers = _answers_for(url)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.post(url, answers, HTTP_X_QUORUM_CYCLE="page", HTTP_ACCEPT="text/html")
+
+    assert page.status_code == 200, page.content[:2000]
+    assert len(captured.captured_queries) <= MAX_QUERIES, (
+        f"one single-request cycle took {len(captured.captured_queries)} queries (at most {MAX_QUERIES}):\n"
+        + _listing(captured.captured_queries)
+    )
+    following = Slot.objects.get(pk=read_token(_token(page["X-Quorum-Location"]))[0])
+    assert following.state == Slot.State.CLAIMED and following.worker_id == worker.pk
+    assert Response.objects.get(slot_id=read_token(_token(url))[0]).status == Response.Status.ACCEPTED
+    assert f'action="/work/{_token(page["X-Quorum-Location"])}/"' in page.content.decode()
+
+
+def test_with_sessions_in_a_shared_cache_the_cycle_reads_no_session(annotator_on_a_job, settings):
+    """QUORUM_SESSION_ENGINE's default with a shared CACHE_URL (quorum/settings.py): cached_db."""
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    _client, url, _job, worker = annotator_on_a_job
+    client = Client()  # its middleware is loaded with the engine above
+    client.force_login(worker.user)  # the session lives in the cache too
+    url, _page = _cycle(client, url)
+
+    answers = _answers_for(url)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.post(url, answers, HTTP_X_QUORUM_CYCLE="page", HTTP_ACCEPT="text/html")
+
+    assert page.status_code == 200
+    assert not [q for q in captured.captured_queries if "django_session" in q["sql"]], _listing(captured.captured_queries)
+    assert len(captured.captured_queries) <= MAX_QUERIES - 2, _listing(captured.captured_queries)
+    assert Slot.objects.get(pk=read_token(_token(page["X-Quorum-Location"]))[0]).worker_id == worker.pk
+
+
 def test_the_page_read_brings_the_same_history_as_the_plain_one(annotator_on_a_job):
     client, url, _job, _worker = annotator_on_a_job
     url, _page = _cycle(client, url)

@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from annotation.models import Response
 from annotation.services.jobs import launch_job
 from annotation.services.payload_jobs import create_payload_job
+from tests.browser.saving import expect_saved
 
 from .test_annotator_flow import claim_by_keyboard, log_in, tab_to
 
@@ -36,7 +37,7 @@ def test_a_pairwise_choice_is_saved_with_the_order_the_worker_saw(page, dialogs,
     expect(page.get_by_role("radio", name=re.compile("Response 1 is better"))).to_be_checked()
     page.locator("#id_reason").fill("It answers the question.")
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
 
     response = Response.objects.get(worker=worker)
     chosen = response.item.payload[response.answers["winner"]]
@@ -61,7 +62,7 @@ def test_fed_questions_are_answered_on_their_own_scales(page, dialogs, make_anno
     for fieldset in page.locator("fieldset.scale").all():
         fieldset.locator("input[type=radio]").last.check()
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
     answers = Response.objects.get(worker=worker, item__job=job).answers
     assert answers["understandable"] == 2 and answers["interesting"] == 3 and answers["overall"] == 5
     assert dialogs == []
@@ -84,7 +85,7 @@ def test_a_rating_is_given_by_number_keys(page, dialogs, make_annotator):
     expect(scales.nth(0).locator('input[value="4"]')).to_be_checked()
     expect(scales.nth(1).locator('input[value="2"]')).to_be_checked()
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
     answers = Response.objects.get(worker=worker, item__job=job).answers
     assert sorted(answers.values()) == [2, 4]
     assert dialogs == []

@@ -51,6 +51,8 @@ def rate_every_item(page, job_name):
         answered += 1
         expect(page.locator("body")).not_to_contain_text(progress)  # the next item, or nothing left
         page.wait_for_load_state()
+        if page.locator("#work-form").count():  # written in place (one-request cycle): its keys are ready
+            expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
     expect(page.locator("body")).to_contain_text(re.compile("Nothing left|no more", re.I))
     return answered
 

@@ -11,6 +11,7 @@ from annotation.models import Response
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
+from tests.browser.saving import expect_saved
 from tests.evaluation.systems import running
 
 from .test_annotator_flow import claim_by_keyboard, log_in
@@ -49,7 +50,7 @@ def test_a_whole_chat_ends_in_success_and_ratings(page, dialogs, make_annotator)
         page.locator("#id_appropriateness").get_by_role("radio", name="Very appropriate").check()
         page.locator("#id_appropriateness_reason").fill("Short and to the point.")
         page.locator("#submit-button").click()
-        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+        expect_saved(page)
 
     response = Response.objects.get(worker=worker)
     assert response.answers["outcome"] == "success" and response.answers["understanding"] == 5 and response.answers["appropriateness"] == 4
@@ -81,7 +82,7 @@ def test_a_system_that_stops_answering_is_paused_and_the_worker_ends_without_rat
         assert DialogSystem.objects.get(pk=system.pk).paused_at is not None
         page.get_by_role("radio", name=re.compile("^Fail")).check()
         page.locator("#submit-button").click()  # no ratings, no reason: the system stopped answering
-        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+        expect_saved(page)
 
     response = Response.objects.get(worker=worker)
     assert response.answers["outcome"] == "fail" and response.answers["system_unavailable"] is True
@@ -130,7 +131,7 @@ def test_a_chat_judged_early_is_not_a_trap(page, dialogs, make_annotator):
         if not page.locator("#id_appropriateness_reason").input_value().strip():
             page.locator("#id_appropriateness_reason").fill("Fine.")
         page.locator("#submit-button").click()
-        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+        expect_saved(page)
 
     response = Response.objects.get(worker=worker)
     assert response.answers["outcome"] == "success"

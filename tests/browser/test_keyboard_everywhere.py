@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from annotation.models import Corpus, Dialog, Response, Turn
 from annotation.services.jobs import create_job, launch_job
 from annotation.services.payload_jobs import create_payload_job
+from tests.browser.saving import expect_saved
 
 from .test_annotator_flow import claim_by_keyboard, log_in
 
@@ -33,7 +34,7 @@ def test_digits_pick_a_pairwise_choice_and_ctrl_enter_submits_from_outside_the_f
     expect(page.get_by_role("radio", name=re.compile("Response 2 is better"))).to_be_checked()
     page.locator("h1, h2").first.click()
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
     response = Response.objects.get(worker=worker)
     shown_second = "b" if response.answers["left"] == "a" else "a"
     assert response.answers["winner"] == shown_second
@@ -61,7 +62,7 @@ def test_a_key_answers_na_and_later_digits_land_on_their_own_questions(page, dia
     for n in range(2, count):
         expect(scales.nth(n).locator("input[type=radio]:checked")).to_have_count(1)
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
     answers = Response.objects.get(worker=worker, item__job=job).answers
     assert answers["coherent"] == 2 and answers["error_recovery"] is None
     assert dialogs == []

@@ -1,6 +1,5 @@
 """The CGoDial collection pages in a real browser: an out-of-scope turn and question paraphrases are
 refused with what to fix when bad, and saved when good."""
-import re
 
 import pytest
 from playwright.sync_api import expect
@@ -8,6 +7,7 @@ from playwright.sync_api import expect
 from annotation.models import Corpus, Dialog, Response, Turn
 from annotation.services.jobs import create_job, launch_job
 from annotation.services.payload_jobs import create_payload_job
+from tests.browser.saving import expect_saved
 
 from .test_annotator_flow import claim_by_keyboard, log_in
 
@@ -36,7 +36,7 @@ def test_an_out_of_scope_turn_is_refused_when_in_scope_and_saved_when_not(page, 
     expect(page.get_by_role("alert")).to_contain_text("the knowledge answers this")
     page.locator("#id_utterance").fill("What is the tallest mountain in Peru?")
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
     assert Response.objects.get(worker=worker).answers == {"utterance": "What is the tallest mountain in Peru?"}
     assert dialogs == []
 
@@ -57,7 +57,7 @@ def test_question_paraphrases_are_refused_when_duplicated_and_saved_when_distinc
     expect(page.get_by_role("alert")).to_contain_text("Paraphrase 2: (almost) the same as Paraphrase 1")
     page.locator("#id_paraphrase_2").fill("Does the hotel charge for parking?")
     page.keyboard.press("Control+Enter")
-    expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+    expect_saved(page)
     answers = Response.objects.get(worker=worker).answers
     assert answers["paraphrase_2"] == "Does the hotel charge for parking?"
     assert dialogs == []

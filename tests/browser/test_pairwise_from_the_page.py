@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Job
+from tests.browser.saving import expect_saved
 
 from .test_annotator_flow import claim_by_keyboard, log_in
 
@@ -57,7 +58,7 @@ def test_a_pairwise_job_is_created_launched_answered_and_ranked_from_the_pages(p
         pick = "1" if "Yes, free parking" in side else "2"
         worker_tab.get_by_role("radio", name=re.compile(f"Response {pick} is better")).check()
         worker_tab.get_by_role("button", name="Submit").click()
-        expect(worker_tab.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+        expect_saved(worker_tab)
     worker_tab.context.close()
 
     page.goto("/organize/")

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from annotation import typing_log
 from annotation.models import Response
 
+from .saving import expect_saved
 from .test_annotator_flow import HOTEL, claim_by_keyboard, log_in, make_job, wait_until_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -99,7 +100,7 @@ def test_messages_typed_to_a_system_are_recorded_with_the_verdict(page, dialogs,
         page.locator("#id_appropriateness").get_by_role("radio", name="Very appropriate").check()
         page.locator("#id_appropriateness_reason").fill("Short and to the point.")
         page.locator("#submit-button").click()
-        expect(page.locator("body")).to_contain_text(re.compile("saved|Nothing left", re.I))
+        expect_saved(page)
 
     logs = Response.objects.get(worker=worker).typing
     record = typing_log.check_record(logs["chat_messages"])

@@ -4,8 +4,6 @@ Credentials come from boto3's standard chain (never read or stored here); the sa
 used unless QUORUM_MTURK_LIVE=true and the job asks for live work, or QUORUM_MTURK_ENDPOINT_URL
 names an MTurk-compatible endpoint (and the tests' fake).
 """
-import boto3
-from botocore.config import Config
 from django.conf import settings
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
@@ -24,6 +22,11 @@ def endpoint_for(sandbox: bool) -> str:
 
 
 def build_client(sandbox: bool = True):
+    # boto3 is imported here, when a client is built, not with the module: web workers whose pages
+    # never call MTurk do not carry it.
+    import boto3
+    from botocore.config import Config
+
     config = Config(
         retries={"mode": "standard", "total_max_attempts": int(getattr(settings, "QUORUM_MTURK_MAX_ATTEMPTS", 5))},
         max_pool_connections=int(getattr(settings, "QUORUM_MTURK_CONCURRENCY", 8)) + 2,
