@@ -10,7 +10,7 @@ export QUORUM_ENV ?= development
 
 help:
 	@echo "make demo   - set up, run the demo rewrite job end to end, serve the UI on 127.0.0.1:8000"
-	@echo "make test   - set up, lint (ruff, mypy) and run the test suite (PostgreSQL/Redis/Chromium used when present)"
+	@echo "make test   - set up, lint (ruff, mypy) and run the test suite on every core (PostgreSQL/Redis/Chromium used when present; ARGS= passes pytest options)"
 	@echo "make lint   - ruff (style, imports, complexity) and mypy (services and selectors)"
 	@echo "make bench  - run the performance harness in perf/"
 	@echo "make serve  - serve the UI on 127.0.0.1:8000 with a background worker (no Redis needed)"

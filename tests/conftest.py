@@ -3,16 +3,53 @@
 Tests marked `postgres`, `redis`, `browser` or `speech` run against the machine's PostgreSQL, Redis,
 Debian chromium and Debian's espeak-ng/flite. Where one is missing they are skipped with a reason that says so, except under
 CI=true, where a missing service fails the test: CI must exercise the real parts.
+
+Each test process (the one process of a plain run, or each pytest-xdist worker of `make test`) gets
+its own temporary folder, var folder and Redis database (`tests/workers.py`).
 """
+import multiprocessing.util
 import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
+from tests.workers import isolate_process
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SPEECH_PROGRAMS = ("espeak-ng", "flite")
+
+
+def pytest_configure(config):
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    folder = tempfile.mkdtemp(prefix=f"quorum-tests-{worker or 'run'}-")
+    config.quorum_tmp = folder
+    try:
+        own = isolate_process(worker, folder)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    from django.conf import settings
+
+    if settings.configured:
+        var = Path(own["var"])
+        settings.VAR_DIR, settings.STATIC_ROOT, settings.MEDIA_ROOT = var, var / "staticfiles", var / "media"
+        settings.QUORUM_EXPORT_DIR, settings.QUORUM_IMPORT_DIR = var / "exports", var / "imports"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config.quorum_keep_tmp = exitstatus != 0
+
+
+def pytest_unconfigure(config):
+    """The process's temporary folder goes, unless its tests failed: then it is kept to look into.
+    It goes at the process's exit, after multiprocessing has removed its own folder inside it
+    (the crash tests' fork server keeps its socket there)."""
+    folder = getattr(config, "quorum_tmp", None)
+    if folder and not getattr(config, "quorum_keep_tmp", False):
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, exitpriority=-200)
 
 
 def _missing(reason):

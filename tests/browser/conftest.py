@@ -47,9 +47,14 @@ def chromium_browser():
 @pytest.fixture
 def page(chromium_browser, live_server):
     """A fresh browser tab (no cookies) whose relative URLs go to the live server."""
+    from playwright.sync_api import expect
+
     context = chromium_browser.new_context(base_url=live_server.url)
     tab = context.new_page()
     tab.set_default_timeout(10_000)
+    # `expect` waits 5 s by default: the same 10 s as the tab's actions, for a live check's round
+    # trip on a machine running the suite on every core.
+    expect.set_options(timeout=10_000)
     yield tab
     context.close()
 

@@ -25,7 +25,7 @@ def _size(page):
     return page.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
 
 
-def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_login, campaign, make_annotator):
+def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_login, campaign, make_annotator, tmp_path):
     from annotation.services.payload_jobs import create_payload_job
 
     pair = {"context": [{"speaker": "user", "text": "Hi"}], "a": {"system": "A", "text": "x"}, "b": {"system": "B", "text": "y"}}
@@ -47,7 +47,7 @@ def test_the_campaign_page_fits_a_phone_and_pages_are_measured(page, organizer_l
         page.goto(path)
         sizes[path] = _size(page)[1]
         if path == f"/evaluation/{campaign.pk}/":
-            page.screenshot(path="/tmp/quorum-campaign-page.png", full_page=True)
+            page.screenshot(path=tmp_path / "campaign-page.png", full_page=True)
             assert page.locator("#results").bounding_box()["y"] < 600  # the results lead the page
     print("PAGE HEIGHTS at 1280 px:", sizes)
     assert all(h <= 5000 for h in sizes.values()), sizes

@@ -39,12 +39,15 @@ def _gunicorn(port: int, log: Path) -> subprocess.Popen:
         "QUORUM_SYSTEM_ALLOWED_HOSTS": "127.0.0.1",
     }
     command = [sys.executable, "-m", "gunicorn", "quorum.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
-               "--timeout", "10", "--graceful-timeout", "2"]
+               "--timeout", "10", "--graceful-timeout", "2",
+               # Gunicorn's control socket is one fixed path per user (~/.gunicorn/gunicorn.ctl): two
+               # of these tests at once (pytest-xdist workers, or two checkouts) would take it from each other.
+               "--no-control-socket"]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def _wait_until_up(base: str, log: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # four workers loading Django on a machine busy with the rest of the suite
     while time.monotonic() < deadline:
         try:
             if requests.get(f"{base}/accounts/login/", timeout=2).status_code == 200:

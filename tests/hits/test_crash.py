@@ -3,7 +3,8 @@ rejecting; after a restart and reconciliation there is not one duplicate HIT, no
 and not one assignment settled twice — also when the restart comes after the provider has forgotten
 the request tokens (24 hours on MTurk), so that only listing what exists can tell.
 
-Quorum runs in subprocesses (tests/hits/crash_scenario.py) against a SQLite file and against a
+Quorum runs in processes of its own (tests/hits/crash_scenario.py, forked by
+tests/hits/crash_processes.py from a server that has the libraries loaded) against a SQLite file and against a
 PostgreSQL database of its own; the fake provider runs here, so it outlives the killed process and
 counts what really reached it. The kill is made to land in the window that matters: the fake carries
 out calls but holds back their answers (`hold_replies`), so at the kill the provider has done
@@ -12,8 +13,6 @@ something Quorum has not recorded — and each test checks that it had.
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -24,7 +23,8 @@ import pytest
 
 from hits.fakes import FakeMTurk, FakeProlific
 
-ROOT = Path(__file__).resolve().parents[2]
+from .crash_processes import Step, run_step
+
 pytestmark = pytest.mark.slow
 
 
@@ -47,12 +47,7 @@ def _env(database_url, tmp_path, **extra):
 
 
 def _run(env, *args, timeout=240):
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.hits.crash_scenario", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=timeout,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    return run_step(env, args, Path(env["QUORUM_VAR_DIR"]) / "steps", timeout=timeout)
 
 
 # --- a migrated database per test, on each backend ---------------------------------------------------
@@ -119,20 +114,19 @@ def _kill_in_the_window(env, args, fake, reached, done_at_provider, timeout=120,
     """Run a step and SIGKILL it once `reached()`: first the fake holds its answers back, and the kill
     waits until a call has been carried out at the provider after that, so the process dies between
     a provider call and its local record. Returns how many calls the provider had carried out."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.hits.crash_scenario", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    step = Step(env, args, Path(env["QUORUM_VAR_DIR"]) / "steps")
     deadline = time.monotonic() + timeout
-    while not reached() and proc.poll() is None and time.monotonic() < deadline:
+    while not reached() and step.alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     fake.hold_replies(hold)
     held_at = done_at_provider()
-    while done_at_provider() == held_at and proc.poll() is None and time.monotonic() < deadline:
+    while done_at_provider() == held_at and step.alive() and time.monotonic() < deadline:
         time.sleep(0.01)
-    still_running = proc.poll() is None
-    proc.kill()  # SIGKILL: no cleanup, no finally blocks
-    proc.wait()
+    still_running = step.alive()
+    step.kill()  # SIGKILL: no cleanup, no finally blocks
+    step.wait()
     fake.release_replies()
-    assert still_running, f"the process ended before it could be killed: {proc.stderr.read()[-2000:]}"
+    assert still_running, f"the process ended before it could be killed: {step.stderr[-2000:]}"
     assert done_at_provider() > held_at, "no call reached the provider while its answer was held"
     return done_at_provider()
 
