@@ -62,6 +62,9 @@ class _Handler(socketserver.BaseRequestHandler):
         server = self.server
         sock = self.request
         sock.settimeout(5)
+        with server.counting:
+            server.active += 1
+            server.most_active = max(server.most_active, server.active)
         try:
             data = b""
             while b"\r\n\r\n" not in data:
@@ -89,6 +92,9 @@ class _Handler(socketserver.BaseRequestHandler):
                     time.sleep(every)
         except OSError:
             pass
+        finally:
+            with server.counting:
+                server.active -= 1
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -100,9 +106,11 @@ class _Server(socketserver.ThreadingTCPServer):
 def hostile(reply: bytes | None = None, *, drip: tuple[float, int] | None = None, opening: bytes | None = None):
     """Serve `reply` to every request (or `opening` to POST /sessions, health always conforming);
     `drip=(seconds, size)` sends `size` bytes every `seconds`. Yields the base URL and the server
-    (its `requests` lists the request lines received)."""
+    (its `requests` lists the request lines received, `most_active` the most connections open at once)."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests, server.drip, server.stopped = [], drip, threading.Event()
+    server.active = server.most_active = 0  # connections open at once: what Quorum's call slots bound
+    server.counting = threading.Lock()
     health = response(json.dumps({"status": "ok", "system": "hostile", "version": "1"}).encode())
 
     def reply_for(line: str) -> bytes:
