@@ -140,14 +140,16 @@ def instances_needed(means, components: Components, pairs, m: int, raters: Rater
     """The n at which the lowest of the pairs' report powers reaches `power`, and the power the
     fitted curve gives there; (None, power at `max_instances`) when that does not reach it.
     `start`: the t-test's n, where the search begins; each step simulates `campaigns` campaigns
-    at the size the curve fitted to every point so far predicts, until it stops moving (1%)."""
+    at the size the curve fitted to every point so far predicts, until it stops moving (1%) or a
+    point's power is within 1.5 standard errors of the target (the curve then sets n from it)."""
     z = stats.norm.ppf(1 - alpha / 2)
     points: dict[int, float] = {}
     n = min(max(start, 2), max_instances)
     for _ in range(MAX_STEPS):
         points[n] = min(report_power(means, components, pairs, n, m, raters, alpha, campaigns, bootstrap, seed))
         following = min(math.ceil(_size(_fitted_c(points, alpha), power, alpha)), max_instances)
-        if following in points or abs(following - n) <= max(1, n // 100):
+        settled = abs(points[n] - power) <= 1.5 * math.sqrt(power * (1 - power) / campaigns)  # within the simulation's noise
+        if settled or following in points or abs(following - n) <= max(1, n // 100):
             n = following
             break
         n = following

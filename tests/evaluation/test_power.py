@@ -243,3 +243,18 @@ def test_a_pilot_it_cannot_fit_is_refused_with_the_reason():
         power.fit(same)
     with pytest.raises(ValueError, match="at least two systems"):
         power.fit(same[same["system"] == "a"])
+
+
+def test_the_page_refuses_a_pilot_it_cannot_fit_with_the_reason(campaign, client, organizer, tmp_path):
+    """A pilot whose ratings never vary has no noise to plan against: the page answers 400 with
+    the reason, and no plan."""
+    client.force_login(organizer)
+    flat = tmp_path / "flat.csv"
+    lines = ["system,instance,rater,question,rating"] + [f"{s},i{i},r{r},q,4" for s in ("a", "b") for i in range(5) for r in range(2)]
+    flat.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    form = {"pilot_campaign": "", "top_k": 2, "power": 0.8, "max_raters": 2, "provider": "mturk", "reward": "0.10"}
+    with flat.open("rb") as handle:
+        response = client.post(f"/evaluation/{campaign.pk}/", {**form, "pilot_file": handle})
+    page = response.content.decode()
+    assert response.status_code == 400 and "No plan: the pilot&#x27;s ratings do not vary within an instance" in page
+    assert "Recommended:" not in page
