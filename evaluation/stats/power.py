@@ -225,6 +225,7 @@ class Option:
     power: float  # the report's power for the hardest pair at this size (simulated campaigns, fitted curve)
     cost: dict | None = None
     t_test_instances: int | None = None  # what a paired t-test on plain means would have asked for
+    simulated: bool = True  # False: a crowd's size scaled from a simulated option (`_options`)
 
 
 @dataclass
@@ -298,14 +299,12 @@ def plan(
         notes.append(f"at most {raters.pool} raters per instance: the pool has {raters.pool} raters")
         max_raters = max(min(max_raters, raters.pool), 1)
         min_raters = min(min_raters, max_raters)
+    fees = {"reward": reward, "fee_rate": fee_rate, "assignments_per_posting": assignments_per_posting}
     options = _options(
         model, means, planned, binding["gap"], range(min_raters, max_raters + 1), systems, alpha, power, max_instances, simulations, seed, campaigns,
-        pricing, {"reward": reward, "fee_rate": fee_rate, "assignments_per_posting": assignments_per_posting},
+        pricing, fees,
     )
-    reachable = [o for o in options if o.instances]
-    if not reachable:
-        notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")
-    best = min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
+    best = _choose(options, notes, lambda o: _search(o, model, means, planned, o.instances, alpha, power, max_instances, campaigns, seed), systems, pricing, fees, max_instances)
     for p in pairs:
         p["gap"] = float(p["gap"])
     assumptions = assumed(model, best, top_k, alpha, delta)
@@ -317,23 +316,63 @@ def plan(
 
 
 def _options(model, means, planned, gap, raters_range, systems, alpha, power, max_instances, simulations, seed, campaigns, pricing, fees) -> list[Option]:
-    """One option per raters per instance m: the t-test's n, then the report's n searched from it."""
+    """One option per raters per instance m: the t-test's n, then the report's n searched from it.
+    For a crowd the report's n over the t-test's carries over between values of m (with fresh raters
+    m enters the verdict only through each instance's variance, as it enters the t-test), so only
+    the first m is searched and the others are scaled (`simulated` False) until one is chosen."""
+    crowd = model.raters.pool is None
+    ratio = None
     options = []
-    ratio = 1.0  # the report's n over the t-test's at the previous m: where the next search starts
     for m in raters_range:
         start, _ = instances_needed(gap, model.components, m, alpha, power, simulations, seed, max_instances)
-        if start is None or gap <= 0:
-            n, achieved = None, alpha / 2
-        else:
-            n, achieved = report_power.instances_needed(
-                means, model.components, planned, m, model.raters, round(start * ratio), alpha, power, max_instances, campaigns, seed=seed,
-            )
-            ratio = n / start if n else ratio
-        option = Option(m, n, n * m * systems if n else None, achieved, t_test_instances=start)
-        if n and pricing is not None:
-            option.cost = costs.estimate(pricing, items=n * systems, redundancy=m, **fees).as_dict()
+        option = Option(m, None, None, alpha / 2, t_test_instances=start)
+        if start is not None and gap > 0:
+            if crowd and ratio is not None:
+                option.instances, option.power, option.simulated = min(max_instances, math.ceil(start * ratio)), power, False
+            else:
+                _search(option, model, means, planned, round(start * (ratio or 1.0)), alpha, power, max_instances, campaigns, seed)
+                ratio = option.instances / start if option.instances else ratio
+        _price(option, systems, pricing, fees)
         options.append(option)
     return options
+
+
+def _choose(options: list[Option], notes: list[str], search, systems, pricing, fees, max_instances) -> Option | None:
+    """The cheapest reachable option (cost, else ratings; fewer raters on a tie). A scaled crowd
+    option that comes out cheapest is simulated (`search`) and the choice made again."""
+
+    def cheapest():
+        reachable = [o for o in options if o.instances]
+        return min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
+
+    best = cheapest()
+    if best is not None and not best.simulated:
+        search(best)
+        _price(best, systems, pricing, fees)
+        best = cheapest()
+    if best is None:
+        notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")
+    scaled = [o.raters_per_instance for o in options if o.instances and not o.simulated]
+    if scaled:
+        notes.append(
+            f"a crowd: the sizes for {', '.join(map(str, scaled))} raters per instance are the t-test's times the ratio the report's "
+            "simulated verdict gave for the searched options (with fresh raters it carries over); the recommended option is simulated"
+        )
+    return best
+
+
+def _search(option: Option, model, means, planned, start, alpha, power, max_instances, campaigns, seed) -> None:
+    """The report's n and power for the option's raters per instance, searched from `start`."""
+    option.instances, option.power = report_power.instances_needed(
+        means, model.components, planned, option.raters_per_instance, model.raters, start, alpha, power, max_instances, campaigns, seed=seed,
+    )
+    option.simulated = True
+
+
+def _price(option: Option, systems, pricing, fees) -> None:
+    n, m = option.instances, option.raters_per_instance
+    option.ratings = n * m * systems if n else None
+    option.cost = costs.estimate(pricing, items=n * systems, redundancy=m, **fees).as_dict() if n and pricing is not None else None
 
 
 #: A rater who rated at least this share of the pilot's items counts as one of a pool, not a crowd.

@@ -258,3 +258,14 @@ def test_the_page_refuses_a_pilot_it_cannot_fit_with_the_reason(campaign, client
     page = response.content.decode()
     assert response.status_code == 400 and "No plan: the pilot&#x27;s ratings do not vary within an instance" in page
     assert "Recommended:" not in page
+
+
+def test_a_crowd_plan_simulates_the_recommended_option_and_scales_the_others():
+    """With fresh raters the report's size over the t-test's carries over between raters per
+    instance: the first option and the recommended one are simulated, the others scaled and said so."""
+    model = power.PilotModel({"a": 4.0, "b": 3.7}, power.Components(0.3, 0.1, 0.3, 0.6), 4000, 1000, 4000, 2.0)
+    result = power.plan(model, top_k=2, min_raters=1, max_raters=3, simulations=400, campaigns=60, pricing=None)
+    assert result.best.simulated and result.options[0].simulated
+    scaled = [o for o in result.options if not o.simulated]
+    assert scaled and all(o.instances == pytest.approx(o.t_test_instances * result.options[0].instances / result.options[0].t_test_instances, abs=1) for o in scaled)
+    assert any("are the t-test's times the ratio" in note for note in result.notes)
