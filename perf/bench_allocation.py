@@ -6,7 +6,8 @@ same ratings (the least any of them must do) measured in the same run.
 judge scores every instance of every system (334,000 scores), humans rate all of them.
 - replay: `allocation.replay` of one seeded campaign on the pool (boundary included), drawing whole
   instances and, as `simulate_allocation` does by default, one rating at a time (50,100 units);
-- planner: `power.fit` on the ratings, then `power.plan` for the top 3 (2,000 simulations a size);
+- planner: `power.fit` on the ratings, then `power.plan` for the top 3 (2,000 t-test simulations a size,
+  then 120 campaigns a size scored as the report scores them);
 - judge report: `judges.build` (correlations, alt-test, PPI++ per system and pair) with humans on a
   random 20% of the items (200,400 ratings), and on all 1,002,000 (the alt-test over 167,000 items).
 Targets: each under 60 s (a campaign page or command, not a request). Prints one JSON line.

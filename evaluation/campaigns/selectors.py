@@ -3,6 +3,7 @@ adaptive looks; and pairwise jobs' Bradley-Terry ranking, the one statistic comp
 (a fit of a few systems is cheap)."""
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
@@ -91,6 +92,19 @@ def ratings_frame(campaign):
     frame = pd.DataFrame.from_records(list(rows), columns=["team", "entry", "instance", "question", "rater", "value"])
     frame.insert(0, "system", frame.pop("team") + "/" + frame.pop("entry"))
     return frame
+
+
+def detection_inputs(campaign):
+    """What Eq. 1 needs besides the ratings, as the report reads it: (truth [N] bool, label ->
+    detection predictions [N] bool or None for an entry without them, the instances the crowd job
+    set out to rate or None for all)."""
+    truth = np.array([bool(item.get("target")) for item in campaign.test_set.labels])
+    predicted = {
+        e.label: None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs])
+        for e in campaign.entries.select_related("team")
+    }
+    evaluated = CampaignJob.objects.filter(campaign=campaign).values_list("instances", flat=True).first()
+    return truth, predicted, evaluated
 
 
 def campaign_pilot(campaign):

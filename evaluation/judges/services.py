@@ -37,7 +37,12 @@ def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON,
     if ratings.empty:
         raise EvaluationInputError(f"campaign {campaign.name!r} has no human ratings yet: the judge has nothing to be compared with")
     ranked = [label for label, entry in _ranked_entries(campaign).items() if entry.kind == "entry"]
-    run.report = judges.build(ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon, scoring=scoring)
+    truth, predicted, evaluated = selectors.detection_inputs(campaign)
+    statistic = judges.ranked_statistic(ratings, campaign.questions, truth, predicted, evaluated)
+    run.report = judges.build(
+        ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon, scoring=scoring,
+        ranked_by=statistic,
+    )
     run.report["epsilon"] = epsilon
     run.inputs_version = campaign.inputs_version
     run.save(update_fields=["report", "inputs_version"])

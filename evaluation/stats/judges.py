@@ -20,9 +20,22 @@ questions), its judge score the judge's mean over the same questions. The report
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from evaluation.stats import judge_agreement, ppi, ranksets
+from evaluation.stats import judge_agreement, ppi, ranksets, scoring
+
+
+def ranked_statistic(ratings: pd.DataFrame, questions, truth, predicted: dict, evaluated=None) -> dict:
+    """label -> the leaderboard's final score of each system the humans rated (`report.build_report`:
+    Eq. 1 S_f over the evaluated instances where `predicted[label]` holds detection predictions,
+    else the mean of instance scores; the mean over `questions`)."""
+    labels = [label for label in predicted if label in set(ratings["system"])]
+    flags = np.asarray(truth, dtype=bool)
+    sample = None if evaluated is None else np.isin(np.arange(len(flags)), np.asarray(list(evaluated), dtype=int))
+    scores = scoring.instance_score_matrix(ratings, labels, list(questions), len(flags))[0]
+    final = scoring.system_scores(scoring.eq1_columns(scores, flags, [predicted[label] for label in labels], evaluated=sample))["final"]
+    return {label: float(value) for label, value in zip(labels, final, strict=True) if not np.isnan(value)}
 
 
 def _items(ratings: pd.DataFrame, judge: pd.DataFrame):
@@ -47,9 +60,11 @@ def _interval_pair(human, judge_scores, alpha):
 
 def build(
     ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positions=False, alpha=0.05, epsilon=judge_agreement.DEFAULT_EPSILON,
-    scoring=judge_agreement.DEFAULT_SCORING,
+    scoring=judge_agreement.DEFAULT_SCORING, ranked_by: dict | None = None,
 ) -> dict:
-    """The report (module docstring); `systems` are the ranked systems' labels, in any order."""
+    """The report (module docstring); `systems` are the ranked systems' labels, in any order.
+    `ranked_by`: label -> the leaderboard's statistic (`ranked_statistic`) that orders the systems;
+    None orders them by the PPI estimate of the mean (no test set to apply Eq. 1 to)."""
     human, scored = _items(ratings, judge)
     both = pd.concat({"human": human, "judge": scored}, axis=1)
     rated = both.dropna()
@@ -83,9 +98,10 @@ def build(
         if intervals is None:
             rows.append({"system": system, "skipped": "fewer than two instances with both a human and a judge score"})
             continue
-        estimates[system] = intervals["ppi"]["estimate"]
-        rows.append({"system": system, **intervals})
-    order = sorted(estimates, key=lambda s: -estimates[s])
+        estimates[system] = ranked_by[system] if ranked_by and system in ranked_by else intervals["ppi"]["estimate"]
+        rows.append({"system": system, **intervals, "leaderboard_score": ranked_by.get(system) if ranked_by else None})
+    order = sorted(estimates, key=lambda s: (-estimates[s], s))
+    rows.sort(key=lambda row: (row["system"] not in estimates, -estimates.get(row["system"], 0.0), row["system"]))
     pairs = _adjacent_pairs(both, order, alpha) if len(both) else []
     return {
         "alpha": alpha,
@@ -95,6 +111,10 @@ def build(
         "alt_test": alt,
         "raters_are_positions": bool(raters_are_positions),
         "systems": rows,
+        "ranked_by": (
+            "the leaderboard's final score on the human ratings (Eq. 1 where the system predicts knowledge-seeking turns, else the mean)"
+            if ranked_by else "the PPI estimate of the mean score"
+        ),
         "pairs": pairs,
         "rank_sets": _rank_sets(both, list(systems), alpha),
     }

@@ -18,18 +18,18 @@ from a pilot (unbalanced data are fine):
 - the instance means vary by instance + (the rest)/S.
 Each estimate is clipped at 0.
 
-What is planned. Systems are compared on the same instances, so a cancels in a difference; in a
-crowd campaign every rating comes from a rater drawn afresh, so c acts on a difference like more
-residual. The difference of two systems on an instance, with m raters each, has variance
-2 * system_instance + 2 * (rater + residual) / m; more raters only shrink the second term, which
-is why the planner weighs n (instances) against m (raters per instance) by cost. The test is the
-paired t-test of the per-instance differences at level alpha (two-sided), which is what the
-report's paired instance bootstrap approximates; a pair counts as separated when the test is
-significant in the true direction. Power is found by seeded simulation from the fitted model (the
-normal formula only brackets the search), for each adjacent pair of the top k by pilot mean (or for
-a difference delta); the plan is the cheapest (n, m) at which every such pair reaches the power.
-Scored on plain means: Eq. 1's detection weighting (PROTOCOLS.md) changes which instances count,
-not how noisy each is.
+What is planned. The report's verdict, not a t-test's: a pair counts as separated when the
+leaderboard, scoring a simulated campaign as it scores a real one (the ranked statistic, the
+rater-aware paired bootstrap, tie groups from Holm-adjusted comparisons over the whole table),
+puts the truly better system in a better tie group (`report_power`). The raters are those the
+pilot shows: a pool when its rater ids repeat (each rater rated at least POOL_SHARE of the items;
+the campaign is assumed rated by the same pool, whose leniencies are shared across instances), else
+a crowd (a new rater for every rating, the rater variance acting as rating noise). The paired
+t-test on plain means (`simulated_power`, cheap) gives the size the search starts from. For each
+raters per instance m, the plan simulates campaigns of every pilot system at its pilot mean (or two
+systems `delta` apart) and finds the n at which every adjacent pair of the top k by pilot mean
+reaches the power; the plan is the cheapest (n, m). Plain means are simulated: a pilot of ratings
+carries no detection predictions, so Eq. 1's detection weighting is not planned for.
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evaluation.stats import report_power
 from hits import costs
 
 DEFAULT_SIMULATIONS = 2000
@@ -74,11 +75,25 @@ class PilotModel:
     n_instances: int
     n_raters: int
     raters_per_item: float
+    rater_ids_known: bool = True
+
+    @property
+    def rater_share(self) -> float:
+        """Of the pilot's items, the share an average rater rated."""
+        return self.raters_per_item / max(self.n_raters, 1)
+
+    @property
+    def raters(self) -> report_power.Raters:
+        """A pool of the pilot's raters when their ids are people who repeat (each rated at least
+        POOL_SHARE of the items), else a crowd."""
+        pool = self.rater_ids_known and self.n_raters > 1 and self.rater_share >= POOL_SHARE
+        return report_power.Raters(self.n_raters if pool else None)
 
     def as_dict(self) -> dict:
         return {
             "means": self.means, "components": asdict(self.components), "n_ratings": self.n_ratings,
             "n_instances": self.n_instances, "n_raters": self.n_raters, "raters_per_item": self.raters_per_item,
+            "rater_ids_known": self.rater_ids_known, "pool": self.raters.pool,
         }
 
 
@@ -91,6 +106,8 @@ def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True) -> PilotModel
         ratings = ratings[ratings["system"].isin(list(systems))]
     if ratings.empty:
         raise ValueError("the pilot has no ratings of the systems to plan for")
+    if not np.isfinite(pd.to_numeric(ratings["value"], errors="coerce")).all():
+        raise ValueError("the pilot has ratings that are not numbers: the model is fitted to numeric ratings")
     # One value per rater and item: the mean over the questions, the quantity the final score averages.
     y = ratings.groupby(["system", "instance", "rater"], sort=False)["value"].mean().rename("y").reset_index()
     items = y.groupby(["system", "instance"], sort=False)["y"]
@@ -126,6 +143,8 @@ def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True) -> PilotModel
     system_instance = max(across - noise_of_mean, 0.0)
     instance = max(float(shared["mean"].var(ddof=1)) - (system_instance + noise_of_mean) * float((1 / shared["n"]).mean()), 0.0) if len(shared) > 1 else 0.0
 
+    if within + system_instance == 0:
+        raise ValueError("the pilot's ratings do not vary within an instance: no noise can be estimated to plan against (every rater gave the same rating)")
     ordered = means.sort_values(ascending=False, kind="stable")
     return PilotModel(
         means={str(k): float(v) for k, v in ordered.items()},
@@ -134,6 +153,7 @@ def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True) -> PilotModel
         n_instances=int(cell["instance"].nunique()),
         n_raters=int(ratings["rater"].nunique()),
         raters_per_item=float(cell["k"].mean()),
+        rater_ids_known=bool(rater_ids_known),
     )
 
 
@@ -204,8 +224,10 @@ class Option:
     raters_per_instance: int
     instances: int | None
     ratings: int | None  # responses: instances x raters x systems
-    power: float  # simulated power of the hardest pair at this size
+    power: float  # the report's power for the hardest pair at this size (simulated campaigns, fitted curve)
     cost: dict | None = None
+    t_test_instances: int | None = None  # what a paired t-test on plain means would have asked for
+    simulated: bool = True  # False: a crowd's size scaled from a simulated option (`_options`)
 
 
 @dataclass
@@ -240,17 +262,20 @@ def plan(
     max_instances=DEFAULT_MAX_INSTANCES,
     simulations=DEFAULT_SIMULATIONS,
     seed=DEFAULT_SEED,
+    campaigns=report_power.DEFAULT_CAMPAIGNS,
     pricing=None,
     reward="0.10",
     fee_rate=0,
     assignments_per_posting=1,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> Plan:
-    """The cheapest size at which every adjacent pair of the top `top_k` systems (by pilot mean) is
-    separated with probability `power`, or a difference `delta` is detected. `systems` is how many
+    """The cheapest size at which the report separates every adjacent pair of the top `top_k`
+    systems (by pilot mean) with probability `power`, or a difference `delta`. `systems` is how many
     rows the campaign rates (default: the pilot's, reference rows included), which the cost counts;
     with `pricing` (a provider, see hits.costs) the options carry the cost with its fees.
-    `progress(done, total)` is called after each raters-per-instance count is searched."""
+    `simulations`: campaigns per size of the t-test search the plan starts from; `campaigns`:
+    campaigns per size scored by the report; `progress(done, total)` is called after each
+    raters-per-instance count is searched."""
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise ValueError("power and alpha must lie strictly between 0 and 1")
     if not 1 <= min_raters <= max_raters:
@@ -269,28 +294,92 @@ def plan(
         if any(p["gap"] <= 0 for p in pairs):
             notes.append("some adjacent systems have the same pilot mean: give --delta for the smallest difference that matters")
     binding = min(pairs, key=lambda p: p["gap"])
-    options = []
-    for m in range(min_raters, max_raters + 1):
-        n, achieved = instances_needed(binding["gap"], model.components, m, alpha, power, simulations, seed, max_instances)
-        option = Option(m, n, n * m * systems if n else None, achieved)
-        if n and pricing is not None:
-            option.cost = costs.estimate(
-                pricing, items=n * systems, redundancy=m, reward=reward, fee_rate=fee_rate, assignments_per_posting=assignments_per_posting,
-            ).as_dict()
-        options.append(option)
-        progress(m - min_raters + 1, max_raters - min_raters + 1)
-    reachable = [o for o in options if o.instances]
-    if not reachable:
-        notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")
-    best = min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
+    raters = model.raters
+    if delta is not None:
+        means, planned = {"a": float(delta), "b": 0.0}, [("a", "b")]
+    else:
+        means, planned = dict(model.means), [(p["a"], p["b"]) for p in pairs]
+    if raters.pool is not None and max_raters > raters.pool:
+        notes.append(f"at most {raters.pool} raters per instance: the pool has {raters.pool} raters")
+        max_raters = max(min(max_raters, raters.pool), 1)
+        min_raters = min(min_raters, max_raters)
+    fees = {"reward": reward, "fee_rate": fee_rate, "assignments_per_posting": assignments_per_posting}
+    options = _options(
+        model, means, planned, binding["gap"], range(min_raters, max_raters + 1), systems, alpha, power, max_instances, simulations, seed, campaigns,
+        pricing, fees, progress,
+    )
+    best = _choose(options, notes, lambda o: _search(o, model, means, planned, o.instances, alpha, power, max_instances, campaigns, seed), systems, pricing, fees, max_instances)
     for p in pairs:
         p["gap"] = float(p["gap"])
     assumptions = assumed(model, best, top_k, alpha, delta)
-    if best is not None and best.raters_per_instance == 1:
+    if best is not None and best.raters_per_instance == 1 and raters.pool is None:
         # With fresh raters the cost per unit of precision grows with m, so one rater wins on power
         # alone; agreement, gold checks and DSTC's protocol need more, which is the organizer's call.
         notes.append("one rater per instance is cheapest for power; agreement needs at least 2 (--min-raters)")
     return Plan(pairs, binding, options, best, power, alpha, systems, model, assumptions + notes)
+
+
+def _options(
+    model, means, planned, gap, raters_range, systems, alpha, power, max_instances, simulations, seed, campaigns, pricing, fees, progress,
+) -> list[Option]:
+    """One option per raters per instance m: the t-test's n, then the report's n searched from it.
+    For a crowd the report's n over the t-test's carries over between values of m (with fresh raters
+    m enters the verdict only through each instance's variance, as it enters the t-test), so only
+    the first m is searched and the others are scaled (`simulated` False) until one is chosen."""
+    crowd = model.raters.pool is None
+    ratio = None
+    options = []
+    for m in raters_range:
+        start, _ = instances_needed(gap, model.components, m, alpha, power, simulations, seed, max_instances)
+        option = Option(m, None, None, alpha / 2, t_test_instances=start)
+        if start is not None and gap > 0:
+            if crowd and ratio is not None:
+                option.instances, option.power, option.simulated = min(max_instances, math.ceil(start * ratio)), power, False
+            else:
+                _search(option, model, means, planned, round(start * (ratio or 1.0)), alpha, power, max_instances, campaigns, seed)
+                ratio = option.instances / start if option.instances else ratio
+        _price(option, systems, pricing, fees)
+        options.append(option)
+        progress(len(options), len(raters_range))
+    return options
+
+
+def _choose(options: list[Option], notes: list[str], search, systems, pricing, fees, max_instances) -> Option | None:
+    """The cheapest reachable option (cost, else ratings; fewer raters on a tie). A scaled crowd
+    option that comes out cheapest is simulated (`search`) and the choice made again."""
+
+    def cheapest():
+        reachable = [o for o in options if o.instances]
+        return min(reachable, key=lambda o: (float(o.cost["total"]) if o.cost else o.ratings, o.raters_per_instance)) if reachable else None
+
+    best = cheapest()
+    if best is not None and not best.simulated:
+        search(best)
+        _price(best, systems, pricing, fees)
+        best = cheapest()
+    if best is None:
+        notes.append(f"no size up to {max_instances} instances reaches the power: the pair is too close to separate")
+    scaled = [o.raters_per_instance for o in options if o.instances and not o.simulated]
+    if scaled:
+        notes.append(
+            f"a crowd: the sizes for {', '.join(map(str, scaled))} raters per instance are the t-test's times the ratio the report's "
+            "simulated verdict gave for the searched options (with fresh raters it carries over); the recommended option is simulated"
+        )
+    return best
+
+
+def _search(option: Option, model, means, planned, start, alpha, power, max_instances, campaigns, seed) -> None:
+    """The report's n and power for the option's raters per instance, searched from `start`."""
+    option.instances, option.power = report_power.instances_needed(
+        means, model.components, planned, option.raters_per_instance, model.raters, start, alpha, power, max_instances, campaigns, seed=seed,
+    )
+    option.simulated = True
+
+
+def _price(option: Option, systems, pricing, fees) -> None:
+    n, m = option.instances, option.raters_per_instance
+    option.ratings = n * m * systems if n else None
+    option.cost = costs.estimate(pricing, items=n * systems, redundancy=m, **fees).as_dict() if n and pricing is not None else None
 
 
 #: A rater who rated at least this share of the pilot's items counts as one of a pool, not a crowd.
@@ -298,23 +387,32 @@ POOL_SHARE = 0.1
 
 
 def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, delta=None) -> list[str]:
-    """What the plan assumed, in words, first among its notes: the raters (a crowd, a new rater for
-    every rating, which is what `simulated_power` draws; and whether the pilot's raters were one),
-    the raters per instance of the recommended option, and the pairs and test it planned for."""
+    """What the plan assumed, in words, first among its notes: the raters (a pool or a crowd, as
+    detected from the pilot's rater ids), the raters per instance of the recommended option, and
+    the pairs and the verdict it planned for."""
     lines = []
-    share = model.raters_per_item / max(model.n_raters, 1)  # of the items, the share an average rater rated
-    pool = model.n_raters > 1 and share >= POOL_SHARE
-    lines.append(
-        "Assumed: a crowd, a new rater for every rating (the pilot's rater variance, "
-        f"{model.components.rater:.3f}, counted as rating noise)"
-        + (
-            f"; the pilot's {model.n_raters} raters each rated about {share:.0%} of its items, a pool: a campaign "
-            "rated by such a pool shares each rater's leniency across instances, and needs more instances than planned here"
-            if pool else ""
+    raters = model.raters
+    if raters.pool is not None:
+        lines.append(
+            f"Assumed: a pool of {raters.pool} raters (detected: the pilot's {model.n_raters} raters each rated about "
+            f"{model.rater_share:.0%} of its items), the same pool rating the campaign, each rater's leniency "
+            f"(variance {model.components.rater:.3f}) shared across the instances they rate"
         )
-    )
+    else:
+        why = (
+            "the pilot's rater ids are positions, not people" if not model.rater_ids_known
+            else f"the pilot's {model.n_raters} raters each rated about {model.rater_share:.0%} of its items"
+        )
+        lines.append(
+            f"Assumed: a crowd, a new rater for every rating ({why}; the rater variance, "
+            f"{model.components.rater:.3f}, counted as rating noise)"
+        )
     if best is not None:
         lines.append(f"Assumed: {best.raters_per_instance} rater{'' if best.raters_per_instance == 1 else 's'} per instance (the recommended option)")
     what = f"a difference of {delta}" if delta is not None else f"each adjacent pair of the top {top_k} by pilot mean"
-    lines.append(f"Assumed: {what}, separated by the paired comparison over instances at level {alpha} in the true direction")
+    lines.append(
+        f"Assumed: {what}, separated as the report separates pairs: the better system in a better tie group, by the rater-aware "
+        f"paired bootstrap with Holm-adjusted comparisons over the whole table at level {alpha}, on plain means "
+        "(a pilot of ratings carries no detection predictions for Eq. 1)"
+    )
     return lines

@@ -85,18 +85,18 @@ def test_a_pilot_without_repeated_items_is_refused():
         power.fit(frame)
 
 
-def test_the_recommended_size_reaches_the_target_power_from_the_known_model():
+def test_the_t_test_size_the_search_starts_from_reaches_the_target_power_from_the_known_model():
+    """The plan's search starts from the paired t-test's size (`power.instances_needed`): that size
+    gives the t-test its power, checked with scipy's test on rating-level campaigns."""
     means = [4.30, 4.18]
-    model = power.PilotModel(means={"sys0": means[0], "sys1": means[1]}, components=TRUE, n_ratings=0, n_instances=0, n_raters=0, raters_per_item=3)
-    result = power.plan(model, top_k=2, power=0.8, min_raters=3, max_raters=3, simulations=1000)
-    best = result.best
-    assert best.raters_per_instance == 3 and 100 < best.instances < 1000
-    achieved = achieved_power(means, TRUE, best.instances, 3)
-    assert abs(achieved - 0.8) <= 0.05, (best, achieved)
+    n, _ = power.instances_needed(means[0] - means[1], TRUE, 3, power=0.8, simulations=1000)
+    assert 100 < n < 1000
+    achieved = achieved_power(means, TRUE, n, 3)
+    assert abs(achieved - 0.8) <= 0.05, (n, achieved)
 
 
-def test_a_plan_from_a_fitted_pilot_of_discrete_ratings_reaches_the_target_power():
-    """End to end: a pilot of whole-number ratings from the model, fitted; the planned size is
+def test_a_t_test_size_from_a_fitted_pilot_of_discrete_ratings_reaches_the_target_power():
+    """End to end: a pilot of whole-number ratings from the model, fitted; the t-test size is
     checked on fresh discrete campaigns from the same model at the true difference of means."""
     means = [4.0, 3.8]
     rng = np.random.default_rng(3)
@@ -104,14 +104,14 @@ def test_a_plan_from_a_fitted_pilot_of_discrete_ratings_reaches_the_target_power
     model = power.fit(pilot_frame(y, who))
     big, _ = ratings_of(np.random.default_rng(4), means, TRUE, n=200_000, m=1, discrete=True)
     delta = float(big[0].mean() - big[1].mean())  # the difference the discrete scale really has
-    result = power.plan(model, top_k=2, power=0.8, delta=delta, min_raters=2, max_raters=2, simulations=1000)
-    achieved = achieved_power(means, TRUE, result.best.instances, 2, discrete=True, simulations=500)
-    assert abs(achieved - 0.8) <= 0.05, (result.best, achieved)
+    n, _ = power.instances_needed(delta, model.components, 2, power=0.8, simulations=1000)
+    achieved = achieved_power(means, TRUE, n, 2, discrete=True, simulations=500)
+    assert abs(achieved - 0.8) <= 0.05, (n, achieved)
 
 
 def test_more_raters_cost_more_ratings_for_the_same_power():
     model = power.PilotModel(means={"a": 4.3, "b": 4.1, "c": 3.0}, components=TRUE, n_ratings=0, n_instances=0, n_raters=0, raters_per_item=3)
-    result = power.plan(model, top_k=2, max_raters=3, simulations=500)
+    result = power.plan(model, top_k=2, max_raters=3, simulations=500, campaigns=60)
     sizes = [o.instances for o in result.options]
     assert sizes == sorted(sizes, reverse=True)  # more raters, fewer instances...
     ratings = [o.ratings for o in result.options]
@@ -121,7 +121,7 @@ def test_more_raters_cost_more_ratings_for_the_same_power():
 
 def test_a_tie_in_the_pilot_is_out_of_reach_and_says_so():
     model = power.PilotModel(means={"a": 4.0, "b": 4.0}, components=TRUE, n_ratings=0, n_instances=0, n_raters=0, raters_per_item=3)
-    result = power.plan(model, top_k=2, max_raters=1, simulations=200)
+    result = power.plan(model, top_k=2, max_raters=1, simulations=200, campaigns=40)
     assert result.best is None and any("--delta" in note for note in result.notes)
 
 
@@ -149,13 +149,13 @@ def run(*args):
 
 def test_plan_power_prints_a_plan_with_the_providers_fees(tmp_path):
     path = write_pilot(tmp_path / "pilot.csv")
-    body = json.loads(run(path, "--top-k", 2, "--max-raters", 3, "--simulations", 500, "--provider", "mturk", "--reward", "0.10", "--json"))
+    body = json.loads(run(path, "--top-k", 2, "--max-raters", 3, "--simulations", 500, "--campaigns", 30, "--provider", "mturk", "--reward", "0.10", "--json"))
     assert body["pairs"][0]["a"] == "sys0" and body["pairs"][0]["b"] == "sys1"  # the baseline is a reference row
     assert body["systems"] == 3
     best = body["best"]
     assert best["cost"]["provider"] == "mturk" and best["cost"]["assignments"] == best["ratings"]
     assert float(best["cost"]["fees"]) == pytest.approx(0.02 * best["ratings"])  # MTurk: 20% of $0.10 per assignment
-    text = run(path, "--top-k", 2, "--max-raters", 2, "--simulations", 300)
+    text = run(path, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--campaigns", 30)
     assert "variance components" in text and "recommended:" in text
 
 
@@ -171,7 +171,7 @@ def test_plan_power_refuses_a_bad_file_naming_the_line(tmp_path):
 def test_plan_power_reads_a_campaigns_ratings(campaign, test_set, tmp_path):
     """The pilot can be a campaign: its entries (reference rows counted in the cost, not planned
     for) and its ratings; imported DSTC lists have positions, not people, so no rater component."""
-    body = json.loads(run("--campaign", campaign.name, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--json"))
+    body = json.loads(run("--campaign", campaign.name, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--campaigns", 30, "--json"))
     entries = {e.label for e in campaign.entries.all() if e.kind == "entry"}
     assert {body["pairs"][0]["a"], body["pairs"][0]["b"]} <= entries
     assert body["systems"] == campaign.entries.count()
@@ -216,15 +216,63 @@ def test_the_campaign_page_plans_from_a_pilot(campaign, client, organizer, tmp_p
 
 
 def test_the_plan_says_what_it_assumed():
-    """First among its notes: a crowd (a new rater per rating) with the pilot's rater variance as
-    noise, and, when the pilot's raters were a small pool, that a pool needs more; the raters per
-    instance of the recommended option; the pairs and the test."""
+    """First among its notes: the raters, a pool when the pilot's rater ids repeat (each rated a
+    good share of the items) and a crowd otherwise, or when ids are positions; the raters per
+    instance of the recommended option; the pairs and the report's verdict it planned for."""
     crowd = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.05, 0.5), 3000, 500, 1500, 2.0)
     pool = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.05, 0.5), 3000, 500, 5, 2.0)
-    for model in (crowd, pool):
-        result = power.plan(model, top_k=2, simulations=400)
-        assert result.notes[0].startswith("Assumed: a crowd, a new rater for every rating")
+    positions = power.PilotModel({"a": 4.0, "b": 3.8, "c": 3.5}, power.Components(0.3, 0.1, 0.0, 0.55), 3000, 500, 5, 2.0, rater_ids_known=False)
+    plans = {name: power.plan(model, top_k=2, max_raters=2, simulations=400, campaigns=30) for name, model in (("crowd", crowd), ("pool", pool), ("positions", positions))}
+    for result in plans.values():
         assert any(f"Assumed: {result.best.raters_per_instance} rater" in note for note in result.notes)
-        assert any("each adjacent pair of the top 2 by pilot mean" in note for note in result.notes)
-    assert "a pool" not in power.plan(crowd, top_k=2, simulations=400).notes[0]
-    assert "5 raters each rated about 40% of its items, a pool" in power.plan(pool, top_k=2, simulations=400).notes[0]
+        assert any("each adjacent pair of the top 2 by pilot mean, separated as the report separates pairs" in note for note in result.notes)
+        assert any("Holm-adjusted" in note for note in result.notes)
+    assert plans["crowd"].notes[0].startswith("Assumed: a crowd, a new rater for every rating (the pilot's 1500 raters")
+    assert plans["pool"].notes[0].startswith("Assumed: a pool of 5 raters (detected: the pilot's 5 raters each rated about 40%")
+    assert plans["positions"].notes[0].startswith("Assumed: a crowd, a new rater for every rating (the pilot's rater ids are positions")
+    assert plans["pool"].as_dict()["pilot"]["pool"] == 5 and plans["crowd"].as_dict()["pilot"]["pool"] is None
+
+
+def test_a_pool_needs_more_instances_than_a_crowd_for_the_same_verdict():
+    """With a pool of 5 the report counts each rater's leniency once across all their instances,
+    so the same pair needs more instances than with a crowd (and more than the t-test says)."""
+    components = power.Components(0.3, 0.15, 0.2, 0.6)
+    crowd = power.PilotModel({"a": 3.5, "b": 3.0}, components, 4000, 1000, 4000, 2.0)
+    pool = power.PilotModel({"a": 3.5, "b": 3.0}, components, 4000, 1000, 5, 2.0)
+    kwargs = {"top_k": 2, "min_raters": 2, "max_raters": 2, "simulations": 400, "campaigns": 40}
+    crowd_n, pool_n = power.plan(crowd, **kwargs).best.instances, power.plan(pool, **kwargs).best
+    assert pool_n.instances > 1.3 * crowd_n and pool_n.instances > 1.3 * pool_n.t_test_instances
+
+
+def test_a_pilot_it_cannot_fit_is_refused_with_the_reason():
+    same = pd.DataFrame({"system": ["a", "a", "b", "b"], "instance": [0, 0, 0, 0], "rater": ["x", "y", "x", "y"], "question": "q", "value": [4, 4, 4, 4]})
+    with pytest.raises(ValueError, match="do not vary within an instance"):
+        power.fit(same)
+    with pytest.raises(ValueError, match="at least two systems"):
+        power.fit(same[same["system"] == "a"])
+
+
+def test_the_page_refuses_a_pilot_it_cannot_fit_with_the_reason(campaign, client, organizer, tmp_path):
+    """A pilot whose ratings never vary has no noise to plan against: the page answers 400 with
+    the reason, and no plan."""
+    client.force_login(organizer)
+    flat = tmp_path / "flat.csv"
+    lines = ["system,instance,rater,question,rating"] + [f"{s},i{i},r{r},q,4" for s in ("a", "b") for i in range(5) for r in range(2)]
+    flat.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    form = {"pilot_campaign": "", "top_k": 2, "power": 0.8, "max_raters": 2, "provider": "mturk", "reward": "0.10"}
+    with flat.open("rb") as handle:
+        response = client.post(f"/evaluation/{campaign.pk}/", {**form, "pilot_file": handle})
+    page = response.content.decode()
+    assert response.status_code == 400 and "No plan: the pilot&#x27;s ratings do not vary within an instance" in page
+    assert "Recommended:" not in page
+
+
+def test_a_crowd_plan_simulates_the_recommended_option_and_scales_the_others():
+    """With fresh raters the report's size over the t-test's carries over between raters per
+    instance: the first option and the recommended one are simulated, the others scaled and said so."""
+    model = power.PilotModel({"a": 4.0, "b": 3.7}, power.Components(0.3, 0.1, 0.3, 0.6), 4000, 1000, 4000, 2.0)
+    result = power.plan(model, top_k=2, min_raters=1, max_raters=3, simulations=400, campaigns=60, pricing=None)
+    assert result.best.simulated and result.options[0].simulated
+    scaled = [o for o in result.options if not o.simulated]
+    assert scaled and all(o.instances == pytest.approx(o.t_test_instances * result.options[0].instances / result.options[0].t_test_instances, abs=1) for o in scaled)
+    assert any("are the t-test's times the ratio" in note for note in result.notes)

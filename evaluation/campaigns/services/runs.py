@@ -30,6 +30,7 @@ from quorum.background import after_commit, queue_now
 logger = logging.getLogger(__name__)
 
 PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
+PAGE_CAMPAIGNS = 60  # campaigns per size the page's planner scores as the report does (the command: 120)
 TASK = "evaluation.tasks.run_campaign_run"
 
 
@@ -149,7 +150,7 @@ def _plan(run: CampaignRun) -> dict:
             model, rows = _fitted_pilot(options, source, run.upload_name)
     result = power.plan(
         model, options["top_k"], power=options["power"], delta=options["delta"], systems=rows, max_raters=options["max_raters"],
-        simulations=PAGE_SIMULATIONS, pricing=registry.get(options["provider"]), reward=options["reward"], progress=_publish(run),
+        simulations=PAGE_SIMULATIONS, campaigns=PAGE_CAMPAIGNS, pricing=registry.get(options["provider"]), reward=options["reward"], progress=_publish(run),
     )
     return result.as_dict()
 

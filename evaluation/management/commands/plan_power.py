@@ -33,6 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--fee-rate", default="0", dest="fee_rate", help="Prolific's service fee rate of the account, e.g. 0.333.")
         parser.add_argument("--assignments-per-posting", type=int, default=1, dest="assignments_per_posting", help="Assignments per HIT or study.")
         parser.add_argument("--simulations", type=int, default=power.DEFAULT_SIMULATIONS, help="Simulated campaigns per size (default 2000).")
+        parser.add_argument("--campaigns", type=int, default=power.report_power.DEFAULT_CAMPAIGNS, help="Campaigns per size scored as the report scores them (default 120).")
         parser.add_argument("--seed", type=int, default=power.DEFAULT_SEED, help="Seed: the same seed gives the same plan.")
         parser.add_argument("--no-rater-ids", action="store_true", dest="no_rater_ids", help="The rater column is a position, not a person: no rater component.")
         parser.add_argument("--json", action="store_true", help="Print the plan as JSON.")
@@ -51,7 +52,7 @@ class Command(BaseCommand):
             result = power.plan(
                 model, opts["top_k"], power=opts["power"], alpha=opts["alpha"], delta=opts["delta"],
                 systems=opts["systems"] or rows, min_raters=opts["min_raters"], max_raters=opts["max_raters"],
-                max_instances=opts["max_instances"], simulations=opts["simulations"], seed=opts["seed"],
+                max_instances=opts["max_instances"], simulations=opts["simulations"], seed=opts["seed"], campaigns=opts["campaigns"],
                 pricing=providers.get(opts["provider"]), reward=opts["reward"], fee_rate=opts["fee_rate"],
                 assignments_per_posting=opts["assignments_per_posting"],
             )
