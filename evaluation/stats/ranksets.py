@@ -139,7 +139,7 @@ def pairwise_rank_sets(systems, human, judge_labelled, judge_unlabelled, alpha=0
 
 def _both(systems, Y, F, Fu, alpha, lam, scale) -> dict:
     out = {"alpha": alpha, "coverage": 1 - alpha, "labelled": int(len(Y)), "unlabelled": int(len(np.asarray(Fu))),
-           "method": (f"prediction-powered rank sets (Chatzi et al., NeurIPS 2024): {'PPI' if lam == 'ppi' else 'PPI++' if lam == 'tuned' else 'PPI'} "
+           "method": (f"prediction-powered rank sets (Chatzi et al., NeurIPS 2024): {'PPI++' if lam == 'tuned' else 'PPI'} "
                       f"estimates of each system's {'mean score' if scale is None else 'win rate'}, simultaneous {1 - alpha:.0%} "
                       "ellipsoid (chi-square, one degree of freedom per system); every true rank lies in its set with at least that probability "
                       "(a conservative guarantee: the sets are often wider than the level needs)")}
