@@ -30,6 +30,7 @@ urlpatterns = [
     path("<int:pk>/compute/", views.campaign_compute, name="campaign-compute"),
     path("pairwise/<int:pk>/", views.pairwise_ranking, name="pairwise-ranking"),
     path("pairwise/<int:pk>/ranking.<str:fmt>", views.pairwise_ranking, name="pairwise-ranking-file"),
+    path("pairwise/<int:pk>/judges/", views.pairwise_import_judge, name="pairwise-import-judge"),
     path("systems/", interactive_views.systems_page, name="systems"),
     path("systems/register/", interactive_views.system_register, name="system-register"),
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),

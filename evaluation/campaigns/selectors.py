@@ -135,7 +135,7 @@ def pairwise_jobs():
 def pairwise_records(job) -> list[dict]:
     """One dict per counted, decided response of a comparing job: a, b, outcome, instance (the
     payload's context id, else the item, so one context's pairs resample together), left (the side
-    shown on the left, None when not recorded), text_a, text_b."""
+    shown on the left, None when not recorded), text_a, text_b, item (its id)."""
     kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
     if kind is None:
         return []
@@ -147,7 +147,8 @@ def pairwise_records(job) -> list[dict]:
             continue
         a, b, outcome, instance = found
         left, text_a, text_b = kind.presentation(payload, answers) or (None, "", "")
-        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b})
+        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b,
+                    "item": item_id})
     return out
 
 

@@ -29,7 +29,7 @@ from evaluation.campaigns.services.uploads import (
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
-from evaluation.judges.services import import_judge_scores
+from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
 from evaluation.models import Campaign, CampaignRun, TestSet
 from evaluation.stats import fragility, pairwise_report
 from quorum.progress import is_finished, progress_response
@@ -423,14 +423,37 @@ def pairwise_ranking(request, pk, fmt=None):
         if fmt not in RANKING_FORMATS or result is None:
             raise Http404("No such format, or no comparisons yet.")
         content_type, render_as = RANKING_FORMATS[fmt]
-        body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result)) if fmt == "md" else render_as(result)
+        if fmt == "md":
+            body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result),
+                             rank_sets=judges_selectors.pairwise_judge_rank_sets(job))
+        else:
+            body = render_as(result)
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
         return response
     checks = controls.pairwise_controls(job, result)
     context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result, "controls": checks,
-               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else ""}
+               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
+               "judge_sets": judges_selectors.pairwise_judge_rank_sets(job)}
     return render(request, "evaluation/pairwise_ranking.html", context)
+
+
+@organizer_required
+@require_POST
+def pairwise_import_judge(request, pk):
+    """Import an automatic judge's verdicts on a pairwise job's pairs (CSV pair,preferred[,probability]); all or nothing."""
+    job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .csv file of judge verdicts to import.")
+        return redirect(reverse("evaluation:pairwise-ranking", args=[pk]) + "#judge-rank-sets")
+    try:
+        run = import_pairwise_verdicts(job, upload, request.POST.get("judge", ""), name=upload.name)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported the verdicts of judge {run.name!r} on {run.verdicts.count()} pairs.")
+    return redirect(reverse("evaluation:pairwise-ranking", args=[pk]) + "#judge-rank-sets")
 
 
 @organizer_required

@@ -242,7 +242,7 @@ def _both(systems, Y, F, Fu, alpha, lam, scale) -> dict:
                       f"estimates of each system's {'mean score' if scale is None else 'win rate'}, "
                       "step-down max-t test of which system is above which (Romano, Shaikh and Wolf's two-step critical values from seeded "
                       f"normal draws); every true rank lies in its set, all at once, with probability at least {1 - alpha:.0%} "
-                      f"(asymptotically): about {1 - alpha * (1 - FIRST_STEP_SHARE):.0%} where systems tie, more as they move apart, "
+                      f"(asymptotically): about {1 - alpha * (1 - FIRST_STEP_SHARE):.1%} where systems tie, more as they move apart, "
                       "where the sets shrink to single ranks")}
     for name, how in (("ppi", lam), ("human_only", "human")):
         estimate, covariance, lams = mean_estimate(Y, F, Fu, how)
