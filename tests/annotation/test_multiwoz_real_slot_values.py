@@ -9,8 +9,8 @@ import pytest
 
 from annotation.importers.base import NON_VALUES
 from annotation.importers.multiwoz import MultiWOZReader
-from annotation.rewrite_checks import check_rewrite
-from annotation.text_units import contains_value
+from annotation.text.rewrite_checks import check_rewrite
+from annotation.text.text_units import contains_value
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 VALIDATION = SHARED_DATA / "multiwoz21-val-convlab2.json.zip"
