@@ -15,11 +15,11 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q
 
 from .. import task_types
-from ..highlight import slot_segments
 from ..models import Job, Response, ReviewRound, Worker
 from ..quality import typing as typing_process
 from ..quality.flags import FlagReport
-from ..review_diff import word_diff
+from ..text.highlight import slot_segments
+from ..text.review_diff import word_diff
 from .flags import StoredFlags, stored_flags
 from .readings import readings_by_response
 

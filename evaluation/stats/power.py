@@ -1,5 +1,5 @@
 """Power planning for a human evaluation: how many instances and raters per instance it takes to
-separate the systems that matter. Pure module: numpy, pandas, scipy and `hits.costs` (pure); no Django.
+separate the systems that matter. Pure module: numpy, pandas, scipy and `hits.policy.costs` (pure); no Django.
 
 The model. A rater's rating of a system on an instance, averaged over the questions (the final
 score is the mean over questions, so that is the quantity ranked), is
@@ -43,7 +43,7 @@ import pandas as pd
 from scipy import stats
 
 from evaluation.stats import report_power
-from hits import costs
+from hits.policy import costs
 
 DEFAULT_SIMULATIONS = 2000
 DEFAULT_SEED = 20210101
@@ -272,7 +272,7 @@ def plan(
     """The cheapest size at which the report separates every adjacent pair of the top `top_k`
     systems (by pilot mean) with probability `power`, or a difference `delta`. `systems` is how many
     rows the campaign rates (default: the pilot's, reference rows included), which the cost counts;
-    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees.
+    with `pricing` (a provider, see hits.policy.costs) the options carry the cost with its fees.
     `simulations`: campaigns per size of the t-test search the plan starts from; `campaigns`:
     campaigns per size scored by the report; `progress(done, total)` is called after each
     raters-per-instance count is searched."""

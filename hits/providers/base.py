@@ -130,7 +130,7 @@ class CrowdProvider(ABC):
     #: The default provider of a job that has no crowd settings (exactly one provider says so).
     default: bool = False
     #: The job options this provider reads (its package's options.py): requirement keys beyond
-    #: `hits.requirements.COMMON_KEYS`, and its settings kept in `JobCrowdConfig.provider_options`.
+    #: `hits.policy.requirements.COMMON_KEYS`, and its settings kept in `JobCrowdConfig.provider_options`.
     options: tuple[Option, ...] = ()
 
     def options_of(self, config) -> dict[str, Any]:
