@@ -123,7 +123,7 @@ class Campaign(models.Model):
     inputs_version = models.CharField(
         max_length=64, blank=True, help_text="SHA-256 of everything the results depend on; refreshed by every write."
     )
-    # Adaptive mode (docs/architecture.md, "Adaptive campaigns"): set before the crowd job is made,
+    # Adaptive mode (docs/evaluation.md, "Adaptive campaigns"): set before the crowd job is made,
     # through services.adaptive.set_adaptive, which checks them; fixed once the job exists.
     adaptive = models.BooleanField(
         default=False,

@@ -71,7 +71,7 @@ def upload_bytes(value) -> bytes | None:
 
 
 class TaskType:
-    """The core of a task type: 15 members (see docs/architecture.md, "The task-type contract")."""
+    """The core of a task type: 15 members (see docs/annotation.md, "The task-type contract")."""
 
     key: str = ""
     label: str = ""

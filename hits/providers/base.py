@@ -1,6 +1,6 @@
 """The one interface every crowd provider implements (DESIGN.md, "Providers").
 
-A provider is a package under `hits/providers/` (see docs/architecture.md, "A provider package")
+A provider is a package under `hits/providers/` (see docs/crowds.md, "A provider package")
 whose `provider.py` subclasses `CrowdProvider`; the registry finds it, so nothing outside the
 package names it. The provider owns what differs between crowds: its calls, its fees, its job
 options (requirement keys and settings, as a schema: options.py), how its postings are split, how a
