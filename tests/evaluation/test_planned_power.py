@@ -17,7 +17,7 @@ from evaluation.stats import power, scoring
 
 COMPONENTS = power.Components(instance=0.3, system_instance=0.15, rater=0.2, residual=0.6)
 MEANS = {"s0": 3.5, "s1": 3.0}
-PLANNED, CHECKS, PLANNER_CAMPAIGNS, TOLERANCE = 0.8, 300, 120, 0.05
+PLANNED, CHECKS, PLANNER_CAMPAIGNS, TOLERANCE = 0.8, 300, 1000, 0.05
 
 
 def _campaign(rng, n, m, pool):
