@@ -351,6 +351,8 @@ def _on_ratings(binding: dict, detection, max_instances: int, notes: list[str]) 
     pair's detection F1), and a campaign rates at most the test set's knowledge-seeking instances."""
     if detection is None:
         return binding["gap"], max_instances
+    if detection.seeking < 2:
+        raise ValueError(f"the test set has {detection.seeking} knowledge-seeking instance(s): a campaign needs at least 2 to rate")
     if max_instances > detection.seeking:
         max_instances = detection.seeking
         notes.append(f"at most {detection.seeking} instances: the test set's knowledge-seeking instances, the ones a campaign rates")

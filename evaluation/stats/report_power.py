@@ -171,12 +171,9 @@ def _campaign_tests(rng, means, components: Components, n, m, raters: Raters, C,
     x = np.where(both, x, 0.0)
 
     D = den.sum(2) + np.diagonal(false_alarms)[None]  # [C, S]
-    F = 2 * (sw * x).sum(2) / D
-    g = (2 * sw * x - F[..., None] * den) / D[..., None]  # [C, S, n]
-    f = F / D
-    gram = g @ g.transpose(0, 2, 1) + false_alarms[None] * f[:, :, None] * f[:, None, :]  # [C, S, S]
-    diag = np.diagonal(gram, axis1=1, axis2=2)
-    v_inst = diag[:, :, None] + diag[:, None, :] - 2 * gram
+    F, g = _influence(sw * x, den, D)  # g: [C, S, n]
+    f = F / D  # a false alarm's influence is -f (its numerator 0, its denominator 1)
+    v_inst = _pair_variances(g @ g.transpose(0, 2, 1) + false_alarms[None] * f[:, :, None] * f[:, None, :])
     n_inst = (sw > 0).sum(2)  # [C, S]
     v_rater = np.zeros_like(v_inst)
     n_rat = np.zeros((C, S), dtype=int)
@@ -185,6 +182,29 @@ def _campaign_tests(rng, means, components: Components, n, m, raters: Raters, C,
     n_i = np.minimum(n_inst[:, :, None], n_inst[:, None, :])
     n_r = np.minimum(n_rat[:, :, None], n_rat[:, None, :])
     return F, v_inst, v_rater, n_i, n_r
+
+
+def _influence(numerator, denominator, total):
+    """(S_f = 2 sum num / D, g_i = (2 num_i - S_f D_i) / D): Eq. 1's S_f from instance columns
+    (`denominator` = the precision and recall denominators added) and each instance's influence,
+    the linearisation of an instance resample (sum_i g_i = 0)."""
+    F = 2 * numerator.sum(-1) / total
+    return F, (2 * numerator - F[..., None] * denominator) / total[..., None]
+
+
+def _pair_variances(gram):
+    """[..., S, S] var(a - b) = G_aa + G_bb - 2 G_ab from the Gram matrix of the influences."""
+    diag = np.diagonal(gram, axis1=-2, axis2=-1)
+    return diag[..., :, None] + diag[..., None, :] - 2 * gram
+
+
+def linear_instance_variances(cols: scoring.Eq1Columns) -> np.ndarray:
+    """[S, S] the instance bootstrap's variance of each pair's difference of S_f (first question),
+    linearised: what `scoring.bootstrap_scores` estimates with B resamples."""
+    numerator = cols.numerator[:, 0]
+    denominator = cols.precision_denominator[:, 0] + cols.recall_denominator[:, 0]
+    _, g = _influence(numerator, denominator, denominator.sum(-1))
+    return _pair_variances(g @ g.T)
 
 
 def distinct_raters(rng, pool: int, m: int, shape) -> np.ndarray:
@@ -217,9 +237,7 @@ def _rater_part(y, who, sw, D, pool: int, m: int):
     used = (C > 0).any(axis=1).sum(1)  # [C]: raters in the campaign
     factor = np.array([scoring.small_pool_factor(int(r)) for r in used])
     h = factor[:, None, None] * repeated[..., None] * 2 * (T - level[..., None] * C) / D[..., None]  # [C, S, R]
-    gram = h @ h.transpose(0, 2, 1)
-    diag = np.diagonal(gram, axis1=1, axis2=2)
-    return diag[:, :, None] + diag[:, None, :] - 2 * gram, (C > 0).sum(2)
+    return _pair_variances(h @ h.transpose(0, 2, 1)), (C > 0).sum(2)
 
 
 def _tie_group_ranks(F, v_inst, v_rater, n_i, n_r, alpha) -> np.ndarray:
@@ -299,7 +317,8 @@ def instances_needed(means, components: Components, pairs, m: int, raters: Rater
     n = min(max(start, 2), max_instances)
     for _ in range(MAX_STEPS):
         points[n] = min(report_power(means, components, pairs, n, m, raters, alpha, campaigns, seed, detection))
-        following = min(math.ceil(_size(_fitted_c(points, alpha), power, alpha)), max_instances)
+        size = _size(_fitted_c(points, alpha), power, alpha)
+        following = max_instances if size >= max_instances else math.ceil(size)
         settled = abs(points[n] - power) <= 1.5 * math.sqrt(power * (1 - power) / campaigns)  # within the simulation's noise
         if settled or following in points or abs(following - n) <= max(1, n // 100):
             n = following
