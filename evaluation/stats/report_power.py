@@ -154,27 +154,33 @@ def _campaign_tests(rng, means, components: Components, n, m, raters: Raters, C,
         sw = np.where(weighted[None, :, None], w * both, 1.0)
         den = np.where(weighted[None, :, None], w * (both + 1.0), 2.0)
         false_alarms = alarms.T @ alarms  # [S, S]: non-seeking instances both systems flagged (weight 1)
-    else:
-        both = np.ones((C, S, n), dtype=bool)
-        sw, den, false_alarms = np.ones((C, S, n)), np.full((C, S, n), 2.0), np.zeros((S, S))
+    else:  # plain means: every instance rated, the same for every campaign (broadcast over them)
+        both = None
+        sw, den, false_alarms = np.ones((1, S, n), np.float32), np.full((1, S, n), 2.0, np.float32), np.zeros((S, S))
 
-    base = mu[None, :, None] + rng.normal(0, math.sqrt(c.instance), (C, 1, n)) + rng.normal(0, math.sqrt(c.system_instance), (C, S, n))
+    def normal(variance, shape):  # single precision: the draws are most of the time, sums stay accurate enough
+        return np.float32(math.sqrt(variance)) * rng.standard_normal(shape, dtype=np.float32)
+
+    base = mu.astype(np.float32)[None, :, None] + normal(c.instance, (C, 1, n))
     if raters.pool is None:
-        x = base + rng.normal(0, math.sqrt((c.rater + c.residual) / m), (C, S, n))
+        # system x instance plus the mean of m fresh raters' noise: one normal per item, as their sum is
+        x = base + normal(c.system_instance + (c.rater + c.residual) / m, (C, S, n))
     else:
         if m > raters.pool:
             raise ValueError(f"a pool of {raters.pool} raters cannot give {m} different raters to an item")
-        effects = rng.normal(0, math.sqrt(c.rater), (C, raters.pool))
+        effects = normal(c.rater, (C, raters.pool))
         who = distinct_raters(rng, raters.pool, m, (C, S, n))
-        y = base[..., None] + np.take_along_axis(effects[:, None, None, :], who, axis=3) + rng.normal(0, math.sqrt(c.residual), (C, S, n, m))
+        base = base + normal(c.system_instance, (C, S, n))
+        y = base[..., None] + np.take_along_axis(effects[:, None, None, :], who, axis=3) + normal(c.residual, (C, S, n, m))
         x = y.mean(axis=3)
-    x = np.where(both, x, 0.0)
+    if both is not None:
+        x = np.where(both, x, np.float32(0.0))
 
-    D = den.sum(2) + np.diagonal(false_alarms)[None]  # [C, S]
+    D = den.sum(2) + np.diagonal(false_alarms)[None]  # [C, S] (or [1, S])
     F, g = _influence(sw * x, den, D)  # g: [C, S, n]
     f = F / D  # a false alarm's influence is -f (its numerator 0, its denominator 1)
-    v_inst = _pair_variances(g @ g.transpose(0, 2, 1) + false_alarms[None] * f[:, :, None] * f[:, None, :])
-    n_inst = (sw > 0).sum(2)  # [C, S]
+    v_inst = _pair_variances((g @ g.transpose(0, 2, 1)).astype(float) + false_alarms[None] * f[:, :, None] * f[:, None, :])
+    n_inst = np.broadcast_to((sw > 0).sum(2), (C, S))
     v_rater = np.zeros_like(v_inst)
     n_rat = np.zeros((C, S), dtype=int)
     if raters.pool is not None:
