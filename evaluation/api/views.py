@@ -31,16 +31,16 @@ from evaluation.campaigns.services.campaigns import (
 from evaluation.campaigns.services.crowd import sync_campaign_ratings
 from evaluation.campaigns.services.lifecycle import delete_campaign, rename_campaign
 from evaluation.campaigns.services.lifecycle import dependents as campaign_dependents
+from evaluation.campaigns.services.runs import start_human_eval_import
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
-    import_human_eval_archive,
     import_test_set_logs_upload,
     import_test_set_upload,
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
-from evaluation.models import Campaign, Rating, TestSet
+from evaluation.models import Campaign, CampaignRun, Rating, TestSet
 from evaluation.stats import agreement
 from quorum import limits
 from quorum.api.parsers import StrictMultiPartParser
@@ -51,6 +51,9 @@ NO_RESULTS = "no results have been computed for this campaign yet; POST to its r
 ERRORS = {400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request cannot be carried out; the body says why (`detail`, or the fields to fix).")}
 NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
 NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
+RUN_LOCATION = OpenApiParameter(
+    "Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[202], description="The started run's `url`: GET it to follow the run."
+)
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
 
 
@@ -300,21 +303,36 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
     parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(
-        summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign; all or nothing",
+        summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign, in the background; all or nothing",
+        description="The zip's listing is checked at once (400 with the reason, nothing recorded); the members' contents are "
+        "checked by the run, which stores every rating or none. Follow the run at `url` (also the Location header): "
+        "it ends succeeded with `result` (what was stored) or failed with `error` (what to correct).",
         request={"multipart/form-data": s.HumanEvalUploadSerializer},
-        responses={200: OpenApiTypes.OBJECT, **ERRORS, **NOT_FOUND},
+        parameters=[RUN_LOCATION],
+        responses={202: s.CampaignRunSerializer, **ERRORS, **NOT_FOUND},
     )
     def post(self, request, pk):
         campaign = self.get_campaign(pk)
         form = s.HumanEvalUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            summary = import_human_eval_archive(campaign, form.validated_data["file"], replace=form.validated_data["replace"])
+            run = start_human_eval_import(campaign, form.validated_data["file"], replace=form.validated_data["replace"], created_by=request.user)
         except EvaluationInputError as exc:
             raise ValidationError({"file": [str(exc)]}) from None
-        return Response({"campaign": campaign.pk, **s.json_safe(summary)})
+        run.refresh_from_db()  # where tasks run in-process the import has already run
+        body = s.CampaignRunSerializer(run, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
+class CampaignRunView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="One background run of a campaign (a human-evaluation import, a planner run): status, progress, result or error",
+        responses={200: s.CampaignRunSerializer, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign, or no such run of it.")},
+    )
+    def get(self, request, pk, run_pk):
+        campaign = self.get_campaign(pk)
+        run = get_object_or_404(CampaignRun, pk=run_pk, campaign=campaign)
+        return Response(s.CampaignRunSerializer(run, context={"request": request}).data)
 
 
 class TestSetListView(EvaluationAPI, APIView):

@@ -20,7 +20,7 @@ from annotation.models import RunStatus
 from annotation.services.import_uploads import save_uploads
 from annotation.services.imports import RunProgress
 from evaluation.campaigns import selectors
-from evaluation.campaigns.services.uploads import import_human_eval_archive
+from evaluation.campaigns.services.uploads import check_human_eval_listing, import_human_eval_archive
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignRun
 from evaluation.stats import power
@@ -97,8 +97,10 @@ def fitted_pilot(*, campaign: Campaign | None = None, source=None, name: str = "
 
 
 def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, created_by=None) -> CampaignRun:
-    """Queue the import of a zipped DSTC9 human-evaluation folder. A file that is not a zip is
-    refused here (EvaluationInputError, nothing stored); what is inside is checked by the run."""
+    """Queue the import of a zipped DSTC9 human-evaluation folder (the page and the API). What the
+    zip's listing alone shows is refused here (EvaluationInputError, nothing stored: not a zip, too
+    large, an unsafe member, no <team>/<entry>.human_eval.json, a name too long); the members'
+    contents are checked by the run."""
     if upload is None:
         raise EvaluationInputError("choose a .zip file to import")
     if not zipfile.is_zipfile(upload):
@@ -106,6 +108,8 @@ def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, create
             "the file is not a .zip archive: zip the team folders (<team>/<entry>.json beside <entry>.human_eval.json) and upload that"
         )
     upload.seek(0)
+    name = getattr(upload, "name", "")
+    check_human_eval_listing(upload, what=f"the file {name!r}" if name else "the file")
     return _record(campaign, CampaignRun.Kind.HUMAN_EVAL_IMPORT, options={"replace": bool(replace)}, upload=upload, created_by=created_by)
 
 
