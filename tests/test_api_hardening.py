@@ -82,6 +82,17 @@ def test_the_token_endpoint_documents_its_refusal(api, organizer):
     assert Job.objects.count() == 0
 
 
+def test_the_schema_documents_background_runs_and_the_conflict_of_one_under_way(api):
+    paths = api.get("/api/schema/?format=json").json()["paths"]
+    human_evals = paths["/api/evaluation/campaigns/{id}/human-evals/"]["post"]["responses"]
+    assert {"202", "400", "404"} <= set(human_evals) and "200" not in human_evals
+    assert "Location" in human_evals["202"]["headers"]
+    assert human_evals["202"]["content"]["application/json"]["schema"]["$ref"].endswith("/CampaignRun")
+    assert set(paths["/api/evaluation/campaigns/{id}/runs/{run_pk}/"]["get"]["responses"]) == {"200", "404"}
+    conflict = paths["/api/jobs/{id}/exports/"]["post"]["responses"]["409"]
+    assert conflict["content"]["application/json"]["schema"]["$ref"].endswith("/RunUnderWay")
+
+
 @pytest.mark.parametrize(
     "method, path, body, unknown, accepted",
     [
