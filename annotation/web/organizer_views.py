@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -104,7 +104,7 @@ def import_run(request, pk):
 def import_progress(request, pk):
     """The import run's state as JSON, with the page's fragment for it (quorum/progress.py)."""
     run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
-    return progress_response(request, run, "annotation/organizer/_import_run.html")
+    return _progress(request, run, {"": "annotation/organizer/_import_run.html", "dashboard": "annotation/organizer/_dashboard_import_row.html"})
 
 
 @organizer_required
@@ -299,8 +299,18 @@ def _say_export_state(request, run: ExportRun) -> None:
 @organizer_required
 def export_progress(request, pk):
     """The export run's state as JSON, with its row of the job page (quorum/progress.py)."""
-    run = get_object_or_404(ExportRun, pk=pk)
-    return progress_response(request, run, "annotation/organizer/_export_run.html")
+    run = get_object_or_404(ExportRun.objects.select_related("job"), pk=pk)
+    return _progress(request, run, {"": "annotation/organizer/_export_run.html", "dashboard": "annotation/organizer/_dashboard_export_row.html"})
+
+
+def _progress(request, run, fragments: dict[str, str]):
+    """The run's progress answer with the fragment of the page that asks (`?fragment=`: the run's
+    own page by default, `dashboard` for the dashboard's row); an unknown one is a 400 naming them."""
+    asked = request.GET.get("fragment", "")
+    if asked not in fragments:
+        known = ", ".join(repr(name) for name in fragments if name)
+        return JsonResponse({"detail": f"unknown fragment {asked!r}; leave it out for the run's own page, or ask for one of: {known}"}, status=400)
+    return progress_response(request, run, fragments[asked])
 
 
 # --- Quality control ------------------------------------------------------------------------------
