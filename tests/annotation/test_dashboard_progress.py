@@ -2,7 +2,6 @@
 do: a pending or running row carries the progress hook that `static/progress.js` follows, and its
 progress endpoint answers with that same row (`?fragment=dashboard`) until the run has ended."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from annotation.models import ExportRun, ImportRun, RunStatus
@@ -13,8 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def client(organizer):
-    client = Client()
+def signed_in(client, organizer):
     client.force_login(organizer)
     return client
 
@@ -35,8 +33,8 @@ def hook(run) -> str:
     return f'data-progress-url="{reverse(name, args=[run.pk])}?fragment=dashboard"'
 
 
-def test_the_dashboards_running_rows_carry_the_progress_hook_and_finished_rows_do_not(client, runs):
-    page = client.get(reverse("organizer:dashboard")).content.decode()
+def test_the_dashboards_running_rows_carry_the_progress_hook_and_finished_rows_do_not(signed_in, runs):
+    page = signed_in.get(reverse("organizer:dashboard")).content.decode()
     assert "progress.js" in page
     assert hook(runs["running import"]) in page and hook(runs["pending export"]) in page
     assert page.count("data-progress-url") == 2  # the finished import and the failed export are still
@@ -44,26 +42,26 @@ def test_the_dashboards_running_rows_carry_the_progress_hook_and_finished_rows_d
     assert '<progress value="0.25" max="1" aria-label="Import of arriving">' in page
 
 
-def test_a_dashboard_row_is_followed_until_its_run_has_ended(client, runs):
+def test_a_dashboard_row_is_followed_until_its_run_has_ended(signed_in, runs):
     export = runs["pending export"]
     url = reverse("organizer:export-progress", args=[export.pk])
-    state = client.get(url, {"fragment": "dashboard"}).json()
+    state = signed_in.get(url, {"fragment": "dashboard"}).json()
     assert state["status"] == "pending" and state["html"].strip().startswith(f'<tr id="dashboard-export-{export.pk}"')
     assert hook(export) in state["html"] and "the job" in state["html"]
 
     ExportRun.objects.filter(pk=export.pk).update(status=RunStatus.SUCCEEDED, files=["responses.csv", "items.csv"])
-    state = client.get(url, {"fragment": "dashboard"}).json()
+    state = signed_in.get(url, {"fragment": "dashboard"}).json()
     assert state["finished"] and "data-progress-url" not in state["html"] and "<progress" not in state["html"]
     assert "Succeeded" in state["html"] and "<td>2</td>" in state["html"]  # its two files counted, as the dashboard does
 
     imported = runs["running import"]
-    state = client.get(reverse("organizer:import-progress", args=[imported.pk]), {"fragment": "dashboard"}).json()
+    state = signed_in.get(reverse("organizer:import-progress", args=[imported.pk]), {"fragment": "dashboard"}).json()
     assert state["html"].strip().startswith(f'<tr id="dashboard-import-{imported.pk}"') and "25%" in state["html"]
 
 
-def test_the_run_pages_keep_their_own_fragment_and_an_unknown_one_is_a_400(client, runs):
+def test_the_run_pages_keep_their_own_fragment_and_an_unknown_one_is_a_400(signed_in, runs):
     export = runs["pending export"]
     url = reverse("organizer:export-progress", args=[export.pk])
-    assert client.get(url).json()["html"].strip().startswith(f'<tr id="export-run-{export.pk}"')  # the job page's row
-    refused = client.get(url, {"fragment": "sidebar"})
+    assert signed_in.get(url).json()["html"].strip().startswith(f'<tr id="export-run-{export.pk}"')  # the job page's row
+    refused = signed_in.get(url, {"fragment": "sidebar"})
     assert refused.status_code == 400 and "unknown fragment 'sidebar'" in refused.json()["detail"] and "'dashboard'" in refused.json()["detail"]
