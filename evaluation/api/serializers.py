@@ -1,5 +1,4 @@
 """Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
-import math
 
 from django.db.models import Count, Q
 from drf_spectacular.utils import extend_schema_field
@@ -11,22 +10,10 @@ from evaluation.judges import selectors as judges_selectors
 from evaluation.models import Campaign, CampaignJob, CampaignLook
 from evaluation.stats import agreement
 from quorum.api.strict import RefusesUnknownFields
+from quorum.strict_json import json_safe
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000
-
-
-def json_safe(value):
-    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class EvaluationMessageSerializer(serializers.Serializer):
