@@ -420,7 +420,7 @@ class Response(models.Model):
         blank=True,
         help_text=(
             "The typing-process log of each free-text field (timing only, never which keys; workers are told): "
-            '{field: record} in the format of annotation/typing_log.py, or {field: {"malformed": why}}. '
+            '{field: record} in the format of annotation/text/typing_log.py, or {field: {"malformed": why}}. '
             "Emptied after QUORUM_TYPING_LOG_RETENTION_DAYS."
         ),
     )

@@ -32,6 +32,7 @@ urlpatterns = [
     path("pairwise/<int:pk>/ranking.<str:fmt>", views.pairwise_ranking, name="pairwise-ranking-file"),
     path("pairwise/<int:pk>/compute/", views.pairwise_compute, name="pairwise-compute"),
     path("pairwise/<int:pk>/reports/<int:report_pk>/progress/", views.pairwise_report_progress, name="pairwise-report-progress"),
+    path("pairwise/<int:pk>/judges/", views.pairwise_import_judge, name="pairwise-import-judge"),
     path("systems/", interactive_views.systems_page, name="systems"),
     path("systems/register/", interactive_views.system_register, name="system-register"),
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),

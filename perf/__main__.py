@@ -16,6 +16,7 @@ BENCHMARKS = {
     "job_page_100k": "perf.bench_job_page_100k",
     "collection_checks": "perf.bench_collection_checks",
     "allocation": "perf.bench_allocation",
+    "plan": "perf.bench_plan",
     "looks": "perf.bench_looks",
     "spoken": "perf.bench_spoken",
     "speech": "perf.bench_speech",

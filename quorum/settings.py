@@ -53,7 +53,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "hits.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
+    "hits.web.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
     "axes.middleware.AxesMiddleware",  # answers a locked-out login with quorum.lockout's page (last)
 ]
 
@@ -264,7 +264,7 @@ CELERY_BEAT_SCHEDULE = {
     # Worker flags (fast, pasted, near-duplicate, straight-lining, low agreement) recorded on the
     # responses of every live job, so reviewers and `flags_reject` see them without a button press.
     # Each run rereads a job's responses; QUORUM_FLAG_SWEEP_SECONDS trades freshness for load.
-    # Typing-process logs (annotation/typing_log.py) older than QUORUM_TYPING_LOG_RETENTION_DAYS are
+    # Typing-process logs (annotation/text/typing_log.py) older than QUORUM_TYPING_LOG_RETENTION_DAYS are
     # emptied once a day; the flags already stored from them stay.
     "purge-typing-logs": {
         "task": "annotation.tasks.purge_typing_logs",

@@ -5,11 +5,11 @@ from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
 from annotation.models import Job, QualityPolicy
-from annotation.organizer_forms import QualitySettingsForm
 from annotation.services.jobs import create_job
 from annotation.services.quality import QualityError, set_quality
 from annotation.services.voting import vote_job_of
-from hits.requirements import RequirementsError, clean
+from annotation.web.organizer_forms import QualitySettingsForm
+from hits.policy.requirements import RequirementsError, clean
 from tests.factories import make_corpus
 
 pytestmark = pytest.mark.django_db

@@ -16,11 +16,11 @@ from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
 from .. import task_types
-from ..highlight import slot_segments
 from ..models import CheckOverride, Job, Response, ReviewRound, Worker
 from ..quality import typing as typing_process
 from ..quality.flags import FlagReport
-from ..review_diff import word_diff
+from ..text.highlight import slot_segments
+from ..text.review_diff import word_diff
 from .flags import StoredFlags, stored_flags
 from .readings import readings_by_response
 

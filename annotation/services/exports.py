@@ -1,8 +1,9 @@
 """Exports of a rewrite job: per variant a test set in the corpus's own format, plus the raw CSV.
 
-Exports of any size run in a Celery task (`annotation.tasks_exports.run_export`) with an
-ExportRun row as progress: `start_export` records the run and queues the task by name once it is
-committed (`quorum.background`: services never import tasks); `export_job` also serves the `export_job`
+Exports of any size run in a Celery task (`annotation.tasks.run_export`, registered under the name
+`annotation.tasks_exports.run_export` it had in a module of its own) with an ExportRun row as
+progress: `start_export` records the run and queues the task by name once it is committed
+(`quorum.background`: services never import tasks); `export_job` also serves the `export_job`
 management command. Files are written to a temporary directory beside the target and renamed
 into place at the end, so a failed export leaves nothing half-written.
 """

@@ -12,6 +12,7 @@ from annotation import task_types
 from annotation.models import Job, Response, RunStatus, Slot
 from evaluation.campaigns import ratings_csv
 from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, PairwiseReport, Rating, TestSet
+from evaluation.stats import report_power
 
 
 def campaigns():
@@ -108,18 +109,25 @@ def detection_inputs(campaign):
 
 def campaign_pilot(campaign):
     """A campaign's ratings as a planner's pilot: (ratings, entry labels to plan for, rows rated,
-    whether raters are people). ValueError when it has no ratings."""
+    whether raters are people, what Eq. 1 needs: the test set's labels and the entries' detection
+    predictions, `report_power.Detection`, None when the test set has no knowledge-seeking
+    instance). ValueError when it has no ratings."""
     ratings = ratings_frame(campaign)
     if ratings.empty:
         raise ValueError(f"campaign {campaign.name!r}: has no ratings yet to plan from")
     entries = list(campaign.entries.select_related("team"))
-    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known
+    truth, predicted, _evaluated = detection_inputs(campaign)
+    detection = report_power.Detection(truth, predicted) if truth.any() else None
+    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known, detection
 
 
 def csv_pilot(source, name):
-    """A pilot ratings CSV (`ratings_csv`), the same four things; RatingsFileError names the line."""
-    ratings, _truth, systems, _questions = ratings_csv.read(source, name=name)
-    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True
+    """A pilot ratings CSV (`ratings_csv`), the same five things, detection only when the file has
+    `predicted` flags; RatingsFileError names the line."""
+    ratings, truth, systems, _questions = ratings_csv.read(source, name=name)
+    predicted = {s.label: s.predicted for s in systems}
+    detection = report_power.Detection(truth, predicted) if truth.any() and any(p is not None for p in predicted.values()) else None
+    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True, detection
 
 
 # --- Pairwise comparisons (any task type that defines `comparison`) ------------------------------
@@ -134,7 +142,7 @@ def pairwise_jobs():
 def pairwise_records(job) -> list[dict]:
     """One dict per counted, decided response of a comparing job: a, b, outcome, instance (the
     payload's context id, else the item, so one context's pairs resample together), left (the side
-    shown on the left, None when not recorded), text_a, text_b."""
+    shown on the left, None when not recorded), text_a, text_b, item (its id)."""
     kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
     if kind is None:
         return []
@@ -146,7 +154,8 @@ def pairwise_records(job) -> list[dict]:
             continue
         a, b, outcome, instance = found
         left, text_a, text_b = kind.presentation(payload, answers) or (None, "", "")
-        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b})
+        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b,
+                    "item": item_id})
     return out
 
 

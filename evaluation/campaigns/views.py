@@ -30,7 +30,7 @@ from evaluation.campaigns.services.uploads import (
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
-from evaluation.judges.services import import_judge_scores
+from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
 from evaluation.models import Campaign, CampaignRun, PairwiseReport, TestSet
 from evaluation.stats import fragility, pairwise_report
 from quorum.progress import is_finished, progress_response
@@ -426,13 +426,18 @@ def pairwise_ranking(request, pk, fmt=None):
         if fmt not in RANKING_FORMATS or body is None:
             raise Http404("No such format, or no stored ranking yet.")
         content_type, render_as = RANKING_FORMATS[fmt]
-        text = render_as(body["rows"], job_name=job.name, controls=body["controls"]) if fmt == "md" else render_as(body["rows"])
+        if fmt == "md":
+            # The judges' rank sets are read on request (only where judges' verdicts were imported).
+            text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=judges_selectors.pairwise_judge_rank_sets(job))
+        else:
+            text = render_as(body["rows"])
         response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
         return response
     checks = body["controls"] if body else None
     context = {"job": job, "stored": stored, "rows": body["rows"] if body else [], "controls": checks,
-               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else ""}
+               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
+               "judge_sets": judges_selectors.pairwise_judge_rank_sets(job)}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 
@@ -451,6 +456,24 @@ def pairwise_report_progress(request, pk, report_pk):
     """A pairwise ranking computation's state as JSON, with the page's fragment for it."""
     report = get_object_or_404(PairwiseReport, pk=report_pk, job_id=pk)
     return progress_response(request, report, "evaluation/_pairwise_report_run.html")
+
+
+@organizer_required
+@require_POST
+def pairwise_import_judge(request, pk):
+    """Import an automatic judge's verdicts on a pairwise job's pairs (CSV pair,preferred[,probability]); all or nothing."""
+    job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .csv file of judge verdicts to import.")
+        return redirect(reverse("evaluation:pairwise-ranking", args=[pk]) + "#judge-rank-sets")
+    try:
+        run = import_pairwise_verdicts(job, upload, request.POST.get("judge", ""), name=upload.name)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported the verdicts of judge {run.name!r} on {run.verdicts.count()} pairs.")
+    return redirect(reverse("evaluation:pairwise-ranking", args=[pk]) + "#judge-rank-sets")
 
 
 @organizer_required

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pandas as pd
 from django.db import transaction
 
+from annotation.models import Item, Job
 from evaluation.campaigns import selectors
 from evaluation.errors import EvaluationInputError
-from evaluation.judges import scores_csv
-from evaluation.models import Campaign, JudgeRun, JudgeScore, Rating
+from evaluation.judges import scores_csv, verdicts_csv
+from evaluation.models import Campaign, JudgeRun, JudgeScore, PairwiseJudgeRun, PairwiseJudgeVerdict, Rating
 from evaluation.stats import judge_agreement, judges
 
 
@@ -69,4 +70,28 @@ def import_judge_scores(campaign: Campaign, source, judge: str, name: str = "jud
     )
     if Rating.objects.filter(campaign=campaign).exists():
         compute_judge_report(run)
+    return run
+
+
+@transaction.atomic
+def import_pairwise_verdicts(job: Job, source, judge: str, name: str = "verdicts.csv") -> PairwiseJudgeRun:
+    """Verdicts from a CSV (`verdicts_csv`) as the run `judge` of a pairwise job, replacing a run of
+    that name; all or nothing."""
+    judge = (judge or "").strip()
+    if not judge or len(judge) > 100:
+        raise EvaluationInputError("give the judge a name of 1 to 100 characters (e.g. 'gpt-4o-pairwise')")
+    items = dict(Item.objects.filter(job=job, gold__isnull=True).values_list("position", "id"))
+    try:
+        frame = verdicts_csv.read(source, items, name=name)
+    except verdicts_csv.VerdictFileError as exc:
+        raise EvaluationInputError(str(exc)) from None
+    PairwiseJudgeRun.objects.filter(job=job, name=judge).delete()
+    run = PairwiseJudgeRun.objects.create(job=job, name=judge)
+    PairwiseJudgeVerdict.objects.bulk_create(
+        (
+            PairwiseJudgeVerdict(run=run, item_id=items[pair], preferred=preferred, probability=None if pd.isna(probability) else float(probability))
+            for pair, preferred, probability in frame.itertuples(index=False)
+        ),
+        batch_size=5000,
+    )
     return run

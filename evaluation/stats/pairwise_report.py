@@ -24,7 +24,7 @@ def to_csv(table: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None = None) -> str:
+def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None = None, rank_sets: list[dict] | None = None) -> str:
     header = ["Rank", "Rank range", "System", "Log-strength [95% CI]", "Wins", "Losses", "Ties", "Comparisons"]
     lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in table:
@@ -39,7 +39,27 @@ def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None 
     ]
     if controls:
         lines += controls_markdown(controls)
+    for judged in rank_sets or []:
+        lines += rank_sets_markdown(judged)
     return "\n".join(lines) + "\n"
+
+
+def rank_sets_markdown(judged: dict) -> list[str]:
+    """One judge's prediction-powered rank sets beside the human-only ones (`judges.selectors.pairwise_judge_rank_sets`)."""
+    lines = ["", f"## Rank sets with judge {judged['name']}", ""]
+    if "skipped" in judged:
+        return lines + [f"Not computed: {judged['skipped']}."]
+    result = judged["result"]
+    lines += ["| System | Win rate (with the judge) | Ranks (with the judge) | Win rate (humans only) | Ranks (humans only) |", "|---|---|---|---|---|"]
+    for row in result["rows"]:
+        ppi, human = row["ppi"], row["human_only"]
+        lines.append(f"| {row['system']} | {ppi['estimate']:.3f} | {ppi['rank_low']}-{ppi['rank_high']} | {human['estimate']:.3f} | {human['rank_low']}-{human['rank_high']} |")
+    return lines + [
+        "",
+        f"{result['method'][:1].upper()}{result['method'][1:]}. {result['labelled']} pairs with human votes and the judge's verdict, "
+        f"{result['unlabelled']} with the judge's verdict only. Mean set size: {result['mean_size']['ppi']:.2f} with the judge, "
+        f"{result['mean_size']['human_only']:.2f} humans only.",
+    ]
 
 
 def controls_markdown(controls: dict) -> list[str]:

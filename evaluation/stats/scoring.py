@@ -355,6 +355,11 @@ def widening(instance_dev, rater_dev, n_instances, n_raters, ci=0.95):
         warnings.simplefilter("ignore", RuntimeWarning)
         vi = np.nanvar(instance_dev, axis=0)
         vr = np.nanvar(rater_dev, axis=0)
+    return variance_widening(vi, vr, n_instances, n_raters, ci)
+
+
+def variance_widening(vi, vr, n_instances, n_raters, ci=0.95):
+    """`widening` from the instance and rater variances themselves (any matching shapes)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         denominator = vi**2 / np.maximum(n_instances - 1, 1) + np.where(n_raters > 1, vr**2 / np.maximum(n_raters - 1, 1), 0.0)
         df = np.where(denominator > 0, (vi + vr) ** 2 / np.where(denominator > 0, denominator, 1), np.inf)

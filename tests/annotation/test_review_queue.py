@@ -6,10 +6,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import CheckOverride, Item, Response
-from annotation.review_diff import word_diff
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.quality import apply_flags
 from annotation.services.review import bulk_decide, remember_review_view
+from annotation.text.review_diff import word_diff
 from tests.factories import good_answers, make_corpus, make_live_job
 
 HOSTILE = '<script>alert("x")</script>'

@@ -30,7 +30,7 @@ from quorum.background import after_commit, queue_now
 logger = logging.getLogger(__name__)
 
 PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
-PAGE_CAMPAIGNS = 60  # campaigns per size the page's planner scores as the report does (the command: 120)
+PAGE_CAMPAIGNS = 1000  # campaigns per size the page's planner scores as the report does (the command's default too)
 TASK = "evaluation.tasks.run_campaign_run"
 
 
@@ -72,16 +72,28 @@ def start_plan(campaign: Campaign, data: dict, created_by=None) -> CampaignRun:
 
 
 def _fitted_pilot(options: dict, source, name: str):
-    """(fitted model, rows rated) of the pilot the options name, or of the CSV `source`; ValueError
-    (a RatingsFileError naming the line, a pilot without repeated items) when it cannot be planned from."""
+    """(fitted model, rows rated) of the pilot the options name, or of the CSV `source`."""
     if options["pilot_campaign"]:
         pilot = Campaign.objects.filter(pk=options["pilot_campaign"]).first()
         if pilot is None:
             raise ValueError("the pilot campaign was deleted")
-        ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(pilot)
+        return fitted_pilot(campaign=pilot)
+    return fitted_pilot(source=source, name=name)
+
+
+def fitted_pilot(*, campaign: Campaign | None = None, source=None, name: str = "", no_rater_ids: bool = False):
+    """(fitted `power.PilotModel`, rows rated) of a pilot campaign or a pilot ratings CSV (`source`,
+    named `name`): the model carries what Eq. 1 needs when the pilot knows it (a campaign: its test
+    set's labels and its entries' detection predictions; a CSV: its target/predicted columns), so
+    the plan is made on the leaderboard's statistic. `no_rater_ids`: the rater column is a position,
+    not a person. ValueError (a RatingsFileError naming the line, a pilot without repeated items)
+    when it cannot be planned from."""
+    if campaign is not None:
+        ratings, entries, rows, rater_ids_known, detection = selectors.campaign_pilot(campaign)
     else:
-        ratings, entries, rows, rater_ids_known = selectors.csv_pilot(source, name)
-    return power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known), rows
+        ratings, entries, rows, rater_ids_known, detection = selectors.csv_pilot(source, name)
+    model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known and not no_rater_ids, detection=detection)
+    return model, rows
 
 
 def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, created_by=None) -> CampaignRun:

@@ -19,39 +19,39 @@ from quorum import csv_safety
 from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
-from . import task_types
-from .exporters import ExportError
-from .models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
-from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
-from .selectors import quality as quality_selectors
-from .selectors.dashboard import (
+from .. import task_types
+from ..exporters import ExportError
+from ..models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from ..selectors import quality as quality_selectors
+from ..selectors.dashboard import (
     corpora_with_counts,
     jobs_with_progress,
     recent_export_runs,
     recent_import_runs,
     worker_recent_responses,
 )
-from .selectors.flags import flagged_workers, stored_flags
-from .selectors.gold import gold_items
-from .selectors.jobs import job_progress
-from .selectors.readings import reading_of, transcription_summary
-from .selectors.reliability import reliability_overview, worker_reliability_rows
-from .selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
-from .selectors.review_decisions import prefers_compact
-from .selectors.team import in_house_annotators
-from .services.exports import start_export
-from .services.gold import GoldRequestError, add_gold_from_item
-from .services.gold import answer_fields as gold_answer_fields
-from .services.import_uploads import UploadError, import_error_field, start_upload_import
-from .services.imports import ImportFailed
-from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
-from .services.payload_jobs import create_payload_job_from_file
-from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
-from .services.review import ACTIONS as REVIEW_ACTIONS
-from .services.review import bulk_decide
-from .services.team import TeamError, add_annotators, parse_team_csv, set_active
-from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
-from .tasks import apply_worker_flags
+from ..selectors.flags import flagged_workers, stored_flags
+from ..selectors.gold import gold_items
+from ..selectors.jobs import job_progress
+from ..selectors.readings import reading_of, transcription_summary
+from ..selectors.reliability import reliability_overview, worker_reliability_rows
+from ..selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
+from ..selectors.review_decisions import prefers_compact
+from ..selectors.team import in_house_annotators
+from ..services.exports import start_export
+from ..services.gold import GoldRequestError, add_gold_from_item
+from ..services.gold import answer_fields as gold_answer_fields
+from ..services.import_uploads import UploadError, import_error_field, start_upload_import
+from ..services.imports import ImportFailed
+from ..services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
+from ..services.payload_jobs import create_payload_job_from_file
+from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from ..services.review import ACTIONS as REVIEW_ACTIONS
+from ..services.review import bulk_decide
+from ..services.team import TeamError, add_annotators, parse_team_csv, set_active
+from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
+from ..tasks import apply_worker_flags
+from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .views import audio_response
 
 #: Rows per page of each list on the job page (reviewed items, flagged workers, gold items); the

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0017_export_out_of_domain'),
-        ('evaluation', '0013_campaign_background_runs'),
+        ('evaluation', '0014_pairwise_judge_verdicts'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
