@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from .common import run_json_subprocess, save
+from .common import median_render, run_json_subprocess, save
 
 SYSTEMS, VOTES, SEED = 10, 20_000, 11
 RENDERS, COMPUTES = 7, 3
@@ -73,7 +73,7 @@ def _worker() -> dict:
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext, setup_test_environment
+    from django.test.utils import setup_test_environment
     from django.urls import reverse
     from django.utils import timezone
 
@@ -115,19 +115,11 @@ def _worker() -> dict:
     make_organizer(user)
     client = Client()
     client.force_login(user)
-    url = reverse("evaluation:pairwise-ranking", args=[job.pk])
-    assert client.get(url).status_code == 200  # warm
-    renders = []
-    for _ in range(RENDERS):
-        started = time.perf_counter()
-        with CaptureQueriesContext(connection) as queries:
-            page = client.get(url)
-        renders.append(time.perf_counter() - started)
-        assert page.status_code == 200 and b'id="ranking"' in page.content
-    page_seconds, compute_seconds = statistics.median(renders), statistics.median(computes)
+    page_seconds, page_queries = median_render(client, reverse("evaluation:pairwise-ranking", args=[job.pk]), RENDERS, b'id="ranking"')
+    compute_seconds = statistics.median(computes)
     return {
         "database": connection.vendor, "systems": SYSTEMS, "votes": VOTES, "build_seconds": round(build_seconds, 1),
-        "page_seconds": round(page_seconds, 4), "page_queries": len(queries),
+        "page_seconds": round(page_seconds, 4), "page_queries": page_queries,
         "compute_seconds": round(compute_seconds, 3), "compute_to_page": round(compute_seconds / page_seconds, 1),
         "report_steps": report.total,
     }
