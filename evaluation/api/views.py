@@ -425,7 +425,7 @@ class PairwiseRankingView(EvaluationAPI, APIView):
     NO_SUCH_JOB = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such pairwise comparison job.")}
 
     @extend_schema(
-        summary="A pairwise job's stored ranking report: Bradley-Terry rows, fragility, style-controlled ranking, position bias",
+        summary="A pairwise job's stored ranking report: Bradley-Terry rows, fragility, style-controlled ranking, position bias, judges' rank sets",
         description="Served from the report stored in the background when votes change (nothing is fitted on request): "
         "`computed_at` and `age_seconds` say how old it is, `votes` how many counted votes it read, `under_way` the "
         "recomputation queued or running (null when none), `failed` a failure newer than the report. 409 before the first report.",
@@ -440,7 +440,7 @@ class PairwiseRankingView(EvaluationAPI, APIView):
         shown, body = stored.shown, stored.body or {}
         return Response(s.json_safe({
             "job": job.pk, "name": job.name, "computed_at": shown.finished_at, "age_seconds": round((timezone.now() - shown.finished_at).total_seconds(), 1),
-            "votes": shown.votes, "rows": body.get("rows", []), "controls": body.get("controls"),
+            "votes": shown.votes, "rows": body.get("rows", []), "controls": body.get("controls"), "judge_sets": body.get("judge_sets", []),
             "under_way": _report_state(stored.under_way), "failed": _report_state(stored.failed),
         }))
 

@@ -175,7 +175,7 @@ class StoredPairwiseReport:
 
     @property
     def body(self) -> dict | None:
-        """The stored report's body; None before the first report, or when it found no counted vote."""
+        """The stored report's body (`services.pairwise.build_report`); None before the first report."""
         return self.shown.report if self.shown is not None else None
 
 

@@ -423,12 +423,11 @@ def pairwise_ranking(request, pk, fmt=None):
     stored = selectors.stored_pairwise_report(job)
     body = stored.body
     if fmt is not None:
-        if fmt not in RANKING_FORMATS or body is None:
+        if fmt not in RANKING_FORMATS or body is None or not body["rows"]:
             raise Http404("No such format, or no stored ranking yet.")
         content_type, render_as = RANKING_FORMATS[fmt]
         if fmt == "md":
-            # The judges' rank sets are read on request (only where judges' verdicts were imported).
-            text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=judges_selectors.pairwise_judge_rank_sets(job))
+            text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=body.get("judge_sets", []))
         else:
             text = render_as(body["rows"])
         response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
@@ -437,7 +436,7 @@ def pairwise_ranking(request, pk, fmt=None):
     checks = body["controls"] if body else None
     context = {"job": job, "stored": stored, "rows": body["rows"] if body else [], "controls": checks,
                "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
-               "judge_sets": judges_selectors.pairwise_judge_rank_sets(job)}
+               "judge_sets": body.get("judge_sets", []) if body else []}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 

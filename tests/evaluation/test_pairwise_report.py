@@ -1,6 +1,7 @@
 """A pairwise job's ranking report, stored in the background (issue 26): the page, its downloads and
 the API read the stored report without fitting anything; counted votes ask for a new one, debounced;
 the page says how old the report is and follows a recomputation's progress."""
+import io
 from datetime import timedelta
 
 import pytest
@@ -16,8 +17,9 @@ from annotation.services.jobs import launch_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.services.responses import transition
 from evaluation.campaigns.services import pairwise
+from evaluation.judges.services import import_pairwise_verdicts
 from evaluation.models import PairwiseReport
-from evaluation.stats import bradley_terry, fragility, style
+from evaluation.stats import bradley_terry, fragility, ranksets, style
 from quorum import background
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +57,9 @@ def computed(job) -> PairwiseReport:
 
 def refuse_to_fit(monkeypatch):
     """Every fit and search of the report fails the test: a request that reads the stored report never calls them."""
-    for module, name in ((bradley_terry, "bootstrap"), (bradley_terry, "fit"), (fragility, "bt_leaderboard"), (style, "fit"), (style, "position_bias")):
+    fits = ((bradley_terry, "bootstrap"), (bradley_terry, "fit"), (fragility, "bt_leaderboard"), (style, "fit"), (style, "position_bias"),
+            (ranksets, "pairwise_rank_sets"))
+    for module, name in fits:
         monkeypatch.setattr(module, name, lambda *a, _name=name, **k: pytest.fail(f"{_name} called on a request"))
 
 
@@ -76,12 +80,16 @@ def test_votes_ask_for_one_report_started_after_the_delay(make_annotator, settin
 
 def test_the_page_downloads_and_api_read_the_stored_report_without_fitting(make_annotator, organizer, client, organizer_api, monkeypatch):
     job = pairwise_job(4)
-    vote(job, make_annotator("ann")[1], 12)
+    vote(job, make_annotator("ann")[1], 8)
+    # A judge who prefers the system earlier in SYSTEMS on every pair, voted or not.
+    import_pairwise_verdicts(job, io.StringIO("pair,preferred\n" + "".join(f"{k},a\n" for k in range(12))), "judge-1")
     report = computed(job)  # in the background
     refuse_to_fit(monkeypatch)
     client.force_login(organizer)
     page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
-    assert 'id="ranking"' in page and 'id="pairwise-report-age"' in page and "from 12 counted votes" in page
+    assert 'id="ranking"' in page and 'id="pairwise-report-age"' in page and "from 8 counted votes" in page
+    judges = page[page.index('id="judge-rank-sets"'):]
+    assert "Judge judge-1" in judges and "8 pairs with human votes and the judge's verdict, 4 with the judge's verdict only" in judges
     assert [r["system"] for r in report.report["rows"]] == SYSTEMS  # the order the votes gave
     for system in SYSTEMS:
         assert system in page
@@ -90,7 +98,8 @@ def test_the_page_downloads_and_api_read_the_stored_report_without_fitting(make_
     markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
     assert "## Style-controlled ranking" in markdown and "## Position bias" in markdown
     body = organizer_api.get(reverse("evaluation-api:pairwise-ranking", args=[job.pk])).json()
-    assert body["votes"] == 12 and [r["system"] for r in body["rows"]] == SYSTEMS and body["under_way"] is None
+    assert body["votes"] == 8 and [r["system"] for r in body["rows"]] == SYSTEMS and body["under_way"] is None
+    assert [judged["name"] for judged in body["judge_sets"]] == ["judge-1"]
     assert body["controls"]["fragility"]["pairs"][0]["above"] == "strong" and 0 <= body["age_seconds"] < 60
 
 

@@ -2,7 +2,7 @@
 
 The ranking page, its downloads and the API read the stored `PairwiseReport`; nothing is fitted
 on a request (the fragility search alone took seconds at 20,000 votes). When a vote starts or stops
-counting, `request_report` records a pending report and queues `evaluation.tasks.compute_pairwise_report`
+counting, or an automatic judge's verdicts are imported, `request_report` records a pending report and queues `evaluation.tasks.compute_pairwise_report`
 to start QUORUM_PAIRWISE_REPORT_DELAY_SECONDS later. Votes counted meanwhile find that pending row
 (one per job, a database constraint) and join it: a burst of votes costs one computation, which
 reads the votes when it starts. The task claims the row, publishes done/total at each step (the
@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import RunStatus
 from evaluation.campaigns import controls
 from evaluation.campaigns.selectors import pairwise_records
+from evaluation.judges import selectors as judges_selectors
 from evaluation.models import PairwiseReport
 from evaluation.stats import bradley_terry
 from quorum.background import after_commit, queue_now
@@ -35,19 +36,23 @@ TASK = "evaluation.tasks.compute_pairwise_report"
 STEPS = 4
 
 
-def build_report(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED, step=lambda: None) -> dict | None:
+def build_report(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED, step=lambda: None) -> dict:
     """The report of the job's counted votes as stored (JSON): {"rows" (`bradley_terry.export_rows`),
-    "controls" (`controls.pairwise_controls`), "votes", "bootstrap", "seed"}; None without a vote.
+    "controls" (`controls.pairwise_controls`), "judge_sets" (the automatic judges' rank sets,
+    `judges.selectors.pairwise_judge_rank_sets`), "votes", "bootstrap", "seed"}; without a vote,
+    no rows and no controls.
     ValueError when the votes cannot be fitted (the comparison graph falls apart)."""
     records = pairwise_records(job)
     step()
-    if not records:
-        return None
+    if not records:  # nothing to rank; a judge's rank sets say why they are not computed either
+        judge_sets = judges_selectors.pairwise_judge_rank_sets(job, records=records)
+        return json_safe({"rows": [], "controls": None, "judge_sets": judge_sets, "votes": 0, "bootstrap": n_resamples, "seed": seed})
     ranking = bradley_terry.bootstrap([(r["a"], r["b"], r["outcome"], r["instance"]) for r in records], n_resamples=n_resamples, seed=seed)
     step()
     checks = controls.pairwise_controls(records, ranking, step=step)
     rows = bradley_terry.export_rows(ranking)
-    return json_safe({"rows": rows, "controls": checks, "votes": len(records), "bootstrap": n_resamples, "seed": seed})
+    judge_sets = judges_selectors.pairwise_judge_rank_sets(job, records=records)
+    return json_safe({"rows": rows, "controls": checks, "judge_sets": judge_sets, "votes": len(records), "bootstrap": n_resamples, "seed": seed})
 
 
 def request_report(job, *, delay: float | None = None, created_by=None) -> PairwiseReport:
@@ -97,7 +102,7 @@ def compute_report(report_id: int) -> PairwiseReport | None:
     except ValueError as exc:
         report.status, report.error = RunStatus.FAILED, f"The votes cannot be ranked yet: {exc}. The report is computed again when votes change."
     else:
-        report.status, report.report, report.votes = RunStatus.SUCCEEDED, body, body["votes"] if body else 0
+        report.status, report.report, report.votes = RunStatus.SUCCEEDED, body, body["votes"]
         report.done = STEPS
     report.finished_at, report.seconds = timezone.now(), time.perf_counter() - started
     report.save(update_fields=["status", "report", "votes", "done", "error", "finished_at", "seconds"])

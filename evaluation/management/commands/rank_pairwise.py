@@ -27,7 +27,7 @@ class Command(BaseCommand):
             report = build_report(job, n_resamples=opts["bootstrap"], seed=opts["seed"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        if report is None:
+        if not report["rows"]:
             raise CommandError(f"Job {job_id} has no comparisons that count yet.")
         if opts["format"] == "csv":
             self.stdout.write(pairwise_report.to_csv(report["rows"]), ending="")
