@@ -43,7 +43,7 @@ def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON,
     statistic = judges.ranked_statistic(ratings, campaign.questions, truth, predicted, evaluated)
     run.report = judges.build(
         ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon, scoring=scoring,
-        ranked_by=statistic,
+        ranked_by=statistic, detection=judges.Detection(truth, predicted, evaluated, tuple(campaign.questions)),
     )
     run.report["epsilon"] = epsilon
     run.inputs_version = campaign.inputs_version
