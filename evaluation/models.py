@@ -624,6 +624,28 @@ class CampaignRun(BackgroundRun):
         pass
 
 
+class PairwiseReport(BackgroundRun):
+    """A pairwise job's stored ranking report: the Bradley-Terry ranking with its bootstrap, the
+    votes that hold each order, the style-controlled fit and the position bias, computed in the
+    background (`evaluation.tasks.compute_pairwise_report`, `campaigns/services/pairwise.py`) when
+    the counted votes change; the page, the downloads and the API read it. One row per computation:
+    the latest succeeded one is shown, a pending or running one is the recomputation under way."""
+
+    job = models.ForeignKey("annotation.Job", on_delete=models.CASCADE, related_name="pairwise_reports")
+    votes = models.PositiveIntegerField(default=0, help_text="Counted votes the report was computed from.")
+    seconds = models.FloatField(default=0, help_text="Time taken to compute the report.")
+    report = models.JSONField(
+        null=True, blank=True,
+        help_text='Once succeeded: {"rows" (the ranking), "controls" (fragility, style, position), "votes", "bootstrap", "seed"}; null without counted votes.',
+    )
+
+    class Meta(BackgroundRun.Meta):
+        constraints = [
+            # The debounce: votes that change while a computation waits to start join it.
+            models.UniqueConstraint(fields=["job"], condition=Q(status="pending"), name="pairwise_report_one_pending"),
+        ]
+
+
 class ObjectiveScoringRun(BackgroundRun):
     """One `score_entries` run over a test set's entries (done/total count entries), in the background."""
 

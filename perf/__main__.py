@@ -25,6 +25,7 @@ BENCHMARKS = {
     "typing": "perf.bench_typing",
     "background": "perf.bench_background",
     "fragility": "perf.bench_fragility",
+    "pairwise_page": "perf.bench_pairwise_page",
 }
 
 

@@ -147,7 +147,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     in the review queue. A refused form is passed back bound, so its errors show by its fields."""
     progress = job_progress(job)
     policy = QualityPolicy.objects.filter(job=job).first()
-    flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
+    flags = stored_flags(job, with_responses=False)  # as the last flag run stored them: never computed in the request
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
     spoken = isinstance(kind, task_types.TakesUploads)  # the export may copy the recordings
@@ -170,7 +170,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,
         "flagged_workers": _paged(request, flagged_workers(flags), "workers_page"),
-        "flagged_responses": len(flags.report.responses),
+        "flagged_responses": flags.responses_flagged,
         "gold_rows": _paged(request, gold_rows, "gold_page"),
         "gold_items": len(gold_rows),
         "gold_form": gold_form or _gold_form(job),

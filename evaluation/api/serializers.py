@@ -1,5 +1,4 @@
 """Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
-import math
 
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -13,22 +12,10 @@ from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun
 from evaluation.stats import agreement
 from quorum.api.strict import RefusesUnknownFields
 from quorum.progress import is_finished
+from quorum.strict_json import json_safe
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000
-
-
-def json_safe(value):
-    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class EvaluationMessageSerializer(serializers.Serializer):

@@ -26,4 +26,5 @@ urlpatterns = [
     path("systems/", api.DialogSystemListView.as_view(), name="systems"),
     path("goals/", api.GoalSetListView.as_view(), name="goals"),
     path("interactive/<int:pk>/", api.InteractiveResultsView.as_view(), name="interactive-results"),
+    path("pairwise/<int:pk>/", api.PairwiseRankingView.as_view(), name="pairwise-ranking"),
 ]

@@ -8,6 +8,7 @@ import io
 
 import pandas as pd
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, status
@@ -31,6 +32,7 @@ from evaluation.campaigns.services.campaigns import (
 from evaluation.campaigns.services.crowd import sync_campaign_ratings
 from evaluation.campaigns.services.lifecycle import delete_campaign, rename_campaign
 from evaluation.campaigns.services.lifecycle import dependents as campaign_dependents
+from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
 from evaluation.campaigns.services.runs import start_human_eval_import
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -429,6 +431,45 @@ class InteractiveResultsView(EvaluationAPI, APIView):
         screening = interactive_selectors.chat_screenings(job)
         body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
         return Response(s.json_safe(body))
+
+
+def _report_state(report) -> dict | None:
+    if report is None:
+        return None
+    return {"id": report.pk, "status": report.status, "done": report.done, "total": report.total, "created_at": report.created_at, "error": report.error}
+
+
+class PairwiseRankingView(EvaluationAPI, APIView):
+    NO_SUCH_JOB = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such pairwise comparison job.")}
+
+    @extend_schema(
+        summary="A pairwise job's stored ranking report: Bradley-Terry rows, fragility, style-controlled ranking, position bias, judges' rank sets",
+        description="Served from the report stored in the background when votes change (nothing is fitted on request): "
+        "`computed_at` and `age_seconds` say how old it is, `votes` how many counted votes it read, `under_way` the "
+        "recomputation queued or running (null when none), `failed` a failure newer than the report. 409 before the first report.",
+        responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(s.EvaluationMessageSerializer, description="No ranking stored yet."), **NO_SUCH_JOB},
+    )
+    def get(self, request, pk):
+        job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
+        stored = campaign_selectors.stored_pairwise_report(job)
+        if stored.shown is None:
+            detail = "no ranking has been stored for this job yet; POST here to compute it and try again when it is ready"
+            return Response({"detail": detail, "under_way": _report_state(stored.under_way)}, status=status.HTTP_409_CONFLICT)
+        shown, body = stored.shown, stored.body or {}
+        return Response(s.json_safe({
+            "job": job.pk, "name": job.name, "computed_at": shown.finished_at, "age_seconds": round((timezone.now() - shown.finished_at).total_seconds(), 1),
+            "votes": shown.votes, "rows": body.get("rows", []), "controls": body.get("controls"), "judge_sets": body.get("judge_sets", []),
+            "under_way": _report_state(stored.under_way), "failed": _report_state(stored.failed),
+        }))
+
+    @extend_schema(
+        summary="Compute a pairwise job's ranking report now (in the background)",
+        request=None, responses={202: OpenApiTypes.OBJECT, **NO_SUCH_JOB},
+    )
+    def post(self, request, pk):
+        job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
+        report = request_pairwise_report(job, delay=0, created_by=request.user)
+        return Response({"status": "queued", "under_way": _report_state(report)}, status=status.HTTP_202_ACCEPTED)
 
 
 class GoalSetListView(EvaluationAPI, APIView):

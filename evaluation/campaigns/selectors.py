@@ -1,6 +1,6 @@
 """Reads of campaigns: their stored results and files, crowd progress, pilots for the planner,
-adaptive looks; and pairwise jobs' Bradley-Terry ranking, the one statistic computed on request
-(a fit of a few systems is cheap)."""
+adaptive looks; and pairwise jobs' votes and their stored ranking report."""
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -9,10 +9,10 @@ from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation import task_types
-from annotation.models import Job, Response, Slot
+from annotation.models import Job, Response, RunStatus, Slot
 from evaluation.campaigns import ratings_csv
-from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, Rating, TestSet
-from evaluation.stats import bradley_terry, report_power
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, PairwiseReport, Rating, TestSet
+from evaluation.stats import report_power
 
 
 def campaigns():
@@ -164,13 +164,31 @@ def pairwise_comparisons(job) -> list[tuple]:
     return [(r["a"], r["b"], r["outcome"], r["instance"]) for r in pairwise_records(job)]
 
 
-def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED):
-    """The Bradley-Terry ranking of a pairwise job with bootstrap intervals, or None without
-    comparisons. Computed on request: a fit of a few systems and its resamples is cheap."""
-    comparisons = pairwise_comparisons(job)
-    if not comparisons:
-        return None
-    return bradley_terry.bootstrap(comparisons, n_resamples=n_resamples, seed=seed)
+@dataclass(frozen=True)
+class StoredPairwiseReport:
+    """What a pairwise job's page, downloads and API show: the latest stored report (None before the
+    first), the computation under way (pending or running), and a failure newer than the report."""
+
+    shown: PairwiseReport | None
+    under_way: PairwiseReport | None
+    failed: PairwiseReport | None
+
+    @property
+    def body(self) -> dict | None:
+        """The stored report's body (`services.pairwise.build_report`); None before the first report."""
+        return self.shown.report if self.shown is not None else None
+
+
+def stored_pairwise_report(job) -> StoredPairwiseReport:
+    """One query: the job's reports (at most one succeeded, one failed, one running and one pending
+    are kept, `services.pairwise.compute_report`)."""
+    reports = list(PairwiseReport.objects.filter(job=job).order_by("-created_at", "-pk"))
+    shown = next((r for r in reports if r.status == RunStatus.SUCCEEDED), None)
+    under_way = next((r for r in reports if r.status in (RunStatus.PENDING, RunStatus.RUNNING)), None)
+    failed = next((r for r in reports if r.status == RunStatus.FAILED), None)
+    if failed is not None and shown is not None and failed.created_at < shown.created_at:
+        failed = None  # a failure before the shown report: that report is newer
+    return StoredPairwiseReport(shown=shown, under_way=under_way, failed=failed)
 
 
 # --- Adaptive campaigns ----------------------------------------------------------------------------

@@ -18,11 +18,12 @@ def judge_runs(campaign):
     return runs
 
 
-def pairwise_judge_rank_sets(job, alpha=0.05) -> list[dict]:
+def pairwise_judge_rank_sets(job, alpha=0.05, records: list[dict] | None = None) -> list[dict]:
     """Per automatic judge of a pairwise job: prediction-powered rank sets of the systems' win rates
     from the human votes on the pairs it judged and its verdicts on all of them, beside the
     human-only sets on the same voted pairs (`stats.ranksets.pairwise_rank_sets`; a pair's human
-    outcome is the mean of its counted votes). Computed on request, as the ranking is:
+    outcome is the mean of its counted votes; `records`: `pairwise_records(job)` when the caller
+    has read them). Computed with the job's stored ranking report (`services.pairwise.build_report`):
     {name, created_at, judged, voted, voted_not_judged, and result (with `rows` sorted by the
     prediction-powered estimate) or skipped (why)}."""
     runs = list(PairwiseJudgeRun.objects.filter(job=job))
@@ -32,7 +33,7 @@ def pairwise_judge_rank_sets(job, alpha=0.05) -> list[dict]:
     if kind is None:
         return []
     votes: dict[int, list[float]] = defaultdict(list)
-    for record in pairwise_records(job):
+    for record in pairwise_records(job) if records is None else records:
         votes[record["item"]].append(ranksets.OUTCOME_SHARE[record["outcome"]])
     pairs = {item: kind.systems(payload) for item, payload in Item.objects.filter(job=job, gold__isnull=True).values_list("id", "payload")}
     out = []
@@ -41,7 +42,7 @@ def pairwise_judge_rank_sets(job, alpha=0.05) -> list[dict]:
                     run.verdicts.values_list("item_id", "preferred", "probability")}
         labelled = [item for item in verdicts if item in votes]
         unlabelled = [item for item in verdicts if item not in votes]
-        entry = {"name": run.name, "created_at": run.created_at, "judged": len(verdicts), "voted": len(labelled),
+        entry = {"name": run.name, "created_at": run.created_at.isoformat(), "judged": len(verdicts), "voted": len(labelled),
                  "voted_not_judged": len(set(votes) - set(verdicts))}
         systems = sorted({system for item in verdicts for system in pairs[item]})
         try:

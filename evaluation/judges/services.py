@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotation.models import Item, Job
 from evaluation.campaigns import selectors
+from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
 from evaluation.errors import EvaluationInputError
 from evaluation.judges import scores_csv, verdicts_csv
 from evaluation.models import Campaign, JudgeRun, JudgeScore, PairwiseJudgeRun, PairwiseJudgeVerdict, Rating
@@ -94,4 +95,5 @@ def import_pairwise_verdicts(job: Job, source, judge: str, name: str = "verdicts
         ),
         batch_size=5000,
     )
+    request_pairwise_report(job, delay=0)  # its rank sets are part of the job's stored ranking
     return run

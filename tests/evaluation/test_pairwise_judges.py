@@ -74,15 +74,17 @@ def test_a_bad_file_is_refused_with_its_line_and_nothing_is_stored(text, message
     assert [v.preferred for v in PairwiseJudgeVerdict.objects.all()] == ["a"]  # the earlier run of that name is untouched
 
 
-def test_the_page_shows_prediction_powered_rank_sets_beside_human_only(make_annotator, client, organizer):
+def test_the_page_shows_prediction_powered_rank_sets_beside_human_only(make_annotator, client, organizer, django_capture_on_commit_callbacks):
     job = _job()
     user, worker = make_annotator("voter")
-    for k in range(6):  # humans vote on the first six pairs; one upset so the votes vary
-        choose(job, user, worker, lambda payload, k=k: "tie" if k == 4 else _better(payload))
+    with django_capture_on_commit_callbacks(execute=True):  # the stored ranking follows the votes
+        for k in range(6):  # humans vote on the first six pairs; one upset so the votes vary
+            choose(job, user, worker, lambda payload, k=k: "tie" if k == 4 else _better(payload))
     client.force_login(organizer)
     url = reverse("evaluation:pairwise-ranking", args=[job.pk])
     upload = SimpleUploadedFile("verdicts.csv", _verdicts(upset={7}).encode(), content_type="text/csv")
-    response = client.post(reverse("evaluation:pairwise-import-judge", args=[job.pk]), {"file": upload, "judge": "gpt-judge"})
+    with django_capture_on_commit_callbacks(execute=True):  # the import asks for the stored ranking again
+        response = client.post(reverse("evaluation:pairwise-import-judge", args=[job.pk]), {"file": upload, "judge": "gpt-judge"})
     assert response.status_code == 302 and response["Location"].endswith(url + "#judge-rank-sets")
     page = client.get(url).content.decode()
     section = page[page.index('id="judge-rank-sets"'):]
@@ -109,9 +111,10 @@ def test_a_bad_upload_on_the_page_says_why_and_stores_nothing(client, organizer)
     assert not PairwiseJudgeRun.objects.exists()
 
 
-def test_without_votes_the_sets_say_why_they_are_not_computed(client, organizer):
+def test_without_votes_the_sets_say_why_they_are_not_computed(client, organizer, django_capture_on_commit_callbacks):
     job = _job()
-    import_pairwise_verdicts(job, _csv(_verdicts()), "gpt-judge")
+    with django_capture_on_commit_callbacks(execute=True):  # the import asks for the stored ranking again
+        import_pairwise_verdicts(job, _csv(_verdicts()), "gpt-judge")
     client.force_login(organizer)
     page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
     assert 'class="rank-sets-skipped"' in page and "at least two instances need human judgements" in page
