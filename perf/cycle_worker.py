@@ -1,5 +1,7 @@
 """The measuring side of perf/bench_cycle.py, run in its own interpreter with the perf settings:
-`python -m perf.cycle_worker JOB_ID CYCLES` prints one JSON object.
+`python -m perf.cycle_worker JOB_ID CYCLES [USERNAME]` prints one JSON object. Each run
+needs an annotator with no work done yet in the job: a worker's own history makes the claim and
+the page read slower as it grows, which would be measured too.
 
 Requests go straight to the WSGI application (as gunicorn calls it), not through Django's test
 client, whose template-rendered signal copies every context and would be measured too.
@@ -73,10 +75,10 @@ class _Counted:
         return execute(sql, params, many, context)
 
 
-def main(job_id: int, cycles: int) -> dict:
+def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
     from urllib.parse import urlencode
 
-    user = get_user_model().objects.get(username="bench0")
+    user = get_user_model().objects.get(username=username)
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(user)
     cookie = "; ".join(f"{k}={v.value}" for k, v in client.cookies.items())
@@ -153,4 +155,4 @@ def main(job_id: int, cycles: int) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]))))
+    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:4])))

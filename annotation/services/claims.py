@@ -8,12 +8,15 @@ constraint `slot_one_worker_per_item` keeps a worker to one slot per item; Postg
 On SQLite, transactions begin IMMEDIATE (see settings), which serializes writers instead.
 """
 from contextlib import nullcontext
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import cache
 from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+
+from quorum.compiled_queries import CompiledQuery, prepared_cursor
 
 from .. import task_types, typing_log
 from ..extensions import claim_watchers
@@ -98,21 +101,48 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
 
 def _held(job: Job, worker: Worker, now):
     """The worker's unexpired claims in the job, first in position order."""
-    return Slot.objects.filter(job=job, worker=worker, state=Slot.State.CLAIMED, expires_at__gt=now).order_by("position")
+    return _held_by(job.pk, worker.pk, now)
+
+
+def _held_by(job_id: int, worker_id: int, now):
+    return Slot.objects.filter(job_id=job_id, worker_id=worker_id, state=Slot.State.CLAIMED, expires_at__gt=now).order_by("position")
 
 
 def _open_slots(job: Job, worker: Worker):
     """Open slots of the job this worker may take: never an item they hold, did or skipped, never
     a vote on their own work, never one its task type holds back."""
-    slots = (
-        Slot.objects.filter(job=job, state=Slot.State.OPEN)
-        .exclude(item_id__in=Slot.objects.filter(job=job, worker=worker).values("item_id"))
-        .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
-        .exclude(barred_worker=worker)
-    )
-    holds = capability(task_types.get(job.task_type), HoldsBackItems)
-    held_back = holds.held_back(job) if holds else None  # e.g. chats with a paused system
+    slots = _open_slots_of(job.pk, worker.pk)
+    held_back = _held_back(job)
     return slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()}) if held_back else slots
+
+
+def _held_back(job: Job) -> dict | None:
+    """What the job's task type holds back now (e.g. chats with a paused system), as item lookups."""
+    holds = capability(task_types.get(job.task_type), HoldsBackItems)
+    return holds.held_back(job) if holds else None
+
+
+def _open_slots_of(job_id: int, worker_id: int):
+    """`_open_slots` before what the task type holds back."""
+    return (
+        Slot.objects.filter(job_id=job_id, state=Slot.State.OPEN)
+        .exclude(item_id__in=Slot.objects.filter(job_id=job_id, worker_id=worker_id).values("item_id"))
+        .exclude(item_id__in=SkippedItem.objects.filter(worker_id=worker_id).values("item_id"))
+        .exclude(barred_worker_id=worker_id)
+    )
+
+
+def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: dict | None = None):
+    """The one-statement claim's pick: the first open slot for the worker, unless they hold a claim."""
+    slots = _open_slots_of(job_id, worker_id)
+    if held_back:
+        slots = slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()})
+    return slots.filter(~Exists(_held_by(job_id, worker_id, now))).order_by("position").values("pk")[:1]
+
+
+# The plain claim's pick compiled once per process (quorum.compiled_queries): building it cost more
+# than running it, on every cycle of the annotation loop.
+_PLAIN_PICK = CompiledQuery(_first_open_unless_held, job_id=int, worker_id=int, now=datetime)
 
 
 def _claims_in_one_statement(kind, job: Job) -> bool:
@@ -139,30 +169,48 @@ def _claim_in_one_statement(job: Job, worker: Worker, now) -> Slot | None:
     exhausted job.
     """
     expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
-    held = Exists(_held(job, worker, now))
-    pick = _open_slots(job, worker).filter(~held).order_by("position").values("pk")[:1]
-    pick_sql, pick_params = pick.query.sql_with_params()
-    qn = connection.ops.quote_name
-    columns = ", ".join(qn(f.column) for f in Slot._meta.concrete_fields)
-    sql = (
-        f"UPDATE {qn(Slot._meta.db_table)} SET {qn('state')} = %s, {qn('worker_id')} = %s, "
-        f"{qn('claimed_at')} = %s, {qn('expires_at')} = %s "
-        f"WHERE {qn('id')} = ({pick_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
-    )
+    held_back = _held_back(job)
+    if held_back:  # what is held back changes from call to call: this pick is built each time
+        pick_sql, pick_params = _first_open_unless_held(job.pk, worker.pk, now, held_back).query.sql_with_params()
+        sql = _claim_statement(pick_sql)
+    else:
+        pick_sql, pick_params = _PLAIN_PICK.sql_with_params(job_id=job.pk, worker_id=worker.pk, now=now)
+        sql = _plain_claim_statement(pick_sql)
+    params = [Slot.State.CLAIMED, worker.pk, now, expires_at, *pick_params]
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             # Alone, the statement is its own transaction; inside a caller's, a savepoint keeps a
             # unique violation from spoiling it.
             with transaction.atomic() if connection.in_atomic_block else nullcontext():
-                claimed = list(Slot.objects.raw(sql, [Slot.State.CLAIMED, worker.pk, now, expires_at, *pick_params]))
+                with prepared_cursor() as cursor:
+                    cursor.execute(sql, params)
+                    row = cursor.fetchone()
         except IntegrityError:
             continue  # the same worker claimed another slot of this item in a concurrent request
-        if claimed:
-            slot = claimed[0]
+        if row is not None:
+            slot = Slot.from_db(connection.alias, _SLOT_COLUMNS, row)
             slot.job = job
             return slot
         return _held(job, worker, now).first()
     raise ClaimError("Too many simultaneous requests; please try again.")
+
+
+_SLOT_COLUMNS = [f.attname for f in Slot._meta.concrete_fields]
+
+
+def _claim_statement(pick_sql: str) -> str:
+    qn = connection.ops.quote_name
+    columns = ", ".join(qn(f.column) for f in Slot._meta.concrete_fields)
+    return (
+        f"UPDATE {qn(Slot._meta.db_table)} SET {qn('state')} = %s, {qn('worker_id')} = %s, "
+        f"{qn('claimed_at')} = %s, {qn('expires_at')} = %s "
+        f"WHERE {qn('id')} = ({pick_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
+    )
+
+
+@cache
+def _plain_claim_statement(pick_sql: str) -> str:
+    return _claim_statement(pick_sql)
 
 
 def release_slot(*, slot_id: int, worker: Worker) -> None:
