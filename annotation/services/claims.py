@@ -7,6 +7,7 @@ constraint `slot_one_worker_per_item` keeps a worker to one slot per item; Postg
 `SELECT ... FOR UPDATE SKIP LOCKED` lets concurrent claimers take different slots without waiting.
 On SQLite, transactions begin IMMEDIATE (see settings), which serializes writers instead.
 """
+from collections.abc import Mapping
 from contextlib import nullcontext
 from datetime import datetime, timedelta
 from functools import cache
@@ -116,7 +117,7 @@ def _open_slots(job: Job, worker: Worker):
     return slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()}) if held_back else slots
 
 
-def _held_back(job: Job) -> dict | None:
+def _held_back(job: Job) -> Mapping | None:
     """What the job's task type holds back now (e.g. chats with a paused system), as item lookups."""
     holds = capability(task_types.get(job.task_type), HoldsBackItems)
     return holds.held_back(job) if holds else None
@@ -132,7 +133,7 @@ def _open_slots_of(job_id: int, worker_id: int):
     )
 
 
-def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: dict | None = None):
+def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: Mapping | None = None):
     """The one-statement claim's pick: the first open slot for the worker, unless they hold a claim."""
     slots = _open_slots_of(job_id, worker_id)
     if held_back:
