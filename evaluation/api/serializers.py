@@ -1,16 +1,24 @@
 """Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, Q
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.lazy_modules import lazy
 from annotation.models import Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import Campaign, CampaignJob, CampaignLook
-from evaluation.stats import agreement
 from quorum.api.strict import RefusesUnknownFields
+
+if TYPE_CHECKING:
+    from evaluation.stats import agreement
+else:
+    agreement = lazy("evaluation.stats.agreement")
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000

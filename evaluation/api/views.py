@@ -4,9 +4,11 @@ Thin views: results are computed by a Celery task (`POST .../results/`) and ever
 stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason,
 a refused delete of a campaign a 409 naming what depends on it.
 """
-import io
+from __future__ import annotations
 
-import pandas as pd
+import io
+from typing import TYPE_CHECKING
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -17,6 +19,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.lazy_modules import lazy
 from evaluation.api import serializers as s
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns import selectors as campaign_selectors
@@ -41,10 +44,17 @@ from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.models import Campaign, Rating, TestSet
-from evaluation.stats import agreement
 from quorum import limits
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluation.stats import agreement
+else:
+    pd = lazy("pandas")
+    agreement = lazy("evaluation.stats.agreement")
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.

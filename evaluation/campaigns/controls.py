@@ -5,10 +5,19 @@ choices that went to the output shown on the left (`stats.style`). Computed on r
 ranking is."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 
+from annotation.lazy_modules import lazy
 from evaluation.campaigns.selectors import pairwise_records
-from evaluation.stats import bradley_terry, fragility, style
+
+if TYPE_CHECKING:
+    from evaluation.stats import bradley_terry, fragility, style
+else:
+    bradley_terry = lazy("evaluation.stats.bradley_terry")
+    fragility = lazy("evaluation.stats.fragility")
+    style = lazy("evaluation.stats.style")
 
 
 def pairwise_controls(job, ranking: bradley_terry.BradleyTerryBootstrap | None) -> dict | None:

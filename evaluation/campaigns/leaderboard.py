@@ -12,9 +12,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
-from evaluation.stats import fragility
+from annotation.lazy_modules import lazy
 from quorum.csv_safety import formatted_cell, safe_row
+
+if TYPE_CHECKING:
+    from evaluation.stats import fragility
+else:
+    fragility = lazy("evaluation.stats.fragility")
+
 
 NOT_RATED = "not rated"
 

@@ -1,18 +1,29 @@
 """Reads of campaigns: their stored results and files, crowd progress, pilots for the planner,
 adaptive looks; and pairwise jobs' Bradley-Terry ranking, the one statistic computed on request
 (a fit of a few systems is cheap)."""
-from pathlib import Path
+from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation import task_types
+from annotation.lazy_modules import lazy
 from annotation.models import Job, Response, Slot
 from evaluation.campaigns import ratings_csv
 from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, Rating, TestSet
-from evaluation.stats import bradley_terry
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from evaluation.stats import bradley_terry
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
+    bradley_terry = lazy("evaluation.stats.bradley_terry")
 
 
 def campaigns():
@@ -156,13 +167,19 @@ def pairwise_comparisons(job) -> list[tuple]:
     return [(r["a"], r["b"], r["outcome"], r["instance"]) for r in pairwise_records(job)]
 
 
-def pairwise_ranking(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED):
+def pairwise_ranking(job, n_resamples: int | None = None, seed: int | None = None):
     """The Bradley-Terry ranking of a pairwise job with bootstrap intervals, or None without
-    comparisons. Computed on request: a fit of a few systems and its resamples is cheap."""
+    comparisons. Computed on request: a fit of a few systems and its resamples is cheap.
+    `n_resamples` and `seed` default to `bradley_terry`'s (read here, not at import: the module
+    loads SciPy, which the web process imports only when a page needs it)."""
     comparisons = pairwise_comparisons(job)
     if not comparisons:
         return None
-    return bradley_terry.bootstrap(comparisons, n_resamples=n_resamples, seed=seed)
+    return bradley_terry.bootstrap(
+        comparisons,
+        n_resamples=bradley_terry.DEFAULT_BOOTSTRAP if n_resamples is None else n_resamples,
+        seed=bradley_terry.DEFAULT_SEED if seed is None else seed,
+    )
 
 
 # --- Adaptive campaigns ----------------------------------------------------------------------------

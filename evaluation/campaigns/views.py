@@ -1,5 +1,8 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
+from __future__ import annotations
+
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.db import transaction
@@ -9,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotation.lazy_modules import lazy
 from evaluation.campaigns import controls, leaderboard, plots, selectors
 from evaluation.campaigns.finalist_scores import finalist_rows
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
@@ -31,9 +35,14 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores
 from evaluation.models import Campaign, CampaignRun, TestSet
-from evaluation.stats import fragility, pairwise_report
 from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
+
+if TYPE_CHECKING:
+    from evaluation.stats import fragility, pairwise_report
+else:
+    fragility = lazy("evaluation.stats.fragility")
+    pairwise_report = lazy("evaluation.stats.pairwise_report")
 
 
 def _with_cells(rows, questions):
@@ -410,7 +419,7 @@ def campaign_download(request, pk, name):
     return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=f"{WRITTEN_FILES[name]}; charset=utf-8")
 
 
-RANKING_FORMATS = {"csv": ("text/csv", pairwise_report.to_csv), "md": ("text/markdown", pairwise_report.to_markdown)}
+RANKING_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown")}  # pairwise_report's writers
 
 
 @organizer_required
@@ -422,7 +431,8 @@ def pairwise_ranking(request, pk, fmt=None):
     if fmt is not None:
         if fmt not in RANKING_FORMATS or result is None:
             raise Http404("No such format, or no comparisons yet.")
-        content_type, render_as = RANKING_FORMATS[fmt]
+        content_type, writer = RANKING_FORMATS[fmt]
+        render_as = getattr(pairwise_report, writer)
         body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result)) if fmt == "md" else render_as(result)
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'

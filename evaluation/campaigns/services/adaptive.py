@@ -24,17 +24,25 @@ from __future__ import annotations
 
 import math
 import random
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db import transaction
 
+from annotation.lazy_modules import lazy
 from annotation.models import Job, Response, Slot
 from annotation.services.jobs import finish_job
 from evaluation.campaigns.services import rating_rounds
 from evaluation.campaigns.services.crowd import build_rows
 from evaluation.models import Campaign, CampaignJob, CampaignLook, Rating
-from evaluation.stats import allocation
 from quorum.background import after_commit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from evaluation.stats import allocation
+else:
+    np = lazy("numpy")
+    allocation = lazy("evaluation.stats.allocation")
 
 PENDING = (Response.Status.AWAITING_CONFIRMATION, Response.Status.AWAITING_REVIEW, Response.Status.HELD)
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
+from annotation.lazy_modules import lazy
 from annotation.models import Job, Response
 from annotation.services.extra_slots import add_slots
 from annotation.services.jobs import JobError, launch_job
@@ -28,7 +30,12 @@ from evaluation.campaigns.services.campaigns import create_campaign, set_adaptiv
 from evaluation.campaigns.services.imports import add_ground_truth_entry
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, Entry, Rating
-from evaluation.stats import allocation
+
+if TYPE_CHECKING:
+    from evaluation.stats import allocation
+else:
+    allocation = lazy("evaluation.stats.allocation")
+
 
 DEFAULT_REDUNDANCY = 3
 SPEAKERS = {"U": "user", "S": "system"}
