@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators  # type: ignore[attr-defined]  # not in the stubs; ModelIterable's own
+from django.db.models.sql import UpdateQuery
 
 #: Stand-ins no real key or moment takes; each name gets its own, each of the two builds others.
 #: Positive and within a small integer column's range: Django compiles a lookup outside a field's
@@ -49,21 +50,23 @@ def _stand_in(kind: type, build: int, index: int) -> Any:
 M = TypeVar("M", bound=Model)
 
 
-class CompiledQuery(Generic[M]):
-    """`build(**values)` (a queryset) compiled on first use; `sql_with_params(**values)` and
-    `fetch(**values)` run it with new values. `kinds` names each value's type (int or datetime)."""
+class _Compiled:
+    """A statement built by `_statement(**values)` -> (compiler, sql, params), compiled on first use
+    and checked (see the module's docstring); `sql_with_params(**values)` fills in new values."""
 
-    def __init__(self, build: Callable[..., QuerySet[M]], using: str = "default", **kinds: type):
-        self._build, self._using, self._kinds = build, using, kinds
+    def __init__(self, using: str, kinds: dict[str, type]):
+        self._using, self._kinds = using, kinds
         self._compiled: tuple[Any, str, list, dict[int, str]] | None = None
+
+    def _statement(self, **values) -> tuple[Any, str, list]:
+        raise NotImplementedError
 
     def _compile(self):
         names = list(self._kinds)
         built = []
         for build in (0, 1):
             values = {name: _stand_in(self._kinds[name], build, i) for i, name in enumerate(names)}
-            compiler = self._build(**values).query.get_compiler(using=self._using)
-            sql, params = compiler.as_sql()
+            compiler, sql, params = self._statement(**values)
             built.append((compiler, sql, list(params), {v: n for n, v in values.items()}))
         (compiler, sql, params, first), (_c, sql_again, params_again, second) = built
         if sql != sql_again or len(params) != len(params_again):
@@ -75,7 +78,11 @@ class CompiledQuery(Generic[M]):
         if set(slots.values()) != set(names):
             raise ValueError(f"values not used by the query: {sorted(set(names) - set(slots.values()))}")
         self._compiled = (compiler, sql, params, slots)
+        self._compiled_once(compiler)
         return self._compiled
+
+    def _compiled_once(self, compiler) -> None:
+        """What a subclass keeps of the compiler for every run."""
 
     def sql_with_params(self, **values) -> tuple[str, list]:
         """The SQL and its parameters for these values (for a statement that embeds the query)."""
@@ -85,28 +92,78 @@ class CompiledQuery(Generic[M]):
             filled[index] = values[name]
         return sql, filled
 
+
+class CompiledQuery(_Compiled, Generic[M]):
+    """`build(**values)` (a queryset) compiled on first use; `sql_with_params(**values)` and
+    `fetch(**values)` run it with new values. `kinds` names each value's type (int or datetime)."""
+
+    def __init__(self, build: Callable[..., QuerySet[M]], using: str = "default", **kinds: type):
+        super().__init__(using, kinds)
+        self._build = build
+
+    def _statement(self, **values):
+        compiler = self._build(**values).query.get_compiler(using=self._using)
+        sql, params = compiler.as_sql()
+        return compiler, sql, params
+
+    def _compiled_once(self, compiler) -> None:
+        # What django.db.models.query.ModelIterable works out from a compiler on every iteration.
+        select, klass_info = compiler.select, compiler.klass_info
+        first, last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+        self._reader = (
+            klass_info["model"], first, last,
+            [column[0].target.attname for column in select[first:last]],
+            get_related_populators(klass_info, select, self._using),
+            list((compiler.annotation_col_map or {}).items()),
+            compiler.get_converters([column[0] for column in select[0 : compiler.col_count]]),
+        )
+
     def fetch(self, **values) -> list[M]:
         """The queryset's model instances for these values, as iterating it would give them."""
-        compiler = (self._compiled or self._compile())[0]
         sql, params = self.sql_with_params(**values)
+        compiler = self._compiled[0]  # type: ignore[index]  # compiled by sql_with_params
         with prepared_cursor(self._using) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-        # As django.db.models.query.ModelIterable turns a compiler's rows into instances.
-        select, klass_info, annotation_col_map = compiler.select, compiler.klass_info, compiler.annotation_col_map
-        model_cls = klass_info["model"]
-        first, last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
-        init_list = [column[0].target.attname for column in select[first:last]]
-        populators = get_related_populators(klass_info, select, self._using)
+        model_cls, first, last, init_list, populators, annotations, converters = self._reader
         found = []
-        for row in compiler.results_iter(results=[rows]):
+        for row in compiler.apply_converters(rows, converters) if converters else rows:
             obj = model_cls.from_db(self._using, init_list, row[first:last])
             for populator in populators:
                 populator.populate(row, obj)
-            for attr_name, position in (annotation_col_map or {}).items():
+            for attr_name, position in annotations:
                 setattr(obj, attr_name, row[position])
             found.append(obj)
         return found
+
+
+class CompiledUpdate(_Compiled):
+    """`build(**values)` -> (queryset, {field: new value}), the UPDATE that `queryset.update(...)`
+    would send, compiled on first use; `run(**values)` sends it and returns the rows it changed.
+    The new values are constants of the statement (or stand-in names of `kinds` too)."""
+
+    def __init__(self, build: Callable[..., tuple[QuerySet, dict]], using: str = "default", **kinds: type):
+        super().__init__(using, kinds)
+        self._build = build
+
+    def _statement(self, **values):
+        queryset, changes = self._build(**values)
+        # As QuerySet.update builds its statement.
+        query = queryset.query.chain(UpdateQuery)
+        query.add_update_values(changes)
+        query.annotations = {}
+        compiler = query.get_compiler(using=self._using)
+        compiler.pre_sql_setup()
+        sql, params = compiler.as_sql()
+        if query.related_updates:
+            raise ValueError("an update of a parent model's table too is more than one statement")
+        return compiler, sql, params
+
+    def run(self, **values) -> int:
+        sql, params = self.sql_with_params(**values)
+        with prepared_cursor(self._using) as cursor:
+            cursor.execute(sql, params)
+            return cursor.rowcount
 
 
 def _same(a, b) -> bool:

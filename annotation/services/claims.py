@@ -17,7 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from quorum.compiled_queries import CompiledQuery, prepared_cursor
+from quorum.compiled_queries import CompiledQuery, CompiledUpdate, prepared_cursor
 
 from .. import task_types, typing_log
 from ..extensions import claim_watchers
@@ -311,7 +311,7 @@ def submit(
 def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry, records) -> Submission:
     """The transaction of `submit`: the slot, the response, its files, its life."""
     # Lock the item first: concurrent submissions to one item then decide completion in turn.
-    item = Item.objects.select_for_update().get(pk=slot.item_id)
+    item = _locked_item(slot.item_id)
     item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
     if _submit_held_claim(slot, worker):
         claimed_at = slot.claimed_at
@@ -340,13 +340,43 @@ def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, activ
     )
     # Complete when no other slot is left unsubmitted: the check and the write in one statement,
     # run under the item's lock, so it sees every submission committed before ours.
-    unsubmitted = Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED)
-    if Item.objects.filter(pk=item.pk).filter(~Exists(unsubmitted)).update(state=Item.State.COMPLETE):
+    if _COMPLETE_IF_ALL_SUBMITTED.run(item_id=item.pk):
         item.state = Item.State.COMPLETE
     responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
     uploads.keep(response, kind, files, written)
     transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return Submission(response, created=True)
+
+
+# The submission's three statements on the items and slots, compiled once per process
+# (quorum.compiled_queries): building them cost more than running them, on every cycle of the loop.
+# Unordered: the model's default ordering joins the job, and FOR UPDATE would lock the job's row too.
+_ITEM_LOCKED = CompiledQuery(lambda item_id: Item.objects.select_for_update().filter(pk=item_id).order_by(), item_id=int)
+_SUBMIT_IF_STILL_CLAIMED = CompiledUpdate(
+    lambda slot_id, worker_id, claimed_at: (
+        Slot.objects.filter(pk=slot_id, worker_id=worker_id, state=Slot.State.CLAIMED, claimed_at=claimed_at),
+        {"state": Slot.State.SUBMITTED, "expires_at": None},
+    ),
+    slot_id=int, worker_id=int, claimed_at=datetime,
+)
+# Complete when no other slot is left unsubmitted: the check and the write in one statement.
+_COMPLETE_IF_ALL_SUBMITTED = CompiledUpdate(
+    lambda item_id: (
+        Item.objects.filter(pk=item_id).filter(
+            ~Exists(Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED))
+        ),
+        {"state": Item.State.COMPLETE},
+    ),
+    item_id=int,
+)
+
+
+def _locked_item(item_id: int) -> Item:
+    """The item, its row locked until the transaction ends."""
+    found = _ITEM_LOCKED.fetch(item_id=item_id)
+    if not found:
+        raise Item.DoesNotExist(f"Item {item_id} does not exist.")
+    return found[0]
 
 
 def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
@@ -355,9 +385,9 @@ def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
     it is not, and the caller looks again under a lock."""
     if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
         return False
-    written = Slot.objects.filter(
-        pk=slot.pk, worker=worker, state=Slot.State.CLAIMED, claimed_at=slot.claimed_at
-    ).update(state=Slot.State.SUBMITTED, expires_at=None)
+    if slot.claimed_at is None:
+        return False
+    written = _SUBMIT_IF_STILL_CLAIMED.run(slot_id=slot.pk, worker_id=worker.pk, claimed_at=slot.claimed_at)
     if written:
         slot.state, slot.expires_at = Slot.State.SUBMITTED, None
     return bool(written)
