@@ -184,6 +184,33 @@ def _merged(loads: list[dict]) -> dict:
     }
 
 
+INTEGRITY_CHECKS = {
+    # Each a count that must be 0 after the loads.
+    "responses_on_unsubmitted_slots": "SELECT count(*) FROM annotation_response r JOIN annotation_slot s ON s.id = r.slot_id "
+    "WHERE s.state <> 'submitted'",
+    "submitted_slots_without_response": "SELECT count(*) FROM annotation_slot s WHERE s.state = 'submitted' "
+    "AND NOT EXISTS (SELECT 1 FROM annotation_response r WHERE r.slot_id = s.id)",
+    "items_over_redundancy": "SELECT count(*) FROM (SELECT item_id, count(*) AS n FROM annotation_response GROUP BY item_id) x "
+    "JOIN annotation_item i ON i.id = x.item_id JOIN annotation_job j ON j.id = i.job_id WHERE x.n > j.redundancy",
+    "worker_twice_on_an_item": "SELECT count(*) FROM (SELECT item_id, worker_id FROM annotation_response "
+    "GROUP BY item_id, worker_id HAVING count(*) > 1) x",
+}
+
+
+def integrity(db_name: str, acknowledged: int) -> dict:
+    """What PostgreSQL holds after the loads: every fault count (0 when sound), the responses stored,
+    and whether every acknowledged submission is among them (stored >= acknowledged: warm-ups add more)."""
+    import psycopg
+
+    from .common import PG
+
+    with psycopg.connect(f"{PG}/{db_name}") as conn:
+        faults = {name: conn.execute(sql).fetchone()[0] for name, sql in INTEGRITY_CHECKS.items()}
+        stored = conn.execute("SELECT count(*) FROM annotation_response").fetchone()[0]
+    return {"integrity_faults": sum(faults.values()), "integrity": faults, "responses_stored": stored,
+            "acknowledged_all_stored": stored >= acknowledged}
+
+
 def start_server(db_name, app="perf.wsgi_app:application"):
     """gunicorn as measured (4 sync workers, preloaded) on a port the OS picked; (process, base URL)."""
     port = free_port()
@@ -215,6 +242,7 @@ def run() -> dict:
         ours = _merged([load for mode, load in halves if mode == "claims"])
         single = _merged([load for mode, load in halves if mode == "one_request"])
         memory = server_memory(server.pid)
+        checked = integrity(DB_NAME, ours["ops"] + single["ops"])
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -247,6 +275,7 @@ def run() -> dict:
         "one_request_target_ratio": 0.25,
         # Proportional set size after the three loads (perf/memory.py): the master and each worker.
         **memory,
+        **checked,
     }
     save("claims", figures)
     return figures
