@@ -1,7 +1,7 @@
 """How a chat item's page reaches the dialog system it names, without annotation knowing systems.
 
 A chat item's payload names an opaque `endpoint` (no system name in it). The work page posts the
-worker's turns to `/work/<token>/chat/` (annotation.views.work_chat), which hands them to the relay
+worker's turns to `/work/<token>/chat/` (annotation.web.views.work_chat), which hands them to the relay
 registered in `extensions.chat_relays` under the payload's `relay` key. The evaluation app fills it
 in its `AppConfig.ready()` (as hits fills `extensions.submit_redirects`): it knows the systems, signs
 the requests, records every turn and turns a failure into a polite fallback. So annotation never

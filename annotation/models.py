@@ -341,6 +341,21 @@ class ResponseQuerySet(models.QuerySet):
         return self.exclude(status=Response.Status.AWAITING_CONFIRMATION)
 
 
+class WorkSecondsField(models.FloatField):
+    """Seconds from a response's claim to its submission, written with the row.
+
+    Stored, not computed when read: the job page averages it over every response, and on SQLite a
+    timestamp difference is a Python function called row by row (issue 26). Fields are prepared in
+    their declared order, so `submitted_at` (auto_now_add) has its value when this one is computed,
+    on `save()` and on `bulk_create()` alike."""
+
+    def pre_save(self, model_instance, add):
+        claimed, submitted = model_instance.claimed_at, model_instance.submitted_at
+        value = None if claimed is None or submitted is None else (submitted - claimed).total_seconds()
+        setattr(model_instance, self.attname, value)
+        return value
+
+
 class Response(models.Model):
     """One worker's answer to one item, and where it stands in its life.
 
@@ -391,6 +406,10 @@ class Response(models.Model):
     claimed_at = models.DateTimeField()
     submitted_at = models.DateTimeField(auto_now_add=True)
     active_seconds = models.FloatField(null=True, blank=True, help_text="Time the page was in use, as the browser measured it.")
+    work_seconds = WorkSecondsField(
+        null=True, blank=True, editable=False,
+        help_text="Seconds from the claim to the submission (submitted_at - claimed_at), stored when the response is written.",
+    )
     telemetry = models.JSONField(
         default=dict,
         blank=True,
@@ -401,7 +420,7 @@ class Response(models.Model):
         blank=True,
         help_text=(
             "The typing-process log of each free-text field (timing only, never which keys; workers are told): "
-            '{field: record} in the format of annotation/typing_log.py, or {field: {"malformed": why}}. '
+            '{field: record} in the format of annotation/text/typing_log.py, or {field: {"malformed": why}}. '
             "Emptied after QUORUM_TYPING_LOG_RETENTION_DAYS."
         ),
     )
@@ -751,6 +770,9 @@ class JobFlagReport(models.Model):
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="flag_report")
     computed_at = models.DateTimeField(help_text="When the run that computed these flags started reading the responses.")
     responses_seen = models.PositiveIntegerField(default=0, help_text="Responses the flags were computed over (gold items left out).")
+    responses_flagged = models.PositiveIntegerField(
+        default=0, help_text="How many responses `response_flags` holds: the job page shows the number without reading them."
+    )
     response_flags = models.JSONField(
         default=dict, blank=True, help_text='The flagged responses: {"<response id>": ["fast", "pasted", ...]}.'
     )

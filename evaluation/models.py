@@ -123,7 +123,7 @@ class Campaign(models.Model):
     inputs_version = models.CharField(
         max_length=64, blank=True, help_text="SHA-256 of everything the results depend on; refreshed by every write."
     )
-    # Adaptive mode (docs/architecture.md, "Adaptive campaigns"): set before the crowd job is made,
+    # Adaptive mode (docs/evaluation.md, "Adaptive campaigns"): set before the crowd job is made,
     # through services.adaptive.set_adaptive, which checks them; fixed once the job exists.
     adaptive = models.BooleanField(
         default=False,
@@ -311,6 +311,39 @@ class JudgeScore(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "entry", "instance", "question"], name="judgescore_unique")]
+
+
+class PairwiseJudgeRun(models.Model):
+    """An automatic judge's verdicts on the pairs of a pairwise job, imported from a CSV; the
+    pairwise page ranks the systems with them and the human votes (prediction-powered rank sets)."""
+
+    job = models.ForeignKey("annotation.Job", on_delete=models.CASCADE, related_name="pairwise_judge_runs")
+    name = models.CharField(max_length=100, help_text="The judge's name, e.g. 'gpt-4o-pairwise'.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["job", "name"], name="pairwisejudgerun_unique_name")]
+
+    def __str__(self):
+        return f"{self.job} / {self.name}"
+
+
+class PairwiseJudgeVerdict(models.Model):
+    class Preferred(models.TextChoices):
+        A = "a", "Output a"
+        B = "b", "Output b"
+        TIE = "tie", "Tie"
+
+    run = models.ForeignKey(PairwiseJudgeRun, on_delete=models.CASCADE, related_name="verdicts")
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="pairwise_judge_verdicts")
+    preferred = models.CharField(max_length=3, choices=Preferred.choices, help_text="The output the judge prefers (the pair's a or b), or a tie.")
+    probability = models.FloatField(
+        null=True, blank=True, help_text="The judge's probability that its preferred output is the better one (0.5 to 1); null when not given or a tie."
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "item"], name="pairwisejudgeverdict_unique")]
 
 
 # --- Interactive evaluation (PROTOCOLS.md section 3; docs/system-contract.md) ---------------------
@@ -589,6 +622,28 @@ class CampaignRun(BackgroundRun):
 
     class Meta(BackgroundRun.Meta):
         pass
+
+
+class PairwiseReport(BackgroundRun):
+    """A pairwise job's stored ranking report: the Bradley-Terry ranking with its bootstrap, the
+    votes that hold each order, the style-controlled fit and the position bias, computed in the
+    background (`evaluation.tasks.compute_pairwise_report`, `campaigns/services/pairwise.py`) when
+    the counted votes change; the page, the downloads and the API read it. One row per computation:
+    the latest succeeded one is shown, a pending or running one is the recomputation under way."""
+
+    job = models.ForeignKey("annotation.Job", on_delete=models.CASCADE, related_name="pairwise_reports")
+    votes = models.PositiveIntegerField(default=0, help_text="Counted votes the report was computed from.")
+    seconds = models.FloatField(default=0, help_text="Time taken to compute the report.")
+    report = models.JSONField(
+        null=True, blank=True,
+        help_text='Once succeeded: {"rows" (the ranking), "controls" (fragility, style, position), "votes", "bootstrap", "seed"}; null without counted votes.',
+    )
+
+    class Meta(BackgroundRun.Meta):
+        constraints = [
+            # The debounce: votes that change while a computation waits to start join it.
+            models.UniqueConstraint(fields=["job"], condition=Q(status="pending"), name="pairwise_report_one_pending"),
+        ]
 
 
 class ObjectiveScoringRun(BackgroundRun):

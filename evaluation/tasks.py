@@ -6,6 +6,8 @@ from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_loo
 from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
 from evaluation.campaigns.services.exports import export_campaign
 from evaluation.campaigns.services.objective import run_scoring, settle_lost_scoring
+from evaluation.campaigns.services.pairwise import compute_report as compute_pairwise
+from evaluation.campaigns.services.pairwise import settle_lost_reports
 from evaluation.campaigns.services.runs import execute as execute_campaign_run
 from evaluation.campaigns.services.runs import settle_stuck_runs
 from evaluation.interactive.services.scheduled import run_due_schedules
@@ -87,3 +89,17 @@ def sweep_campaign_runs():
     """Beat: planner runs and human-evaluation imports lost on the way come back (queued again while
     pending, failed with the reason when their worker was lost)."""
     return settle_stuck_runs()
+
+
+@shared_task(acks_late=True)
+def compute_pairwise_report(report_id):
+    """A pairwise job's ranking report, stored for its page, downloads and API (`campaigns/services/pairwise.py`).
+    Safe to repeat: a report that is no longer pending is left alone."""
+    report = compute_pairwise(report_id)
+    return None if report is None else {"report": report_id, "job": report.job_id, "status": report.status, "votes": report.votes}
+
+
+@shared_task
+def sweep_pairwise_reports():
+    """Beat: pairwise ranking reports lost on the way come back (queued again while pending, failed with the reason when their worker was lost)."""
+    return settle_lost_reports()

@@ -9,8 +9,8 @@ class HitsConfig(AppConfig):
         from annotation import extensions, signals
 
         from . import providers, receivers
+        from .policy.undo_guard import undo_refusal
         from .services.postings import launch_budget_check
-        from .undo_guard import undo_refusal
 
         extensions.launch_checks.register("hits.budget", launch_budget_check)
         extensions.claim_watchers.register("hits.workers_sign_in", receivers.watches_claims)

@@ -51,7 +51,7 @@ class JobCrowdConfig(models.Model):
     lifetime_days = models.PositiveSmallIntegerField(default=7, validators=[MinValueValidator(1)])
     requirements = models.JSONField(
         default=dict, blank=True,
-        help_text="Worker requirements: the shared keys of hits.requirements and each provider's requirement "
+        help_text="Worker requirements: the shared keys of hits.policy.requirements and each provider's requirement "
         "options (hits/providers/<provider>/options.py).",
     )
     provider_options = models.JSONField(

@@ -1,6 +1,7 @@
 from django.urls import path, register_converter
 
-from . import organizer_views, providers, views
+from . import providers
+from .web import organizer_views, views
 
 
 class ProviderKeyConverter:

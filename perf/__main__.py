@@ -17,6 +17,7 @@ BENCHMARKS = {
     "job_page_100k": "perf.bench_job_page_100k",
     "collection_checks": "perf.bench_collection_checks",
     "allocation": "perf.bench_allocation",
+    "plan": "perf.bench_plan",
     "looks": "perf.bench_looks",
     "spoken": "perf.bench_spoken",
     "speech": "perf.bench_speech",
@@ -25,6 +26,7 @@ BENCHMARKS = {
     "typing": "perf.bench_typing",
     "background": "perf.bench_background",
     "fragility": "perf.bench_fragility",
+    "pairwise_page": "perf.bench_pairwise_page",
 }
 
 

@@ -18,16 +18,18 @@ import time
 import zipfile
 from pathlib import Path
 
-from .common import ROOT, run_json_subprocess, save
+from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
 
-DATA = ROOT.parent / "shared" / "data" / "dstc9-track1-human-eval"
+from .common import run_json_subprocess, save
+
+DATA = shared_data(DSTC9_HUMAN_EVAL)
 PLAN = {"top_k": 3, "power": 0.8, "max_raters": 3, "provider": "mturk", "reward": "0.10"}
 WAIT_SECONDS = 600
 
 
 def run() -> dict:
     if not (DATA / "results").is_dir():
-        raise ModuleNotFoundError(f"the real DSTC9 data are not at {DATA}")
+        raise ModuleNotFoundError(missing(DATA))
     with tempfile.TemporaryDirectory() as tmp:
         figures = run_json_subprocess(
             "perf.bench_background", ["--worker"],

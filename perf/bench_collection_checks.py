@@ -24,9 +24,9 @@ def _timed(call, rounds=ROUNDS) -> float:
 
 def run() -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from annotation.rewrite_checks import check_all
     from annotation.task_types.out_of_scope import MAX_QA_PAIRS, check_turn
     from annotation.task_types.qa_paraphrase import QaParaphraseTaskType
+    from annotation.text.rewrite_checks import check_all
 
     rng = random.Random(14)
     words = "hotel parking breakfast pool gym wifi pets check room price taxi train station restaurant menu vegan open".split()

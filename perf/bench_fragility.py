@@ -1,7 +1,7 @@
 """Benchmark and figures: the fragility of the DSTC9 Track 1 leaderboard (issue 24), from the real
 finalists' ratings and outputs in the shared data folder, and what computing it adds to the report.
 
-Reads `../shared/data/dstc9-track1-human-eval/` (labels, each entry's outputs and its
+Reads `dstc9-track1-human-eval/` of the shared data folder (`tests.shared_data`; labels, each entry's outputs and its
 `human_eval.json`), builds the report as the campaign service does (Eq. 1 with each entry's detection
 predictions; rater ids are list positions, so rater_ids_known=False) and records, per adjacent pair
 and for rank 1, the ratings whose removal reverses the order, and the length-score association.
@@ -12,16 +12,16 @@ Run: .venv/bin/python -m perf fragility
 """
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from evaluation.stats import fragility, report, scoring
+from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
 
 from .common import save
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
+DATA = shared_data(DSTC9_HUMAN_EVAL)
 QUESTIONS = ("accuracy", "appropriateness")
 
 
@@ -44,7 +44,7 @@ def _load():
 
 def run() -> dict:
     if not (DATA / "results").is_dir():
-        raise ModuleNotFoundError(f"the DSTC9 data are not at {DATA}")
+        raise ModuleNotFoundError(missing(DATA))
     ratings, truth, specs = _load()
     started = time.perf_counter()
     body = report.build_report(ratings, truth, specs, questions=QUESTIONS, rater_ids_known=False)

@@ -7,12 +7,10 @@ job page under one second, and a page cost that does not grow with the responses
 """
 import json
 import os
-import statistics
 import sys
 import tempfile
-import time
 
-from .common import run_json_subprocess, save
+from .common import median_render, run_json_subprocess, save
 
 TURNS, WORKERS = 2_500, 4
 SMALL_TURNS = 3  # the baseline job: 3 turns x 4 workers = 12 responses
@@ -38,9 +36,8 @@ def _worker(turns: int = TURNS) -> dict:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quorum.settings")
     django.setup()
     from django.core.management import call_command
-    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext, setup_test_environment
+    from django.test.utils import setup_test_environment
     from django.urls import reverse
 
     setup_test_environment()  # the test client's response context; no effect on what is measured
@@ -92,16 +89,7 @@ def _worker(turns: int = TURNS) -> dict:
     client.force_login(user)
 
     def measure(job, name):
-        url = reverse(name, kwargs={"pk": job.pk})
-        assert client.get(url).status_code == 200  # warm
-        times = []
-        for _ in range(RENDERS):
-            started = time.perf_counter()
-            with CaptureQueriesContext(connection) as queries:
-                response = client.get(url)
-            times.append(time.perf_counter() - started)
-            assert response.status_code == 200
-        return statistics.median(times), len(queries)
+        return median_render(client, reverse(name, kwargs={"pk": job.pk}), RENDERS)
 
     figures = {"responses_large": Response.objects.filter(item__job=big).count(), "responses_small": Response.objects.filter(item__job=small).count()}
     for name, key in (("organizer:job", "job_page"), ("organizer:job-review", "review_queue")):

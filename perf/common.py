@@ -74,3 +74,23 @@ def save(name: str, figures: dict) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(figures, indent=2, sort_keys=True))
     return path
+
+
+def median_render(client, url: str, renders: int, must_contain: bytes = b"") -> tuple[float, int]:
+    """(median seconds, queries of the last render) of `renders` GETs of `url` by a Django test
+    client, after one to warm up; each answer must be a 200 holding `must_contain`."""
+    import statistics
+    import time
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert client.get(url).status_code == 200  # warm
+    times = []
+    for _ in range(renders):
+        started = time.perf_counter()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        times.append(time.perf_counter() - started)
+        assert response.status_code == 200 and must_contain in response.content
+    return statistics.median(times), len(queries)

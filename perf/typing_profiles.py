@@ -106,7 +106,7 @@ def _typed(text: str, typist: Typist, rng: random.Random, *, composing: bool) ->
 def simulated_record(steps: list[tuple], start_length: int = 0) -> tuple[dict, str]:
     """The log `static/typing.js` would write for these actions, and the text: for calibrating
     thresholds without a browser (the harness measures the real page)."""
-    from annotation import typing_log
+    from annotation.text import typing_log
 
     events, text, pending = [("f", 0, None)], "", 0.0
     for step in steps:

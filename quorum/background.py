@@ -38,25 +38,30 @@ def runs_inline() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def queue_now(name: str, *args: Any) -> bool:
-    """Queue task `name` now. When the broker cannot take it (down, unreachable) the failure is
+def queue_now(name: str, *args: Any, countdown: float | None = None) -> bool:
+    """Queue task `name` now, to start `countdown` seconds from now when given (a debounce: later
+    changes are picked up by the same run). When the broker cannot take it (down, unreachable) the failure is
     logged and False returned, never raised: the caller's rows are stored already and a beat sweep
     (`annotation.tasks.sweep_lost_work`) queues the work again, so a request never answers 500
-    because the broker is down (issue 25). Where tasks run in-process the task's own errors propagate."""
+    because the broker is down (issue 25). Where tasks run in-process the task's own errors propagate
+    (and it runs at once: in-process work has no clock to wait on)."""
     task = task_named(name)
     if runs_inline():
         task.delay(*args)
         return True
     try:
-        task.delay(*args)
+        if countdown is None:
+            task.delay(*args)
+        else:
+            task.apply_async(args, countdown=countdown)
     except Exception:  # noqa: BLE001 - kombu/redis/socket errors alike: the sweep catches up
         logger.warning("could not queue %s%r; a sweep will queue it again", name, args, exc_info=True)
         return False
     return True
 
 
-def after_commit(name: str, *args: Any) -> None:
-    """Queue task `name` with `args` (JSON-serialisable ids) when the current transaction commits
-    (`queue_now`: a broker that is down is logged, not raised)."""
+def after_commit(name: str, *args: Any, countdown: float | None = None) -> None:
+    """Queue task `name` with `args` (JSON-serialisable ids) when the current transaction commits,
+    to start `countdown` seconds later when given (`queue_now`: a broker that is down is logged, not raised)."""
     task_named(name)  # a wrong name fails here, in the caller's transaction
-    transaction.on_commit(lambda: queue_now(name, *args))
+    transaction.on_commit(lambda: queue_now(name, *args, countdown=countdown))

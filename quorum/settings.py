@@ -53,7 +53,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "hits.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
+    "hits.web.framing.ProviderFramingMiddleware",  # worker pages may be framed by MTurk/Prolific only
     "axes.middleware.AxesMiddleware",  # answers a locked-out login with quorum.lockout's page (last)
 ]
 
@@ -264,7 +264,7 @@ CELERY_BEAT_SCHEDULE = {
     # Worker flags (fast, pasted, near-duplicate, straight-lining, low agreement) recorded on the
     # responses of every live job, so reviewers and `flags_reject` see them without a button press.
     # Each run rereads a job's responses; QUORUM_FLAG_SWEEP_SECONDS trades freshness for load.
-    # Typing-process logs (annotation/typing_log.py) older than QUORUM_TYPING_LOG_RETENTION_DAYS are
+    # Typing-process logs (annotation/text/typing_log.py) older than QUORUM_TYPING_LOG_RETENTION_DAYS are
     # emptied once a day; the flags already stored from them stay.
     "purge-typing-logs": {
         "task": "annotation.tasks.purge_typing_logs",
@@ -291,6 +291,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-adaptive-campaigns": {
         "task": "evaluation.tasks.sweep_adaptive_campaigns",
         "schedule": timedelta(seconds=env.int("QUORUM_ADAPTIVE_SWEEP_SECONDS", default=300)),
+    },
+    # Pairwise ranking reports (evaluation PairwiseReport) lost like the runs below: re-queued or failed with the reason.
+    "sweep-pairwise-reports": {
+        "task": "evaluation.tasks.sweep_pairwise_reports",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
     },
     # Planner runs and human-evaluation imports stuck past QUORUM_RUN_DEADLINE_MINUTES, as sweep-lost-work does for imports and exports.
     "sweep-campaign-runs": {
@@ -370,6 +375,12 @@ QUORUM_RUN_DEADLINE_MINUTES = env.int("QUORUM_RUN_DEADLINE_MINUTES", default=120
 QUORUM_FRAGILITY_MARK_SHARE = env.float("QUORUM_FRAGILITY_MARK_SHARE", default=0.01)
 if not 0 <= QUORUM_FRAGILITY_MARK_SHARE <= 1:
     raise ImproperlyConfigured(f"QUORUM_FRAGILITY_MARK_SHARE must lie between 0 and 1 (a share of the ratings); got {QUORUM_FRAGILITY_MARK_SHARE}")
+# A pairwise job's stored ranking report (bootstrap, fragility, style fit) is computed again this
+# many seconds after a vote starts or stops counting; votes counted meanwhile join that computation,
+# so a busy job is ranked about once per period instead of once per vote. 0: at once.
+QUORUM_PAIRWISE_REPORT_DELAY_SECONDS = env.float("QUORUM_PAIRWISE_REPORT_DELAY_SECONDS", default=30.0)
+if QUORUM_PAIRWISE_REPORT_DELAY_SECONDS < 0:
+    raise ImproperlyConfigured(f"QUORUM_PAIRWISE_REPORT_DELAY_SECONDS must be 0 or more (seconds); got {QUORUM_PAIRWISE_REPORT_DELAY_SECONDS}")
 QUORUM_ASR_TIME_LIMIT_SECONDS = env.int("QUORUM_ASR_TIME_LIMIT_SECONDS", default=120)
 # A worker process whose resident memory passes this many kilobytes after a task is replaced by a
 # fresh one (Celery's worker_max_memory_per_child), so one costly task cannot keep memory held.

@@ -1,7 +1,8 @@
 """Strict JSON for what comes from outside (dialog systems' replies, work pages' bodies, uploaded
 files): Python's json module accepts NaN and Infinity, turns 1e999 into infinity, recurses until
 RecursionError on deep nesting, and lets NUL and lone surrogates through, which PostgreSQL cannot
-store. `loads` refuses each of them with a reason (StrictJSONError, a ValueError). Pure."""
+store. `loads` refuses each of them with a reason (StrictJSONError, a ValueError). Going out,
+`json_safe` turns what the statistics compute (numpy scalars, NaN) into values JSON holds. Pure."""
 import json
 import math
 import re
@@ -69,4 +70,17 @@ def loads(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH):
 def check_text(value: str) -> str:
     """`value` if it has no NUL and no lone surrogate, else StrictJSONError."""
     _check_strings(value)
+    return value
+
+
+def json_safe(value):
+    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value

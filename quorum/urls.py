@@ -20,10 +20,10 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/evaluation/", include("evaluation.api.urls")),
     path("api/", include("annotation.api.urls")),
-    path("organize/", include("annotation.organizer_urls")),
+    path("organize/", include("annotation.web.organizer_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("crowd/", include("hits.urls")),
-    path("api/crowd/", include("hits.api_urls")),
+    path("api/crowd/", include("hits.web.api_urls")),
     # after every API route: a JSON 404 (any character, a newline in a spoilt id too)
     re_path(r"^api/(?P<rest>(?s:.*))$", unknown_api_address),
     path("", include("annotation.urls")),

@@ -152,7 +152,7 @@
 
   /* Submitting: the form is posted with fetch, so a refusal names the readings to record again while
    * the accepted ones stay in their file fields (the server keeps nothing until it accepts all). The
-   * view answers such a post in JSON (annotation.views.work); an answer that is not JSON is a page
+   * view answers such a post in JSON (annotation.web.views.work); an answer that is not JSON is a page
    * (e.g. "already saved"), which the ordinary form post then shows. */
   var form = document.getElementById("work-form");
   var submitButton = document.getElementById("submit-button");

@@ -4,7 +4,7 @@
  * change of its text (typed, deleted, pasted, dropped, inserted without a key, undone, cut, or
  * changed with no input event at all) with the change in length, each focus change of the field,
  * of the window and of the page, and the time since the field's previous event in 5 ms steps.
- * The format, and its check on the server, is annotation/typing_log.py. The record goes in the
+ * The format, and its check on the server, is annotation/text/typing_log.py. The record goes in the
  * hidden input #typing_log when the form is submitted: no request of its own.
  */
 (function () {

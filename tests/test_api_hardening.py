@@ -5,11 +5,11 @@ from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
 from annotation.models import Job, QualityPolicy
-from annotation.organizer_forms import QualitySettingsForm
 from annotation.services.jobs import create_job
 from annotation.services.quality import QualityError, set_quality
 from annotation.services.voting import vote_job_of
-from hits.requirements import RequirementsError, clean
+from annotation.web.organizer_forms import QualitySettingsForm
+from hits.policy.requirements import RequirementsError, clean
 from tests.factories import make_corpus
 
 pytestmark = pytest.mark.django_db
@@ -80,6 +80,17 @@ def test_the_token_endpoint_documents_its_refusal(api, organizer):
     crowd = schema["paths"]["/api/crowd/jobs/{id}/"]
     assert {"400", "404"} <= set(crowd["put"]["responses"])
     assert Job.objects.count() == 0
+
+
+def test_the_schema_documents_background_runs_and_the_conflict_of_one_under_way(api):
+    paths = api.get("/api/schema/?format=json").json()["paths"]
+    human_evals = paths["/api/evaluation/campaigns/{id}/human-evals/"]["post"]["responses"]
+    assert {"202", "400", "404"} <= set(human_evals) and "200" not in human_evals
+    assert "Location" in human_evals["202"]["headers"]
+    assert human_evals["202"]["content"]["application/json"]["schema"]["$ref"].endswith("/CampaignRun")
+    assert set(paths["/api/evaluation/campaigns/{id}/runs/{run_pk}/"]["get"]["responses"]) == {"200", "404"}
+    conflict = paths["/api/jobs/{id}/exports/"]["post"]["responses"]["409"]
+    assert conflict["content"]["application/json"]["schema"]["$ref"].endswith("/RunUnderWay")
 
 
 @pytest.mark.parametrize(

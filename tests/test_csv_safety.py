@@ -39,10 +39,9 @@ def test_leaderboard_csv_quotes_a_formula_like_team_and_keeps_negative_scores():
     assert leaderboard.rows(report)[0]["system"] == "=HYPERLINK(\"x\")"  # the JSON rows keep the raw name
 
 
-def test_pairwise_ranking_csv_quotes_system_names_and_keeps_log_strengths(monkeypatch):
+def test_pairwise_ranking_csv_quotes_system_names_and_keeps_log_strengths():
     table = [{"rank": 1, "rank_low": 1, "rank_high": 1, "system": "@evil", "log_strength": -0.25, "ci_low": None}]
-    monkeypatch.setattr(pairwise_report, "rows", lambda result: table)
-    [row] = list(csv.DictReader(io.StringIO(pairwise_report.to_csv(None))))
+    [row] = list(csv.DictReader(io.StringIO(pairwise_report.to_csv(table))))
     assert row["system"] == "'@evil" and float(row["log_strength"]) == -0.25 and row["ci_low"] == ""
 
 

@@ -136,5 +136,8 @@ def test_speech_error_exports_through_the_api_are_one_at_a_time_per_job_and_dedu
     again = organizer_api.post(url, {"speech_errors_wer": 0.2, "speech_errors_seed": 3}, format="json")
     assert first.status_code == again.status_code == 202 and first.json()["id"] == again.json()["id"]
     other = organizer_api.post(url, {"speech_errors_wer": 0.3}, format="json")
-    assert other.status_code == 400 and f"under way (run {first.json()['id']}" in json.dumps(other.json())
+    assert other.status_code == 409, other.content  # a conflict with the run under way, not a request to correct
+    body = other.json()
+    assert f"under way (run {first.json()['id']}" in body["detail"] and body["run"] == first.json()["id"]
+    assert organizer_api.get(body["url"]).json()["id"] == first.json()["id"]  # where to follow it
     assert ExportRun.objects.filter(job=job).count() == 1

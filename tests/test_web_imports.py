@@ -1,6 +1,6 @@
 """A web process does not load the numerical stack at start (issue 26, item 2): every URL's view
 module imported, numpy, pandas, scipy and krippendorff are at most placeholders
-(annotation/lazy_modules.py) whose code has not run, and run when a statistic is first used.
+(quorum/lazy_modules.py) whose code has not run, and run when a statistic is first used.
 Each case in a fresh interpreter: the test process has long loaded them."""
 import json
 import os
@@ -31,7 +31,7 @@ def test_the_web_application_starts_without_the_numerical_stack():
         "from quorum.wsgi import application\n"
         "from django.urls import get_resolver\n"
         "get_resolver().url_patterns\n"  # every view module, as the first request would
-        "views = ['annotation.views', 'evaluation.campaigns.views', 'evaluation.interactive.views', 'evaluation.api.views']\n"
+        "views = ['annotation.web.views', 'evaluation.campaigns.views', 'evaluation.interactive.views', 'evaluation.api.views']\n"
         "print(json.dumps({'loaded': loaded(), 'views': [v for v in views if v in sys.modules]}))\n"
     )
     assert len(found["views"]) == 4  # the pages' modules were really imported

@@ -297,6 +297,12 @@ class MessageSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
+class RunUnderWaySerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why the request was refused: the run under way, and when to ask again.")
+    run = serializers.IntegerField(help_text="The id of the run under way.")
+    url = serializers.CharField(help_text="Where to follow it: GET it until it has finished, then ask again.")
+
+
 class JobProgressSerializer(serializers.Serializer):
     """How far a job is: items, slots (one per wanted response), responses, time, workers."""
 

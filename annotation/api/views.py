@@ -2,8 +2,8 @@
 
 Every route is for organizers only (class and object level). A refusal by a service (JobError,
 ImportFailed, ExportError, VotingError, QualityError, GoldRequestError, a refused upload) becomes a 400 whose body
-names the field to fix;
-a missing object is a 404.
+names the field to fix; a request refused because a run is under way (ExportUnderWay) is a 409 naming
+the run and where to follow it; a missing object is a 404.
 """
 import tempfile
 import zipfile
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, resolve, reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -41,7 +41,7 @@ from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.reliability import worker_reliability_table
 from ..selectors.review_decisions import decision_records
-from ..services.exports import start_export
+from ..services.exports import ExportUnderWay, start_export
 from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
@@ -81,6 +81,9 @@ class OrganizerAPI:
             return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, ImportFailed):
             return Response({import_error_field(exc): [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, ExportUnderWay):
+            url = self.request.build_absolute_uri(reverse("api:export-detail", kwargs={"pk": exc.run.pk}))
+            return Response({"detail": str(exc), "run": exc.run.pk, "url": url}, status=status.HTTP_409_CONFLICT)
         if isinstance(exc, ExportError):
             return Response({"job": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, GoldRequestError):
@@ -214,7 +217,10 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     )
     @extend_schema(
         methods=["POST"], summary="Export the job's results in the background", request=json_body(s.ExportRequestSerializer),
-        responses={202: s.ExportRunSerializer, **ERRORS, **NOT_FOUND},
+        responses={
+            202: s.ExportRunSerializer, **ERRORS, **NOT_FOUND,
+            409: OpenApiResponse(s.RunUnderWaySerializer, description="A different speech-error export of the job is under way: follow it at `url`, then ask again."),
+        },
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.ExportRunSerializer, pagination_class=None)
     def exports(self, request, pk=None):

@@ -43,7 +43,7 @@ class FlagSummary:
 
     def as_json(self) -> dict:
         return {
-            "source": "each response's flags as the last flag run stored them (worker flags: docs/architecture.md); "
+            "source": "each response's flags as the last flag run stored them (worker flags: docs/annotation.md); "
             "status is what was decided (accepted counts; excluded: paid, left out; rejected: not paid, left out; "
             "awaiting_review, held: not decided yet)",
             "responses": self.responses,

@@ -20,7 +20,8 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import ijson
 
-from ..lazy_modules import lazy
+from quorum.lazy_modules import lazy
+
 from .json_errors import MAX_DEPTH, TOO_DEEP, locate_syntax_error
 
 if TYPE_CHECKING:

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='response',
             name='typing',
-            field=models.JSONField(blank=True, default=dict, help_text='The typing-process log of each free-text field (timing only, never which keys; workers are told): {field: record} in the format of annotation/typing_log.py, or {field: {"malformed": why}}. Emptied after QUORUM_TYPING_LOG_RETENTION_DAYS.'),
+            field=models.JSONField(blank=True, default=dict, help_text='The typing-process log of each free-text field (timing only, never which keys; workers are told): {field: record} in the format of annotation/text/typing_log.py, or {field: {"malformed": why}}. Emptied after QUORUM_TYPING_LOG_RETENTION_DAYS.'),
         ),
     ]

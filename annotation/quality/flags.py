@@ -9,7 +9,7 @@ operations rather than a loop over rows:
                (one row per free-text field of a response: `field` the variant, `source` the text
                the work was about, `order` the submission order; missing columns mean one field,
                no source, and the rows' own order; `typing` is the field's typing-process log, a
-               dict in the format of `annotation/typing_log.py`, or None)
+               dict in the format of `annotation/text/typing_log.py`, or None)
 
 Response-level flags (each names the responses that carry it):
 - `fast`: time below `fast_ratio` x the median time per response of the same job;
@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import Indel
 
-from .. import text_units
-from ..lazy_modules import lazy
+from quorum.lazy_modules import lazy
+
+from ..text import text_units
 from . import typing as typing_flags
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..lazy_modules import lazy
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np

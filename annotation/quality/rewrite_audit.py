@@ -7,7 +7,7 @@ shape of Turn.slot_values). A line that cannot be judged gets an error that says
 import json
 from dataclasses import dataclass, field
 
-from ..rewrite_checks import DEFAULT_TYPO_MAX_EDIT_RATIO, VARIANTS, Problem, check_rewrite
+from ..text.rewrite_checks import DEFAULT_TYPO_MAX_EDIT_RATIO, VARIANTS, Problem, check_rewrite
 
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
 FIELDS = ("source", "slot_values", "variant", "rewrite")

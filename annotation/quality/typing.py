@@ -1,5 +1,5 @@
 """Typing-process features and flags: how a text came to be, from its field's log
-(`annotation/typing_log.py`). Pure: no Django.
+(`annotation/text/typing_log.py`). Pure: no Django.
 
 `features(record, text)` measures one field; `field_flags(features, thresholds)` says which flags
 it raises, each with its evidence in words and numbers. Flags are evidence for a reviewer, never
@@ -34,7 +34,7 @@ verdicts (see `flags.py`). The thresholds are per job (`QualityPolicy`, read thr
 from dataclasses import dataclass
 from statistics import median, pstdev
 
-from .. import typing_log
+from ..text import typing_log
 
 PAUSE_MS = 2000
 HESITATION_MS = 1000

@@ -16,6 +16,7 @@ class StoredFlags:
     report: FlagReport = field(default_factory=FlagReport)
     computed_at: datetime | None = None
     agreement: list[dict] = field(default_factory=list)  # per question, as `selectors.quality.job_agreement` gives it
+    responses_flagged: int = 0  # how many responses carry a flag, also when `report.responses` was not read
 
     @property
     def computed(self) -> bool:
@@ -33,13 +34,20 @@ def _from_row(row: JobFlagReport) -> StoredFlags:
         "measures": row.worker_measures,
         "responses_seen": row.responses_seen,
     }
-    return StoredFlags(FlagReport.from_json(data), row.computed_at, row.agreement or [])
+    return StoredFlags(FlagReport.from_json(data), row.computed_at, row.agreement or [], row.responses_flagged)
 
 
-def stored_flags(job: Job) -> StoredFlags:
-    """The job's stored flags (one query, whatever the number of responses)."""
-    row = JobFlagReport.objects.filter(job=job).first()
-    return StoredFlags() if row is None else _from_row(row)
+def stored_flags(job: Job, *, with_responses: bool = True) -> StoredFlags:
+    """The job's stored flags (one query, whatever the number of responses). Without responses,
+    `report.responses` is empty and only `responses_flagged` counts them: the job page's summary
+    need not decode a flag list that holds every flagged response (2 MB at 100,000)."""
+    rows = JobFlagReport.objects.filter(job=job)
+    row = (rows if with_responses else rows.defer("response_flags")).first()
+    if row is None:
+        return StoredFlags()
+    if not with_responses:
+        row.response_flags = {}  # deferred: reading it would cost a query
+    return _from_row(row)
 
 
 def stored_worker_flags(job_ids) -> dict[int, StoredFlags]:

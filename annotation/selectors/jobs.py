@@ -1,7 +1,7 @@
 """Reads for jobs: what an annotator may see, what an organizer follows."""
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, F, Q
+from django.db.models import Avg, Count, Q
 
 from ..models import Item, Job, Response, Slot, Turn, Worker
 
@@ -56,10 +56,9 @@ def job_progress(job: Job) -> JobProgress:
     by_status = dict(responses.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     timing = responses.aggregate(
         active=Avg("active_seconds"),
-        elapsed=Avg(F("submitted_at") - F("claimed_at")),
+        elapsed=Avg("work_seconds"),
         workers=Count("worker", distinct=True),
     )
-    elapsed = timing["elapsed"]
     return JobProgress(
         items_total=items["total"],
         items_complete=items["complete"],
@@ -67,7 +66,7 @@ def job_progress(job: Job) -> JobProgress:
         slots_submitted=slots["submitted"],
         slots_claimed=slots["claimed"],
         responses_by_status=by_status,
-        mean_seconds_per_response=elapsed.total_seconds() if elapsed is not None else None,
+        mean_seconds_per_response=timing["elapsed"],
         mean_active_seconds=timing["active"],
         workers=timing["workers"],
     )

@@ -11,8 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from quorum.lazy_modules import lazy
+
 from .. import task_types
-from ..lazy_modules import lazy
 from ..models import Item, Job, QualityPolicy, Response, ReviewRound
 from ..task_types.vote import AGAINST, FOR
 from .flags import StoredFlags, stored_flags, stored_worker_flags

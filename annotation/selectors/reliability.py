@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from quorum.lazy_modules import lazy
+
 from .. import task_types
-from ..lazy_modules import lazy
 from ..models import Job, JobReliability, Response, ReviewRound
 from ..quality.reliability import JUDGEMENT_COLUMNS
 

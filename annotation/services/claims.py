@@ -19,13 +19,14 @@ from django.utils import timezone
 
 from quorum.compiled_queries import CompiledQuery, CompiledUpdate, prepared_cursor
 
-from .. import task_types, typing_log
+from .. import task_types
 from ..extensions import claim_watchers
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
-from ..problems import Problem, unstorable_text
 from ..selectors.policies import policy_of
 from ..signals import response_submitted, slot_claimed
 from ..task_types import HoldsBackItems, OrdersClaims, capability
+from ..text import typing_log
+from ..text.problems import Problem, unstorable_text
 from . import quality, responses, uploads
 from .errors import ClaimError, ResponseRejected  # noqa: F401  (re-exported: callers know them from here)
 
@@ -266,7 +267,7 @@ def submit(
     the stored response with `created=False`, so the caller can say truthfully that the first text
     was kept. A claim that expired and was freed is taken back if the item still has room, so a
     slow worker's text is not lost. `telemetry` is what the page recorded about typing (see
-    `clean_telemetry`). `typing` is the page's typing-process log as posted (`annotation/typing_log.py`):
+    `clean_telemetry`). `typing` is the page's typing-process log as posted (`annotation/text/typing_log.py`):
     with `typing_strict` (a form post from the page) a malformed one is a problem beside the
     answers' own, so the worker reads every reason at once; without (a script's post) the response
     is stored and the malformed log kept as that, which the flags report. The response's life begins in the same transaction (`responses.begin`):

@@ -1,8 +1,9 @@
 """Exports of a rewrite job: per variant a test set in the corpus's own format, plus the raw CSV.
 
-Exports of any size run in a Celery task (`annotation.tasks_exports.run_export`) with an
-ExportRun row as progress: `start_export` records the run and queues the task by name once it is
-committed (`quorum.background`: services never import tasks); `export_job` also serves the `export_job`
+Exports of any size run in a Celery task (`annotation.tasks.run_export`, registered under the name
+`annotation.tasks_exports.run_export` it had in a module of its own) with an ExportRun row as
+progress: `start_export` records the run and queues the task by name once it is committed
+(`quorum.background`: services never import tasks); `export_job` also serves the `export_job`
 management command. Files are written to a temporary directory beside the target and renamed
 into place at the end, so a failed export leaves nothing half-written.
 """
@@ -44,7 +45,7 @@ from .export_ood import OutOfDomain, check_out_of_domain, write_out_of_domain
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ExportError", "export_directory", "export_job", "job_test_sets", "run_export", "create_export_run",
+    "ExportError", "ExportUnderWay", "export_directory", "export_job", "job_test_sets", "run_export", "create_export_run",
     "check_speech_errors_wer", "SPEECH_ERRORS", "SPEECH_ERRORS_MAX_PASSES",
 ]
 
@@ -503,6 +504,15 @@ def run_out_of_domain(run: ExportRun) -> OutOfDomain | None:
     return OutOfDomain(run.out_of_domain_corpus_id, run.out_of_domain_rate, run.out_of_domain_seed, run.out_of_domain_mode)
 
 
+class ExportUnderWay(ExportError):
+    """Refused because the export `run` is under way: a conflict to wait out, not a request to fix
+    (the API answers 409 naming the run; the page shows the message as for any refusal)."""
+
+    def __init__(self, message: str, run: ExportRun):
+        super().__init__(message)
+        self.run = run
+
+
 def _speech_errors_under_way(job: Job, include_audio: bool, speech_errors_wer, speech_errors_seed) -> ExportRun | None:
     """A speech-error export costs minutes of CPU (synthesis and recognition of every user turn):
     one at a time per job. The same request again gets the run under way (None: go ahead); a
@@ -516,9 +526,10 @@ def _speech_errors_under_way(job: Job, include_audio: bool, speech_errors_wer, s
         speech_errors_wer, speech_errors_seed, include_audio
     ):
         return under_way
-    raise ExportError(
+    raise ExportUnderWay(
         f"A speech-error export of this job is under way (run {under_way.pk}, {under_way.status}); "
-        "start another when it has finished."
+        "start another when it has finished.",
+        under_way,
     )
 
 

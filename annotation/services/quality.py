@@ -345,6 +345,7 @@ def store_flag_report(job: Job, report, computed_at, agreement=()) -> JobFlagRep
     values = {
         "computed_at": computed_at,
         "responses_seen": data["responses_seen"],
+        "responses_flagged": len(data["responses"]),
         "response_flags": data["responses"],
         "worker_flags": data["workers"],
         "worker_measures": data["measures"],

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy_modules import lazy
+from quorum.lazy_modules import lazy
+
 from ..models import Job, JobReliability
 from ..quality import reliability
 from ..quality.flags import FlagReport, WorkerFlag

@@ -1,4 +1,4 @@
-"""Typing-process logs kept with responses (format: annotation/typing_log.py): their retention."""
+"""Typing-process logs kept with responses (format: annotation/text/typing_log.py): their retention."""
 from datetime import timedelta
 
 from django.conf import settings

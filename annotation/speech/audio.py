@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from math import gcd
 from typing import TYPE_CHECKING
 
-from ..lazy_modules import lazy
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np

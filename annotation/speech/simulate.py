@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..lazy_modules import lazy
+from quorum.lazy_modules import lazy
+
 from .asr import AsrBackend, get_backend
 from .audio import Audio, read_wav, resample, write_wav
 from .tts import synthesize

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..problems import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
+from ..text.problems import Problem  # noqa: F401  (re-exported: one Problem type for every task type)
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -71,7 +71,7 @@ def upload_bytes(value) -> bytes | None:
 
 
 class TaskType:
-    """The core of a task type: 15 members (see docs/architecture.md, "The task-type contract")."""
+    """The core of a task type: 15 members (see docs/annotation.md, "The task-type contract")."""
 
     key: str = ""
     label: str = ""
@@ -172,7 +172,7 @@ def default_settings(kind: TaskType) -> dict:
 
 def free_text_fields(kind: TaskType, settings: Mapping) -> list[str]:
     """The names of the answer fields a worker writes in: those with neither `choices` nor an
-    `upload` (the ones the work page records the typing process of: `annotation/typing_log.py`)."""
+    `upload` (the ones the work page records the typing process of: `annotation/text/typing_log.py`)."""
     return [f["name"] for f in kind.answer_fields(settings) if not f.get("choices") and not f.get("upload")]
 
 

@@ -157,6 +157,11 @@ class ComparesSystems:
         """(system_a, system_b, outcome "a"|"b"|"tie", instance) of one response, or None."""
         raise NotImplementedError
 
+    def systems(self, payload: Mapping) -> tuple[str, str]:
+        """(system_a, system_b) an item compares, whether or not anyone answered it (an automatic
+        judge's verdicts cover items no human rated)."""
+        raise NotImplementedError
+
     def presentation(self, payload: Mapping, answers: Mapping) -> tuple | None:
         """(side shown on the left "a"|"b" or None when not recorded, text of a, text of b): what the
         worker saw, for evaluation's position bias and style controls; None when unknown."""

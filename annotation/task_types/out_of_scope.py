@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process  # C implementations of string similarity
 
-from .. import qa_pairs, text_units
 from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
+from ..text import qa_pairs, text_units
 from .base import Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
 from .capabilities import ExportsTestSets, FromCorpusTurns, SettingFiles, Votable
 from .registration import register

@@ -143,6 +143,9 @@ class PairwiseTaskType(TaskType, FromPayloads, ComparesSystems):
             return None
         return payload["a"]["system"], payload["b"]["system"], answers["winner"], payload.get("instance") or None
 
+    def systems(self, payload):
+        return payload["a"]["system"], payload["b"]["system"]
+
     def presentation(self, payload, answers):
         left = answers.get("left")
         return (left if left in SIDES else None), payload["a"]["text"], payload["b"]["text"]

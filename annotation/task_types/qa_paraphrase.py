@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 from rapidfuzz import fuzz  # C implementation of string similarity
 
-from .. import qa_pairs, text_units
+from ..text import qa_pairs, text_units
 from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
 from .capabilities import ExportsFiles, ExportSource, FromPayloads, Votable
 from .registration import register

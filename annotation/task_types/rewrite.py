@@ -1,11 +1,11 @@
 """RADDLE "language variations": rewrite one user turn as paraphrase, typos, verbose, simplified.
 
 PROTOCOLS.md section 1. Every rewrite must keep the turn's slot values exactly; the checks are in
-`annotation.rewrite_checks`.
+`annotation.text.rewrite_checks`.
 
 Unseen entities (RADDLE, PROTOCOLS.md 6c): with an entity list (`entities`, from a CSV file of
 slot,value), each user turn's slot values are replaced by new values before it becomes an item
-(`annotation.entities`: the same value the same way in every turn of a dialog, drawn by `entity_seed`).
+(`annotation.text.entities`: the same value the same way in every turn of a dialog, drawn by `entity_seed`).
 The payload then holds the new text and values (the checks ask for the new values verbatim) and
 `entities`, the turn's replacements [{slot, old, new}], and `dialog_entities`, the whole dialog's, so
 the page can say how the earlier turns read now. The test sets carry the new text where a turn had
@@ -15,11 +15,11 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .. import entities as entity_lists
-from .. import rewrite_checks
 from ..exporters.base import TurnRecord
 from ..exporters.selection import earliest_accepted_rewrites
-from ..rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
+from ..text import entities as entity_lists
+from ..text import rewrite_checks
+from ..text.rewrite_checks import VARIANT_LABELS, VARIANTS, Problem
 from .base import TaskType, TaskTypeSettingsError, clean_text
 from .capabilities import DiffsAgainstSubject, ExportsTestSets, FromCorpusTurns, SettingFiles, Votable
 from .registration import register

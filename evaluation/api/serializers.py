@@ -1,19 +1,21 @@
 """Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from django.db.models import Count, Q
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.lazy_modules import lazy
 from annotation.models import Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
-from evaluation.models import Campaign, CampaignJob, CampaignLook
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun
 from quorum.api.strict import RefusesUnknownFields
+from quorum.lazy_modules import lazy
+from quorum.progress import is_finished
+from quorum.strict_json import json_safe
 
 if TYPE_CHECKING:
     from evaluation.stats import agreement
@@ -22,19 +24,6 @@ else:
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000
-
-
-def json_safe(value):
-    """NaN and infinities (not JSON) become null; numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class EvaluationMessageSerializer(serializers.Serializer):
@@ -271,6 +260,41 @@ class HumanEvalUploadSerializer(RefusesUnknownFields, serializers.Serializer):
         help_text="A .zip whose top level holds the team folders: <team>/<entry>.json and <team>/<entry>.human_eval.json."
     )
     replace = serializers.BooleanField(required=False, default=False, help_text="Replace ratings already imported for the same entries.")
+
+
+class CampaignRunSerializer(serializers.ModelSerializer):
+    """A campaign's background run (a human-evaluation import or a planner run), as the API follows it."""
+
+    progress = serializers.FloatField(read_only=True, help_text="Share done, from 0 to 1.")
+    finished = serializers.SerializerMethodField(help_text="Whether the run has ended (succeeded or failed): stop polling.")
+    url = serializers.SerializerMethodField(help_text="Where to follow the run: GET it until `finished`.")
+    result = serializers.SerializerMethodField(
+        help_text="Once succeeded: what the import stored (`ratings`, `entries`, ...) or the plan; null before."
+    )
+
+    class Meta:
+        model = CampaignRun
+        fields = [
+            "id", "campaign", "kind", "upload_name", "status", "done", "total", "progress", "finished", "error", "result",
+            "created_at", "started_at", "finished_at", "url",
+        ]
+        read_only_fields = fields
+
+    def get_finished(self, run) -> bool:
+        return is_finished(run)
+
+    def get_url(self, run) -> str:
+        url = run_url(run)
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request else url
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+    def get_result(self, run):
+        return json_safe(run.result) if run.result is not None else None
+
+
+def run_url(run: CampaignRun) -> str:
+    return reverse("evaluation-api:campaign-run", kwargs={"pk": run.campaign_id, "run_pk": run.pk})
 
 
 class TestSetSerializer(serializers.Serializer):

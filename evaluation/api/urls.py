@@ -14,6 +14,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/leaderboard/", api.LeaderboardView.as_view(), name="campaign-leaderboard"),
     path("campaigns/<int:pk>/agreement/", api.CampaignAgreementView.as_view(), name="campaign-agreement"),
     path("campaigns/<int:pk>/human-evals/", api.HumanEvalUploadView.as_view(), name="campaign-human-evals"),
+    path("campaigns/<int:pk>/runs/<int:run_pk>/", api.CampaignRunView.as_view(), name="campaign-run"),
     path("test-sets/", api.TestSetListView.as_view(), name="test-sets"),
     path("test-sets/<int:pk>/logs/", api.TestSetLogsView.as_view(), name="test-set-logs"),
     path("test-sets/<int:pk>/entries/", api.EntriesUploadView.as_view(), name="test-set-entries"),
@@ -25,4 +26,5 @@ urlpatterns = [
     path("systems/", api.DialogSystemListView.as_view(), name="systems"),
     path("goals/", api.GoalSetListView.as_view(), name="goals"),
     path("interactive/<int:pk>/", api.InteractiveResultsView.as_view(), name="interactive-results"),
+    path("pairwise/<int:pk>/", api.PairwiseRankingView.as_view(), name="pairwise-ranking"),
 ]

@@ -10,6 +10,7 @@ import io
 from typing import TYPE_CHECKING
 
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, status
@@ -19,7 +20,6 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.lazy_modules import lazy
 from evaluation.api import serializers as s
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns import selectors as campaign_selectors
@@ -34,19 +34,21 @@ from evaluation.campaigns.services.campaigns import (
 from evaluation.campaigns.services.crowd import sync_campaign_ratings
 from evaluation.campaigns.services.lifecycle import delete_campaign, rename_campaign
 from evaluation.campaigns.services.lifecycle import dependents as campaign_dependents
+from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
+from evaluation.campaigns.services.runs import start_human_eval_import
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
-    import_human_eval_archive,
     import_test_set_logs_upload,
     import_test_set_upload,
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
-from evaluation.models import Campaign, Rating, TestSet
+from evaluation.models import Campaign, CampaignRun, Rating, TestSet
 from quorum import limits
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,6 +63,9 @@ NO_RESULTS = "no results have been computed for this campaign yet; POST to its r
 ERRORS = {400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request cannot be carried out; the body says why (`detail`, or the fields to fix).")}
 NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
 NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
+RUN_LOCATION = OpenApiParameter(
+    "Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[202], description="The started run's `url`: GET it to follow the run."
+)
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
 
 
@@ -310,21 +315,36 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
     parser_classes = [StrictMultiPartParser, FormParser]
 
     @extend_schema(
-        summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign; all or nothing",
+        summary="Import past human evaluations (DSTC9 layout, zipped) into a campaign, in the background; all or nothing",
+        description="The zip's listing is checked at once (400 with the reason, nothing recorded); the members' contents are "
+        "checked by the run, which stores every rating or none. Follow the run at `url` (also the Location header): "
+        "it ends succeeded with `result` (what was stored) or failed with `error` (what to correct).",
         request={"multipart/form-data": s.HumanEvalUploadSerializer},
-        responses={200: OpenApiTypes.OBJECT, **ERRORS, **NOT_FOUND},
+        parameters=[RUN_LOCATION],
+        responses={202: s.CampaignRunSerializer, **ERRORS, **NOT_FOUND},
     )
     def post(self, request, pk):
         campaign = self.get_campaign(pk)
         form = s.HumanEvalUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            summary = import_human_eval_archive(campaign, form.validated_data["file"], replace=form.validated_data["replace"])
+            run = start_human_eval_import(campaign, form.validated_data["file"], replace=form.validated_data["replace"], created_by=request.user)
         except EvaluationInputError as exc:
             raise ValidationError({"file": [str(exc)]}) from None
-        return Response({"campaign": campaign.pk, **s.json_safe(summary)})
+        run.refresh_from_db()  # where tasks run in-process the import has already run
+        body = s.CampaignRunSerializer(run, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
+class CampaignRunView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="One background run of a campaign (a human-evaluation import, a planner run): status, progress, result or error",
+        responses={200: s.CampaignRunSerializer, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign, or no such run of it.")},
+    )
+    def get(self, request, pk, run_pk):
+        campaign = self.get_campaign(pk)
+        run = get_object_or_404(CampaignRun, pk=run_pk, campaign=campaign)
+        return Response(s.CampaignRunSerializer(run, context={"request": request}).data)
 
 
 class TestSetListView(EvaluationAPI, APIView):
@@ -421,6 +441,45 @@ class InteractiveResultsView(EvaluationAPI, APIView):
         screening = interactive_selectors.chat_screenings(job)
         body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
         return Response(s.json_safe(body))
+
+
+def _report_state(report) -> dict | None:
+    if report is None:
+        return None
+    return {"id": report.pk, "status": report.status, "done": report.done, "total": report.total, "created_at": report.created_at, "error": report.error}
+
+
+class PairwiseRankingView(EvaluationAPI, APIView):
+    NO_SUCH_JOB = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such pairwise comparison job.")}
+
+    @extend_schema(
+        summary="A pairwise job's stored ranking report: Bradley-Terry rows, fragility, style-controlled ranking, position bias, judges' rank sets",
+        description="Served from the report stored in the background when votes change (nothing is fitted on request): "
+        "`computed_at` and `age_seconds` say how old it is, `votes` how many counted votes it read, `under_way` the "
+        "recomputation queued or running (null when none), `failed` a failure newer than the report. 409 before the first report.",
+        responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(s.EvaluationMessageSerializer, description="No ranking stored yet."), **NO_SUCH_JOB},
+    )
+    def get(self, request, pk):
+        job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
+        stored = campaign_selectors.stored_pairwise_report(job)
+        if stored.shown is None:
+            detail = "no ranking has been stored for this job yet; POST here to compute it and try again when it is ready"
+            return Response({"detail": detail, "under_way": _report_state(stored.under_way)}, status=status.HTTP_409_CONFLICT)
+        shown, body = stored.shown, stored.body or {}
+        return Response(s.json_safe({
+            "job": job.pk, "name": job.name, "computed_at": shown.finished_at, "age_seconds": round((timezone.now() - shown.finished_at).total_seconds(), 1),
+            "votes": shown.votes, "rows": body.get("rows", []), "controls": body.get("controls"), "judge_sets": body.get("judge_sets", []),
+            "under_way": _report_state(stored.under_way), "failed": _report_state(stored.failed),
+        }))
+
+    @extend_schema(
+        summary="Compute a pairwise job's ranking report now (in the background)",
+        request=None, responses={202: OpenApiTypes.OBJECT, **NO_SUCH_JOB},
+    )
+    def post(self, request, pk):
+        job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
+        report = request_pairwise_report(job, delay=0, created_by=request.user)
+        return Response({"status": "queued", "under_way": _report_state(report)}, status=status.HTTP_202_ACCEPTED)
 
 
 class GoalSetListView(EvaluationAPI, APIView):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annotation.lazy_modules import lazy
 from evaluation.models import Entry
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,8 +14,8 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from annotation.lazy_modules import lazy
 from quorum.csv_safety import formatted_cell, safe_row
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     from evaluation.stats import fragility

@@ -8,7 +8,6 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.lazy_modules import lazy
 from evaluation.campaigns.objective_forms import Dstc6ScoreForm, ScoreComparisonForm
 from evaluation.campaigns.services.objective import (
     compare_score_csv,
@@ -20,6 +19,7 @@ from evaluation.campaigns.services.objective import (
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.models import ObjectiveScoringRun, TestSet
+from quorum.lazy_modules import lazy
 from quorum.roles import organizer_required
 
 if TYPE_CHECKING:

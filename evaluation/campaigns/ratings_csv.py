@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annotation.lazy_modules import lazy
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np

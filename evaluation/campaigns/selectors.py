@@ -1,8 +1,8 @@
 """Reads of campaigns: their stored results and files, crowd progress, pilots for the planner,
-adaptive looks; and pairwise jobs' Bradley-Terry ranking, the one statistic computed on request
-(a fit of a few systems is cheap)."""
+adaptive looks; and pairwise jobs' votes and their stored ranking report."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,20 +10,20 @@ from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation import task_types
-from annotation.lazy_modules import lazy
-from annotation.models import Job, Response, Slot
+from annotation.models import Job, Response, RunStatus, Slot
 from evaluation.campaigns import ratings_csv
-from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, Rating, TestSet
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, PairwiseReport, Rating, TestSet
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from evaluation.stats import bradley_terry
+    from evaluation.stats import report_power
 else:
     np = lazy("numpy")
     pd = lazy("pandas")
-    bradley_terry = lazy("evaluation.stats.bradley_terry")
+    report_power = lazy("evaluation.stats.report_power")
 
 
 def campaigns():
@@ -120,18 +120,25 @@ def detection_inputs(campaign):
 
 def campaign_pilot(campaign):
     """A campaign's ratings as a planner's pilot: (ratings, entry labels to plan for, rows rated,
-    whether raters are people). ValueError when it has no ratings."""
+    whether raters are people, what Eq. 1 needs: the test set's labels and the entries' detection
+    predictions, `report_power.Detection`, None when the test set has no knowledge-seeking
+    instance). ValueError when it has no ratings."""
     ratings = ratings_frame(campaign)
     if ratings.empty:
         raise ValueError(f"campaign {campaign.name!r}: has no ratings yet to plan from")
     entries = list(campaign.entries.select_related("team"))
-    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known
+    truth, predicted, _evaluated = detection_inputs(campaign)
+    detection = report_power.Detection(truth, predicted) if truth.any() else None
+    return ratings, [e.label for e in entries if e.kind == "entry"], len(entries), campaign.rater_ids_known, detection
 
 
 def csv_pilot(source, name):
-    """A pilot ratings CSV (`ratings_csv`), the same four things; RatingsFileError names the line."""
-    ratings, _truth, systems, _questions = ratings_csv.read(source, name=name)
-    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True
+    """A pilot ratings CSV (`ratings_csv`), the same five things, detection only when the file has
+    `predicted` flags; RatingsFileError names the line."""
+    ratings, truth, systems, _questions = ratings_csv.read(source, name=name)
+    predicted = {s.label: s.predicted for s in systems}
+    detection = report_power.Detection(truth, predicted) if truth.any() and any(p is not None for p in predicted.values()) else None
+    return ratings, [s.label for s in systems if s.kind == "entry"], len(systems), True, detection
 
 
 # --- Pairwise comparisons (any task type that defines `comparison`) ------------------------------
@@ -146,7 +153,7 @@ def pairwise_jobs():
 def pairwise_records(job) -> list[dict]:
     """One dict per counted, decided response of a comparing job: a, b, outcome, instance (the
     payload's context id, else the item, so one context's pairs resample together), left (the side
-    shown on the left, None when not recorded), text_a, text_b."""
+    shown on the left, None when not recorded), text_a, text_b, item (its id)."""
     kind = task_types.capability(task_types.get(job.task_type), task_types.ComparesSystems)
     if kind is None:
         return []
@@ -158,7 +165,8 @@ def pairwise_records(job) -> list[dict]:
             continue
         a, b, outcome, instance = found
         left, text_a, text_b = kind.presentation(payload, answers) or (None, "", "")
-        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b})
+        out.append({"a": a, "b": b, "outcome": outcome, "instance": instance or f"item-{item_id}", "left": left, "text_a": text_a, "text_b": text_b,
+                    "item": item_id})
     return out
 
 
@@ -167,19 +175,31 @@ def pairwise_comparisons(job) -> list[tuple]:
     return [(r["a"], r["b"], r["outcome"], r["instance"]) for r in pairwise_records(job)]
 
 
-def pairwise_ranking(job, n_resamples: int | None = None, seed: int | None = None):
-    """The Bradley-Terry ranking of a pairwise job with bootstrap intervals, or None without
-    comparisons. Computed on request: a fit of a few systems and its resamples is cheap.
-    `n_resamples` and `seed` default to `bradley_terry`'s (read here, not at import: the module
-    loads SciPy, which the web process imports only when a page needs it)."""
-    comparisons = pairwise_comparisons(job)
-    if not comparisons:
-        return None
-    return bradley_terry.bootstrap(
-        comparisons,
-        n_resamples=bradley_terry.DEFAULT_BOOTSTRAP if n_resamples is None else n_resamples,
-        seed=bradley_terry.DEFAULT_SEED if seed is None else seed,
-    )
+@dataclass(frozen=True)
+class StoredPairwiseReport:
+    """What a pairwise job's page, downloads and API show: the latest stored report (None before the
+    first), the computation under way (pending or running), and a failure newer than the report."""
+
+    shown: PairwiseReport | None
+    under_way: PairwiseReport | None
+    failed: PairwiseReport | None
+
+    @property
+    def body(self) -> dict | None:
+        """The stored report's body (`services.pairwise.build_report`); None before the first report."""
+        return self.shown.report if self.shown is not None else None
+
+
+def stored_pairwise_report(job) -> StoredPairwiseReport:
+    """One query: the job's reports (at most one succeeded, one failed, one running and one pending
+    are kept, `services.pairwise.compute_report`)."""
+    reports = list(PairwiseReport.objects.filter(job=job).order_by("-created_at", "-pk"))
+    shown = next((r for r in reports if r.status == RunStatus.SUCCEEDED), None)
+    under_way = next((r for r in reports if r.status in (RunStatus.PENDING, RunStatus.RUNNING)), None)
+    failed = next((r for r in reports if r.status == RunStatus.FAILED), None)
+    if failed is not None and shown is not None and failed.created_at < shown.created_at:
+        failed = None  # a failure before the shown report: that report is newer
+    return StoredPairwiseReport(shown=shown, under_way=under_way, failed=failed)
 
 
 # --- Adaptive campaigns ----------------------------------------------------------------------------

@@ -12,8 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation.lazy_modules import lazy
-from evaluation.campaigns import controls, leaderboard, plots, selectors
+from evaluation.campaigns import leaderboard, plots, selectors
 from evaluation.campaigns.finalist_scores import finalist_rows
 from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUploadForm, PlanForm, TestSetLogsForm, TestSetUploadForm
 from evaluation.campaigns.services.campaigns import (
@@ -25,6 +24,7 @@ from evaluation.campaigns.services.campaigns import (
 )
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
 from evaluation.campaigns.services.lifecycle import delete_campaign, dependents, rename_campaign
+from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
 from evaluation.campaigns.services.runs import start_human_eval_import, start_plan
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -33,8 +33,9 @@ from evaluation.campaigns.services.uploads import (
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
-from evaluation.judges.services import import_judge_scores
-from evaluation.models import Campaign, CampaignRun, TestSet
+from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
+from evaluation.models import Campaign, CampaignRun, PairwiseReport, TestSet
+from quorum.lazy_modules import lazy
 from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
@@ -424,23 +425,64 @@ RANKING_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_ma
 
 @organizer_required
 def pairwise_ranking(request, pk, fmt=None):
-    """A pairwise job's systems ranked by Bradley-Terry strength, with bootstrap intervals; as a page,
-    or as CSV / Markdown to publish."""
+    """A pairwise job's stored ranking report (Bradley-Terry strengths with bootstrap intervals,
+    the votes that hold each order, the style-controlled ranking, position bias), its age and the
+    recomputation under way; as a page, or as CSV / Markdown to publish. Nothing is fitted here."""
     job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
-    result = selectors.pairwise_ranking(job)
+    stored = selectors.stored_pairwise_report(job)
+    body = stored.body
     if fmt is not None:
-        if fmt not in RANKING_FORMATS or result is None:
-            raise Http404("No such format, or no comparisons yet.")
+        if fmt not in RANKING_FORMATS or body is None or not body["rows"]:
+            raise Http404("No such format, or no stored ranking yet.")
         content_type, writer = RANKING_FORMATS[fmt]
         render_as = getattr(pairwise_report, writer)
-        body = render_as(result, job_name=job.name, controls=controls.pairwise_controls(job, result)) if fmt == "md" else render_as(result)
-        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        if fmt == "md":
+            text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=body.get("judge_sets", []))
+        else:
+            text = render_as(body["rows"])
+        response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
         return response
-    checks = controls.pairwise_controls(job, result)
-    context = {"job": job, "rows": pairwise_report.rows(result) if result else [], "result": result, "controls": checks,
-               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else ""}
+    checks = body["controls"] if body else None
+    context = {"job": job, "stored": stored, "rows": body["rows"] if body else [], "controls": checks,
+               "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
+               "judge_sets": body.get("judge_sets", []) if body else []}
     return render(request, "evaluation/pairwise_ranking.html", context)
+
+
+@organizer_required
+@require_POST
+def pairwise_compute(request, pk):
+    """Compute the job's ranking report now (in the background; the page follows it)."""
+    job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
+    request_pairwise_report(job, delay=0, created_by=request.user)
+    messages.info(request, "The ranking is being computed; this page shows it when it is stored.")
+    return redirect("evaluation:pairwise-ranking", pk=pk)
+
+
+@organizer_required
+def pairwise_report_progress(request, pk, report_pk):
+    """A pairwise ranking computation's state as JSON, with the page's fragment for it."""
+    report = get_object_or_404(PairwiseReport, pk=report_pk, job_id=pk)
+    return progress_response(request, report, "evaluation/_pairwise_report_run.html")
+
+
+@organizer_required
+@require_POST
+def pairwise_import_judge(request, pk):
+    """Import an automatic judge's verdicts on a pairwise job's pairs (CSV pair,preferred[,probability]); all or nothing."""
+    job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a .csv file of judge verdicts to import.")
+        return redirect(reverse("evaluation:pairwise-ranking", args=[pk]) + "#judge-rank-sets")
+    try:
+        run = import_pairwise_verdicts(job, upload, request.POST.get("judge", ""), name=upload.name)
+    except EvaluationInputError as exc:
+        messages.error(request, f"Nothing was imported: {exc}")
+    else:
+        messages.success(request, f"Imported the verdicts of judge {run.name!r} on {run.verdicts.count()} pairs.")
+    return redirect(reverse("evaluation:pairwise-ranking", args=[pk]) + "#judge-rank-sets")
 
 
 @organizer_required

@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Value, When
 
 from annotation import task_types
-from annotation.lazy_modules import lazy
 from annotation.models import Job, Response
 from evaluation.models import ChatScreening, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,7 +11,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.lazy_modules import lazy
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors
 from evaluation.interactive.forms import (
@@ -34,6 +33,7 @@ from evaluation.interactive.services.systems import (
 )
 from evaluation.models import ChatScreening, DialogSystem, TestSet
 from quorum import limits
+from quorum.lazy_modules import lazy
 from quorum.roles import organizer_required
 
 if TYPE_CHECKING:

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from annotation.lazy_modules import lazy
+from annotation.models import Item, Job
 from evaluation.campaigns import selectors
+from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
 from evaluation.errors import EvaluationInputError
-from evaluation.judges import scores_csv
-from evaluation.models import Campaign, JudgeRun, JudgeScore, Rating
+from evaluation.judges import scores_csv, verdicts_csv
+from evaluation.models import Campaign, JudgeRun, JudgeScore, PairwiseJudgeRun, PairwiseJudgeVerdict, Rating
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +57,7 @@ def compute_judge_report(run: JudgeRun, epsilon: float | None = None, alpha=0.05
     statistic = judges.ranked_statistic(ratings, campaign.questions, truth, predicted, evaluated)
     run.report = judges.build(
         ratings, _judge_frame(run), ranked, raters_are_positions=not campaign.rater_ids_known, alpha=alpha, epsilon=epsilon, scoring=scoring,
-        ranked_by=statistic,
+        ranked_by=statistic, detection=judges.Detection(truth, predicted, evaluated, tuple(campaign.questions)),
     )
     run.report["epsilon"] = epsilon
     run.inputs_version = campaign.inputs_version
@@ -83,4 +85,29 @@ def import_judge_scores(campaign: Campaign, source, judge: str, name: str = "jud
     )
     if Rating.objects.filter(campaign=campaign).exists():
         compute_judge_report(run)
+    return run
+
+
+@transaction.atomic
+def import_pairwise_verdicts(job: Job, source, judge: str, name: str = "verdicts.csv") -> PairwiseJudgeRun:
+    """Verdicts from a CSV (`verdicts_csv`) as the run `judge` of a pairwise job, replacing a run of
+    that name; all or nothing."""
+    judge = (judge or "").strip()
+    if not judge or len(judge) > 100:
+        raise EvaluationInputError("give the judge a name of 1 to 100 characters (e.g. 'gpt-4o-pairwise')")
+    items = dict(Item.objects.filter(job=job, gold__isnull=True).values_list("position", "id"))
+    try:
+        frame = verdicts_csv.read(source, items, name=name)
+    except verdicts_csv.VerdictFileError as exc:
+        raise EvaluationInputError(str(exc)) from None
+    PairwiseJudgeRun.objects.filter(job=job, name=judge).delete()
+    run = PairwiseJudgeRun.objects.create(job=job, name=judge)
+    PairwiseJudgeVerdict.objects.bulk_create(
+        (
+            PairwiseJudgeVerdict(run=run, item_id=items[pair], preferred=preferred, probability=None if pd.isna(probability) else float(probability))
+            for pair, preferred, probability in frame.itertuples(index=False)
+        ),
+        batch_size=5000,
+    )
+    request_pairwise_report(job, delay=0)  # its rank sets are part of the job's stored ranking
     return run

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from annotation.lazy_modules import lazy
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import krippendorff

@@ -8,24 +8,28 @@ the final score that ranks the systems (DSTC9 Track 2); the two ratings' means; 
 Uncertainty follows the evaluation pages (`scoring`): one set of B paired resamples shared by all
 systems, here over user goals (every system gets the same goals, so resampling goals pairs the
 systems as resampling test instances does there; scaled by sqrt(G/(G-1)), the bootstrap's bias over
-G goals, which are tens here rather than thousands). Each statistic's interval is the percentile
-interval widened by t_df/z with df = goals - 1, clipped to what the statistic can be (0-1, 1-5); pairwise differences of final scores on the same
-resamples with bootstrap p and Holm; tie groups and rank ranges from the Holm-adjusted table
+G goals, which are tens here rather than thousands). Each statistic's interval is a Wilson score
+interval on its scale (0-1, or 1-5 rescaled) with the effective number of dialogs the bootstrap
+variance implies and t_df for z (`_intervals`: a success rate over tens of goals is a proportion,
+and the percentile interval covered 92-93% at nominal 95%); pairwise differences of final scores
+on the same resamples with bootstrap p and Holm (percentile, widened by t_df/z as `scoring` does); tie groups and rank ranges from the Holm-adjusted table
 (`scoring.holm_rank_groups`), so the rank shown always lies in its range. Workers are resampled
 too when the dialogs name them (`worker`), as raters are on the evaluation pages: a worker judges
 the success of many dialogs, of every system, so a lenient or strict worker moves them together;
 their resamples (an own stream, scaled by sqrt(W/(W-1)) and by the share of their spread that
 comes from workers repeating, `_repeated_share`, so a crowd with a new worker per dialog is not
-counted twice) add to the goal resamples, and the t widening takes its degrees of freedom from
-both (`scoring.interval`).
+counted twice) add to the goal resamples; the intervals' degrees of freedom are those of two-way
+clustering, the fewer of goals and workers less one.
 """
 from __future__ import annotations
 
 import csv
 import io
+import warnings
 from collections import defaultdict
 
 import numpy as np
+from scipy import stats
 
 from evaluation.interactive.goals import grounded_success
 from evaluation.stats import fragility, scoring
@@ -75,7 +79,12 @@ def _resampled(total, count, replicates, rng):
     """[B, S, K] the statistics over `replicates` multinomial resamples of the clusters."""
     n = total.shape[1]
     weights = rng.multinomial(n, np.full(n, 1 / n), size=replicates) if n else np.zeros((replicates, 0))
-    return _ratio(np.einsum("bg,sgk->bsk", weights, total), np.einsum("bg,sgk->bsk", weights, count))
+    S, _, K = total.shape
+
+    def resampled(sums):  # [S, G, K] -> [B, S, K], one matrix product
+        return (weights @ sums.transpose(1, 0, 2).reshape(n, S * K)).reshape(replicates, S, K)
+
+    return _ratio(resampled(total), resampled(count))
 
 
 def _worker_deviations(dialogs, rows, systems, point, replicates, seed):
@@ -102,10 +111,11 @@ def _repeated_share(total, count, dialogs, rows, systems, point, n_workers: int)
     (counting it twice made the intervals cover 98-99%), near 1 for a few workers judging everything."""
     per_worker = ((total - point[:, None, :] * count) ** 2).sum(axis=1)  # [S, K]
     s_index = {s: k for k, s in enumerate(systems)}
+    of_system = np.array([s_index[d["system"]] for d in dialogs])
+    values = np.array(rows).reshape(len(rows), len(STATISTICS))
+    squares = np.where(np.isnan(values), 0.0, (np.nan_to_num(values) - np.nan_to_num(point)[of_system]) ** 2)  # [D, K]
     per_dialog = np.zeros_like(point)
-    for d, row in zip(dialogs, rows, strict=True):
-        k = s_index[d["system"]]
-        per_dialog[k] += np.where(np.isnan(row), 0.0, (np.nan_to_num(row) - np.nan_to_num(point[k])) ** 2)
+    np.add.at(per_dialog, of_system, squares)
     with np.errstate(invalid="ignore", divide="ignore"):
         shrink = (n_workers - 1) / n_workers
         ratio = np.where(per_worker > 0, 1 - shrink * per_dialog / np.where(per_worker > 0, per_worker, 1), 0.0)
@@ -132,8 +142,9 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     method = {
         "bootstrap": int(bootstrap), "seed": int(seed), "ci": ci,
         "ci_method": (
-            f"{ci:.0%} percentile bootstrap over user goals and, when every dialog names its worker, over workers (the same resamples "
-            "for every system; the two added), widened by t_df/z (df from goals and workers) and clipped to the scale"
+            f"{ci:.0%} Wilson score interval on the scale, its effective number of dialogs from the variance of the bootstrap over user goals "
+            "and, when every dialog names its worker, over workers (the same resamples for every system; the two added), with t_df "
+            "in place of z (df = the fewer of goals and workers, less 1)"
         ),
         "rank": scoring.tie_group_rule(ci),
         "rank_range": scoring.rank_range_rule(ci),
@@ -149,9 +160,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     deviation = scoring.small_pool_factor(len(goals)) * (_resampled(total, count, bootstrap, np.random.default_rng(seed)) - point[None])  # [B, S, K]
     n_goals = (count[:, :, STATISTICS.index("final")] > 0).sum(1)  # goals each system was tried on
     worker_dev, n_workers = _worker_deviations(dialogs, values, systems, point, bootstrap, seed)
-    low, high, _kappa, _df = scoring.interval(point, deviation, worker_dev, n_goals[:, None], n_workers[:, None], ci)
-    floor, ceiling = np.array([BOUNDS[n][0] for n in STATISTICS]), np.array([BOUNDS[n][1] for n in STATISTICS])
-    low, high = np.clip(low, floor, ceiling), np.clip(high, floor, ceiling)
+    low, high = _intervals(point, deviation, worker_dev, n_goals, n_workers, ci)
 
     f = STATISTICS.index("final")
     final = point[:, f]
@@ -186,6 +195,41 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         "method": method,
         "fragility": fragility.mean_leaderboard(finals, labels, fragility_mark),
     }
+
+
+def _intervals(point, deviation, worker_dev, n_goals, n_workers, ci):
+    """([S, K] low, [S, K] high): each statistic's interval on its scale (BOUNDS).
+
+    A Wilson score interval with an effective sample size (Kott & Carr 1997; Korn & Graubard 1998
+    for the degrees of freedom), on every statistic rescaled to 0-1: the bootstrap gives the
+    variance V of the rescaled statistic p (goals and workers, as `scoring.interval` adds them),
+    n_eff = p (1 - p) / V its effective size (the design effect of goals and repeating workers),
+    and the score interval of a proportion p over n_eff trials with t_df in place of z (df by
+    Welch-Satterthwaite from the goal and worker parts, `scoring.widening`). Why not the
+    percentile interval: over tens of goals a success rate's bootstrap distribution is lumpy and
+    symmetric about p, and it covered 92-93% at nominal 95%; the score interval is asymmetric
+    toward the middle as a proportion's is, and never leaves the scale."""
+    floor, ceiling = np.array([BOUNDS[n][0] for n in STATISTICS]), np.array([BOUNDS[n][1] for n in STATISTICS])
+    span = ceiling - floor
+    # Two-way clustered (goals, workers): df = min(G, W) - 1 (Cameron, Gelbach & Miller 2011), not
+    # Welch-Satterthwaite, which takes a few workers who happen to agree for a known small part.
+    goals, workers = n_goals[:, None].astype(float), n_workers[:, None].astype(float)
+    df = np.maximum(np.where(workers > 1, np.minimum(goals, workers), goals) - 1, 1)
+    quantile = np.broadcast_to(stats.t.ppf(0.5 + ci / 2, df), point.shape)
+    with warnings.catch_warnings():  # a statistic no dialog has: NaN throughout, quietly
+        warnings.simplefilter("ignore", RuntimeWarning)
+        variance = np.nanvar(deviation + worker_dev, axis=0) / span**2
+    p = (point - floor) / span
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # No spread (every dialog the same): the dialogs themselves are the trials.
+        n_eff = np.where(variance > 0, p * (1 - p) / np.where(variance > 0, variance, 1), n_goals[:, None])
+        n_eff = np.where((n_eff > 0) & np.isfinite(n_eff), n_eff, np.maximum(n_goals[:, None], 1))
+        q2 = quantile**2 / n_eff
+        centre = (p + q2 / 2) / (1 + q2)
+        half = quantile * np.sqrt(p * (1 - p) / n_eff + q2 / (4 * n_eff)) / (1 + q2)
+    low = np.clip(centre - half, 0.0, 1.0) * span + floor
+    high = np.clip(centre + half, 0.0, 1.0) * span + floor
+    return low, high
 
 
 def _num(x):

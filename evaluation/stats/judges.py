@@ -9,16 +9,47 @@ questions), its judge score the judge's mean over the same questions. The report
 - the alternative-annotator test on the items (`judge_agreement.alt_test`): raters are the
   campaign's workers, or positions ('pos1'...) for imported lists, which the report says, since a
   position is not one person;
-- per system, the human-only interval of the mean human score on the rated instances and the
-  PPI++ interval that adds the judge's scores on the instances no human rated (`ppi`); the same for
-  the paired differences of systems adjacent in the PPI order. Plain means: Eq. 1's detection
-  weighting is the leaderboard's business, not the judge's;
-- rank sets with a stated coverage (`ranksets`, Chatzi et al. 2024), prediction-powered beside
-  human-only: on the instances where every system has a human and a judge score (labelled) and
-  those where every system has only the judge's (unlabelled); an instance rated for some systems
-  only is left out, so both tables rank the same systems on the same instances.
+- systems ordered by the leaderboard's statistic (`ranked_statistic`) and, per system, the
+  human-only interval and the PPI++ interval that adds the judge's scores on the instances no human
+  rated (`ppi`); the same for the paired differences of adjacent systems; rank sets with a stated
+  coverage (`ranksets`, Chatzi et al. 2024), prediction-powered beside human-only, on the
+  instances where every system has a human and a judge value (labelled) and those where every
+  system has only the judge's (unlabelled); an instance with a value for some systems only is
+  left out, so both tables rank the same systems on the same instances.
+
+What the intervals and rank sets are on: the statistic that orders the table (`intervals_on`).
+Where detection applies (`Detection`: the test set's labels and every ranked entry's
+predictions), that is Eq. 1's S_f, and S_f is not a mean of a per-instance column. With b_i =
+truth_i * pred_i and x_i = s_i b_i, S_f = 2 sum x / (sum pred + sum truth): a ratio. Only the
+knowledge-seeking instances (truth = 1) are sampled for rating; the others carry x = 0 and a known
+pred, A = their predicted count, fixed. Over the n_T seeking instances the leaderboard's estimate
+(`scoring.eq1_columns`, weights n_T / kept) is the ratio estimator
+
+    theta = mean_L(x) / mean_L(e),   e_i = A / (2 n_T) + (1 + b_i) / 2,
+
+L the kept seeking instances: its denominator holds mean_L(b), a detection term that varies with
+which instances were sampled. theta solves mean(x - theta e) = 0, so its influence function is
+psi_i = (x_i - theta e_i) / mean(e) (the delta method for a ratio), and PPI++ applies to it as an
+M-estimator (Angelopoulos, Duchi and Zrnic 2023, section 3): the judge's estimating function is the
+same with x~_i = f_i b_i (same detection, same e, same theta). The report runs `ppi` on the
+pseudo-values z_i = theta + mean over questions of psi_i (human) and the same with x~ (judge),
+one column per system and instance: the human-only interval is then theta (the leaderboard's
+value) +- z sd(z) / sqrt(n), the delta-method interval, and the PPI++ estimate is one Newton step
+of the prediction-powered estimating equation from theta, its variance the M-estimator's. Both
+condition on the test set's detection (known on every instance, nothing a judge can add) and treat
+the seeking instances as draws from their population; the leaderboard's bootstrap also resamples
+the non-seeking instances, a small extra term this leaves out. Labelled: the seeking instances
+the leaderboard keeps (evaluated, rated on every question where b = 1) where the judge scored the
+instance or b = 0; unlabelled: the other seeking instances the judge scored. With every question
+rated on the same instances, the human-only centre is exactly the leaderboard's score. Where
+detection does not apply (no seeking instance, or a ranked entry without predictions: a mix of
+Eq. 1 and plain rows has no common instances to pair them on) the columns are the items' plain
+mean scores, as before.
 """
 from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -36,6 +67,64 @@ def ranked_statistic(ratings: pd.DataFrame, questions, truth, predicted: dict, e
     scores = scoring.instance_score_matrix(ratings, labels, list(questions), len(flags))[0]
     final = scoring.system_scores(scoring.eq1_columns(scores, flags, [predicted[label] for label in labels], evaluated=sample))["final"]
     return {label: float(value) for label, value in zip(labels, final, strict=True) if not np.isnan(value)}
+
+
+PLAIN_MEANS = "plain means of the human ratings over the questions (no detection weighting)"
+EQ1 = (
+    "the leaderboard's Eq. 1 score (S_f over the knowledge-seeking instances, detection as the leaderboard applies it): "
+    "human-only is the delta-method interval of the leaderboard's value, PPI++ adds the judge's scores on seeking instances no human rated"
+)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What Eq. 1 needs besides the scores, as `ranked_statistic` gets it: truth [N] bool,
+    label -> predictions [N] bool (or None: no detection), the evaluated instance indices (None:
+    all), and the campaign's questions."""
+
+    truth: np.ndarray
+    predicted: dict
+    evaluated: Iterable[int] | None = None
+    questions: tuple = ()
+
+
+def eq1_pseudo_values(ratings: pd.DataFrame, judge: pd.DataFrame, systems, detection: Detection) -> pd.DataFrame | None:
+    """Per (system, instance): the human and judge pseudo-values of Eq. 1 (module docstring; NaN
+    human on unlabelled instances), or None where detection does not apply."""
+    truth = np.asarray(detection.truth, dtype=bool)
+    labels = [s for s in systems if s in set(ratings["system"])]
+    if not truth.any() or not labels or any(detection.predicted.get(s) is None for s in labels):
+        return None
+    questions = list(detection.questions) or sorted(ratings["question"].unique())
+    N = len(truth)
+    human = scoring.instance_score_matrix(ratings[ratings["system"].isin(labels)], labels, questions, N)[0]  # [S, Q, N]
+    scored = judge[judge["system"].isin(labels) & judge["question"].isin(questions)].rename(columns={"score": "value"})
+    judged_scores = scoring.instance_score_matrix(scored, labels, questions, N)[0]
+    evaluated = np.ones(N, dtype=bool) if detection.evaluated is None else np.isin(np.arange(N), np.asarray(list(detection.evaluated), dtype=int))
+    pred = np.stack([np.asarray(detection.predicted[s], dtype=bool) for s in labels])  # [S, N]
+    b = truth & pred
+    judged = ~np.isnan(judged_scores).any(axis=1)  # [S, N]: the judge scored every question
+    missing = (b[:, None, :] & np.isnan(human)).any(axis=1)  # needs a rating, lacks one
+    labelled = truth & evaluated & ~missing & (judged | ~b)
+    unlabelled = truth & ~labelled & judged
+    n_seeking = truth.sum()
+    e = (pred & ~truth).sum(axis=1)[:, None] / (2 * n_seeking) + (1 + b) / 2  # [S, N]
+    x_human = np.where(b[:, None, :] & labelled[:, None, :], human, 0.0)  # [S, Q, N]
+    x_judge = np.where(b[:, None, :] & (labelled | unlabelled)[:, None, :], np.nan_to_num(judged_scores), 0.0)
+    keep = labelled | unlabelled
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_e = (e * keep).sum(axis=1) / keep.sum(axis=1)  # [S]: the ratio's derivative, on every instance e is known
+        theta = x_human.sum(axis=2) / (e * labelled).sum(axis=1)[:, None]  # [S, Q]: the leaderboard's ratio
+        z_human = theta.mean(axis=1)[:, None] + ((x_human - theta[..., None] * e[:, None, :]) / mean_e[:, None, None]).mean(axis=1)
+        z_judge = theta.mean(axis=1)[:, None] + ((x_judge - theta[..., None] * e[:, None, :]) / mean_e[:, None, None]).mean(axis=1)
+    s_index, i_index = np.nonzero(keep)
+    return pd.DataFrame(
+        {
+            "human": np.where(labelled[s_index, i_index], z_human[s_index, i_index], np.nan),
+            "judge": z_judge[s_index, i_index],
+        },
+        index=pd.MultiIndex.from_arrays([np.asarray(labels, dtype=object)[s_index], i_index], names=["system", "instance"]),
+    )
 
 
 def _items(ratings: pd.DataFrame, judge: pd.DataFrame):
@@ -60,11 +149,12 @@ def _interval_pair(human, judge_scores, alpha):
 
 def build(
     ratings: pd.DataFrame, judge: pd.DataFrame, systems, raters_are_positions=False, alpha=0.05, epsilon=judge_agreement.DEFAULT_EPSILON,
-    scoring=judge_agreement.DEFAULT_SCORING, ranked_by: dict | None = None,
+    scoring=judge_agreement.DEFAULT_SCORING, ranked_by: dict | None = None, detection: Detection | None = None,
 ) -> dict:
     """The report (module docstring); `systems` are the ranked systems' labels, in any order.
     `ranked_by`: label -> the leaderboard's statistic (`ranked_statistic`) that orders the systems;
-    None orders them by the PPI estimate of the mean (no test set to apply Eq. 1 to)."""
+    None orders them by the PPI estimate of the mean (no test set to apply Eq. 1 to). `detection`:
+    where it applies, the intervals and rank sets are on Eq. 1's pseudo-values, else plain means."""
     human, scored = _items(ratings, judge)
     both = pd.concat({"human": human, "judge": scored}, axis=1)
     rated = both.dropna()
@@ -90,7 +180,9 @@ def build(
         alt = {"skipped": str(exc)}
 
     # Per system: every instance the judge or a human scored; NaN where one of them did not.
-    table = both.reset_index()
+    pseudo = eq1_pseudo_values(ratings, judge, list(systems), detection) if detection is not None else None
+    columns = both if pseudo is None else pseudo
+    table = columns.reset_index()
     rows, estimates = [], {}
     for system in systems:
         mine = table[table["system"] == system]
@@ -102,7 +194,7 @@ def build(
         rows.append({"system": system, **intervals, "leaderboard_score": ranked_by.get(system) if ranked_by else None})
     order = sorted(estimates, key=lambda s: (-estimates[s], s))
     rows.sort(key=lambda row: (row["system"] not in estimates, -estimates.get(row["system"], 0.0), row["system"]))
-    pairs = _adjacent_pairs(both, order, alpha) if len(both) else []
+    pairs = _adjacent_pairs(columns, order, alpha) if len(columns) else []
     return {
         "alpha": alpha,
         "items_scored_by_judge": int(scored.notna().sum()),
@@ -115,13 +207,14 @@ def build(
             "the leaderboard's final score on the human ratings (Eq. 1 where the system predicts knowledge-seeking turns, else the mean)"
             if ranked_by else "the PPI estimate of the mean score"
         ),
+        "intervals_on": PLAIN_MEANS if pseudo is None else EQ1,
         "pairs": pairs,
-        "rank_sets": _rank_sets(both, list(systems), alpha),
+        "rank_sets": _rank_sets(columns, list(systems), alpha),
     }
 
 
 def _rank_sets(both: pd.DataFrame, systems: list, alpha: float) -> dict:
-    """Prediction-powered and human-only rank sets of the systems' mean human scores, or {"skipped": why}."""
+    """Prediction-powered and human-only rank sets of the systems' columns (plain or Eq. 1, `build`), or {"skipped": why}."""
     if len(systems) < 2 or not len(both):
         return {"skipped": "fewer than two systems with scores"}
     wide = both.unstack(level="system")

@@ -1,32 +1,33 @@
-"""A pairwise job's Bradley-Terry ranking as CSV and Markdown. Pure: no Django."""
+"""A pairwise job's Bradley-Terry ranking as CSV and Markdown, from its rows as stored
+(`bradley_terry.export_rows`, kept in the job's report). Pure: no Django."""
 from __future__ import annotations
 
 import csv
 import io
 
-from evaluation.stats import bradley_terry, fragility
+from evaluation.stats import fragility
 from evaluation.stats.scoring import tie_group_rule
 from quorum.csv_safety import formatted_cell, safe_row
 
+#: The CSV's columns, in `bradley_terry.export_rows`'s order (a stored row's keys may come back in
+#: another: PostgreSQL's jsonb keeps objects' keys sorted its own way).
+COLUMNS = ["rank", "system", "strength", "log_strength", "ci_low", "ci_high", "rank_low", "rank_high", "wins", "losses", "ties", "comparisons"]
 
-def rows(result) -> list[dict]:
-    return bradley_terry.export_rows(result)
 
-
-def to_csv(result) -> str:
-    table = rows(result)
+def to_csv(table: list[dict]) -> str:
+    columns = sorted(table[0], key=lambda name: COLUMNS.index(name) if name in COLUMNS else len(COLUMNS))
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=safe_row(table[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=safe_row(columns), lineterminator="\n")
     writer.writeheader()
     for row in table:
-        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(v) for v in row.values()), strict=False)))
+        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(row[name]) for name in columns), strict=True)))
     return buffer.getvalue()
 
 
-def to_markdown(result, *, job_name: str = "", controls: dict | None = None) -> str:
+def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None = None, rank_sets: list[dict] | None = None) -> str:
     header = ["Rank", "Rank range", "System", "Log-strength [95% CI]", "Wins", "Losses", "Ties", "Comparisons"]
     lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    for row in rows(result):
+    for row in table:
         span = "" if row["rank_low"] is None else f"{row['rank_low']}-{row['rank_high']}"
         interval = "" if row["ci_low"] is None else f" [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
         lines.append(f"| {row['rank']} | {span} | {row['system']} | {row['log_strength']:.3f}{interval} | {row['wins']} | {row['losses']} | {row['ties']} | {row['comparisons']} |")
@@ -38,7 +39,27 @@ def to_markdown(result, *, job_name: str = "", controls: dict | None = None) -> 
     ]
     if controls:
         lines += controls_markdown(controls)
+    for judged in rank_sets or []:
+        lines += rank_sets_markdown(judged)
     return "\n".join(lines) + "\n"
+
+
+def rank_sets_markdown(judged: dict) -> list[str]:
+    """One judge's prediction-powered rank sets beside the human-only ones (`judges.selectors.pairwise_judge_rank_sets`)."""
+    lines = ["", f"## Rank sets with judge {judged['name']}", ""]
+    if "skipped" in judged:
+        return lines + [f"Not computed: {judged['skipped']}."]
+    result = judged["result"]
+    lines += ["| System | Win rate (with the judge) | Ranks (with the judge) | Win rate (humans only) | Ranks (humans only) |", "|---|---|---|---|---|"]
+    for row in result["rows"]:
+        ppi, human = row["ppi"], row["human_only"]
+        lines.append(f"| {row['system']} | {ppi['estimate']:.3f} | {ppi['rank_low']}-{ppi['rank_high']} | {human['estimate']:.3f} | {human['rank_low']}-{human['rank_high']} |")
+    return lines + [
+        "",
+        f"{result['method'][:1].upper()}{result['method'][1:]}. {result['labelled']} pairs with human votes and the judge's verdict, "
+        f"{result['unlabelled']} with the judge's verdict only. Mean set size: {result['mean_size']['ppi']:.2f} with the judge, "
+        f"{result['mean_size']['human_only']:.2f} humans only.",
+    ]
 
 
 def controls_markdown(controls: dict) -> list[str]:

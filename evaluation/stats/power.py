@@ -1,5 +1,5 @@
 """Power planning for a human evaluation: how many instances and raters per instance it takes to
-separate the systems that matter. Pure module: numpy, pandas, scipy and `hits.costs` (pure); no Django.
+separate the systems that matter. Pure module: numpy, pandas, scipy and `hits.policy.costs` (pure); no Django.
 
 The model. A rater's rating of a system on an instance, averaged over the questions (the final
 score is the mean over questions, so that is the quantity ranked), is
@@ -27,9 +27,12 @@ the campaign is assumed rated by the same pool, whose leniencies are shared acro
 a crowd (a new rater for every rating, the rater variance acting as rating noise). The paired
 t-test on plain means (`simulated_power`, cheap) gives the size the search starts from. For each
 raters per instance m, the plan simulates campaigns of every pilot system at its pilot mean (or two
-systems `delta` apart) and finds the n at which every adjacent pair of the top k by pilot mean
-reaches the power; the plan is the cheapest (n, m). Plain means are simulated: a pilot of ratings
-carries no detection predictions, so Eq. 1's detection weighting is not planned for.
+systems `delta` apart) and finds the n at which every adjacent pair of the top k on the ranked
+statistic reaches the power; the plan is the cheapest (n, m). The ranked statistic is the
+leaderboard's: Eq. 1 where the pilot carries detection (a pilot campaign: its test set's labels and
+its entries' predictions, `report_power.Detection`), the campaign then sampling knowledge-seeking
+instances and resampling detection as the leaderboard does; else plain means, and the plan's notes
+say why.
 """
 from __future__ import annotations
 
@@ -43,7 +46,7 @@ import pandas as pd
 from scipy import stats
 
 from evaluation.stats import report_power
-from hits import costs
+from hits.policy import costs
 
 DEFAULT_SIMULATIONS = 2000
 DEFAULT_SEED = 20210101
@@ -76,6 +79,19 @@ class PilotModel:
     n_raters: int
     raters_per_item: float
     rater_ids_known: bool = True
+    #: The test set's labels and the entries' detection predictions (a pilot campaign's), for Eq. 1.
+    detection: report_power.Detection | None = None
+
+    def eq1(self, labels=None) -> bool:
+        """Whether the leaderboard ranks these systems by Eq. 1 (some have detection predictions)."""
+        return self.detection is not None and self.detection.applies(list(labels or self.means))
+
+    @property
+    def ranked(self) -> dict[str, float]:
+        """The ranked statistic at the pilot's means, best first: Eq. 1's S_f where detection
+        applies (mean x detection F1), else the mean."""
+        values = self.detection.statistic(self.means) if self.detection is not None and self.eq1() else dict(self.means)
+        return dict(sorted(values.items(), key=lambda item: -item[1]))
 
     @property
     def rater_share(self) -> float:
@@ -94,11 +110,13 @@ class PilotModel:
             "means": self.means, "components": asdict(self.components), "n_ratings": self.n_ratings,
             "n_instances": self.n_instances, "n_raters": self.n_raters, "raters_per_item": self.raters_per_item,
             "rater_ids_known": self.rater_ids_known, "pool": self.raters.pool,
+            "statistic": "eq1" if self.eq1() else "mean", "ranked": self.ranked,
         }
 
 
-def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True) -> PilotModel:
-    """Fit the model to `ratings` (columns system, instance, rater, question, value).
+def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True, detection: report_power.Detection | None = None) -> PilotModel:
+    """Fit the model to `ratings` (columns system, instance, rater, question, value); `detection`
+    (kept on the model) when the pilot knows Eq. 1's labels and predictions.
 
     `systems`: the labels to plan for (default: every system in the ratings). Raises ValueError
     when the pilot cannot identify the components (no item rated twice, fewer than two systems)."""
@@ -154,6 +172,7 @@ def fit(ratings: pd.DataFrame, systems=None, rater_ids_known=True) -> PilotModel
         n_raters=int(ratings["rater"].nunique()),
         raters_per_item=float(cell["k"].mean()),
         rater_ids_known=bool(rater_ids_known),
+        detection=detection,
     )
 
 
@@ -272,7 +291,7 @@ def plan(
     """The cheapest size at which the report separates every adjacent pair of the top `top_k`
     systems (by pilot mean) with probability `power`, or a difference `delta`. `systems` is how many
     rows the campaign rates (default: the pilot's, reference rows included), which the cost counts;
-    with `pricing` (a provider, see hits.costs) the options carry the cost with its fees.
+    with `pricing` (a provider, see hits.policy.costs) the options carry the cost with its fees.
     `simulations`: campaigns per size of the t-test search the plan starts from; `campaigns`:
     campaigns per size scored by the report; `progress(done, total)` is called after each
     raters-per-instance count is searched."""
@@ -285,15 +304,19 @@ def plan(
         raise ValueError(f"top k must be between 2 and the number of systems in the pilot ({len(labels)})")
     systems = systems or len(labels)
     notes = []
+    detection = model.detection if delta is None and model.eq1() else None
     if delta is not None:
         if delta <= 0:
             raise ValueError("delta must be above 0")
         pairs: list[dict[str, Any]] = [{"a": None, "b": None, "gap": float(delta)}]
     else:
-        pairs = [{"a": labels[j], "b": labels[j + 1], "gap": model.means[labels[j]] - model.means[labels[j + 1]]} for j in range(top_k - 1)]
+        ranked = model.ranked
+        labels = list(ranked)
+        pairs = [{"a": labels[j], "b": labels[j + 1], "gap": ranked[labels[j]] - ranked[labels[j + 1]]} for j in range(top_k - 1)]
         if any(p["gap"] <= 0 for p in pairs):
-            notes.append("some adjacent systems have the same pilot mean: give --delta for the smallest difference that matters")
+            notes.append("some adjacent systems have the same pilot score: give --delta for the smallest difference that matters")
     binding = min(pairs, key=lambda p: p["gap"])
+    start_gap, max_instances = _on_ratings(binding, detection, max_instances, notes)
     raters = model.raters
     if delta is not None:
         means, planned = {"a": float(delta), "b": 0.0}, [("a", "b")]
@@ -305,13 +328,16 @@ def plan(
         min_raters = min(min_raters, max_raters)
     fees = {"reward": reward, "fee_rate": fee_rate, "assignments_per_posting": assignments_per_posting}
     options = _options(
-        model, means, planned, binding["gap"], range(min_raters, max_raters + 1), systems, alpha, power, max_instances, simulations, seed, campaigns,
-        pricing, fees, progress,
+        model, means, planned, start_gap, range(min_raters, max_raters + 1), systems, alpha, power, max_instances, simulations, seed, campaigns,
+        pricing, fees, progress, detection,
     )
-    best = _choose(options, notes, lambda o: _search(o, model, means, planned, o.instances, alpha, power, max_instances, campaigns, seed), systems, pricing, fees, max_instances)
+    best = _choose(
+        options, notes, lambda o: _search(o, model, means, planned, o.instances, alpha, power, max_instances, campaigns, seed, detection),
+        systems, pricing, fees, max_instances,
+    )
     for p in pairs:
         p["gap"] = float(p["gap"])
-    assumptions = assumed(model, best, top_k, alpha, delta)
+    assumptions = assumed(model, best, top_k, alpha, delta, detection is not None)
     if best is not None and best.raters_per_instance == 1 and raters.pool is None:
         # With fresh raters the cost per unit of precision grows with m, so one rater wins on power
         # alone; agreement, gold checks and DSTC's protocol need more, which is the organizer's call.
@@ -319,8 +345,22 @@ def plan(
     return Plan(pairs, binding, options, best, power, alpha, systems, model, assumptions + notes)
 
 
+def _on_ratings(binding: dict, detection, max_instances: int, notes: list[str]) -> tuple[float, int]:
+    """(the gap the t-test the search starts from uses, the most instances a campaign can rate).
+    With Eq. 1 the t-test is still on ratings: the binding pair's gap in rating units (over the
+    pair's detection F1), and a campaign rates at most the test set's knowledge-seeking instances."""
+    if detection is None:
+        return binding["gap"], max_instances
+    if detection.seeking < 2:
+        raise ValueError(f"the test set has {detection.seeking} knowledge-seeking instance(s): a campaign needs at least 2 to rate")
+    if max_instances > detection.seeking:
+        max_instances = detection.seeking
+        notes.append(f"at most {detection.seeking} instances: the test set's knowledge-seeking instances, the ones a campaign rates")
+    return binding["gap"] / max(float(np.mean([detection.factor(binding["a"]), detection.factor(binding["b"])])), 1e-9), max_instances
+
+
 def _options(
-    model, means, planned, gap, raters_range, systems, alpha, power, max_instances, simulations, seed, campaigns, pricing, fees, progress,
+    model, means, planned, gap, raters_range, systems, alpha, power, max_instances, simulations, seed, campaigns, pricing, fees, progress, detection=None,
 ) -> list[Option]:
     """One option per raters per instance m: the t-test's n, then the report's n searched from it.
     For a crowd the report's n over the t-test's carries over between values of m (with fresh raters
@@ -336,7 +376,7 @@ def _options(
             if crowd and ratio is not None:
                 option.instances, option.power, option.simulated = min(max_instances, math.ceil(start * ratio)), power, False
             else:
-                _search(option, model, means, planned, round(start * (ratio or 1.0)), alpha, power, max_instances, campaigns, seed)
+                _search(option, model, means, planned, round(start * (ratio or 1.0)), alpha, power, max_instances, campaigns, seed, detection)
                 ratio = option.instances / start if option.instances else ratio
         _price(option, systems, pricing, fees)
         options.append(option)
@@ -368,10 +408,11 @@ def _choose(options: list[Option], notes: list[str], search, systems, pricing, f
     return best
 
 
-def _search(option: Option, model, means, planned, start, alpha, power, max_instances, campaigns, seed) -> None:
+def _search(option: Option, model, means, planned, start, alpha, power, max_instances, campaigns, seed, detection=None) -> None:
     """The report's n and power for the option's raters per instance, searched from `start`."""
     option.instances, option.power = report_power.instances_needed(
         means, model.components, planned, option.raters_per_instance, model.raters, start, alpha, power, max_instances, campaigns, seed=seed,
+        detection=detection,
     )
     option.simulated = True
 
@@ -386,7 +427,7 @@ def _price(option: Option, systems, pricing, fees) -> None:
 POOL_SHARE = 0.1
 
 
-def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, delta=None) -> list[str]:
+def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, delta=None, eq1=False) -> list[str]:
     """What the plan assumed, in words, first among its notes: the raters (a pool or a crowd, as
     detected from the pilot's rater ids), the raters per instance of the recommended option, and
     the pairs and the verdict it planned for."""
@@ -409,10 +450,24 @@ def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, de
         )
     if best is not None:
         lines.append(f"Assumed: {best.raters_per_instance} rater{'' if best.raters_per_instance == 1 else 's'} per instance (the recommended option)")
-    what = f"a difference of {delta}" if delta is not None else f"each adjacent pair of the top {top_k} by pilot mean"
+    if eq1:
+        statistic = (
+            f"by the leaderboard's statistic, Eq. 1 with knowledge-turn detection: each campaign samples the test set's "
+            f"{model.detection.seeking if model.detection else 0} knowledge-seeking instances, rates an entry only where it detected one, "
+            "and resamples detection with the ratings as the leaderboard does"
+        )
+    elif delta is not None:
+        statistic = "on plain means (a difference to detect is a difference of mean ratings, whatever the entries' detection)"
+    elif model.detection is not None:
+        statistic = "on plain means (no entry of the pilot has detection predictions, so the leaderboard ranks by the mean)"
+    else:
+        statistic = (
+            "on plain means (the pilot carries no detection predictions: a ratings CSV without target/predicted columns; where the "
+            "leaderboard will rank by Eq. 1, plan from a pilot campaign whose entries have their outputs, or give those columns)"
+        )
+    what = f"a difference of {delta}" if delta is not None else f"each adjacent pair of the top {top_k}"
     lines.append(
         f"Assumed: {what}, separated as the report separates pairs: the better system in a better tie group, by the rater-aware "
-        f"paired bootstrap with Holm-adjusted comparisons over the whole table at level {alpha}, on plain means "
-        "(a pilot of ratings carries no detection predictions for Eq. 1)"
+        f"paired bootstrap (linearised) with Holm-adjusted comparisons over the whole table at level {alpha}, {statistic}"
     )
     return lines

@@ -186,8 +186,8 @@ def eq1_columns(scores: np.ndarray, truth: np.ndarray, predicted: list, evaluate
     `evaluated` [N] bool marks the instances the campaign set out to rate (its sample); None means
     all. For each system, an evaluated instance that needs a rating (f*f~ = 1) and has none yet is
     left out rather than counted as 0, and the knowledge-seeking instances that remain are
-    weighted up to stand for all knowledge-seeking instances, so a sampled or unfinished campaign
-    is not deflated. With every instance evaluated and rated all weights are 1 (Eq. 1 as published).
+    weighted up to stand for all knowledge-seeking instances (the rated detected ones for all the
+    detected ones, `_seeking_weights`), so a sampled or unfinished campaign is not deflated. With every instance evaluated and rated all weights are 1 (Eq. 1 as published).
     """
     S, Q, N = scores.shape
     truth = np.asarray(truth, dtype=bool)
@@ -222,13 +222,27 @@ def eq1_columns(scores: np.ndarray, truth: np.ndarray, predicted: list, evaluate
             ignored[s, q] = (rated[s, q] & ~both).sum()
             if not rated[s, q].any():
                 continue  # never rated: all columns stay 0, so the score is "not rated" (NaN), not 0
-            kept_seeking = truth & evaluated & ~missing
-            weight = np.where(truth, kept_seeking * (n_seeking / kept_seeking.sum() if kept_seeking.any() else 0.0), 1.0)
+            weight = np.where(truth, _seeking_weights(truth & evaluated, both, missing, n_seeking), 1.0)
             factor[s, q] = both * weight
             numerator[s, q] = filled[s, q] * factor[s, q]
             dp[s, q] = pred * weight
             dr[s, q] = truth * weight
     return Eq1Columns(numerator, dp, dr, weighted, unrated, ignored, factor)
+
+
+def _seeking_weights(sampled, both, missing, n_seeking):
+    """Weights [N] of the knowledge-seeking instances kept for one system and question.
+
+    The sampled seeking instances stand for all `n_seeking`. Only those the system detected need a
+    rating, so only they can be missing; the rated ones stand for their whole stratum (missing at
+    random within it). Scaling the kept instances as one block instead would over-represent the
+    undetected ones, which need no rating, and deflate an unfinished campaign's score."""
+    if not sampled.any():
+        return np.zeros_like(sampled, dtype=float)
+    detected = sampled & both
+    rated = detected & ~missing
+    stratum = np.where(detected, detected.sum() / rated.sum() if rated.any() else 0.0, 1.0)
+    return (sampled & ~missing) * stratum * (n_seeking / sampled.sum())
 
 
 def _prf(num, dp, dr):
@@ -355,6 +369,11 @@ def widening(instance_dev, rater_dev, n_instances, n_raters, ci=0.95):
         warnings.simplefilter("ignore", RuntimeWarning)
         vi = np.nanvar(instance_dev, axis=0)
         vr = np.nanvar(rater_dev, axis=0)
+    return variance_widening(vi, vr, n_instances, n_raters, ci)
+
+
+def variance_widening(vi, vr, n_instances, n_raters, ci=0.95):
+    """`widening` from the instance and rater variances themselves (any matching shapes)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         denominator = vi**2 / np.maximum(n_instances - 1, 1) + np.where(n_raters > 1, vr**2 / np.maximum(n_raters - 1, 1), 0.0)
         df = np.where(denominator > 0, (vi + vr) ** 2 / np.where(denominator > 0, denominator, 1), np.inf)

@@ -118,7 +118,7 @@ class Migration(migrations.Migration):
                 ('auto_approval_days', models.PositiveSmallIntegerField(default=3, help_text='The provider approves a submission by itself after this many days; Quorum settles before.', validators=[django.core.validators.MinValueValidator(1)])),
                 ('assignments_per_posting', models.PositiveSmallIntegerField(default=9, help_text="MTurk: assignments per HIT (10 or more raises MTurk's fee from 20% to 40%).", validators=[django.core.validators.MinValueValidator(1)])),
                 ('lifetime_days', models.PositiveSmallIntegerField(default=7, validators=[django.core.validators.MinValueValidator(1)])),
-                ('requirements', models.JSONField(blank=True, default=dict, help_text='Worker requirements; see hits.requirements for the keys (locale, approval rate, qualifications, allow list, Prolific filters).')),
+                ('requirements', models.JSONField(blank=True, default=dict, help_text='Worker requirements; see hits.policy.requirements for the keys (locale, approval rate, qualifications, allow list, Prolific filters).')),
                 ('prolific_fee_rate', models.DecimalField(decimal_places=4, default=default_prolific_fee_rate, help_text="Prolific's service fee as a share of the reward (0.3333 = 33.33%).", max_digits=5)),
                 ('sandbox', models.BooleanField(default=True, help_text='MTurk: post to the sandbox. Live posting also needs QUORUM_MTURK_LIVE=true.')),
                 ('pay_unmatched_submissions', models.BooleanField(default=True, help_text='Approve (pay) a submission the provider has but Quorum never received, instead of rejecting it.')),

@@ -67,7 +67,7 @@ class Migration(migrations.Migration):
             name="requirements",
             field=models.JSONField(
                 blank=True, default=dict,
-                help_text="Worker requirements: the shared keys of hits.requirements and each provider's requirement "
+                help_text="Worker requirements: the shared keys of hits.policy.requirements and each provider's requirement "
                 "options (hits/providers/<provider>/options.py).",
             ),
         ),

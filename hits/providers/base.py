@@ -1,6 +1,6 @@
 """The one interface every crowd provider implements (DESIGN.md, "Providers").
 
-A provider is a package under `hits/providers/` (see docs/architecture.md, "A provider package")
+A provider is a package under `hits/providers/` (see docs/crowds.md, "A provider package")
 whose `provider.py` subclasses `CrowdProvider`; the registry finds it, so nothing outside the
 package names it. The provider owns what differs between crowds: its calls, its fees, its job
 options (requirement keys and settings, as a schema: options.py), how its postings are split, how a
@@ -130,7 +130,7 @@ class CrowdProvider(ABC):
     #: The default provider of a job that has no crowd settings (exactly one provider says so).
     default: bool = False
     #: The job options this provider reads (its package's options.py): requirement keys beyond
-    #: `hits.requirements.COMMON_KEYS`, and its settings kept in `JobCrowdConfig.provider_options`.
+    #: `hits.policy.requirements.COMMON_KEYS`, and its settings kept in `JobCrowdConfig.provider_options`.
     options: tuple[Option, ...] = ()
 
     def options_of(self, config) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Each provider package declares its options in its `options.py` (`OPTIONS`, a tup
 its `CrowdProvider.options` names them. An option is one of two things:
 
 - a requirement on the worker (`requirement=True`): stored among the job's `requirements`, beside
-  the shared keys of `hits.requirements`, and sent to the provider as its qualifications or filters;
+  the shared keys of `hits.policy.requirements`, and sent to the provider as its qualifications or filters;
 - a setting of the job at that provider: stored in `JobCrowdConfig.provider_options`, a JSON object
   of every provider's settings (switching providers keeps the others' values).
 

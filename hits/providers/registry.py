@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .. import requirements as requirements_rules
+from ..policy import requirements as requirements_rules
 from .base import CrowdProvider
 from .options import (
     Option,

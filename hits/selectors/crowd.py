@@ -5,8 +5,9 @@ from django.db.models import Count, Sum
 
 from annotation.models import Item, Job
 
-from .. import costs, providers
+from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
+from ..policy import costs
 
 
 def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Estimate:
@@ -75,7 +76,7 @@ PAGE_ASSIGNMENTS = 200
 def crowd_page(job: Job, settings_form=None) -> dict:
     """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd);
     `settings_form`: a refused settings form, shown with its errors instead of the saved settings."""
-    from ..forms import BonusForm, CrowdSettingsForm, SettleForm
+    from ..web.forms import BonusForm, CrowdSettingsForm, SettleForm
 
     config = JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
     estimate = estimate_for_job(job, config)

@@ -10,8 +10,9 @@ from django.db import transaction
 
 from annotation.models import Job
 
-from .. import providers, requirements
+from .. import providers
 from ..models import JobCrowdConfig, Provider
+from ..policy import requirements
 from ..providers.options import Kind, Option, OptionsError
 from ..selectors.routing import provider_cache_key
 

@@ -15,8 +15,9 @@ from django.utils import timezone
 from annotation.models import Response
 from annotation.services.responses import transition
 
-from .. import costs, providers
+from .. import providers
 from ..models import JobCrowdConfig, Payment, ProviderAssignment
+from ..policy import costs
 from .confirmation import is_unconfirmed
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,9 @@ from django.utils import timezone
 from annotation.models import Job, Slot
 from annotation.services.jobs import launch_job
 
-from .. import costs, providers
+from .. import providers
 from ..models import JobCrowdConfig, Posting, ProviderAssignment
+from ..policy import costs
 from .config import crowd_config
 
 log = logging.getLogger(__name__)

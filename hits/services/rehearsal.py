@@ -24,9 +24,10 @@ from django.test.utils import override_settings
 from annotation.models import Item, Job, Response, Slot, Worker
 from annotation.services.jobs import JobError, finish_job
 
-from .. import providers, requirements
+from .. import providers
 from ..links import entry_path
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
+from ..policy import requirements
 from .config import EDITABLE
 from .payments import approve_assignments
 from .postings import BudgetExceeded, launch_crowd_job, post_job

@@ -14,10 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from annotation.highlight import slot_segments
 from annotation.models import Corpus, Dialog, Item, Job, Response, Slot, Turn, Worker
 from annotation.services.claims import check_answers, claim_next_slot, release_expired_claims
 from annotation.services.jobs import create_job, launch_job
+from annotation.text.highlight import slot_segments
 from annotation.work_tokens import make_token, read_token
 from quorum.roles import make_annotator as make_worker_for
 from tests.factories import good_answers, make_corpus, make_live_job

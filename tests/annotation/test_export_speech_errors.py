@@ -205,3 +205,16 @@ def test_speech_error_exports_run_one_at_a_time_per_job_and_a_repeat_is_the_same
     assert plain.pk != first.pk
     ExportRun.objects.filter(pk=first.pk).update(status=RunStatus.FAILED)
     assert start_export(corpus_job, speech_errors_wer=0.3).pk not in (first.pk, plain.pk)
+
+
+def test_the_job_page_says_which_speech_error_export_is_under_way(corpus_job, organizer, django_capture_on_commit_callbacks):
+    """The API answers this refusal with a 409 (tests/test_limits_hardening.py); the page keeps its message."""
+    client = Client()
+    client.force_login(organizer)
+    with django_capture_on_commit_callbacks():  # not run: it stays under way
+        first = start_export(corpus_job, speech_errors_wer=0.2, speech_errors_seed=3)
+    response = client.post(reverse("organizer:job-export", args=[corpus_job.pk]), {"speech_errors_wer": "0.3"}, follow=True)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert f"A speech-error export of this job is under way (run {first.pk}, pending); start another when it has finished." in page
+    assert ExportRun.objects.filter(job=corpus_job).count() == 1

@@ -9,11 +9,11 @@ import pytest
 
 from annotation.importers.base import NON_VALUES
 from annotation.importers.multiwoz import MultiWOZReader
-from annotation.rewrite_checks import check_rewrite
-from annotation.text_units import contains_value
+from annotation.text.rewrite_checks import check_rewrite
+from annotation.text.text_units import contains_value
+from tests.shared_data import missing, shared_data
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-VALIDATION = SHARED_DATA / "multiwoz21-val-convlab2.json.zip"
+VALIDATION = shared_data("multiwoz21-val-convlab2.json.zip")
 
 
 def measure(data_path: Path) -> dict:
@@ -48,7 +48,7 @@ def measure(data_path: Path) -> dict:
     return counts
 
 
-@pytest.mark.skipif(not VALIDATION.exists(), reason=f"the MultiWOZ 2.1 validation split is not at {VALIDATION}")
+@pytest.mark.skipif(not VALIDATION.exists(), reason=missing(VALIDATION))
 def test_real_multiwoz_values_are_whole_words_and_every_source_passes_its_slot_check(tmp_path, capsys):
     with zipfile.ZipFile(VALIDATION) as archive:
         archive.extract("val.json", tmp_path)  # a temporary copy outside the repository

@@ -6,10 +6,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import CheckOverride, Item, Response
-from annotation.review_diff import word_diff
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.quality import apply_flags
 from annotation.services.review import bulk_decide, remember_review_view
+from annotation.text.review_diff import word_diff
 from tests.factories import good_answers, make_corpus, make_live_job
 
 HOSTILE = '<script>alert("x")</script>'
@@ -176,6 +176,9 @@ def test_the_job_page_costs_the_same_queries_for_5_and_50_responses(make_annotat
     assert page[5] == page[50], page
     queue = {n: _queries(lambda job=job: _queue(client, job)) for n, job in jobs.items()}
     assert queue[5] == queue[50], queue
+    for query in ("?flag=any", "?status=accepted", "?vote=none"):  # each filter is as flat as the whole queue
+        filtered = {n: _queries(lambda job=job, query=query: _queue(client, job, query)) for n, job in jobs.items()}
+        assert filtered[5] == filtered[50], (query, filtered)
     body = client.get(url(jobs[50])).content.decode()
     assert 'id="review-link"' in body and "override-form" not in body  # no form per response any more
     print("job page queries:", page, "review queue queries:", queue)

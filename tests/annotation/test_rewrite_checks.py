@@ -1,8 +1,8 @@
 """The automatic rewrite checks (pure module, no database)."""
 import pytest
 
-from annotation.rewrite_checks import check_all, check_rewrite
-from annotation.text_units import contains_value, is_unspaced, length
+from annotation.text.rewrite_checks import check_all, check_rewrite
+from annotation.text.text_units import contains_value, is_unspaced, length
 
 SOURCE = "Hi, I'm after a cheap place in the centre that serves Thai food."
 SLOTS = ["cheap", "centre", "Thai"]

@@ -1,4 +1,4 @@
-"""Typing-process capture (annotation/typing_log.py, static/typing.js): the format and its check,
+"""Typing-process capture (annotation/text/typing_log.py, static/typing.js): the format and its check,
 stored with the response through the work page, a malformed log refused with the reason beside the
 answers' own problems (and kept as evidence from a script's post), the page's notice, retention."""
 import json
@@ -9,11 +9,11 @@ from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import typing_log
 from annotation.models import Response, Worker
 from annotation.services.claims import claim_next_slot
 from annotation.services.responses import confirm
 from annotation.services.typing_logs import purge_expired
+from annotation.text import typing_log
 from annotation.work_tokens import make_token
 from tests.factories import good_answers, make_corpus, make_live_job
 

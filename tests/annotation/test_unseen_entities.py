@@ -11,11 +11,11 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import task_types
-from annotation.entities import EntityListError, read_csv, substitute
 from annotation.models import Corpus, Dialog, Job, Turn
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.exports import export_job
 from annotation.services.jobs import JobError, create_job, launch_job
+from annotation.text.entities import EntityListError, read_csv, substitute
 from annotation.work_tokens import make_token
 
 KIND = task_types.get("rewrite")

@@ -7,8 +7,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotation import typing_log
 from annotation.models import Response
+from annotation.text import typing_log
 
 from .saving import expect_saved
 from .test_annotator_flow import HOTEL, claim_by_keyboard, log_in, make_job, wait_until_ready

@@ -16,9 +16,10 @@ from django.core.management import CommandError, call_command
 
 from evaluation.campaigns import dstc9
 from evaluation.stats import allocation, report, scoring
+from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
-needs_dstc9 = pytest.mark.skipif(not (DATA / "results").is_dir(), reason=f"the real DSTC9 data are not at {DATA} (the shared data folder of the project)")
+DATA = shared_data(DSTC9_HUMAN_EVAL)
+needs_dstc9 = pytest.mark.skipif(not (DATA / "results").is_dir(), reason=missing(DATA))
 
 
 def run(*args):
@@ -30,7 +31,7 @@ def run(*args):
 @pytest.fixture(scope="module")
 def dstc9_pool():
     if not (DATA / "results").is_dir():
-        pytest.skip(f"the real DSTC9 data are not at {DATA}")
+        pytest.skip(missing(DATA))
     return allocation.read_dstc(DATA / "results", DATA / "data_eval" / "test" / "labels.json")
 
 

@@ -1,6 +1,7 @@
 """Malformed archives through the API (entries, human evaluations, test sets): each bad zip is built
 here in code and refused with a 400 that names the archive member and the problem (never a server
-path), and nothing is written.
+path), and nothing is written. A human-evaluation import runs in the background: what its zip's
+listing shows is refused at once, what only its contents show fails the run with the same reason.
 """
 import io
 import json
@@ -10,7 +11,7 @@ import zipfile
 import pytest
 
 from evaluation.campaigns.services.campaigns import create_campaign
-from evaluation.models import Entry, Rating, TestSet
+from evaluation.models import CampaignRun, Entry, Rating, TestSet
 
 from .conftest import DSTC9
 
@@ -149,19 +150,37 @@ def test_a_bad_entries_archive_is_a_400_naming_the_member_and_writes_nothing(cas
     assert not Entry.objects.exists()
 
 
-@pytest.mark.parametrize("case", ["CRC error", "encrypted member", "unsupported compression", "symlinked folder", "long team name", "NUL in an output"])
-def test_a_bad_human_evaluation_archive_is_a_400_and_writes_nothing(case, api, test_set):
+def _human_eval_archive(team: str, output: str, test_set) -> bytes:
+    """An output with its ratings beside it, as a human-evaluation import needs."""
+    return _zip({f"{team}/entry0.json": output, f"{team}/entry0.human_eval.json": json.dumps([None] * test_set.size)})
+
+
+@pytest.mark.parametrize("case", ["encrypted member", "unsupported compression", "symlinked folder", "escape", "long team name"])
+def test_a_human_evaluation_archive_whose_listing_is_bad_is_a_400_and_records_nothing(case, api, test_set, django_capture_on_commit_callbacks):
     build, expected = CASES[case]
     campaign = create_campaign("past", test_set, [])
-    data = build()
-    if case in ("long team name", "NUL in an output"):  # human evaluations need their ratings beside the output
-        members = {"t" * 101 if case == "long team name" else "team2": None}
-        team = next(iter(members))
-        output = GOOD_ENTRY if case == "long team name" else _output_with('"a\\u0000b"')
-        data = _zip({f"{team}/entry0.json": output, f"{team}/entry0.human_eval.json": json.dumps([None] * test_set.size)})
-        expected = "longer than 100 characters" if case == "long team name" else "entry0.json: a string holds a NUL character"
-    response = api.post(f"{BASE}/campaigns/{campaign.pk}/human-evals/", {"file": _upload(data)}, format="multipart")
-    _assert_refused(response, expected)
+    data = _human_eval_archive("t" * 101, GOOD_ENTRY, test_set) if case == "long team name" else build()
+    with django_capture_on_commit_callbacks() as queued:
+        response = api.post(f"{BASE}/campaigns/{campaign.pk}/human-evals/", {"file": _upload(data)}, format="multipart")
+    _assert_refused(response, "longer than 100 characters" if case == "long team name" else expected)
+    assert queued == [] and not CampaignRun.objects.exists()
+
+
+@pytest.mark.parametrize("case", ["CRC error", "NUL in an output"])
+def test_a_human_evaluation_archive_with_bad_contents_fails_its_run_and_writes_nothing(case, api, test_set, django_capture_on_commit_callbacks):
+    campaign = create_campaign("past", test_set, [])
+    if case == "CRC error":
+        data = _human_eval_archive("team2", GOOD_ENTRY, test_set)
+        at = data.rindex(b'"target"')  # a byte of the output's data
+        data, expected = data[:at] + b"X" + data[at + 1 :], "'team2/entry0.json' cannot be unpacked (Bad CRC-32"
+    else:
+        data, expected = _human_eval_archive("team2", _output_with('"a\\u0000b"'), test_set), "entry0.json: a string holds a NUL character"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(f"{BASE}/campaigns/{campaign.pk}/human-evals/", {"file": _upload(data)}, format="multipart")
+    assert response.status_code == 202, response.content
+    run = api.get(response["Location"]).json()
+    assert run["status"] == "failed" and expected in run["error"], run
+    assert "quorum-upload" not in run["error"] and "/tmp" not in run["error"]
     assert not Rating.objects.filter(campaign=campaign).exists()
     assert not Entry.objects.exists()
 

@@ -1,7 +1,7 @@
 """Golden files of the DSTC9 Track 1 leaderboard, from the real finalists' ratings and outputs.
 
-The data live in the project's shared folder (`../shared/data/dstc9-track1-human-eval/`, read at
-run time, never copied here). Table V of the DSTC9 overview is Eq. 1 on these files; the tie
+The data live in the project's shared data folder (`dstc9-track1-human-eval/` in `tests.shared_data`,
+read at run time, never copied here). Table V of the DSTC9 overview is Eq. 1 on these files; the tie
 groups and the pairwise table are Quorum's and are kept as a golden file, so that a change to a
 statistic shows up as a diff. Regenerate with QUORUM_UPDATE_GOLDEN=1 after checking the change.
 """
@@ -14,8 +14,9 @@ import pytest
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign
 from evaluation.campaigns.services.imports import import_human_eval, import_test_set
+from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
+DATA = shared_data(DSTC9_HUMAN_EVAL)
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "evaluation" / "golden" / "dstc9_leaderboard.json"
 
 # Table V of the DSTC9 overview (accuracy, appropriateness, average), as listed in the data's README.
@@ -28,7 +29,7 @@ TABLE_V = {
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(not (DATA / "results").is_dir(), reason=f"the real DSTC9 data are not at {DATA} (the shared data folder of the project)"),
+    pytest.mark.skipif(not (DATA / "results").is_dir(), reason=missing(DATA)),
 ]
 
 

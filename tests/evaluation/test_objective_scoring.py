@@ -2,7 +2,7 @@
 with a score.csv and fed to Eq. 2; DSTC6 Track 1 result files checked and scored.
 
 The reproduction of the published DSTC9 score.csv reads the real data in the project's shared
-folder (`../shared/data/dstc9-track1-human-eval/`) at run time.
+data folder (`dstc9-track1-human-eval/` in `tests.shared_data`) at run time.
 """
 import json
 import re
@@ -19,8 +19,9 @@ from evaluation.campaigns.services.objective import compare_score_csv, score_dst
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry
 from evaluation.stats import objective
+from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
+DATA = shared_data(DSTC9_HUMAN_EVAL)
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evaluation" / "dstc9"
 EXACT = objective.DETECTION + objective.SELECTION + objective.BLEU + objective.ROUGE
 
@@ -73,7 +74,7 @@ def test_an_entry_not_aligned_with_the_labels_is_refused():
 @pytest.fixture(scope="module")
 def published(django_db_setup, django_db_blocker):
     if not (DATA / "results").is_dir():
-        pytest.skip(f"the real DSTC9 data are not at {DATA} (the shared data folder of the project)")
+        pytest.skip(missing(DATA))
     with django_db_blocker.unblock():
         test_set = import_test_set("DSTC9 Track 1 (objective)", "test", DATA / "data_eval" / "test" / "labels.json")
         import_entries(test_set, DATA / "results", scores_path=DATA / "results" / "score.csv")

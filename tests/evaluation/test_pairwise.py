@@ -17,6 +17,7 @@ from annotation.services.payload_jobs import create_payload_job
 from annotation.task_types.pairwise import left_side
 from annotation.work_tokens import make_token
 from evaluation.campaigns import selectors
+from evaluation.campaigns.services.pairwise import build_report, compute_report, request_report
 from evaluation.stats import bradley_terry
 
 pytestmark = pytest.mark.django_db
@@ -92,10 +93,10 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
         ("strong", "mid", "a", "c1"), ("strong", "mid", "a", "c1"), ("strong", "weak", "a", "c2"), ("strong", "weak", "a", "c2"),
         ("mid", "weak", "a", "c3"), ("mid", "weak", "tie", "c3"),
     ])
-    result = selectors.pairwise_ranking(job, n_resamples=200, seed=7)
+    ranked = build_report(job, n_resamples=200, seed=7)["rows"]
     expected = bradley_terry.fit(comparisons)
-    by_system = {row["system"]: row for row in bradley_terry.export_rows(result)}
-    assert [row["system"] for row in bradley_terry.export_rows(result)] == ["strong", "mid", "weak"]
+    by_system = {row["system"]: row for row in ranked}
+    assert [row["system"] for row in ranked] == ["strong", "mid", "weak"]
     assert [row.rank for row in sorted(expected.per_system, key=lambda r: r.rank)] == [1, 2, 3]  # the point order
     # Six comparisons draw no line with family-wise control (mid is told apart from neither): one
     # tie group; strong beats weak, so strong cannot be last.
@@ -106,11 +107,12 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     assert by_system["mid"]["ties"] == 1 and by_system["weak"]["losses"] == 3
 
 
-def test_page_downloads_and_command_agree(make_annotator, client, organizer):
+def test_page_downloads_and_command_agree(make_annotator, client, organizer, django_capture_on_commit_callbacks):
     job = pairwise_job([pair("c1", "strong", "weak"), pair("c2", "strong", "weak")], redundancy=1)
     user, worker = make_annotator("judge")
-    for _ in range(2):
-        choose(job, user, worker, lambda p: "a")
+    with django_capture_on_commit_callbacks(execute=True):  # the stored ranking follows the votes
+        for _ in range(2):
+            choose(job, user, worker, lambda p: "a")
     client.force_login(organizer)
     assert reverse("evaluation:pairwise-ranking", args=[job.pk]) in client.get(reverse("evaluation:campaigns")).content.decode()
     page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
@@ -163,6 +165,7 @@ def test_the_page_shows_position_bias_style_control_and_fragility(make_annotator
             c.force_login(user)
             assert c.post(reverse("work", args=[make_token(slot)]), {"winner": left, "left": left}).status_code == 302
             chosen += 1
+    compute_report(request_report(job, delay=0).pk)  # what the background does once the votes are in
     client.force_login(organizer)
     page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
     bias = page[page.index('id="position-bias"'):]

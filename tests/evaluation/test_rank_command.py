@@ -3,12 +3,13 @@ Table V of the DSTC9 overview, from the real published ratings turned into that 
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dstc9-track1-human-eval"
+from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
+
+DATA = shared_data(DSTC9_HUMAN_EVAL)
 TABLE_V = {"baseline": (3.7155, 3.9386, 3.8271), "team19": (4.3917, 4.3922, 4.3920), "team10": (4.3544, 4.3201, 4.3373)}
 ENTRIES = {"baseline": "entry0", "team19": "entry2", "team10": "entry0"}
 
@@ -27,7 +28,7 @@ def write_csv(path, rows, header=("system", "instance", "rater", "question", "ra
     return path
 
 
-@pytest.mark.skipif(not (DATA / "results").is_dir(), reason=f"the real DSTC9 data are not at {DATA}")
+@pytest.mark.skipif(not (DATA / "results").is_dir(), reason=missing(DATA))
 def test_the_published_dstc9_ratings_as_a_csv_give_table_v(tmp_path):
     labels = json.loads((DATA / "data_eval" / "test" / "labels.json").read_text())
     rows = []

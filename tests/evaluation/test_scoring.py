@@ -155,6 +155,25 @@ def test_sampled_campaign_is_not_deflated():
     assert row["final_ci_low"] < row["final"] < row["final_ci_high"] and row["final_ci_high"] - row["final_ci_low"] < 0.2
 
 
+def test_unfinished_campaign_with_imperfect_detection_is_not_deflated():
+    # Half the knowledge-seeking turns detected; a rating arrives for only half of those. The turns
+    # the entry missed need no rating, so they must not stand in for the detected ones still waiting.
+    rng = np.random.default_rng(3)
+    n = 400
+    truth = np.ones(n, dtype=bool)
+    predicted = rng.random(n) < 0.5
+    detected = np.flatnonzero(predicted)
+    complete = ratings_frame([("e", "accuracy", int(i), "a", 4) for i in detected])
+    waiting = rng.random(len(detected)) < 0.5
+    unfinished = complete[~waiting]
+    specs = [SystemSpec("e", "entry", predicted)]
+    full = build_report(complete, truth, specs, questions=["accuracy"])["systems"][0]
+    partial = build_report(unfinished, truth, specs, questions=["accuracy"])["systems"][0]
+    assert partial["unrated"] == waiting.sum() > 0
+    assert partial["final"] == pytest.approx(full["final"])  # 0.72 of it when kept turns were scaled as one block
+    assert full["final"] < 4.0  # the missed half still costs recall
+
+
 def test_unrated_instances_are_left_out_and_counted_and_unrated_rows_say_so():
     truth = np.array([1, 1, 1, 1, 0, 0], dtype=bool)
     ratings = ratings_frame([("e", "accuracy", i, r, 4) for i in (0, 1) for r in "ab"] + [("f", "accuracy", i, r, 3) for i in (0, 1, 2, 3) for r in "ab"])

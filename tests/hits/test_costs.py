@@ -3,7 +3,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from hits import costs, providers
+from hits import providers
+from hits.policy import costs
 from hits.providers.mturk import fees as mturk_fees
 
 MTURK, PROLIFIC, INHOUSE = (providers.get(key) for key in ("mturk", "prolific", "inhouse"))

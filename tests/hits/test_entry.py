@@ -6,11 +6,11 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 
 from annotation.models import Slot, Worker
-from hits.framing import ProviderFramingMiddleware
 from hits.models import Posting, ProviderAssignment
 from hits.services.blocks import block_worker
 from hits.services.config import configure_crowd
 from hits.services.postings import launch_crowd_job, post_job
+from hits.web.framing import ProviderFramingMiddleware
 
 
 @pytest.fixture

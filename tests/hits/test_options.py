@@ -7,8 +7,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from hits import providers
-from hits.forms import CrowdSettingsForm
 from hits.providers.options import Kind, Option, OptionsError, cleaned, read
+from hits.web.forms import CrowdSettingsForm
 
 
 def test_a_value_of_the_wrong_type_or_range_says_what_to_give():

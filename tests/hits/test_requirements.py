@@ -2,7 +2,8 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from hits import providers, requirements
+from hits import providers
+from hits.policy import requirements
 from hits.providers.mturk.requirements import qualification_requirements
 from hits.providers.prolific.requirements import filters as prolific_filters
 

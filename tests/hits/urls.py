@@ -5,7 +5,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("crowd/", include("hits.urls")),
-    path("api/crowd/", include("hits.api_urls")),
+    path("api/crowd/", include("hits.web.api_urls")),
     path("work/<str:token>/", lambda request, token: HttpResponse("task page"), name="work"),
     path("accounts/logout/", lambda request: HttpResponse("bye"), name="logout"),
     path("accounts/login/", lambda request: HttpResponse("sign in"), name="login"),

@@ -4,9 +4,9 @@ import random
 
 import pandas as pd
 
-from annotation import typing_log
 from annotation.quality import flags
 from annotation.quality.typing import TypingThresholds, features, field_flags, summary, timeline
+from annotation.text import typing_log
 
 TEXT = "could you please find me a cheap italian restaurant somewhere in the centre of town"
 

@@ -8,7 +8,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.quality.rewrite_audit import ERROR, FAIL, PASS, audit_lines
-from annotation.rewrite_checks import DEFAULT_TYPO_MAX_EDIT_RATIO
+from annotation.text.rewrite_checks import DEFAULT_TYPO_MAX_EDIT_RATIO
 
 
 class Command(BaseCommand):

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...lazy_modules import lazy
+from quorum.lazy_modules import lazy
+
 from ..audio import read_wav, resample
 from ..wer import normalize_words
 from . import AsrBackend, AsrUnavailable, Transcript

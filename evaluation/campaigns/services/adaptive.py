@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from annotation.lazy_modules import lazy
 from annotation.models import Job, Response, Slot
 from annotation.services.jobs import finish_job
 from evaluation.campaigns.services import rating_rounds
 from evaluation.campaigns.services.crowd import build_rows
 from evaluation.models import Campaign, CampaignJob, CampaignLook, Rating
 from quorum.background import after_commit
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np

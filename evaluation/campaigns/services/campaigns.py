@@ -8,11 +8,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.lazy_modules import lazy
 from evaluation.campaigns.services.inputs import refresh_inputs_version
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignJob, CampaignResult, Entry, Rating
 from quorum.background import after_commit
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from annotation.lazy_modules import lazy
 from annotation.models import Job, Response
 from annotation.services.extra_slots import add_slots
 from annotation.services.jobs import JobError, launch_job
@@ -30,6 +29,7 @@ from evaluation.campaigns.services.campaigns import create_campaign, set_adaptiv
 from evaluation.campaigns.services.imports import add_ground_truth_entry
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, Entry, Rating
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     from evaluation.stats import allocation

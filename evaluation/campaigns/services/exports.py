@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from annotation.lazy_modules import lazy
 from evaluation.campaigns import leaderboard, plots
 from evaluation.campaigns.selectors import export_directory
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignResult, Rating
 from quorum import csv_safety
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import pandas as pd

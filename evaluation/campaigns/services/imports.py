@@ -85,7 +85,7 @@ TEAM_ID_MAX = _max_length(Team, "team_id")
 ENTRY_ID_MAX = _max_length(Entry, "entry_id")
 
 
-def _check_ids(team_id: str, entry_id: str, path) -> None:
+def check_ids(team_id: str, entry_id: str, path) -> None:
     """Refuse folder and file names the database cannot hold, before anything is written."""
     if len(team_id) > TEAM_ID_MAX:
         raise EvaluationInputError(f"{path}: the team folder name is longer than {TEAM_ID_MAX} characters; shorten it")
@@ -124,7 +124,7 @@ def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS, scores_pa
     if not found:
         raise EvaluationInputError(f"{directory}: no <team>/<entry>.json files found")
     for team, entry, path in found:
-        _check_ids(team, entry, path)
+        check_ids(team, entry, path)
     checked = [
         (team, entry, _checked(dstc9.check_outputs, _checked(dstc9.load_json, path), path, expected_length=test_set.size))
         for team, entry, path in found
@@ -234,7 +234,7 @@ def import_human_eval(
     found = list(_checked(dstc9.find_human_evals, directory))
     report = progress or (lambda done, total: None)
     for team_id, entry_id, entry_path, eval_path in found:
-        _check_ids(team_id, entry_id, eval_path)
+        check_ids(team_id, entry_id, eval_path)
         is_truth = team_id in ground_truth_teams
         if entry_path is not None:
             outputs = _checked(dstc9.check_outputs, _checked(dstc9.load_json, entry_path), entry_path, expected_length=test_set.size)

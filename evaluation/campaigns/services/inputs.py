@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from annotation.lazy_modules import lazy
 from evaluation.models import Campaign, Rating
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     from evaluation.stats import report as report_module

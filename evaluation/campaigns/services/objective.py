@@ -18,13 +18,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.lazy_modules import lazy
 from annotation.models import RunStatus
 from evaluation.campaigns.services.imports import BASELINE_TEAMS, read_score_csv, score_entry
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from quorum import strict_json
 from quorum.background import after_commit, queue_now
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     from evaluation.stats import objective

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from annotation.lazy_modules import lazy
 from annotation.services.extra_slots import add_slots
 from annotation.services.jobs import JobError
 from annotation.services.payload_jobs import add_payload_items
@@ -26,6 +25,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, Rating
 from hits.models import JobCrowdConfig
 from hits.services.postings import BudgetExceeded, reserve_postings
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import numpy as np

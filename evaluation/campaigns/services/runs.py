@@ -19,16 +19,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.lazy_modules import lazy
 from annotation.models import RunStatus
 from annotation.services.import_uploads import save_uploads
 from annotation.services.imports import RunProgress
 from evaluation.campaigns import selectors
-from evaluation.campaigns.services.uploads import import_human_eval_archive
+from evaluation.campaigns.services.uploads import check_human_eval_listing, import_human_eval_archive
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignRun
 from hits.providers import registry
 from quorum.background import after_commit, queue_now
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     from evaluation.stats import power
@@ -38,7 +38,7 @@ else:
 logger = logging.getLogger(__name__)
 
 PAGE_SIMULATIONS = 1000  # the page's planner: a quicker, still seeded, plan than the command's 2000
-PAGE_CAMPAIGNS = 60  # campaigns per size the page's planner scores as the report does (the command: 120)
+PAGE_CAMPAIGNS = 1000  # campaigns per size the page's planner scores as the report does (the command's default too)
 TASK = "evaluation.tasks.run_campaign_run"
 
 
@@ -80,21 +80,35 @@ def start_plan(campaign: Campaign, data: dict, created_by=None) -> CampaignRun:
 
 
 def _fitted_pilot(options: dict, source, name: str):
-    """(fitted model, rows rated) of the pilot the options name, or of the CSV `source`; ValueError
-    (a RatingsFileError naming the line, a pilot without repeated items) when it cannot be planned from."""
+    """(fitted model, rows rated) of the pilot the options name, or of the CSV `source`."""
     if options["pilot_campaign"]:
         pilot = Campaign.objects.filter(pk=options["pilot_campaign"]).first()
         if pilot is None:
             raise ValueError("the pilot campaign was deleted")
-        ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(pilot)
+        return fitted_pilot(campaign=pilot)
+    return fitted_pilot(source=source, name=name)
+
+
+def fitted_pilot(*, campaign: Campaign | None = None, source=None, name: str = "", no_rater_ids: bool = False):
+    """(fitted `power.PilotModel`, rows rated) of a pilot campaign or a pilot ratings CSV (`source`,
+    named `name`): the model carries what Eq. 1 needs when the pilot knows it (a campaign: its test
+    set's labels and its entries' detection predictions; a CSV: its target/predicted columns), so
+    the plan is made on the leaderboard's statistic. `no_rater_ids`: the rater column is a position,
+    not a person. ValueError (a RatingsFileError naming the line, a pilot without repeated items)
+    when it cannot be planned from."""
+    if campaign is not None:
+        ratings, entries, rows, rater_ids_known, detection = selectors.campaign_pilot(campaign)
     else:
-        ratings, entries, rows, rater_ids_known = selectors.csv_pilot(source, name)
-    return power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known), rows
+        ratings, entries, rows, rater_ids_known, detection = selectors.csv_pilot(source, name)
+    model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known and not no_rater_ids, detection=detection)
+    return model, rows
 
 
 def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, created_by=None) -> CampaignRun:
-    """Queue the import of a zipped DSTC9 human-evaluation folder. A file that is not a zip is
-    refused here (EvaluationInputError, nothing stored); what is inside is checked by the run."""
+    """Queue the import of a zipped DSTC9 human-evaluation folder (the page and the API). What the
+    zip's listing alone shows is refused here (EvaluationInputError, nothing stored: not a zip, too
+    large, an unsafe member, no <team>/<entry>.human_eval.json, a name too long); the members'
+    contents are checked by the run."""
     if upload is None:
         raise EvaluationInputError("choose a .zip file to import")
     if not zipfile.is_zipfile(upload):
@@ -102,6 +116,8 @@ def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, create
             "the file is not a .zip archive: zip the team folders (<team>/<entry>.json beside <entry>.human_eval.json) and upload that"
         )
     upload.seek(0)
+    name = getattr(upload, "name", "")
+    check_human_eval_listing(upload, what=f"the file {name!r}" if name else "the file")
     return _record(campaign, CampaignRun.Kind.HUMAN_EVAL_IMPORT, options={"replace": bool(replace)}, upload=upload, created_by=created_by)
 
 

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from django.db import transaction
 
+from evaluation.campaigns.dstc9 import HUMAN_EVAL_SUFFIX
 from evaluation.campaigns.services.imports import (
     BASELINE_TEAMS,
+    check_ids,
     import_entries,
     import_human_eval,
     import_test_set,
@@ -54,14 +56,7 @@ def unpacked_archive(fileobj, what="the file"):
     not match its header (a CRC error, a size that lies) is refused with its name. Messages name
     archive members, never the temporary folder.
     """
-    try:
-        archive = zipfile.ZipFile(fileobj)
-        members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
-        raise EvaluationInputError(f"{what} is not a .zip archive") from None
-    if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
-        raise EvaluationInputError(f"{what} unpacks to more than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the manage.py command")
-    plan = _unpacking_plan(members)
+    archive, plan = _checked_listing(fileobj, what)
     with tempfile.TemporaryDirectory(prefix="quorum-upload-") as tmp:
         root = Path(tmp).resolve()
         for parts, member in plan:
@@ -75,6 +70,38 @@ def unpacked_archive(fileobj, what="the file"):
             _extract_member(archive, member, target)
         with _member_names(root):
             yield root
+
+
+def _checked_listing(fileobj, what: str):
+    """(open ZipFile, unpacking plan) once the archive's listing passed every check that needs no
+    member's data (see `unpacked_archive`); EvaluationInputError otherwise."""
+    try:
+        archive = zipfile.ZipFile(fileobj)
+        members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
+        raise EvaluationInputError(f"{what} is not a .zip archive") from None
+    if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
+        raise EvaluationInputError(f"{what} unpacks to more than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the manage.py command")
+    return archive, _unpacking_plan(members)
+
+
+def check_human_eval_listing(fileobj, what="the file") -> None:
+    """Refuse at once a human-evaluation upload whose listing alone shows it cannot be imported:
+    not a zip, too large, a member `unpacked_archive` would refuse, no
+    <team>/<entry>.human_eval.json at its top level, or a team or entry name too long to store.
+    Reads the zip's directory only (milliseconds), then rewinds; the members' contents are checked
+    by the import itself."""
+    archive, plan = _checked_listing(fileobj, what)
+    archive.close()
+    fileobj.seek(0)
+    evaluations = [parts for parts, member in plan if len(parts) == 2 and parts[1].endswith(HUMAN_EVAL_SUFFIX) and not member.is_dir()]
+    if not evaluations:
+        raise EvaluationInputError(
+            f"{what} holds no <team>/<entry>{HUMAN_EVAL_SUFFIX} at its top level: zip the team folders "
+            f"(<team>/<entry>.json beside <team>/<entry>{HUMAN_EVAL_SUFFIX}), not the folder that holds them"
+        )
+    for team_id, name in evaluations:
+        check_ids(team_id, name[: -len(HUMAN_EVAL_SUFFIX)], f"{team_id}/{name}")
 
 
 # Methods Python's zipfile reads; others (e.g. Deflate64, PPMd) raise NotImplementedError on read.

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.lazy_modules import lazy
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive.selectors import entry_metrics
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.models import DialogSystem, Entry, EntryInteractiveRun, GoalSet, InteractiveSchedule, TestSet
+from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -25,7 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--launch", action="store_true", help="Open the job to raters at once.")
         parser.add_argument(
             "--adaptive", action="store_true",
-            help="Adaptive mode: rate in rounds and keep rating only the entries whose order is still uncertain (docs/architecture.md).",
+            help="Adaptive mode: rate in rounds and keep rating only the entries whose order is still uncertain (docs/evaluation.md).",
         )
         parser.add_argument("--confidence", type=float, default=0.95, help="Adaptive: confidence of a resolved pair, 0.5 to 0.999.")
         parser.add_argument("--top-k", type=int, help="Adaptive: resolve the pairs of the top K entries (default: every pair).")

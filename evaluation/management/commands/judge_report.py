@@ -66,6 +66,7 @@ class Command(BaseCommand):
                 f"{alt['raters_tested']} raters with enough items ({alt.get('raters_left_out', 0)} left out with fewer), advantage probability {_r(alt['advantage_probability'])}: "
                 f"{'PASSES' if alt['passes'] else 'does not pass'}" + (" (raters are list positions, not people)" if report["raters_are_positions"] else "")
             )
+        self.stdout.write(f"  intervals and rank sets are on {report.get('intervals_on', 'plain means')}")
         for row in report["systems"]:
             if "skipped" in row:
                 self.stdout.write(f"  {row['system']}: {row['skipped']}")

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.campaigns import selectors
+from evaluation.campaigns.services import runs
 from evaluation.stats import power
 from hits import providers
 
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--fee-rate", default="0", dest="fee_rate", help="Prolific's service fee rate of the account, e.g. 0.333.")
         parser.add_argument("--assignments-per-posting", type=int, default=1, dest="assignments_per_posting", help="Assignments per HIT or study.")
         parser.add_argument("--simulations", type=int, default=power.DEFAULT_SIMULATIONS, help="Simulated campaigns per size (default 2000).")
-        parser.add_argument("--campaigns", type=int, default=power.report_power.DEFAULT_CAMPAIGNS, help="Campaigns per size scored as the report scores them (default 120).")
+        parser.add_argument("--campaigns", type=int, default=power.report_power.DEFAULT_CAMPAIGNS, help="Campaigns per size scored as the report scores them (default 1000).")
         parser.add_argument("--seed", type=int, default=power.DEFAULT_SEED, help="Seed: the same seed gives the same plan.")
         parser.add_argument("--no-rater-ids", action="store_true", dest="no_rater_ids", help="The rater column is a position, not a person: no rater component.")
         parser.add_argument("--json", action="store_true", help="Print the plan as JSON.")
@@ -43,12 +43,8 @@ class Command(BaseCommand):
             raise CommandError("give the pilot either as a FILE or as --campaign NAME (one of them)")
         source = file.name if file is not None else f"campaign {opts['campaign']!r}"
         try:
-            if file is not None:
-                ratings, entries, rows, rater_ids_known = selectors.csv_pilot(file, file.name)
-            else:
-                ratings, entries, rows, rater_ids_known = selectors.campaign_pilot(get_campaign(opts["campaign"]))
-            rater_ids_known = rater_ids_known and not opts["no_rater_ids"]
-            model = power.fit(ratings, systems=entries, rater_ids_known=rater_ids_known)
+            campaign = get_campaign(opts["campaign"]) if file is None else None
+            model, rows = runs.fitted_pilot(campaign=campaign, source=file, name=file.name if file else "", no_rater_ids=opts["no_rater_ids"])
             result = power.plan(
                 model, opts["top_k"], power=opts["power"], alpha=opts["alpha"], delta=opts["delta"],
                 systems=opts["systems"] or rows, min_raters=opts["min_raters"], max_raters=opts["max_raters"],

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.campaigns import controls, selectors
+from evaluation.campaigns import selectors
+from evaluation.campaigns.services.pairwise import build_report
 from evaluation.stats import pairwise_report
 
 
@@ -8,7 +9,8 @@ class Command(BaseCommand):
     help = (
         "Print the Bradley-Terry ranking of a pairwise comparison job (strength, 95% bootstrap interval, "
         "rank range, wins/losses/ties) from its responses that count; the Markdown adds the style-controlled ranking, "
-        "position bias and the votes that hold each order."
+        "position bias and the votes that hold each order. Computed here with the given resamples and seed "
+        "(the page shows the report stored in the background, with the defaults)."
     )
 
     def add_arguments(self, parser):
@@ -22,12 +24,12 @@ class Command(BaseCommand):
         if job is None:
             raise CommandError(f"No pairwise comparison job with id {job_id}.")
         try:
-            result = selectors.pairwise_ranking(job, n_resamples=opts["bootstrap"], seed=opts["seed"])
+            report = build_report(job, n_resamples=opts["bootstrap"], seed=opts["seed"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        if result is None:
+        if not report["rows"]:
             raise CommandError(f"Job {job_id} has no comparisons that count yet.")
         if opts["format"] == "csv":
-            self.stdout.write(pairwise_report.to_csv(result), ending="")
+            self.stdout.write(pairwise_report.to_csv(report["rows"]), ending="")
         else:
-            self.stdout.write(pairwise_report.to_markdown(result, job_name=job.name, controls=controls.pairwise_controls(job, result)), ending="")
+            self.stdout.write(pairwise_report.to_markdown(report["rows"], job_name=job.name, controls=report["controls"]), ending="")

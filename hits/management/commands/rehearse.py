@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Job
 from hits import providers
-from hits.costs import cents
+from hits.policy.costs import cents
 from hits.services.rehearsal import RehearsalError, rehearse
 
 

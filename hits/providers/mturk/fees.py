@@ -5,7 +5,7 @@ per assignment; bonuses carry the 20% commission with the same minimum.
 """
 from decimal import Decimal
 
-from ...costs import cents
+from ...policy.costs import cents
 
 RATE = Decimal("0.20")
 RATE_LARGE_HIT = Decimal("0.40")

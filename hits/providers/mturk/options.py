@@ -5,7 +5,7 @@ are RADDLE's: Locale = US and PercentAssignmentsApproved >= 90.
 """
 import re
 
-from ...requirements import QUALIFICATION_ID
+from ...policy.requirements import QUALIFICATION_ID
 from ..options import Kind, Option
 
 _COUNTRY = re.compile(r"^[A-Z]{2}$")

@@ -1,7 +1,7 @@
 """How MTurk work is split and what a HIT asks for. Pure."""
 from xml.sax.saxutils import escape
 
-from ...costs import split_into_postings
+from ...policy.costs import split_into_postings
 
 QUESTION_XML = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/'

@@ -22,9 +22,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from ... import links
-from ...ratelimit import RateLimiter
 from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment, TransientProviderError
 from ..options import requirement_defaults
+from ..ratelimit import RateLimiter
 from .client import build_client, is_live
 from .entry import parse as read_entry
 from .fees import bonus_fee as mturk_bonus_fee

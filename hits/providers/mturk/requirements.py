@@ -6,7 +6,7 @@ QualificationRequirements they become. Pure.
 ``allow_list`` works through ``allow_qualification_id`` and soft blocks through
 ``block_qualification_id``.
 """
-from ...requirements import QUALIFICATION_ID
+from ...policy.requirements import QUALIFICATION_ID
 
 LOCALE_QUALIFICATION = "00000000000000000071"
 PERCENT_APPROVED_QUALIFICATION = "000000000000000000L0"

@@ -5,7 +5,7 @@ the job (its option `prolific_fee_rate`, options.py) because it changes with the
 """
 from decimal import Decimal
 
-from ...costs import cents
+from ...policy.costs import cents
 
 
 def fee(amount, fee_rate) -> Decimal:

@@ -8,7 +8,7 @@ an assignment not settled yet) can be undone.
 """
 from annotation.models import Response
 
-from .models import Payment, ProviderAssignment
+from ..models import Payment, ProviderAssignment
 
 
 def undo_refusal(response, to_status: str) -> str | None:

@@ -9,10 +9,10 @@ from typing import Any
 
 from django import forms
 
-from . import providers
-from .models import JobCrowdConfig, Provider
-from .providers import Kind, Option
-from .services.config import CrowdConfigError
+from .. import providers
+from ..models import JobCrowdConfig, Provider
+from ..providers import Kind, Option
+from ..services.config import CrowdConfigError
 
 ACTIONS = [("approve", "Approve (pay)"), ("reject", "Reject (not paid)"), ("soft_reject", "Soft-reject (paid, data excluded)")]
 

@@ -17,13 +17,13 @@ from django.views.decorators.http import require_POST
 from quorum import strict_json
 from quorum.roles import organizer_required
 
-from . import task_types
-from .models import Item, Job, Slot
-from .selectors.review_decisions import job_decisions
-from .services.claims import check_answers
-from .services.quality import QualityError
-from .services.review import remember_review_view
-from .services.review_undo import undo_decisions
+from .. import task_types
+from ..models import Item, Job, Slot
+from ..selectors.review_decisions import job_decisions
+from ..services.claims import check_answers
+from ..services.quality import QualityError
+from ..services.review import remember_review_view
+from ..services.review_undo import undo_decisions
 from .views import check_body_answers, posted_answers, preview_page
 
 #: Where the outcome of the last undo waits for the decisions page (post/redirect/get).

@@ -14,11 +14,11 @@ from django.views.decorators.http import require_GET
 from annotation.models import Job
 from annotation.services.claims import ClaimError
 
-from . import links, providers
+from .. import links, providers
+from ..models import JobCrowdConfig, ProviderAssignment
+from ..providers import EntryError
+from ..services.entry import arrive, saved_response_of
 from .framing import allow_provider_framing
-from .models import JobCrowdConfig, ProviderAssignment
-from .providers import EntryError
-from .services.entry import arrive, saved_response_of
 
 log = logging.getLogger(__name__)
 DONE_MAX_AGE = 14 * 86400

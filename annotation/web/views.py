@@ -25,15 +25,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from quorum import limits, strict_json
 from quorum.roles import is_organizer, worker_for
 
-from . import chat_relay, task_types
-from .after_submit import NextStep, after_submit, after_submit_url
-from .highlight import slot_segments
-from .models import Item, Job, Response, Slot, Worker
-from .selectors import work as work_selectors
-from .selectors.feedback import feedback_from_json, voted_down
-from .selectors.jobs import worker_responses
-from .selectors.readings import reading_of
-from .services.claims import (
+from .. import chat_relay, task_types
+from ..models import Item, Job, Response, Slot, Worker
+from ..selectors import work as work_selectors
+from ..selectors.feedback import feedback_from_json, voted_down
+from ..selectors.jobs import worker_responses
+from ..selectors.readings import reading_of
+from ..services.claims import (
     ClaimError,
     ResponseRejected,
     check_answers,
@@ -44,8 +42,10 @@ from .services.claims import (
     remember_admission,
     submit,
 )
-from .services.uploads import posted_files
-from .work_tokens import InvalidToken, make_token, read_token
+from ..services.uploads import posted_files
+from ..text.highlight import slot_segments
+from ..work_tokens import InvalidToken, make_token, read_token
+from .after_submit import NextStep, after_submit, after_submit_url
 
 RECENT_RESPONSES = 10
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -19,39 +19,39 @@ from quorum import csv_safety
 from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
 
-from . import task_types
-from .exporters import ExportError
-from .models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
-from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
-from .selectors import quality as quality_selectors
-from .selectors.dashboard import (
+from .. import task_types
+from ..exporters import ExportError
+from ..models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from ..selectors import quality as quality_selectors
+from ..selectors.dashboard import (
     corpora_with_counts,
     jobs_with_progress,
     recent_export_runs,
     recent_import_runs,
     worker_recent_responses,
 )
-from .selectors.flags import flagged_workers, stored_flags
-from .selectors.gold import gold_items
-from .selectors.jobs import job_progress
-from .selectors.readings import reading_of, transcription_summary
-from .selectors.reliability import reliability_overview, worker_reliability_rows
-from .selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
-from .selectors.review_decisions import prefers_compact
-from .selectors.team import in_house_annotators
-from .services.exports import start_export
-from .services.gold import GoldRequestError, add_gold_from_item
-from .services.gold import answer_fields as gold_answer_fields
-from .services.import_uploads import UploadError, import_error_field, start_upload_import
-from .services.imports import ImportFailed
-from .services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
-from .services.payload_jobs import create_payload_job_from_file
-from .services.quality import QualityError, override_verdict, set_quality, unblock_worker
-from .services.review import ACTIONS as REVIEW_ACTIONS
-from .services.review import bulk_decide
-from .services.team import TeamError, add_annotators, parse_team_csv, set_active
-from .services.voting import VotingError, disable_voting, enable_voting, vote_job_of
-from .tasks import apply_worker_flags
+from ..selectors.flags import flagged_workers, stored_flags
+from ..selectors.gold import gold_items
+from ..selectors.jobs import job_progress
+from ..selectors.readings import reading_of, transcription_summary
+from ..selectors.reliability import reliability_overview, worker_reliability_rows
+from ..selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
+from ..selectors.review_decisions import prefers_compact
+from ..selectors.team import in_house_annotators
+from ..services.exports import start_export
+from ..services.gold import GoldRequestError, add_gold_from_item
+from ..services.gold import answer_fields as gold_answer_fields
+from ..services.import_uploads import UploadError, import_error_field, start_upload_import
+from ..services.imports import ImportFailed
+from ..services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
+from ..services.payload_jobs import create_payload_job_from_file
+from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from ..services.review import ACTIONS as REVIEW_ACTIONS
+from ..services.review import bulk_decide
+from ..services.team import TeamError, add_annotators, parse_team_csv, set_active
+from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
+from ..tasks import apply_worker_flags
+from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .views import audio_response
 
 #: Rows per page of each list on the job page (reviewed items, flagged workers, gold items); the
@@ -104,7 +104,7 @@ def import_run(request, pk):
 def import_progress(request, pk):
     """The import run's state as JSON, with the page's fragment for it (quorum/progress.py)."""
     run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
-    return progress_response(request, run, "annotation/organizer/_import_run.html")
+    return _progress(request, run, {"": "annotation/organizer/_import_run.html", "dashboard": "annotation/organizer/_dashboard_import_row.html"})
 
 
 @organizer_required
@@ -147,7 +147,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     in the review queue. A refused form is passed back bound, so its errors show by its fields."""
     progress = job_progress(job)
     policy = QualityPolicy.objects.filter(job=job).first()
-    flags = stored_flags(job)  # as the last flag run stored them: never computed in the request
+    flags = stored_flags(job, with_responses=False)  # as the last flag run stored them: never computed in the request
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
     spoken = isinstance(kind, task_types.TakesUploads)  # the export may copy the recordings
@@ -170,7 +170,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,
         "flagged_workers": _paged(request, flagged_workers(flags), "workers_page"),
-        "flagged_responses": len(flags.report.responses),
+        "flagged_responses": flags.responses_flagged,
         "gold_rows": _paged(request, gold_rows, "gold_page"),
         "gold_items": len(gold_rows),
         "gold_form": gold_form or _gold_form(job),
@@ -299,8 +299,18 @@ def _say_export_state(request, run: ExportRun) -> None:
 @organizer_required
 def export_progress(request, pk):
     """The export run's state as JSON, with its row of the job page (quorum/progress.py)."""
-    run = get_object_or_404(ExportRun, pk=pk)
-    return progress_response(request, run, "annotation/organizer/_export_run.html")
+    run = get_object_or_404(ExportRun.objects.select_related("job"), pk=pk)
+    return _progress(request, run, {"": "annotation/organizer/_export_run.html", "dashboard": "annotation/organizer/_dashboard_export_row.html"})
+
+
+def _progress(request, run, fragments: dict[str, str]):
+    """The run's progress answer with the fragment of the page that asks (`?fragment=`: the run's
+    own page by default, `dashboard` for the dashboard's row); an unknown one is a 400 naming them."""
+    asked = request.GET.get("fragment", "")
+    if asked not in fragments:
+        known = ", ".join(repr(name) for name in fragments if name)
+        return JsonResponse({"detail": f"unknown fragment {asked!r}; leave it out for the run's own page, or ask for one of: {known}"}, status=400)
+    return progress_response(request, run, fragments[asked])
 
 
 # --- Quality control ------------------------------------------------------------------------------

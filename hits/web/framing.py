@@ -8,7 +8,7 @@ from functools import wraps
 
 from django.conf import settings
 
-from . import providers
+from .. import providers
 
 FRAMED_PREFIXES = ("/crowd/", "/work/")
 NOT_FRAMED = ("/crowd/jobs/",)  # organizer actions: never framed by anyone

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from .extensions import submit_redirects
-from .models import Response, Slot
-from .services.claims import ClaimError, claim_next_slot
-from .work_tokens import make_token
+from ..extensions import submit_redirects
+from ..models import Response, Slot
+from ..services.claims import ClaimError, claim_next_slot
+from ..work_tokens import make_token
 
 
 @dataclass(frozen=True)

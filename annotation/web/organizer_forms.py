@@ -10,8 +10,8 @@ from decimal import Decimal
 
 from django import forms
 
-from . import task_types
-from .models import (
+from .. import task_types
+from ..models import (
     SPEECH_ERRORS_MAX_WER,
     SPEECH_ERRORS_MIN_WER,
     CheckOverride,
@@ -24,12 +24,12 @@ from .models import (
     SourceFormat,
     Worker,
 )
-from .services.export_ood import OutOfDomain
-from .services.jobs import DEFAULT_TASK_TYPE, Selection
-from .services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
-from .services.quality import COUNT_MAX as QUALITY_COUNT_MAX
-from .services.quality import COUNT_MINIMUMS as QUALITY_COUNT_MINIMUMS
-from .services.quality import RATE_FIELDS as QUALITY_RATE_FIELDS
+from ..services.export_ood import OutOfDomain
+from ..services.jobs import DEFAULT_TASK_TYPE, Selection
+from ..services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
+from ..services.quality import COUNT_MAX as QUALITY_COUNT_MAX
+from ..services.quality import COUNT_MINIMUMS as QUALITY_COUNT_MINIMUMS
+from ..services.quality import RATE_FIELDS as QUALITY_RATE_FIELDS
 
 SELECTION_MODES = [
     ("all", "Every source turn"),

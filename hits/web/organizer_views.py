@@ -10,15 +10,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Job
-from annotation.organizer_views import job_page_with
 from annotation.services.jobs import JobError
+from annotation.web.organizer_views import job_page_with
 from quorum.roles import organizer_required
 
+from ..models import JobCrowdConfig, ProviderAssignment
+from ..services.config import CrowdConfigError, configure_crowd
+from ..services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
+from ..services.postings import BudgetExceeded, launch_crowd_job
 from .forms import BonusForm, CrowdSettingsForm, SettleForm
-from .models import JobCrowdConfig, ProviderAssignment
-from .services.config import CrowdConfigError, configure_crowd
-from .services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
-from .services.postings import BudgetExceeded, launch_crowd_job
 
 #: Results listed one by one; beyond this the page says how many more.
 RESULT_LINES = 50

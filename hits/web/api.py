@@ -30,18 +30,18 @@ from annotation.services.jobs import JobError
 from quorum.api.permissions import IsOrganizer
 from quorum.api.strict import RefusesUnknownFields
 
-from . import providers
-from .models import ProviderAssignment
-from .providers import Kind, Option
-from .selectors.crowd import crowd_overview
-from .services.config import CrowdConfigError, configure_crowd
-from .services.payments import (
+from .. import providers
+from ..models import ProviderAssignment
+from ..providers import Kind, Option
+from ..selectors.crowd import crowd_overview
+from ..services.config import CrowdConfigError, configure_crowd
+from ..services.payments import (
     approve_assignments,
     bonus_assignments,
     reject_assignments,
     soft_reject_assignments,
 )
-from .services.postings import BudgetExceeded, launch_crowd_job
+from ..services.postings import BudgetExceeded, launch_crowd_job
 
 MAX_BULK = 1000
 
@@ -227,7 +227,7 @@ class ReconcileView(_JobView):
     @extend_schema(request=None, responses={202: _BODY, **NO_JOB}, summary="Reconcile the job with its provider now")
     def post(self, request, pk):
         job = self.job(pk)
-        from .tasks import reconcile_job
+        from ..tasks import reconcile_job
 
         transaction.on_commit(lambda: reconcile_job.delay(job.pk))
         return Response({"detail": "reconciliation enqueued"}, status=status.HTTP_202_ACCEPTED)

@@ -1,7 +1,7 @@
 """Split an utterance into plain and slot-value segments for display. Pure: no Django import.
 
 The template renders each segment with autoescape on, wrapping slot values in <mark>, so user text
-never passes through mark_safe. Matching follows the rewrite checks (annotation.text_units):
+never passes through mark_safe. Matching follows the rewrite checks (annotation.text.text_units):
 case-insensitive, and in scripts written with spaces a value must stand as whole words, so "3"
 is not marked inside "13".
 """

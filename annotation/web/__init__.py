@@ -1,0 +1,1 @@
+"""The annotation app's pages: the annotator's work pages, the organizer pages, their forms and URLs."""

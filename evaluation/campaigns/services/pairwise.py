@@ -1,0 +1,142 @@
+"""A pairwise job's stored ranking report, computed in the background when its counted votes change.
+
+The ranking page, its downloads and the API read the stored `PairwiseReport`; nothing is fitted
+on a request (the fragility search alone took seconds at 20,000 votes). When a vote starts or stops
+counting, or an automatic judge's verdicts are imported, `request_report` records a pending report and queues `evaluation.tasks.compute_pairwise_report`
+to start QUORUM_PAIRWISE_REPORT_DELAY_SECONDS later. Votes counted meanwhile find that pending row
+(one per job, a database constraint) and join it: a burst of votes costs one computation, which
+reads the votes when it starts. The task claims the row, publishes done/total at each step (the
+page's progress line), stores the report and removes the job's older ones. A report lost on the way
+is queued again, or failed with the reason, by the beat sweep (`settle_lost_reports`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import RunStatus
+from evaluation.campaigns import controls
+from evaluation.campaigns.selectors import pairwise_records
+from evaluation.judges import selectors as judges_selectors
+from evaluation.models import PairwiseReport
+from quorum.background import after_commit, queue_now
+from quorum.lazy_modules import lazy
+from quorum.strict_json import json_safe
+
+if TYPE_CHECKING:
+    from evaluation.stats import bradley_terry
+else:
+    bradley_terry = lazy("evaluation.stats.bradley_terry")
+
+logger = logging.getLogger(__name__)
+
+TASK = "evaluation.tasks.compute_pairwise_report"
+#: The steps a computation reports as done/total: the votes read, the ranking's bootstrap, the
+#: fragility search, the style fit and position bias.
+STEPS = 4
+
+
+def build_report(job, n_resamples: int | None = None, seed: int | None = None, step=lambda: None) -> dict:
+    """The report of the job's counted votes as stored (JSON): {"rows" (`bradley_terry.export_rows`),
+    "controls" (`controls.pairwise_controls`), "judge_sets" (the automatic judges' rank sets,
+    `judges.selectors.pairwise_judge_rank_sets`), "votes", "bootstrap", "seed"}; without a vote,
+    no rows and no controls.
+    ValueError when the votes cannot be fitted (the comparison graph falls apart).
+    `n_resamples` and `seed` default to `bradley_terry`'s (read when called: the web process loads
+    the statistics only when a page needs them)."""
+    n_resamples = bradley_terry.DEFAULT_BOOTSTRAP if n_resamples is None else n_resamples
+    seed = bradley_terry.DEFAULT_SEED if seed is None else seed
+    records = pairwise_records(job)
+    step()
+    if not records:  # nothing to rank; a judge's rank sets say why they are not computed either
+        judge_sets = judges_selectors.pairwise_judge_rank_sets(job, records=records)
+        return json_safe({"rows": [], "controls": None, "judge_sets": judge_sets, "votes": 0, "bootstrap": n_resamples, "seed": seed})
+    ranking = bradley_terry.bootstrap([(r["a"], r["b"], r["outcome"], r["instance"]) for r in records], n_resamples=n_resamples, seed=seed)
+    step()
+    checks = controls.pairwise_controls(records, ranking, step=step)
+    rows = bradley_terry.export_rows(ranking)
+    judge_sets = judges_selectors.pairwise_judge_rank_sets(job, records=records)
+    return json_safe({"rows": rows, "controls": checks, "judge_sets": judge_sets, "votes": len(records), "bootstrap": n_resamples, "seed": seed})
+
+
+def request_report(job, *, delay: float | None = None, created_by=None) -> PairwiseReport:
+    """The job's pending report, recorded now if none waits, its task queued after commit to start
+    `delay` seconds later (QUORUM_PAIRWISE_REPORT_DELAY_SECONDS by default). A pending report that
+    exists already is returned: it has not read the votes yet, so it will count this change (with
+    `delay` 0, the organizer's "compute now", it is queued again to start at once; whichever delivery
+    comes first computes it, the other finds it taken)."""
+    delay = settings.QUORUM_PAIRWISE_REPORT_DELAY_SECONDS if delay is None else delay
+    report, waited = _waiting_or_new(job, created_by)
+    if waited and delay:
+        return report
+    after_commit(TASK, report.pk, countdown=delay or None)
+    return report
+
+
+def _waiting_or_new(job, created_by) -> tuple[PairwiseReport, bool]:
+    """(the job's pending report, True), else (a new one, False)."""
+    while True:
+        try:
+            with transaction.atomic():
+                report = PairwiseReport.objects.create(job=job, created_by=created_by)
+            return report, False
+        except IntegrityError:  # pairwise_report_one_pending: a computation waits already
+            waiting = PairwiseReport.objects.filter(job=job, status=RunStatus.PENDING).first()
+            if waiting is not None:  # else it started meanwhile: this change needs one of its own
+                return waiting, True
+
+
+def compute_report(report_id: int) -> PairwiseReport | None:
+    """Compute a pending report (the task's work). None when it is not pending: taken by another
+    delivery of the task, or gone with its job. Refusals of the fit are stored as the run's error."""
+    now = timezone.now()
+    if not PairwiseReport.objects.filter(pk=report_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=now, done=0, total=STEPS):
+        return None
+    report = PairwiseReport.objects.select_related("job").get(pk=report_id)
+    started = time.perf_counter()
+    done = 0
+
+    def step():
+        nonlocal done
+        done += 1
+        PairwiseReport.objects.filter(pk=report_id).update(done=done)
+
+    try:
+        body = build_report(report.job, step=step)
+    except ValueError as exc:
+        report.status, report.error = RunStatus.FAILED, f"The votes cannot be ranked yet: {exc}. The report is computed again when votes change."
+    else:
+        report.status, report.report, report.votes = RunStatus.SUCCEEDED, body, body["votes"]
+        report.done = STEPS
+    report.finished_at, report.seconds = timezone.now(), time.perf_counter() - started
+    report.save(update_fields=["status", "report", "votes", "done", "error", "finished_at", "seconds"])
+    # The page shows the latest succeeded report and a failure newer than it: older ones are of
+    # votes that have changed since (a failure keeps the last succeeded report, still the best there is).
+    older = PairwiseReport.objects.filter(job_id=report.job_id, finished_at__lt=report.finished_at)
+    statuses = [RunStatus.SUCCEEDED, RunStatus.FAILED] if report.status == RunStatus.SUCCEEDED else [RunStatus.FAILED]
+    older.filter(status__in=statuses).delete()
+    return report
+
+
+def settle_lost_reports(now=None) -> dict:
+    """The beat's safety net (`evaluation.tasks.sweep_pairwise_reports`): a report still pending
+    QUORUM_RUN_DEADLINE_MINUTES after it was due (its task was lost, or the broker was down) is
+    queued again; one left running that long (its worker was lost) fails with the reason, so the
+    next vote, or the page's button, asks for a new one."""
+    now = now or timezone.now()
+    deadline = timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
+    due = now - deadline - timedelta(seconds=settings.QUORUM_PAIRWISE_REPORT_DELAY_SECONDS)
+    pending = PairwiseReport.objects.filter(status=RunStatus.PENDING, created_at__lt=due).values_list("pk", flat=True)
+    requeued = sum(1 for report_id in list(pending) if queue_now(TASK, report_id))
+    failed = PairwiseReport.objects.filter(status=RunStatus.RUNNING, started_at__lt=now - deadline).update(
+        status=RunStatus.FAILED, finished_at=now,
+        error=f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start "
+        "(the worker computing it was lost). The shown report is the last one stored; compute it again.",
+    )
+    return {"requeued": requeued, "failed": failed}

@@ -1,0 +1,142 @@
+"""The judge report's intervals are on the leaderboard's statistic (issue 20, item 1): where
+detection applies, Eq. 1's S_f, a ratio, linearised (`judges.eq1_pseudo_values`); checked by a
+seeded simulation with known truth in which Eq. 1 and plain means order the systems differently."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation.stats import judges, ppi, report
+
+N = 600
+SYSTEMS = ("recall", "precise", "middle")
+# Mean human score on a knowledge-seeking instance, and the share of seeking / non-seeking
+# instances the system predicts as seeking. `precise` has the highest mean but finds few seeking
+# turns, so Eq. 1 puts it last.
+MEANS = {"recall": 3.2, "precise": 4.0, "middle": 3.6}
+HIT_RATE = {"recall": 0.9, "precise": 0.4, "middle": 0.7}
+FALSE_RATE = {"recall": 0.1, "precise": 0.05, "middle": 0.1}
+
+
+def detection_case(seed=7, redraw=None):
+    """The test set's labels and the systems' predictions. The module's model: the non-seeking
+    instances (and how many are seeking) are the test set's, fixed; the seeking instances, their
+    detection included, are draws from a population, so a `redraw` seed draws the predictions on
+    them afresh (each campaign's test set is a fresh draw of its seeking instances)."""
+    rng = np.random.default_rng(seed)
+    truth = np.arange(N) < N // 2
+    predicted = {s: np.where(truth, rng.random(N) < HIT_RATE[s], rng.random(N) < FALSE_RATE[s]) for s in SYSTEMS}
+    if redraw is not None:
+        fresh = np.random.default_rng(redraw)
+        predicted = {s: np.where(truth, fresh.random(N) < HIT_RATE[s], p) for s, p in predicted.items()}
+    return truth, predicted
+
+
+def true_eq1(truth, predicted):
+    """Eq. 1's S_f in the population: 2 E[s b] / (E[pred] + E[truth]) with the seeking instances'
+    detection and scores at their population rates, the non-seeking predictions the test set's."""
+    seeking = truth.sum()
+    return {
+        s: 2 * MEANS[s] * HIT_RATE[s] * seeking / ((predicted[s] & ~truth).sum() + HIT_RATE[s] * seeking + seeking) for s in SYSTEMS
+    }
+
+
+def campaign(rng, truth, predicted, share=0.3, raters=3, judge_noise=0.5, judge_bias=0.3, perfect=False):
+    """One campaign: instance and system-by-instance effects, `raters` noisy ratings on each
+    evaluated instance a system needs rated (knowledge-seeking, predicted), a judge on every
+    instance of every system (`perfect`: the item's true mean score)."""
+    instance = rng.normal(0, 0.6, N)
+    evaluated = np.flatnonzero(rng.random(N) < share)
+    rating_rows, judge_rows = [], []
+    for s in SYSTEMS:
+        mu = MEANS[s] + instance + rng.normal(0, 0.4, N)
+        judged = mu if perfect else mu + judge_bias + rng.normal(0, judge_noise, N)
+        judge_rows.append(pd.DataFrame({"system": s, "instance": np.arange(N), "question": "q", "score": judged}))
+        need = evaluated[(truth & predicted[s])[evaluated]]
+        values = mu[need][:, None] + rng.normal(0, 0.9, (len(need), raters))
+        rating_rows.append(pd.DataFrame({
+            "system": s, "instance": np.repeat(need, raters), "question": "q",
+            "rater": np.tile([f"r{k}" for k in range(raters)], len(need)), "value": values.ravel(),
+        }))
+    return pd.concat(rating_rows, ignore_index=True), pd.concat(judge_rows, ignore_index=True), evaluated
+
+
+def intervals(columns, system, lam):
+    """The report's interval of `system` on its columns, as `judges.build` computes it."""
+    rows = columns.loc[system]
+    return ppi.mean_interval(*ppi.split(rows["human"].to_numpy(), rows["judge"].to_numpy()), lam=lam)
+
+
+def test_eq1_and_plain_means_order_the_simulated_systems_differently():
+    truth, predicted = detection_case()
+    truth_eq1 = true_eq1(truth, predicted)
+    assert sorted(SYSTEMS, key=lambda s: -truth_eq1[s]) == ["recall", "middle", "precise"]
+    assert sorted(SYSTEMS, key=lambda s: -MEANS[s]) == ["precise", "middle", "recall"]
+
+
+def test_the_human_only_centre_is_the_leaderboards_score_and_orders_the_report():
+    truth, predicted = detection_case()
+    ratings, judge, evaluated = campaign(np.random.default_rng(1), truth, predicted)
+    ratings["value"] = ratings["value"].round().clip(1, 5)  # the leaderboard's report reads a 1-5 scale
+    statistic = judges.ranked_statistic(ratings, ["q"], truth, predicted, evaluated)
+    board = report.build_report(
+        ratings, truth, [report.SystemSpec(s, predicted=predicted[s]) for s in SYSTEMS], questions=["q"], evaluated=evaluated,
+    )
+    detection = judges.Detection(truth, predicted, evaluated, ("q",))
+    body = judges.build(ratings, judge, list(SYSTEMS), ranked_by=statistic, detection=detection)
+    rows = {row["system"]: row for row in body["systems"]}
+    for row in board["systems"]:
+        assert rows[row["system"]]["human_only"]["estimate"] == pytest.approx(row["final"], abs=1e-12)
+    # The order is the leaderboard's (not the plain means'), and the top row has the highest centres.
+    order = [row["system"] for row in body["systems"]]
+    assert order == sorted(SYSTEMS, key=lambda s: -statistic[s]) and order[-1] == "precise"
+    assert ratings.groupby("system")["value"].mean().idxmax() == "precise"
+    # The human-only centres are the leaderboard's scores, so they run down the table with it (the
+    # PPI++ centres move with the judge's scores on the unrated instances; close rows may swap).
+    centres = [row["human_only"]["estimate"] for row in body["systems"]]
+    assert centres == sorted(centres, reverse=True)
+    assert "Eq. 1" in body["intervals_on"]
+    # Adjacent pairs are differences of the same statistic.
+    first = body["pairs"][0]
+    assert first["human_only"]["estimate"] == pytest.approx(rows["recall"]["human_only"]["estimate"] - rows["middle"]["human_only"]["estimate"])
+    assert {row["system"] for row in body["rank_sets"]["ppi"]} == set(SYSTEMS)
+
+
+def test_the_intervals_cover_the_true_eq1_score_at_the_nominal_level():
+    """400 campaigns x 3 systems = 1,200 intervals of each kind at 95%: binomial SE
+    sqrt(0.95 * 0.05 / 1200) = 0.0063, and the band 0.93..0.97 is about 3 SE either side."""
+    truth, predicted = detection_case()
+    truth_eq1 = true_eq1(truth, predicted)
+    rng = np.random.default_rng(2024)
+    hits = {"human_only": 0, "ppi": 0}
+    total = 0
+    for draw in range(400):
+        truth, predicted = detection_case(redraw=1000 + draw)
+        ratings, judge, evaluated = campaign(rng, truth, predicted)
+        columns = judges.eq1_pseudo_values(ratings, judge, list(SYSTEMS), judges.Detection(truth, predicted, evaluated, ("q",)))
+        for s in SYSTEMS:
+            for kind, lam in (("human_only", 0), ("ppi", "tuned")):
+                interval = intervals(columns, s, lam)
+                hits[kind] += interval.low <= truth_eq1[s] <= interval.high
+            total += 1
+    for kind, count in hits.items():
+        assert 0.93 <= count / total <= 0.97, (kind, count / total)
+
+
+def test_a_perfect_judge_shrinks_the_eq1_intervals():
+    truth, predicted = detection_case()
+    ratings, judge, evaluated = campaign(np.random.default_rng(5), truth, predicted, perfect=True)
+    columns = judges.eq1_pseudo_values(ratings, judge, list(SYSTEMS), judges.Detection(truth, predicted, evaluated, ("q",)))
+    for s in SYSTEMS:
+        human_only, combined = intervals(columns, s, 0), intervals(columns, s, "tuned")
+        assert combined.width < 0.8 * human_only.width, s
+
+
+def test_without_detection_the_intervals_are_on_plain_means():
+    truth, predicted = detection_case()
+    ratings, judge, evaluated = campaign(np.random.default_rng(3), truth, predicted)
+    plain = judges.build(ratings, judge, list(SYSTEMS))
+    unlabelled = judges.build(ratings, judge, list(SYSTEMS), detection=judges.Detection(truth, dict.fromkeys(SYSTEMS), evaluated, ("q",)))
+    assert plain["systems"] == unlabelled["systems"] and "plain means" in plain["intervals_on"]
+    rated = ratings.groupby(["system", "instance"])["value"].mean().groupby("system").mean()
+    for row in plain["systems"]:
+        assert row["human_only"]["estimate"] == pytest.approx(rated[row["system"]])
