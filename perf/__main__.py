@@ -7,6 +7,7 @@ import traceback
 BENCHMARKS = {
     "import": "perf.bench_import",
     "claims": "perf.bench_claims",
+    "cycle": "perf.bench_cycle",
     "memory": "perf.bench_memory",
     "exports": "perf.bench_exports",
     "evaluation": "perf.bench_evaluation",

@@ -8,7 +8,10 @@ the standard library's own mechanism (`importlib.util.LazyLoader`, the recipe of
 documentation), not a proxy of ours. Pure: no Django.
 
 Finding a submodule imports its parent package at once, so `lazy("scipy.signal")` would load scipy:
-defer a submodule only when its parent is light (quorum/web_memory.py defers `evaluation.stats.*`).
+defer a submodule only when its parent is light (evaluation's pages and services defer the
+`evaluation.stats.*` modules so: `evaluation/stats/__init__.py` is empty). A module-level use (a
+constant, a default argument, a name imported with `from`) runs the code at once, so those read
+the module's attributes when called; `tests/test_web_imports.py` holds the web process to it.
 Keep the real import under `TYPE_CHECKING` so that type checkers see the module: see
 annotation/quality/flags.py. Python 3.11's LazyLoader does not lock the first use: two threads
 using a lazy module for the first time at once may both run its code. The web servers run sync

@@ -434,6 +434,9 @@ SESSION_ENGINE = env.str(
     "QUORUM_SESSION_ENGINE",
     default="django.contrib.sessions.backends.cached_db" if _SHARED_CACHE else "django.contrib.sessions.backends.db",
 )
+# The annotation loop's hottest statements are prepared on the PostgreSQL server once per connection
+# (quorum/compiled_queries.py). Turn off behind a pooler in transaction mode, which cannot keep them.
+QUORUM_PREPARED_STATEMENTS = env.bool("QUORUM_PREPARED_STATEMENTS", default=True)
 QUORUM_JOB_PROVIDER_CACHE_SECONDS = env.int("QUORUM_JOB_PROVIDER_CACHE_SECONDS", default=300)  # claims read a job's provider from the cache
 QUORUM_CONFIRM_RETRY_SECONDS = env.int("QUORUM_CONFIRM_RETRY_SECONDS", default=120)  # ask a provider again to confirm an entry
 QUORUM_MTURK_CONFIRM_MARGIN_MINUTES = env.int("QUORUM_MTURK_CONFIRM_MARGIN_MINUTES", default=30)  # after an assignment's duration, MTurk's silence refutes it

@@ -14,13 +14,20 @@ import re
 import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
+from functools import cache
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import ijson
-import numpy as np
+
+from quorum.lazy_modules import lazy
 
 from .json_errors import MAX_DEPTH, TOO_DEEP, locate_syntax_error
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy("numpy")
 
 USER = "user"
 SYSTEM = "system"
@@ -216,9 +223,16 @@ _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _BYTE_STRING = re.compile(rb'"[^"]*"')
 _AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
 _QUOTE = ord('"')
-_STEP_OF = np.zeros(256, dtype=np.int8)  # byte -> +1 for what opens a container, -1 for what closes one
-_STEP_OF[list(b"[{")] = 1
-_STEP_OF[list(b"]}")] = -1
+
+
+@cache
+def _step_of():
+    """byte -> +1 for what opens a container, -1 for what closes one (made on first use: numpy is
+    loaded by the web process only when an import needs it)."""
+    step = np.zeros(256, dtype=np.int8)
+    step[list(b"[{")] = 1
+    step[list(b"]}")] = -1
+    return step
 
 
 def _depth_within(text: str) -> bool:
@@ -330,7 +344,7 @@ class JsonStreamGuard:
         quotes = (shape == _QUOTE).view(np.uint8)
         quotes[0] ^= in_string
         inside = np.bitwise_xor.accumulate(quotes)  # 1 within a string (its closing quote included)
-        steps = _STEP_OF[shape]
+        steps = _step_of()[shape]
         steps[inside.view(bool)] = 0
         levels = np.cumsum(steps, dtype=np.int32)
         if depth + int(levels.max()) > MAX_DEPTH:

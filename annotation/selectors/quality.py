@@ -5,17 +5,25 @@ Agreement here calls `krippendorff.alpha` directly: `evaluation.stats.agreement`
 annotation must not import (DESIGN.md, "Apps"). What is measured, and at which level, is the task
 type's to say (`agreement_values`, `agreement_level`).
 """
+from __future__ import annotations
+
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import krippendorff
-import numpy as np
+from quorum.lazy_modules import lazy
 
 from .. import task_types
 from ..models import Item, Job, QualityPolicy, Response, ReviewRound
 from ..task_types.vote import AGAINST, FOR
 from .flags import StoredFlags, stored_flags, stored_worker_flags
+
+if TYPE_CHECKING:
+    import krippendorff
+    import numpy as np
+else:
+    krippendorff = lazy("krippendorff")
+    np = lazy("numpy")
 
 #: A task type's level of measurement as krippendorff names it.
 KRIPPENDORFF_LEVELS: dict[str, Literal["nominal", "ordinal", "interval", "ratio"]] = {

@@ -8,13 +8,18 @@ A judged task is one question of one item: for a vote job, one part of the respo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from quorum.lazy_modules import lazy
 
 from .. import task_types
 from ..models import Job, JobReliability, Response, ReviewRound
 from ..quality.reliability import JUDGEMENT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 
 @dataclass

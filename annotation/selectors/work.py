@@ -8,6 +8,8 @@ from django.db.models import Aggregate, Count, Exists, OuterRef, Subquery, TextF
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from quorum.compiled_queries import CompiledQuery
+
 from ..models import Item, Job, Response, Slot, Turn, Worker
 from .feedback import feedback_subquery
 from .jobs import dialog_history, jobs_open_to
@@ -100,15 +102,8 @@ class _JSONRows(Aggregate):
         )
 
 
-def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot | None:
-    """A work page's slot with everything the page and the services need, in one query.
-
-    Joined: the item, its turn, its job and the job's quality policy (`selectors.policies`), the
-    worker who holds the slot and their user (the page checks the login against it). Annotated,
-    for the worker of the token: `job_restricted`/`job_lists_worker` (the job's annotator list),
-    `done_id` (their response to this item, if any). With `for_page`, also `your_responses` (their
-    responses in the job) and `history_json` (the dialog up to the item's turn, see `history_of`).
-    """
+def _work_slot_query(slot_id: int, worker_id: int, *, for_page: bool):
+    """The queryset of `work_slot` (see there)."""
     # Every queryset here is unordered (order_by()): the models' default orderings join the job,
     # dialog and corpus tables only to sort one row, and cost more to compile and plan than to run.
     annotators = Job.annotators.through.objects.filter(job_id=OuterRef("job_id"))
@@ -128,12 +123,32 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
         annotations["history_json"] = Subquery(
             turns.order_by().values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
         )
-    found = list(
+    return (
         Slot.objects.select_related("item__turn", "item__job__quality", "worker__user")
         .filter(pk=slot_id)
         .annotate(**annotations)
         .order_by()[:1]
     )
+
+
+# Compiled once per process (quorum.compiled_queries): the loop runs this read twice per cycle, and
+# building its SQL cost more than the rest of the request's Python.
+_WORK_SLOT: dict[bool, CompiledQuery[Slot]] = {
+    for_page: CompiledQuery(lambda slot_id, worker_id, for_page=for_page: _work_slot_query(slot_id, worker_id, for_page=for_page), slot_id=int, worker_id=int)
+    for for_page in (False, True)
+}
+
+
+def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot | None:
+    """A work page's slot with everything the page and the services need, in one query.
+
+    Joined: the item, its turn, its job and the job's quality policy (`selectors.policies`), the
+    worker who holds the slot and their user (the page checks the login against it). Annotated,
+    for the worker of the token: `job_restricted`/`job_lists_worker` (the job's annotator list),
+    `done_id` (their response to this item, if any). With `for_page`, also `your_responses` (their
+    responses in the job) and `history_json` (the dialog up to the item's turn, see `history_of`).
+    """
+    found = _WORK_SLOT[for_page].fetch(slot_id=slot_id, worker_id=worker_id)
     slot = found[0] if found else None
     if slot is not None:
         slot.job = slot.item.job  # the same row: Slot.job is a copy of item.job

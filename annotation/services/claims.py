@@ -7,13 +7,17 @@ constraint `slot_one_worker_per_item` keeps a worker to one slot per item; Postg
 `SELECT ... FOR UPDATE SKIP LOCKED` lets concurrent claimers take different slots without waiting.
 On SQLite, transactions begin IMMEDIATE (see settings), which serializes writers instead.
 """
+from collections.abc import Mapping
 from contextlib import nullcontext
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import cache
 from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+
+from quorum.compiled_queries import CompiledQuery, CompiledUpdate, prepared_cursor
 
 from .. import task_types
 from ..extensions import claim_watchers
@@ -99,21 +103,48 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
 
 def _held(job: Job, worker: Worker, now):
     """The worker's unexpired claims in the job, first in position order."""
-    return Slot.objects.filter(job=job, worker=worker, state=Slot.State.CLAIMED, expires_at__gt=now).order_by("position")
+    return _held_by(job.pk, worker.pk, now)
+
+
+def _held_by(job_id: int, worker_id: int, now):
+    return Slot.objects.filter(job_id=job_id, worker_id=worker_id, state=Slot.State.CLAIMED, expires_at__gt=now).order_by("position")
 
 
 def _open_slots(job: Job, worker: Worker):
     """Open slots of the job this worker may take: never an item they hold, did or skipped, never
     a vote on their own work, never one its task type holds back."""
-    slots = (
-        Slot.objects.filter(job=job, state=Slot.State.OPEN)
-        .exclude(item_id__in=Slot.objects.filter(job=job, worker=worker).values("item_id"))
-        .exclude(item_id__in=SkippedItem.objects.filter(worker=worker).values("item_id"))
-        .exclude(barred_worker=worker)
-    )
-    holds = capability(task_types.get(job.task_type), HoldsBackItems)
-    held_back = holds.held_back(job) if holds else None  # e.g. chats with a paused system
+    slots = _open_slots_of(job.pk, worker.pk)
+    held_back = _held_back(job)
     return slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()}) if held_back else slots
+
+
+def _held_back(job: Job) -> Mapping | None:
+    """What the job's task type holds back now (e.g. chats with a paused system), as item lookups."""
+    holds = capability(task_types.get(job.task_type), HoldsBackItems)
+    return holds.held_back(job) if holds else None
+
+
+def _open_slots_of(job_id: int, worker_id: int):
+    """`_open_slots` before what the task type holds back."""
+    return (
+        Slot.objects.filter(job_id=job_id, state=Slot.State.OPEN)
+        .exclude(item_id__in=Slot.objects.filter(job_id=job_id, worker_id=worker_id).values("item_id"))
+        .exclude(item_id__in=SkippedItem.objects.filter(worker_id=worker_id).values("item_id"))
+        .exclude(barred_worker_id=worker_id)
+    )
+
+
+def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: Mapping | None = None):
+    """The one-statement claim's pick: the first open slot for the worker, unless they hold a claim."""
+    slots = _open_slots_of(job_id, worker_id)
+    if held_back:
+        slots = slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()})
+    return slots.filter(~Exists(_held_by(job_id, worker_id, now))).order_by("position").values("pk")[:1]
+
+
+# The plain claim's pick compiled once per process (quorum.compiled_queries): building it cost more
+# than running it, on every cycle of the annotation loop.
+_PLAIN_PICK = CompiledQuery(_first_open_unless_held, job_id=int, worker_id=int, now=datetime)
 
 
 def _claims_in_one_statement(kind, job: Job) -> bool:
@@ -140,30 +171,48 @@ def _claim_in_one_statement(job: Job, worker: Worker, now) -> Slot | None:
     exhausted job.
     """
     expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
-    held = Exists(_held(job, worker, now))
-    pick = _open_slots(job, worker).filter(~held).order_by("position").values("pk")[:1]
-    pick_sql, pick_params = pick.query.sql_with_params()
-    qn = connection.ops.quote_name
-    columns = ", ".join(qn(f.column) for f in Slot._meta.concrete_fields)
-    sql = (
-        f"UPDATE {qn(Slot._meta.db_table)} SET {qn('state')} = %s, {qn('worker_id')} = %s, "
-        f"{qn('claimed_at')} = %s, {qn('expires_at')} = %s "
-        f"WHERE {qn('id')} = ({pick_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
-    )
+    held_back = _held_back(job)
+    if held_back:  # what is held back changes from call to call: this pick is built each time
+        pick_sql, pick_params = _first_open_unless_held(job.pk, worker.pk, now, held_back).query.sql_with_params()
+        sql = _claim_statement(pick_sql)
+    else:
+        pick_sql, pick_params = _PLAIN_PICK.sql_with_params(job_id=job.pk, worker_id=worker.pk, now=now)
+        sql = _plain_claim_statement(pick_sql)
+    params = [Slot.State.CLAIMED, worker.pk, now, expires_at, *pick_params]
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             # Alone, the statement is its own transaction; inside a caller's, a savepoint keeps a
             # unique violation from spoiling it.
             with transaction.atomic() if connection.in_atomic_block else nullcontext():
-                claimed = list(Slot.objects.raw(sql, [Slot.State.CLAIMED, worker.pk, now, expires_at, *pick_params]))
+                with prepared_cursor() as cursor:
+                    cursor.execute(sql, params)
+                    row = cursor.fetchone()
         except IntegrityError:
             continue  # the same worker claimed another slot of this item in a concurrent request
-        if claimed:
-            slot = claimed[0]
+        if row is not None:
+            slot = Slot.from_db(connection.alias, _SLOT_COLUMNS, row)
             slot.job = job
             return slot
         return _held(job, worker, now).first()
     raise ClaimError("Too many simultaneous requests; please try again.")
+
+
+_SLOT_COLUMNS = [f.attname for f in Slot._meta.concrete_fields]
+
+
+def _claim_statement(pick_sql: str) -> str:
+    qn = connection.ops.quote_name
+    columns = ", ".join(qn(f.column) for f in Slot._meta.concrete_fields)
+    return (
+        f"UPDATE {qn(Slot._meta.db_table)} SET {qn('state')} = %s, {qn('worker_id')} = %s, "
+        f"{qn('claimed_at')} = %s, {qn('expires_at')} = %s "
+        f"WHERE {qn('id')} = ({pick_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
+    )
+
+
+@cache
+def _plain_claim_statement(pick_sql: str) -> str:
+    return _claim_statement(pick_sql)
 
 
 def release_slot(*, slot_id: int, worker: Worker) -> None:
@@ -263,7 +312,7 @@ def submit(
 def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry, records) -> Submission:
     """The transaction of `submit`: the slot, the response, its files, its life."""
     # Lock the item first: concurrent submissions to one item then decide completion in turn.
-    item = Item.objects.select_for_update().get(pk=slot.item_id)
+    item = _locked_item(slot.item_id)
     item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
     if _submit_held_claim(slot, worker):
         claimed_at = slot.claimed_at
@@ -292,13 +341,43 @@ def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, activ
     )
     # Complete when no other slot is left unsubmitted: the check and the write in one statement,
     # run under the item's lock, so it sees every submission committed before ours.
-    unsubmitted = Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED)
-    if Item.objects.filter(pk=item.pk).filter(~Exists(unsubmitted)).update(state=Item.State.COMPLETE):
+    if _COMPLETE_IF_ALL_SUBMITTED.run(item_id=item.pk):
         item.state = Item.State.COMPLETE
     responses.begin(response, kind=kind, needs_confirmation=not worker.is_in_house)
     uploads.keep(response, kind, files, written)
     transaction.on_commit(lambda: response_submitted.send(sender=Response, response=response))
     return Submission(response, created=True)
+
+
+# The submission's three statements on the items and slots, compiled once per process
+# (quorum.compiled_queries): building them cost more than running them, on every cycle of the loop.
+# Unordered: the model's default ordering joins the job, and FOR UPDATE would lock the job's row too.
+_ITEM_LOCKED = CompiledQuery(lambda item_id: Item.objects.select_for_update().filter(pk=item_id).order_by(), item_id=int)
+_SUBMIT_IF_STILL_CLAIMED = CompiledUpdate(
+    lambda slot_id, worker_id, claimed_at: (
+        Slot.objects.filter(pk=slot_id, worker_id=worker_id, state=Slot.State.CLAIMED, claimed_at=claimed_at),
+        {"state": Slot.State.SUBMITTED, "expires_at": None},
+    ),
+    slot_id=int, worker_id=int, claimed_at=datetime,
+)
+# Complete when no other slot is left unsubmitted: the check and the write in one statement.
+_COMPLETE_IF_ALL_SUBMITTED = CompiledUpdate(
+    lambda item_id: (
+        Item.objects.filter(pk=item_id).filter(
+            ~Exists(Slot.objects.filter(item_id=OuterRef("pk")).exclude(state=Slot.State.SUBMITTED))
+        ),
+        {"state": Item.State.COMPLETE},
+    ),
+    item_id=int,
+)
+
+
+def _locked_item(item_id: int) -> Item:
+    """The item, its row locked until the transaction ends."""
+    found = _ITEM_LOCKED.fetch(item_id=item_id)
+    if not found:
+        raise Item.DoesNotExist(f"Item {item_id} does not exist.")
+    return found[0]
 
 
 def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
@@ -307,9 +386,9 @@ def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
     it is not, and the caller looks again under a lock."""
     if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
         return False
-    written = Slot.objects.filter(
-        pk=slot.pk, worker=worker, state=Slot.State.CLAIMED, claimed_at=slot.claimed_at
-    ).update(state=Slot.State.SUBMITTED, expires_at=None)
+    if slot.claimed_at is None:
+        return False
+    written = _SUBMIT_IF_STILL_CLAIMED.run(slot_id=slot.pk, worker_id=worker.pk, claimed_at=slot.claimed_at)
     if written:
         slot.state, slot.expires_at = Slot.State.SUBMITTED, None
     return bool(written)

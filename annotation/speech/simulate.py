@@ -22,13 +22,19 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
-import numpy as np
+from quorum.lazy_modules import lazy
 
 from .asr import AsrBackend, get_backend
 from .audio import Audio, read_wav, resample, write_wav
 from .tts import synthesize
 from .wer import word_errors
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy("numpy")
 
 SAMPLE_RATE = 16000
 CLEAN_SNR_DB = 50.0

@@ -1,4 +1,7 @@
 """Serializers of the evaluation API (reads of campaigns, and the agreement upload form)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -9,10 +12,15 @@ from annotation.models import Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun
-from evaluation.stats import agreement
 from quorum.api.strict import RefusesUnknownFields
+from quorum.lazy_modules import lazy
 from quorum.progress import is_finished
 from quorum.strict_json import json_safe
+
+if TYPE_CHECKING:
+    from evaluation.stats import agreement
+else:
+    agreement = lazy("evaluation.stats.agreement")
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000

@@ -4,9 +4,11 @@ Thin views: results are computed by a Celery task (`POST .../results/`) and ever
 stored report; a refusal by a service (EvaluationInputError) or bad input is a 400 with a reason,
 a refused delete of a campaign a 409 naming what depends on it.
 """
-import io
+from __future__ import annotations
 
-import pandas as pd
+import io
+from typing import TYPE_CHECKING
+
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -43,10 +45,18 @@ from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.models import Campaign, CampaignRun, Rating, TestSet
-from evaluation.stats import agreement
 from quorum import limits
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluation.stats import agreement
+else:
+    pd = lazy("pandas")
+    agreement = lazy("evaluation.stats.agreement")
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.

@@ -5,9 +5,18 @@ the output shown on the left (`stats.style`). Computed with the ranking into the
 report (`services/pairwise.py`), never on a page's request."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 
-from evaluation.stats import bradley_terry, fragility, style
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import bradley_terry, fragility, style
+else:
+    bradley_terry = lazy("evaluation.stats.bradley_terry")
+    fragility = lazy("evaluation.stats.fragility")
+    style = lazy("evaluation.stats.style")
 
 
 def pairwise_controls(records: list[dict], ranking: bradley_terry.BradleyTerryBootstrap, step=lambda: None) -> dict:

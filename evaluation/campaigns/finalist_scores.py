@@ -7,9 +7,15 @@ A value is *computed* when `score_entries` computed it from the entry's outputs 
 """
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evaluation.models import Entry
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 COMPUTED = "computed"
 UPLOADED = "uploaded"

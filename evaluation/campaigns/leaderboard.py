@@ -12,9 +12,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
-from evaluation.stats import fragility
 from quorum.csv_safety import formatted_cell, safe_row
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import fragility
+else:
+    fragility = lazy("evaluation.stats.fragility")
+
 
 NOT_RATED = "not rated"
 

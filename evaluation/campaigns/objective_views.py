@@ -1,5 +1,9 @@
 """The objective-scores page of a test set: compute the DSTC9 Track 1 metrics of its entries (in
 the background, with progress), compare an uploaded score.csv, score a DSTC6 result file."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -15,8 +19,13 @@ from evaluation.campaigns.services.objective import (
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.models import ObjectiveScoringRun, TestSet
-from evaluation.stats import objective
+from quorum.lazy_modules import lazy
 from quorum.roles import organizer_required
+
+if TYPE_CHECKING:
+    from evaluation.stats import objective
+else:
+    objective = lazy("evaluation.stats.objective")
 
 
 def _page(request, test_set, *, comparison_form=None, dstc6_form=None, comparison=None, dstc6=None, status=200):

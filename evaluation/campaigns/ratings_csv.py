@@ -12,10 +12,20 @@ first appearance.
 """
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from evaluation.stats.report import KINDS, SystemSpec
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from evaluation.stats import report
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
+    report = lazy("evaluation.stats.report")
+
 
 REQUIRED = ("system", "instance", "rater", "question", "rating")
 OPTIONAL = ("kind", "target", "predicted")
@@ -112,15 +122,15 @@ def _truth(frame: pd.DataFrame, instance_ids: list, instance_index: pd.Series, n
     return truth
 
 
-def _system(frame: pd.DataFrame, label: str, instance_index: pd.Series, n: int, name: str) -> SystemSpec:
+def _system(frame: pd.DataFrame, label: str, instance_index: pd.Series, n: int, name: str) -> report.SystemSpec:
     """One system's kind and, with a `predicted` column, its detection."""
     rows = frame["system"] == label
     kinds = set(frame.loc[rows, "kind"]) - {""} if "kind" in frame.columns else set()
-    if len(kinds) > 1 or (kinds and not kinds <= set(KINDS)):
-        raise RatingsFileError(f"{name}: system {label!r} has kind {', '.join(sorted(kinds))}; give one of {', '.join(KINDS)}")
+    if len(kinds) > 1 or (kinds and not kinds <= set(report.KINDS)):
+        raise RatingsFileError(f"{name}: system {label!r} has kind {', '.join(sorted(kinds))}; give one of {', '.join(report.KINDS)}")
     predicted = None
     if "predicted" in frame.columns:
         flags = _flag(frame.loc[rows], "predicted", name)
         predicted = np.zeros(n, dtype=bool)  # an instance the system was not rated on: not predicted
         predicted[instance_index[rows][flags == 1].unique()] = True
-    return SystemSpec(label=label, kind=kinds.pop() if kinds else "entry", predicted=predicted)
+    return report.SystemSpec(label=label, kind=kinds.pop() if kinds else "entry", predicted=predicted)

@@ -1,10 +1,11 @@
 """Reads of campaigns: their stored results and files, crowd progress, pilots for the planner,
 adaptive looks; and pairwise jobs' votes and their stored ranking report."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
 
@@ -12,7 +13,17 @@ from annotation import task_types
 from annotation.models import Job, Response, RunStatus, Slot
 from evaluation.campaigns import ratings_csv
 from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, PairwiseReport, Rating, TestSet
-from evaluation.stats import report_power
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from evaluation.stats import report_power
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
+    report_power = lazy("evaluation.stats.report_power")
 
 
 def campaigns():

@@ -1,5 +1,8 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
+from __future__ import annotations
+
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.db import transaction
@@ -32,9 +35,15 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
 from evaluation.models import Campaign, CampaignRun, PairwiseReport, TestSet
-from evaluation.stats import fragility, pairwise_report
+from quorum.lazy_modules import lazy
 from quorum.progress import is_finished, progress_response
 from quorum.roles import organizer_required
+
+if TYPE_CHECKING:
+    from evaluation.stats import fragility, pairwise_report
+else:
+    fragility = lazy("evaluation.stats.fragility")
+    pairwise_report = lazy("evaluation.stats.pairwise_report")
 
 
 def _with_cells(rows, questions):
@@ -411,7 +420,7 @@ def campaign_download(request, pk, name):
     return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=f"{WRITTEN_FILES[name]}; charset=utf-8")
 
 
-RANKING_FORMATS = {"csv": ("text/csv", pairwise_report.to_csv), "md": ("text/markdown", pairwise_report.to_markdown)}
+RANKING_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown")}  # pairwise_report's writers
 
 
 @organizer_required
@@ -425,7 +434,8 @@ def pairwise_ranking(request, pk, fmt=None):
     if fmt is not None:
         if fmt not in RANKING_FORMATS or body is None or not body["rows"]:
             raise Http404("No such format, or no stored ranking yet.")
-        content_type, render_as = RANKING_FORMATS[fmt]
+        content_type, writer = RANKING_FORMATS[fmt]
+        render_as = getattr(pairwise_report, writer)
         if fmt == "md":
             text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=body.get("judge_sets", []))
         else:

@@ -1,6 +1,9 @@
 """Organizer pages of interactive evaluation: dialog systems (registered with the contract check)
 and user goals. Thin: the services write, the selectors read."""
+from __future__ import annotations
+
 from functools import partial, wraps
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
@@ -29,11 +32,17 @@ from evaluation.interactive.services.systems import (
     register_system,
 )
 from evaluation.models import ChatScreening, DialogSystem, TestSet
-from evaluation.stats import fragility, interactive
 from quorum import limits
+from quorum.lazy_modules import lazy
 from quorum.roles import organizer_required
 
-RESULT_FORMATS = {"csv": ("text/csv", interactive.to_csv), "md": ("text/markdown", interactive.to_markdown)}
+if TYPE_CHECKING:
+    from evaluation.stats import fragility, interactive
+else:
+    fragility = lazy("evaluation.stats.fragility")
+    interactive = lazy("evaluation.stats.interactive")
+
+RESULT_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown")}  # evaluation.stats.interactive's writers
 
 
 def keep_or_drop(request, decide, back):
@@ -221,7 +230,8 @@ def interactive_results(request, pk, fmt=None):
     if fmt is not None:
         if fmt not in RESULT_FORMATS or not result["systems"]:
             raise Http404("No such format, or no dialogs count yet.")
-        content_type, render_as = RESULT_FORMATS[fmt]
+        content_type, writer = RESULT_FORMATS[fmt]
+        render_as = getattr(interactive, writer)
         body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'

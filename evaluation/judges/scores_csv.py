@@ -7,7 +7,15 @@ as the campaign shows it (team/entry), `instance` the index of the instance in t
 """
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
+
 
 COLUMNS = ("system", "instance", "question", "score")
 

@@ -1,12 +1,20 @@
 """Reads of automatic judges' runs."""
+from __future__ import annotations
+
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from annotation import task_types
 from annotation.models import Item
 from evaluation.campaigns.selectors import pairwise_records
 from evaluation.judges import verdicts_csv
 from evaluation.models import JudgeRun, PairwiseJudgeRun
-from evaluation.stats import ranksets
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import ranksets
+else:
+    ranksets = lazy("evaluation.stats.ranksets")
 
 
 def judge_runs(campaign):

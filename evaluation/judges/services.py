@@ -4,7 +4,8 @@ One transaction each; a bad file raises EvaluationInputError naming the line, an
 """
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 
 from annotation.models import Item, Job
@@ -13,7 +14,16 @@ from evaluation.campaigns.services.pairwise import request_report as request_pai
 from evaluation.errors import EvaluationInputError
 from evaluation.judges import scores_csv, verdicts_csv
 from evaluation.models import Campaign, JudgeRun, JudgeScore, PairwiseJudgeRun, PairwiseJudgeVerdict, Rating
-from evaluation.stats import judge_agreement, judges
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluation.stats import judge_agreement, judges
+else:
+    pd = lazy("pandas")
+    judge_agreement = lazy("evaluation.stats.judge_agreement")
+    judges = lazy("evaluation.stats.judges")
 
 
 def _ranked_entries(campaign: Campaign) -> dict:
@@ -29,9 +39,13 @@ def _judge_frame(run: JudgeRun) -> pd.DataFrame:
 
 
 @transaction.atomic
-def compute_judge_report(run: JudgeRun, epsilon=judge_agreement.DEFAULT_EPSILON, alpha=0.05, scoring=judge_agreement.DEFAULT_SCORING) -> dict:
+def compute_judge_report(run: JudgeRun, epsilon: float | None = None, alpha=0.05, scoring: str | None = None) -> dict:
     """Recompute and store the run's report against the campaign's current ratings. `scoring`: the
-    alternative-annotator test's scoring function (`neg_rmse` for numeric ratings, `accuracy`)."""
+    alternative-annotator test's scoring function (`neg_rmse` for numeric ratings, `accuracy`).
+    `epsilon` and `scoring` default to `judge_agreement`'s (read when called: the web process loads
+    the statistics only when a page needs them)."""
+    epsilon = judge_agreement.DEFAULT_EPSILON if epsilon is None else epsilon
+    scoring = judge_agreement.DEFAULT_SCORING if scoring is None else scoring
     if scoring not in judge_agreement.SCORING_FUNCTIONS:
         raise EvaluationInputError(f"unknown scoring function {scoring!r}: one of {', '.join(judge_agreement.SCORING_FUNCTIONS)}")
     campaign = run.campaign

@@ -8,9 +8,15 @@ tie or when the judge gives none. Everything wrong is named by line, and nothing
 """
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evaluation.judges.scores_csv import JudgeFileError, line_number, read_columns
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 REQUIRED = ("pair", "preferred")
 OPTIONAL = ("probability",)

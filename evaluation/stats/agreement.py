@@ -16,10 +16,19 @@ Pure module: numpy, pandas and the `krippendorff` package, no Django.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-import krippendorff
-import numpy as np
-import pandas as pd
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import krippendorff
+    import numpy as np
+    import pandas as pd
+else:
+    krippendorff = lazy("krippendorff")
+    np = lazy("numpy")
+    pd = lazy("pandas")
+
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 LIKERT_1_5 = (1, 2, 3, 4, 5)

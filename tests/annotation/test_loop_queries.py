@@ -22,6 +22,9 @@ from tests.factories import good_answers, make_corpus, make_live_job
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 MAX_QUERIES = 12
+#: The page script's cycle (one request): what issue 26 measured, and no more; 10 when sessions come
+#: from a shared cache.
+ONE_REQUEST_MAX_QUERIES = 11
 
 
 def _token(url: str) -> str:
@@ -89,8 +92,8 @@ def test_one_request_cycle_costs_no_more_than_the_two_request_one(annotator_on_a
         page = client.post(url, answers, HTTP_X_QUORUM_CYCLE="page", HTTP_ACCEPT="text/html")
 
     assert page.status_code == 200, page.content[:2000]
-    assert len(captured.captured_queries) <= MAX_QUERIES, (
-        f"one single-request cycle took {len(captured.captured_queries)} queries (at most {MAX_QUERIES}):\n"
+    assert len(captured.captured_queries) <= ONE_REQUEST_MAX_QUERIES, (
+        f"one single-request cycle took {len(captured.captured_queries)} queries (at most {ONE_REQUEST_MAX_QUERIES}):\n"
         + _listing(captured.captured_queries)
     )
     following = Slot.objects.get(pk=read_token(_token(page["X-Quorum-Location"]))[0])
@@ -113,7 +116,7 @@ def test_with_sessions_in_a_shared_cache_the_cycle_reads_no_session(annotator_on
 
     assert page.status_code == 200
     assert not [q for q in captured.captured_queries if "django_session" in q["sql"]], _listing(captured.captured_queries)
-    assert len(captured.captured_queries) <= MAX_QUERIES - 2, _listing(captured.captured_queries)
+    assert len(captured.captured_queries) <= ONE_REQUEST_MAX_QUERIES - 1, _listing(captured.captured_queries)
     assert Slot.objects.get(pk=read_token(_token(page["X-Quorum-Location"]))[0]).worker_id == worker.pk
 
 

@@ -19,13 +19,20 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+from quorum.lazy_modules import lazy
 
 from ..audio import read_wav, resample
 from ..wer import normalize_words
 from . import AsrBackend, AsrUnavailable, Transcript
 from .g2p import espeak_pronunciation
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy("numpy")
+
 
 SAMPLE_RATE = 16000  # the bundled acoustic model's rate
 CACHE_VERSION = "1"  # bump when the model-building recipe changes, so old cached files are not reused

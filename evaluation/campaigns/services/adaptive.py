@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 import random
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db import transaction
 
 from annotation.models import Job, Response, Slot
@@ -33,8 +33,16 @@ from annotation.services.jobs import finish_job
 from evaluation.campaigns.services import rating_rounds
 from evaluation.campaigns.services.crowd import build_rows
 from evaluation.models import Campaign, CampaignJob, CampaignLook, Rating
-from evaluation.stats import allocation
 from quorum.background import after_commit
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from evaluation.stats import allocation
+else:
+    np = lazy("numpy")
+    allocation = lazy("evaluation.stats.allocation")
 
 PENDING = (Response.Status.AWAITING_CONFIRMATION, Response.Status.AWAITING_REVIEW, Response.Status.HELD)
 

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -12,9 +11,20 @@ from django.db.models import Q
 from evaluation.campaigns.services.inputs import refresh_inputs_version
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignJob, CampaignResult, Entry, Rating
-from evaluation.stats import report as report_module
-from evaluation.stats import scoring
 from quorum.background import after_commit
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from evaluation.stats import report as report_module
+    from evaluation.stats import scoring
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
+    report_module = lazy("evaluation.stats.report")
+    scoring = lazy("evaluation.stats.scoring")
 
 
 def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
@@ -164,8 +174,10 @@ def _report_inputs(campaign: Campaign):
     return ratings, truth, systems, crowd
 
 
-def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED) -> CampaignResult:
-    """The stored report for the campaign's current inputs, computing it only if it is missing."""
+def compute_campaign_results(campaign_id, bootstrap: int | None = None, seed: int | None = None) -> CampaignResult:
+    """The stored report for the campaign's current inputs, computing it only if it is missing.
+    `bootstrap` and `seed` default to `scoring`'s (read when called: the web process loads the
+    statistics only when a page needs them)."""
     campaign = Campaign.objects.select_related("test_set").get(pk=campaign_id)
     version = refresh_inputs_version(campaign)
     existing = CampaignResult.objects.filter(campaign=campaign, inputs_version=version).first()
@@ -176,7 +188,9 @@ def compute_campaign_results(campaign_id, bootstrap=scoring.DEFAULT_BOOTSTRAP, s
     started = time.perf_counter()
     try:
         body = report_module.build_report(
-            ratings, truth, systems, questions=campaign.questions, bootstrap=bootstrap, seed=seed, rater_ids_known=campaign.rater_ids_known,
+            ratings, truth, systems, questions=campaign.questions,
+            bootstrap=scoring.DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
+            seed=scoring.DEFAULT_SEED if seed is None else seed, rater_ids_known=campaign.rater_ids_known,
             evaluated=evaluated, fragility_mark=settings.QUORUM_FRAGILITY_MARK_SHARE,
         )
     except ValueError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -28,7 +29,13 @@ from evaluation.campaigns.services.campaigns import create_campaign, set_adaptiv
 from evaluation.campaigns.services.imports import add_ground_truth_entry
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, Entry, Rating
-from evaluation.stats import allocation
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import allocation
+else:
+    allocation = lazy("evaluation.stats.allocation")
+
 
 DEFAULT_REDUNDANCY = 3
 SPEAKERS = {"U": "user", "S": "system"}

@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evaluation.campaigns import leaderboard, plots
 from evaluation.campaigns.selectors import export_directory
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignResult, Rating
 from quorum import csv_safety
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 
 def latest_result(campaign: Campaign) -> CampaignResult:

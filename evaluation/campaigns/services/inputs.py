@@ -6,9 +6,15 @@ error type: both import this module, which imports neither.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from evaluation.models import Campaign, Rating
-from evaluation.stats import report as report_module
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import report as report_module
+else:
+    report_module = lazy("evaluation.stats.report")
 
 
 def inputs_version(campaign: Campaign) -> str:

@@ -12,6 +12,7 @@ import json
 import logging
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -21,9 +22,14 @@ from annotation.models import RunStatus
 from evaluation.campaigns.services.imports import BASELINE_TEAMS, read_score_csv, score_entry
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, ObjectiveScoringRun, TestSet
-from evaluation.stats import objective
 from quorum import strict_json
 from quorum.background import after_commit, queue_now
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import objective
+else:
+    objective = lazy("evaluation.stats.objective")
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -24,9 +25,14 @@ from evaluation.campaigns import controls
 from evaluation.campaigns.selectors import pairwise_records
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import PairwiseReport
-from evaluation.stats import bradley_terry
 from quorum.background import after_commit, queue_now
+from quorum.lazy_modules import lazy
 from quorum.strict_json import json_safe
+
+if TYPE_CHECKING:
+    from evaluation.stats import bradley_terry
+else:
+    bradley_terry = lazy("evaluation.stats.bradley_terry")
 
 logger = logging.getLogger(__name__)
 
@@ -36,12 +42,16 @@ TASK = "evaluation.tasks.compute_pairwise_report"
 STEPS = 4
 
 
-def build_report(job, n_resamples=bradley_terry.DEFAULT_BOOTSTRAP, seed=bradley_terry.DEFAULT_SEED, step=lambda: None) -> dict:
+def build_report(job, n_resamples: int | None = None, seed: int | None = None, step=lambda: None) -> dict:
     """The report of the job's counted votes as stored (JSON): {"rows" (`bradley_terry.export_rows`),
     "controls" (`controls.pairwise_controls`), "judge_sets" (the automatic judges' rank sets,
     `judges.selectors.pairwise_judge_rank_sets`), "votes", "bootstrap", "seed"}; without a vote,
     no rows and no controls.
-    ValueError when the votes cannot be fitted (the comparison graph falls apart)."""
+    ValueError when the votes cannot be fitted (the comparison graph falls apart).
+    `n_resamples` and `seed` default to `bradley_terry`'s (read when called: the web process loads
+    the statistics only when a page needs them)."""
+    n_resamples = bradley_terry.DEFAULT_BOOTSTRAP if n_resamples is None else n_resamples
+    seed = bradley_terry.DEFAULT_SEED if seed is None else seed
     records = pairwise_records(job)
     step()
     if not records:  # nothing to rank; a judge's rank sets say why they are not computed either

@@ -13,8 +13,8 @@ rater, weighted 1 / redundancy, clustered by instance).
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db import transaction
 
 from annotation.services.extra_slots import add_slots
@@ -23,9 +23,17 @@ from annotation.services.payload_jobs import add_payload_items
 from evaluation.campaigns.services.crowd import build_rows, rating_units_per_instance
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, Rating
-from evaluation.stats import allocation
 from hits.models import JobCrowdConfig
 from hits.services.postings import BudgetExceeded, reserve_postings
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from evaluation.stats import allocation
+else:
+    np = lazy("numpy")
+    allocation = lazy("evaluation.stats.allocation")
 
 
 def uses_rating_units(campaign: Campaign) -> bool:

@@ -6,11 +6,14 @@ The task claims the run, does the work publishing done/total, and stores the res
 the import's counts) or the refusal in words that say what to do; the upload is removed either way.
 The page shows the run through its progress endpoint (`quorum/progress.py`).
 """
+from __future__ import annotations
+
 import logging
 import shutil
 import zipfile
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -23,9 +26,14 @@ from evaluation.campaigns import selectors
 from evaluation.campaigns.services.uploads import check_human_eval_listing, import_human_eval_archive
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignRun
-from evaluation.stats import power
 from hits.providers import registry
 from quorum.background import after_commit, queue_now
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    from evaluation.stats import power
+else:
+    power = lazy("evaluation.stats.power")
 
 logger = logging.getLogger(__name__)
 

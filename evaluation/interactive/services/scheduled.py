@@ -2,9 +2,11 @@
 schedule the top-k entries by automatic score with an endpoint and no recent human evaluation get
 an interactive campaign. Writes: linking an entry to a system, the schedule, and the run that the
 beat task calls."""
-from datetime import timedelta
+from __future__ import annotations
 
-import pandas as pd
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -12,7 +14,15 @@ from evaluation.errors import EvaluationInputError
 from evaluation.interactive.selectors import entry_metrics
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.models import DialogSystem, Entry, EntryInteractiveRun, GoalSet, InteractiveSchedule, TestSet
-from evaluation.stats import scoring
+from quorum.lazy_modules import lazy
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluation.stats import scoring
+else:
+    pd = lazy("pandas")
+    scoring = lazy("evaluation.stats.scoring")
 
 
 def link_entry_system(entry: Entry, system: DialogSystem | None) -> Entry:
