@@ -67,7 +67,7 @@ class _Compiled:
         for build in (0, 1):
             values = {name: _stand_in(self._kinds[name], build, i) for i, name in enumerate(names)}
             compiler, sql, params = self._statement(**values)
-            built.append((compiler, sql, list(params), {v: n for n, v in values.items()}))
+            built.append((compiler, sql, list(params), {self._adapt(n, v): n for n, v in values.items()}))
         (compiler, sql, params, first), (_c, sql_again, params_again, second) = built
         if sql != sql_again or len(params) != len(params_again):
             raise ValueError("this queryset's SQL depends on its values: it cannot be compiled once")
@@ -84,12 +84,19 @@ class _Compiled:
     def _compiled_once(self, compiler) -> None:
         """What a subclass keeps of the compiler for every run."""
 
+    def _adapt(self, name: str, value):
+        """The value as the compiled SQL's parameters carry it: a backend may adapt a moment while
+        compiling (SQLite makes it a UTC string; PostgreSQL's driver takes it as it is)."""
+        if self._kinds[name] is datetime:
+            return connections[self._using].ops.adapt_datetimefield_value(value)
+        return value
+
     def sql_with_params(self, **values) -> tuple[str, list]:
         """The SQL and its parameters for these values (for a statement that embeds the query)."""
         _compiler, sql, params, slots = self._compiled or self._compile()
         filled = list(params)
         for index, name in slots.items():
-            filled[index] = values[name]
+            filled[index] = self._adapt(name, values[name])
         return sql, filled
 
 
