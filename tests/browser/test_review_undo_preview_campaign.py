@@ -26,6 +26,7 @@ def _open_review_queue(page, organizer_login, job):
     organizer_login("/organize/")
     page.get_by_role("link", name=job.name).first.click()
     page.locator("#review-link").click()
+    page.wait_for_url("**/review/*")  # and its load event: review.js is deferred, keys pressed before it runs are lost
 
 
 def test_a_bulk_decision_is_undone_with_a_reason(page, dialogs, organizer_login, job):
