@@ -44,6 +44,8 @@ def _stand_in(kind: type, build: int, index: int) -> Any:
         return _INT_BASE + 1000 * build + index
     if kind is datetime:
         return _TIME_BASE + timedelta(days=100 * build + index)
+    if kind is str:
+        return f"quorum-stand-in-{build}-{index}"
     raise TypeError(f"no stand-in for {kind.__name__} values")
 
 
@@ -102,7 +104,7 @@ class _Compiled:
 
 class CompiledQuery(_Compiled, Generic[M]):
     """`build(**values)` (a queryset) compiled on first use; `sql_with_params(**values)` and
-    `fetch(**values)` run it with new values. `kinds` names each value's type (int or datetime)."""
+    `fetch(**values)` run it with new values. `kinds` names each value's type (int, str or datetime)."""
 
     def __init__(self, build: Callable[..., QuerySet[M]], using: str = "default", **kinds: type):
         super().__init__(using, kinds)

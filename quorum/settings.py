@@ -426,13 +426,14 @@ CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
 # Sessions (issue 26): with a cache every process shares (CACHE_URL), a request reads its session
 # from the cache and writes go through to the database ("cached_db"), so a work page costs no
 # session query. With the per-process default a logout in one worker would not reach the cache of
-# another, so sessions are then read from the database alone. QUORUM_SESSION_ENGINE overrides both.
+# another, so sessions are then read from the database alone. Both are Django's stores with the
+# database read compiled once per process (quorum/sessions). QUORUM_SESSION_ENGINE overrides both.
 _SHARED_CACHE = CACHES["default"]["BACKEND"] not in (
     "django.core.cache.backends.locmem.LocMemCache", "django.core.cache.backends.dummy.DummyCache",
 )
 SESSION_ENGINE = env.str(
     "QUORUM_SESSION_ENGINE",
-    default="django.contrib.sessions.backends.cached_db" if _SHARED_CACHE else "django.contrib.sessions.backends.db",
+    default="quorum.sessions.cached_db" if _SHARED_CACHE else "quorum.sessions.db",
 )
 # The annotation loop's hottest statements are prepared on the PostgreSQL server once per connection
 # (quorum/compiled_queries.py). Turn off behind a pooler in transaction mode, which cannot keep them.

@@ -21,9 +21,9 @@ def _engine(**values) -> str:
 
 
 def test_a_shared_cache_serves_sessions_and_a_per_process_one_does_not():
-    assert _engine(CACHE_URL="redis://127.0.0.1:6379/2") == "django.contrib.sessions.backends.cached_db"
-    assert _engine() == "django.contrib.sessions.backends.db"
-    assert _engine(CACHE_URL="locmemcache://") == "django.contrib.sessions.backends.db"
+    assert _engine(CACHE_URL="redis://127.0.0.1:6379/2") == "quorum.sessions.cached_db"
+    assert _engine() == "quorum.sessions.db"
+    assert _engine(CACHE_URL="locmemcache://") == "quorum.sessions.db"
 
 
 def test_the_engine_can_be_chosen():

@@ -59,8 +59,16 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
     ]
 
 
+def _submitted_slots(worker_id, job_id):
+    """The worker's responses in the job, counted as their submitted slots: a response is written
+    only with its slot's submission (services.claims) and a submitted slot never reopens, so the
+    two counts agree, and the slots' (worker, job) index counts them without reading each
+    response's item (the item join grew with the worker's history, on every work page)."""
+    return Slot.objects.filter(worker_id=worker_id, job_id=job_id, state=Slot.State.SUBMITTED)
+
+
 def response_count(worker: Worker, job: Job) -> int:
-    return Response.objects.filter(worker=worker, item__job=job).count()
+    return _submitted_slots(worker.pk, job.pk).count()
 
 
 ITEM_COUNT_SECONDS = 30
@@ -113,7 +121,7 @@ def _work_slot_query(slot_id: int, worker_id: int, *, for_page: bool):
         "done_id": Subquery(Response.objects.filter(worker_id=worker_id, item_id=OuterRef("item_id")).order_by().values("pk")[:1]),
     }
     if for_page:
-        mine = Response.objects.filter(worker_id=worker_id, item__job_id=OuterRef("job_id"))
+        mine = _submitted_slots(worker_id, OuterRef("job_id"))
         annotations["your_responses"] = Coalesce(
             Subquery(mine.order_by().values("worker_id").annotate(n=Count("pk")).values("n")[:1]), Value(0)
         )

@@ -104,7 +104,7 @@ def test_one_request_cycle_costs_no_more_than_the_two_request_one(annotator_on_a
 
 def test_with_sessions_in_a_shared_cache_the_cycle_reads_no_session(annotator_on_a_job, settings):
     """QUORUM_SESSION_ENGINE's default with a shared CACHE_URL (quorum/settings.py): cached_db."""
-    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    settings.SESSION_ENGINE = "quorum.sessions.cached_db"
     _client, url, _job, worker = annotator_on_a_job
     client = Client()  # its middleware is loaded with the engine above
     client.force_login(worker.user)  # the session lives in the cache too
