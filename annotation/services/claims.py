@@ -126,10 +126,13 @@ def _held_back(job: Job) -> Mapping | None:
 
 def _open_slots_of(job_id: int, worker_id: int):
     """`_open_slots` before what the task type holds back."""
+    # NOT EXISTS per candidate, not NOT IN (the worker's items): the open slots come in position
+    # order and the first few usually qualify, so each test is one probe of a unique (item, worker)
+    # index, where NOT IN hashed every item the worker ever did, on every claim.
     return (
         Slot.objects.filter(job_id=job_id, state=Slot.State.OPEN)
-        .exclude(item_id__in=Slot.objects.filter(job_id=job_id, worker_id=worker_id).values("item_id"))
-        .exclude(item_id__in=SkippedItem.objects.filter(worker_id=worker_id).values("item_id"))
+        .filter(~Exists(Slot.objects.filter(item_id=OuterRef("item_id"), worker_id=worker_id)))
+        .filter(~Exists(SkippedItem.objects.filter(item_id=OuterRef("item_id"), worker_id=worker_id)))
         .exclude(barred_worker_id=worker_id)
     )
 
