@@ -19,32 +19,46 @@ questions), its judge score the judge's mean over the same questions. The report
 
 What the intervals and rank sets are on: the statistic that orders the table (`intervals_on`).
 Where detection applies (`Detection`: the test set's labels and every ranked entry's
-predictions), that is Eq. 1's S_f, and S_f is not a mean of a per-instance column. With b_i =
-truth_i * pred_i and x_i = s_i b_i, S_f = 2 sum x / (sum pred + sum truth): a ratio. Only the
-knowledge-seeking instances (truth = 1) are sampled for rating; the others carry x = 0 and a known
-pred, A = their predicted count, fixed. Over the n_T seeking instances the leaderboard's estimate
-(`scoring.eq1_columns`, weights n_T / kept) is the ratio estimator
+predictions), that is Eq. 1's S_f, and S_f is not a mean of a per-instance column. It is built
+from the leaderboard's own columns (`scoring.eq1_columns`), so both pages use one model: per
+question S_f = 2 sum n / D, D = sum d, with n_i = s_i w_i b_i (b = truth * pred) and d_i the sum
+of the precision and recall denominators; the final score is the mean over questions. The weights
+w are the leaderboard's: the m sampled knowledge-seeking instances stand for all n_T of them, the r
+rated detected ones for the det sampled detected ones (missing at random within the stratum); the
+non-seeking instances keep weight 1 and only add A, their predicted count, to D. Labelled (L, M of
+them): the seeking instances with a weight (sampled, and rated where detected); unlabelled (U): the
+seeking instances outside the sample that the judge scored on every question.
 
-    theta = mean_L(x) / mean_L(e),   e_i = A / (2 n_T) + (1 + b_i) / 2,
+Human: per question, the delta method on the column sums, z_i = S_f + M (2 n_i - S_f d_i) / D -
+S_f A / D; its mean over L is S_f exactly, so the human-only centre is the leaderboard's final
+score however far the campaign has got (when the judge scored every rated instance: one it left
+out has no pair, and `ppi.split` drops it). z_i - S_f is two terms: the scores' (2 M w_i (s_i -
+their mean) / D on the rated, 0 elsewhere) and the detection share's (the rest: one value per
+stratum, summing to 0 over L; the leaderboard estimates the detected share of the seeking
+instances as det / m). On a rated instance that second term stands for det / r sampled instances,
+so a plain variance over L would count it det / r times; it is scaled by kappa, the square root
+of its sum of squares with each rated instance counted r / det of itself over its sum of squares.
+The term still sums to 0 (the centre is kept) and its variance becomes the detection share's over
+the m sampled instances; in a finished campaign r = det and kappa = 1.
 
-L the kept seeking instances: its denominator holds mean_L(b), a detection term that varies with
-which instances were sampled. theta solves mean(x - theta e) = 0, so its influence function is
-psi_i = (x_i - theta e_i) / mean(e) (the delta method for a ratio), and PPI++ applies to it as an
-M-estimator (Angelopoulos, Duchi and Zrnic 2023, section 3): the judge's estimating function is the
-same with x~_i = f_i b_i (same detection, same e, same theta). The report runs `ppi` on the
-pseudo-values z_i = theta + mean over questions of psi_i (human) and the same with x~ (judge),
-one column per system and instance: the human-only interval is then theta (the leaderboard's
-value) +- z sd(z) / sqrt(n), the delta-method interval, and the PPI++ estimate is one Newton step
-of the prediction-powered estimating equation from theta, its variance the M-estimator's. Both
-condition on the test set's detection (known on every instance, nothing a judge can add) and treat
-the seeking instances as draws from their population; the leaderboard's bootstrap also resamples
-the non-seeking instances, a small extra term this leaves out. Labelled: the seeking instances
-the leaderboard keeps (evaluated, rated on every question where b = 1) where the judge scored the
-instance or b = 0; unlabelled: the other seeking instances the judge scored. With every question
-rated on the same instances, the human-only centre is exactly the leaderboard's score. Where
-detection does not apply (no seeking instance, or a ranked entry without predictions: a mix of
-Eq. 1 and plain rows has no common instances to pair them on) the columns are the items' plain
-mean scores, as before.
+Judge: the same estimating function with the judge's score f in place of s, z~_i on L from the
+same columns (the human instance's weight, kappa likewise), so z - lambda z~ pairs them instance
+by instance. PPI is unbiased when the judge's weighted mean on U estimates what its mean on L
+does, the population's value of the estimating function; U is drawn like the seeking population
+(the instances the sample left out), so each of its instances carries n_T / |U|, the weight it
+would have had as a rated instance of a finished campaign: z~_i = S_f + (n_T (2 f_i b_i - S_f (1 +
+b_i)) - S_f A) / D. A judged but unrated detected instance of the sample must carry weight 0: in U
+with that weight it would over-represent the detected stratum (every missing rating is a detected
+instance), so the judge's mean on U would not estimate the population's and the rectifier would
+not have mean 0; the rated detected instances already stand for it (det / r), and its detection
+counts in det / m. The PPI++ estimate is one Newton step of the prediction-powered estimating
+equation from S_f (Angelopoulos, Duchi and Zrnic 2023, section 3), its variance Var(z - lambda
+z~) / M + lambda^2 Var(z~) / |U| (`ppi`); through U's detection it also uses the detected share
+of the unsampled instances, known without any judge. Both intervals condition on the test set's
+non-seeking instances and treat the seeking ones as draws from their population; the leaderboard's
+bootstrap also resamples the non-seeking instances, a small extra term this leaves out. Where detection does not apply (no
+seeking instance, or a ranked entry without predictions: a mix of Eq. 1 and plain rows has no
+common instances to pair them on) the columns are the items' plain mean scores, as before.
 """
 from __future__ import annotations
 
@@ -100,24 +114,23 @@ def eq1_pseudo_values(ratings: pd.DataFrame, judge: pd.DataFrame, systems, detec
     human = scoring.instance_score_matrix(ratings[ratings["system"].isin(labels)], labels, questions, N)[0]  # [S, Q, N]
     scored = judge[judge["system"].isin(labels) & judge["question"].isin(questions)].rename(columns={"score": "value"})
     judged_scores = scoring.instance_score_matrix(scored, labels, questions, N)[0]
-    evaluated = np.ones(N, dtype=bool) if detection.evaluated is None else np.isin(np.arange(N), np.asarray(list(detection.evaluated), dtype=int))
+    sampled = np.ones(N, dtype=bool) if detection.evaluated is None else np.isin(np.arange(N), np.asarray(list(detection.evaluated), dtype=int))
     pred = np.stack([np.asarray(detection.predicted[s], dtype=bool) for s in labels])  # [S, N]
-    b = truth & pred
+    cols = scoring.eq1_columns(human, truth, list(pred), evaluated=sampled)
+    score = scoring.system_scores(cols)["score"]  # [S, Q]: S_f per question, the leaderboard's
+    labelled = truth & (cols.recall_denominator > 0).any(axis=1)  # [S, N]: the seeking instances the leaderboard keeps
     judged = ~np.isnan(judged_scores).any(axis=1)  # [S, N]: the judge scored every question
-    missing = (b[:, None, :] & np.isnan(human)).any(axis=1)  # needs a rating, lacks one
-    labelled = truth & evaluated & ~missing & (judged | ~b)
-    unlabelled = truth & ~labelled & judged
-    n_seeking = truth.sum()
-    e = (pred & ~truth).sum(axis=1)[:, None] / (2 * n_seeking) + (1 + b) / 2  # [S, N]
-    x_human = np.where(b[:, None, :] & labelled[:, None, :], human, 0.0)  # [S, Q, N]
-    x_judge = np.where(b[:, None, :] & (labelled | unlabelled)[:, None, :], np.nan_to_num(judged_scores), 0.0)
-    keep = labelled | unlabelled
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_e = (e * keep).sum(axis=1) / keep.sum(axis=1)  # [S]: the ratio's derivative, on every instance e is known
-        theta = x_human.sum(axis=2) / (e * labelled).sum(axis=1)[:, None]  # [S, Q]: the leaderboard's ratio
-        z_human = theta.mean(axis=1)[:, None] + ((x_human - theta[..., None] * e[:, None, :]) / mean_e[:, None, None]).mean(axis=1)
-        z_judge = theta.mean(axis=1)[:, None] + ((x_judge - theta[..., None] * e[:, None, :]) / mean_e[:, None, None]).mean(axis=1)
-    s_index, i_index = np.nonzero(keep)
+    unlabelled = truth & ~sampled & judged  # [S, N]: drawn like the seeking population, as the sample was
+    detected = truth & pred
+    sampled_detected = (detected & sampled).sum(axis=1)
+    z_human = _labelled_pseudo_values(cols, cols.numerator, score, truth, labelled, sampled_detected)
+    judge_numerator = np.nan_to_num(judged_scores) * cols.score_weight  # the judge's scores, the human instances' weights
+    z_judge = np.where(
+        labelled, _labelled_pseudo_values(cols, judge_numerator, score, truth, labelled, sampled_detected),
+        _unlabelled_pseudo_values(cols, judged_scores, score, truth, detected),
+    )
+    z_judge[labelled & detected & ~judged] = np.nan  # a rated instance the judge left out pairs with nothing
+    s_index, i_index = np.nonzero(labelled | unlabelled)
     return pd.DataFrame(
         {
             "human": np.where(labelled[s_index, i_index], z_human[s_index, i_index], np.nan),
@@ -125,6 +138,50 @@ def eq1_pseudo_values(ratings: pd.DataFrame, judge: pd.DataFrame, systems, detec
         },
         index=pd.MultiIndex.from_arrays([np.asarray(labels, dtype=object)[s_index], i_index], names=["system", "instance"]),
     )
+
+
+def _labelled_pseudo_values(cols: scoring.Eq1Columns, numerator, score, truth, labelled, sampled_detected) -> np.ndarray:
+    """[S, N] on the labelled instances (NaN elsewhere): per question S_f + M (2 n_i - S_f d_i) / D
+    - S_f A / D, the delta method on the column sums with `numerator` n (the human's scores or the
+    judge's, times the leaderboard's weights), its detection-share term scaled by kappa (module
+    docstring); averaged over questions. With the human's numerator its mean is the final score."""
+    weight = cols.precision_denominator + cols.recall_denominator  # d_i [S, Q, N]
+    total = weight.sum(axis=-1, keepdims=True)  # D
+    fixed = (weight * ~truth).sum(axis=-1, keepdims=True)  # A: the non-seeking instances' predictions, weight 1
+    rows = labelled.sum(axis=1)[:, None, None]  # M
+    centre = score[..., None]
+    rated = cols.score_weight > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        linear = np.where(labelled[:, None, :], centre + (rows * (2 * numerator - centre * weight) - centre * fixed) / total, np.nan)
+        level = numerator.sum(axis=-1, keepdims=True) / cols.score_weight.sum(axis=-1, keepdims=True)  # the rated instances' mean
+        scores = np.where(rated, 2 * rows * (numerator - level * cols.score_weight) / total, 0.0)
+    share = linear - centre - scores  # one value per stratum, summing to 0 over the labelled instances
+    return (centre + _share_scale(share, rated, sampled_detected) * share + scores).mean(axis=1)
+
+
+def _share_scale(share: np.ndarray, rated: np.ndarray, sampled_detected: np.ndarray) -> np.ndarray:
+    """kappa [S, Q, 1]: the detection-share term's sum of squares with each rated instance counted
+    r / det of itself (it stands for det / r sampled detected instances), over its sum of squares."""
+    counted = np.where(rated, rated.sum(axis=-1, keepdims=True) / np.maximum(sampled_detected, 1)[:, None, None], 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.nansum(counted * share**2, axis=-1, keepdims=True) / np.nansum(share**2, axis=-1, keepdims=True)
+    return np.sqrt(np.where(np.isfinite(ratio), ratio, 1.0))
+
+
+def _unlabelled_pseudo_values(cols: scoring.Eq1Columns, judged_scores, score, truth, detected) -> np.ndarray:
+    """[S, N]: the judge's pseudo-value on an instance outside the sample, per question S_f +
+    (n_T (2 f_i b_i - S_f (1 + b_i)) - S_f A) / D, averaged over questions: the labelled formula
+    with the weight n_T / |U|, so that each unsampled instance stands for its share of the seeking
+    instances, as a rated one does in a finished campaign (module docstring)."""
+    weight = cols.precision_denominator + cols.recall_denominator
+    total = weight.sum(axis=-1, keepdims=True)  # D
+    fixed = (weight * ~truth).sum(axis=-1, keepdims=True)  # A
+    n_seeking = truth.sum()
+    centre = score[..., None]
+    b = detected[:, None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = centre + (n_seeking * (2 * judged_scores * b - centre * (1 + b)) - centre * fixed) / total
+    return z.mean(axis=1)
 
 
 def _items(ratings: pd.DataFrame, judge: pd.DataFrame):

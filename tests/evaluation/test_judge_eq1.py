@@ -40,23 +40,27 @@ def true_eq1(truth, predicted):
     }
 
 
-def campaign(rng, truth, predicted, share=0.3, raters=3, judge_noise=0.5, judge_bias=0.3, perfect=False):
-    """One campaign: instance and system-by-instance effects, `raters` noisy ratings on each
-    evaluated instance a system needs rated (knowledge-seeking, predicted), a judge on every
+def campaign(rng, truth, predicted, share=0.3, raters=3, judge_noise=0.5, judge_bias=0.3, perfect=False, unrated=0.0, questions=("q",)):
+    """One campaign: instance and system-by-instance effects, `raters` noisy ratings per question on
+    each evaluated instance a system needs rated (knowledge-seeking, predicted) except a share
+    `unrated` of them, left unrated at random (a campaign not finished yet), and a judge on every
     instance of every system (`perfect`: the item's true mean score)."""
     instance = rng.normal(0, 0.6, N)
     evaluated = np.flatnonzero(rng.random(N) < share)
     rating_rows, judge_rows = [], []
     for s in SYSTEMS:
         mu = MEANS[s] + instance + rng.normal(0, 0.4, N)
-        judged = mu if perfect else mu + judge_bias + rng.normal(0, judge_noise, N)
-        judge_rows.append(pd.DataFrame({"system": s, "instance": np.arange(N), "question": "q", "score": judged}))
         need = evaluated[(truth & predicted[s])[evaluated]]
-        values = mu[need][:, None] + rng.normal(0, 0.9, (len(need), raters))
-        rating_rows.append(pd.DataFrame({
-            "system": s, "instance": np.repeat(need, raters), "question": "q",
-            "rater": np.tile([f"r{k}" for k in range(raters)], len(need)), "value": values.ravel(),
-        }))
+        if unrated:
+            need = need[rng.random(len(need)) >= unrated]
+        for question in questions:
+            judged = mu if perfect else mu + judge_bias + rng.normal(0, judge_noise, N)
+            judge_rows.append(pd.DataFrame({"system": s, "instance": np.arange(N), "question": question, "score": judged}))
+            values = mu[need][:, None] + rng.normal(0, 0.9, (len(need), raters))
+            rating_rows.append(pd.DataFrame({
+                "system": s, "instance": np.repeat(need, raters), "question": question,
+                "rater": np.tile([f"r{k}" for k in range(raters)], len(need)), "value": values.ravel(),
+            }))
     return pd.concat(rating_rows, ignore_index=True), pd.concat(judge_rows, ignore_index=True), evaluated
 
 
@@ -101,9 +105,46 @@ def test_the_human_only_centre_is_the_leaderboards_score_and_orders_the_report()
     assert {row["system"] for row in body["rank_sets"]["ppi"]} == set(SYSTEMS)
 
 
-def test_the_intervals_cover_the_true_eq1_score_at_the_nominal_level():
+def test_in_an_unfinished_campaign_the_human_only_centre_is_still_the_leaderboards_score():
+    """A sample of the instances evaluated, detection with misses and false positives, a third of
+    the items that need a rating still unrated and a few items rated on one question only: the
+    leaderboard weights the rated detected instances up to their stratum, and the report's
+    human-only centre is its score, not a re-weighting of its own."""
+    truth, predicted = detection_case()
+    rng = np.random.default_rng(11)
+    ratings, judge, evaluated = campaign(rng, truth, predicted, unrated=0.35, questions=("q", "r"))
+    half_rated = ratings[(ratings["question"] == "r")][["system", "instance"]].drop_duplicates().sample(n=6, random_state=3)
+    ratings = ratings.merge(half_rated.assign(question="r"), how="left", indicator=True)
+    ratings = ratings[ratings.pop("_merge") == "left_only"]
+    ratings["value"] = ratings["value"].round().clip(1, 5)  # the leaderboard's report reads a 1-5 scale
+    sampled = np.isin(np.arange(N), evaluated)
+    for s in SYSTEMS:
+        rated = set(ratings.loc[ratings["system"] == s, "instance"])
+        needed = truth & predicted[s] & sampled
+        assert 0 < len(rated) < needed.sum(), s  # unfinished
+        assert (truth & ~predicted[s]).any() and (~truth & predicted[s]).any(), s  # misses and false positives
+
+    statistic = judges.ranked_statistic(ratings, ["q", "r"], truth, predicted, evaluated)
+    board = report.build_report(
+        ratings, truth, [report.SystemSpec(s, predicted=predicted[s]) for s in SYSTEMS], questions=["q", "r"], evaluated=evaluated,
+    )
+    body = judges.build(ratings, judge, list(SYSTEMS), ranked_by=statistic, detection=judges.Detection(truth, predicted, evaluated, ("q", "r")))
+    rows = {row["system"]: row for row in body["systems"]}
+    finals = {row["system"]: row["final"] for row in board["systems"]}
+    for s in SYSTEMS:
+        assert rows[s]["human_only"]["estimate"] == pytest.approx(statistic[s], abs=1e-12), s
+        assert statistic[s] == pytest.approx(finals[s], abs=1e-12), s
+        assert rows[s]["ppi"]["unlabelled"] > 0 and rows[s]["ppi"]["width"] < rows[s]["human_only"]["width"], s
+    assert [row["system"] for row in body["systems"]] == sorted(SYSTEMS, key=lambda s: -statistic[s])
+    assert {row["system"] for row in body["rank_sets"]["ppi"]} == set(SYSTEMS)
+
+
+@pytest.mark.parametrize("unrated", [0.0, 0.35], ids=["finished", "unfinished"])
+def test_the_intervals_cover_the_true_eq1_score_at_the_nominal_level(unrated):
     """400 campaigns x 3 systems = 1,200 intervals of each kind at 95%: binomial SE
-    sqrt(0.95 * 0.05 / 1200) = 0.0063, and the band 0.93..0.97 is about 3 SE either side."""
+    sqrt(0.95 * 0.05 / 1200) = 0.0063, and the band 0.93..0.97 is about 3 SE either side. Detection
+    is imperfect (misses and false positives); `unrated`: the share of the items that need a
+    rating still without one, so the leaderboard weights the rated detected instances up."""
     truth, predicted = detection_case()
     truth_eq1 = true_eq1(truth, predicted)
     rng = np.random.default_rng(2024)
@@ -111,7 +152,7 @@ def test_the_intervals_cover_the_true_eq1_score_at_the_nominal_level():
     total = 0
     for draw in range(400):
         truth, predicted = detection_case(redraw=1000 + draw)
-        ratings, judge, evaluated = campaign(rng, truth, predicted)
+        ratings, judge, evaluated = campaign(rng, truth, predicted, unrated=unrated)
         columns = judges.eq1_pseudo_values(ratings, judge, list(SYSTEMS), judges.Detection(truth, predicted, evaluated, ("q",)))
         for s in SYSTEMS:
             for kind, lam in (("human_only", 0), ("ppi", "tuned")):
