@@ -91,6 +91,23 @@ def test_the_schema_documents_background_runs_and_the_conflict_of_one_under_way(
     assert set(paths["/api/evaluation/campaigns/{id}/runs/{run_pk}/"]["get"]["responses"]) == {"200", "404"}
     conflict = paths["/api/jobs/{id}/exports/"]["post"]["responses"]["409"]
     assert conflict["content"]["application/json"]["schema"]["$ref"].endswith("/RunUnderWay")
+    runs = paths["/api/evaluation/campaigns/{id}/runs/"]["get"]
+    assert runs["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/PaginatedCampaignRunList")
+    assert {"limit", "offset"} <= {p["name"] for p in runs["parameters"]} and {"200", "400", "404"} <= set(runs["responses"])
+
+
+def test_every_202_in_the_schema_documents_the_location_to_follow(api):
+    """A client of a 202 learns where to follow the work from the Location header, never by guessing a URL."""
+    accepted = {
+        (method, path): operation["responses"]["202"]
+        for method, path, operation in _operations(api.get("/api/schema/?format=json").json())
+        if "202" in operation["responses"]
+    }
+    assert {("post", "/api/corpora/"), ("post", "/api/jobs/{id}/exports/"), ("post", "/api/crowd/jobs/{id}/reconcile/"),
+            ("post", "/api/evaluation/pairwise/{id}/"), ("post", "/api/evaluation/test-sets/{id}/scoring/")} <= set(accepted)
+    for (method, path), response in accepted.items():
+        header = response.get("headers", {}).get("Location")
+        assert header and header["schema"] == {"type": "string", "format": "uri"} and header["description"], (method, path)
 
 
 @pytest.mark.parametrize(

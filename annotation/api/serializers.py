@@ -5,6 +5,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from quorum.api.accepted import FollowedRunFields, absolute
 from quorum.api.strict import RefusesUnknownFields
 
 from .. import task_types
@@ -61,23 +62,34 @@ class CorpusUploadSerializer(RefusesUnknownFields, serializers.Serializer):
         return {role: self.validated_data.get(role) for role in FILE_ROLES if self.validated_data.get(role)}
 
 
-class BackgroundRunFields(serializers.ModelSerializer):
-    progress = serializers.FloatField(read_only=True, help_text="Share done, from 0 to 1.")
+class BackgroundRunFields(FollowedRunFields):
+    #: The route of the run's own GET (a subclass's).
+    detail_route = ""
+    run_fields = ["id", "status", "done", "total", "progress", "finished", "error", "created_at", "started_at", "finished_at", "url"]
 
-    run_fields = ["id", "status", "done", "total", "progress", "error", "created_at", "started_at", "finished_at"]
+    def run_path(self, run) -> str:
+        return reverse(self.detail_route, kwargs={"pk": run.pk})
 
 
 class ImportRunSerializer(BackgroundRunFields):
     files = serializers.SerializerMethodField(help_text="Roles of the uploaded files (data, labels, knowledge).")
+    corpus_url = serializers.SerializerMethodField(help_text="Once succeeded: the imported corpus; null before.")
+
+    detail_route = "api:import-detail"
 
     class Meta:
         model = ImportRun
-        fields = BackgroundRunFields.run_fields + ["corpus_name", "source_format", "files", "corpus"]
+        fields = BackgroundRunFields.run_fields + ["corpus_name", "source_format", "files", "corpus", "corpus_url"]
         read_only_fields = fields
 
     def get_files(self, run) -> list[str]:
         # Only the roles: the server's paths are nobody's business.
         return sorted(run.files) if isinstance(run.files, dict) else []
+
+    def get_corpus_url(self, run) -> str | None:
+        if run.corpus_id is None:
+            return None
+        return absolute(self.context, reverse("api:corpus-detail", kwargs={"pk": run.corpus_id}))
 
 
 class ExportFileSerializer(serializers.Serializer):
@@ -124,24 +136,27 @@ class ExportRequestSerializer(RefusesUnknownFields, serializers.Serializer):
 
 class ExportRunSerializer(BackgroundRunFields):
     files = serializers.SerializerMethodField(help_text="Files of the export, each with its download URL.")
+    zip_url = serializers.SerializerMethodField(help_text="Once the files are written: every file as one zip; null before.")
+
+    detail_route = "api:export-detail"
 
     class Meta:
         model = ExportRun
         fields = BackgroundRunFields.run_fields + [
             "job", "include_audio", "speech_errors_wer", "speech_errors_seed",
-            "out_of_domain_corpus", "out_of_domain_rate", "out_of_domain_seed", "out_of_domain_mode", "files",
+            "out_of_domain_corpus", "out_of_domain_rate", "out_of_domain_seed", "out_of_domain_mode", "files", "zip_url",
         ]
         read_only_fields = fields
 
     @extend_schema_field(ExportFileSerializer(many=True))
     def get_files(self, run) -> list[dict]:
+        return [
+            {"name": name, "url": absolute(self.context, reverse("api:export-file", kwargs={"pk": run.pk, "name": name}))}
+            for name in run.files or []
+        ]
 
-        request = self.context.get("request")
-        out = []
-        for name in run.files or []:
-            url = reverse("api:export-file", kwargs={"pk": run.pk, "name": name})
-            out.append({"name": name, "url": request.build_absolute_uri(url) if request else url})
-        return out
+    def get_zip_url(self, run) -> str | None:
+        return absolute(self.context, reverse("api:export-zip", kwargs={"pk": run.pk})) if run.files else None
 
 
 class SelectionSerializer(RefusesUnknownFields, serializers.Serializer):
@@ -587,3 +602,7 @@ class GoldItemCreateSerializer(RefusesUnknownFields, serializers.Serializer):
 class FlagsQueuedSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     detail = serializers.CharField()
+    computed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the flags stored now were computed (null: never): the new ones are there once `flags.computed_at` at `url` is later."
+    )
+    url = serializers.CharField(help_text="The job's review list, whose `flags` the recomputation replaces (also the Location header).")

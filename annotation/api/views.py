@@ -26,6 +26,7 @@ from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 from quorum.lockout import lockout_response
@@ -123,6 +124,9 @@ class CorpusViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMix
     @extend_schema(
         summary="Upload a corpus; it is imported in the background",
         request={"multipart/form-data": s.CorpusUploadSerializer},
+        description="Answers 202 with the import run; GET its `url` (also the Location header) until `finished`: "
+        "succeeded with `corpus_url`, or failed with `error` (what to correct).",
+        parameters=[location_header("The import run (`url`): GET it to follow the import.")],
         responses={202: s.ImportRunSerializer, **ERRORS},
     )
     def create(self, request, *args, **kwargs):
@@ -135,7 +139,8 @@ class CorpusViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMix
             created_by=request.user,
         )
         run.refresh_from_db()  # without a broker the import has already run
-        return Response(s.ImportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+        body = s.ImportRunSerializer(run, context={"request": request}).data
+        return accepted(request, body, body["url"])
 
 
 @extend_schema_view(
@@ -217,6 +222,9 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     )
     @extend_schema(
         methods=["POST"], summary="Export the job's results in the background", request=json_body(s.ExportRequestSerializer),
+        description="Answers 202 with the export run; GET its `url` (also the Location header) until `finished`: "
+        "succeeded with its `files` and `zip_url` to download, or failed with `error`.",
+        parameters=[location_header("The export run (`url`): GET it to follow the export.")],
         responses={
             202: s.ExportRunSerializer, **ERRORS, **NOT_FOUND,
             409: OpenApiResponse(s.RunUnderWaySerializer, description="A different speech-error export of the job is under way: follow it at `url`, then ask again."),
@@ -232,7 +240,8 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         asked.is_valid(raise_exception=True)
         run = start_export(job, created_by=request.user, **asked.validated_data)
         run.refresh_from_db()  # without a broker the export has already run
-        return Response(s.ExportRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+        body = s.ExportRunSerializer(run, context={"request": request}).data
+        return accepted(request, body, body["url"])
 
 
     # --- quality control ---
@@ -339,14 +348,24 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
     @extend_schema(
         summary="Recompute the job's worker flags now, in the background (reviews/ shows the stored ones and when they were computed)",
-        request=None, responses={202: s.FlagsQueuedSerializer, **NOT_FOUND},
+        request=None,
+        parameters=[location_header("The job's review list: its `flags.computed_at` moves past the 202's `computed_at` once the new flags are stored.")],
+        responses={202: s.FlagsQueuedSerializer, **NOT_FOUND},
     )
     @action(detail=True, methods=["post"], serializer_class=s.FlagsQueuedSerializer, pagination_class=None)
     def flags(self, request, pk=None):
         job = self.get_object()
         transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
-        body = {"job": job.pk, "detail": f"Recomputing flags; GET /api/jobs/{job.pk}/reviews/ shows them once stored (flags.computed_at)."}
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        # A flag run keeps no run row, only its result (JobFlagReport, one per job, replaced): the
+        # resource to follow is the one whose state the run changes, the review list and its
+        # `flags.computed_at`, given with its value now so a client knows which change to wait for.
+        reviews = reverse("api:job-reviews", kwargs={"pk": job.pk})
+        body = {
+            "job": job.pk, "computed_at": stored_flags(job, with_responses=False).computed_at,
+            "detail": f"Recomputing flags; GET {reviews} shows them once stored (flags.computed_at).",
+            "url": request.build_absolute_uri(reviews),
+        }
+        return accepted(request, s.FlagsQueuedSerializer(body).data, reviews)
 
 
     @extend_schema(

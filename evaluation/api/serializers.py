@@ -8,13 +8,13 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import Slot
+from annotation.models import RunStatus, Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
-from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun
+from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun, PairwiseReport
+from quorum.api.accepted import FollowedRunFields, absolute
 from quorum.api.strict import RefusesUnknownFields
 from quorum.lazy_modules import lazy
-from quorum.progress import is_finished
 from quorum.strict_json import json_safe
 
 if TYPE_CHECKING:
@@ -207,6 +207,9 @@ class ResultsRequestSerializer(serializers.Serializer):
     inputs_version = serializers.CharField()
     ratings_added = serializers.IntegerField()
     ratings_removed = serializers.IntegerField()
+    url = serializers.CharField(
+        help_text="The campaign (also the Location header of a 202): its `results` is current once the results of `inputs_version` are stored."
+    )
 
 
 class AgreementUploadSerializer(RefusesUnknownFields, serializers.Serializer):
@@ -262,12 +265,9 @@ class HumanEvalUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     replace = serializers.BooleanField(required=False, default=False, help_text="Replace ratings already imported for the same entries.")
 
 
-class CampaignRunSerializer(serializers.ModelSerializer):
+class CampaignRunSerializer(FollowedRunFields):
     """A campaign's background run (a human-evaluation import or a planner run), as the API follows it."""
 
-    progress = serializers.FloatField(read_only=True, help_text="Share done, from 0 to 1.")
-    finished = serializers.SerializerMethodField(help_text="Whether the run has ended (succeeded or failed): stop polling.")
-    url = serializers.SerializerMethodField(help_text="Where to follow the run: GET it until `finished`.")
     result = serializers.SerializerMethodField(
         help_text="Once succeeded: what the import stored (`ratings`, `entries`, ...) or the plan; null before."
     )
@@ -280,13 +280,8 @@ class CampaignRunSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def get_finished(self, run) -> bool:
-        return is_finished(run)
-
-    def get_url(self, run) -> str:
-        url = run_url(run)
-        request = self.context.get("request")
-        return request.build_absolute_uri(url) if request else url
+    def run_path(self, run) -> str:
+        return run_url(run)
 
     @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
     def get_result(self, run):
@@ -295,6 +290,30 @@ class CampaignRunSerializer(serializers.ModelSerializer):
 
 def run_url(run: CampaignRun) -> str:
     return reverse("evaluation-api:campaign-run", kwargs={"pk": run.campaign_id, "run_pk": run.pk})
+
+
+class PairwiseReportSerializer(FollowedRunFields):
+    """One computation of a pairwise job's ranking report, as the API follows it."""
+
+    ranking_url = serializers.SerializerMethodField(
+        help_text="Once succeeded: the job's ranking, which serves the latest stored report (this one until a newer one replaces it); null before."
+    )
+
+    class Meta:
+        model = PairwiseReport
+        fields = [
+            "id", "job", "status", "done", "total", "progress", "finished", "error", "votes",
+            "created_at", "started_at", "finished_at", "url", "ranking_url",
+        ]
+        read_only_fields = fields
+
+    def run_path(self, report) -> str:
+        return reverse("evaluation-api:pairwise-report", kwargs={"pk": report.job_id, "report_pk": report.pk})
+
+    def get_ranking_url(self, report) -> str | None:
+        if report.status != RunStatus.SUCCEEDED:
+            return None
+        return absolute(self.context, reverse("evaluation-api:pairwise-ranking", kwargs={"pk": report.job_id}))
 
 
 class TestSetSerializer(serializers.Serializer):

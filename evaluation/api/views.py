@@ -10,6 +10,7 @@ import io
 from typing import TYPE_CHECKING
 
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -44,8 +45,9 @@ from evaluation.campaigns.services.uploads import (
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
-from evaluation.models import Campaign, CampaignRun, Rating, TestSet
+from evaluation.models import Campaign, Rating, TestSet
 from quorum import limits
+from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 from quorum.lazy_modules import lazy
@@ -63,9 +65,7 @@ NO_RESULTS = "no results have been computed for this campaign yet; POST to its r
 ERRORS = {400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request cannot be carried out; the body says why (`detail`, or the fields to fix).")}
 NOT_FOUND = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign.")}
 NO_TEST_SET = {404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such test set.")}
-RUN_LOCATION = OpenApiParameter(
-    "Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[202], description="The started run's `url`: GET it to follow the run."
-)
+RUN_LOCATION = location_header("The started run's `url`: GET it to follow the run.")
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
 
 
@@ -157,9 +157,11 @@ class CampaignResultsView(EvaluationAPI, APIView):
         summary="Recompute a campaign's results for its current ratings (in the background)",
         description=(
             "Brings a crowd campaign's ratings up to date with its responses, then returns 200 when stored results "
-            "already match the inputs, or 202 when their computation was queued."
+            "already match the inputs, or 202 when their computation was queued: follow the campaign (`url`, also "
+            "the Location header) until its `results` is current."
         ),
         request=None,
+        parameters=[location_header("The campaign: its `results` turns current once the results of the answer's `inputs_version` are stored.")],
         responses={200: s.ResultsRequestSerializer, 202: s.ResultsRequestSerializer, **ERRORS, **NOT_FOUND},
     )
     def post(self, request, pk):
@@ -173,8 +175,14 @@ class CampaignResultsView(EvaluationAPI, APIView):
         ready = campaign_selectors.current_result(campaign) is not None
         if not ready:
             request_campaign_results(campaign)
-        body = {"status": "ready" if ready else "queued", "inputs_version": version, "ratings_added": synced["added"], "ratings_removed": synced["removed"]}
-        return Response(body, status=status.HTTP_200_OK if ready else status.HTTP_202_ACCEPTED)
+        # A computation keeps no run row, only its stored result: the resource to follow is the
+        # campaign, whose `results` the stored result turns current (the leaderboard would be a 409 until then).
+        follow = reverse("evaluation-api:campaign", kwargs={"pk": campaign.pk})
+        body = {
+            "status": "ready" if ready else "queued", "inputs_version": version, "ratings_added": synced["added"],
+            "ratings_removed": synced["removed"], "url": request.build_absolute_uri(follow),
+        }
+        return Response(body) if ready else accepted(request, body, follow)
 
 
 class TextRenderer(BaseRenderer):
@@ -333,7 +341,21 @@ class HumanEvalUploadView(EvaluationAPI, APIView):
             raise ValidationError({"file": [str(exc)]}) from None
         run.refresh_from_db()  # where tasks run in-process the import has already run
         body = s.CampaignRunSerializer(run, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+        return accepted(request, body, body["url"])
+
+
+class CampaignRunListView(EvaluationAPI, generics.ListAPIView):
+    serializer_class = s.CampaignRunSerializer
+
+    @extend_schema(
+        summary="A campaign's background runs (human-evaluation imports, planner runs), newest first",
+        responses={200: s.CampaignRunSerializer(many=True), **NOT_FOUND},
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return campaign_selectors.campaign_runs(self.get_campaign(self.kwargs["pk"]))
 
 
 class CampaignRunView(EvaluationAPI, APIView):
@@ -342,8 +364,7 @@ class CampaignRunView(EvaluationAPI, APIView):
         responses={200: s.CampaignRunSerializer, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such campaign, or no such run of it.")},
     )
     def get(self, request, pk, run_pk):
-        campaign = self.get_campaign(pk)
-        run = get_object_or_404(CampaignRun, pk=run_pk, campaign=campaign)
+        run = get_object_or_404(campaign_selectors.campaign_runs(self.get_campaign(pk)), pk=run_pk)
         return Response(s.CampaignRunSerializer(run, context={"request": request}).data)
 
 
@@ -474,12 +495,34 @@ class PairwiseRankingView(EvaluationAPI, APIView):
 
     @extend_schema(
         summary="Compute a pairwise job's ranking report now (in the background)",
-        request=None, responses={202: OpenApiTypes.OBJECT, **NO_SUCH_JOB},
+        description="Answers 202 with the computation `under_way` (one already waiting is the one asked for); follow it at `url` "
+        "(also the Location header) until `finished`: succeeded with `ranking_url`, or failed with `error`.",
+        request=None, parameters=[location_header("The report's computation (`url`): GET it to follow it.")],
+        responses={202: OpenApiTypes.OBJECT, **NO_SUCH_JOB},
     )
     def post(self, request, pk):
         job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
         report = request_pairwise_report(job, delay=0, created_by=request.user)
-        return Response({"status": "queued", "under_way": _report_state(report)}, status=status.HTTP_202_ACCEPTED)
+        follow = reverse("evaluation-api:pairwise-report", kwargs={"pk": job.pk, "report_pk": report.pk})
+        body = {"status": "queued", "under_way": _report_state(report), "url": request.build_absolute_uri(follow)}
+        return accepted(request, body, follow)
+
+
+class PairwiseReportView(EvaluationAPI, APIView):
+    @extend_schema(
+        summary="One computation of a pairwise job's ranking report: status, progress, error, and the ranking once stored",
+        responses={
+            200: s.PairwiseReportSerializer,
+            404: OpenApiResponse(
+                s.EvaluationMessageSerializer,
+                description="No such pairwise job, or no such report of it (an older report is removed once a newer one is stored: GET the ranking).",
+            ),
+        },
+    )
+    def get(self, request, pk, report_pk):
+        job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
+        report = get_object_or_404(campaign_selectors.pairwise_reports(job), pk=report_pk)
+        return Response(s.PairwiseReportSerializer(report, context={"request": request}).data)
 
 
 class GoalSetListView(EvaluationAPI, APIView):

@@ -1,5 +1,6 @@
 """Reads of campaigns: their stored results and files, crowd progress, pilots for the planner,
-adaptive looks; and pairwise jobs' votes and their stored ranking report."""
+adaptive looks, their background runs; pairwise jobs' votes and their stored ranking report; test sets'
+objective scoring runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,7 +13,17 @@ from django.db.models import Count, Exists, OuterRef, Q
 from annotation import task_types
 from annotation.models import Job, Response, RunStatus, Slot
 from evaluation.campaigns import ratings_csv
-from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignResult, CampaignRun, PairwiseReport, Rating, TestSet
+from evaluation.models import (
+    Campaign,
+    CampaignJob,
+    CampaignLook,
+    CampaignResult,
+    CampaignRun,
+    ObjectiveScoringRun,
+    PairwiseReport,
+    Rating,
+    TestSet,
+)
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -202,6 +213,11 @@ def stored_pairwise_report(job) -> StoredPairwiseReport:
     return StoredPairwiseReport(shown=shown, under_way=under_way, failed=failed)
 
 
+def pairwise_reports(job):
+    """The job's kept report computations (the API follows one by id), newest first."""
+    return PairwiseReport.objects.filter(job=job).order_by("-created_at", "-pk")
+
+
 # --- Adaptive campaigns ----------------------------------------------------------------------------
 
 PAIR_STATE_TEXT = {"resolved": "resolved: {better} ahead", "tied": "settled as a tie", "open": "still open"}
@@ -244,4 +260,17 @@ def adaptive_status(campaign, crowd=None):
 def latest_run(campaign, kind: str):
     """The campaign's latest run of `kind` (a `CampaignRun.Kind`), or None: the page shows it with
     its live progress, then its result or error."""
-    return CampaignRun.objects.filter(campaign=campaign, kind=kind).order_by("-created_at", "-pk").first()
+    return campaign_runs(campaign).filter(kind=kind).first()
+
+
+def campaign_runs(campaign):
+    """The campaign's runs of every kind, newest first (the API lists them and follows one by id)."""
+    return CampaignRun.objects.filter(campaign=campaign).order_by("-created_at", "-pk")
+
+
+# --- Objective scoring runs of a test set ---------------------------------------------------------
+
+
+def scoring_runs(test_set):
+    """The test set's `score_entries` runs, newest first: the first is the latest."""
+    return ObjectiveScoringRun.objects.filter(test_set=test_set).order_by("-created_at", "-pk")

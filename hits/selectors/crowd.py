@@ -41,6 +41,10 @@ def _by(queryset, field, extra=None):
     return {r[field]: {k: (str(v) if isinstance(v, Decimal) else v) for k, v in r.items() if k != field} for r in rows}
 
 
+#: Postings a provider refused, newest first, shown with the reason in the overview.
+FAILED_POSTINGS_SHOWN = 20
+
+
 def crowd_overview(job: Job) -> dict:
     """Everything an organizer watches for a job's crowd: budget, postings, assignments, payments."""
     config = JobCrowdConfig.objects.filter(job=job).first()
@@ -66,6 +70,9 @@ def crowd_overview(job: Job) -> dict:
             kind: _by(payments.filter(kind=kind), "state", {"amount": Sum("amount")}) for kind in Payment.Kind.values
         },
         "payments_needing_attention": payments.filter(needs_attention=True).count(),
+        "failed_postings": list(
+            Posting.objects.filter(job=job, state=Posting.State.FAILED).order_by("-seq").values("seq", "error")[:FAILED_POSTINGS_SHOWN]
+        ),
     }
 
 

@@ -2,11 +2,11 @@
 
 GET    crowd/jobs/<id>/            settings, estimate (fees, hourly pay), budget, postings, assignments, payments
 PUT    crowd/jobs/<id>/            choose the provider, set the budget, requirements and provider options
-POST   crowd/jobs/<id>/launch/     launch on the crowd; 409 when over budget (nothing changes)
+POST   crowd/jobs/<id>/launch/     launch on the crowd; 409 when over budget (nothing changes); 202 naming crowd/jobs/<id>/
 GET    crowd/jobs/<id>/assignments/   the job's provider assignments
 POST   crowd/jobs/<id>/settle/     {"action": approve|reject|soft_reject, "assignments": [...], "message": ...}
 POST   crowd/jobs/<id>/bonus/      {"bonuses": [{"assignment": id, "amount": "0.25", "reason": "..."}]}
-POST   crowd/jobs/<id>/reconcile/  enqueue a reconciliation now
+POST   crowd/jobs/<id>/reconcile/  enqueue a reconciliation now; 202 naming crowd/jobs/<id>/
 
 Each provider's settings are fields of the PUT body made from its option schema
 (`hits/providers/<provider>/options.py`: MTurk's `sandbox`, Prolific's `prolific_fee_rate`), and its
@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -27,6 +28,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Job
 from annotation.services.jobs import JobError
+from quorum.api.accepted import accepted, location_header
 from quorum.api.permissions import IsOrganizer
 from quorum.api.strict import RefusesUnknownFields
 
@@ -146,7 +148,8 @@ class CrowdJobView(_JobView):
                 _BODY,
                 description="The job's crowd settings, estimate and spend. `provider_options` holds the settings its "
                 "provider declares (e.g. MTurk's `sandbox`, Prolific's `prolific_fee_rate`), also given under their own "
-                "names; another provider's settings are not shown.",
+                "names; another provider's settings are not shown. `postings` counts them by state (intended: the call "
+                "to the provider is pending), `failed_postings` gives the provider's reason for each it refused.",
             ),
             **NO_JOB,
         },
@@ -167,8 +170,23 @@ class CrowdJobView(_JobView):
         return Response(crowd_overview(job))
 
 
+# A launch and a reconciliation keep no run row of their own: what they change is the job's crowd
+# overview (postings intended -> created or failed with the provider's reason, assignments and
+# payments brought up to date), so that is the resource a 202 names in Location.
+FOLLOW_OVERVIEW = location_header(
+    "The job's crowd overview: its postings, assignments and payments as the work changes them; `failed_postings` says why a provider refused one."
+)
+
+
+def _overview_url(job) -> str:
+    return reverse("crowd-api:job", kwargs={"pk": job.pk})
+
+
 class LaunchView(_JobView):
-    @extend_schema(request=None, responses={202: _BODY, **NO_JOB, **CONFLICT}, summary="Launch on the crowd within budget (409 over budget)")
+    @extend_schema(
+        request=None, parameters=[FOLLOW_OVERVIEW], responses={202: _BODY, **NO_JOB, **CONFLICT},
+        summary="Launch on the crowd within budget (409 over budget); the postings are made in the background",
+    )
     def post(self, request, pk):
         job = self.job(pk)
         try:
@@ -177,7 +195,7 @@ class LaunchView(_JobView):
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except JobError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(crowd_overview(job), status=status.HTTP_202_ACCEPTED)
+        return accepted(request, crowd_overview(job), _overview_url(job))
 
 
 class AssignmentsView(_JobView):
@@ -224,13 +242,14 @@ class BonusView(_JobView):
 
 
 class ReconcileView(_JobView):
-    @extend_schema(request=None, responses={202: _BODY, **NO_JOB}, summary="Reconcile the job with its provider now")
+    @extend_schema(request=None, parameters=[FOLLOW_OVERVIEW], responses={202: _BODY, **NO_JOB}, summary="Reconcile the job with its provider now")
     def post(self, request, pk):
         job = self.job(pk)
         from ..tasks import reconcile_job
 
         transaction.on_commit(lambda: reconcile_job.delay(job.pk))
-        return Response({"detail": "reconciliation enqueued"}, status=status.HTTP_202_ACCEPTED)
+        follow = _overview_url(job)
+        return accepted(request, {"detail": "reconciliation enqueued", "url": request.build_absolute_uri(follow)}, follow)
 
 
 def _ids_of_job(job, requested) -> list[int]:
