@@ -7,7 +7,7 @@ Queueing on commit means a worker never looks for a row that is not there yet, a
 request queues nothing. Where tasks run in-process (development, tests, QUORUM_TASKS_INLINE) the
 task runs at the commit.
 
-`tests/test_background.py` reads every `after_commit` call in the code and checks that its name is a
+`tests/test_extensions.py` reads every `after_commit` call in the code and checks that its name is a
 registered task, so a renamed task fails the suite rather than a request.
 """
 import logging

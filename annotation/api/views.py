@@ -10,7 +10,6 @@ import zipfile
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import Resolver404, resolve, reverse
@@ -48,10 +47,9 @@ from ..services.import_uploads import UploadError, import_error_field, start_upl
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
 from ..services.payload_jobs import create_payload_job, create_payload_job_from_file
-from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from ..services.quality import QualityError, override_verdict, request_flag_run, set_quality, unblock_worker
 from ..services.review_undo import undo_decision, undo_decisions
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
-from ..tasks import apply_worker_flags
 from . import review_serializers as rs
 from . import serializers as s
 from .reliability_serializers import WorkerReliabilitySerializer
@@ -355,7 +353,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     @action(detail=True, methods=["post"], serializer_class=s.FlagsQueuedSerializer, pagination_class=None)
     def flags(self, request, pk=None):
         job = self.get_object()
-        transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
+        request_flag_run(job)
         # A flag run keeps no run row, only its result (JobFlagReport, one per job, replaced): the
         # resource to follow is the one whose state the run changes, the review list and its
         # `flags.computed_at`, given with its value now so a client knows which change to wait for.

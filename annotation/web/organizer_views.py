@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -45,12 +44,11 @@ from ..services.import_uploads import UploadError, import_error_field, start_upl
 from ..services.imports import ImportFailed
 from ..services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
 from ..services.payload_jobs import create_payload_job_from_file
-from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
+from ..services.quality import QualityError, override_verdict, request_flag_run, set_quality, unblock_worker
 from ..services.review import ACTIONS as REVIEW_ACTIONS
 from ..services.review import bulk_decide
 from ..services.team import TeamError, add_annotators, parse_team_csv, set_active
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
-from ..tasks import apply_worker_flags
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .views import audio_response
 
@@ -393,7 +391,7 @@ def job_flags(request, pk):
     """Recompute the job's worker flags now, in the background (the task the beat sweep queues per
     job); the page shows the stored flags, with when they were computed, once the task has run."""
     job = get_object_or_404(Job, pk=pk)
-    transaction.on_commit(lambda: apply_worker_flags.delay(job.pk))
+    request_flag_run(job)
     messages.success(request, "Recomputing worker flags in the background; the review list shows them, with the time they were computed, once they are stored.")
     return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#reviews")
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.models import Response, Slot, Worker
 from annotation.services.claims import release_slot
+from quorum.background import after_commit
 
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
@@ -137,6 +138,12 @@ class ReconcileSummary(TypedDict):
     settled: dict[str, int]
     errors: list[str]
     closed: NotRequired[int]
+
+
+def request_reconciliation(job_id: int) -> None:
+    """"Reconcile now": queue `reconcile_job` for the job once the caller's transaction commits (a
+    broker that is down is logged, not raised: the beat's `reconcile_all` comes round anyway)."""
+    after_commit("hits.tasks.reconcile_job", job_id)
 
 
 def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) -> ReconcileSummary:

@@ -17,7 +17,6 @@ a provider's settings are no longer shown for a job on another provider.
 """
 from decimal import Decimal
 
-from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -44,6 +43,7 @@ from ..services.payments import (
     soft_reject_assignments,
 )
 from ..services.postings import BudgetExceeded, launch_crowd_job
+from ..services.reconcile import request_reconciliation
 
 MAX_BULK = 1000
 
@@ -245,9 +245,7 @@ class ReconcileView(_JobView):
     @extend_schema(request=None, parameters=[FOLLOW_OVERVIEW], responses={202: _BODY, **NO_JOB}, summary="Reconcile the job with its provider now")
     def post(self, request, pk):
         job = self.job(pk)
-        from ..tasks import reconcile_job
-
-        transaction.on_commit(lambda: reconcile_job.delay(job.pk))
+        request_reconciliation(job.pk)
         follow = _overview_url(job)
         return accepted(request, {"detail": "reconciliation enqueued", "url": request.build_absolute_uri(follow)}, follow)
 
