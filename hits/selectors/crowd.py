@@ -80,11 +80,9 @@ def crowd_overview(job: Job) -> dict:
 PAGE_ASSIGNMENTS = 200
 
 
-def crowd_page(job: Job, settings_form=None) -> dict:
-    """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd);
-    `settings_form`: a refused settings form, shown with its errors instead of the saved settings."""
-    from ..web.forms import BonusForm, CrowdSettingsForm, SettleForm
-
+def crowd_page(job: Job) -> dict:
+    """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd,
+    which adds the section's forms)."""
     config = JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
     estimate = estimate_for_job(job, config)
     assignments = list(
@@ -110,7 +108,4 @@ def crowd_page(job: Job, settings_form=None) -> dict:
             Payment.objects.filter(assignment__posting__job=job)
             .values("kind", "state").annotate(n=Count("id"), amount=Sum("amount")).order_by("kind", "state")
         ),
-        "settings_form": settings_form or CrowdSettingsForm(initial=CrowdSettingsForm.initial_for(config), auto_id="id_crowd_%s"),
-        "settle_form": SettleForm(auto_id="id_settle_%s"),
-        "bonus_form": BonusForm(auto_id="id_bonus_%s"),
     }
