@@ -11,7 +11,8 @@ questions), its judge score the judge's mean over the same questions. The report
   position is not one person;
 - systems ordered by the leaderboard's statistic (`ranked_statistic`) and, per system, the
   human-only interval and the PPI++ interval that adds the judge's scores on the instances no human
-  rated (`ppi`); the same for the paired differences of adjacent systems; rank sets with a stated
+  rated (`ppi`); the same for the differences of adjacent systems, each system's estimate on its own
+  instances, so a pair's centre is the difference of the table's (`adjacent_pairs`); rank sets with a stated
   coverage (`ranksets`, Chatzi et al. 2024), prediction-powered beside human-only, on the
   instances where every system has a human and a judge value (labelled) and those where every
   system has only the judge's (unlabelled); an instance with a value for some systems only is
@@ -251,7 +252,7 @@ def build(
         rows.append({"system": system, **intervals, "leaderboard_score": ranked_by.get(system) if ranked_by else None})
     order = sorted(estimates, key=lambda s: (-estimates[s], s))
     rows.sort(key=lambda row: (row["system"] not in estimates, -estimates.get(row["system"], 0.0), row["system"]))
-    pairs = _adjacent_pairs(columns, order, alpha) if len(columns) else []
+    pairs = adjacent_pairs(columns, order, alpha) if len(columns) else []
     return {
         "alpha": alpha,
         "items_scored_by_judge": int(scored.notna().sum()),
@@ -290,14 +291,22 @@ def _rank_sets(both: pd.DataFrame, systems: list, alpha: float) -> dict:
     return result
 
 
-def _adjacent_pairs(both: pd.DataFrame, order: list, alpha: float) -> list[dict]:
-    """The PPI interval of each adjacent pair's difference in `order`, on the instances both have."""
-    wide = both.unstack(level="system")
+def adjacent_pairs(columns: pd.DataFrame, order: list, alpha: float = 0.05) -> list[dict]:
+    """The human-only and PPI++ intervals of each adjacent pair's difference in `order`, each
+    system on its own instances (`ppi.difference_interval`): the centres are the differences of
+    the table's (human-only: of the leaderboard's scores), also where the systems were rated on
+    different instances; the variance counts what the two means share through the instances both have."""
+    wide = columns.unstack(level="system")
     pairs = []
     for a, b in zip(order, order[1:], strict=False):
-        difference_human = wide["human"][a] - wide["human"][b]
-        difference_judge = wide["judge"][a] - wide["judge"][b]
-        intervals = _interval_pair(difference_human.to_numpy(), difference_judge.to_numpy(), alpha)
-        if intervals is not None:
-            pairs.append({"a": a, "b": b, **intervals, "resolved": bool(intervals["ppi"]["low"] > 0 or intervals["ppi"]["high"] < 0)})
+        try:
+            human_only = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha, lam=0)
+            combined = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha)
+        except ValueError:
+            continue
+        pairs.append({
+            "a": a, "b": b, "human_only": human_only.as_dict(), "ppi": combined.as_dict(),
+            "width_ratio": combined.width / human_only.width if human_only.width else None,
+            "resolved": bool(combined.low > 0 or combined.high < 0),
+        })
     return pairs
