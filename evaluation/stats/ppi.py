@@ -105,7 +105,7 @@ def difference_interval(first_human, first_judge, second_human, second_judge, al
     (module docstring): four per-instance arrays aligned on one instance index, human NaN where
     no human scored, judge NaN where the judge did not. `labelled`, `unlabelled`: the instances
     either system has. Raises ValueError with fewer than two labelled instances for a system."""
-    first, second = _Deviations(first_human, first_judge), _Deviations(second_human, second_judge)
+    first, second = SystemDeviations(first_human, first_judge), SystemDeviations(second_human, second_judge)
     human = first.human - second.human  # each instance's term of the human-only difference
     judge_labelled = first.judge_labelled - second.judge_labelled
     judge_unlabelled = first.judge_unlabelled - second.judge_unlabelled
@@ -126,7 +126,7 @@ def difference_interval(first_human, first_judge, second_human, second_judge, al
     return Interval(float(estimate), float(estimate - half), float(estimate + half), lam, labelled, unlabelled)
 
 
-class _Deviations:
+class SystemDeviations:
     """One system's per-instance terms: its value's deviation from its mean over its own instances,
     over their count, times sqrt(n / (n - 1)) (so the sum of squares is the ddof = 1 variance of the
     mean); 0 on the instances it does not have."""

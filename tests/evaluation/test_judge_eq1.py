@@ -163,6 +163,20 @@ def test_in_an_unfinished_campaign_the_adjacent_pairs_are_differences_of_the_lea
         assert combined["unlabelled"] > 0 and combined["width"] <= human_only["width"] + 1e-12, pair
 
 
+def test_in_an_unfinished_campaign_the_human_only_rank_sets_rank_the_leaderboards_scores():
+    truth, predicted, ratings, judge, evaluated = unfinished_campaign()
+    statistic = judges.ranked_statistic(ratings, ["q", "r"], truth, predicted, evaluated)
+    body = judges.build(ratings, judge, list(SYSTEMS), ranked_by=statistic, detection=judges.Detection(truth, predicted, evaluated, ("q", "r")))
+    sets = body["rank_sets"]
+    assert {row["system"] for row in sets["human_only"]} == set(SYSTEMS)
+    for row in sets["human_only"]:
+        assert row["estimate"] == pytest.approx(statistic[row["system"]], abs=1e-12), row
+    rows = {row["system"]: row for row in body["systems"]}
+    for row in sets["ppi"]:  # PPI (lambda 1) where the table shows PPI++: a centre of the same statistic, inside its interval
+        assert rows[row["system"]]["ppi"]["low"] < row["estimate"] < rows[row["system"]]["ppi"]["high"], row
+    assert sets["labelled"] > 0 and sets["unlabelled"] > 0
+
+
 @pytest.mark.parametrize("unrated", [0.0, 0.35], ids=["finished", "unfinished"])
 def test_the_intervals_cover_the_true_eq1_score_at_the_nominal_level(unrated):
     """400 campaigns x 3 systems = 1,200 intervals of each kind at 95%: binomial SE
