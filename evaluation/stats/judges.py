@@ -11,11 +11,11 @@ questions), its judge score the judge's mean over the same questions. The report
   position is not one person;
 - systems ordered by the leaderboard's statistic (`ranked_statistic`) and, per system, the
   human-only interval and the PPI++ interval that adds the judge's scores on the instances no human
-  rated (`ppi`); the same for the paired differences of adjacent systems; rank sets with a stated
-  coverage (`ranksets`, Chatzi et al. 2024), prediction-powered beside human-only, on the
-  instances where every system has a human and a judge value (labelled) and those where every
-  system has only the judge's (unlabelled); an instance with a value for some systems only is
-  left out, so both tables rank the same systems on the same instances.
+  rated (`ppi`); the same for the differences of adjacent systems (`adjacent_pairs`); rank sets with
+  a stated coverage (`ranksets`, Chatzi et al. 2024), prediction-powered beside human-only. Pairs
+  and rank sets take each system's estimate on its own instances (an unfinished campaign rates
+  each system on its own), so their centres are the table's; two systems covary through the
+  instances they share (`ppi.difference_interval`, `ranksets.own_instances_estimate`).
 
 What the intervals and rank sets are on: the statistic that orders the table (`intervals_on`).
 Where detection applies (`Detection`: the test set's labels and every ranked entry's
@@ -251,7 +251,7 @@ def build(
         rows.append({"system": system, **intervals, "leaderboard_score": ranked_by.get(system) if ranked_by else None})
     order = sorted(estimates, key=lambda s: (-estimates[s], s))
     rows.sort(key=lambda row: (row["system"] not in estimates, -estimates.get(row["system"], 0.0), row["system"]))
-    pairs = _adjacent_pairs(columns, order, alpha) if len(columns) else []
+    pairs = adjacent_pairs(columns, order, alpha) if len(columns) else []
     return {
         "alpha": alpha,
         "items_scored_by_judge": int(scored.notna().sum()),
@@ -270,34 +270,38 @@ def build(
     }
 
 
-def _rank_sets(both: pd.DataFrame, systems: list, alpha: float) -> dict:
-    """Prediction-powered and human-only rank sets of the systems' columns (plain or Eq. 1, `build`), or {"skipped": why}."""
-    if len(systems) < 2 or not len(both):
+def _rank_sets(columns: pd.DataFrame, systems: list, alpha: float) -> dict:
+    """Prediction-powered and human-only rank sets of the systems' columns (plain or Eq. 1, `build`),
+    each system on its own instances (`ranksets.ratings_rank_sets_on_own_instances`: the human-only
+    estimates are the table's centres), or {"skipped": why}."""
+    if len(systems) < 2 or not len(columns):
         return {"skipped": "fewer than two systems with scores"}
-    wide = both.unstack(level="system")
+    wide = columns.unstack(level="system")
     present = [s for s in systems if s in wide["judge"].columns and s in wide["human"].columns]
     if len(present) < 2:
         return {"skipped": "fewer than two systems with both human and judge scores"}
-    human, judge = wide["human"][present], wide["judge"][present]
-    judged = judge.notna().all(axis=1)
-    labelled = judged & human.notna().all(axis=1)
-    unlabelled = judged & human.isna().all(axis=1)
     try:
-        result = ranksets.ratings_rank_sets(present, human[labelled].to_numpy(), judge[labelled].to_numpy(), judge[unlabelled].to_numpy(), alpha=alpha)
+        return ranksets.ratings_rank_sets_on_own_instances(present, wide["human"][present].to_numpy(), wide["judge"][present].to_numpy(), alpha=alpha)
     except ValueError as exc:
         return {"skipped": str(exc)}
-    result["left_out"] = int(len(wide) - labelled.sum() - unlabelled.sum())
-    return result
 
 
-def _adjacent_pairs(both: pd.DataFrame, order: list, alpha: float) -> list[dict]:
-    """The PPI interval of each adjacent pair's difference in `order`, on the instances both have."""
-    wide = both.unstack(level="system")
+def adjacent_pairs(columns: pd.DataFrame, order: list, alpha: float = 0.05) -> list[dict]:
+    """The human-only and PPI++ intervals of each adjacent pair's difference in `order`, each
+    system on its own instances (`ppi.difference_interval`): the centres are the differences of
+    the table's (human-only: of the leaderboard's scores), also where the systems were rated on
+    different instances; the variance counts what the two means share through the instances both have."""
+    wide = columns.unstack(level="system")
     pairs = []
     for a, b in zip(order, order[1:], strict=False):
-        difference_human = wide["human"][a] - wide["human"][b]
-        difference_judge = wide["judge"][a] - wide["judge"][b]
-        intervals = _interval_pair(difference_human.to_numpy(), difference_judge.to_numpy(), alpha)
-        if intervals is not None:
-            pairs.append({"a": a, "b": b, **intervals, "resolved": bool(intervals["ppi"]["low"] > 0 or intervals["ppi"]["high"] < 0)})
+        try:
+            human_only = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha, lam=0)
+            combined = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha)
+        except ValueError:
+            continue
+        pairs.append({
+            "a": a, "b": b, "human_only": human_only.as_dict(), "ppi": combined.as_dict(),
+            "width_ratio": combined.width / human_only.width if human_only.width else None,
+            "resolved": bool(combined.low > 0 or combined.high < 0),
+        })
     return pairs

@@ -12,7 +12,10 @@ the prediction-powered estimate is, per system,
 
 (`ppi`: lambda = 1 is PPI, as in the paper; "tuned" takes PPI++'s variance-minimising lambda per
 system, `ppi.tuned_lambda`; lambda = 0 is the human-only estimate), with covariance
-Cov(Y - lambda F) / n + Cov(lambda F~) / N across systems.
+Cov(Y - lambda F) / n + Cov(lambda F~) / N across systems. Where the systems were rated on
+different instances (an unfinished campaign), `own_instances_estimate` takes each system's estimate
+on its own instances and their covariance from the instances they share (`ppi.difference_interval`'s
+terms); on one common set it is the same.
 
 Which system is surely above which (`rank_sets`): a step-down max-t test (Romano and Wolf 2005) of
 the one-sided statements "s is above t", t_st = (theta_s - theta_t) / sd(theta_s - theta_t), the
@@ -82,6 +85,31 @@ def mean_estimate(Y, F, Fu, lam="ppi"):
     if N >= 2 and lams.any():
         covariance = covariance + np.atleast_2d(np.cov(lams * Fu, rowvar=False)) / N
     return estimate, covariance, lams
+
+
+def own_instances_estimate(human, judge, lam="ppi"):
+    """(estimate [S], covariance [S, S], lambdas [S]) like `mean_estimate`, each system on its own
+    instances: `human`, `judge` [I, S] over one instance index, human NaN where that system has no
+    human score, judge NaN where the judge did not score it (an unfinished campaign rates each
+    system on its own instances). Each estimate is that system's own (`ppi.mean_interval`'s with
+    its lambda); the covariance of two is the sum over instances of the product of their terms
+    (`ppi.SystemDeviations`), so two systems covary through the instances they share. With every
+    system on the same instances it is `mean_estimate`'s."""
+    human, judge = np.asarray(human, dtype=float), np.asarray(judge, dtype=float)
+    if human.ndim != 2 or judge.shape != human.shape:
+        raise ValueError("human and judge scores must be tables [instances, systems] over the same systems")
+    systems = [ppi.SystemDeviations(human[:, k], judge[:, k]) for k in range(human.shape[1])]
+    usable = np.array([s.unlabelled.sum() > 1 for s in systems])
+    if lam == "human":
+        lams = np.zeros(len(systems))
+    elif lam == "tuned":
+        lams = np.array([ppi.tuned_lambda(human[s.labelled, k], judge[s.labelled, k], judge[s.unlabelled, k]) for k, s in enumerate(systems)])
+    else:
+        lams = np.full(len(systems), 1.0 if lam == "ppi" else float(lam))
+    lams = np.where(usable, lams, 0.0)
+    estimate = np.array([s.human_mean + lam_s * (s.unlabelled_mean - s.labelled_mean) for s, lam_s in zip(systems, lams, strict=True)])
+    terms = np.stack([s.human + lam_s * (s.judge_unlabelled - s.judge_labelled) for s, lam_s in zip(systems, lams, strict=True)])  # [S, I]
+    return estimate, terms @ terms.T, lams
 
 
 #: Seeded normal draws behind each critical value: the quantile's own error is about
@@ -173,6 +201,22 @@ def ratings_rank_sets(systems, Y, F, Fu, alpha=0.05, lam="ppi") -> dict:
     return _both(list(systems), Y, F, Fu, alpha, lam, scale=None)
 
 
+def ratings_rank_sets_on_own_instances(systems, human, judge, alpha=0.05, lam="ppi") -> dict:
+    """Rank sets of a rating campaign whose systems were rated on different instances:
+    `human`, `judge` [I, S] with NaN where absent (`own_instances_estimate`); beside them the
+    human-only sets, each system's estimate its own human mean. `labelled`: the instances some
+    system has a human score on; `unlabelled`: those some system has only the judge's on."""
+    systems = list(systems)
+    human, judge = np.asarray(human, dtype=float), np.asarray(judge, dtype=float)
+    if human.ndim != 2 or judge.shape != human.shape or human.shape[1] != len(systems):
+        raise ValueError("human and judge scores must be tables [instances, systems] over the systems named")
+    has_judge = ~np.isnan(judge)
+    estimates = {"ppi": own_instances_estimate(human, judge, lam), "human_only": own_instances_estimate(human, judge, "human")}
+    labelled = int((has_judge & ~np.isnan(human)).any(axis=1).sum())
+    unlabelled = int((has_judge & np.isnan(human)).any(axis=1).sum())
+    return _report(systems, estimates, alpha, lam, None, labelled, unlabelled)
+
+
 def pairwise_tables(systems, human, judge_labelled, judge_unlabelled):
     """(Y, F, Fu, participation [S]) for the pairwise case. `human`, `judge_labelled`: aligned
     lists of (system_a, system_b, outcome) for the human-judged comparisons (the judge's verdict on
@@ -237,15 +281,21 @@ def pairwise_rank_sets(systems, human, judge_labelled, judge_unlabelled, alpha=0
 
 
 def _both(systems, Y, F, Fu, alpha, lam, scale) -> dict:
-    out = {"alpha": alpha, "coverage": 1 - alpha, "labelled": int(len(Y)), "unlabelled": int(len(np.asarray(Fu))),
+    estimates = {name: mean_estimate(Y, F, Fu, how) for name, how in (("ppi", lam), ("human_only", "human"))}
+    return _report(systems, estimates, alpha, lam, scale, int(len(Y)), int(len(np.asarray(Fu))))
+
+
+def _report(systems, estimates: dict, alpha, lam, scale, labelled: int, unlabelled: int) -> dict:
+    """The two tables of rank sets from {"ppi", "human_only"} -> (estimate, covariance, lambdas)."""
+    out = {"alpha": alpha, "coverage": 1 - alpha, "labelled": labelled, "unlabelled": unlabelled,
            "method": (f"prediction-powered rank sets (Chatzi et al., NeurIPS 2024): {'PPI++' if lam == 'tuned' else 'PPI'} "
                       f"estimates of each system's {'mean score' if scale is None else 'win rate'}, "
                       "step-down max-t test of which system is above which (Romano, Shaikh and Wolf's two-step critical values from seeded "
                       f"normal draws); every true rank lies in its set, all at once, with probability at least {1 - alpha:.0%} "
                       f"(asymptotically): about {1 - alpha * (1 - FIRST_STEP_SHARE):.1%} where systems tie, more as they move apart, "
                       "where the sets shrink to single ranks")}
-    for name, how in (("ppi", lam), ("human_only", "human")):
-        estimate, covariance, lams = mean_estimate(Y, F, Fu, how)
+    for name in ("ppi", "human_only"):
+        estimate, covariance, lams = estimates[name]
         if scale is not None:
             estimate, covariance = estimate / scale, covariance / np.outer(scale, scale)
         sets = rank_sets(estimate, covariance, alpha)

@@ -70,6 +70,18 @@ def intervals(columns, system, lam):
     return ppi.mean_interval(*ppi.split(rows["human"].to_numpy(), rows["judge"].to_numpy()), lam=lam)
 
 
+def unfinished_campaign(seed=11):
+    """A sample evaluated, detection with misses and false positives, a third of the items that
+    need a rating still unrated and a few items rated on one question only (1-5 scale)."""
+    truth, predicted = detection_case()
+    ratings, judge, evaluated = campaign(np.random.default_rng(seed), truth, predicted, unrated=0.35, questions=("q", "r"))
+    half_rated = ratings[(ratings["question"] == "r")][["system", "instance"]].drop_duplicates().sample(n=6, random_state=3)
+    ratings = ratings.merge(half_rated.assign(question="r"), how="left", indicator=True)
+    ratings = ratings[ratings.pop("_merge") == "left_only"]
+    ratings["value"] = ratings["value"].round().clip(1, 5)
+    return truth, predicted, ratings, judge, evaluated
+
+
 def test_eq1_and_plain_means_order_the_simulated_systems_differently():
     truth, predicted = detection_case()
     truth_eq1 = true_eq1(truth, predicted)
@@ -110,13 +122,7 @@ def test_in_an_unfinished_campaign_the_human_only_centre_is_still_the_leaderboar
     the items that need a rating still unrated and a few items rated on one question only: the
     leaderboard weights the rated detected instances up to their stratum, and the report's
     human-only centre is its score, not a re-weighting of its own."""
-    truth, predicted = detection_case()
-    rng = np.random.default_rng(11)
-    ratings, judge, evaluated = campaign(rng, truth, predicted, unrated=0.35, questions=("q", "r"))
-    half_rated = ratings[(ratings["question"] == "r")][["system", "instance"]].drop_duplicates().sample(n=6, random_state=3)
-    ratings = ratings.merge(half_rated.assign(question="r"), how="left", indicator=True)
-    ratings = ratings[ratings.pop("_merge") == "left_only"]
-    ratings["value"] = ratings["value"].round().clip(1, 5)  # the leaderboard's report reads a 1-5 scale
+    truth, predicted, ratings, judge, evaluated = unfinished_campaign()
     sampled = np.isin(np.arange(N), evaluated)
     for s in SYSTEMS:
         rated = set(ratings.loc[ratings["system"] == s, "instance"])
@@ -137,6 +143,38 @@ def test_in_an_unfinished_campaign_the_human_only_centre_is_still_the_leaderboar
         assert rows[s]["ppi"]["unlabelled"] > 0 and rows[s]["ppi"]["width"] < rows[s]["human_only"]["width"], s
     assert [row["system"] for row in body["systems"]] == sorted(SYSTEMS, key=lambda s: -statistic[s])
     assert {row["system"] for row in body["rank_sets"]["ppi"]} == set(SYSTEMS)
+
+
+def test_in_an_unfinished_campaign_the_adjacent_pairs_are_differences_of_the_leaderboards_scores():
+    """Each system is rated on its own instances (the ones it predicts as seeking, a third of them
+    still unrated): the pair's human-only centre is the difference of the two leaderboard scores,
+    not a difference on the instances both happen to have."""
+    truth, predicted, ratings, judge, evaluated = unfinished_campaign()
+    rated = {s: set(ratings.loc[ratings["system"] == s, "instance"]) for s in SYSTEMS}
+    assert rated["recall"] != rated["middle"] and rated["middle"] != rated["precise"]
+    statistic = judges.ranked_statistic(ratings, ["q", "r"], truth, predicted, evaluated)
+    body = judges.build(ratings, judge, list(SYSTEMS), ranked_by=statistic, detection=judges.Detection(truth, predicted, evaluated, ("q", "r")))
+    order = [row["system"] for row in body["systems"]]
+    assert [(pair["a"], pair["b"]) for pair in body["pairs"]] == list(zip(order, order[1:], strict=False))
+    for pair in body["pairs"]:
+        assert pair["human_only"]["estimate"] == pytest.approx(statistic[pair["a"]] - statistic[pair["b"]], abs=1e-12), pair
+        human_only, combined = pair["human_only"], pair["ppi"]
+        assert human_only["low"] < human_only["estimate"] < human_only["high"]
+        assert combined["unlabelled"] > 0 and combined["width"] <= human_only["width"] + 1e-12, pair
+
+
+def test_in_an_unfinished_campaign_the_human_only_rank_sets_rank_the_leaderboards_scores():
+    truth, predicted, ratings, judge, evaluated = unfinished_campaign()
+    statistic = judges.ranked_statistic(ratings, ["q", "r"], truth, predicted, evaluated)
+    body = judges.build(ratings, judge, list(SYSTEMS), ranked_by=statistic, detection=judges.Detection(truth, predicted, evaluated, ("q", "r")))
+    sets = body["rank_sets"]
+    assert {row["system"] for row in sets["human_only"]} == set(SYSTEMS)
+    for row in sets["human_only"]:
+        assert row["estimate"] == pytest.approx(statistic[row["system"]], abs=1e-12), row
+    rows = {row["system"]: row for row in body["systems"]}
+    for row in sets["ppi"]:  # PPI (lambda 1) where the table shows PPI++: a centre of the same statistic, inside its interval
+        assert rows[row["system"]]["ppi"]["low"] < row["estimate"] < rows[row["system"]]["ppi"]["high"], row
+    assert sets["labelled"] > 0 and sets["unlabelled"] > 0
 
 
 @pytest.mark.parametrize("unrated", [0.0, 0.35], ids=["finished", "unfinished"])
@@ -161,6 +199,31 @@ def test_the_intervals_cover_the_true_eq1_score_at_the_nominal_level(unrated):
             total += 1
     for kind, count in hits.items():
         assert 0.93 <= count / total <= 0.97, (kind, count / total)
+
+
+def test_in_an_unfinished_campaign_the_adjacent_pair_intervals_cover_the_true_difference():
+    """400 campaigns x 2 adjacent pairs = 800 intervals of each kind at 95%, a third of the items
+    that need a rating unrated, so each system is rated on its own instances: binomial SE
+    sqrt(0.95 * 0.05 / 800) = 0.0077, the band 0.925..0.975 about 3 SE either side (the two pairs
+    of a campaign share a system, so the draws are not quite independent)."""
+    truth, predicted = detection_case()
+    truth_eq1 = true_eq1(truth, predicted)
+    order = sorted(SYSTEMS, key=lambda s: -truth_eq1[s])
+    rng = np.random.default_rng(2025)
+    hits = {"human_only": 0, "ppi": 0}
+    total = 0
+    for draw in range(400):
+        truth, predicted = detection_case(redraw=3000 + draw)
+        ratings, judge, evaluated = campaign(rng, truth, predicted, unrated=0.35)
+        columns = judges.eq1_pseudo_values(ratings, judge, list(SYSTEMS), judges.Detection(truth, predicted, evaluated, ("q",)))
+        for pair in judges.adjacent_pairs(columns, order):
+            difference = truth_eq1[pair["a"]] - truth_eq1[pair["b"]]
+            for kind in hits:
+                hits[kind] += pair[kind]["low"] <= difference <= pair[kind]["high"]
+            total += 1
+    assert total == 800
+    for kind, count in hits.items():
+        assert 0.925 <= count / total <= 0.975, (kind, count / total)
 
 
 def test_a_perfect_judge_shrinks_the_eq1_intervals():

@@ -188,3 +188,24 @@ def test_a_judges_pair_named_the_other_way_round_is_the_same_pair():
     same = ranksets.pairwise_tables(["x", "y"], human, [("x", "y", "a"), ("x", "y", 0.25), ("x", "y", "tie")], [("x", "y", "b")] * 3)
     turned = ranksets.pairwise_tables(["x", "y"], human, [("y", "x", "b"), ("y", "x", 0.75), ("y", "x", "tie")], [("x", "y", "b")] * 3)
     assert np.array_equal(same[1], turned[1])
+
+
+def test_own_instances_estimate_on_one_common_set_is_the_paired_estimate():
+    rng = np.random.default_rng(6)
+    quality = rng.normal([3.0, 3.2, 2.9], 1.0, (400, 3))
+    judge = quality + rng.normal(0.2, 0.5, (400, 3))
+    human = np.where(np.arange(400)[:, None] < 120, quality, np.nan)
+    for lam in ("ppi", "tuned", "human"):
+        paired = ranksets.mean_estimate(quality[:120], judge[:120], judge[120:], lam)
+        own = ranksets.own_instances_estimate(human, judge, lam)
+        for mine, theirs in zip(own, paired, strict=True):
+            assert np.allclose(mine, theirs, rtol=0, atol=1e-12), lam
+
+
+def test_own_instances_estimate_keeps_each_systems_mean_and_covaries_through_shared_instances():
+    nan = np.nan
+    human = np.array([[3.0, nan], [4.0, nan], [5.0, 4.0], [nan, 2.0]])
+    estimate, covariance, lams = ranksets.own_instances_estimate(human, human * 0 + 1, "human")
+    assert estimate == pytest.approx([4.0, 3.0]) and not lams.any()
+    # Var(mean) = var(ddof=1) / n; the covariance from the one shared instance (5 - 4)(4 - 3) / (3 * 2) x sqrt(3 * 2 / (2 * 1)).
+    assert covariance == pytest.approx(np.array([[1 / 3, np.sqrt(3) / 6], [np.sqrt(3) / 6, 1.0]]))
