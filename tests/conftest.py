@@ -124,3 +124,34 @@ def make_annotator(django_user_model):
         return user, _make(user)
 
     return factory
+
+
+class BrokerDown(ConnectionError):
+    pass
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """Celery as in production (not eager), with every send refused as by a stopped Redis; the
+    arguments of each refused send, in order."""
+    from quorum import background
+
+    sent = []
+
+    def refuse(*args, **kwargs):
+        sent.append(args)
+        raise BrokerDown("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(background, "runs_inline", lambda: False)
+    monkeypatch.setattr("celery.app.task.Task.delay", lambda self, *a, **k: refuse(*a))
+    return sent
+
+
+@pytest.fixture
+def queued_by_name(monkeypatch):
+    """(task name, *args) of each task queued through `quorum.background.queue_now`, not run."""
+    from quorum import background
+
+    queued = []
+    monkeypatch.setattr(background, "queue_now", lambda name, *args, **kw: queued.append((name, *args)) or True)
+    return queued

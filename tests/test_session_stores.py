@@ -50,22 +50,18 @@ def test_a_logout_ends_the_session(logged_in):
     assert _who(client) is None
 
 
-def test_a_session_deleted_in_the_database_is_not_read(settings):
+@pytest.mark.parametrize("logged_in", ["quorum.sessions.db"], indirect=True)
+def test_a_session_deleted_in_the_database_is_not_read(logged_in):
     """A logout in another web process deletes the row: this process, reading the database, sees it gone."""
-    settings.SESSION_ENGINE = "quorum.sessions.db"
-    get_user_model().objects.create_user("reader", password="a-long-pass-phrase")
-    client = Client()
-    assert client.login(username="reader", password="a-long-pass-phrase")
-    assert _who(client) == "reader"
+    client, user = logged_in
+    assert _who(client) == user.get_username()
     Session.objects.filter(session_key=client.cookies["sessionid"].value).delete()
     assert _who(client) is None
 
 
-def test_an_expired_session_is_not_read(settings):
-    settings.SESSION_ENGINE = "quorum.sessions.db"
-    get_user_model().objects.create_user("reader", password="a-long-pass-phrase")
-    client = Client()
-    assert client.login(username="reader", password="a-long-pass-phrase")
+@pytest.mark.parametrize("logged_in", ["quorum.sessions.db"], indirect=True)
+def test_an_expired_session_is_not_read(logged_in):
+    client, _user = logged_in
     Session.objects.filter(session_key=client.cookies["sessionid"].value).update(expire_date=timezone.now() - timedelta(seconds=1))
     assert _who(client) is None
 

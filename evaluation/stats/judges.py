@@ -145,9 +145,7 @@ def _labelled_pseudo_values(cols: scoring.Eq1Columns, numerator, score, truth, l
     - S_f A / D, the delta method on the column sums with `numerator` n (the human's scores or the
     judge's, times the leaderboard's weights), its detection-share term scaled by kappa (module
     docstring); averaged over questions. With the human's numerator its mean is the final score."""
-    weight = cols.precision_denominator + cols.recall_denominator  # d_i [S, Q, N]
-    total = weight.sum(axis=-1, keepdims=True)  # D
-    fixed = (weight * ~truth).sum(axis=-1, keepdims=True)  # A: the non-seeking instances' predictions, weight 1
+    weight, total, fixed = _denominators(cols, truth)
     rows = labelled.sum(axis=1)[:, None, None]  # M
     centre = score[..., None]
     rated = cols.score_weight > 0
@@ -157,6 +155,13 @@ def _labelled_pseudo_values(cols: scoring.Eq1Columns, numerator, score, truth, l
         scores = np.where(rated, 2 * rows * (numerator - level * cols.score_weight) / total, 0.0)
     share = linear - centre - scores  # one value per stratum, summing to 0 over the labelled instances
     return (centre + _share_scale(share, rated, sampled_detected) * share + scores).mean(axis=1)
+
+
+def _denominators(cols: scoring.Eq1Columns, truth):
+    """(d_i [S, Q, N]: the sum of the precision and recall denominators, D: their sum per system and
+    question, A: the non-seeking instances' part of D, their predictions at weight 1)."""
+    weight = cols.precision_denominator + cols.recall_denominator
+    return weight, weight.sum(axis=-1, keepdims=True), (weight * ~truth).sum(axis=-1, keepdims=True)
 
 
 def _share_scale(share: np.ndarray, rated: np.ndarray, sampled_detected: np.ndarray) -> np.ndarray:
@@ -173,9 +178,7 @@ def _unlabelled_pseudo_values(cols: scoring.Eq1Columns, judged_scores, score, tr
     (n_T (2 f_i b_i - S_f (1 + b_i)) - S_f A) / D, averaged over questions: the labelled formula
     with the weight n_T / |U|, so that each unsampled instance stands for its share of the seeking
     instances, as a rated one does in a finished campaign (module docstring)."""
-    weight = cols.precision_denominator + cols.recall_denominator
-    total = weight.sum(axis=-1, keepdims=True)  # D
-    fixed = (weight * ~truth).sum(axis=-1, keepdims=True)  # A
+    weight, total, fixed = _denominators(cols, truth)
     n_seeking = truth.sum()
     centre = score[..., None]
     b = detected[:, None, :]
@@ -197,6 +200,11 @@ def _interval_pair(human, judge_scores, alpha):
         return None
     human_only = ppi.mean_interval(y, f, fu, alpha=alpha, lam=0)
     combined = ppi.mean_interval(y, f, fu, alpha=alpha) if len(fu) > 1 else human_only
+    return _compared(human_only, combined)
+
+
+def _compared(human_only: ppi.Interval, combined: ppi.Interval) -> dict:
+    """The human-only and PPI++ intervals of one statistic as the report shows them, with their width ratio."""
     return {
         "human_only": human_only.as_dict(),
         "ppi": combined.as_dict(),
@@ -299,9 +307,5 @@ def adjacent_pairs(columns: pd.DataFrame, order: list, alpha: float = 0.05) -> l
             combined = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha)
         except ValueError:
             continue
-        pairs.append({
-            "a": a, "b": b, "human_only": human_only.as_dict(), "ppi": combined.as_dict(),
-            "width_ratio": combined.width / human_only.width if human_only.width else None,
-            "resolved": bool(combined.low > 0 or combined.high < 0),
-        })
+        pairs.append({"a": a, "b": b, **_compared(human_only, combined), "resolved": bool(combined.low > 0 or combined.high < 0)})
     return pairs

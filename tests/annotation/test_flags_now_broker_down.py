@@ -5,14 +5,12 @@ task's `delay` in an on-commit callback, which raised into the request: a 500 af
 import pytest
 from django.test import Client
 
-from quorum import background
 from tests.annotation.test_api_follow_runs import job_with_a_response
-from tests.annotation.test_lost_work import broker_down  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
 
 
-def test_recompute_flags_answers_while_the_broker_is_down(broker_down, organizer, organizer_api, caplog, django_capture_on_commit_callbacks):  # noqa: F811
+def test_recompute_flags_answers_while_the_broker_is_down(broker_down, organizer, organizer_api, caplog, django_capture_on_commit_callbacks):
     job = job_with_a_response()
     page = Client()
     page.force_login(organizer)
@@ -25,10 +23,8 @@ def test_recompute_flags_answers_while_the_broker_is_down(broker_down, organizer
     assert broker_down == [(job.pk,), (job.pk,)] and "a sweep will queue it again" in caplog.text
 
 
-def test_recompute_flags_queues_the_flag_run_by_name(monkeypatch, organizer_api, django_capture_on_commit_callbacks):
-    queued = []
-    monkeypatch.setattr(background, "queue_now", lambda name, *args, **kw: queued.append((name, *args)) or True)
+def test_recompute_flags_queues_the_flag_run_by_name(queued_by_name, organizer_api, django_capture_on_commit_callbacks):
     job = job_with_a_response()
     with django_capture_on_commit_callbacks(execute=True):
         organizer_api.post(f"/api/jobs/{job.pk}/flags/")
-    assert queued == [("annotation.tasks.apply_worker_flags", job.pk)]
+    assert queued_by_name == [("annotation.tasks.apply_worker_flags", job.pk)]

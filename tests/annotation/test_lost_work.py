@@ -13,24 +13,6 @@ from annotation.services import sweeps
 from quorum import background
 
 
-class BrokerDown(ConnectionError):
-    pass
-
-
-@pytest.fixture
-def broker_down(monkeypatch):
-    """Celery as in production (not eager), with every send refused as by a stopped Redis."""
-    sent = []
-
-    def refuse(*args, **kwargs):
-        sent.append(args)
-        raise BrokerDown("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
-
-    monkeypatch.setattr(background, "runs_inline", lambda: False)
-    monkeypatch.setattr("celery.app.task.Task.delay", lambda self, *a, **k: refuse(*a))
-    return sent
-
-
 def test_queue_now_logs_a_broker_outage_instead_of_raising(broker_down, caplog):
     assert background.queue_now("annotation.tasks.transcribe_reading", 1) is False
     assert broker_down == [(1,)] and "a sweep will queue it again" in caplog.text
