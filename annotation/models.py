@@ -312,9 +312,9 @@ class Slot(models.Model):
         indexes = [
             models.Index(fields=["job", "state", "position"]),
             models.Index(fields=["state", "expires_at"]),
-            # A worker's slots in a job: what the claim leaves out and the work page counts, read
-            # from the index alone however long the worker's history (PostgreSQL covers item_id).
-            models.Index(fields=["worker", "job", "state"], include=["item"], name="slot_worker_job_state"),
+            # A worker's submitted slots in a job: what the work page counts as their responses,
+            # without reading each response's item.
+            models.Index(fields=["worker", "job", "state"], name="slot_worker_job_state"),
         ]
 
 

@@ -12,6 +12,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='slot',
-            index=models.Index(fields=['worker', 'job', 'state'], include=('item',), name='slot_worker_job_state'),
+            index=models.Index(fields=['worker', 'job', 'state'], name='slot_worker_job_state'),
         ),
     ]
