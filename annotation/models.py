@@ -278,11 +278,13 @@ class Slot(models.Model):
         SUBMITTED = "submitted", "Submitted"
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots", db_index=False)  # led by a unique constraint below
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+", help_text="Copy of item.job, for the claim query.")
+    # The (job, state, position) index below leads with job: an index of job alone would be one
+    # more entry to write on every claim and submission.
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+", db_index=False, help_text="Copy of item.job, for the claim query.")
     index = models.PositiveSmallIntegerField()
     position = models.PositiveIntegerField(help_text="Copy of item.position, for the claim query's order.")
     state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
-    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="slots")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="slots", db_index=False)  # led by slot_worker_job_state
     claimed_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     barred_worker = models.ForeignKey(
@@ -291,6 +293,7 @@ class Slot(models.Model):
         blank=True,
         on_delete=models.CASCADE,
         related_name="+",
+        db_index=False,  # the partial index below: most slots bar no one
         help_text="A worker who may never hold this slot: the author of the response a vote slot reviews.",
     )
 
@@ -311,7 +314,11 @@ class Slot(models.Model):
         ]
         indexes = [
             models.Index(fields=["job", "state", "position"]),
-            models.Index(fields=["state", "expires_at"]),
+            # A slot row is rewritten on every claim and submission, and every index takes a new
+            # entry each time unless its condition leaves the row out: the sweep of lapsed claims
+            # only reads claimed slots, and only vote slots bar a worker.
+            models.Index(fields=["expires_at"], condition=Q(state="claimed"), name="slot_claimed_expiry"),
+            models.Index(fields=["barred_worker"], condition=Q(barred_worker__isnull=False), name="slot_barred_worker"),
             # A worker's submitted slots in a job: what the work page counts as their responses,
             # without reading each response's item.
             models.Index(fields=["worker", "job", "state"], name="slot_worker_job_state"),
@@ -399,7 +406,7 @@ class Response(models.Model):
     }
 
     slot = models.OneToOneField(Slot, on_delete=models.PROTECT, related_name="response")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="responses")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="responses", db_index=False)  # led by the indexes below
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="responses")
     answers = models.JSONField(help_text="The response, in the task type's schema.")
     checks = models.JSONField(default=dict, blank=True, help_text="Outcome of the automatic checks at submission.")
@@ -455,6 +462,7 @@ class ResponseTransition(models.Model):
     )
     by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        db_index=False,  # the partial index below: a submission's own row names no person
         help_text="The person who moved it, when a person did.",
     )
     reason = models.TextField(blank=True, help_text="Why, in words a reviewer can act on.")
@@ -462,7 +470,10 @@ class ResponseTransition(models.Model):
 
     class Meta:
         ordering = ["response", "created_at", "pk"]
-        indexes = [models.Index(fields=["response", "created_at"])]
+        indexes = [
+            models.Index(fields=["response", "created_at"]),
+            models.Index(fields=["by"], condition=Q(by__isnull=False), name="transition_by_person"),
+        ]
 
     def __str__(self):
         return f"{self.response_id}: {self.from_status or '(new)'} -> {self.to_status} by {self.actor}"

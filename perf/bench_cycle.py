@@ -6,8 +6,9 @@ CPU, not wall time, so that other load on a shared machine moves it little: this
 time plus that of its PostgreSQL backend (`/proc/<pg_backend_pid()>/stat`), divided by the cycles.
 Baseline in the same run: the bare view of perf/baseline_view.py (one SELECT, one INSERT) through
 the same handler, measured the same way; the ratio is baseline CPU / cycle CPU, so 0.25 means a
-cycle costs four bare requests. Also counted: queries per cycle. `QUORUM_BENCH_PROFILE=path` writes
-a cProfile of the cycles there (read it with `python -m pstats`).
+cycle costs four bare requests. Also counted: queries per cycle, and the write-ahead log a cycle
+writes (what the disk and any replica take of it). `QUORUM_BENCH_PROFILE=path` writes a cProfile of
+the cycles there (read it with `python -m pstats`).
 
 On the 20,000-item job of perf/bench_claims.py; QUORUM_BENCH_CYCLE_DB names its database.
 """

@@ -64,6 +64,14 @@ def _call(environ: dict) -> tuple[str, dict, bytes]:
     return answer["status"], answer["headers"], body
 
 
+def _wal_position() -> int:
+    """Bytes of write-ahead log the cluster has written: what every write of a cycle costs the
+    disk and any replica. Cluster-wide, so other writers on the same server add to it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+        return int(cursor.fetchone()[0])
+
+
 class _Counted:
     """Queries sent while measured (connection.execute_wrapper)."""
 
@@ -125,11 +133,13 @@ def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
+    wal0 = _wal_position()
     with connection.execute_wrapper(counted):
         pg0 = _backend_cpu(backend)
         python_s = cycles_of(cycles, measured=True)
         pg_s = _backend_cpu(backend) - pg0
         queries = counted.n
+        wal_bytes = _wal_position() - wal0
         counted.n = 0
         pg0 = _backend_cpu(backend)
         base_python_s = baseline_of(cycles)
@@ -147,6 +157,7 @@ def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
         "cycles": cycles,
         "cycle_cpu_ms": round(cycle_ms, 2), "cycle_python_ms": round(python_s / cycles * 1000, 2),
         "cycle_postgres_ms": round(pg_s / cycles * 1000, 2), "cycle_queries": round(queries / cycles, 2),
+        "cycle_wal_bytes": round(wal_bytes / cycles),
         "baseline_cpu_ms": round(base_ms, 2), "baseline_python_ms": round(base_python_s / cycles * 1000, 2),
         "baseline_postgres_ms": round(base_pg_s / cycles * 1000, 2), "baseline_queries": round(base_queries / cycles, 2),
         "ratio_to_baseline": round(base_ms / cycle_ms, 3),
