@@ -1,5 +1,6 @@
 """The measuring side of perf/bench_cycle.py, run in its own interpreter with the perf settings:
-`python -m perf.cycle_worker JOB_ID CYCLES [USERNAME]` prints one JSON object. Each run
+`python -m perf.cycle_worker JOB_ID CYCLES [USERNAME]` prints one JSON object (with
+QUORUM_BENCH_TWO_REQUESTS=1, the cycle without the page script: submit, redirect, next page). Each run
 needs an annotator with no work done yet in the job: a worker's own history makes the claim and
 the page read slower as it grows, which would be measured too.
 
@@ -83,7 +84,7 @@ class _Counted:
         return execute(sql, params, many, context)
 
 
-def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
+def main(job_id: int, cycles: int, username: str = "bench0", two_requests: bool = False) -> dict:
     from urllib.parse import urlencode
 
     user = get_user_model().objects.get(username=username)
@@ -95,7 +96,9 @@ def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
     _status, _headers, page = _call(_environ("GET", url, cookie))
     rng = random.Random(0)
     counted = _Counted()
-    headers = {"HTTP_X_QUORUM_CYCLE": "page", "HTTP_ACCEPT": "text/html"}
+    # The page script's cycle is one request; without it (no script, or the peers' harness) the
+    # submit redirects and the browser asks for the next page: two.
+    headers = {} if two_requests else {"HTTP_X_QUORUM_CYCLE": "page", "HTTP_ACCEPT": "text/html"}
     profile = cProfile.Profile(time.process_time) if os.environ.get("QUORUM_BENCH_PROFILE") else None
 
     def cycles_of(n, measured):
@@ -109,6 +112,10 @@ def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
             if measured and profile:
                 profile.enable()
             status, answer_headers, page = _call(environ)
+            if two_requests and status.startswith("302"):
+                url = answer_headers["Location"]
+                status, answer_headers, page = _call(_environ("GET", url, cookie))
+                answer_headers["X-Quorum-Location"] = url
             if measured and profile:
                 profile.disable()
             spent += time.process_time() - t
@@ -166,4 +173,4 @@ def main(job_id: int, cycles: int, username: str = "bench0") -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:4])))
+    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:4], two_requests=os.environ.get("QUORUM_BENCH_TWO_REQUESTS") == "1")))
