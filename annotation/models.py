@@ -301,8 +301,11 @@ class Slot(models.Model):
         ordering = ["job", "position", "index"]
         constraints = [
             models.UniqueConstraint(fields=["item", "index"], name="slot_unique_index"),
+            # Worker first: the claim probes it with both columns, and a count of one worker's
+            # slots that the planner sends here (as it does while the statistics still say every
+            # slot is open) reads that worker's entries, not every taken slot of every job.
             models.UniqueConstraint(
-                fields=["item", "worker"], condition=Q(worker__isnull=False), name="slot_one_worker_per_item"
+                fields=["worker", "item"], condition=Q(worker__isnull=False), name="slot_one_worker_per_item"
             ),
             models.CheckConstraint(
                 condition=(Q(state="open") & Q(worker__isnull=True)) | (~Q(state="open") & Q(worker__isnull=False)),
