@@ -36,14 +36,18 @@ sets miss only when a statement is wrong, and a wrong statement needs the larges
 difference of the true nulls above its critical value (probability alpha - beta) or a first step
 that failed (beta). Where systems tie, a wrong statement is easy to make and the probability is
 about 1 - alpha + beta; it rises toward 1 as the systems move apart, where the sets shrink to
-single ranks.
+single ranks. Near a tie (distinct means far closer than a standard error) only the statement of
+the wrong sign misses, so the sets cover about 1 - (alpha - beta) / 2 there: sets that hold
+1 - alpha at an exact tie, where either sign misses, cannot miss a near tie with probability
+alpha in both of its orders at once.
 
 Pairwise data: an instance is one comparison; y_s is s's share of the win (1, 1/2, 0; 0 when s was
 not in it) and d_s = 1 when s took part. The win rate is E[y_s] / E[d_s]; which systems meet is
 the design (known on every instance, human-judged or not), so E[d_s] is the share of all
 instances s takes part in, and the estimate and its covariance are those of E[y_s] divided by it.
 Validated by seeded simulation in tests/evaluation/test_ranksets.py (coverage within a two-sided
-band around nominal where systems tie, width against human-only and against the ellipsoid).
+band around nominal where systems tie and around 1 - (alpha - beta) / 2 at near ties, finished
+campaigns and each system on its own instances; width against human-only and the ellipsoid).
 """
 from __future__ import annotations
 

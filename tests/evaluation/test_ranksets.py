@@ -7,7 +7,13 @@ for the prediction-powered sets with an unbiased and with a biased judge and for
 sets, in two settings: two well-separated tiers with ties inside, and all five systems tied. Apart
 from ties no valid method can sit at nominal (a miss needs a wrong statement, and systems far apart
 give none): there the sets must shrink to single ranks. Widths against human-only and against
-the chi-square ellipsoid the module used before (Chatzi et al.'s own construction)."""
+the chi-square ellipsoid the module used before (Chatzi et al.'s own construction).
+
+Unfinished campaigns (`own_instances_estimate`): each system on its own random instances, human
+scores on its own random subset of them, the judge on all; the same band at exact ties, with a
+difficulty shared across systems weak and strong (strong, the covariance of shared instances is
+what holds the level). At near ties no valid set sits at nominal: a band around
+1 - (alpha - beta) / 2, the level the method attains there (the test's docstring says why)."""
 import numpy as np
 import pytest
 from scipy import stats
@@ -209,3 +215,69 @@ def test_own_instances_estimate_keeps_each_systems_mean_and_covaries_through_sha
     assert estimate == pytest.approx([4.0, 3.0]) and not lams.any()
     # Var(mean) = var(ddof=1) / n; the covariance from the one shared instance (5 - 4)(4 - 3) / (3 * 2) x sqrt(3 * 2 / (2 * 1)).
     assert covariance == pytest.approx(np.array([[1 / 3, np.sqrt(3) / 6], [np.sqrt(3) / 6, 1.0]]))
+
+
+# Unfinished campaigns (`own_instances_estimate`): every system on its own instances.
+OWN_RUNS = 800
+OWN_DRAWS = 5_000  # the critical value's own error is then about 0.004 in probability, far inside the bands
+# Two near ties, 0.005 apart (a tenth of a standard error or less), far from the rest.
+NEAR_PAIRS = np.array([3.0, 3.005, 4.0, 4.005, 5.0])
+
+
+def _own_instances_campaign(rng, means, instance_sd, instances=1000, present=0.8, rated=0.15):
+    """human, judge [instances, S], NaN where absent: each system has its own random 80% of the
+    instances, human scores on its own random 15% (drawn per system, as an unfinished campaign
+    leaves them) and the biased judge's on every instance it has. An instance's difficulty (sd
+    `instance_sd`) is shared by every system that has it, so systems covary through shared instances."""
+    quality = means + rng.normal(0, instance_sd, (instances, 1)) + rng.normal(0, 0.5, (instances, len(means)))
+    judge = 3 + 0.6 * (quality - 3) + JUDGE_BIAS[: len(means)] + rng.normal(0, 0.3, quality.shape)
+    has = rng.random(quality.shape) < present
+    human = has & (rng.random(quality.shape) < rated / present)
+    return np.where(human, quality, np.nan), np.where(has, judge, np.nan)
+
+
+def _own_instances_coverage(means, instance_sd, seed, runs=OWN_RUNS):
+    """Coverage of the PPI and human-only sets, and of the PPI sets with the covariance between
+    systems dropped (its diagonal kept): the mistake the shared instances would expose."""
+    rng = np.random.default_rng(seed)
+    truth = _true_ranks(means)
+    covered = {"ppi": 0, "human_only": 0, "ppi_without_covariance": 0}
+    for _ in range(runs):
+        human, judge = _own_instances_campaign(rng, means, instance_sd)
+        for name, lam in (("ppi", "ppi"), ("human_only", "human")):
+            estimate, covariance, _ = ranksets.own_instances_estimate(human, judge, lam)
+            covered[name] += _covered(np.array(ranksets.rank_sets(estimate, covariance, 1 - NOMINAL, draws=OWN_DRAWS)), truth)
+            if name == "ppi":
+                alone = np.diag(np.diag(covariance))
+                sets = ranksets.rank_sets(estimate, alone, 1 - NOMINAL, draws=OWN_DRAWS)
+                covered["ppi_without_covariance"] += _covered(np.array(sets), truth)
+    return {name: count / runs for name, count in covered.items()}
+
+
+@pytest.mark.parametrize(
+    ("means", "instance_sd", "seed"), [(TIERS, 0.5, 31), (ALL_TIED, 1.5, 32)], ids=["separated-tiers", "all-tied-shared-difficulty"]
+)
+def test_own_instances_rank_sets_cover_the_true_ranking_at_nominal_where_systems_tie(means, instance_sd, seed):
+    """An unfinished campaign: the same band as a finished one's, for the same reason (at an exact
+    tie the level is attained). With a shared difficulty that dominates the scores, the sets hold
+    nominal only through the covariance of shared instances: without it they cover above the band."""
+    coverage = _own_instances_coverage(means, instance_sd, seed)
+    assert BAND[0] <= coverage["ppi"] <= BAND[1] and BAND[0] <= coverage["human_only"] <= BAND[1], coverage
+    if instance_sd > 1:
+        assert coverage["ppi_without_covariance"] > BAND[1], coverage
+
+
+@pytest.mark.parametrize(("instance_sd", "seed"), [(0.5, 33), (1.5, 34)], ids=["own-difficulty", "shared-difficulty"])
+def test_own_instances_rank_sets_cover_a_near_tie_at_the_level_one_wrong_direction_allows(instance_sd, seed):
+    """Near ties (distinct means far closer than a standard error): a miss is a statement of the
+    wrong sign only, where at an exact tie either sign misses. Sets that hold 1 - alpha at exact
+    ties (the band above) spend their alpha on both signs, so near a tie they cover about
+    1 - (alpha - beta) / 2, not 1 - alpha: no valid set can miss a near tie more often than half of
+    alpha in both of its orders at once. The band is two-sided around that level: below it the sets
+    would miss an exact tie more often than alpha, above it they would be wider than the method needs
+    (as with a shared difficulty and the covariance of shared instances dropped, or the critical
+    value taken over every statement)."""
+    level = 1 - (1 - NOMINAL) * (1 - ranksets.FIRST_STEP_SHARE) / 2
+    coverage = _own_instances_coverage(NEAR_PAIRS, instance_sd, seed)
+    for name in ("ppi", "human_only"):
+        assert level - 0.025 <= coverage[name] <= level + 0.025, (name, coverage)
