@@ -155,6 +155,19 @@ class JobFlagReportAdmin(admin.ModelAdmin):
         return False
 
 
+@admin.register(models.FlagRun)
+class FlagRunAdmin(admin.ModelAdmin):
+    """Read-only: "recompute now" and the flag task write these rows (services.flag_runs)."""
+
+    list_display = ("job", "status", "queued_at", "started_at", "finished_at")
+    list_filter = ("status",)
+    raw_id_fields = ("job",)
+    readonly_fields = ("job", "status", "requested_by", "queued_at", "started_at", "finished_at", "error")
+
+    def has_add_permission(self, request):
+        return False
+
+
 @admin.register(models.SpokenReading)
 class SpokenReadingAdmin(admin.ModelAdmin):
     """Read-only: readings arrive with their response and are transcribed by the ASR task; the

@@ -810,6 +810,41 @@ class JobFlagReport(models.Model):
         return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"
 
 
+class FlagRun(models.Model):
+    """The latest attempt at a job's flag run, whoever asked for it ("recompute now", the beat
+    sweep): queued, running, then succeeded or failed with the reason. One row per job, updated by
+    each attempt (`services.flag_runs`); the report it produces is `JobFlagReport`, which a failed
+    attempt leaves as it was, so pages show the earlier flags with the failure named beside them.
+    Not a `BackgroundRun`: a flag run has no units to count and no result of its own to keep.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="flag_run", help_text="The job whose flags the run computes.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, help_text="Where the latest attempt stands.")
+    requested_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text='Who asked for the latest attempt with "recompute now"; empty when the beat sweep started it.',
+    )
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text='When "recompute now" queued the latest attempt; empty when the beat sweep queued it.'
+    )
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker started the latest attempt; empty while queued.")
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="When the latest attempt succeeded or failed; empty until then.")
+    error = models.TextField(
+        blank=True,
+        help_text="Failed: why, in words (the error's type and message, no traceback). Queued: why it may not have reached a "
+        "worker (the broker refused it; the beat sweep queues it again). Empty otherwise.",
+    )
+
+    def __str__(self):
+        return f"flag run of job {self.job_id}: {self.status}"
+
+
 # --- Worker reliability (issue 22): fitted by the flag sweep, read by pages, exports and voting ---
 
 

@@ -8,10 +8,8 @@ import logging
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db.models import Exists, OuterRef
 
-from annotation.models import Job, Response
-from annotation.services import claims, exports, imports, quality, readings, sweeps, typing_logs
+from annotation.services import claims, exports, flag_runs, imports, readings, sweeps, typing_logs
 
 logger = logging.getLogger(__name__)
 
@@ -58,24 +56,23 @@ def run_export(run_id: int) -> str | None:
 # --- quality control: worker flags ---
 @shared_task(acks_late=True)
 def apply_worker_flags(job_id: int) -> dict | None:
-    """Record the worker flags of job `job_id` on its responses (services.quality.apply_flags).
+    """Record the worker flags of job `job_id` on its responses (services.quality.apply_flags), the
+    attempt on its `FlagRun` (services.flag_runs: running, then succeeded or failed with why).
 
-    Idempotent: a second run records nothing new. None when the job is gone.
+    Idempotent: a second run records nothing new. None when the job is gone; {"failed": reason}
+    when the computation failed (stored, not raised: see `flag_runs.run_flags`).
     """
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None:
-        return None
-    return quality.apply_flags(job)
+    return flag_runs.run_flags(job_id)
 
 
 @shared_task(acks_late=True)
 def sweep_worker_flags() -> int:
-    """Run from Celery beat: queue `apply_worker_flags` for every live job with responses.
+    """Run from Celery beat: queue `apply_worker_flags` for every live job with responses, and for
+    every job whose flag run was asked for and not started, or lost (`flag_runs.jobs_to_sweep`).
 
     One task per job, so a slow or failing job does not hold the others back. Returns how many.
     """
-    has_responses = Exists(Response.objects.filter(item__job=OuterRef("pk")))
-    job_ids = list(Job.objects.filter(state=Job.State.LIVE).filter(has_responses).values_list("pk", flat=True))
+    job_ids = flag_runs.jobs_to_sweep()
     for job_id in job_ids:
         apply_worker_flags.delay(job_id)
     return len(job_ids)

@@ -11,6 +11,7 @@ task runs at the commit.
 registered task, so a renamed task fails the suite rather than a request.
 """
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task
@@ -60,8 +61,17 @@ def queue_now(name: str, *args: Any, countdown: float | None = None) -> bool:
     return True
 
 
-def after_commit(name: str, *args: Any, countdown: float | None = None) -> None:
+def after_commit(
+    name: str, *args: Any, countdown: float | None = None, on_refused: Callable[[], None] | None = None
+) -> None:
     """Queue task `name` with `args` (JSON-serialisable ids) when the current transaction commits,
-    to start `countdown` seconds later when given (`queue_now`: a broker that is down is logged, not raised)."""
+    to start `countdown` seconds later when given (`queue_now`: a broker that is down is logged, not raised).
+    `on_refused` is called after the commit when the broker did not take the task, so the caller's
+    run row can say so (the request has answered by then: it must not raise)."""
     task_named(name)  # a wrong name fails here, in the caller's transaction
-    transaction.on_commit(lambda: queue_now(name, *args, countdown=countdown))
+
+    def queue() -> None:
+        if not queue_now(name, *args, countdown=countdown) and on_refused is not None:
+            on_refused()
+
+    transaction.on_commit(queue)

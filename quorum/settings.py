@@ -192,9 +192,11 @@ SPECTACULAR_SETTINGS = {
     ],
     # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.
     "SERVE_PERMISSIONS": ["quorum.api.permissions.SchemaReaders"],
-    # Two serializers have a `state` choice; name the adaptive pair's so neither gets a hashed name.
+    # Choice sets that share a field name (`state`, `status`) are each named, so none gets a hashed name.
     "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State",
-                            "ResponseStatusEnum": "annotation.models.Response.Status"},
+                            "ResponseStatusEnum": "annotation.models.Response.Status",
+                            "FlagRunStatusEnum": "annotation.models.FlagRun.Status",
+                            "StatusEnum": "annotation.models.RunStatus"},  # the runs' status keeps the name it had alone
 }
 # The API's schema and its docs page: public (the default; the schema names operations and fields,
 # no data) or, with false, for logged-in organizers only (401/403 for anyone else).

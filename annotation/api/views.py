@@ -36,18 +36,19 @@ from ..models import ExportRun, ImportRun, QualityPolicy, Worker
 from ..models import Response as ResponseRow
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import corpora_with_counts, jobs_with_progress
-from ..selectors.flags import flagged_workers, stored_flags
+from ..selectors.flags import flag_run_state, flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.reliability import worker_reliability_table
 from ..selectors.review_decisions import decision_records
 from ..services.exports import ExportUnderWay, start_export
+from ..services.flag_runs import request_flag_run
 from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
 from ..services.jobs import JobError, change_state, create_job
 from ..services.payload_jobs import create_payload_job, create_payload_job_from_file
-from ..services.quality import QualityError, override_verdict, request_flag_run, set_quality, unblock_worker
+from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.review_undo import undo_decision, undo_decisions
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from . import review_serializers as rs
@@ -307,7 +308,10 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         body = {
             "responses": quality_selectors.review_list(job, flagged_only=not every, flags=flags),
             "items": quality_selectors.item_reviews(job),
-            "flags": {"computed_at": flags.computed_at, "responses_seen": flags.responses_seen, "workers": flagged_workers(flags)},
+            "flags": {
+                "computed_at": flags.computed_at, "responses_seen": flags.responses_seen, "workers": flagged_workers(flags),
+                "run": flag_run_state(job, flags),
+            },
         }
         return Response(s.JobReviewsSerializer(body).data)
 
@@ -345,22 +349,23 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return Response(s.GoldItemSerializer(row.as_dict()).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Recompute the job's worker flags now, in the background (reviews/ shows the stored ones and when they were computed)",
+        summary="Recompute the job's worker flags now, in the background (reviews/ shows the stored ones, when they were computed, and how the run stands)",
         request=None,
-        parameters=[location_header("The job's review list: its `flags.computed_at` moves past the 202's `computed_at` once the new flags are stored.")],
+        parameters=[location_header("The job's review list: its `flags.run` says whether the run is queued, running or failed (and why); its `flags.computed_at` moves past the 202's `computed_at` once the new flags are stored.")],
         responses={202: s.FlagsQueuedSerializer, **NOT_FOUND},
     )
     @action(detail=True, methods=["post"], serializer_class=s.FlagsQueuedSerializer, pagination_class=None)
     def flags(self, request, pk=None):
         job = self.get_object()
-        request_flag_run(job)
-        # A flag run keeps no run row, only its result (JobFlagReport, one per job, replaced): the
-        # resource to follow is the one whose state the run changes, the review list and its
-        # `flags.computed_at`, given with its value now so a client knows which change to wait for.
+        request_flag_run(job, by=request.user)
+        # The run's record (FlagRun) is the job's latest attempt, not a resource of its own: the one to
+        # follow is the review list, whose `flags.run` says how the attempt stands and whose
+        # `flags.computed_at` moves past the value given here once the new flags are stored.
         reviews = reverse("api:job-reviews", kwargs={"pk": job.pk})
+        stored = stored_flags(job, with_responses=False)
         body = {
-            "job": job.pk, "computed_at": stored_flags(job, with_responses=False).computed_at,
-            "detail": f"Recomputing flags; GET {reviews} shows them once stored (flags.computed_at).",
+            "job": job.pk, "computed_at": stored.computed_at, "run": flag_run_state(job, stored),
+            "detail": f"Recomputing flags; GET {reviews} says how the run stands (flags.run) and shows the flags once stored (flags.computed_at).",
             "url": request.build_absolute_uri(reviews),
         }
         return accepted(request, s.FlagsQueuedSerializer(body).data, reviews)

@@ -14,8 +14,6 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from quorum.background import after_commit
-
 from .. import task_types
 from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
@@ -298,13 +296,6 @@ def override_verdict(
 
 
 # --- Flags ----------------------------------------------------------------------------------------
-
-
-def request_flag_run(job: Job) -> None:
-    """"Recompute now": queue the job's flag run (`apply_flags`, the task the beat sweep queues per
-    job) once the caller's transaction commits. A broker that is down is logged, not raised
-    (`quorum.background`): the sweep runs it later, and the request still answers."""
-    after_commit("annotation.tasks.apply_worker_flags", job.pk)
 
 
 def apply_flags(job: Job) -> dict:

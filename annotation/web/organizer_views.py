@@ -29,7 +29,7 @@ from ..selectors.dashboard import (
     recent_import_runs,
     worker_recent_responses,
 )
-from ..selectors.flags import flagged_workers, stored_flags
+from ..selectors.flags import flag_run_state, flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.readings import reading_of, transcription_summary
@@ -38,13 +38,14 @@ from ..selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review
 from ..selectors.review_decisions import prefers_compact
 from ..selectors.team import in_house_annotators
 from ..services.exports import start_export
+from ..services.flag_runs import request_flag_run
 from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.gold import answer_fields as gold_answer_fields
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
 from ..services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
 from ..services.payload_jobs import create_payload_job_from_file
-from ..services.quality import QualityError, override_verdict, request_flag_run, set_quality, unblock_worker
+from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.review import ACTIONS as REVIEW_ACTIONS
 from ..services.review import bulk_decide
 from ..services.team import TeamError, add_annotators, parse_team_csv, set_active
@@ -167,6 +168,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "reviewed_for": job.reviews,
         "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,
+        "flag_run": flag_run_state(job, flags),  # the latest attempt, named when newer than the stored flags
         "flagged_workers": _paged(request, flagged_workers(flags), "workers_page"),
         "flagged_responses": flags.responses_flagged,
         "gold_rows": _paged(request, gold_rows, "gold_page"),
@@ -389,10 +391,11 @@ def job_gold(request, pk):
 @require_POST
 def job_flags(request, pk):
     """Recompute the job's worker flags now, in the background (the task the beat sweep queues per
-    job); the page shows the stored flags, with when they were computed, once the task has run."""
+    job); the page says the run is queued, running or failed, and shows the stored flags, with when
+    they were computed, once the task has run."""
     job = get_object_or_404(Job, pk=pk)
-    request_flag_run(job)
-    messages.success(request, "Recomputing worker flags in the background; the review list shows them, with the time they were computed, once they are stored.")
+    request_flag_run(job, by=request.user)
+    messages.success(request, "Recomputing worker flags in the background; the review section says how the run stands, and shows the flags with the time they were computed once they are stored.")
     return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#reviews")
 
 
@@ -457,6 +460,7 @@ def _review_page(request, job, status=200):
     context = {
         "job": job,
         "queue": queue,
+        "flag_run": flag_run_state(job, queue.flags),
         "filter_query": urlencode(filters.as_query()),
         "results": results,
         "actions": list(REVIEW_ACTIONS),

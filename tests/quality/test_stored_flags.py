@@ -105,7 +105,7 @@ def test_without_a_flag_run_the_pages_say_so_and_compute_nothing(organizer, clie
     worker_page = client.get(reverse("organizer:worker", kwargs={"pk": rusher.pk})).content.decode()
     assert "not computed yet" in worker_page and "mostly pasted" not in worker_page
     body = client_for(organizer).get(f"/api/jobs/{job.pk}/reviews/").data
-    assert body["flags"] == {"computed_at": None, "responses_seen": 0, "workers": []}
+    assert body["flags"] == {"computed_at": None, "responses_seen": 0, "workers": [], "run": None}  # no run recorded either
     assert not JobFlagReport.objects.exists()
     assert not any("flags" in checks for checks in Response.objects.values_list("checks", flat=True))
 
