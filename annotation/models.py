@@ -810,13 +810,13 @@ class JobFlagReport(models.Model):
         return f"flags of job {self.job_id} at {self.computed_at:%Y-%m-%d %H:%M}"
 
 
-class FlagRun(models.Model):
-    """The latest attempt at a job's flag run, whoever asked for it ("recompute now", the beat
-    sweep): queued, running, then succeeded or failed with the reason. One row per job, updated by
-    each attempt (`services.flag_runs`); the report it produces is `JobFlagReport`, which a failed
-    attempt leaves as it was, so pages show the earlier flags with the failure named beside them.
-    Not a `BackgroundRun`: a flag run has no units to count and no result of its own to keep.
-    """
+class LatestAttempt(models.Model):
+    """The latest attempt at a piece of background work of one owner (a job's flag run, a campaign's
+    results): queued, running, then succeeded or failed with the reason. One row per owner, updated
+    by each attempt through `services.attempts.AttemptRecord`; what the work produces is stored
+    elsewhere, and a failed attempt leaves it as it was, so pages show the earlier output with the
+    failure named beside it. Not a `BackgroundRun`: such work has no units to count and no result of
+    its own to keep. A concrete model adds the owner as a one-to-one field."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -824,14 +824,13 @@ class FlagRun(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
-    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="flag_run", help_text="The job whose flags the run computes.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, help_text="Where the latest attempt stands.")
     requested_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-        help_text='Who asked for the latest attempt with "recompute now"; empty when the beat sweep started it.',
+        help_text="Who asked for the latest attempt (a page or the API); empty when the beat sweep or the system started it.",
     )
     queued_at = models.DateTimeField(
-        null=True, blank=True, help_text='When "recompute now" queued the latest attempt; empty when the beat sweep queued it.'
+        null=True, blank=True, help_text="When the latest attempt was asked for and queued; empty when the beat sweep queued it.",
     )
     started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker started the latest attempt; empty while queued.")
     finished_at = models.DateTimeField(null=True, blank=True, help_text="When the latest attempt succeeded or failed; empty until then.")
@@ -840,6 +839,16 @@ class FlagRun(models.Model):
         help_text="Failed: why, in words (the error's type and message, no traceback). Queued: why it may not have reached a "
         "worker (the broker refused it; the beat sweep queues it again). Empty otherwise.",
     )
+
+    class Meta:
+        abstract = True
+
+
+class FlagRun(LatestAttempt):
+    """The latest attempt at a job's flag run, whoever asked for it ("recompute now", the beat
+    sweep); the report it produces is `JobFlagReport` (`services.flag_runs`)."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="flag_run", help_text="The job whose flags the run computes.")
 
     def __str__(self):
         return f"flag run of job {self.job_id}: {self.status}"

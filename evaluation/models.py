@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import BackgroundRun
+from annotation.models import BackgroundRun, LatestAttempt
 
 DEFAULT_QUESTIONS = ["appropriateness", "accuracy"]
 
@@ -200,6 +200,20 @@ class CampaignResult(models.Model):
 
     def __str__(self):
         return f"{self.campaign} @ {self.inputs_version[:12]}"
+
+
+class CampaignResultsRun(LatestAttempt):
+    """The latest attempt at computing a campaign's results ("compute" on its page, POST results/,
+    an adaptive campaign that stopped, the beat sweep): queued, running, succeeded or failed with
+    the reason (`campaigns/services/results_runs.py`). A failure leaves the stored `CampaignResult`s
+    as they were, so the page shows the earlier results, stale, with the failure named above them."""
+
+    campaign = models.OneToOneField(
+        Campaign, on_delete=models.CASCADE, related_name="results_run", help_text="The campaign whose results the attempt computes."
+    )
+
+    def __str__(self):
+        return f"results of campaign {self.campaign_id}: {self.status}"
 
 
 class CampaignJob(models.Model):

@@ -3,11 +3,10 @@ from celery import shared_task
 from django.db import transaction
 
 from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_look
-from evaluation.campaigns.services.campaigns import compute_campaign_results as compute
-from evaluation.campaigns.services.exports import export_campaign
 from evaluation.campaigns.services.objective import run_scoring, settle_lost_scoring
 from evaluation.campaigns.services.pairwise import compute_report as compute_pairwise
 from evaluation.campaigns.services.pairwise import settle_lost_reports
+from evaluation.campaigns.services.results_runs import request_campaign_results, run_campaign_results, sweep_results_runs
 from evaluation.campaigns.services.runs import execute as execute_campaign_run
 from evaluation.campaigns.services.runs import settle_stuck_runs
 from evaluation.interactive.services.scheduled import run_due_schedules
@@ -17,12 +16,19 @@ from evaluation.interactive.services.systems import run_system_check
 @shared_task(acks_late=True)
 def compute_campaign_results(campaign_id):
     """Compute (or find) the stored report of a campaign's current inputs, and write its files
-    (the campaign page's downloads; instance scores read every rating, too slow for a request).
+    (the campaign page's downloads; instance scores read every rating, too slow for a request),
+    the attempt on its `CampaignResultsRun` (running, then succeeded or failed with why).
     Idempotent: the same inputs version is computed at most once and gives the same numbers
-    (fixed seed); the files are rewritten with the same content."""
-    result = compute(campaign_id)
-    export_campaign(result.campaign, result=result)
-    return {"campaign": campaign_id, "result": result.pk, "inputs_version": result.inputs_version}
+    (fixed seed); the files are rewritten with the same content. {"failed": reason} when it
+    failed (stored, not raised: see `AttemptRecord.run`); None when the campaign is gone."""
+    return run_campaign_results(campaign_id)
+
+
+@shared_task
+def sweep_campaign_results():
+    """Beat: results computations the broker refused or lost are queued again; those whose worker
+    was lost fail with the reason first, then are queued again."""
+    return sweep_results_runs()
 
 
 @shared_task
@@ -41,7 +47,7 @@ def run_adaptive_look(campaign_id):
     if look is None:
         return None
     if look.decision != look.Decision.CONTINUE:
-        transaction.on_commit(lambda: compute_campaign_results.delay(campaign_id))
+        request_campaign_results(look.campaign)  # recorded as every computation is, queued at the commit
     return {"campaign": campaign_id, "look": look.number, "decision": look.decision, "added_ratings": look.added_ratings}
 
 

@@ -195,7 +195,7 @@ SPECTACULAR_SETTINGS = {
     # Choice sets that share a field name (`state`, `status`) are each named, so none gets a hashed name.
     "ENUM_NAME_OVERRIDES": {"AdaptivePairStateEnum": "evaluation.api.serializers.PAIR_STATES", "StateEnum": "annotation.models.Job.State",
                             "ResponseStatusEnum": "annotation.models.Response.Status",
-                            "FlagRunStatusEnum": "annotation.models.FlagRun.Status",
+                            "AttemptStatusEnum": "annotation.models.LatestAttempt.Status",
                             "StatusEnum": "annotation.models.RunStatus"},  # the runs' status keeps the name it had alone
 }
 # The API's schema and its docs page: public (the default; the schema names operations and fields,
@@ -302,6 +302,11 @@ CELERY_BEAT_SCHEDULE = {
     # Planner runs and human-evaluation imports stuck past QUORUM_RUN_DEADLINE_MINUTES, as sweep-lost-work does for imports and exports.
     "sweep-campaign-runs": {
         "task": "evaluation.tasks.sweep_campaign_runs",
+        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+    },
+    # Campaign results computations the broker refused, or whose worker was lost (failed with the reason), queued again.
+    "sweep-campaign-results": {
+        "task": "evaluation.tasks.sweep_campaign_results",
         "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
     },
 }

@@ -16,9 +16,9 @@ from ..models import (
     Corpus,
     DecisionRule,
     ExportRun,
-    FlagRun,
     ImportRun,
     Job,
+    LatestAttempt,
     OnVotedDown,
     QualityPolicy,
     Response,
@@ -471,12 +471,15 @@ class FlaggedWorkerSerializer(serializers.Serializer):
     measures = serializers.DictField(child=serializers.FloatField(allow_null=True))
 
 
-class FlagRunSerializer(serializers.Serializer):
+class AttemptSerializer(serializers.Serializer):
+    """The latest attempt at a piece of background work (`selectors.attempts.AttemptState`): a job's
+    flag run, a campaign's results computation."""
+
     status = serializers.ChoiceField(
-        choices=FlagRun.Status.choices,
-        help_text="The latest attempt at the job's flag run: queued (asked for, not started), running, succeeded or failed.",
+        choices=LatestAttempt.Status.choices,
+        help_text="The latest attempt: queued (asked for, not started), running, succeeded or failed.",
     )
-    queued_at = serializers.DateTimeField(allow_null=True, help_text="When POST flags/ (or the page) asked for it; null: the beat sweep did.")
+    queued_at = serializers.DateTimeField(allow_null=True, help_text="When a page or the API asked for it; null: the beat sweep queued it.")
     started_at = serializers.DateTimeField(allow_null=True, help_text="When a worker started it; null while queued.")
     finished_at = serializers.DateTimeField(allow_null=True, help_text="When it succeeded or failed; null until then.")
     error = serializers.CharField(
@@ -484,8 +487,8 @@ class FlagRunSerializer(serializers.Serializer):
         "(the broker refused it; the beat sweep queues it again). Empty otherwise."
     )
     current = serializers.BooleanField(
-        help_text="Whether it is newer than the stored flags and not a success: queued, running, or failed with the "
-        "stored flags (if any) left from an earlier run."
+        help_text="Whether it is newer than the stored output (flags, results) and not a success: queued, running, or "
+        "failed with the stored output (if any) left from an earlier attempt."
     )
 
 
@@ -495,7 +498,7 @@ class StoredFlagsSerializer(serializers.Serializer):
     )
     responses_seen = serializers.IntegerField(help_text="Responses the flags were computed over.")
     workers = FlaggedWorkerSerializer(many=True, help_text="Flagged workers with the evidence, most flags first.")
-    run = FlagRunSerializer(allow_null=True, help_text="The latest attempt at the job's flag run; null: none was recorded.")
+    run = AttemptSerializer(allow_null=True, help_text="The latest attempt at the job's flag run; null: none was recorded.")
 
 
 class JobReviewsSerializer(serializers.Serializer):
@@ -626,7 +629,7 @@ class FlagsQueuedSerializer(serializers.Serializer):
         allow_null=True, help_text="When the flags stored now were computed (null: never): the new ones are there once `flags.computed_at` at `url` is later."
     )
     url = serializers.CharField(help_text="The job's review list, whose `flags` the recomputation replaces (also the Location header).")
-    run = FlagRunSerializer(
+    run = AttemptSerializer(
         help_text="How the attempt just asked for stands: queued, with `error` set when the broker did not take it (where tasks "
         "run in-process, it has already succeeded or failed)."
     )

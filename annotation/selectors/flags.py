@@ -2,11 +2,12 @@
 found, and when. Pages and the API read flags only through here; computing them reads every
 response of a job and is left to `services.quality.apply_flags` in the background.
 """
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..models import FlagRun, Job, JobFlagReport, Worker
 from ..quality.flags import FlagReport, WorkerFlag
+from .attempts import AttemptState, attempt_state
 
 
 @dataclass(frozen=True)
@@ -80,46 +81,6 @@ def flagged_workers(flags: StoredFlags) -> list[FlaggedWorker]:
     return rows
 
 
-@dataclass(frozen=True)
-class FlagRunState:
-    """The latest attempt at a job's flag run, as the pages and the API show it. `current`: it is
-    newer than the stored flags and not a success, so the pages name it beside them (a success is
-    the stored flags themselves)."""
-
-    status: str
-    queued_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    error: str
-    current: bool
-
-    @property
-    def queued(self) -> bool:
-        return self.status == FlagRun.Status.QUEUED
-
-    @property
-    def running(self) -> bool:
-        return self.status == FlagRun.Status.RUNNING
-
-    @property
-    def failed(self) -> bool:
-        return self.status == FlagRun.Status.FAILED
-
-    @property
-    def at(self) -> datetime | None:
-        """When the attempt reached its state: queued, started, or finished."""
-        if self.queued:
-            return self.queued_at
-        return self.started_at if self.running else self.finished_at
-
-
-def flag_run_state(job: Job, flags: StoredFlags) -> FlagRunState | None:
+def flag_run_state(job: Job, flags: StoredFlags) -> AttemptState | None:
     """The job's latest flag run attempt next to its stored `flags`; None when none was recorded. One query."""
-    row = FlagRun.objects.filter(job=job).only("status", "queued_at", "started_at", "finished_at", "error").first()
-    if row is None:
-        return None
-    state = FlagRunState(row.status, row.queued_at, row.started_at, row.finished_at, row.error, current=False)
-    at = state.at
-    # A report stored after the attempt reached its state is newer than it (an overlapping run's): it stands alone.
-    current = row.status != FlagRun.Status.SUCCEEDED and (flags.computed_at is None or (at is not None and at > flags.computed_at))
-    return replace(state, current=current)
+    return attempt_state(FlagRun.objects.filter(job=job), flags.computed_at)

@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.api.serializers import AttemptSerializer
 from annotation.models import RunStatus, Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
@@ -71,14 +72,27 @@ class CampaignSerializer(serializers.ModelSerializer):
     state = serializers.CharField(read_only=True, help_text="draft, collecting or closed.")
     ratings = serializers.IntegerField(source="n_ratings", read_only=True)
     results = serializers.SerializerMethodField()
+    results_run = serializers.SerializerMethodField(
+        help_text="The latest computation of the results (POST results/, the page's compute, an adaptive campaign that "
+        "stopped, the beat sweep): queued, running, succeeded, or failed with `error` in words, when `current` the "
+        "stored results are older than it (a failure leaves them, stale); null: none was recorded."
+    )
 
     class Meta:
         model = Campaign
-        fields = ["id", "name", "challenge", "test_set", "state", "questions", "rater_ids_known", "ratings", "inputs_version", "results", "created_at"]
+        fields = [
+            "id", "name", "challenge", "test_set", "state", "questions", "rater_ids_known", "ratings", "inputs_version", "results",
+            "results_run", "created_at",
+        ]
 
     def get_results(self, obj) -> str:
         """current: stored results match the inputs; stale: only older results; none: never computed."""
         return campaign_selectors.results_status(obj)
+
+    @extend_schema_field(AttemptSerializer(allow_null=True))
+    def get_results_run(self, obj):
+        state = campaign_selectors.listed_results_run(obj)
+        return None if state is None else AttemptSerializer(state).data
 
 
 PAIR_STATES = ["resolved", "tied", "open"]  # allocation.RESOLVED, TIED, OPEN
@@ -204,6 +218,12 @@ class CampaignDetailSerializer(CampaignSerializer):
 
 class ResultsRequestSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="ready: stored results match the inputs; queued: their computation was queued.")
+    run = AttemptSerializer(
+        allow_null=True,
+        help_text="How the computation just asked for stands: queued, with `error` set when the broker did not take it (where "
+        "tasks run in-process, it has already succeeded or failed, with `error` saying why). With ready, the latest "
+        "computation recorded, or null. The campaign's `results_run` follows it.",
+    )
     inputs_version = serializers.CharField()
     ratings_added = serializers.IntegerField()
     ratings_removed = serializers.IntegerField()

@@ -28,7 +28,6 @@ from evaluation.campaigns.finalist_scores import finalist_rows
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
     refresh_inputs_version,
-    request_campaign_results,
     select_finalists,
     set_adaptive,
 )
@@ -36,6 +35,7 @@ from evaluation.campaigns.services.crowd import sync_campaign_ratings
 from evaluation.campaigns.services.lifecycle import delete_campaign, rename_campaign
 from evaluation.campaigns.services.lifecycle import dependents as campaign_dependents
 from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
+from evaluation.campaigns.services.results_runs import request_campaign_results
 from evaluation.campaigns.services.runs import start_human_eval_import
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -45,7 +45,7 @@ from evaluation.campaigns.services.uploads import (
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
-from evaluation.models import Campaign, Rating, TestSet
+from evaluation.models import Campaign, TestSet
 from quorum import limits
 from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
@@ -157,32 +157,35 @@ class CampaignResultsView(EvaluationAPI, APIView):
         summary="Recompute a campaign's results for its current ratings (in the background)",
         description=(
             "Brings a crowd campaign's ratings up to date with its responses, then returns 200 when stored results "
-            "already match the inputs, or 202 when their computation was queued: follow the campaign (`url`, also "
-            "the Location header) until its `results` is current."
+            "already match the inputs, or 202 when their computation was queued (`run`): follow the campaign (`url`, also "
+            "the Location header) until its `results` is current, or its `results_run` says the computation failed and why."
         ),
         request=None,
-        parameters=[location_header("The campaign: its `results` turns current once the results of the answer's `inputs_version` are stored.")],
+        parameters=[location_header(
+            "The campaign: its `results_run` says whether the computation is queued, running or failed (and why); its `results` "
+            "turns current once the results of the answer's `inputs_version` are stored."
+        )],
         responses={200: s.ResultsRequestSerializer, 202: s.ResultsRequestSerializer, **ERRORS, **NOT_FOUND},
     )
     def post(self, request, pk):
         campaign = self.get_campaign(pk)
         synced = sync_campaign_ratings(campaign)
-        if not campaign.entries.exists():
-            raise EvaluationInputError(f"campaign {campaign.name!r} has no entries")
-        if not Rating.objects.filter(campaign=campaign).exists():
-            raise EvaluationInputError(f"campaign {campaign.name!r} has no ratings yet; results need at least one")
         version = refresh_inputs_version(campaign)
-        ready = campaign_selectors.current_result(campaign) is not None
-        if not ready:
-            request_campaign_results(campaign)
-        # A computation keeps no run row, only its stored result: the resource to follow is the
-        # campaign, whose `results` the stored result turns current (the leaderboard would be a 409 until then).
+        current = campaign_selectors.current_result(campaign)
+        if current is None:
+            request_campaign_results(campaign, by=request.user)  # refuses a campaign without entries or ratings (400)
+        # The computation's record (CampaignResultsRun) is the campaign's latest attempt, not a resource of its
+        # own: the one to follow is the campaign, whose `results_run` says how the attempt stands and whose
+        # `results` the stored result turns current (the leaderboard would be a 409 until then).
+        shown = current or campaign_selectors.latest_result(campaign)
         follow = reverse("evaluation-api:campaign", kwargs={"pk": campaign.pk})
         body = {
-            "status": "ready" if ready else "queued", "inputs_version": version, "ratings_added": synced["added"],
+            "status": "queued" if current is None else "ready", "inputs_version": version, "ratings_added": synced["added"],
             "ratings_removed": synced["removed"], "url": request.build_absolute_uri(follow),
+            "run": campaign_selectors.results_run_state(campaign, shown.computed_at if shown else None),
         }
-        return Response(body) if ready else accepted(request, body, follow)
+        body = s.ResultsRequestSerializer(body).data
+        return accepted(request, body, follow) if current is None else Response(body)
 
 
 class TextRenderer(BaseRenderer):

@@ -8,16 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 from annotation import task_types
 from annotation.models import Job, Response, RunStatus, Slot
+from annotation.selectors.attempts import AttemptState, attempt_state, state_of
 from evaluation.campaigns import ratings_csv
 from evaluation.models import (
     Campaign,
     CampaignJob,
     CampaignLook,
     CampaignResult,
+    CampaignResultsRun,
     CampaignRun,
     ObjectiveScoringRun,
     PairwiseReport,
@@ -52,10 +55,14 @@ def latest_result(campaign: Campaign):
 
 
 def campaigns_with_status():
-    """Campaigns with `n_ratings` and `results_status` (current | stale | none), in three queries' worth of SQL."""
+    """Campaigns with `n_ratings`, `results_status` (current | stale | none) and `shown_computed_at`
+    (when the result the campaign shows was computed), in three queries' worth of SQL."""
     current = CampaignResult.objects.filter(campaign=OuterRef("pk"), inputs_version=OuterRef("inputs_version"))
     any_result = CampaignResult.objects.filter(campaign=OuterRef("pk"))
-    rows = campaigns().annotate(n_ratings=Count("ratings", distinct=True), has_current=Exists(current), has_any=Exists(any_result))
+    rows = campaigns().select_related("results_run").annotate(
+        n_ratings=Count("ratings", distinct=True), has_current=Exists(current), has_any=Exists(any_result),
+        shown_computed_at=Coalesce(Subquery(current.values("computed_at")[:1]), Subquery(any_result.order_by("-computed_at").values("computed_at")[:1])),
+    )
     return rows
 
 
@@ -63,6 +70,22 @@ def results_status(campaign) -> str:
     if getattr(campaign, "has_current", False):
         return "current"
     return "stale" if getattr(campaign, "has_any", False) else "none"
+
+
+def results_run_state(campaign: Campaign, shown_at) -> AttemptState | None:
+    """The campaign's latest results computation next to the result it shows, computed at
+    `shown_at` (None: no result); None when no computation was recorded. One query."""
+    return attempt_state(CampaignResultsRun.objects.filter(campaign=campaign), shown_at)
+
+
+def listed_results_run(campaign: Campaign) -> AttemptState | None:
+    """`results_run_state` of a campaign from `campaigns_with_status`, whose row and shown result's
+    time came with it (no query)."""
+    try:
+        row = campaign.results_run
+    except CampaignResultsRun.DoesNotExist:
+        row = None
+    return state_of(row, getattr(campaign, "shown_computed_at", None))
 
 
 def shown_result(campaign):

@@ -18,13 +18,13 @@ from evaluation.campaigns.forms import AdaptiveForm, CrowdJobForm, EntriesUpload
 from evaluation.campaigns.services.campaigns import (
     create_finalist_campaign,
     remove_campaign_entry,
-    request_campaign_results,
     select_finalists,
     set_adaptive,
 )
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
 from evaluation.campaigns.services.lifecycle import delete_campaign, dependents, rename_campaign
 from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
+from evaluation.campaigns.services.results_runs import request_campaign_results
 from evaluation.campaigns.services.runs import start_human_eval_import, start_plan
 from evaluation.campaigns.services.uploads import (
     import_entries_upload,
@@ -210,10 +210,11 @@ def campaign_import_judge(request, pk):
 @organizer_required
 @require_POST
 def campaign_compute(request, pk):
-    """Queue the computation of the campaign's results (a Celery task); the page shows them when stored."""
+    """Queue the computation of the campaign's results (a Celery task); the page says how the
+    attempt stands (queued, running, failed with the reason) and shows the results when stored."""
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
-        request_campaign_results(campaign)
+        request_campaign_results(campaign, by=request.user)
     except EvaluationInputError as exc:
         messages.error(request, str(exc))
     else:
@@ -253,6 +254,8 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "delete_blockers": dependents(campaign),
         "result": shown,
         "stale": shown is not None and current is None,
+        # The latest computation, named above the results while queued, running or failed.
+        "results_run": selectors.results_run_state(campaign, shown.computed_at if shown else None),
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
         "questions": campaign.questions,
         "agreement": shown.report["agreement"] if shown else {},

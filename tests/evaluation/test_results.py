@@ -9,9 +9,9 @@ from evaluation.campaigns.services.campaigns import (
     compute_campaign_results,
     create_campaign,
     refresh_inputs_version,
-    request_campaign_results,
 )
 from evaluation.campaigns.services.exports import export_campaign
+from evaluation.campaigns.services.results_runs import request_campaign_results
 from evaluation.errors import EvaluationInputError
 from evaluation.models import CampaignResult, Rating
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import dateformat, timezone
 
 from annotation.models import FlagRun, JobFlagReport, Response
-from annotation.services import flag_runs
+from annotation.services import attempts, flag_runs
 from annotation.services import quality as quality_services
 from annotation.services.jobs import pause_job
 from annotation.tasks import apply_worker_flags, sweep_worker_flags
@@ -93,7 +93,7 @@ def test_a_failure_before_any_flags_were_stored_says_so(organizer, page, monkeyp
     _odd_data(monkeypatch, "x" * 1000 + "\nsecond line")
     _recompute(client_for(organizer), job, django_capture_on_commit_callbacks)
     error = FlagRun.objects.get(job=job).error
-    assert len(error) <= flag_runs.ERROR_CHARS and "second line" not in error  # trimmed, one line
+    assert len(error) <= attempts.ERROR_CHARS and "second line" not in error  # trimmed, one line
     line = _flags_line(page, job)
     assert "failed: ZeroDivisionError: xxx" in line and "Worker flags have not been computed for this job yet." in line
     assert not JobFlagReport.objects.filter(job=job).exists()

@@ -11,7 +11,6 @@ from django.db.models import Q
 from evaluation.campaigns.services.inputs import refresh_inputs_version
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignJob, CampaignResult, Entry, Rating
-from quorum.background import after_commit
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -214,12 +213,6 @@ def _leave_draft(campaign: Campaign) -> None:
     # A filtered update, so a concurrent launch that moved it on is not overwritten.
     if Campaign.objects.filter(pk=campaign.pk, state=Campaign.State.DRAFT).update(state=state):
         campaign.state = state
-
-
-def request_campaign_results(campaign: Campaign) -> None:
-    """Queue the computation of the campaign's results (`evaluation.tasks.compute_campaign_results`,
-    which also writes its export files) once the current transaction commits."""
-    after_commit("evaluation.tasks.compute_campaign_results", campaign.pk)
 
 
 @transaction.atomic

@@ -1,0 +1,150 @@
+"""The record of background work's latest attempt per owner (`models.LatestAttempt`): a job's flag
+run (`flag_runs`), a campaign's results (`evaluation.campaigns.services.results_runs`).
+
+Asking for the work records the attempt as queued in the transaction that queues the task; the task
+marks it running, then succeeded or failed with the reason in words. Attempts may overlap (the beat
+sweep and a click, a redelivered message): an attempt only finishes the row it started (same
+`started_at`, still running), so an older attempt never marks a newer one succeeded or failed.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Generic, TypeVar
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from quorum.background import after_commit
+
+from ..models import LatestAttempt
+
+logger = logging.getLogger(__name__)
+
+#: How much of an error's message is kept: enough to act on, never a page of it.
+ERROR_CHARS = 300
+
+REFUSED = (
+    "the background queue did not take it (the broker is down); the beat sweep queues it again "
+    "once the broker is back"
+)
+
+Status = LatestAttempt.Status
+T = TypeVar("T")
+A = TypeVar("A", bound=LatestAttempt)
+
+
+def describe_error(exc: BaseException) -> str:
+    """The error's type and first line of its message, trimmed: what a page can show."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+
+
+def lost_reason() -> str:
+    return (
+        f"no result within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start (the worker running it was lost); "
+        "the beat sweep queued it again"
+    )
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T]):
+    """What an attempt gave: the work's value, or the reason it failed (stored on the row too)."""
+
+    value: T | None = None
+    error: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error)
+
+
+@dataclass(frozen=True)
+class AttemptRecord(Generic[A]):
+    """The attempts of one kind of work: its row model, the name of the owner field on it, and the
+    task queued with the owner's id."""
+
+    model: type[A]
+    owner_field: str
+    task: str
+
+    @property
+    def _rows(self) -> models.QuerySet[A]:
+        return self.model._default_manager.all()
+
+    def request(self, owner: models.Model, *, by=None) -> A:
+        """Record the attempt as queued (who asked, when) and queue the task once the caller's
+        transaction commits. A broker that is down is logged, not raised (`quorum.background`); the
+        row then says the queue did not take it, and the beat sweep queues it again (`settle`)."""
+        now = timezone.now()
+        with transaction.atomic():
+            # started_at is cleared: an attempt already running finishes no longer this row (it was asked again).
+            owned: dict[str, Any] = {self.owner_field: owner}
+            run, _ = self._rows.update_or_create(**owned, defaults={
+                "status": Status.QUEUED, "requested_by": by if by is not None and by.is_authenticated else None,
+                "queued_at": now, "started_at": None, "finished_at": None, "error": "",
+            })
+            after_commit(self.task, owner.pk, on_refused=lambda: self._note_refused(run.pk, now))
+        return run
+
+    def _note_refused(self, run_id: int, queued_at) -> None:
+        self._rows.filter(pk=run_id, status=Status.QUEUED, queued_at=queued_at).update(error=REFUSED)
+
+    def run(self, owner: models.Model, work: Callable[[], T]) -> Outcome[T]:
+        """Run `work` as the owner's attempt: running, then succeeded, or failed with the reason on
+        the row (the traceback in the log).
+
+        A failure is stored and returned, not raised: the task is acked either way (acks_late acks a
+        failed task too), so raising would redeliver nothing; where tasks run inside the request
+        (development, QUORUM_TASKS_INLINE) it would turn the click into a 500 instead of the failure
+        named on the page. The beat sweep or the next click tries again."""
+        run = self._start(owner)
+        try:
+            value = work()
+        except Exception as exc:  # noqa: BLE001 - any error of the work is the attempt's failure, in words
+            logger.exception("%s of %s %s failed", self.model.__name__, self.owner_field, owner.pk)
+            reason = describe_error(exc)
+            self._finish(run, Status.FAILED, reason)
+            return Outcome(error=reason)
+        self._finish(run, Status.SUCCEEDED)
+        return Outcome(value)
+
+    def _start(self, owner: models.Model) -> A:
+        now = timezone.now()
+        with transaction.atomic():
+            owned: dict[str, Any] = {self.owner_field: owner}
+            run, created = self._rows.select_for_update().get_or_create(
+                **owned, defaults={"status": Status.RUNNING, "started_at": now}
+            )
+            if created:
+                return run
+            if run.status != Status.QUEUED:
+                # Not the attempt someone asked for (the sweep's, or a redelivery): who asked last time is not this one's.
+                run.requested_by, run.queued_at = None, None
+            run.status, run.started_at, run.finished_at, run.error = Status.RUNNING, now, None, ""
+            run.save()
+        return run
+
+    def _finish(self, run: A, status: str, error: str = "") -> None:
+        self._rows.filter(pk=run.pk, status=Status.RUNNING, started_at=run.started_at).update(
+            status=status, finished_at=timezone.now(), error=error
+        )
+
+    def settle(self, now=None) -> set[Any]:
+        """The owners (ids) whose attempt the beat sweep queues again: every attempt still queued (the
+        broker refused or lost it; the work is idempotent, so one still waiting in the queue runs
+        twice at worst), and every attempt running past QUORUM_RUN_DEADLINE_MINUTES. Those are failed
+        first with the reason: their worker was lost (a killed worker's message comes back by itself,
+        acks_late; this is the backstop), and "running since T" shown for ever would be a lie. The
+        new attempt marks the row running when it starts."""
+        now = now or timezone.now()
+        owner_id = f"{self.owner_field}_id"
+        cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
+        stuck = self._rows.filter(status=Status.RUNNING, started_at__lt=cutoff)
+        lost = set(stuck.values_list(owner_id, flat=True))
+        stuck.update(status=Status.FAILED, finished_at=now, error=lost_reason())
+        return lost | set(self._rows.filter(status=Status.QUEUED).values_list(owner_id, flat=True))

@@ -1,0 +1,58 @@
+"""The record of a campaign's results computations (`CampaignResultsRun`, one row per campaign: its
+latest attempt), kept by `annotation.services.attempts` as a job's flag runs are.
+
+"Compute" (the campaign page, POST results/) and an adaptive campaign that stopped record the
+attempt as queued in the transaction that queues `evaluation.tasks.compute_campaign_results`; the
+task marks it running, computes the stored `CampaignResult` of the campaign's inputs and writes its
+files, then marks it succeeded, or failed with the reason in words. A failure leaves the stored
+results as they were: the page shows the earlier ones, stale, with the failure named above them
+(`selectors.results_run_state`). The beat task `sweep_campaign_results` queues again an attempt the
+broker refused and fails, then queues again, one a lost worker left running.
+"""
+from annotation.services.attempts import AttemptRecord
+from evaluation.errors import EvaluationInputError
+from evaluation.models import Campaign, CampaignResult, CampaignResultsRun, Rating
+from quorum import background
+
+from .campaigns import compute_campaign_results
+from .exports import export_campaign
+
+RESULTS_RUNS: AttemptRecord[CampaignResultsRun] = AttemptRecord(CampaignResultsRun, "campaign", "evaluation.tasks.compute_campaign_results")
+TASK = RESULTS_RUNS.task
+
+
+def request_campaign_results(campaign: Campaign, *, by=None) -> CampaignResultsRun:
+    """Record an attempt at the campaign's results as queued (who asked, when) and queue it once
+    the caller's transaction commits. A campaign without entries or ratings is refused here, in
+    words, with nothing recorded: there is nothing to compute."""
+    if not campaign.entries.exists():
+        raise EvaluationInputError(f"campaign {campaign.name!r} has no entries")
+    if not Rating.objects.filter(campaign=campaign).exists():
+        raise EvaluationInputError(f"campaign {campaign.name!r} has no ratings yet; results need at least one")
+    return RESULTS_RUNS.request(campaign, by=by)
+
+
+def _compute_and_export(campaign_id: int) -> CampaignResult:
+    result = compute_campaign_results(campaign_id)
+    export_campaign(result.campaign, result=result)
+    return result
+
+
+def run_campaign_results(campaign_id: int) -> dict | None:
+    """An attempt at campaign `campaign_id`'s results with its record: the stored result's id and
+    inputs version, {"failed": reason} when it failed (the reason is on the row, the traceback in
+    the log; `AttemptRecord.run` says why it is not raised), None when the campaign is gone."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    outcome = RESULTS_RUNS.run(campaign, lambda: _compute_and_export(campaign_id))
+    if outcome.failed or outcome.value is None:
+        return {"campaign": campaign_id, "failed": outcome.error}
+    return {"campaign": campaign_id, "result": outcome.value.pk, "inputs_version": outcome.value.inputs_version}
+
+
+def sweep_results_runs(now=None) -> int:
+    """The beat's safety net: every attempt still queued (the broker refused or lost it) and every
+    attempt a lost worker left running (failed first with the reason, `AttemptRecord.settle`) is
+    queued again. Returns how many were queued."""
+    return sum(1 for campaign_id in sorted(RESULTS_RUNS.settle(now)) if background.queue_now(TASK, campaign_id))
