@@ -32,6 +32,11 @@ REFUSED = (
     "once the broker is back"
 )
 
+#: How long a queued attempt the broker took may wait before the sweep takes it for lost: an idle
+#: worker starts one within seconds, and a sweep every few minutes must not queue every attempt
+#: that is merely waiting behind others a second time.
+QUEUED_GRACE = timedelta(minutes=10)
+
 Status = LatestAttempt.Status
 T = TypeVar("T")
 A = TypeVar("A", bound=LatestAttempt)
@@ -135,16 +140,18 @@ class AttemptRecord(Generic[A]):
         )
 
     def settle(self, now=None) -> set[Any]:
-        """The owners (ids) whose attempt the beat sweep queues again: every attempt still queued (the
-        broker refused or lost it; the work is idempotent, so one still waiting in the queue runs
-        twice at worst), and every attempt running past QUORUM_RUN_DEADLINE_MINUTES. Those are failed
-        first with the reason: their worker was lost (a killed worker's message comes back by itself,
-        acks_late; this is the backstop), and "running since T" shown for ever would be a lie. The
-        new attempt marks the row running when it starts."""
+        """The owners (ids) whose attempt the beat sweep queues again: every attempt the broker
+        refused, every attempt still queued after QUEUED_GRACE (the broker lost it; the work is
+        idempotent, so one still waiting in a long queue runs twice at worst), and every attempt
+        running past QUORUM_RUN_DEADLINE_MINUTES. Those are failed first with the reason: their
+        worker was lost (a killed worker's message comes back by itself, acks_late; this is the
+        backstop), and "running since T" shown for ever would be a lie. The new attempt marks the
+        row running when it starts."""
         now = now or timezone.now()
         owner_id = f"{self.owner_field}_id"
         cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
         stuck = self._rows.filter(status=Status.RUNNING, started_at__lt=cutoff)
         lost = set(stuck.values_list(owner_id, flat=True))
         stuck.update(status=Status.FAILED, finished_at=now, error=lost_reason())
-        return lost | set(self._rows.filter(status=Status.QUEUED).values_list(owner_id, flat=True))
+        waiting = self._rows.filter(status=Status.QUEUED).filter(models.Q(error=REFUSED) | models.Q(queued_at__lt=now - QUEUED_GRACE))
+        return lost | set(waiting.values_list(owner_id, flat=True))

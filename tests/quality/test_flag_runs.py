@@ -199,13 +199,15 @@ def test_with_the_broker_down_the_run_is_recorded_as_queued_and_says_the_queue_d
         ), line
 
 
-def test_the_sweep_runs_an_attempt_the_broker_did_not_take_also_on_a_job_that_is_not_live(
+def test_the_sweep_runs_an_attempt_the_broker_lost_also_on_a_job_that_is_not_live(
     organizer, page, queued_by_name, django_capture_on_commit_callbacks,
 ):
     job, _ = rushed_job()
     pause_job(job)  # the sweep's own round covers live jobs only
     with django_capture_on_commit_callbacks(execute=True):
         flag_runs.request_flag_run(job, by=organizer)  # queued_by_name: it reached no worker
+    assert flag_runs.jobs_to_sweep() == []  # it may be waiting behind others yet
+    FlagRun.objects.filter(job=job).update(queued_at=timezone.now() - attempts.QUEUED_GRACE - timedelta(seconds=1))
     assert flag_runs.jobs_to_sweep() == [job.pk]
 
     assert sweep_worker_flags.delay().get() == 1  # in-process here: the sweep's task runs the attempt
