@@ -28,6 +28,7 @@ urlpatterns = [
     path("<int:pk>/crowd-job/", views.campaign_create_crowd_job, name="campaign-create-crowd-job"),
     path("<int:pk>/crowd-job/launch/", views.campaign_launch_crowd_job, name="campaign-launch-crowd-job"),
     path("<int:pk>/compute/", views.campaign_compute, name="campaign-compute"),
+    path("<int:pk>/compute/progress/", views.campaign_results_run_progress, name="campaign-results-run-progress"),
     path("pairwise/<int:pk>/", views.pairwise_ranking, name="pairwise-ranking"),
     path("pairwise/<int:pk>/ranking.<str:fmt>", views.pairwise_ranking, name="pairwise-ranking-file"),
     path("pairwise/<int:pk>/compute/", views.pairwise_compute, name="pairwise-compute"),

@@ -6,8 +6,15 @@ includes that fragment; while the run is pending or running the fragment carries
 `data-progress-url`, and `static/progress.js` replaces it with the `html` of each answer until a
 fragment comes without one (the result, or the error with what to do). No page reload, no request
 held while the work runs.
+
+Work that keeps only its latest attempt (`annotation.models.LatestAttempt`: a job's flag run, a
+campaign's results computation) has no units to count: `attempt_state` says how it stands instead,
+and `state_response` answers any such state with its fragment. `page_again` is the link such a
+fragment offers once the work is done, to the page that shows what it stored.
 """
+from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import JsonResponse
 from django.template.loader import render_to_string
@@ -28,10 +35,34 @@ def run_state(run: Any) -> dict:
     }
 
 
+def attempt_state(attempt: Any) -> dict:
+    """What a client needs to follow a latest attempt (`annotation.selectors.attempts.AttemptState`):
+    its state, when it was queued, started and finished (null until then), and the reason once
+    failed (while queued, why it may not have reached a worker). No done/total: nothing is counted."""
+    return {
+        "status": attempt.status, "status_display": attempt.status_display, "finished": is_finished(attempt),
+        "queued_at": attempt.queued_at, "started_at": attempt.started_at, "finished_at": attempt.finished_at,
+        "error": attempt.error,
+    }
+
+
 def progress_response(request, run: Any, template: str, context: dict | None = None) -> JsonResponse:
     """The JSON progress answer of `run`, with `template` rendered for it (context: `run`,
     `finished` and `context`) as `html`."""
-    html = render_to_string(template, {"run": run, "finished": is_finished(run), **(context or {})}, request=request)
-    response = JsonResponse({**run_state(run), "html": html})
+    return state_response(request, run_state(run), template, {"run": run, "finished": is_finished(run), **(context or {})})
+
+
+def state_response(request, state: dict, template: str, context: dict) -> JsonResponse:
+    """The JSON progress answer of work whose `state` (`run_state`, `attempt_state`) says whether
+    it is `finished`, with `template` rendered with `context` as `html`; never cached."""
+    html = render_to_string(template, context, request=request)
+    response = JsonResponse({**state, "html": html})
     response["Cache-Control"] = "no-store"
     return response
+
+
+def page_again(path: str, query: dict, stored_at: datetime, anchor: str) -> str:
+    """The link from a finished run's fragment to the page that shows what it stored, at `anchor`.
+    It carries `stored` (when, in seconds) besides the page's own `query`: a link that differed
+    from the page's address only by its anchor would scroll the page, not load it again."""
+    return f"{path}?{urlencode({**query, 'stored': int(stored_at.timestamp())})}#{anchor}"

@@ -39,6 +39,19 @@ class AttemptState:
         return self.status == Status.FAILED
 
     @property
+    def under_way(self) -> bool:
+        """Queued or running: a page follows it (`quorum.progress`) until it finishes."""
+        return self.status in (Status.QUEUED, Status.RUNNING)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (Status.SUCCEEDED, Status.FAILED)
+
+    @property
+    def status_display(self) -> str:
+        return str(Status(self.status).label)
+
+    @property
     def at(self) -> datetime | None:
         """When the attempt reached its state: queued, started, or finished."""
         if self.queued:

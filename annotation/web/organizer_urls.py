@@ -28,6 +28,7 @@ urlpatterns = [
     path("jobs/<int:pk>/preview/<int:position>/check/", review_views.job_preview_check, name="job-preview-check"),
     path("jobs/<int:pk>/preview/<int:position>/chat/", review_views.job_preview_chat, name="job-preview-chat"),
     path("jobs/<int:pk>/flags/", views.job_flags, name="job-flags"),
+    path("jobs/<int:pk>/flags/progress/", views.job_flags_progress, name="job-flags-progress"),
     path("jobs/<int:pk>/subset.csv", views.job_subset, name="job-subset"),
     path("responses/<int:pk>/readings/<int:index>/", views.reading_audio, name="reading-audio"),
     path("responses/<int:pk>/override/", views.response_override, name="response-override"),

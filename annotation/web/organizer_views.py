@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from quorum import csv_safety
-from quorum.progress import is_finished, progress_response
+from quorum.progress import attempt_state, is_finished, page_again, progress_response, state_response
 from quorum.roles import organizer_required
 
 from .. import task_types
@@ -168,7 +168,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "reviewed_for": job.reviews,
         "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,
-        "flag_run": flag_run_state(job, flags),  # the latest attempt, named when newer than the stored flags
+        **_flag_line(job, flags),  # the latest attempt, named when newer than the stored flags
         "flagged_workers": _paged(request, flagged_workers(flags), "workers_page"),
         "flagged_responses": flags.responses_flagged,
         "gold_rows": _paged(request, gold_rows, "gold_page"),
@@ -308,9 +308,13 @@ def _progress(request, run, fragments: dict[str, str]):
     own page by default, `dashboard` for the dashboard's row); an unknown one is a 400 naming them."""
     asked = request.GET.get("fragment", "")
     if asked not in fragments:
-        known = ", ".join(repr(name) for name in fragments if name)
-        return JsonResponse({"detail": f"unknown fragment {asked!r}; leave it out for the run's own page, or ask for one of: {known}"}, status=400)
+        return _unknown_fragment(asked, fragments)
     return progress_response(request, run, fragments[asked])
+
+
+def _unknown_fragment(asked: str, fragments) -> JsonResponse:
+    known = ", ".join(repr(name) for name in fragments if name)
+    return JsonResponse({"detail": f"unknown fragment {asked!r}; leave it out for the run's own page, or ask for one of: {known}"}, status=400)
 
 
 # --- Quality control ------------------------------------------------------------------------------
@@ -400,6 +404,39 @@ def job_flags(request, pk):
 
 
 @organizer_required
+def job_flags_progress(request, pk):
+    """The job's latest flag run as JSON, with the flags line's fragment for it (quorum/progress.py):
+    the job page's, or the review queue's with its filters (`?fragment=review`). 404 when the job
+    has none recorded."""
+    job = get_object_or_404(Job, pk=pk)
+    asked = request.GET.get("fragment", "")
+    if asked not in ("", "review"):
+        return _unknown_fragment(asked, ("review",))
+    flags = stored_flags(job, with_responses=False)
+    line = _flag_line(job, flags, review_filters=ReviewFilters.from_query(request.GET) if asked else None, followed=True)
+    if line["flag_run"] is None:
+        raise Http404("No flag run was recorded for this job.")
+    context = {"job": job, "flags": flags, **line}
+    return state_response(request, attempt_state(line["flag_run"]), "annotation/organizer/_flag_run.html", context)
+
+
+def _flag_line(job, flags, *, review_filters: ReviewFilters | None = None, followed: bool = False) -> dict:
+    """The context of the flags line's fragment (`_flag_run.html`) on the job page, or on the review
+    queue with its `review_filters`: the latest attempt, the endpoint that follows it and, once
+    `followed` to its end, the link that loads the page again with the stored flags."""
+    state = flag_run_state(job, flags)
+    query = {} if review_filters is None else review_filters.as_query()
+    progress = reverse("organizer:job-flags-progress", kwargs={"pk": job.pk})
+    if review_filters is not None:
+        progress += "?" + urlencode({"fragment": "review", **query})
+    shown = ""
+    if followed and state is not None and state.finished:
+        page = reverse("organizer:job-review" if review_filters is not None else "organizer:job", kwargs={"pk": job.pk})
+        shown = page_again(page, query, flags.computed_at or state.finished_at, "flags-computed")
+    return {"flag_run": state, "flags_progress_url": progress, "flags_shown_url": shown}
+
+
+@organizer_required
 @require_POST
 def response_override(request, pk):
     """Replace the automatic verdict on one response; the reason is required and kept. The review
@@ -460,7 +497,7 @@ def _review_page(request, job, status=200):
     context = {
         "job": job,
         "queue": queue,
-        "flag_run": flag_run_state(job, queue.flags),
+        **_flag_line(job, queue.flags, review_filters=filters),
         "filter_query": urlencode(filters.as_query()),
         "results": results,
         "actions": list(REVIEW_ACTIONS),

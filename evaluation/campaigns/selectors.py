@@ -4,6 +4,7 @@ objective scoring runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,6 +95,17 @@ def shown_result(campaign):
     if current is not None:
         return current, False
     latest = latest_result(campaign)
+    return latest, latest is not None
+
+
+def shown_result_at(campaign) -> tuple[datetime | None, bool]:
+    """(computed_at, stale) of the result `shown_result` gives, without reading its report: what a
+    line beside it needs (the results computation's progress). (None, False) without any."""
+    rows = CampaignResult.objects.filter(campaign=campaign)
+    current = rows.filter(inputs_version=campaign.inputs_version).values_list("computed_at", flat=True).first()
+    if current is not None:
+        return current, False
+    latest = rows.order_by("-computed_at").values_list("computed_at", flat=True).first()
     return latest, latest is not None
 
 

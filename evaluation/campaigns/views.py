@@ -36,7 +36,7 @@ from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
 from evaluation.models import Campaign, CampaignRun, PairwiseReport, TestSet
 from quorum.lazy_modules import lazy
-from quorum.progress import is_finished, progress_response
+from quorum.progress import attempt_state, is_finished, page_again, progress_response, state_response
 from quorum.roles import organizer_required
 
 if TYPE_CHECKING:
@@ -190,6 +190,33 @@ def campaign_run_progress(request, pk, run_pk):
 
 
 @organizer_required
+def campaign_results_run_progress(request, pk):
+    """The campaign's latest results computation as JSON, with the page's fragment for it (its line
+    above the results). 404 when the campaign has none recorded."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    shown_at, stale = selectors.shown_result_at(campaign)
+    line = _results_line(campaign, shown_at, followed=True)
+    if line["results_run"] is None:
+        raise Http404("No results computation was recorded for this campaign.")
+    return state_response(request, attempt_state(line["results_run"]), "evaluation/_results_run.html", {**line, "stale": stale})
+
+
+def _results_line(campaign, shown_at, *, followed: bool = False) -> dict:
+    """The context of the results computation's line (`_results_run.html`) next to the result shown,
+    computed at `shown_at` (None: none): the latest attempt, the endpoint that follows it and, once
+    `followed` to its end, the link that loads the page again with the stored results."""
+    state = selectors.results_run_state(campaign, shown_at)
+    stored_at = shown_at or (state.finished_at if state else None)
+    shown = ""
+    if followed and state is not None and state.finished and stored_at is not None:
+        shown = page_again(reverse("evaluation:campaign-results", args=[campaign.pk]), {}, stored_at, "results")
+    return {
+        "results_run": state, "results_shown_at": shown_at, "results_shown_url": shown,
+        "results_progress_url": reverse("evaluation:campaign-results-run-progress", args=[campaign.pk]),
+    }
+
+
+@organizer_required
 @require_POST
 def campaign_import_judge(request, pk):
     """Import an automatic judge's scores (CSV system,instance,question,score); all or nothing."""
@@ -255,7 +282,7 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "result": shown,
         "stale": shown is not None and current is None,
         # The latest computation, named above the results while queued, running or failed.
-        "results_run": selectors.results_run_state(campaign, shown.computed_at if shown else None),
+        **_results_line(campaign, shown.computed_at if shown else None),
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
         "questions": campaign.questions,
         "agreement": shown.report["agreement"] if shown else {},

@@ -18,6 +18,7 @@ from evaluation import tasks
 from evaluation.campaigns.services import results_runs
 from evaluation.campaigns.services.campaigns import compute_campaign_results, refresh_inputs_version
 from evaluation.models import CampaignResult, CampaignResultsRun, Rating
+from tests.attempts import look_while_running
 
 from .test_api import BASE, client_for
 
@@ -152,14 +153,7 @@ def test_compute_says_queued_then_running_then_shows_the_results(organizer, page
     assert _run_line(page, campaign) == f"Computing the results: queued at {_shown(run.queued_at)}."
     assert _results_run(client_for(organizer), campaign)["status"] == "queued"
 
-    seen_while_running = []
-    compute = results_runs.compute_campaign_results
-
-    def look_then_compute(campaign_id):
-        seen_while_running.append(_run_line(page, campaign))
-        return compute(campaign_id)
-
-    monkeypatch.setattr(results_runs, "compute_campaign_results", look_then_compute)
+    seen_while_running = look_while_running(monkeypatch, results_runs, "compute_campaign_results", lambda: _run_line(page, campaign))
     queued[0]()  # the worker takes it
 
     started = CampaignResultsRun.objects.get(campaign=campaign).started_at

@@ -17,6 +17,7 @@ from annotation.services import quality as quality_services
 from annotation.services.jobs import pause_job
 from annotation.tasks import apply_worker_flags, sweep_worker_flags
 from tests.annotation.test_api import client_for
+from tests.attempts import look_while_running
 
 from .test_flag_schedule import rushed_job
 
@@ -132,14 +133,7 @@ def test_recompute_now_says_queued_then_running_then_shows_the_flags(organizer, 
         assert "Worker flags computed at" in line or "Flags as computed at" in line  # the earlier flags meanwhile
     assert client_for(organizer).get(f"/api/jobs/{job.pk}/reviews/").data["flags"]["run"]["status"] == "queued"
 
-    seen_while_running = []
-    compute = quality_services.job_flags
-
-    def look_then_compute(job_):
-        seen_while_running.append(_flags_line(page, job))
-        return compute(job_)
-
-    monkeypatch.setattr(quality_services, "job_flags", look_then_compute)
+    seen_while_running = look_while_running(monkeypatch, quality_services, "job_flags", lambda: _flags_line(page, job))
     queued[0]()  # the worker takes it
 
     started = FlagRun.objects.get(job=job).started_at
