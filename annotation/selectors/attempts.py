@@ -8,6 +8,8 @@ from datetime import datetime
 
 from django.db import models
 
+from quorum.progress import is_finished
+
 from ..models import LatestAttempt
 
 Status = LatestAttempt.Status
@@ -45,7 +47,7 @@ class AttemptState:
 
     @property
     def finished(self) -> bool:
-        return self.status in (Status.SUCCEEDED, Status.FAILED)
+        return is_finished(self)
 
     @property
     def status_display(self) -> str:

@@ -171,21 +171,22 @@ class CampaignResultsView(EvaluationAPI, APIView):
         campaign = self.get_campaign(pk)
         synced = sync_campaign_ratings(campaign)
         version = refresh_inputs_version(campaign)
-        current = campaign_selectors.current_result(campaign)
-        if current is None:
+        # Which result is shown and when it was computed, without reading a report.
+        shown_at, stale = campaign_selectors.shown_result_at(campaign)
+        ready = shown_at is not None and not stale
+        if not ready:
             request_campaign_results(campaign, by=request.user)  # refuses a campaign without entries or ratings (400)
         # The computation's record (CampaignResultsRun) is the campaign's latest attempt, not a resource of its
         # own: the one to follow is the campaign, whose `results_run` says how the attempt stands and whose
         # `results` the stored result turns current (the leaderboard would be a 409 until then).
-        shown = current or campaign_selectors.latest_result(campaign)
         follow = reverse("evaluation-api:campaign", kwargs={"pk": campaign.pk})
         body = {
-            "status": "queued" if current is None else "ready", "inputs_version": version, "ratings_added": synced["added"],
+            "status": "ready" if ready else "queued", "inputs_version": version, "ratings_added": synced["added"],
             "ratings_removed": synced["removed"], "url": request.build_absolute_uri(follow),
-            "run": campaign_selectors.results_run_state(campaign, shown.computed_at if shown else None),
+            "run": campaign_selectors.results_run_state(campaign, shown_at),
         }
         body = s.ResultsRequestSerializer(body).data
-        return accepted(request, body, follow) if current is None else Response(body)
+        return Response(body) if ready else accepted(request, body, follow)
 
 
 class TextRenderer(BaseRenderer):

@@ -89,24 +89,26 @@ def listed_results_run(campaign: Campaign) -> AttemptState | None:
     return state_of(row, getattr(campaign, "shown_computed_at", None))
 
 
-def shown_result(campaign):
-    """(result, stale): the current stored result, else the latest older one flagged stale; (None, False) without any."""
-    current = current_result(campaign)
+def _shown(campaign, pick):
+    """(what `pick` takes from the current stored result, False), else from the latest older one
+    (stale: True); (None, False) without any. The one rule of which result a campaign shows."""
+    rows = CampaignResult.objects.filter(campaign=campaign)
+    current = pick(rows.filter(inputs_version=campaign.inputs_version))
     if current is not None:
         return current, False
-    latest = latest_result(campaign)
+    latest = pick(rows.order_by("-computed_at"))
     return latest, latest is not None
+
+
+def shown_result(campaign):
+    """(result, stale): the current stored result, else the latest older one flagged stale; (None, False) without any."""
+    return _shown(campaign, lambda rows: rows.first())
 
 
 def shown_result_at(campaign) -> tuple[datetime | None, bool]:
     """(computed_at, stale) of the result `shown_result` gives, without reading its report: what a
     line beside it needs (the results computation's progress). (None, False) without any."""
-    rows = CampaignResult.objects.filter(campaign=campaign)
-    current = rows.filter(inputs_version=campaign.inputs_version).values_list("computed_at", flat=True).first()
-    if current is not None:
-        return current, False
-    latest = rows.order_by("-computed_at").values_list("computed_at", flat=True).first()
-    return latest, latest is not None
+    return _shown(campaign, lambda rows: rows.values_list("computed_at", flat=True).first())
 
 
 def test_sets():
