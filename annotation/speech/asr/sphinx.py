@@ -4,8 +4,15 @@ Adaptation: a trigram ARPA language model is built from the expected texts with 
 builder (`pocketsphinx.lm.ArpaBoLM`, Katz-style back-off with a fixed discount), after the same
 normalisation the word error rate uses. Words the bundled dictionary lacks get a pronunciation from
 espeak-ng (`g2p.py`); words that still have none are left out of the model and listed in
-`Adaptation.skipped_words`. Models are cached by a hash of the texts: in memory (the decoder's
-searches, least recently used first out) and as files under the system temp directory.
+`Adaptation.skipped_words`. Models are cached by a hash of the texts: in memory (one decoder per
+model, least recently used first out) and as files under the system temp directory.
+
+Each adapted model gets a decoder of its own whose dictionary holds only the model's words (their
+bundled pronunciations, then espeak-ng's). A search over the model's words is what decodes either
+way — a word outside the language model is never hypothesised — but pocketsphinx prepares every
+dictionary word for a search it adds, so adding a small model to the one decoder with the whole
+bundled dictionary cost seconds per model and far more memory than a small decoder
+(docs/measurements.md, "Speech recognition").
 """
 from __future__ import annotations
 
@@ -36,13 +43,13 @@ else:
 
 SAMPLE_RATE = 16000  # the bundled acoustic model's rate
 CACHE_VERSION = "1"  # bump when the model-building recipe changes, so old cached files are not reused
-DEFAULT_SEARCH = "_default"
 
 
 @dataclass(frozen=True)
 class Adaptation:
     key: str
     arpa_path: Path
+    dict_path: Path  # the pronunciations of the model's words, the dictionary of its decoder
     pronunciations: dict[str, str]  # words added to the dictionary, with their CMU phones
     skipped_words: tuple[str, ...]  # words with no pronunciation, left out of the model
 
@@ -79,8 +86,8 @@ class PocketsphinxBackend(AsrBackend):
         engine = _engine()
         started = time.process_time()
         with engine.lock:
-            search = engine.search_for(adapt_to, self.cache_dir, self.max_models) if adapt_to else DEFAULT_SEARCH
-            text, confidence = engine.decode(search, audio.pcm16())
+            decoder = engine.decoder_for(adapt_to, self.cache_dir, self.max_models) if adapt_to else engine.bundled()
+            text, confidence = _decode(decoder, audio.pcm16())
         return Transcript(
             text=text,
             confidence=confidence,
@@ -113,19 +120,39 @@ def build_adaptation(texts: Sequence[str], cache_dir: Path) -> Adaptation:
     # The skipped words are part of the name: they depend on whether espeak-ng was there when it was built.
     skipped_tag = hashlib.sha256("\0".join(skipped).encode()).hexdigest()[:8]
     arpa_path = cache_dir / f"{key}-{skipped_tag}.arpa"
-    if not arpa_path.exists():
+    dict_path = arpa_path.with_suffix(".dict")
+    if not (arpa_path.exists() and dict_path.exists()):
         drop = set(skipped)
-        lines = "\n".join(" ".join(w for w in words if w not in drop) for words in sentences)
+        kept = [[w for w in words if w not in drop] for words in sentences]
+        lines = "\n".join(" ".join(words) for words in kept)
         model = ArpaBoLM(text=lines, add_start=True)
         model.compute()
         out = io.StringIO()
         model.write(out)
         cache_dir.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so a concurrent worker never reads half a file.
-        partial = arpa_path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(out.getvalue(), encoding="utf-8")
-        partial.replace(arpa_path)
-    return Adaptation(key=key, arpa_path=arpa_path, pronunciations=pronunciations, skipped_words=tuple(skipped))
+        _write_whole(dict_path, _dictionary_lines({w for words in kept for w in words}, pronunciations))
+        _write_whole(arpa_path, out.getvalue())  # last: its presence says the pair is complete
+    return Adaptation(
+        key=key, arpa_path=arpa_path, dict_path=dict_path, pronunciations=pronunciations, skipped_words=tuple(skipped),
+    )
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write then rename, so a concurrent worker never reads half a file."""
+    partial = path.with_suffix(f"{path.suffix}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+def _dictionary_lines(words: set[str], pronunciations: dict[str, str]) -> str:
+    """The bundled dictionary's entries for `words` (every variant, e.g. `read(2)`), then the
+    espeak-ng pronunciations of the words it lacks, in the dictionary's own format."""
+    from pocketsphinx import get_model_path
+
+    with open(get_model_path("en-us/cmudict-en-us.dict"), encoding="utf-8") as handle:
+        bundled = [line for line in handle if line.split(" ", 1)[0].split("(", 1)[0] in words]
+    added = [f"{word} {phones}\n" for word, phones in sorted(pronunciations.items())]
+    return "".join(bundled + added)
 
 
 _DICTIONARY: frozenset[str] | None = None
@@ -143,46 +170,46 @@ def _dictionary() -> frozenset[str]:
 
 
 class _Engine:
-    """One decoder a process (loading the acoustic model is the costly part) with one search per adaptation."""
+    """The process's decoders (loading them is the costly part): the bundled model's, made on first
+    use, and one per adapted model, the least recently used dropped past `max_models`."""
 
     def __init__(self):
+        self.lock = threading.Lock()  # a decoder decodes one utterance at a time
+        self._bundled = None
+        self.adapted: OrderedDict[str, object] = OrderedDict()
+
+    def bundled(self):
         from pocketsphinx import Decoder
 
-        self.lock = threading.Lock()  # a decoder decodes one utterance at a time
-        self.decoder = Decoder(loglevel="FATAL")
-        self.searches: OrderedDict[str, str] = OrderedDict()
+        if self._bundled is None:
+            self._bundled = Decoder(loglevel="FATAL")
+        return self._bundled
 
-    def search_for(self, texts: Sequence[str], cache_dir: Path, max_models: int) -> str:
-        from pocketsphinx import NGramModel
+    def decoder_for(self, texts: Sequence[str], cache_dir: Path, max_models: int):
+        from pocketsphinx import Decoder
 
         key = adaptation_key(texts)
-        if key in self.searches:
-            self.searches.move_to_end(key)
-            return self.searches[key]
+        if key in self.adapted:
+            self.adapted.move_to_end(key)
+            return self.adapted[key]
         adaptation = build_adaptation(texts, cache_dir)
-        for word, phones in adaptation.pronunciations.items():
-            if self.decoder.lookup_word(word) is None:
-                self.decoder.add_word(word, phones, False)
-        lm = NGramModel(self.decoder.config, self.decoder.logmath, str(adaptation.arpa_path))
-        name = f"adapted_{key}"
-        self.decoder.add_lm(name, lm)
-        self.searches[key] = name
-        while len(self.searches) > max_models:
-            _, old = self.searches.popitem(last=False)
-            self.decoder.remove_search(old)
-        return name
+        decoder = Decoder(lm=str(adaptation.arpa_path), dict=str(adaptation.dict_path), loglevel="FATAL")
+        self.adapted[key] = decoder
+        while len(self.adapted) > max_models:
+            self.adapted.popitem(last=False)
+        return decoder
 
-    def decode(self, search: str, pcm: bytes) -> tuple[str, float | None]:
-        self.decoder.activate_search(search)
-        self.decoder.start_utt()
-        self.decoder.process_raw(pcm, full_utt=True)
-        self.decoder.end_utt()
-        hypothesis = self.decoder.hyp()
-        if hypothesis is None:
-            return "", None
-        # get_prob: the hypothesis' posterior probability from the lattice.
-        confidence = float(np.clip(self.decoder.get_prob(), 0.0, 1.0))
-        return hypothesis.hypstr, confidence
+
+def _decode(decoder, pcm: bytes) -> tuple[str, float | None]:
+    decoder.start_utt()
+    decoder.process_raw(pcm, full_utt=True)
+    decoder.end_utt()
+    hypothesis = decoder.hyp()
+    if hypothesis is None:
+        return "", None
+    # get_prob: the hypothesis' posterior probability from the lattice.
+    confidence = float(np.clip(decoder.get_prob(), 0.0, 1.0))
+    return hypothesis.hypstr, confidence
 
 
 _ENGINE: _Engine | None = None
