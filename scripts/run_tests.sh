@@ -5,7 +5,9 @@
 # The tests run in parallel on the machine's cores (pytest-xdist, at most 8 workers): each worker
 # has its own test database (test_<name>_gw0, ...), its own Redis database (the base URL's number
 # plus the worker's, or one from QUORUM_TEST_REDIS_WORKER_DBS), its own temporary and var folders
-# (tests/workers.py). QUORUM_TEST_WORKERS=0 runs them in this one process; any pytest option
+# (tests/workers.py). The longest test files run first and an idle worker takes half of a busy one's
+# remaining tests (--dist worksteal; tests/ordering.py, which --store-durations refreshes from a run).
+# QUORUM_TEST_WORKERS=0 runs them in this one process; any pytest option
 # may follow, e.g. `scripts/run_tests.sh tests/hits -x`. The run ends with how long it took.
 set -u
 cd "$(dirname "$0")/.."
@@ -28,7 +30,7 @@ echo "Test database: ${DATABASE_URL:-SQLite (no PostgreSQL on 127.0.0.1:5432)}"
 echo "Test broker:   ${QUORUM_TEST_REDIS_URL:-none (no Redis on 127.0.0.1:6379)}"
 echo "Workers:       ${WORKERS} (QUORUM_TEST_WORKERS; 0 runs the tests in one process)"
 started=$SECONDS
-$PY -m pytest -n "$WORKERS" --maxprocesses 8 "$@"
+$PY -m pytest -n "$WORKERS" --maxprocesses 8 --dist worksteal "$@"
 status=$?
 took=$((SECONDS - started))
 echo "Test suite took $((took / 60)) min $((took % 60)) s (exit status $status)"

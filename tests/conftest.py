@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests import ordering
 from tests.workers import isolate_process
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -23,7 +24,22 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SPEECH_PROGRAMS = ("espeak-ng", "flite")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--store-durations", action="store_true",
+        help="write each test file's seconds into tests/durations.json, the order the next runs take (tests/ordering.py)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest test files first (tests/ordering.py), so that no long test is left to run alone at the end."""
+    order = ordering.longest_files_first([item.nodeid for item in items], ordering.read_record())
+    items[:] = [items[i] for i in order]
+
+
 def pytest_configure(config):
+    if config.getoption("--store-durations"):
+        config.pluginmanager.register(ordering.DurationRecorder(), "quorum-durations")
     worker = getattr(config, "workerinput", {}).get("workerid")
     folder = tempfile.mkdtemp(prefix=f"quorum-tests-{worker or 'run'}-")
     config.quorum_tmp = folder
