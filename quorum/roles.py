@@ -8,6 +8,7 @@ an in-house Worker identity. One user may be both. Every organizer page is guard
 from collections.abc import Callable
 from functools import wraps
 
+from django.apps import apps
 from django.contrib.auth.models import Group, Permission
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
@@ -57,9 +58,18 @@ def worker_for(user):
     return Worker.objects.filter(user=user).first()
 
 
-def grant_organizer_permissions(**kwargs):
+def grant_after_migrate(app_config, **kwargs):
+    """The post_migrate receiver: migrate sends the signal once per app with models, in app order,
+    and each app's permissions are created at its own; so the grant runs once, at the last app's,
+    when every permission it gives exists."""
+    with_models = [config for config in apps.get_app_configs() if config.models_module is not None]
+    if with_models and app_config is with_models[-1]:
+        grant_organizer_permissions()
+
+
+def grant_organizer_permissions():
     """Give the organizers group view permission on every model of ORGANIZER_APPS and add/change on
-    ORGANIZER_EDITS (a post_migrate receiver, and called by make_organizer). Idempotent."""
+    ORGANIZER_EDITS (after every migrate, and called by make_organizer). Idempotent."""
     group, _ = Group.objects.get_or_create(name=ORGANIZERS_GROUP)
     wanted = []
     for perm in Permission.objects.filter(content_type__app_label__in=ORGANIZER_APPS).select_related("content_type"):

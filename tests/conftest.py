@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests import ordering
+from tests import fast_flush, ordering
 from tests.workers import isolate_process
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -53,6 +53,7 @@ def pytest_configure(config):
         var = Path(own["var"])
         settings.VAR_DIR, settings.STATIC_ROOT, settings.MEDIA_ROOT = var, var / "staticfiles", var / "media"
         settings.QUORUM_EXPORT_DIR, settings.QUORUM_IMPORT_DIR = var / "exports", var / "imports"
+    fast_flush.install()
 
 
 def pytest_sessionfinish(session, exitstatus):

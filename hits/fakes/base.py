@@ -65,7 +65,8 @@ class FakeServer:
         return f"http://{host}:{port}"
 
     def start(self):
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next poll: at the default half second, every stop did.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 

@@ -3,6 +3,7 @@
 submits, and the readings are stored as 16 kHz WAV; a refused (silent) reading is recorded again
 alone; a failed connection keeps the recordings; a microphone the browser refuses is explained."""
 import re
+import shutil
 
 import pytest
 from playwright.sync_api import expect
@@ -13,7 +14,7 @@ from annotation.speech.audio import read_wav
 from annotation.speech.tts import synthesize
 from tests.factories import make_corpus, make_live_job
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS
+from .conftest import CHROMIUM, CHROMIUM_ARGS, IN_CI
 from .test_annotator_flow import claim_by_keyboard, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.speech, pytest.mark.django_db(transaction=True)]
@@ -28,21 +29,34 @@ def no_transcription(monkeypatch):
     monkeypatch.setattr(readings, "queue_transcription", lambda reading_id: None)
 
 
-@pytest.fixture
-def mic_page(chromium_browser, live_server, tmp_path):
-    """A tab in a Chromium whose microphone plays a synthesised sentence (and allows it without asking)."""
-    sentence = tmp_path / "sentence.wav"
+@pytest.fixture(scope="module")
+def mic_browser(chromium_browser, tmp_path_factory):
+    """A Chromium whose microphone plays a synthesised sentence (and allows it without asking), one
+    for the module: the device is the browser's, and each test has a fresh context of it."""
+    # Set up before the function-level service check in tests/conftest.py: the same rule here.
+    if not shutil.which("espeak-ng"):
+        message = "needs Debian's espeak-ng (scripts/ensure_speech.sh)"
+        if IN_CI:
+            pytest.fail(f"CI needs this service: {message}")
+        pytest.skip(message)
+    sentence = tmp_path_factory.mktemp("mic") / "sentence.wav"
     sentence.write_bytes(synthesize("I need a cheap table for two people in the centre please."))
     browser = chromium_browser.browser_type.launch(
         executable_path=CHROMIUM,
         args=[*CHROMIUM_ARGS, *FAKE_MIC, f"--use-file-for-fake-audio-capture={sentence}"],
     )
-    context = browser.new_context(base_url=live_server.url)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def mic_page(mic_browser, live_server):
+    """A tab of the microphone's Chromium in a fresh context (no cookies)."""
+    context = mic_browser.new_context(base_url=live_server.url)
     tab = context.new_page()
     tab.set_default_timeout(15_000)
     yield tab
     context.close()
-    browser.close()
 
 
 def _open_item(page, make_annotator, username, readings=2, dialogs=1):

@@ -178,7 +178,8 @@ def serve(app, host: str = "127.0.0.1", port: int = 0):
     """Start `app` on a local port in a daemon thread; returns (server, base_url). Stop with
     server.shutdown(); server.server_close()."""
     server = make_server(host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: at the default half second, every stop did.
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server, f"http://{host}:{server.server_port}"
 
 
