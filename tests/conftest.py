@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests import fast_flush, ordering
+from tests import db_template, fast_flush, ordering
 from tests.workers import isolate_process
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -54,6 +54,16 @@ def pytest_configure(config):
         settings.VAR_DIR, settings.STATIC_ROOT, settings.MEDIA_ROOT = var, var / "staticfiles", var / "media"
         settings.QUORUM_EXPORT_DIR, settings.QUORUM_IMPORT_DIR = var / "exports", var / "imports"
     fast_flush.install()
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """On PostgreSQL the test database is copied from a migrated template (tests/db_template.py)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.postgresql":
+        db.setdefault("TEST", {})["TEMPLATE"] = db_template.ensure_template(db)
 
 
 def pytest_sessionfinish(session, exitstatus):

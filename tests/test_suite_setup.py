@@ -1,4 +1,4 @@
-"""The suite's running order (tests/ordering.py): the longest files first, each file's tests together."""
+"""The suite's running order (tests/ordering.py), and the migrated template its test databases are copied from (tests/db_template.py)."""
 import json
 
 from tests.ordering import DurationRecorder, longest_files_first, read_record
@@ -39,3 +39,19 @@ def test_a_run_records_its_files_and_keeps_the_others(tmp_path):
     written = json.loads(path.read_text())
     assert written == {"tests/b.py": 30.0, "tests/kept.py": 9.0, "tests/a.py": 3.8}
     assert list(written) == ["tests/b.py", "tests/kept.py", "tests/a.py"]  # longest first, to read at a glance
+
+
+def test_the_template_database_is_named_after_the_migrations_so_a_changed_one_is_built_again(tmp_path):
+    from tests.db_template import PREFIX, template_name
+
+    migration = tmp_path / "annotation" / "migrations" / "0001_initial.py"
+    migration.parent.mkdir(parents=True)
+    migration.write_text("operations = []\n")
+    first = template_name(tmp_path)
+    assert first.startswith(PREFIX) and template_name(tmp_path) == first
+    migration.write_text("operations = ['changed']\n")
+    changed = template_name(tmp_path)
+    assert changed != first
+    (tmp_path / "hits" / "migrations").mkdir(parents=True)
+    (tmp_path / "hits" / "migrations" / "0002_more.py").write_text("operations = []\n")
+    assert template_name(tmp_path) not in (first, changed)  # a new migration too
