@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from evaluation.stats import agreement, fragility, scoring, style
+from evaluation.stats.report_format import REPORT_FORMAT
 
-REPORT_FORMAT = 3  # 3: tie groups and rank ranges from Holm-adjusted comparisons, intervals on the scale, "too few" correlations; 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
 KINDS = ("entry", "baseline", "ground_truth")
 SCALE = (1.0, 5.0)  # the rating scale (LIKERT_1_5)
 EQ1_FLOOR = 0.0  # Eq. 1's S_f with detection counts a missed knowledge turn as 0
