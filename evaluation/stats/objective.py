@@ -89,11 +89,27 @@ def bleu(reference: str, hypothesis: str, n: int) -> float:
         return float(sentence_bleu([ref], hyp, [1.0 / n] * n))
 
 
+_BLEU_WEIGHTS = [(1.0 / n,) * n for n in range(1, len(BLEU) + 1)]
+
+
+def bleu_1_to_4(ref: list[str], hyp: list[str]) -> list[float]:
+    """BLEU-1 to BLEU-4 of normalised tokens, each the value `bleu` gives: NLTK counts the n-grams
+    once for all four weightings (its list of weights) instead of once per BLEU-n."""
+    from nltk.translate.bleu_score import sentence_bleu
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [float(value) for value in sentence_bleu([ref], hyp, _BLEU_WEIGHTS)]
+
+
 def rouge_f(reference: str, hypothesis: str) -> dict[str, float]:
     """ROUGE-1, -2 and -L F scores of the `rouge` package on the normalised texts; 0 for an empty one."""
+    return _rouge_f_normalised(normalize(reference), normalize(hypothesis))
+
+
+def _rouge_f_normalised(ref: str, hyp: str) -> dict[str, float]:
     from rouge import Rouge
 
-    ref, hyp = normalize(reference), normalize(hypothesis)
     if not ref or not hyp:
         return {"rouge-1": 0.0, "rouge-2": 0.0, "rouge-l": 0.0}
     # The scorer ran `rouge` 1.0.0, which counted repeated n-grams for ROUGE-1/2 (exclusive=False)
@@ -171,9 +187,32 @@ def _with_lexnames(folder: Path) -> Path:
 
 
 def meteor(reference: str, hypothesis: str, wordnet) -> float:
+    return _meteor_tokens(normalize(reference).split(), normalize(hypothesis).split(), wordnet)
+
+
+def _meteor_tokens(ref: list[str], hyp: list[str], wordnet) -> float:
     from nltk.translate.meteor_score import single_meteor_score
 
-    return float(single_meteor_score(normalize(reference).split(), normalize(hypothesis).split(), wordnet=wordnet))
+    stemmer, synonyms = _word_lookups(wordnet)
+    return float(single_meteor_score(ref, hyp, stemmer=stemmer, wordnet=synonyms))
+
+
+_WORDS_REMEMBERED = 100_000
+
+
+@functools.cache
+def _word_lookups(wordnet):
+    """A Porter stemmer and a WordNet whose answers per word are remembered: METEOR stems and looks
+    up every word of every response, and a test set's responses share a small vocabulary, so
+    without this nearly all of its time goes to repeating the same lookups. Both are what
+    `single_meteor_score` calls (`stem(word)`, `synsets(word)`), answering as NLTK's own would."""
+    from types import SimpleNamespace
+
+    from nltk.stem.porter import PorterStemmer
+
+    stem = functools.lru_cache(maxsize=_WORDS_REMEMBERED)(PorterStemmer().stem)
+    synsets = functools.lru_cache(maxsize=_WORDS_REMEMBERED)(wordnet.synsets)
+    return SimpleNamespace(stem=stem), SimpleNamespace(synsets=synsets)
 
 
 @dataclass
@@ -209,13 +248,14 @@ def _add_instance(sums: _Sums, label: Mapping, output: Mapping, wordnet) -> None
     sums.add("selection_mrr@5", reciprocal_rank(reference, predicted, 5))
     sums.add("selection_r@1", recall_at(reference, predicted, 1))
     sums.add("selection_r@5", recall_at(reference, predicted, 5))
-    ref_text, hyp_text = label.get("response") or "", output.get("response") or ""
-    for n, name in enumerate(BLEU, start=1):
-        sums.add(name, bleu(ref_text, hyp_text, n))
-    for key, value in rouge_f(ref_text, hyp_text).items():
+    ref_text, hyp_text = normalize(label.get("response") or ""), normalize(output.get("response") or "")
+    ref, hyp = ref_text.split(), hyp_text.split()
+    for name, value in zip(BLEU, bleu_1_to_4(ref, hyp), strict=True):
+        sums.add(name, value)
+    for key, value in _rouge_f_normalised(ref_text, hyp_text).items():
         sums.add("generation_rouge_" + key.split("-")[1], value)
     if wordnet is not None:
-        sums.add(METEOR, meteor(ref_text, hyp_text, wordnet))
+        sums.add(METEOR, _meteor_tokens(ref, hyp, wordnet))
 
 
 def dstc9_scores(labels: Sequence[Mapping], outputs: Sequence[Mapping], *, wordnet=None, progress=None) -> dict[str, float]:

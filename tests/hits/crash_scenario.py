@@ -12,21 +12,31 @@
 The environment supplies DATABASE_URL (a SQLite file or a PostgreSQL database),
 QUORUM_MTURK_ENDPOINT_URL (the fake) or QUORUM_PROLIFIC_API_URL, and CRASH_PROVIDER (mturk or prolific).
 """
+import importlib
 import json
 import os
 import sys
 
+STEP_MODULES = (
+    "django.core.management.commands.migrate", "hits.services.config", "hits.services.payments", "hits.services.postings",
+    "hits.services.reconcile", "tests.hits.conftest",
+)
 
-def _setup_django():
+
+def setup_django():
+    """Django set up for the environment's database, and the modules the steps use imported; no
+    database connection opened (tests/hits/crash_processes.py forks the steps after this)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.hits.process_settings")
     os.environ.setdefault("QUORUM_ENV", "test")
     import django
 
     django.setup()
+    for name in STEP_MODULES:
+        importlib.import_module(name)
 
 
 def main(argv):
-    _setup_django()
+    setup_django()
     from django.core.management import call_command
 
     from hits.models import JobCrowdConfig, Payment, Posting, ProviderAssignment

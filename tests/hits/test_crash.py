@@ -26,6 +26,7 @@ from hits.fakes import FakeMTurk, FakeProlific
 from .crash_processes import Step, run_step
 
 pytestmark = pytest.mark.slow
+KILL_WINDOW_LATENCY = 0.01  # seconds the fake takes per call while a step is to be killed
 
 
 def _env(database_url, tmp_path, **extra):
@@ -113,7 +114,19 @@ def database(request, _migrated, tmp_path):
 def _kill_in_the_window(env, args, fake, reached, done_at_provider, timeout=120, hold=""):
     """Run a step and SIGKILL it once `reached()`: first the fake holds its answers back, and the kill
     waits until a call has been carried out at the provider after that, so the process dies between
-    a provider call and its local record. Returns how many calls the provider had carried out."""
+    a provider call and its local record. Returns how many calls the provider had carried out.
+
+    The fake takes `KILL_WINDOW_LATENCY` per call during this step only, so that the step is still
+    running when `reached()` is seen; the other steps' calls (the reconciliation lists every
+    posting) are answered at once."""
+    fake.latency = KILL_WINDOW_LATENCY
+    try:
+        return _kill_step(env, args, fake, reached, done_at_provider, timeout, hold)
+    finally:
+        fake.latency = 0.0
+
+
+def _kill_step(env, args, fake, reached, done_at_provider, timeout, hold):
     step = Step(env, args, Path(env["QUORUM_VAR_DIR"]) / "steps")
     deadline = time.monotonic() + timeout
     while not reached() and step.alive() and time.monotonic() < deadline:
@@ -139,7 +152,7 @@ def _settled_at(fake, status):
 def test_kill_mid_posting_500_hits_then_reconcile_gives_no_duplicate(database, tmp_path, tokens):
     """`forgotten`: the restart comes after MTurk's 24 hours, so the repeat of a HIT created just
     before the kill is not caught by its token: reconciliation must find it by listing the HITs."""
-    with FakeMTurk(latency=0.01, seed=3) as fake:
+    with FakeMTurk(seed=3) as fake:
         env = _env(database, tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_CONCURRENCY="4")
         _run(env, "setup-post", "500")
         made = _kill_in_the_window(env, ["post"], fake, lambda: fake.calls["CreateHITWithHITType"] >= 150, lambda: len(fake.hits))
@@ -164,7 +177,7 @@ def test_kill_mid_posting_500_hits_then_reconcile_gives_no_duplicate(database, t
 def test_kill_mid_mturk_bonuses_then_reconcile_pays_each_once(database, tmp_path, tokens):
     """`forgotten`: a bonus sent just before the kill is repeated after MTurk forgot its token; only
     the listing of the assignment's bonuses (the reference in their reason) keeps it from paying twice."""
-    with FakeMTurk(latency=0.01, seed=4) as fake:
+    with FakeMTurk(seed=4) as fake:
         env = _env(database, tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_FAKE_URL=fake.url)
         _run(env, "setup-bonus", "200")
         paid = _kill_in_the_window(env, ["bonus"], fake, lambda: len(fake.bonuses) >= 60, lambda: len(fake.bonuses))
@@ -187,7 +200,7 @@ def test_kill_mid_mturk_bonuses_then_reconcile_pays_each_once(database, tmp_path
 
 
 def test_kill_mid_prolific_bonuses_never_pays_twice(database, tmp_path):
-    with FakeProlific(token="crash-token", latency=0.01, seed=5) as fake:
+    with FakeProlific(token="crash-token", seed=5) as fake:
         env = _env(database, tmp_path, QUORUM_PROLIFIC_API_URL=fake.url, CRASH_PROVIDER="prolific", CRASH_FAKE_URL=fake.url)
         _run(env, "setup-bonus", "120")
         # Only the paying call is held: Prolific's bonus is set up by one call and paid by another.
@@ -212,7 +225,7 @@ def test_kill_mid_prolific_bonuses_never_pays_twice(database, tmp_path):
 def test_kill_mid_settling_then_reconcile_settles_each_once(database, tmp_path, action, status):
     """MTurk refuses to settle an assignment twice; after the kill the repeat must read that the
     assignment already holds our decision and record it, not fail it or decide otherwise."""
-    with FakeMTurk(latency=0.01, seed=6) as fake:
+    with FakeMTurk(seed=6) as fake:
         env = _env(database, tmp_path, QUORUM_MTURK_ENDPOINT_URL=fake.url, CRASH_PROVIDER="mturk", CRASH_FAKE_URL=fake.url)
         _run(env, "setup-bonus", "50")
         settled = _kill_in_the_window(env, [action], fake, lambda: _settled_at(fake, status) >= 15, lambda: _settled_at(fake, status))

@@ -65,13 +65,14 @@ def _call_slot(system_id):
 
 
 def _transcript(session: ChatSession) -> dict:
-    turns = list(session.turns.order_by("position"))
-    system_turns = [t for t in turns if t.role == "system"]
+    # Read as values, not model instances: the whole conversation is read back after every message.
+    turns = list(session.turns.order_by("position").values("role", "text", "failed", "offered", "error"))
+    system_turns = [t for t in turns if t["role"] == "system"]
     # A turn refused only because the system was busy is no sign it stopped answering: try again.
-    last_failed = bool(system_turns) and system_turns[-1].failed and system_turns[-1].error != BUSY_ERROR
-    unavailable = last_failed or any(t.error == PAUSED_ERROR for t in system_turns)
+    last_failed = bool(system_turns) and system_turns[-1]["failed"] and system_turns[-1]["error"] != BUSY_ERROR
+    unavailable = last_failed or any(t["error"] == PAUSED_ERROR for t in system_turns)
     return {
-        "turns": [{"role": t.role, "text": t.text, "failed": t.failed, "offered": t.offered} for t in turns],
+        "turns": [{"role": t["role"], "text": t["text"], "failed": t["failed"], "offered": t["offered"]} for t in turns],
         "ended": bool(session.ended_reason), "unavailable": unavailable,
     }
 
@@ -186,19 +187,20 @@ class SystemsRelay(chat_relay.ChatRelay):
             session = ChatSession.objects.select_for_update().select_related("system").get(key=session_key)
             if session.ended_reason:
                 raise chat_relay.ChatClosed("The conversation has ended.")
-            turns = list(session.turns.order_by("position"))
-            if turns and turns[-1].role == "user":
-                if timezone.now() - turns[-1].created_at < _lost_after():
+            turns = list(session.turns.order_by("position").values("role", "text", "failed", "position", "user_turn", "created_at"))
+            if turns and turns[-1]["role"] == "user":
+                if timezone.now() - turns[-1]["created_at"] < _lost_after():
                     raise chat_relay.ChatBusy("The system is still answering your last message; wait a moment.")
                 # The request that sent it died before recording a reply: record the loss and go on.
-                turns.append(ChatTurn.objects.create(
-                    session=session, position=turns[-1].position + 1, role="system", user_turn=turns[-1].user_turn,
+                lost = ChatTurn.objects.create(
+                    session=session, position=turns[-1]["position"] + 1, role="system", user_turn=turns[-1]["user_turn"],
                     text=chat_relay.FALLBACK, failed=True, error="no reply was recorded",
-                ))
-            user_turn = sum(1 for t in turns if t.role == "user")
-            history = [{"role": t.role, "text": t.text} for t in turns if not t.failed]
-            position = turns[-1].position + 1 if turns else 1  # position 0 is the opening's
-            turns.append(ChatTurn.objects.create(session=session, position=position, role="user", user_turn=user_turn, text=text))
+                )
+                turns.append({"role": lost.role, "text": lost.text, "failed": lost.failed, "position": lost.position})
+            user_turn = sum(1 for t in turns if t["role"] == "user")
+            history = [{"role": t["role"], "text": t["text"]} for t in turns if not t["failed"]]
+            position = turns[-1]["position"] + 1 if turns else 1  # position 0 is the opening's
+            ChatTurn.objects.create(session=session, position=position, role="user", user_turn=user_turn, text=text)
             system, state = session.system, session.state
         if system.paused_at:  # as read under the lock a moment ago
             reply, failure = None, SystemFailure(PAUSED_ERROR)
