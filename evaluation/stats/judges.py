@@ -303,7 +303,7 @@ def adjacent_pairs(columns: pd.DataFrame, order: list, alpha: float = 0.05) -> l
     human, judge = wide["human"], wide["judge"]
     arrays: dict = {}
 
-    def values(system) -> tuple:
+    def values(system) -> tuple[np.ndarray, np.ndarray]:
         """(human, judge) of one system as arrays, taken out of the table once for both its pairs."""
         if system not in arrays:
             arrays[system] = (human[system].to_numpy(dtype=float), judge[system].to_numpy(dtype=float))
@@ -312,8 +312,9 @@ def adjacent_pairs(columns: pd.DataFrame, order: list, alpha: float = 0.05) -> l
     pairs = []
     for a, b in zip(order, order[1:], strict=False):
         try:
-            human_only = ppi.difference_interval(*values(a), *values(b), alpha=alpha, lam=0)
-            combined = ppi.difference_interval(*values(a), *values(b), alpha=alpha)
+            (a_human, a_judge), (b_human, b_judge) = values(a), values(b)
+            human_only = ppi.difference_interval(a_human, a_judge, b_human, b_judge, alpha=alpha, lam=0)
+            combined = ppi.difference_interval(a_human, a_judge, b_human, b_judge, alpha=alpha)
         except ValueError:
             continue
         pairs.append({"a": a, "b": b, **_compared(human_only, combined), "resolved": bool(combined.low > 0 or combined.high < 0)})
