@@ -21,8 +21,8 @@ DSTC9 Track 1 are in docs/allocation.md.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 import numpy as np
 from scipy import stats
@@ -66,6 +66,9 @@ class Pool:
     # Knowledge-turn detection per instance, for what the leaderboard resamples along with the ratings
     # (None: a pool without detection, whose population and finite verdicts differ only by the rater noise).
     detection: Detection | None = None
+    # The full data's leaderboard verdicts already worked out, by (alpha, bootstrap, seed): the same
+    # for every replay of the pool, which is read-only once made.
+    _resolved_pairs: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n_units(self) -> int:
@@ -218,34 +221,76 @@ def eq1_factor(truth, predicted) -> float:
     return float(2 * (truth & predicted).sum() / total) if total else 0.0
 
 
+class Prefix:
+    """The units of one look (an index array) and what every pair judged on them shares: each
+    system's score, its units' contributions, the units' instances. Computed once per look, however
+    many pairs are judged on it; every function taking a `prefix` takes one of these or an array."""
+
+    def __init__(self, pool: Pool, units):
+        self.pool = pool
+        self.units = np.asarray(units, dtype=int)
+        self._detection_influence: dict[int, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    @cached_property
+    def _weighted(self):
+        """(scores with 0 for NaN [S, n], weights with 0 where not scored [S, n], their sums [S])."""
+        x = self.pool.scores[:, self.units]
+        w = np.ones(x.shape) if self.pool.weights is None else self.pool.weights[:, self.units]
+        w = np.where(np.isnan(x), 0.0, w)
+        return np.nan_to_num(x), w, w.sum(axis=1)
+
+    @cached_property
+    def scores(self) -> np.ndarray:
+        """Final score [S] of every system: k x the weighted mean of its scored units (NaN where it has none)."""
+        x, w, total = self._weighted
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, self.pool.factor * (w * x).sum(axis=1) / total, np.nan)
+
+    @cached_property
+    def influences(self) -> np.ndarray:
+        """Each unit's contribution [S, n] to each system's score minus its mean (the delta method
+        for a ratio of means): k w (x - score / k) / mean(w), with w the unit's weight (0 where the
+        system has no score); all 0 for a system without a scored unit."""
+        x, w, total = self._weighted
+        scored = total > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (w * x).sum(axis=1) / total
+            influences = self.pool.factor[:, None] * w * (x - mean[:, None]) / (total / len(self.units))[:, None]
+        return np.where(scored[:, None], influences, 0.0)
+
+    @cached_property
+    def instances(self) -> np.ndarray:
+        """The instance of each unit (the unit itself for instance units)."""
+        return self.units if self.pool.instances is None else self.pool.instances[self.units]
+
+    @cached_property
+    def instance_sizes(self) -> np.ndarray:
+        """Units of each instance [N] in the prefix."""
+        return np.bincount(self.instances, minlength=self.pool.n_instances)
+
+    def detection_influence(self, s: int) -> np.ndarray:
+        if s not in self._detection_influence:
+            self._detection_influence[s] = detection_influence(self.pool, s, float(self.scores[s]))
+        return self._detection_influence[s]
+
+
+def _prefix(pool: Pool, prefix) -> Prefix:
+    return prefix if isinstance(prefix, Prefix) and prefix.pool is pool else Prefix(pool, prefix)
+
+
 def final_scores(pool: Pool, prefix) -> np.ndarray:
-    """Final score [S] of every system on the units `prefix` (an index array): k x the weighted
-    mean of its scored units (NaN where it has none)."""
-    prefix = np.asarray(prefix, dtype=int)
-    x = pool.scores[:, prefix]
-    w = np.ones(x.shape) if pool.weights is None else pool.weights[:, prefix]
-    w = np.where(np.isnan(x), 0.0, w)
-    total = w.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, pool.factor * (w * np.nan_to_num(x)).sum(axis=1) / total, np.nan)
-
-
-def _influence(pool: Pool, s: int, prefix) -> np.ndarray:
-    """Each prefix unit's contribution to system s's score minus its mean (the delta method for a
-    ratio of means): k w (x - score / k) / mean(w), with w the unit's weight (0 where s has no score)."""
-    x = pool.scores[s, prefix]
-    w = np.where(np.isnan(x), 0.0, pool.unit_weights(s, prefix))
-    if not w.any():
-        return np.zeros(len(prefix))
-    x = np.nan_to_num(x)
-    mean = (w * x).sum() / w.sum()
-    return pool.factor[s] * w * (x - mean) / w.mean()
+    """Final score [S] of every system on the units `prefix`: k x the weighted mean of its scored
+    units (NaN where it has none)."""
+    return _prefix(pool, prefix).scores
 
 
 def _paired(pool: Pool, a: int, b: int, prefix):
     """(difference a - b on `prefix`, the units' contributions to it [n])."""
-    scores = final_scores(pool, prefix)
-    return float(scores[a] - scores[b]), _influence(pool, a, prefix) - _influence(pool, b, prefix)
+    prefix = _prefix(pool, prefix)
+    return float(prefix.scores[a] - prefix.scores[b]), prefix.influences[a] - prefix.influences[b]
 
 
 def _by_instance(pool: Pool, contributions, prefix) -> np.ndarray:
@@ -253,7 +298,7 @@ def _by_instance(pool: Pool, contributions, prefix) -> np.ndarray:
     deviation over sqrt(instances) is the clustered standard error); unchanged for instance units."""
     if pool.instances is None:
         return contributions
-    instances = pool.instances[prefix]
+    instances = _prefix(pool, prefix).instances
     present = np.bincount(instances) > 0
     sums = np.bincount(instances, weights=contributions)[present]
     return sums * len(sums) / len(prefix)
@@ -274,7 +319,7 @@ def full_data_sd(pool: Pool, contributions, prefix) -> float:
     sd = _sd(contributions)
     if pool.instances is None or not math.isfinite(sd) or sd == 0:
         return sd
-    instances = pool.instances[prefix]
+    instances = _prefix(pool, prefix).instances
     sums = np.bincount(instances, weights=contributions)
     sizes = np.bincount(instances)
     m = pool.n_units / pool.n_instances
@@ -284,12 +329,6 @@ def full_data_sd(pool: Pool, contributions, prefix) -> float:
         rho = cross / (float((sizes * (sizes - 1)).sum()) * float(np.mean(contributions**2)))
     return sd * math.sqrt(max(1.0, 1 + (m - 1) * rho) / m)
 
-
-
-def _unit_instances(pool: Pool, prefix) -> np.ndarray:
-    """The instance of each unit of `prefix` (the unit itself for instance units)."""
-    prefix = np.asarray(prefix, dtype=int)
-    return prefix if pool.instances is None else pool.instances[prefix]
 
 
 def detection_influence(pool: Pool, s: int, score: float) -> np.ndarray:
@@ -314,10 +353,9 @@ def _detection_parts(pool: Pool, a: int, b: int, prefix, z) -> tuple[float, floa
     independent of detection, so it is unbiased however few of an instance's ratings are in)."""
     if pool.detection is None:
         return 0.0, 0.0
-    scores = final_scores(pool, prefix)
-    g = detection_influence(pool, a, float(scores[a])) - detection_influence(pool, b, float(scores[b]))
-    instances = _unit_instances(pool, prefix)
-    sizes = np.bincount(instances, minlength=pool.n_instances)
+    prefix = _prefix(pool, prefix)
+    g = prefix.detection_influence(a) - prefix.detection_influence(b)
+    instances, sizes = prefix.instances, prefix.instance_sizes
     present = sizes > 0
     mean_contribution = np.bincount(instances, weights=z, minlength=pool.n_instances)[present] / sizes[present]
     return float(np.var(g)), float(np.mean(mean_contribution * (g[present] - g.mean())))
@@ -328,7 +366,7 @@ def population_sd(pool: Pool, a: int, b: int, prefix) -> float:
     population, as the leaderboard's bootstrap draws them (detection redrawn with the ratings),
     estimated on `prefix`: the rating part (`full_data_sd`), plus the detection part (known on
     every instance: it needs no rating), plus twice their covariance (`_detection_parts`)."""
-    prefix = np.asarray(prefix, dtype=int)
+    prefix = _prefix(pool, prefix)
     z = _paired(pool, a, b, prefix)[1]
     rating_sd = full_data_sd(pool, z, prefix)
     if pool.detection is None or not math.isfinite(rating_sd):
@@ -343,7 +381,7 @@ def population_interval(pool: Pool, a: int, b: int, prefix, level: float):
     instances and the detection part over every instance. On the full data it gives the
     leaderboard's verdicts (tests/evaluation/test_allocation.py); without detection it is the
     clustered one-look interval."""
-    prefix = np.asarray(prefix, dtype=int)
+    prefix = _prefix(pool, prefix)
     difference, z = _paired(pool, a, b, prefix)
     c = _by_instance(pool, z, prefix)
     variance = _sd(c) ** 2 / len(c) if len(c) > 1 else math.inf
@@ -359,6 +397,13 @@ def leaderboard_resolved_pairs(pool: Pool, alpha: float, bootstrap=scoring.DEFAU
     score, the paired instance bootstrap that redraws detection with the ratings, p < alpha), run
     through `scoring` as `report.build_report` runs it. Without per-question data (a pool made from
     arrays) it is the one-look population interval (`population_interval`)."""
+    key = (alpha, bootstrap, seed)
+    if key not in pool._resolved_pairs:
+        pool._resolved_pairs[key] = frozenset(_leaderboard_resolved_pairs(pool, alpha, bootstrap, seed))
+    return set(pool._resolved_pairs[key])
+
+
+def _leaderboard_resolved_pairs(pool: Pool, alpha: float, bootstrap: int, seed) -> set:
     candidates = _ranked(pool)
     detection = pool.detection
     if detection is None or detection.question_scores is None or detection.truth is None or detection.predicted is None:
@@ -379,6 +424,7 @@ def pair_interval(pool: Pool, a: int, b: int, prefix, level: float, finite=True,
     `critical` in place of the normal quantile). `finite`: the target is the full data's difference,
     the prefix a simple random sample of its units (variance with the finite-population
     correction); otherwise the one-look interval of the report, over instances (clustered)."""
+    prefix = _prefix(pool, prefix)
     difference, z = _paired(pool, a, b, prefix)
     if finite:
         n, N = len(prefix), pool.n_units
@@ -435,7 +481,19 @@ def boundary(sizes, n_units: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0) ->
     """The critical value c with P(max over the looks before the last of |Z_n| >= c) = alpha, where
     Z_n is a pair's standardised difference on the prefix of length n under the null (module
     docstring: the looks of a finite-population sample are a Brownian motion in u = 1/n - 1/N).
-    Found from `draws` seeded paths; the last look (every unit) is exact and needs none."""
+    Found from `draws` seeded paths; the last look (every unit) is exact and needs none. Seeded, so
+    a function of its arguments: remembered per process (every replay and every look of a campaign
+    asks for the same few)."""
+    return _remembered_boundary(tuple(int(n) for n in sizes), int(n_units), float(alpha), int(draws), seed)
+
+
+@lru_cache(maxsize=256)
+def _remembered_boundary(sizes: tuple[int, ...], n_units: int, alpha: float, draws: int, seed) -> float:
+    return simulated_boundary(sizes, n_units, alpha, draws, seed)
+
+
+def simulated_boundary(sizes, n_units: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0) -> float:
+    """`boundary` computed afresh from its seeded paths."""
     inner = [n for n in sizes if n < n_units]
     if len(inner) <= 1:  # one look: the normal quantile itself
         return float(stats.norm.ppf(1 - alpha / 2))
@@ -468,6 +526,7 @@ def pair_verdict(pool: Pool, a: int, b: int, prefix, alpha: float, critical: flo
     boundary of its own (`replay`'s `futility_beta`): the pair is a tie when the interval with
     that value lies inside the line. It is returned folded into the margin (widened by the
     difference of the two half-widths), so `pair_state` reads one interval and one margin."""
+    prefix = _prefix(pool, prefix)
     difference, low, high = pair_interval(pool, a, b, prefix, alpha, critical=critical)
     margin = max(indifference, line * population_sd(pool, a, b, prefix) if futility else 0.0)
     if futility and futility_critical is not None and critical and math.isfinite(high - low):
@@ -505,7 +564,15 @@ def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k
     top_k = len(candidates) if top_k is None else min(top_k, len(candidates))
     line = significance_line(pool.n_instances, alpha)
     order = np.asarray(order)
-    scores = {s: float(final_scores(pool, order[: prefix_of[s]])[s]) if prefix_of[s] else math.nan for s in range(len(pool.labels))}
+    prefixes: dict[int, Prefix] = {}
+
+    def prefix(n: int) -> Prefix:
+        """The round order's first n units, shared by every system and pair rated on as many."""
+        if n not in prefixes:
+            prefixes[n] = Prefix(pool, order[:n])
+        return prefixes[n]
+
+    scores = {s: float(prefix(int(prefix_of[s])).scores[s]) if prefix_of[s] else math.nan for s in range(len(pool.labels))}
     pairs = {}
     for i, a in enumerate(candidates):
         for b in candidates[i + 1:]:
@@ -513,10 +580,10 @@ def live_look(pool: Pool, order, prefix_of, critical: float, alpha: float, top_k
             if n >= pool.n_units:
                 # Everything rated: the leaderboard's own one-look verdict for the population (the
                 # finite interval would have no width here); what it cannot separate is a tie.
-                difference, low, high = population_interval(pool, a, b, order[:n], alpha)
+                difference, low, high = population_interval(pool, a, b, prefix(n), alpha)
                 margin, state, target = 0.0, RESOLVED if low > 0 or high < 0 else TIED, TARGET_POPULATION
             else:
-                difference, low, high, margin = pair_verdict(pool, a, b, order[:n], alpha, critical, line, indifference, futility, futility_critical)
+                difference, low, high, margin = pair_verdict(pool, a, b, prefix(n), alpha, critical, line, indifference, futility, futility_critical)
                 state, target = pair_state(low, high, margin), TARGET_FINITE
             pairs[(a, b)] = {"instances": n, "difference": difference, "low": low, "high": high, "margin": margin, "state": state, "target": target}
     ranked_scores = {s: (-math.inf if math.isnan(v) else v) for s, v in scores.items()}
@@ -573,8 +640,8 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         if spent_now > budget * total + 1e-9:
             break
         prefix_of = proposal
-        prefix = order[:n]
-        scores = final_scores(pool, prefix)
+        prefix = Prefix(pool, order[:n])
+        scores = prefix.scores
         for a in sorted(active):
             for b in sorted(active):
                 if a < b:
@@ -583,7 +650,7 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
                     if pair_state(low, high, margins[(a, b)]) == OPEN:
                         settled_at[(a, b)] = None
                     elif settled_at.get((a, b)) is None:
-                        pair_ratings = int(pool.ratings[[a, b]][:, prefix].sum())
+                        pair_ratings = int(pool.ratings[[a, b]][:, prefix.units].sum())
                         settled_at[(a, b)] = {"look": look, "units": int(n), "ratings_used": int(spent_now), "pair_ratings": pair_ratings}
         settled = {pair for pair, (_, low, high) in verdicts.items() if pair_state(low, high, margins[pair]) != OPEN}
         goal = {tuple(sorted(p)) for p in _goal_pairs(scores, candidates, top_k)}
@@ -665,7 +732,7 @@ def _uniform(pool: Pool, candidates: list[int], order, spent: float, alpha: floa
     top_k = len(full_top)
     cumulative = np.cumsum(pool.ratings[candidates][:, order].sum(axis=0))
     uniform_n = int(np.searchsorted(cumulative, spent + 1e-9, side="right"))
-    uniform_prefix = order[:uniform_n]
+    uniform_prefix = Prefix(pool, order[:uniform_n])
     line, z = significance_line(pool.n_instances, alpha), float(stats.norm.ppf(1 - alpha / 2))
     uniform = {(a, b): pair_verdict(pool, a, b, uniform_prefix, alpha, z, line) for a, b in full_sign} if uniform_n > 1 else {}
     uniform_resolved = {pair: np.sign(d) for pair, (d, low, high, margin) in uniform.items() if pair_state(low, high, margin) == RESOLVED}
@@ -674,7 +741,7 @@ def _uniform(pool: Pool, candidates: list[int], order, spent: float, alpha: floa
         "resolved_pairs": len(uniform_resolved),
         "full_resolved_pairs_resolved": len(full_resolved & set(uniform_resolved)),
         "wrongly_ordered_pairs": int(sum(sign != full_sign[p] for p, sign in uniform_resolved.items())),
-        "top_k_order_matches": [labels[s] for s in sorted(candidates, key=lambda s: -final_scores(pool, uniform_prefix)[s])[:top_k]] == full_top if uniform_n else False,
+        "top_k_order_matches": [labels[s] for s in sorted(candidates, key=lambda s: -uniform_prefix.scores[s])[:top_k]] == full_top if uniform_n else False,
     }
 
 

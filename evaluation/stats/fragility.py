@@ -233,15 +233,24 @@ class SystemCells:
     def _question_moves(self, q: int, i=slice(None)) -> np.ndarray:
         t, c = self._sums((q, i))
         counts, weight, d = self.counts[q, i], self.weight[q, i], self.denominator[q]
-        tq, cq = self._sums(q)
-        numerator = float((self.weight[q] * np.where(cq > 0, tq / np.maximum(cq, 1), 0.0)).sum())
         with np.errstate(invalid="ignore", divide="ignore"):
             moved = 2 * np.asarray(weight)[..., None] * ((np.asarray(t)[..., None] - self.domain) / (np.asarray(c)[..., None] - 1) - np.asarray(t / c)[..., None]) / d
-            emptied = 2 * (numerator - np.asarray(t)[..., None]) / (d - 2) - 2 * numerator / d if d > 2 else np.full_like(moved, np.nan)
         many = np.asarray(c)[..., None] > 1
-        change = np.where(many, moved, np.nan if self.weighted else emptied)
+        # Emptying a cell moves the question's sum, which a weighted system never allows: the
+        # question's numerator (a pass over all its cells) is read only for an unweighted one.
+        change = np.where(many, moved, np.nan if self.weighted else self._emptied(q, t, d, moved))
         change = np.where((counts > 0) & (d > 0) & (many | (d > 2)), change, np.nan)
         return change / len(self.denominator)
+
+
+    def _emptied(self, q: int, t, d: float, moved: np.ndarray) -> np.ndarray:
+        """The change of the score if the last rating left a cell of question q with rating sum t."""
+        tq, cq = self._sums(q)
+        numerator = float((self.weight[q] * np.where(cq > 0, tq / np.maximum(cq, 1), 0.0)).sum())
+        if d <= 2:
+            return np.full_like(moved, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 2 * (numerator - np.asarray(t)[..., None]) / (d - 2) - 2 * numerator / d
 
 
 def report_cells(ratings, labels, questions, n_instances, weight, denominator, weighted) -> dict:
@@ -249,8 +258,7 @@ def report_cells(ratings, labels, questions, n_instances, weight, denominator, w
     Eq. 1's columns: `weight` [S, Q, N] (`Eq1Columns.score_weight`), `denominator` [S, Q]
     (D_p + D_r summed over instances), `weighted` [S]."""
     domain = np.asarray(sorted(set(ratings["value"].astype(float))), dtype=float)
-    s_codes = np.asarray([labels.index(x) for x in ratings["system"]], dtype=int) if len(ratings) else np.zeros(0, dtype=int)
-    q_codes = np.asarray([list(questions).index(x) for x in ratings["question"]], dtype=int) if len(ratings) else np.zeros(0, dtype=int)
+    s_codes, q_codes = _codes(ratings["system"], labels), _codes(ratings["question"], questions)
     v_codes = np.searchsorted(domain, ratings["value"].to_numpy(dtype=float))
     counts = np.zeros((len(labels), len(questions), n_instances, len(domain)))
     np.add.at(counts, (s_codes, q_codes, ratings["instance"].to_numpy(dtype=int), v_codes), 1)
@@ -258,6 +266,22 @@ def report_cells(ratings, labels, questions, n_instances, weight, denominator, w
         label: SystemCells(domain, counts[s], np.asarray(weight[s], dtype=float).copy(), np.asarray(denominator[s], dtype=float).copy(), bool(weighted[s]))
         for s, label in enumerate(labels)
     }
+
+
+def _codes(column, names) -> np.ndarray:
+    """The position in `names` of each value of a ratings column, looked up once per distinct value
+    (not once per rating); a value not among them is refused as list.index refuses it."""
+    position: dict = {}
+    for k, name in enumerate(names):
+        position.setdefault(name, k)
+    values = np.asarray(column, dtype=object)
+    if not len(values):
+        return np.zeros(0, dtype=int)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    missing = [value for value in distinct if value not in position]
+    if missing:
+        raise ValueError(f"{missing[0]!r} is not in list")
+    return np.asarray([position[value] for value in distinct], dtype=int)[inverse.reshape(-1)]
 
 
 def _units(a: SystemCells, b: SystemCells):
@@ -288,6 +312,14 @@ def _reversed_after(a: SystemCells, b: SystemCells, removals) -> bool:
     return systems[1].score() >= systems[0].score() - 1e-12
 
 
+def _least(moves: np.ndarray) -> int | None:
+    """The flat index of the smallest move (the first of equals), None when every one is NaN: what
+    np.nanargmin finds, in one pass (a move that can be made is finite)."""
+    filled = np.where(np.isnan(moves), np.inf, moves)
+    k = int(filled.argmin())
+    return None if filled.flat[k] == np.inf else k
+
+
 def _greedy_cells(a: SystemCells, b: SystemCells, cap: int = GREEDY_STEP_LIMIT) -> int | None:
     """The greedy count, or None when nothing narrows the gap or `cap` removals did not close it."""
     a, b = a.copy(), b.copy()
@@ -297,8 +329,7 @@ def _greedy_cells(a: SystemCells, b: SystemCells, cap: int = GREEDY_STEP_LIMIT) 
         if steps >= cap:
             return None
         down, up = a.moves(), -b.moves()
-        best_a = np.nanargmin(down) if not np.isnan(down).all() else None
-        best_b = np.nanargmin(up) if not np.isnan(up).all() else None
+        best_a, best_b = _least(down), _least(up)
         options = [(float(m.flat[k]), side, k) for side, m, k in ((0, down, best_a), (1, up, best_b)) if k is not None]
         if not options or min(options)[0] >= 0:
             return None  # nothing left narrows the gap

@@ -300,11 +300,21 @@ def adjacent_pairs(columns: pd.DataFrame, order: list, alpha: float = 0.05) -> l
     the table's (human-only: of the leaderboard's scores), also where the systems were rated on
     different instances; the variance counts what the two means share through the instances both have."""
     wide = columns.unstack(level="system")
+    human, judge = wide["human"], wide["judge"]
+    arrays: dict = {}
+
+    def values(system) -> tuple[np.ndarray, np.ndarray]:
+        """(human, judge) of one system as arrays, taken out of the table once for both its pairs."""
+        if system not in arrays:
+            arrays[system] = (human[system].to_numpy(dtype=float), judge[system].to_numpy(dtype=float))
+        return arrays[system]
+
     pairs = []
     for a, b in zip(order, order[1:], strict=False):
         try:
-            human_only = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha, lam=0)
-            combined = ppi.difference_interval(wide["human"][a], wide["judge"][a], wide["human"][b], wide["judge"][b], alpha=alpha)
+            (a_human, a_judge), (b_human, b_judge) = values(a), values(b)
+            human_only = ppi.difference_interval(a_human, a_judge, b_human, b_judge, alpha=alpha, lam=0)
+            combined = ppi.difference_interval(a_human, a_judge, b_human, b_judge, alpha=alpha)
         except ValueError:
             continue
         pairs.append({"a": a, "b": b, **_compared(human_only, combined), "resolved": bool(combined.low > 0 or combined.high < 0)})

@@ -333,13 +333,24 @@ def rater_bootstrap(cols: Eq1Columns, T: np.ndarray, C: np.ndarray, replicates=D
     the mass stays. Cheap: a [SQ, R] x [R, B] product."""
     S, Q, R = T.shape
     rng = np.random.default_rng(seed)
-    m = np.stack([np.bincount(rng.integers(0, R, R), minlength=R) for _ in range(replicates)]).astype(float)  # [B, R]
+    m = _resample_counts(rng, replicates, R).astype(float)  # [B, R]
     with np.errstate(invalid="ignore", divide="ignore"):
         level = (m @ T.reshape(S * Q, R).T) / (m @ C.reshape(S * Q, R).T)  # [B, SQ]
     numerator = (level * C.reshape(S * Q, R).sum(axis=1)).reshape(replicates, S, Q)
     dp = cols.precision_denominator.sum(-1)
     dr = cols.recall_denominator.sum(-1)
     return _prf(numerator, dp[None], dr[None])[2]
+
+
+def _resample_counts(rng, replicates: int, n: int, chunk=100) -> np.ndarray:
+    """[replicates, n]: how often each of n items was drawn in each resample of n with replacement.
+    Drawn a chunk of resamples at a time (the generator's stream is the same as one by one)."""
+    counts = np.empty((replicates, n), dtype=np.int64)
+    for start in range(0, replicates, chunk):
+        size = min(chunk, replicates - start)
+        draws = rng.integers(0, n, size=(size, n))
+        counts[start:start + size] = np.bincount((draws + (np.arange(size) * n)[:, None]).ravel(), minlength=size * n).reshape(size, n)
+    return counts
 
 
 @dataclass
