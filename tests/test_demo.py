@@ -1,4 +1,5 @@
 """`manage.py demo --no-serve` runs the main job end to end on the embedded default (SQLite)."""
+import copy
 import json
 import os
 import shutil
@@ -45,10 +46,22 @@ def run_demo(migrated, var_dir, out, *args):
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stdout
 
 
+#: The main test's run, with the demo's default seed said out loud: the seed test runs it again.
+MAIN_RUN = ("--dialogs", "12", "--seed", "7")
+
+
+@pytest.fixture(scope="module")
+def main_run(migrated, tmp_path_factory):
+    """The demo run the main test checks and the seed test repeats: (summary, stdout, its folder)."""
+    folder = tmp_path_factory.mktemp("demo")
+    summary, stdout = run_demo(migrated, folder / "var", folder / "exports", *MAIN_RUN)
+    return summary, stdout, folder
+
+
 @pytest.mark.slow
-def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(migrated, tmp_path):
+def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(main_run):
+    summary, stdout, tmp_path = main_run
     out = tmp_path / "exports"
-    summary, stdout = run_demo(migrated, tmp_path / "var", out, "--dialogs", "12")
     assert summary["items"] == 36 and summary["items_complete"] == 36
     # Redundancy 2, plus a new rewrite for every one voted down and re-collected.
     voting = summary["voting"]
@@ -104,9 +117,9 @@ def test_demo_completes_the_rewrite_job_over_http_and_exports_variation_sets(mig
 
 
 @pytest.mark.slow
-def test_demo_with_a_seed_gives_the_same_run_twice(migrated, tmp_path):
-    first, _ = run_demo(migrated, tmp_path / "var1", tmp_path / "out1", "--dialogs", "5", "--seed", "3")
-    second, _ = run_demo(migrated, tmp_path / "var2", tmp_path / "out2", "--dialogs", "5", "--seed", "3")
+def test_demo_with_a_seed_gives_the_same_run_twice(migrated, main_run, tmp_path):
+    first = copy.deepcopy(main_run[0])
+    second, _ = run_demo(migrated, tmp_path / "var", tmp_path / "exports", *MAIN_RUN)
     for summary in (first, second):
         del summary["export_dir"]  # where it was written, which differs on purpose
     assert first == second
