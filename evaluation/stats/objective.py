@@ -80,13 +80,8 @@ def recall_at(reference, predicted, k: int) -> float:
 
 
 def bleu(reference: str, hypothesis: str, n: int) -> float:
-    from nltk.translate.bleu_score import sentence_bleu  # imported here: NLTK is slow to import
-
-    ref, hyp = normalize(reference).split(), normalize(hypothesis).split()
-    # NLTK warns when an n-gram order has no match and uses the smallest float there, as in 2020.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(sentence_bleu([ref], hyp, [1.0 / n] * n))
+    """BLEU-n of two texts after normalisation: one of `bleu_1_to_4`'s values."""
+    return bleu_1_to_4(normalize(reference).split(), normalize(hypothesis).split())[n - 1]
 
 
 _BLEU_WEIGHTS = [(1.0 / n,) * n for n in range(1, len(BLEU) + 1)]
@@ -95,8 +90,9 @@ _BLEU_WEIGHTS = [(1.0 / n,) * n for n in range(1, len(BLEU) + 1)]
 def bleu_1_to_4(ref: list[str], hyp: list[str]) -> list[float]:
     """BLEU-1 to BLEU-4 of normalised tokens, each the value `bleu` gives: NLTK counts the n-grams
     once for all four weightings (its list of weights) instead of once per BLEU-n."""
-    from nltk.translate.bleu_score import sentence_bleu
+    from nltk.translate.bleu_score import sentence_bleu  # imported here: NLTK is slow to import
 
+    # NLTK warns when an n-gram order has no match and uses the smallest float there, as in 2020.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return [float(value) for value in sentence_bleu([ref], hyp, _BLEU_WEIGHTS)]
