@@ -7,16 +7,25 @@ from quorum.roles import is_organizer
 ORGANIZERS_ONLY = "Only organizers may use the Quorum API; ask an administrator to add you to the organizers group."
 
 
+def _request_is_organizer(request) -> bool:
+    """The answer for this request's user, asked of the database once per request: a detail route
+    asks twice (the view's check and the object's)."""
+    answer = getattr(request, "_quorum_is_organizer", None)
+    if answer is None:
+        answer = request._quorum_is_organizer = is_organizer(request.user)
+    return answer
+
+
 class IsOrganizer(BasePermission):
     message = ORGANIZERS_ONLY
 
     def has_permission(self, request, view):
-        return is_organizer(request.user)
+        return _request_is_organizer(request)
 
     def has_object_permission(self, request, view, obj):
         # Every organizer sees every corpus, job and run; the object check keeps a detail route
         # closed even if a view's class-level permission is ever widened.
-        return is_organizer(request.user)
+        return _request_is_organizer(request)
 
 
 class SchemaReaders(BasePermission):

@@ -158,6 +158,20 @@ def test_object_permission_is_checked_on_detail_routes(world, organizer, monkeyp
     assert Job.objects.get(pk=world["draft"].pk).state == Job.State.DRAFT
 
 
+def test_a_detail_route_asks_whether_the_user_is_an_organizer_once(world, organizer):
+    """The view's check and the object's check share one answer per request."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(organizer)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/api/jobs/{world['live'].pk}/").status_code == 200
+    assert sum('"auth_group"' in q["sql"] for q in queries.captured_queries) == 1
+    # The answer is the request's, not the user's: a user removed from the group is refused next time.
+    organizer.groups.clear()
+    assert client.get(f"/api/jobs/{world['live'].pk}/").status_code == 403
+
+
 # --- tokens -----------------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from evaluation.models import Campaign, CampaignItem, CampaignJob, CampaignLook
 from evaluation.stats import allocation
 from quorum.roles import make_organizer
 
-pytestmark = [pytest.mark.postgres]
+pytestmark = [pytest.mark.postgres, pytest.mark.usefixtures("rotations_by_name")]
 
 N_INSTANCES = 200
 ROUND = 40

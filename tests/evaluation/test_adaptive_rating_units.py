@@ -13,7 +13,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.models import CampaignItem, CampaignLook, Rating
 from tests.evaluation.test_adaptive_campaign import N_INSTANCES, QUALITY, _rate_until_no_work, _write_test_set
 
-pytestmark = [pytest.mark.postgres]
+pytestmark = [pytest.mark.postgres, pytest.mark.usefixtures("rotations_by_name")]
 RATERS, ROUND_UNITS = 3, 120
 
 
