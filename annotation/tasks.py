@@ -10,6 +10,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from annotation.services import claims, exports, flag_runs, imports, readings, sweeps, typing_logs
+from quorum import background
 
 logger = logging.getLogger(__name__)
 
@@ -70,12 +71,10 @@ def sweep_worker_flags() -> int:
     """Run from Celery beat: queue `apply_worker_flags` for every live job with responses, and for
     every job whose flag run was asked for and not started, or lost (`flag_runs.jobs_to_sweep`).
 
-    One task per job, so a slow or failing job does not hold the others back. Returns how many.
+    One task per job, so a slow or failing job does not hold the others back. Returns how many were
+    queued; one the broker refuses is logged and the next beat comes round again.
     """
-    job_ids = flag_runs.jobs_to_sweep()
-    for job_id in job_ids:
-        apply_worker_flags.delay(job_id)
-    return len(job_ids)
+    return sum(1 for job_id in flag_runs.jobs_to_sweep() if background.queue_now("annotation.tasks.apply_worker_flags", job_id))
 
 
 # --- typing-process logs: retention ---

@@ -1,6 +1,5 @@
 """Celery tasks of the evaluation app: thin wrappers that load by id and call a service."""
 from celery import shared_task
-from django.db import transaction
 
 from evaluation.campaigns.services.adaptive import campaigns_to_look_at, run_look
 from evaluation.campaigns.services.objective import run_scoring, settle_lost_scoring
@@ -11,6 +10,7 @@ from evaluation.campaigns.services.runs import execute as execute_campaign_run
 from evaluation.campaigns.services.runs import settle_stuck_runs
 from evaluation.interactive.services.scheduled import run_due_schedules
 from evaluation.interactive.services.systems import run_system_check
+from quorum import background
 
 
 @shared_task(acks_late=True)
@@ -54,10 +54,7 @@ def run_adaptive_look(campaign_id):
 @shared_task(acks_late=True)
 def sweep_adaptive_campaigns():
     """Beat entry, the safety net behind the per-rating hook: one look task per adaptive campaign still running."""
-    ids = campaigns_to_look_at()
-    for campaign_id in ids:
-        transaction.on_commit(lambda campaign_id=campaign_id: run_adaptive_look.delay(campaign_id))
-    return len(ids)
+    return sum(1 for campaign_id in campaigns_to_look_at() if background.queue_now("evaluation.tasks.run_adaptive_look", campaign_id))
 
 
 @shared_task(acks_late=True)

@@ -4,6 +4,7 @@ import logging
 from celery import shared_task
 
 from annotation.models import Job
+from quorum import background
 
 from .providers import TransientProviderError
 from .services import confirmation, payments, postings, reconcile
@@ -39,13 +40,9 @@ def reconcile_job(job_id: int):
 
 @shared_task(acks_late=True)
 def reconcile_all():
-    """Beat entry: one reconcile task per job with anything still open at a provider."""
-    from django.db import transaction
-
-    job_ids = reconcile.jobs_to_reconcile()
-    for job_id in job_ids:
-        transaction.on_commit(lambda job_id=job_id: reconcile_job.delay(job_id))
-    return len(job_ids)
+    """Beat entry: one reconcile task per job with anything still open at a provider. Returns how
+    many were queued; one the broker refuses is logged and the next beat comes round again."""
+    return sum(1 for job_id in reconcile.jobs_to_reconcile() if background.queue_now("hits.tasks.reconcile_job", job_id))
 
 
 @shared_task(acks_late=True)

@@ -477,14 +477,17 @@ def futility_boundary(sizes, n_units: int, beta=None) -> float | None:
     return boundary(sizes, n_units, 2 * beta) if beta else None
 
 
-def boundary(sizes, n_units: int, alpha: float, draws=BOUNDARY_DRAWS, seed=0) -> float:
+def boundary(sizes, n_units: int, alpha: float, draws=BOUNDARY_DRAWS, seed: int = 0) -> float:
     """The critical value c with P(max over the looks before the last of |Z_n| >= c) = alpha, where
     Z_n is a pair's standardised difference on the prefix of length n under the null (module
     docstring: the looks of a finite-population sample are a Brownian motion in u = 1/n - 1/N).
     Found from `draws` seeded paths; the last look (every unit) is exact and needs none. Seeded, so
     a function of its arguments: remembered per process (every replay and every look of a campaign
-    asks for the same few)."""
-    return _remembered_boundary(tuple(int(n) for n in sizes), int(n_units), float(alpha), int(draws), seed)
+    asks for the same few). The seed must be a whole number: a generator would be remembered as if
+    it drew the same paths every time."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"boundary's seed must be an int, not {type(seed).__name__}")
+    return _remembered_boundary(tuple(int(n) for n in sizes), int(n_units), float(alpha), int(draws), int(seed))
 
 
 @lru_cache(maxsize=256)

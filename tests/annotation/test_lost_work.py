@@ -101,3 +101,20 @@ def test_statistics_are_refreshed_after_a_large_bulk_write(monkeypatch):
     make_live_job(make_corpus(name="c", dialogs=2, user_turns=2), task_type="rewrite", name="j")
     assert analyzed and analyzed[0][0] > 0 and analyzed[0][1] == (Item, Slot)
 
+
+
+@pytest.mark.parametrize(
+    "sweep, selector, task",
+    [
+        ("annotation.tasks.sweep_worker_flags", "annotation.services.flag_runs.jobs_to_sweep", "annotation.tasks.apply_worker_flags"),
+        ("hits.tasks.reconcile_all", "hits.services.reconcile.jobs_to_reconcile", "hits.tasks.reconcile_job"),
+        ("evaluation.tasks.sweep_adaptive_campaigns", "evaluation.tasks.campaigns_to_look_at", "evaluation.tasks.run_adaptive_look"),
+    ],
+)
+def test_a_beat_sweep_goes_through_its_list_while_the_broker_is_down(sweep, selector, task, broker_down, monkeypatch, caplog):
+    """A refused task does not end the sweep: every one is tried and logged, the sweep says how many
+    were queued (none), and the next beat comes round to the same list."""
+    monkeypatch.setattr(selector, lambda: [11, 12])
+    assert background.task_named(sweep)() == 0
+    assert broker_down == [(11,), (12,)]
+    assert caplog.text.count(f"could not queue {task}") == 2

@@ -18,6 +18,7 @@ from evaluation.campaigns.services.imports import import_entry, import_test_set
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, CampaignLook
 from evaluation.stats import allocation
+from evaluation.tasks import sweep_adaptive_campaigns
 from quorum.roles import make_organizer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.usefixtures("rotations_by_name")]
@@ -83,6 +84,15 @@ def _adaptive_campaign(tmp_path, name="adaptive", budget=None, confidence=0.95, 
     launch_crowd_job(crowd.campaign)
     crowd.refresh_from_db()
     return crowd
+
+
+@pytest.mark.django_db
+def test_the_beat_sweep_queues_a_look_at_each_running_campaign_only(tmp_path, queued_by_name):
+    crowd = _adaptive_campaign(tmp_path)
+    assert sweep_adaptive_campaigns() == 1
+    assert queued_by_name == [("evaluation.tasks.run_adaptive_look", crowd.campaign.pk)]
+    CampaignLook.objects.create(campaign=crowd.campaign, number=1, instances=ROUND, ratings_spent=ROUND * len(QUALITY), critical_value=2.5, decision=CampaignLook.Decision.RESOLVED)
+    assert sweep_adaptive_campaigns() == 0 and len(queued_by_name) == 1  # a stopped campaign is left alone
 
 
 @pytest.mark.django_db

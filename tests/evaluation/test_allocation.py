@@ -331,6 +331,13 @@ def test_boundary_against_the_bivariate_normal():
     assert stats.norm.ppf(1 - 0.025) < c < stats.norm.ppf(1 - 0.0125)  # between one look and Bonferroni
 
 
+def test_boundary_refuses_a_generator_for_a_seed():
+    """The boundary is remembered per seed; a generator draws different paths each call, so it is refused."""
+    with pytest.raises(TypeError, match="seed must be an int, not Generator"):
+        allocation.boundary([200, 600, 1000], 1000, 0.05, seed=np.random.default_rng(1))
+    assert allocation.boundary([200, 600, 1000], 1000, 0.05, seed=np.int64(0)) == allocation.boundary([200, 600, 1000], 1000, 0.05)
+
+
 def test_rating_units_split_an_instance_by_rater_and_keep_its_weight():
     questions = ["accuracy", "appropriateness"]
     rows = [(0, "accuracy", p, v) for p, v in enumerate([4, 5, 3], start=1)] + [(0, "appropriateness", p, v) for p, v in enumerate([4, 5, 2], start=1)]

@@ -204,7 +204,9 @@ def test_the_sweep_runs_an_attempt_the_broker_lost_also_on_a_job_that_is_not_liv
     FlagRun.objects.filter(job=job).update(queued_at=timezone.now() - attempts.QUEUED_GRACE - timedelta(seconds=1))
     assert flag_runs.jobs_to_sweep() == [job.pk]
 
-    assert sweep_worker_flags.delay().get() == 1  # in-process here: the sweep's task runs the attempt
+    assert sweep_worker_flags.delay().get() == 1
+    assert queued_by_name[-1] == ("annotation.tasks.apply_worker_flags", job.pk)  # queued by the sweep
+    apply_worker_flags(job.pk)  # a worker runs it
 
     assert FlagRun.objects.get(job=job).status == FlagRun.Status.SUCCEEDED
     line = _flags_line(page, job)
