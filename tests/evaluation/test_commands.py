@@ -59,6 +59,39 @@ def test_import_human_eval_and_leaderboards(loaded):
     assert "(ground truth)" in markdown and "ref" in markdown
 
 
+def test_compute_results_is_recorded_as_the_page_records_a_computation(loaded, monkeypatch):
+    from evaluation.models import CampaignResult, CampaignResultsRun
+    from evaluation.stats import report
+
+    run("import_human_eval", str(DSTC9 / "human_eval"), "--campaign", "c", *TS)
+    campaign = Campaign.objects.get(name="c")
+    real = report.build_report
+    monkeypatch.setattr(report, "build_report", lambda *a, **k: (_ for _ in ()).throw(ValueError("the bootstrap ran out of raters")))
+    with pytest.raises(CommandError, match="the bootstrap ran out of raters"):
+        run("compute_results", "c")
+    record = CampaignResultsRun.objects.get(campaign=campaign)
+    assert record.status == "failed" and "the bootstrap ran out of raters" in record.error and not CampaignResult.objects.exists()
+
+    monkeypatch.setattr(report, "build_report", real)
+    assert run("compute_results", "c").startswith("results for 'c' at inputs ")
+    record.refresh_from_db()
+    assert record.status == "succeeded" and record.error == "" and record.finished_at is not None
+    finished = record.finished_at
+    run("leaderboard", "c")  # stored already: found, not computed again
+    record.refresh_from_db()
+    assert record.finished_at == finished and CampaignResult.objects.filter(campaign=campaign).count() == 1
+
+
+def test_compute_results_without_ratings_says_so_and_records_nothing(loaded):
+    from evaluation.campaigns.services.campaigns import create_campaign
+    from evaluation.models import CampaignResultsRun, TestSet
+
+    create_campaign("empty", TestSet.objects.get(), [])
+    with pytest.raises(CommandError, match="has no entries"):
+        run("compute_results", "empty")
+    assert not CampaignResultsRun.objects.exists()
+
+
 def test_import_human_eval_error_is_a_command_error(loaded, dstc9_copy):
     (dstc9_copy / "human_eval" / "team2" / "entry0.human_eval.json").write_text("[]")
     with pytest.raises(CommandError, match=r"team2/entry0.human_eval.json: has 0 instances but the test set has 12"):

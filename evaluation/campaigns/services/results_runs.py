@@ -16,6 +16,7 @@ from quorum import background
 
 from .campaigns import compute_campaign_results
 from .exports import export_campaign
+from .inputs import refresh_inputs_version
 
 RESULTS_RUNS: AttemptRecord[CampaignResultsRun] = AttemptRecord(CampaignResultsRun, "campaign", "evaluation.tasks.compute_campaign_results")
 TASK = RESULTS_RUNS.task
@@ -25,11 +26,31 @@ def request_campaign_results(campaign: Campaign, *, by=None) -> CampaignResultsR
     """Record an attempt at the campaign's results as queued (who asked, when) and queue it once
     the caller's transaction commits. A campaign without entries or ratings is refused here, in
     words, with nothing recorded: there is nothing to compute."""
+    _refuse_without_inputs(campaign)
+    return RESULTS_RUNS.request(campaign, by=by)
+
+
+def compute_results_here(campaign: Campaign) -> CampaignResult:
+    """The campaign's stored results for its current inputs, computed in this process first when
+    they are missing (the `compute_results` and `leaderboard` commands). The computation is an
+    attempt on the same record as a queued one, so the campaign page says when it ran, or that it
+    failed and why. Raises EvaluationInputError with the reason when there is nothing to compute
+    (nothing recorded) or the computation failed (recorded)."""
+    version = refresh_inputs_version(campaign)
+    if CampaignResult.objects.filter(campaign=campaign, inputs_version=version).exists():
+        return compute_campaign_results(campaign.pk)  # finds it; a draft with results moves on
+    _refuse_without_inputs(campaign)
+    outcome = RESULTS_RUNS.run(campaign, lambda: _compute_and_export(campaign.pk))
+    if outcome.failed or outcome.value is None:
+        raise EvaluationInputError(outcome.error or f"campaign {campaign.name!r}: no results were stored")
+    return outcome.value
+
+
+def _refuse_without_inputs(campaign: Campaign) -> None:
     if not campaign.entries.exists():
         raise EvaluationInputError(f"campaign {campaign.name!r} has no entries")
     if not Rating.objects.filter(campaign=campaign).exists():
         raise EvaluationInputError(f"campaign {campaign.name!r} has no ratings yet; results need at least one")
-    return RESULTS_RUNS.request(campaign, by=by)
 
 
 def _compute_and_export(campaign_id: int) -> CampaignResult:

@@ -1,7 +1,7 @@
 """Shared helpers of the evaluation commands: lookups that fail with a CommandError that says what to do."""
 from django.core.management.base import CommandError
 
-from evaluation.campaigns.services.campaigns import compute_campaign_results
+from evaluation.campaigns.services.results_runs import compute_results_here
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, TestSet
 
@@ -28,8 +28,9 @@ def add_test_set_arguments(parser):
 
 
 def current_results(campaign):
-    """The campaign's stored results for its current inputs, computed here first if needed."""
+    """The campaign's stored results for its current inputs, computed here first if needed (recorded
+    as the page's computations are)."""
     try:
-        return compute_campaign_results(campaign.pk)
+        return compute_results_here(campaign)
     except EvaluationInputError as exc:
         raise CommandError(str(exc)) from exc

@@ -4,7 +4,10 @@ from ._common import current_results, get_campaign
 
 
 class Command(BaseCommand):
-    help = "Compute (or find) the stored results of a campaign for its current inputs, in this process."
+    help = (
+        "Compute (or find) the stored results of a campaign for its current inputs, in this process. "
+        "The campaign page shows the computation as it shows one started there (when, or why it failed)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="Campaign name or id.")
