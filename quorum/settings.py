@@ -465,6 +465,9 @@ LOGGING = {
         "django": {"handlers": [], "level": env.str("LOG_LEVEL", default="INFO"), "propagate": True},
         "django.server": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
+        # django-axes logs four INFO lines per successful login (and the demo's annotators log in
+        # through the real pages); its failures and lock-outs are WARNING and stay.
+        "axes": {"level": "WARNING"},
     },
 }
 

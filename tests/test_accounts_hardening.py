@@ -94,3 +94,15 @@ def test_a_success_clears_the_accounts_count():
     _login(client, "eve", "wrong")
     _login(client, "eve", "wrong")
     assert _login(client, "eve", "eve-right-pass-1").status_code == 302
+
+
+def test_the_log_keeps_lockouts_and_leaves_out_successful_logins(caplog):
+    """Four lines of django-axes per successful login drowned the demo's report and every server
+    log; a lock-out is still logged, as a warning."""
+    _user("liv")
+    client = Client()
+    assert _login(client, "liv", "liv-right-pass-1").status_code == 302
+    assert not [r for r in caplog.records if r.name.startswith("axes")]
+    for n in range(3):
+        _login(Client(), "liv", f"wrong-{n}")
+    assert any(r.name.startswith("axes") and r.levelname == "WARNING" and "Locking out" in r.getMessage() for r in caplog.records)
