@@ -100,3 +100,49 @@ def test_export_writes_every_file(campaign, tmp_path):
     assert len(board["fragility"]) == len(fragile)
     agreement = json.loads(written["agreement.json"].read_text())
     assert set(agreement["agreement"]["accuracy"]["levels"]) == {"ordinal", "interval"}
+
+
+def test_the_campaign_list_shows_the_result_the_campaign_page_shows(campaign):
+    """The list (`campaigns_with_status`, in SQL for every campaign at once) and the campaign page
+    (`shown_result_at`, the one rule in Python) must name the same result: current, stale or none,
+    and when it was computed. Walked through every case: none, current, stale, and the inputs
+    going back to an older result's while a newer stale one exists."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.campaigns import selectors
+    from evaluation.models import Campaign
+
+    def listed_and_shown():
+        row = selectors.campaigns_with_status().get(pk=campaign.pk)
+        at, stale = selectors.shown_result_at(Campaign.objects.get(pk=campaign.pk))
+        shown = "none" if at is None else "stale" if stale else "current"
+        return (selectors.results_status(row), row.shown_computed_at), (shown, at)
+
+    def set_inputs(version):
+        Campaign.objects.filter(pk=campaign.pk).update(inputs_version=version)
+
+    now = timezone.now()
+    set_inputs("v1")
+    listed, shown = listed_and_shown()
+    assert listed == shown == ("none", None)
+
+    first = CampaignResult.objects.create(campaign=campaign, inputs_version="v1", report={})
+    CampaignResult.objects.filter(pk=first.pk).update(computed_at=now - timedelta(hours=2))
+    listed, shown = listed_and_shown()
+    assert listed == shown == ("current", now - timedelta(hours=2))
+
+    set_inputs("v2")  # the ratings changed: the v1 result is stale
+    listed, shown = listed_and_shown()
+    assert listed == shown == ("stale", now - timedelta(hours=2))
+
+    second = CampaignResult.objects.create(campaign=campaign, inputs_version="v2", report={})
+    CampaignResult.objects.filter(pk=second.pk).update(computed_at=now - timedelta(hours=1))
+    set_inputs("v3")  # stale again: the latest of the older results is shown
+    listed, shown = listed_and_shown()
+    assert listed == shown == ("stale", now - timedelta(hours=1))
+
+    set_inputs("v1")  # back to the first inputs: their result is current, though v2's is newer
+    listed, shown = listed_and_shown()
+    assert listed == shown == ("current", now - timedelta(hours=2))
