@@ -7,7 +7,9 @@ task marks it running, computes the stored `CampaignResult` of the campaign's in
 files, then marks it succeeded, or failed with the reason in words. A failure leaves the stored
 results as they were: the page shows the earlier ones, stale, with the failure named above them
 (`selectors.results_run_state`). The beat task `sweep_campaign_results` queues again an attempt the
-broker refused and fails, then queues again, one a lost worker left running.
+broker refused and fails, then queues again, one a lost worker left running. The
+`compute_results` and `leaderboard` commands run the same attempt in their own process
+(`compute_results_here`), so the page shows theirs too.
 """
 from annotation.services.attempts import AttemptRecord
 from evaluation.errors import EvaluationInputError
