@@ -298,9 +298,9 @@ def _by_instance(pool: Pool, contributions, prefix) -> np.ndarray:
     deviation over sqrt(instances) is the clustered standard error); unchanged for instance units."""
     if pool.instances is None:
         return contributions
-    instances = _prefix(pool, prefix).instances
-    present = np.bincount(instances) > 0
-    sums = np.bincount(instances, weights=contributions)[present]
+    prefix = _prefix(pool, prefix)
+    present = prefix.instance_sizes > 0
+    sums = np.bincount(prefix.instances, weights=contributions, minlength=pool.n_instances)[present]
     return sums * len(sums) / len(prefix)
 
 
@@ -319,9 +319,9 @@ def full_data_sd(pool: Pool, contributions, prefix) -> float:
     sd = _sd(contributions)
     if pool.instances is None or not math.isfinite(sd) or sd == 0:
         return sd
-    instances = _prefix(pool, prefix).instances
-    sums = np.bincount(instances, weights=contributions)
-    sizes = np.bincount(instances)
+    prefix = _prefix(pool, prefix)
+    sums = np.bincount(prefix.instances, weights=contributions, minlength=pool.n_instances)
+    sizes = prefix.instance_sizes  # counted once per look, for every pair judged on it
     m = pool.n_units / pool.n_instances
     rho = 0.0
     if (sizes > 1).sum() >= 30:

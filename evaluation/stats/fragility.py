@@ -40,6 +40,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
+import pandas as pd
 from scipy.special import expit
 
 from evaluation.stats import bradley_terry
@@ -269,19 +270,13 @@ def report_cells(ratings, labels, questions, n_instances, weight, denominator, w
 
 
 def _codes(column, names) -> np.ndarray:
-    """The position in `names` of each value of a ratings column, looked up once per distinct value
-    (not once per rating); a value not among them is refused as list.index refuses it."""
-    position: dict = {}
-    for k, name in enumerate(names):
-        position.setdefault(name, k)
+    """The position in `names` (distinct) of each value of a ratings column; a value not among them
+    is refused as list.index refuses it."""
     values = np.asarray(column, dtype=object)
-    if not len(values):
-        return np.zeros(0, dtype=int)
-    distinct, inverse = np.unique(values, return_inverse=True)
-    missing = [value for value in distinct if value not in position]
-    if missing:
-        raise ValueError(f"{missing[0]!r} is not in list")
-    return np.asarray([position[value] for value in distinct], dtype=int)[inverse.reshape(-1)]
+    codes = pd.Index(list(names)).get_indexer(values)
+    if (codes < 0).any():
+        raise ValueError(f"{values[codes < 0][0]!r} is not in list")
+    return codes.astype(int)
 
 
 def _units(a: SystemCells, b: SystemCells):

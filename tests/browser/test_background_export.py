@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from annotation.models import ExportRun, RunStatus
 from quorum import background
 from tests.annotation.test_export_speech_errors import USER_TURNS, corpus_job, use_fake_speech  # noqa: F401 - corpus_job is a fixture
+from tests.browser.live import mark_this_page, still_this_page
 from tests.speech.fakes import fake_tts
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -63,7 +64,7 @@ def test_an_export_with_speech_errors_is_started_watched_and_downloaded(page, di
     expect(row).to_contain_text("Pending")
     expect(row).to_contain_text("Waiting for the background worker")
     expect(row.locator("progress")).to_be_visible()
-    page.evaluate("window.stillTheSamePage = true")  # gone if anything reloads the page
+    mark_this_page(page)
 
     gated_worker["start"].set()
     expect(row).to_contain_text("Running")  # without a reload: the row was replaced from the progress endpoint
@@ -71,7 +72,7 @@ def test_an_export_with_speech_errors_is_started_watched_and_downloaded(page, di
     expect(row.get_by_role("link", name="speech_errors/dialogs.jsonl")).to_be_visible(timeout=30_000)
     expect(row).to_contain_text("Succeeded")
     expect(row.locator("progress")).to_have_count(0)
-    assert page.evaluate("window.stillTheSamePage") is True
+    assert still_this_page(page) is True
     run = ExportRun.objects.get()
     assert run.status == RunStatus.SUCCEEDED and run.done == run.total
 

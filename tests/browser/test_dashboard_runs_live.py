@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 
 from annotation.models import ExportRun, RunStatus
 from annotation.services.jobs import create_job
+from tests.browser.live import mark_this_page, still_this_page
 from tests.factories import make_corpus
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -18,7 +19,7 @@ def test_a_running_export_on_the_dashboard_updates_by_itself(page, dialogs, orga
     row = page.locator(f"#dashboard-export-{run.pk}")
     expect(row).to_contain_text("Running")
     expect(row.locator("progress")).to_be_visible()
-    page.evaluate("window.stillTheSamePage = true")  # gone if anything reloads the page
+    mark_this_page(page)
 
     ExportRun.objects.filter(pk=run.pk).update(done=3)
     expect(row).to_contain_text("75%")
@@ -26,4 +27,4 @@ def test_a_running_export_on_the_dashboard_updates_by_itself(page, dialogs, orga
     expect(row).to_contain_text("Succeeded")
     expect(row.locator("progress")).to_have_count(0)
     expect(row.locator("td").nth(2)).to_have_text("2")
-    assert page.evaluate("window.stillTheSamePage") is True and dialogs == []
+    assert still_this_page(page) is True and dialogs == []

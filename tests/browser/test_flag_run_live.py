@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from annotation.models import FlagRun, JobFlagReport
 from annotation.tasks import apply_worker_flags
+from tests.browser.live import expect_followed_to, mark_this_page, still_this_page
 from tests.browser.test_background_export import gated_worker  # noqa: F401 - a fixture
 from tests.quality.test_flag_schedule import rushed_job
 
@@ -24,17 +25,15 @@ def test_recompute_now_is_followed_on_the_job_page_without_a_reload(page, dialog
     line = page.locator("#flags-run")
     expect(line).to_contain_text("Recomputing worker flags: queued at")
     assert FlagRun.objects.get(job=job).status == FlagRun.Status.QUEUED
-    page.evaluate("window.stillTheSamePage = true")  # gone if anything reloads the page
+    mark_this_page(page)
 
     gated_worker["start"].set()  # the worker takes it
-    expect(line).to_contain_text("New flags were stored at", timeout=30_000)
-    expect(page.locator("[data-progress-url]")).to_have_count(0)  # progress.js has stopped
-    assert page.evaluate("window.stillTheSamePage") is True
+    expect_followed_to(page, line, "New flags were stored at", timeout=30_000)
     stored = JobFlagReport.objects.get(job=job).computed_at
     assert stored > earlier
 
     line.get_by_role("link", name="show them").click()
     expect(page.locator("#flags-computed")).to_contain_text("Worker flags computed at")
     expect(page.locator("#flags-run")).to_have_count(0)
-    assert page.evaluate("window.stillTheSamePage") is None  # loaded again, with the new flags
+    assert still_this_page(page) is None  # loaded again, with the new flags
     assert page.url.endswith("#flags-computed") and dialogs == []

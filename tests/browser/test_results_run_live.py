@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from evaluation.campaigns.services.campaigns import create_campaign
 from evaluation.campaigns.services.imports import import_human_eval, import_test_set
 from evaluation.models import CampaignResult, CampaignResultsRun
+from tests.browser.live import expect_followed_to, mark_this_page, still_this_page
 from tests.browser.test_background_export import gated_worker  # noqa: F401 - a fixture
 from tests.evaluation.conftest import DSTC9
 
@@ -27,16 +28,14 @@ def test_compute_results_is_followed_on_the_campaign_page_without_a_reload(page,
     line = page.locator("#results-run")
     expect(line).to_contain_text("Computing the results: queued at")
     assert CampaignResultsRun.objects.get(campaign=campaign).status == CampaignResultsRun.Status.QUEUED
-    page.evaluate("window.stillTheSamePage = true")  # gone if anything reloads the page
+    mark_this_page(page)
 
     gated_worker["start"].set()  # the worker takes it
-    expect(line).to_contain_text("New results were stored at", timeout=60_000)
-    expect(page.locator("[data-progress-url]")).to_have_count(0)  # progress.js has stopped
-    assert page.evaluate("window.stillTheSamePage") is True
+    expect_followed_to(page, line, "New results were stored at", timeout=60_000)
     assert CampaignResult.objects.filter(campaign=campaign).count() == 1
 
     line.get_by_role("link", name="show them").click()
     expect(page.locator("#leaderboard tbody tr")).to_have_count(campaign.entries.count())
     expect(page.locator("#results-run")).to_have_count(0)
-    assert page.evaluate("window.stillTheSamePage") is None  # loaded again, with the results
+    assert still_this_page(page) is None  # loaded again, with the results
     assert dialogs == []
