@@ -164,6 +164,8 @@ class JobForm(forms.Form):
             (k for k in task_types.registry().values() if isinstance(k, task_types.FromCorpusTurns) or _payload_file(k)),
             key=lambda k: k.key,
         )
+        # In-house annotators by their user names: the queryset holds in-house workers only.
+        self.fields["annotators"].label_from_instance = lambda worker: worker.external_id
         self.fields["task_type"].choices = [(k.key, k.label or k.key) for k in self.kinds]
         self.fields["task_type"].initial = DEFAULT_TASK_TYPE if DEFAULT_TASK_TYPE in {k.key for k in self.kinds} else None
         for kind in self.kinds:

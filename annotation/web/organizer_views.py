@@ -74,7 +74,9 @@ def dashboard(request):
 
 @organizer_required
 def corpus_upload(request):
-    form = CorpusUploadForm(request.POST or None, request.FILES or None)
+    # "Upload a corrected file" after a failed import comes back with its name and format filled in.
+    initial = {key: request.GET[key] for key in ("name", "source_format") if request.GET.get(key)}
+    form = CorpusUploadForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             run = start_upload_import(

@@ -182,11 +182,8 @@ def _with_lexnames(folder: Path) -> Path:
     return target
 
 
-def meteor(reference: str, hypothesis: str, wordnet) -> float:
-    return _meteor_tokens(normalize(reference).split(), normalize(hypothesis).split(), wordnet)
-
-
 def _meteor_tokens(ref: list[str], hyp: list[str], wordnet) -> float:
+    """METEOR of normalised, split texts (the scorer's own order: normalise, split, then score)."""
     from nltk.translate.meteor_score import single_meteor_score
 
     stemmer, synonyms = _word_lookups(wordnet)

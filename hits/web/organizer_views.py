@@ -10,14 +10,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Job
-from annotation.services.jobs import JobError
 from annotation.web.organizer_views import job_page_with
 from quorum.roles import organizer_required
 
 from ..models import JobCrowdConfig, ProviderAssignment
 from ..services.config import CrowdConfigError, configure_crowd
 from ..services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
-from ..services.postings import BudgetExceeded, launch_crowd_job
 from .forms import BonusForm, CrowdSettingsForm, SettleForm
 
 #: Results listed one by one; beyond this the page says how many more.
@@ -58,21 +56,6 @@ def crowd_settings(request, pk):
             return _back(job)
     messages.error(request, "Crowd settings not saved; see the crowd section.")
     return job_page_with(request, job, crowd_settings_form=form)
-
-
-@organizer_required
-@require_POST
-def crowd_launch(request, pk):
-    job = get_object_or_404(Job, pk=pk)
-    try:
-        launch_crowd_job(job)
-    except BudgetExceeded as exc:
-        messages.error(request, f"Not launched: {exc}")
-    except JobError as exc:
-        messages.error(request, f"Not launched: {exc}.")
-    else:
-        messages.success(request, "Launched on the crowd; the postings are being sent.")
-    return _back(job)
 
 
 def _report(request, label, results):

@@ -120,25 +120,21 @@ def _kill_in_the_window(env, args, fake, reached, done_at_provider, timeout=120,
     running when `reached()` is seen; the other steps' calls (the reconciliation lists every
     posting) are answered at once."""
     fake.latency = KILL_WINDOW_LATENCY
-    try:
-        return _kill_step(env, args, fake, reached, done_at_provider, timeout, hold)
-    finally:
-        fake.latency = 0.0
-
-
-def _kill_step(env, args, fake, reached, done_at_provider, timeout, hold):
     step = Step(env, args, Path(env["QUORUM_VAR_DIR"]) / "steps")
-    deadline = time.monotonic() + timeout
-    while not reached() and step.alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    fake.hold_replies(hold)
-    held_at = done_at_provider()
-    while done_at_provider() == held_at and step.alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    still_running = step.alive()
-    step.kill()  # SIGKILL: no cleanup, no finally blocks
-    step.wait()
-    fake.release_replies()
+    try:
+        deadline = time.monotonic() + timeout
+        while not reached() and step.alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        fake.hold_replies(hold)
+        held_at = done_at_provider()
+        while done_at_provider() == held_at and step.alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        still_running = step.alive()
+        step.kill()  # SIGKILL: no cleanup, no finally blocks
+        step.wait()
+    finally:
+        fake.release_replies()
+        fake.latency = 0.0
     assert still_running, f"the process ended before it could be killed: {step.stderr[-2000:]}"
     assert done_at_provider() > held_at, "no call reached the provider while its answer was held"
     return done_at_provider()

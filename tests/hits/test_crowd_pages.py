@@ -34,7 +34,7 @@ def _messages(response):
     return [str(m) for m in response.context["messages"]]
 
 
-ACTIONS = ["settings", "launch", "settle", "bonus"]
+ACTIONS = ["settings", "settle", "bonus"]
 
 
 @pytest.mark.parametrize("action", ACTIONS)
@@ -124,8 +124,9 @@ def test_bad_settings_say_what_to_fix_by_the_field_and_change_nothing(job_factor
 def test_launch_over_budget_is_refused_with_the_reason(job_factory, org_client):
     job = job_factory(turns=20, redundancy=3, reward="0.50")
     configure_crowd(job, provider="mturk", budget="35.99")
-    response = org_client.post(f"/crowd/jobs/{job.pk}/launch/", follow=True)
-    assert any("Not launched" in m and "36.00 USD with fees" in m and "35.99" in m for m in _messages(response))
+    assert "Launch" in _page(org_client, job) and "posts every open slot to Amazon Mechanical Turk" in _page(org_client, job)
+    response = org_client.post(f"/organize/jobs/{job.pk}/launch/", follow=True)
+    assert any("36.00 USD with fees" in m and "35.99" in m for m in _messages(response))
     assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
     assert not Posting.objects.filter(job=job).exists()
 
@@ -133,10 +134,11 @@ def test_launch_over_budget_is_refused_with_the_reason(job_factory, org_client):
 def test_launch_within_budget_goes_live_and_commits(job_factory, org_client):
     job = job_factory(turns=3, reward="0.50")
     configure_crowd(job, provider="mturk", budget="5")
-    response = org_client.post(f"/crowd/jobs/{job.pk}/launch/", follow=True)
-    assert any("Launched" in m for m in _messages(response))
+    response = org_client.post(f"/organize/jobs/{job.pk}/launch/", follow=True)
+    assert "The job is now live." in _messages(response)
     assert Job.objects.get(pk=job.pk).state == Job.State.LIVE
     assert JobCrowdConfig.objects.get(job=job).committed == D("1.80")
+    assert 'id="crowd-launch-note"' not in _page(org_client, job)  # a live job has nothing to launch
 
 
 @pytest.fixture
