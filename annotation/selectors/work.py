@@ -25,7 +25,9 @@ class AnnotatorJob:
 
 
 def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
-    """The live jobs open to this in-house worker, with the worker's own counts. Four queries."""
+    """The live jobs open to this in-house worker, with the worker's own counts: first a job where
+    they hold an item, then those with items for them, then those with nothing left for them (each
+    group in the jobs' own order), so the page leads with the work they came for. Four queries."""
     now = now or timezone.now()
     jobs = list(jobs_open_to(worker))
     ids = [job.pk for job in jobs]
@@ -47,7 +49,7 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
             "job_id", flat=True
         )
     )
-    return [
+    rows = [
         AnnotatorJob(
             job=job,
             open_slots=job.open_slots,
@@ -57,6 +59,7 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
         )
         for job in jobs
     ]
+    return sorted(rows, key=lambda row: (not row.has_claim, row.available_to_you == 0))  # stable
 
 
 def _submitted_slots(worker_id, job_id):

@@ -276,7 +276,7 @@ def _work_page(
         "your_responses": your_responses,
         "saved": request.GET.get("saved") == "1" if saved is None else saved,
         "is_inhouse": work.worker.user_id is not None,
-        "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None)),
+        "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None), labels={f["name"]: f.get("label") or f["name"] for f in fields}),
         **kind.page_context(work.item, work.slot, work.job.settings),
         **(extra or {}),
     }

@@ -185,6 +185,22 @@ def test_home_counts_only_the_annotators_own_responses(people):
     assert "You have saved 2 responses" in row_a
 
 
+def test_home_leads_with_the_jobs_that_have_work_for_the_annotator(people):
+    corpus = make_corpus(dialogs=1, user_turns=1)
+    # Launched in this order, the newest first would show them the other way round.
+    held = make_live_job(corpus, name="Item in hand")
+    waiting = make_live_job(corpus, name="Work waiting")
+    done = make_live_job(corpus, name="Done already")
+    client = people["clients"]["A"]
+    token = claim_by_client(client, done)
+    client.post(reverse("work", args=[token]), good_answers(slot_of(token).item))
+    claim_by_client(client, held)
+    page = client.get(reverse("home")).content.decode()
+    order = [page.index(name) for name in ("Item in hand", "Work waiting", "Done already")]
+    assert order == sorted(order), page
+    assert waiting.state == Job.State.LIVE
+
+
 # --- claim and submit ----------------------------------------------------------------------------
 
 

@@ -236,6 +236,11 @@ def test_each_variant_is_voted_on_and_two_noes_on_one_variant_recollect(people):
     # The writer learns which variant and why.
     (feedback,) = voted_down(people["author"])
     assert feedback.parts_against == {"typos": 2, "verbose": 1}
+    # Shown by the form's labels and order, whatever order the database keeps the answers in.
+    assert feedback.turned_down == [("Typos", 2), ("Verbose", 1)]
+    assert [(label, turned_down) for label, _text, turned_down in feedback.shown] == [
+        ("Paraphrase", False), ("Typos", True), ("Verbose", True), ("Simplified", False)
+    ]
     assert feedback.reasons == ["'tabel' is fine but 'ppl' is not a typo", "typos unreadable"]
 
 

@@ -32,6 +32,10 @@ def test_the_author_sees_the_voted_down_rewrite_and_the_reasons(make_annotator, 
     slot = claim_next_slot(job=job, worker=author)
     page = client.get(reverse("work", kwargs={"token": make_token(slot)})).content.decode()
     assert 'id="feedback"' in page and "the area is missing &lt;script&gt;" in page and HOSTILE not in page
+    # Both pages show the rewrites in the form's order, by their labels (the database keeps its own order).
+    for shown in (home, page):
+        labels = [shown.index(f'<span class="muted">{label}:</span>') for label in ("Paraphrase", "Typos", "Verbose", "Simplified")]
+        assert labels == sorted(labels)
 
 
 def test_nothing_is_said_while_the_vote_passes(make_annotator, client):
