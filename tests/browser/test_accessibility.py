@@ -1,0 +1,50 @@
+"""Every page passes axe-core's automated accessibility rules (WCAG 2.x A and AA, and its best
+practices) in Chromium: the organizer's pages with the data a first-time organizer meets after a
+while, and the annotator's home and work pages. What axe finds is listed by page, rule and the first
+offending element, so a failure says what to fix.
+
+axe-core comes with axe-playwright-python (pinned in requirements.txt), which injects it into the page."""
+import pytest
+from playwright.sync_api import expect
+
+from annotation.services.jobs import launch_job
+from annotation.services.payload_jobs import create_payload_job
+
+from .test_annotator_flow import claim_by_keyboard, log_in
+from .test_organizer_pages_fit import _pages, default_data  # noqa: F401 - default_data is a fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _violations(page) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [f"{v['impact']} {v['id']} ({v['help']}): {v['nodes'][0]['html'][:160]}" for v in found]
+
+
+def test_organizer_pages_pass_axe(page, organizer_login, default_data):  # noqa: F811
+    organizer_login("/organize/")
+    expect(page.locator("#main h1").first).to_be_visible()
+    pages = _pages(default_data)
+    found = {}
+    for path in pages + [f"/organize/jobs/{default_data['job'].pk}/review/?view=compact"]:
+        page.goto(path)
+        found[path] = _violations(page)
+    assert {path: v for path, v in found.items() if v} == {}
+
+
+def test_annotator_pages_pass_axe(page, make_annotator):
+    make_annotator("ada")
+    pair = {"context": [{"speaker": "user", "text": "Can I bring my dog?"}], "a": {"system": "A", "text": "Yes."}, "b": {"system": "B", "text": "No."}}
+    launch_job(create_payload_job(name="Compare replies", task_type="pairwise", payloads=[pair]))
+    rating = {"context": [{"speaker": "user", "text": "Can I bring my dog?"}], "response": "Yes, dogs are welcome.",
+              "knowledge": [{"entity": "Alpha Hotel", "body": "Pets stay free."}]}
+    launch_job(create_payload_job(name="Rate replies", task_type="likert", payloads=[rating]))
+    log_in(page, "ada", "ada-pass-1")
+    found = {"home": _violations(page)}
+    for job in ("Compare replies", "Rate replies"):
+        claim_by_keyboard(page, job)
+        found[job] = _violations(page)
+        page.goto("/")
+    assert {where: v for where, v in found.items() if v} == {}
