@@ -7,8 +7,9 @@ axe-core comes with axe-playwright-python (pinned in requirements.txt), which in
 import pytest
 from playwright.sync_api import expect
 
-from annotation.services.jobs import launch_job
+from annotation.services.jobs import create_job, launch_job
 from annotation.services.payload_jobs import create_payload_job
+from tests.factories import make_corpus
 
 from .test_annotator_flow import claim_by_keyboard, log_in
 from .test_organizer_pages_fit import _pages, default_data  # noqa: F401 - default_data is a fixture
@@ -41,9 +42,12 @@ def test_annotator_pages_pass_axe(page, make_annotator):
     rating = {"context": [{"speaker": "user", "text": "Can I bring my dog?"}], "response": "Yes, dogs are welcome.",
               "knowledge": [{"entity": "Alpha Hotel", "body": "Pets stay free."}]}
     launch_job(create_payload_job(name="Rate replies", task_type="likert", payloads=[rating]))
+    launch_job(create_job(corpus=make_corpus(dialogs=1, user_turns=1), name="Rewrite turns"))
+    page.goto("/accounts/login/")
+    found = {"login": _violations(page)}
     log_in(page, "ada", "ada-pass-1")
-    found = {"home": _violations(page)}
-    for job in ("Compare replies", "Rate replies"):
+    found["home"] = _violations(page)
+    for job in ("Compare replies", "Rate replies", "Rewrite turns"):
         claim_by_keyboard(page, job)
         found[job] = _violations(page)
         page.goto("/")
