@@ -160,6 +160,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# HTTPS in production: usually a proxy in front (nginx, a load balancer) ends TLS. Trusting its
+# X-Forwarded-Proto is only safe when that proxy sets the header on every request, so it is opt-in.
+if env.bool("QUORUM_BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)  # or let the proxy redirect
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)  # e.g. 31536000 once HTTPS is the only way in
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)  # the domain's decisions
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 X_FRAME_OPTIONS = "DENY"
 
 REST_FRAMEWORK = {
