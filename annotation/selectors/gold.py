@@ -51,6 +51,14 @@ def gold_items(job: Job) -> list[GoldItemRow]:
     ]
 
 
+def item_numbered(job: Job, number: int) -> tuple[int | None, int]:
+    """The id of the job's item that pages number `number` (its position + 1: the review queue and
+    the preview say "item 3"), or None; and the highest number the job has (0 without items)."""
+    found = Item.objects.filter(job=job, position=number - 1).values_list("pk", flat=True).first() if number >= 1 else None
+    highest = Item.objects.filter(job=job).order_by("-position").values_list("position", flat=True).first()
+    return found, (highest + 1 if highest is not None else 0)
+
+
 def _shown(payload) -> str:
     """The text a worker judges: the utterance (rewrites, scores, votes) or the response (ratings)."""
     if not isinstance(payload, dict):

@@ -81,7 +81,7 @@ def _source_item(job: Job, item_id) -> tuple[Item | None, list[str]]:
             return None, ["give the id of an item of this job (a whole number)"]
     item = Item.objects.filter(job=job, pk=item_id).first()
     if item is None:
-        return None, [f"this job has no item {item_id}; pick one of its items (ids are in the review list and the API)"]
+        return None, [f"this job has no item with id {item_id}; pick one of its items"]
     if item.gold is not None:
-        return None, [f"item {item_id} is a gold item already; pick an ordinary item"]
+        return None, [f"item {item.position + 1} (id {item.pk}) is a gold item already; pick an ordinary item"]
     return item, []

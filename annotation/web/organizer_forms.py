@@ -24,6 +24,7 @@ from ..models import (
     SourceFormat,
     Worker,
 )
+from ..selectors import gold as gold_selectors
 from ..services.export_ood import OutOfDomain
 from ..services.jobs import DEFAULT_TASK_TYPE, Selection
 from ..services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
@@ -417,19 +418,24 @@ class OverrideForm(forms.Form):
 
 
 class GoldItemForm(forms.Form):
-    """A gold item from an item of the job: its id, and the known answer per answer field.
+    """A gold item from an item of the job: its number as the pages show it, and the known answer per
+    answer field.
 
     One field per answer field of the job's task type (`gold__<name>`); blank ones are not graded.
-    annotation.services.gold checks the request again and says what to fix.
+    annotation.services.gold checks the request again and says what to fix. `item_id` is the id of
+    the numbered item once the form is valid.
     """
 
     item = forms.IntegerField(
-        label="Item id", min_value=1,
-        help_text="An item of this job (ids are in the review list); the gold item shows workers the same content.",
+        label="Item", min_value=1,
+        help_text="The item's number in this job, as the review queue and the preview show it (item 1, 2, …); "
+        "the gold item shows workers the same content.",
     )
 
-    def __init__(self, *args, answer_fields=(), **kwargs):
+    def __init__(self, *args, job=None, answer_fields=(), **kwargs):
         super().__init__(*args, **kwargs)
+        self.job = job
+        self.item_id: int | None = None
         self.answer_names = []
         for f in answer_fields:
             name = self.field_name(f["name"])
@@ -449,6 +455,15 @@ class GoldItemForm(forms.Form):
         if self.answer_names and not any(data.get(self.field_name(n)) for n in self.answer_names):
             self.add_error(None, "Give the known answer to at least one field.")
         return data
+
+    def clean_item(self) -> int:
+        number = self.cleaned_data["item"]
+        if self.job is not None:
+            self.item_id, highest = gold_selectors.item_numbered(self.job, number)
+            if self.item_id is None:
+                numbered = f"its items are numbered 1 to {highest}" if highest else "it has no items"
+                raise forms.ValidationError(f"This job has no item {number}: {numbered}.")
+        return number
 
     def gold(self) -> dict:
         """The known answer as the service takes it: {answer field: value}, blank fields left out."""

@@ -373,7 +373,7 @@ def job_quality(request, pk):
 
 def _gold_form(job, data=None):
     kind = _task_type_or_none(job.task_type)
-    return GoldItemForm(data, answer_fields=gold_answer_fields(job) if kind else (), auto_id="id_gold_%s")
+    return GoldItemForm(data, job=job, answer_fields=gold_answer_fields(job) if kind else (), auto_id="id_gold_%s")
 
 
 @organizer_required
@@ -384,11 +384,11 @@ def job_gold(request, pk):
     form = _gold_form(job, request.POST)
     if form.is_valid():
         try:
-            item = add_gold_from_item(job, item_id=form.cleaned_data["item"], gold=form.gold())
+            item = add_gold_from_item(job, item_id=form.item_id, gold=form.gold())
         except GoldRequestError as exc:
             form.add_request_error(exc)
         else:
-            messages.success(request, f"Added gold item {item.pk} (a copy of item {form.cleaned_data['item']}).")
+            messages.success(request, f"Added gold item {item.position + 1} (a copy of item {form.cleaned_data['item']}).")
             return redirect(reverse("organizer:job", kwargs={"pk": job.pk}) + "#gold")
     return _job_page(request, job, gold_form=form, status=400)
 

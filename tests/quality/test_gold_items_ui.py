@@ -54,7 +54,8 @@ def test_organizer_adds_a_gold_item_on_the_job_page_and_sees_its_pass_rate(organ
     assert 'id="gold-form"' in page and 'name="gold__accuracy"' in page and 'name="gold__appropriateness"' in page
     assert 'id="no-gold"' in page
 
-    response = client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), {"item": source.pk, "gold__accuracy": "4"})
+    # The page names items by their number (position + 1), as the review queue and the preview do.
+    response = client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), {"item": source.position + 1, "gold__accuracy": "4"})
     assert response.status_code == 302 and response["Location"].endswith("#gold")
     gold = Item.objects.get(job=job, gold__isnull=False)
     assert gold.payload == source.payload and gold.gold == {"accuracy": 4}  # blank appropriateness is not graded
@@ -69,12 +70,13 @@ def test_organizer_adds_a_gold_item_on_the_job_page_and_sees_its_pass_rate(organ
     assert '<td class="answered">2</td>' in row and '<td class="correct">1</td>' in row
     assert '<td class="pass-rate">50%</td>' in row
     assert "This job has 1 gold item." in page
+    assert f"<td>item {gold.position + 1}</td>" in row  # the gold item by its number too
 
 
 @pytest.mark.parametrize(
     "body,field,message",
     [
-        ({"item": 999999, "gold__accuracy": "4"}, "item", "This job has no item 999999"),
+        ({"item": 999999, "gold__accuracy": "4"}, "item", "This job has no item 999999: its items are numbered 1 to 4."),
         ({"item": "", "gold__accuracy": "4"}, "item", "This field is required"),
         ({"item": "SOURCE"}, None, "Give the known answer to at least one field"),
         ({"item": "GOLD", "gold__accuracy": "4"}, "item", "is a gold item already"),
@@ -85,9 +87,9 @@ def test_a_refused_gold_item_says_what_to_fix_and_adds_nothing(body, field, mess
     job = likert_job()
     client.force_login(organizer)
     source = first_item(job)
-    client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), {"item": source.pk, "gold__accuracy": "3"})
+    client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), {"item": source.position + 1, "gold__accuracy": "3"})
     existing_gold = Item.objects.get(job=job, gold__isnull=False)
-    body = {k: {"SOURCE": source.pk, "GOLD": existing_gold.pk}.get(v, v) for k, v in body.items()}
+    body = {k: {"SOURCE": source.position + 1, "GOLD": existing_gold.position + 1}.get(v, v) for k, v in body.items()}
 
     response = client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), body)
     assert response.status_code == 400
@@ -104,7 +106,7 @@ def test_a_known_answer_that_fails_the_task_types_checks_is_refused_under_its_fi
     client.force_login(organizer)
     response = client.post(
         reverse("organizer:job-gold", kwargs={"pk": job.pk}),
-        {"item": source.pk, "gold__paraphrase": "I need a table."},  # drops the slot values the rewrite must keep
+        {"item": source.position + 1, "gold__paraphrase": "I need a table."},  # drops the slot values the rewrite must keep
     )
     assert response.status_code == 400 and gold_count(job) == 0
     assert response.context["gold_form"].errors.get("gold__paraphrase")
@@ -115,7 +117,7 @@ def test_only_organizers_add_gold_items_or_recompute_flags_on_the_page(role, exp
     job = likert_job()
     if role == "annotator":
         client.force_login(make_annotator("ann")[0])
-    response = client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), {"item": first_item(job).pk, "gold__accuracy": "4"})
+    response = client.post(reverse("organizer:job-gold", kwargs={"pk": job.pk}), {"item": first_item(job).position + 1, "gold__accuracy": "4"})
     assert response.status_code == expected and gold_count(job) == 0
     assert client.post(reverse("organizer:job-flags", kwargs={"pk": job.pk})).status_code == expected
 
