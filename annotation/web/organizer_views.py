@@ -619,7 +619,12 @@ def team_add(request):
     """Add annotators; the page lists a result per row and each new annotator's one-time link.
     Rendered, not redirected: the links are shown this once and kept nowhere."""
     upload = request.FILES.get("file")
-    text = upload.read().decode("utf-8-sig", errors="replace") if upload else request.POST.get("rows", "")
+    try:
+        # Strict: a name read with the wrong encoding would be stored wrong, not refused.
+        text = upload.read().decode("utf-8-sig") if upload else request.POST.get("rows", "")
+    except UnicodeDecodeError:
+        messages.error(request, "Nobody was added: the file is not UTF-8 text. Save it as CSV UTF-8 and upload it again.")
+        return _team_page(request, status=400)
     try:
         results = add_annotators(parse_team_csv(text))
     except TeamError as exc:

@@ -4,7 +4,7 @@ import io
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Worker
@@ -55,6 +55,18 @@ def test_the_team_page_adds_lists_and_deactivates(organizer, client):
     client.post(reverse("organizer:team-active", kwargs={"pk": dee.pk}), {"active": "1"})
     dee.user.refresh_from_db()
     assert dee.user.is_active
+
+
+def test_a_file_that_is_not_utf8_is_refused_whole_on_the_page_and_by_the_command(organizer, client, tmp_path):
+    latin1 = "username,email,name\nren,ren@example.org,Ren\u00e9e Dupr\u00e9\n".encode("latin-1")
+    client.force_login(organizer)
+    page = client.post(reverse("organizer:team-add"), {"file": io.BytesIO(latin1)})
+    assert page.status_code == 400 and "the file is not UTF-8 text" in page.content.decode()
+    path = tmp_path / "team.csv"
+    path.write_bytes(latin1)
+    with pytest.raises(CommandError, match="is not UTF-8 text"):
+        call_command("add_annotators", str(path))
+    assert not get_user_model().objects.filter(username="ren").exists()  # not "Ren\ufffde"
 
 
 def test_only_organizers_manage_the_team(make_annotator, client):

@@ -26,6 +26,8 @@ class Command(BaseCommand):
             rows = parse_team_csv(file.read_text(encoding="utf-8-sig"))
         except OSError as exc:
             raise CommandError(f"Cannot read {file}: {exc.strerror}.") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{file} is not UTF-8 text: save it as CSV UTF-8; nobody was added.") from None
         except TeamError as exc:
             raise CommandError(f"{file}: {exc}.") from None
         base = (base_url or settings.QUORUM_PUBLIC_BASE_URL).rstrip("/")
