@@ -22,7 +22,7 @@ class FedFromChatsForm(OwnIdsForm):
 class FedStaticForm(OwnIdsForm):
     id_prefix = "fedstatic"
     name = forms.CharField(max_length=200, help_text="A name for the set, e.g. “DSTC9 Track 3 static”; it must be new.")
-    jsonl = forms.FileField(help_text="One {context_id, context, responses: {system: text}} per line, the same systems on every line (docs/formats.md).")
+    jsonl = forms.FileField(label="JSONL file", help_text="One {context_id, context, responses: {system: text}} per line, the same systems on every line (docs/formats.md).")
     level = forms.ChoiceField(
         choices=[("dialog", "Dialog level: the context and the response read as one dialog"), ("turn", "Turn level: the response in its context")],
         help_text="DSTC9 Track 3 static used the dialog-level questions.",

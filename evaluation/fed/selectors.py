@@ -5,6 +5,7 @@ from annotation import task_types
 from annotation.models import Response
 from evaluation.interactive.selectors import waiting_first
 from evaluation.models import FedCandidate, FedSet
+from evaluation.stats.clustered_mean import clustered_mean
 
 
 def fed_sets():
@@ -20,29 +21,50 @@ def fed_review_queue(fed_set):
 
 
 def fed_results(fed_set) -> list[dict]:
-    """Per system: for each FED question the mean of the counted answers (N/A left out), how many
-    answers it rests on and how many were N/A; and how many items were rated."""
+    """Per system: for each FED question the mean of the counted answers (N/A left out) with its 95%
+    interval clustered by dialog and by rater (`stats.clustered_mean`), how many answers it rests on
+    and how many were N/A; and how many items were rated."""
     if fed_set.job_id is None:
         return []
     # Questions only: a field with a scale (choices). An N/A reason is free text about a question,
     # not a question of its own.
-    questions = [f["name"] for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
+    fields = [f for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
+    questions = [f["name"] for f in fields]
+    scale = {f["name"]: _scale(f["choices"]) for f in fields}
     system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
-    sums: dict[str, dict] = {}
-    for item_id, answers in Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "answers").iterator():
-        per = sums.setdefault(system_of.get(item_id, "?"), {"items": set(), **{q: [0, 0, 0] for q in questions}})
+    answers_of: dict[str, dict] = {}
+    rows = Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "worker_id", "answers")
+    for item_id, worker_id, answers in rows.iterator():
+        per = answers_of.setdefault(system_of.get(item_id, "?"), {"items": set(), **{q: ([], [], [], [0]) for q in questions}})
         per["items"].add(item_id)
         for q in questions:
+            values, items, raters, na = per[q]
             if isinstance(answers.get(q), int):
-                per[q][0] += answers[q]
-                per[q][1] += 1
+                values.append(answers[q])
+                items.append(item_id)
+                raters.append(worker_id)
             elif f"{q}_na_reason" in answers:
-                per[q][2] += 1
-    rows = []
-    for system in sorted(sums):
-        per = sums[system]
-        rows.append({
-            "system": system, "items": len(per["items"]),
-            "questions": [{"name": q, "mean": round(per[q][0] / per[q][1], 4) if per[q][1] else None, "n": per[q][1], "na": per[q][2]} for q in questions],
-        })
-    return rows
+                na[0] += 1
+    return [
+        {"system": system, "items": len(answers_of[system]["items"]),
+         "questions": [_question(q, *answers_of[system][q], bounds=scale[q]) for q in questions]}
+        for system in sorted(answers_of)
+    ]
+
+
+def _question(name, values, items, raters, na, *, bounds) -> dict:
+    found = clustered_mean(values, items, raters, bounds=bounds)
+    return {
+        "name": name, "mean": round(found.mean, 4) if found else None, "n": len(values), "na": na[0],
+        "low": _rounded(found.low if found else None), "high": _rounded(found.high if found else None),
+    }
+
+
+def _scale(choices) -> tuple[float, float] | None:
+    """The lowest and highest numeric answer of a question (N/A is not on the scale)."""
+    numbers = [c for c in choices if isinstance(c, int) and not isinstance(c, bool)]
+    return (min(numbers), max(numbers)) if numbers else None
+
+
+def _rounded(value):
+    return None if value is None else round(value, 4)

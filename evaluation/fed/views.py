@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.selectors.jobs import job_progress
 from evaluation.errors import EvaluationInputError
 from evaluation.fed import selectors
 from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
@@ -67,6 +68,7 @@ def _set_page(request, fed_set, status=200, launch_form=None):
     context = {
         "fed_set": fed_set, "queue": selectors.fed_review_queue(fed_set), "launch_form": launch_form or FedLaunchForm(),
         "results": selectors.fed_results(fed_set),
+        "ratings": job_progress(fed_set.job) if fed_set.job_id else None,
     }
     return render(request, "evaluation/fed_set.html", context, status=status)
 

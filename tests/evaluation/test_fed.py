@@ -134,7 +134,7 @@ def test_flagged_items_wait_for_review_and_dropped_ones_never_reach_raters(db):
         review_candidate(flagged, keep=True)
 
 
-def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, settings):
+def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, settings, organizer):
     settings.QUORUM_OFFENSIVE_WORDS = ["weekend"]  # the setting replaces the default list
     fed_set = import_fed_static(name="static", jsonl=STATIC, level="turn")
     assert set(fed_set.candidates.values_list("review", flat=True)) == {"pending"}  # every context says "weekend"
@@ -151,11 +151,16 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
         answers = {f["name"]: str(list(f["choices"])[-1 if slot.item.payload["response"] != "I don't know." else 0]) for f in fields}
         assert client.post(reverse("work", args=[make_token(slot)]), answers).status_code == 302
     rows = {r["system"]: r for r in selectors.fed_results(FedSet.objects.get(pk=fed_set.pk))}
-    assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "mean": 3.0, "n": 2, "na": 0}
+    assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "mean": 3.0, "n": 2, "na": 0, "low": 3.0, "high": 3.0}
     assert rows["bot-b"]["questions"][0]["mean"] == 2.0  # one 1 ("I don't know.") and one 3
     listed = [q["name"] for q in rows["bot-a"]["questions"]]
     assert listed and not any(name.endswith("_na_reason") for name in listed)  # questions only
     assert listed == [f["name"] for f in fields if f.get("choices")]
+    org = Client()
+    org.force_login(organizer)
+    page = org.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert '3.00 <span class="interval">[3.00, 3.00]</span>' in page  # bot-a: every answer 3 on two dialogs
+    assert f'href="/organize/jobs/{job.pk}/"' in page and "4 of 4 ratings collected" in page
 
 
 def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the_page(db, make_annotator, organizer):
@@ -195,7 +200,7 @@ def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the
     assert client.post(reverse("work", args=[token]), {**answers, "error_recovery": "na", "error_recovery_na_reason": "no errors"}).status_code == 302
     row, = selectors.fed_results(FedSet.objects.get(pk=dialog_set.pk))
     recovery = next(q for q in row["questions"] if q["name"] == "error_recovery")
-    assert recovery == {"name": "error_recovery", "mean": None, "n": 0, "na": 1}
+    assert recovery == {"name": "error_recovery", "mean": None, "n": 0, "na": 1, "low": None, "high": None}
 
     org = Client()
     org.force_login(organizer)
