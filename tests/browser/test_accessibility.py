@@ -35,20 +35,30 @@ def test_organizer_pages_pass_axe(page, organizer_login, default_data):  # noqa:
     assert {path: v for path, v in found.items() if v} == {}
 
 
-def test_annotator_pages_pass_axe(page, make_annotator):
+def test_annotator_pages_pass_axe_and_fit_a_phone(page, make_annotator):
+    """On a 390 px phone (crowd workers take work on phones too): no page wider than the screen."""
     make_annotator("ada")
     pair = {"context": [{"speaker": "user", "text": "Can I bring my dog?"}], "a": {"system": "A", "text": "Yes."}, "b": {"system": "B", "text": "No."}}
     launch_job(create_payload_job(name="Compare replies", task_type="pairwise", payloads=[pair]))
     rating = {"context": [{"speaker": "user", "text": "Can I bring my dog?"}], "response": "Yes, dogs are welcome.",
               "knowledge": [{"entity": "Alpha Hotel", "body": "Pets stay free."}]}
     launch_job(create_payload_job(name="Rate replies", task_type="likert", payloads=[rating]))
+    dialog = {"dialog": [{"speaker": "user", "text": "Hi"}, {"speaker": "system", "text": "Hello! How can I help?"}]}
+    launch_job(create_payload_job(name="FED dialogs", task_type="fed_dialog", payloads=[dialog]))
     launch_job(create_job(corpus=make_corpus(dialogs=1, user_turns=1), name="Rewrite turns"))
+    page.set_viewport_size({"width": 390, "height": 844})
     page.goto("/accounts/login/")
     found = {"login": _violations(page)}
+    widths = {"login": _width(page)}
     log_in(page, "ada", "ada-pass-1")
-    found["home"] = _violations(page)
-    for job in ("Compare replies", "Rate replies", "Rewrite turns"):
+    found["home"], widths["home"] = _violations(page), _width(page)
+    for job in ("Compare replies", "Rate replies", "FED dialogs", "Rewrite turns"):
         claim_by_keyboard(page, job)
-        found[job] = _violations(page)
+        found[job], widths[job] = _violations(page), _width(page)
         page.goto("/")
     assert {where: v for where, v in found.items() if v} == {}
+    assert {where: w for where, w in widths.items() if w > 390} == {}
+
+
+def _width(page) -> int:
+    return page.evaluate("document.documentElement.scrollWidth")
