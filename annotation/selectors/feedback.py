@@ -54,9 +54,14 @@ def _against():
     return Response.objects.counted().filter(answers__vote="against", item__subject_response__review_round__state__in=VOTED_DOWN)
 
 
+def labels_of(fields: list[dict]) -> dict[str, str]:
+    """Answer fields' labels by name, in the form's order."""
+    return {f["name"]: f.get("label") or f["name"] for f in fields}
+
+
 def answer_labels(job: Job) -> dict[str, str]:
     """The job's answer fields' labels by name, in the form's order."""
-    return {f["name"]: f.get("label") or f["name"] for f in task_types.get(job.task_type).answer_fields(job.settings)}
+    return labels_of(task_types.get(job.task_type).answer_fields(job.settings))
 
 
 def voted_down(worker: Worker, limit: int = SHOWN) -> list[Feedback]:

@@ -28,7 +28,7 @@ from quorum.roles import is_organizer, worker_for
 from .. import chat_relay, task_types
 from ..models import Item, Job, Response, Slot, Worker
 from ..selectors import work as work_selectors
-from ..selectors.feedback import feedback_from_json, voted_down
+from ..selectors.feedback import feedback_from_json, labels_of, voted_down
 from ..selectors.jobs import worker_responses
 from ..selectors.readings import reading_of
 from ..services.claims import (
@@ -276,7 +276,7 @@ def _work_page(
         "your_responses": your_responses,
         "saved": request.GET.get("saved") == "1" if saved is None else saved,
         "is_inhouse": work.worker.user_id is not None,
-        "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None), labels={f["name"]: f.get("label") or f["name"] for f in fields}),
+        "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None), labels=labels_of(fields)),
         **kind.page_context(work.item, work.slot, work.job.settings),
         **(extra or {}),
     }

@@ -5,6 +5,7 @@ from annotation import task_types
 from annotation.models import Response
 from evaluation.interactive.selectors import waiting_first
 from evaluation.models import FedCandidate, FedSet
+from evaluation.stats import agreement
 from evaluation.stats.clustered_mean import clustered_mean
 
 
@@ -50,6 +51,29 @@ def fed_results(fed_set) -> list[dict]:
          "questions": [_question(q, *answers_of[system][q], bounds=scale[q]) for q in questions]}
         for system in sorted(answers_of)
     ]
+
+
+def fed_agreement(fed_set) -> list[dict]:
+    """Per FED question: Krippendorff's alpha of the raters' counted answers over every rated item
+    (ordinal, on the question's scale; N/A left out), with its bootstrap interval over items, or
+    the reason it is undefined (e.g. no item has two answers yet)."""
+    if fed_set.job_id is None:
+        return []
+    fields = [f for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
+    triples: dict[str, list] = {f["name"]: [] for f in fields}
+    rows = Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "worker_id", "answers")
+    for item_id, worker_id, answers in rows.iterator():
+        for name, found in triples.items():
+            if isinstance(answers.get(name), int):
+                found.append((item_id, worker_id, answers[name]))
+    out = []
+    for f in fields:
+        scale = _scale(f["choices"])
+        domain = list(range(int(scale[0]), int(scale[1]) + 1)) if scale else None
+        result = agreement.alpha(triples[f["name"]], "ordinal", value_domain=domain) if triples[f["name"]] else None
+        out.append({"name": f["name"], "alpha": result.display() if result else "no answers yet",
+                    "defined": bool(result and not result.undefined), "units": result.units if result else 0})
+    return out
 
 
 def _question(name, values, items, raters, na, *, bounds) -> dict:

@@ -256,3 +256,30 @@ def test_the_combined_mean_is_per_scale_when_questions_have_different_scales():
     one_scale = likert.clean_settings({})
     names = [f["name"] for f in likert.answer_fields(one_scale) if "choices" in f]
     assert likert.combine([dict.fromkeys(names, 4), dict.fromkeys(names, 2)], one_scale)["mean"] == 3.0  # one scale: the plain mean
+
+
+def test_agreement_per_question_is_krippendorffs_ordinal_alpha_of_the_raters(db, make_annotator, settings, organizer):
+    import krippendorff
+
+    from annotation.services.claims import submit_response
+
+    settings.QUORUM_OFFENSIVE_WORDS = ["zebra"]  # nothing in STATIC: no review needed
+    fed_set = import_fed_static(name="agreed", jsonl=STATIC, level="dialog")
+    job = launch_fed_job(fed_set, raters=2)
+    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if "choices" in f]
+    coherent = {"ann": [1, 2, 3, 3], "bea": [1, 2, 3, 2]}  # by item position
+    for name in coherent:
+        _user, worker = make_annotator(name)
+        for _n in range(4):
+            slot = claim_next_slot(job=job, worker=worker)
+            answers = {f["name"]: list(f["choices"])[0] for f in fields}
+            answers["coherent"] = coherent[name][slot.item.position]
+            submit_response(slot_id=slot.pk, worker=worker, answers=answers)
+    rows = {a["name"]: a for a in selectors.fed_agreement(FedSet.objects.get(pk=fed_set.pk))}
+    expected = krippendorff.alpha(reliability_data=[coherent["ann"], coherent["bea"]], level_of_measurement="ordinal", value_domain=[1, 2, 3])
+    assert rows["coherent"]["defined"] and rows["coherent"]["alpha"].startswith(f"{expected:.3f} [") and rows["coherent"]["units"] == 4
+    assert not rows["diverse"]["defined"]  # every answer the same: nothing to agree beyond chance
+    page = Client()
+    page.force_login(organizer)
+    body = page.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert 'id="fed-agreement"' in body and f"{expected:.3f} [" in body
