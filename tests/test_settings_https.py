@@ -16,7 +16,9 @@ HTTPS = ("QUORUM_BEHIND_TLS_PROXY", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS"
 
 
 def _run(args, **values) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in HTTPS and k != "DJANGO_SETTINGS_MODULE"}
+    # Not this test process's own settings; nor DJANGO_ALLOW_ASYNC_UNSAFE, which the browser tests
+    # set in it and which the deployment check rightly refuses.
+    env = {k: v for k, v in os.environ.items() if k not in (*HTTPS, "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     env.update(PRODUCTION, **values)
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
