@@ -21,21 +21,41 @@ def fed_review_queue(fed_set):
     return fed_set.candidates.exclude(review="clean").order_by(waiting_first(), "position")
 
 
+def fed_report(fed_set) -> tuple[list[dict], list[dict]]:
+    """(`fed_results`, `fed_agreement`) from one read of the set's counted answers."""
+    if fed_set.job_id is None:
+        return [], []
+    fields = _questions(fed_set)
+    rows = list(Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "worker_id", "answers"))
+    return _results(fed_set, fields, rows), _agreement(fields, rows)
+
+
 def fed_results(fed_set) -> list[dict]:
     """Per system: for each FED question the mean of the counted answers (N/A left out) with its 95%
     interval clustered by dialog and by rater (`stats.clustered_mean`), how many answers it rests on
     and how many were N/A; and how many items were rated."""
-    if fed_set.job_id is None:
-        return []
-    # Questions only: a field with a scale (choices). An N/A reason is free text about a question,
-    # not a question of its own.
-    fields = [f for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
+    return fed_report(fed_set)[0]
+
+
+def fed_agreement(fed_set) -> list[dict]:
+    """Per FED question: Krippendorff's alpha of the raters' counted answers over every rated item
+    (ordinal, on the question's scale; N/A left out), with its bootstrap interval over items, or
+    the reason it is undefined (e.g. no item has two answers yet)."""
+    return fed_report(fed_set)[1]
+
+
+def _questions(fed_set) -> list[dict]:
+    """The job's questions: its fields with a scale (choices). An N/A reason is free text about a
+    question, not a question of its own."""
+    return [f for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
+
+
+def _results(fed_set, fields, rows) -> list[dict]:
     questions = [f["name"] for f in fields]
     scale = {f["name"]: _scale(f["choices"]) for f in fields}
     system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
     answers_of: dict[str, dict] = {}
-    rows = Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "worker_id", "answers")
-    for item_id, worker_id, answers in rows.iterator():
+    for item_id, worker_id, answers in rows:
         per = answers_of.setdefault(system_of.get(item_id, "?"), {"items": set(), **{q: ([], [], [], [0]) for q in questions}})
         per["items"].add(item_id)
         for q in questions:
@@ -53,25 +73,14 @@ def fed_results(fed_set) -> list[dict]:
     ]
 
 
-def fed_agreement(fed_set) -> list[dict]:
-    """Per FED question: Krippendorff's alpha of the raters' counted answers over every rated item
-    (ordinal, on the question's scale; N/A left out), with its bootstrap interval over items, or
-    the reason it is undefined (e.g. no item has two answers yet)."""
-    if fed_set.job_id is None:
-        return []
-    fields = [f for f in task_types.get(fed_set.job.task_type).answer_fields(fed_set.job.settings) if f.get("choices")]
-    triples: dict[str, list] = {f["name"]: [] for f in fields}
-    rows = Response.objects.counted().filter(item__job=fed_set.job).values_list("item_id", "worker_id", "answers")
-    for item_id, worker_id, answers in rows.iterator():
-        for name, found in triples.items():
-            if isinstance(answers.get(name), int):
-                found.append((item_id, worker_id, answers[name]))
+def _agreement(fields, rows) -> list[dict]:
     out = []
     for f in fields:
-        scale = _scale(f["choices"])
+        name, scale = f["name"], _scale(f["choices"])
+        triples = [(item_id, worker_id, answers[name]) for item_id, worker_id, answers in rows if isinstance(answers.get(name), int)]
         domain = list(range(int(scale[0]), int(scale[1]) + 1)) if scale else None
-        result = agreement.alpha(triples[f["name"]], "ordinal", value_domain=domain) if triples[f["name"]] else None
-        out.append({"name": f["name"], "alpha": result.display() if result else "no answers yet",
+        result = agreement.alpha(triples, "ordinal", value_domain=domain) if triples else None
+        out.append({"name": name, "alpha": result.display() if result else "no answers yet",
                     "defined": bool(result and not result.undefined), "units": result.units if result else 0})
     return out
 

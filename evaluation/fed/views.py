@@ -65,10 +65,11 @@ def fed_static(request):
 
 
 def _set_page(request, fed_set, status=200, launch_form=None):
+    results, agreement = selectors.fed_report(fed_set)
     context = {
         "fed_set": fed_set, "queue": selectors.fed_review_queue(fed_set), "launch_form": launch_form or FedLaunchForm(),
-        "results": selectors.fed_results(fed_set),
-        "agreement": selectors.fed_agreement(fed_set),
+        "results": results,
+        "agreement": agreement,
         "ratings": job_progress(fed_set.job) if fed_set.job_id else None,
     }
     return render(request, "evaluation/fed_set.html", context, status=status)

@@ -75,7 +75,6 @@ def clustered_mean(
 
 def _codes(labels: Sequence[Hashable]):
     """0..k-1 for the k distinct labels, in order of first appearance."""
-    import numpy as np
+    import pandas as pd
 
-    seen: dict[Hashable, int] = {}
-    return np.fromiter((seen.setdefault(label, len(seen)) for label in labels), dtype=np.int64, count=len(labels))
+    return pd.factorize(pd.Series(list(labels), dtype=object))[0]

@@ -11,38 +11,23 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Response
-from hits import providers
-from hits.fakes import FakeMTurk
 from hits.models import Posting, ProviderAssignment
-from hits.providers.mturk import MTurkProvider
 from hits.services.config import configure_crowd
 from hits.services.postings import launch_crowd_job, post_job
-from tests.hits.conftest import ANSWERS, make_job
+from tests.hits.conftest import ANSWERS, aws_env, fake_mturk, make_job  # noqa: F401 - aws_env and fake_mturk are fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 MTURK_SITE = "https://workersandbox.mturk.com"
 
 
-@pytest.fixture
-def mturk(settings, monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAFAKEFAKEFAKE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    with FakeMTurk() as fake:
-        settings.QUORUM_MTURK_ENDPOINT_URL = fake.url
-        settings.QUORUM_MTURK_SUBMIT_HOSTS = [MTURK_SITE, "https://www.mturk.com"]
-        with providers.override("mturk", MTurkProvider(rate=1000, sleep=lambda s: None)):
-            yield fake
-
-
-def test_a_worker_does_the_hit_in_mturks_frame_and_is_sent_to_external_submit(page, dialogs, mturk, live_server):
+def test_a_worker_does_the_hit_in_mturks_frame_and_is_sent_to_external_submit(page, dialogs, fake_mturk, live_server):  # noqa: F811
     job = make_job(turns=2, name="Hotel rewrites")
     configure_crowd(job, provider="mturk", budget="100", assignments_per_posting=2)
     launch_crowd_job(job)
     post_job(job, concurrency=1)
     posting = Posting.objects.filter(job=job).first()
-    assignment_id = mturk.accept(posting.external_id, "A1WORKERONE")
+    assignment_id = fake_mturk.accept(posting.external_id, "A1WORKERONE")
     entry = f"{live_server.url}/crowd/mturk/{job.pk}/?" + urlencode({
         "assignmentId": assignment_id, "hitId": posting.external_id, "workerId": "A1WORKERONE", "turkSubmitTo": MTURK_SITE,
     })

@@ -11,13 +11,11 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Response
-from hits import links, providers
-from hits.fakes import FakeProlific
+from hits import links
 from hits.models import Posting, ProviderAssignment
-from hits.providers.prolific import ProlificProvider
 from hits.services.config import configure_crowd
 from hits.services.postings import launch_crowd_job, post_job
-from tests.hits.conftest import ANSWERS, make_job
+from tests.hits.conftest import ANSWERS, fake_prolific, make_job  # noqa: F401 - fake_prolific is a fixture
 
 from .test_annotator_flow import wait_until_ready
 
@@ -26,22 +24,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PROLIFIC_SITE = "https://app.prolific.com/"
 
 
-@pytest.fixture
-def prolific(settings, monkeypatch):
-    with FakeProlific(token="secret-prolific-token") as fake:
-        settings.QUORUM_PROLIFIC_API_URL = fake.url
-        monkeypatch.setenv("PROLIFIC_TOKEN", "secret-prolific-token")
-        with providers.override("prolific", ProlificProvider()):
-            yield fake
-
-
-def test_a_participant_goes_from_the_study_link_to_prolific_with_the_completion_code(page, dialogs, prolific):
+def test_a_participant_goes_from_the_study_link_to_prolific_with_the_completion_code(page, dialogs, fake_prolific):  # noqa: F811
     job = make_job(turns=2, name="Hotel rewrites")
     configure_crowd(job, provider="prolific", budget="100", assignments_per_posting=2)
     launch_crowd_job(job)
     post_job(job, concurrency=1)
     posting = Posting.objects.get(job=job)
-    session = prolific.start_submission(posting.external_id, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    session = fake_prolific.start_submission(posting.external_id, "5f1a2b3c4d5e6f7a8b9c0d1e")
     arrived_at_prolific = []
     page.route(PROLIFIC_SITE + "**", lambda route: (
         arrived_at_prolific.append(route.request.url),
