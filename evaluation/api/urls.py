@@ -27,6 +27,7 @@ urlpatterns = [
     path("agreement/", api.AgreementUploadView.as_view(), name="agreement"),
     path("systems/", api.DialogSystemListView.as_view(), name="systems"),
     path("goals/", api.GoalSetListView.as_view(), name="goals"),
+    path("fed/<int:pk>/results/", api.FedResultsView.as_view(), name="fed-results"),
     path("interactive/<int:pk>/", api.InteractiveResultsView.as_view(), name="interactive-results"),
     path("pairwise/<int:pk>/", api.PairwiseRankingView.as_view(), name="pairwise-ranking"),
     path("pairwise/<int:pk>/reports/<int:report_pk>/", api.PairwiseReportView.as_view(), name="pairwise-report"),

@@ -43,9 +43,11 @@ from evaluation.campaigns.services.uploads import (
     import_test_set_upload,
 )
 from evaluation.errors import EvaluationInputError
+from evaluation.fed import selectors as fed_selectors
+from evaluation.fed.results_file import results_csv
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
-from evaluation.models import Campaign, TestSet
+from evaluation.models import Campaign, FedSet, TestSet
 from quorum import limits
 from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
@@ -216,17 +218,24 @@ def _stored_result(campaign):
     return result, stale, None
 
 
-class LeaderboardView(EvaluationAPI, APIView):
-    renderer_classes = [JSONRenderer, CSVRenderer, MarkdownRenderer]
+class FormatParameter:
+    """?format= picks the renderer (DRF's URL format override); one not in `formats` is a 400 that
+    names them, not DRF's 404."""
+
+    formats: tuple[str, ...] = ("json",)
 
     def perform_content_negotiation(self, request, force=False):
-        # ?format= picks the renderer (DRF's URL format override); an unknown one is a 400, not DRF's 404.
         wanted = request.query_params.get("format")
-        if wanted is not None and wanted not in leaderboard.FORMATS:
+        if wanted is not None and wanted not in self.formats:
             if force:
                 return JSONRenderer(), JSONRenderer.media_type
-            raise ValidationError({"format": [f"format must be one of {', '.join(leaderboard.FORMATS)}; got {wanted!r}"]})
-        return super().perform_content_negotiation(request, force)
+            raise ValidationError({"format": [f"format must be one of {', '.join(self.formats)}; got {wanted!r}"]})
+        return super().perform_content_negotiation(request, force)  # type: ignore[misc]
+
+
+class LeaderboardView(FormatParameter, EvaluationAPI, APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer, MarkdownRenderer]
+    formats = tuple(leaderboard.FORMATS)
 
     @extend_schema(
         summary="A campaign's leaderboard from its stored results, as JSON, CSV or Markdown",
@@ -465,6 +474,31 @@ class InteractiveResultsView(EvaluationAPI, APIView):
         result, _dialogs = interactive_selectors.interactive_ranking(job)
         screening = interactive_selectors.chat_screenings(job)
         body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
+        return Response(s.json_safe(body))
+
+
+class FedResultsView(FormatParameter, EvaluationAPI, APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer]
+    formats = ("json", "csv")
+
+    @extend_schema(
+        summary="A FED set's results: per system and question the mean with its 95% interval, and the raters' agreement per question",
+        description="Computed from the counted answers when asked, as on the set's page. The interval is clustered by dialog and by rater "
+        "(t with min(dialogs, raters) - 1 degrees of freedom, within the scale); agreement is Krippendorff's ordinal alpha with a "
+        "bootstrap interval over items. `?format=csv` gives the page's CSV download.",
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv"], description="json (default) or csv.")],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, **ERRORS,
+                   404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such FED set.")},
+    )
+    def get(self, request, pk):
+        fed_set = get_object_or_404(FedSet.objects.select_related("job"), pk=pk)
+        results, agreement_rows = fed_selectors.fed_report(fed_set)
+        if request.accepted_renderer.format == "csv":
+            return Response(results_csv(results, agreement_rows))
+        body = {
+            "fed_set": fed_set.pk, "name": fed_set.name, "level": fed_set.level, "job": fed_set.job_id,
+            "results": results, "agreement": agreement_rows,
+        }
         return Response(s.json_safe(body))
 
 

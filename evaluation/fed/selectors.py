@@ -39,8 +39,10 @@ def fed_results(fed_set) -> list[dict]:
 
 def fed_agreement(fed_set) -> list[dict]:
     """Per FED question: Krippendorff's alpha of the raters' counted answers over every rated item
-    (ordinal, on the question's scale; N/A left out), with its bootstrap interval over items, or
-    the reason it is undefined (e.g. no item has two answers yet)."""
+    (ordinal, on the question's scale; N/A left out), with its 95% bootstrap interval over items
+    (`alpha`, `ci_low`, `ci_high`, None when undefined), the items rated twice or more (`units`),
+    and `shown`: the figure with its interval as the page writes it, or the reason it is undefined
+    (e.g. no item has two answers yet)."""
     return fed_report(fed_set)[1]
 
 
@@ -80,8 +82,13 @@ def _agreement(fields, rows) -> list[dict]:
         triples = [(item_id, worker_id, answers[name]) for item_id, worker_id, answers in rows if isinstance(answers.get(name), int)]
         domain = list(range(int(scale[0]), int(scale[1]) + 1)) if scale else None
         result = agreement.alpha(triples, "ordinal", value_domain=domain) if triples else None
-        out.append({"name": name, "alpha": result.display() if result else "no answers yet",
-                    "defined": bool(result and not result.undefined), "units": result.units if result else 0})
+        figures = result if result is not None and not result.undefined else None
+        out.append({
+            "name": name, "defined": figures is not None, "units": result.units if result else 0,
+            "alpha": _rounded(figures.alpha) if figures else None,
+            "ci_low": _rounded(figures.ci_low) if figures else None, "ci_high": _rounded(figures.ci_high) if figures else None,
+            "shown": result.display() if result else "no answers yet",  # the figure and interval, or why there is none
+        })
     return out
 
 

@@ -3,6 +3,7 @@ offensive-word review queue, the FED job and its results. Thin: services write, 
 from functools import partial
 
 from django.contrib import messages
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -11,6 +12,7 @@ from annotation.selectors.jobs import job_progress
 from evaluation.errors import EvaluationInputError
 from evaluation.fed import selectors
 from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
+from evaluation.fed.results_file import results_csv
 from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
 from evaluation.interactive.views import keep_or_drop
 from evaluation.models import FedCandidate, FedSet
@@ -78,6 +80,15 @@ def _set_page(request, fed_set, status=200, launch_form=None):
 @organizer_required
 def fed_set(request, pk):
     return _set_page(request, get_object_or_404(selectors.fed_sets(), pk=pk))
+
+
+@organizer_required
+def fed_results_download(request, pk):
+    """The results and agreement the page shows, as one CSV (`results_file`)."""
+    fed_set = get_object_or_404(FedSet, pk=pk)
+    response = HttpResponse(results_csv(*selectors.fed_report(fed_set)), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="fed-{fed_set.pk}-results.csv"'
+    return response
 
 
 @organizer_required

@@ -93,6 +93,8 @@ def crowd_page(job: Job) -> dict:
     )
     left = config.budget - config.committed if config.budget is not None else None
     return {
+        # The job's own button that posts its open slots to the crowd, if the job has one now.
+        "posting_button": {Job.State.DRAFT.value: "Launch", Job.State.PAUSED.value: "Resume"}.get(job.state),
         "config": config,
         "configured": config.pk is not None,
         "estimate": estimate,

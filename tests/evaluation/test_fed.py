@@ -277,9 +277,75 @@ def test_agreement_per_question_is_krippendorffs_ordinal_alpha_of_the_raters(db,
             submit_response(slot_id=slot.pk, worker=worker, answers=answers)
     rows = {a["name"]: a for a in selectors.fed_agreement(FedSet.objects.get(pk=fed_set.pk))}
     expected = krippendorff.alpha(reliability_data=[coherent["ann"], coherent["bea"]], level_of_measurement="ordinal", value_domain=[1, 2, 3])
-    assert rows["coherent"]["defined"] and rows["coherent"]["alpha"].startswith(f"{expected:.3f} [") and rows["coherent"]["units"] == 4
-    assert not rows["diverse"]["defined"]  # every answer the same: nothing to agree beyond chance
+    coherent_alpha = rows["coherent"]
+    assert coherent_alpha["defined"] and coherent_alpha["shown"].startswith(f"{expected:.3f} [") and coherent_alpha["units"] == 4
+    assert coherent_alpha["alpha"] == pytest.approx(expected, abs=1e-4) and coherent_alpha["ci_low"] <= coherent_alpha["alpha"] <= coherent_alpha["ci_high"]
+    assert not rows["diverse"]["defined"] and rows["diverse"]["alpha"] is None  # every answer the same: nothing to agree beyond chance
     page = Client()
     page.force_login(organizer)
     body = page.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
     assert 'id="fed-agreement"' in body and f"{expected:.3f} [" in body
+
+
+def _csv_rows(text):
+    import csv
+
+    return list(csv.DictReader(StringIO(text)))
+
+
+def test_results_download_and_api_give_the_pages_figures(db, make_annotator, settings, organizer):
+    from annotation.services.claims import submit_response
+
+    settings.QUORUM_OFFENSIVE_WORDS = ["zebra"]
+    fed_set = import_fed_static(name="published", jsonl=STATIC, level="dialog")
+    job = launch_fed_job(fed_set, raters=2)
+    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if "choices" in f]
+    for name, shift in (("ann", 0), ("bea", 1)):
+        _user, worker = make_annotator(name)
+        for _n in range(4):
+            slot = claim_next_slot(job=job, worker=worker)
+            answers = {f["name"]: list(f["choices"])[0] for f in fields}
+            answers["coherent"] = 1 + (slot.item.position + shift) % 3
+            submit_response(slot_id=slot.pk, worker=worker, answers=answers)
+    results, agreement = selectors.fed_report(FedSet.objects.get(pk=fed_set.pk))
+    client = Client()
+    client.force_login(organizer)
+    download = client.get(reverse("evaluation:fed-results-csv", args=[fed_set.pk]))
+    assert download.status_code == 200 and download["Content-Disposition"] == f'attachment; filename="fed-{fed_set.pk}-results.csv"'
+    rows = _csv_rows(download.content.decode())
+    means = {(r["system"], r["question"]): r for r in rows if r["statistic"] == "mean"}
+    assert len(means) == len(results) * len(fields)  # every system and question
+    for system in results:
+        for q in system["questions"]:
+            row = means[(system["system"], q["name"])]
+            assert float(row["value"]) == pytest.approx(q["mean"], abs=1e-4) and int(row["answers"]) == q["n"] == 4
+            assert int(row["items"]) == system["items"] == 2
+            assert (row["ci_low"], row["ci_high"]) == (("", "") if q["low"] is None else (f"{q['low']:.4f}", f"{q['high']:.4f}"))
+    alphas = {r["question"]: r for r in rows if r["statistic"] == "krippendorff_alpha_ordinal"}
+    assert set(alphas) == {f["name"] for f in fields}
+    coherent = next(a for a in agreement if a["name"] == "coherent")
+    assert float(alphas["coherent"]["value"]) == pytest.approx(coherent["alpha"], abs=1e-4) and alphas["coherent"]["items"] == "4"
+    assert alphas["diverse"]["value"] == ""  # undefined: no figure rather than a made-up one
+    page = client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert reverse("evaluation:fed-results-csv", args=[fed_set.pk]) in page
+
+    api = reverse("evaluation-api:fed-results", args=[fed_set.pk])
+    body = client.get(api).json()
+    assert body["job"] == job.pk and body["level"] == "dialog" and body["results"] == results and body["agreement"] == agreement
+    as_csv = client.get(api, {"format": "csv"})
+    assert as_csv.status_code == 200 and as_csv["Content-Type"].startswith("text/csv") and as_csv.content == download.content
+    refused = client.get(api, {"format": "xlsx"})
+    assert refused.status_code == 400 and "format must be one of json, csv" in refused.json()["format"][0]
+    assert client.get(reverse("evaluation-api:fed-results", args=[fed_set.pk + 99])).status_code == 404
+    annotator = Client()
+    annotator.force_login(make_annotator("cat")[0])
+    assert annotator.get(api).status_code == 403
+    assert annotator.get(reverse("evaluation:fed-results-csv", args=[fed_set.pk])).status_code in (302, 403)
+
+
+def test_a_system_name_that_looks_like_a_formula_is_written_as_text():
+    from evaluation.fed.results_file import results_csv
+
+    results = [{"system": "=cmd()", "items": 1, "questions": [{"name": "coherent", "mean": 2.0, "n": 1, "na": 0, "low": None, "high": None}]}]
+    row, = _csv_rows(results_csv(results, []))
+    assert row["system"] == "'=cmd()" and row["value"] == "2.0000" and row["ci_low"] == ""

@@ -124,7 +124,7 @@ def test_bad_settings_say_what_to_fix_by_the_field_and_change_nothing(job_factor
 def test_launch_over_budget_is_refused_with_the_reason(job_factory, org_client):
     job = job_factory(turns=20, redundancy=3, reward="0.50")
     configure_crowd(job, provider="mturk", budget="35.99")
-    assert "Launch" in _page(org_client, job) and "posts every open slot to Amazon Mechanical Turk" in _page(org_client, job)
+    assert "The job's Launch button, at the top of this page, posts every open slot to Amazon Mechanical Turk" in _page(org_client, job)
     response = org_client.post(f"/organize/jobs/{job.pk}/launch/", follow=True)
     assert any("36.00 USD with fees" in m and "35.99" in m for m in _messages(response))
     assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
@@ -139,6 +139,8 @@ def test_launch_within_budget_goes_live_and_commits(job_factory, org_client):
     assert Job.objects.get(pk=job.pk).state == Job.State.LIVE
     assert JobCrowdConfig.objects.get(job=job).committed == D("1.80")
     assert 'id="crowd-launch-note"' not in _page(org_client, job)  # a live job has nothing to launch
+    Job.objects.filter(pk=job.pk).update(state=Job.State.PAUSED)
+    assert "The job's Resume button, at the top of this page, posts every open slot" in _page(org_client, job)
 
 
 @pytest.fixture
