@@ -90,6 +90,21 @@ class CrowdSettingsForm(forms.Form):
         for option in _form_options():
             self.fields[option.name] = option_field(option)
 
+    def common_fields(self) -> list[forms.BoundField]:
+        """The fields every provider reads (provider, budget, time, posting size)."""
+        owned = {option.name for option in _form_options()}
+        return [self[name] for name in self.fields if name not in owned]
+
+    def provider_sections(self) -> list[dict]:
+        """Each provider's own fields under its name; the page shows the chosen provider's only."""
+        labels = dict(Provider.choices)
+        sections = []
+        for key, cls in providers.classes().items():
+            own = [self[option.name] for option in cls.options if option.on_form]
+            if own:
+                sections.append({"provider": key, "label": labels.get(key, key), "fields": own})
+        return sections
+
     @classmethod
     def initial_for(cls, config: JobCrowdConfig) -> dict:
         stored = {**(config.provider_options or {}), **(config.requirements or {})}
