@@ -20,7 +20,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from evaluation.stats import agreement
+from annotation.quality import agreement
 from evaluation.stats.report import SystemSpec, build_report
 
 SYSTEMS, INSTANCES, RATERS_PER_ITEM, RATER_POOL = 12, 28_000, 3, 300

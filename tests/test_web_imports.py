@@ -41,7 +41,7 @@ def test_the_web_application_starts_without_the_numerical_stack():
 def test_a_statistic_loads_what_it_needs_when_used():
     found = _run(
         "from quorum.wsgi import application\n"
-        "from evaluation.stats import agreement\n"
+        "from annotation.quality import agreement\n"
         "before = loaded()\n"
         "result = agreement.alpha([(1, 'a', 1), (1, 'b', 1), (2, 'a', 2), (2, 'b', 3)], 'nominal', bootstrap=0)\n"
         "print(json.dumps({'before': before, 'after': loaded(), 'alpha': result.alpha}))\n"

@@ -307,6 +307,8 @@ class QuestionAgreementSerializer(serializers.Serializer):
     note = serializers.CharField(allow_blank=True)
     units = serializers.IntegerField(help_text="Items with at least two answers (the pairable units).")
     values = serializers.IntegerField(help_text="Answers counted.")
+    ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of alpha over items (1,000 resamples, fixed seed); null with alpha.")
+    ci_high = serializers.FloatField(allow_null=True)
 
 
 class MessageSerializer(serializers.Serializer):
@@ -414,6 +416,8 @@ class VotingSummarySerializer(serializers.Serializer):
     votes = serializers.IntegerField()
     vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes, over each part voted on (a rewrite's variants); null with a note when it cannot be computed.")
     vote_alpha_note = serializers.CharField(allow_blank=True)
+    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of vote_alpha over the parts voted on (1,000 resamples, fixed seed); null with vote_alpha.")
+    vote_alpha_ci_high = serializers.FloatField(allow_null=True)
 
     @staticmethod
     def describe(summary, policy, vote_job) -> dict:

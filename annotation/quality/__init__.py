@@ -1,1 +1,1 @@
-"""Pure quality-control modules (no Django import): gold scheduling and worker flags."""
+"""Pure quality-control modules (no Django import): agreement, gold scheduling, worker flags and reliability."""

@@ -35,7 +35,9 @@ def _from_row(row: JobFlagReport) -> StoredFlags:
         "measures": row.worker_measures,
         "responses_seen": row.responses_seen,
     }
-    return StoredFlags(FlagReport.from_json(data), row.computed_at, row.agreement or [], row.responses_flagged)
+    # A report stored before alpha carried its interval reads as one without it.
+    agreement = [{"ci_low": None, "ci_high": None, **question} for question in row.agreement or []]
+    return StoredFlags(FlagReport.from_json(data), row.computed_at, agreement, row.responses_flagged)
 
 
 def stored_flags(job: Job, *, with_responses: bool = True) -> StoredFlags:

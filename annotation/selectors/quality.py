@@ -1,9 +1,9 @@
 """Reads for quality control: voting summaries, per-item review histories, agreement of any job,
 combined items and a job's subset (the hard test subset), worker flags.
 
-Agreement here calls `krippendorff.alpha` directly: `evaluation.stats.agreement` is a higher app, which
-annotation must not import (DESIGN.md, "Apps"). What is measured, and at which level, is the task
-type's to say (`agreement_values`, `agreement_level`).
+Every alpha here comes from `quality.agreement`, the module the campaigns' and FED sets' alphas come
+from too, with the same 95% bootstrap interval over units. What is measured, and at which level, is
+the task type's to say (`agreement_values`, `agreement_level`).
 """
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from ..task_types.vote import AGAINST, FOR
 from .flags import StoredFlags, stored_flags, stored_worker_flags
 
 if TYPE_CHECKING:
-    import krippendorff
     import numpy as np
+
+    from ..quality import agreement
 else:
-    krippendorff = lazy("krippendorff")
     np = lazy("numpy")
+    agreement = lazy("annotation.quality.agreement")
 
 #: A task type's level of measurement as krippendorff names it.
 KRIPPENDORFF_LEVELS: dict[str, Literal["nominal", "ordinal", "interval", "ratio"]] = {
@@ -46,16 +47,29 @@ class VotingSummary:
     votes: int
     vote_alpha: float | None  # Krippendorff's alpha, nominal, over vote items
     vote_alpha_note: str = ""
+    vote_alpha_ci_low: float | None = None  # its 95% bootstrap interval over the parts voted on
+    vote_alpha_ci_high: float | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-def vote_alpha(job: Job) -> tuple[float | None, str, int]:
-    """(alpha, note, votes counted): nominal Krippendorff's alpha of the votes on `job`'s responses.
+@dataclass(frozen=True)
+class VoteAlpha:
+    alpha: float | None
+    note: str  # why alpha is undefined, when it is
+    votes: int  # votes counted
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+def vote_alpha(job: Job) -> VoteAlpha:
+    """Nominal Krippendorff's alpha of the votes on `job`'s responses, with its 95% bootstrap
+    interval over the units voted on, and how many votes it counted.
 
     Units are what a decision is taken on: each part of a response voted part by part (a rewrite's
-    variants, each re-collected on its own noes), else the response. Late votes (stored but
+    variants, each re-collected on its own noes), else the response. The interval resamples the
+    responses voted on, each with all its parts (tests/quality/test_vote_alpha_interval.py). Late votes (stored but
     ignored) are left out, as they were not part of any decision.
     """
     rows = Response.objects.counted().filter(item__job__reviews=job, item__job__task_type__in=task_types.keys_with(task_types.FromResponses), item__subject_response__isnull=False)
@@ -71,13 +85,16 @@ def vote_alpha(job: Job) -> tuple[float | None, str, int]:
                 counts[(item_id, part)][0 if value == FOR else 1] += 1
                 counted = True
         total += counted
-    matrix = np.array([c for c in counts.values() if sum(c) >= 2], dtype=float)
+    pairable = [(unit, c) for unit, c in counts.items() if sum(c) >= 2]
+    matrix = np.array([c for _unit, c in pairable], dtype=float)
     if matrix.size == 0:
-        return None, "n/a (no response has two votes yet)", total
+        return VoteAlpha(None, "n/a (no response has two votes yet)", total)
     if (matrix[:, 0].sum() == 0) or (matrix[:, 1].sum() == 0):
-        return None, "n/a (every vote is the same: no variation)", total
-    value = float(krippendorff.alpha(value_counts=matrix, level_of_measurement="nominal"))
-    return value, "", total
+        return VoteAlpha(None, "n/a (every vote is the same: no variation)", total)
+    # A response's parts are resampled together: one voter's verdicts on them go together (a vote
+    # on the whole response decides every part), so parts resampled apart give too narrow an interval.
+    found = agreement.alpha_from_counts(matrix, np.array([0, 1]), "nominal", clusters=[item_id for (item_id, _part), _c in pairable])
+    return VoteAlpha(found.alpha, "", total, found.ci_low, found.ci_high)
 
 
 def voting_summary(job: Job) -> VotingSummary:
@@ -91,7 +108,7 @@ def voting_summary(job: Job) -> VotingSummary:
         items.add(item_id)
         if state == ReviewRound.State.RECOLLECTED:
             recollected_items.add(item_id)
-    alpha, note, votes = vote_alpha(job)
+    votes = vote_alpha(job)
     return VotingSummary(
         voting_enabled=bool(policy and policy.voting_enabled),
         responses_reviewed=len(rounds),
@@ -103,9 +120,11 @@ def voting_summary(job: Job) -> VotingSummary:
         items_reviewed=len(items),
         items_recollected=len(recollected_items),
         recollection_rate=(len(recollected_items) / len(items)) if items else None,
-        votes=votes,
-        vote_alpha=alpha,
-        vote_alpha_note=note,
+        votes=votes.votes,
+        vote_alpha=votes.alpha,
+        vote_alpha_note=votes.note,
+        vote_alpha_ci_low=votes.ci_low,
+        vote_alpha_ci_high=votes.ci_high,
     )
 
 
@@ -215,19 +234,22 @@ class QuestionAgreement:
     note: str  # why alpha is undefined, when it is
     units: int  # items with at least two values
     values: int
+    ci_low: float | None = None  # the 95% bootstrap interval over items
+    ci_high: float | None = None
 
 
-def agreement_table(rows, level: str) -> tuple[float | None, str, int]:
-    """(alpha, note, pairable units) of one question from (item, worker, value) rows. Pure."""
+def agreement_table(rows, level: str) -> tuple[float | None, str, int, tuple[float | None, float | None]]:
+    """(alpha, note, pairable units, its 95% bootstrap interval) of one question from (item,
+    worker, value) rows. Pure."""
     by_item = defaultdict(list)
     for item, _worker, value in rows:
         by_item[item].append(value)
     units = {item: values for item, values in by_item.items() if len(values) >= 2}
     if not units:
-        return None, "n/a (no item has two values yet)", 0
+        return None, "n/a (no item has two values yet)", 0, (None, None)
     domain = sorted({v for values in units.values() for v in values}, key=lambda v: (isinstance(v, str), v))
     if len(domain) < 2:
-        return None, "n/a (every value is the same: no variation)", len(units)
+        return None, "n/a (every value is the same: no variation)", len(units), (None, None)
     code = {v: i for i, v in enumerate(domain)}
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domain)
     counts = np.zeros((len(units), len(domain)))
@@ -237,8 +259,8 @@ def agreement_table(rows, level: str) -> tuple[float | None, str, int]:
     value_domain = [float(v) for v in domain] if numeric else list(range(len(domain)))
     if not numeric and level != "nominal":
         level = "nominal"  # labels have no distances; only nominal agreement means something
-    alpha = krippendorff.alpha(value_counts=counts, value_domain=value_domain, level_of_measurement=KRIPPENDORFF_LEVELS[level])
-    return float(alpha), "", len(units)
+    found = agreement.alpha_from_counts(counts, np.array(value_domain), KRIPPENDORFF_LEVELS[level])
+    return found.alpha, "", len(units), (found.ci_low, found.ci_high)
 
 
 def job_agreement(job: Job) -> list[QuestionAgreement]:
@@ -252,8 +274,8 @@ def job_agreement(job: Job) -> list[QuestionAgreement]:
             tables[question].append((item_id, worker_id, value))
     out = []
     for question, table in tables.items():
-        alpha, note, units = agreement_table(table, kind.agreement_level)
-        out.append(QuestionAgreement(question, kind.agreement_level, alpha, note, units, len(table)))
+        alpha, note, units, (low, high) = agreement_table(table, kind.agreement_level)
+        out.append(QuestionAgreement(question, kind.agreement_level, alpha, note, units, len(table), low, high))
     return out
 
 

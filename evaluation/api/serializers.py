@@ -19,9 +19,9 @@ from quorum.lazy_modules import lazy
 from quorum.strict_json import json_safe
 
 if TYPE_CHECKING:
-    from evaluation.stats import agreement
+    from annotation.quality import agreement
 else:
-    agreement = lazy("evaluation.stats.agreement")
+    agreement = lazy("annotation.quality.agreement")
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_BOOTSTRAP = 5000

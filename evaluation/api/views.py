@@ -57,10 +57,10 @@ from quorum.lazy_modules import lazy
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evaluation.stats import agreement
+    from annotation.quality import agreement
 else:
     pd = lazy("pandas")
-    agreement = lazy("evaluation.stats.agreement")
+    agreement = lazy("annotation.quality.agreement")
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.

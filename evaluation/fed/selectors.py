@@ -3,9 +3,9 @@ from django.db.models import Count, Q
 
 from annotation import task_types
 from annotation.models import Response
+from annotation.quality import agreement
 from evaluation.interactive.selectors import waiting_first
 from evaluation.models import FedCandidate, FedSet
-from evaluation.stats import agreement
 from evaluation.stats.clustered_mean import clustered_mean
 
 

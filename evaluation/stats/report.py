@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evaluation.stats import agreement, fragility, scoring, style
+from annotation.quality import agreement
+from evaluation.stats import fragility, scoring, style
 from evaluation.stats.report_format import REPORT_FORMAT
 
 KINDS = ("entry", "baseline", "ground_truth")

@@ -205,7 +205,7 @@ def test_voting_summary_and_reviewed_items_after_a_round(make_annotator, organiz
     page = response.content.decode()
     assert '<td id="voted-down">1</td>' in page and '<td id="flagged">1</td>' in page
     assert summary.vote_alpha == pytest.approx(1.0)  # every voter agreed on both responses
-    assert '<td id="vote-alpha">1.000</td>' in page
+    assert '<td id="vote-alpha">1.000 <span class="interval">[1.000, 1.000]</span>' in page  # every resample agrees too
     reviews = {r.item_id: r for r in response.context["item_reviews"]}
     assert reviews[down.item_id].final_state == "flagged" and reviews[up.item_id].final_state == "passed"
     assert "0 for / 3 against" in page and "3 for / 0 against" in page

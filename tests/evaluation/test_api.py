@@ -9,10 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from annotation.quality import agreement
 from evaluation.campaigns import leaderboard
 from evaluation.campaigns.services.campaigns import compute_campaign_results, create_campaign, refresh_inputs_version
 from evaluation.models import CampaignResult, Rating
-from evaluation.stats import agreement
 
 from .conftest import FIXTURES
 

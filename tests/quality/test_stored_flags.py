@@ -214,3 +214,8 @@ def test_the_job_page_shows_agreement_as_the_flag_run_stored_it(organizer, clien
     assert {a["question"]: a["alpha"] for a in page.context["agreement"]} == live == {"criterion_1": 1.0, "criterion_2": 1.0}
     body = page.content.decode()
     assert 'id="agreement"' in body and 'id="agreement-computed"' in body
+    assert '1.000 <span class="interval">[1.000, 1.000]</span>' in body  # alpha with its interval
+    # A report stored before alpha carried an interval is shown without one, not with an empty one.
+    JobFlagReport.objects.filter(job=job).update(agreement=[{k: v for k, v in a.items() if not k.startswith("ci_")} for a in page.context["agreement"]])
+    older = _job_page(client, job).content.decode()
+    assert "<td>criterion_1</td><td>1.000</td>" in older

@@ -1,11 +1,13 @@
 """CGoDial voting with re-collection: who may vote, the two-of-three rule, rounds, late votes."""
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Item, Response, ReviewRound, Slot
+from annotation.quality import agreement
 from annotation.selectors.quality import item_reviews, voting_summary
 from annotation.services.claims import ClaimError, ResponseRejected, claim_next_slot, release_expired_claims, submit_response
 from annotation.services.quality import override_verdict
@@ -210,6 +212,12 @@ def test_summary_reports_recollection_rate_and_vote_alpha(people, make_annotator
     # D_o = 4 * 2 / 48 = 1/6; n_for = 32, n_against = 16 -> D_e = 2 * 32 * 16 / (48 * 47).
     assert summary.vote_alpha == pytest.approx(1 - (1 / 6) / (2 * 32 * 16 / (48 * 47)))
     assert summary.votes == 12
+    # Its interval resamples the four responses, each with its four parts (not the 16 parts apart).
+    units = np.array([[3, 0]] * 8 + [[2, 1]] * 4 + [[0, 3]] * 4, dtype=float)
+    by_response = agreement.alpha_from_counts(units, np.array([0, 1]), "nominal", clusters=np.repeat(np.arange(4), 4))
+    by_part = agreement.alpha_from_counts(units, np.array([0, 1]), "nominal")
+    assert (summary.vote_alpha_ci_low, summary.vote_alpha_ci_high) == pytest.approx((by_response.ci_low, by_response.ci_high))
+    assert by_response.ci_low < by_part.ci_low
 
 
 def _vote_parts(vote_job, worker, against=(), reason=""):

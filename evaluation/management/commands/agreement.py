@@ -3,7 +3,7 @@ import json
 import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.stats import agreement
+from annotation.quality import agreement
 
 
 class Command(BaseCommand):

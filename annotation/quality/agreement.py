@@ -218,11 +218,20 @@ def alpha(table, level, value_domain=None, bootstrap=DEFAULT_BOOTSTRAP, seed=DEF
     return alpha_from_counts(counts, domain, level, bootstrap=bootstrap, seed=seed, ci=ci, raters=frame["rater"].nunique())
 
 
-def alpha_from_counts(counts, domain, level, bootstrap=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, ci=0.95, raters=0) -> AlphaResult:
+def alpha_from_counts(
+    counts, domain, level, bootstrap=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, ci=0.95, raters=0, clusters=None,
+) -> AlphaResult:
+    """Alpha of a units x values count matrix, with its percentile bootstrap interval.
+
+    `clusters` (one key per row of `counts`) resamples groups of units together, for units that are
+    not independent of each other: the parts of one rewrite that one vote decides. Without it each
+    unit is resampled on its own, as Krippendorff's bootstrap does."""
     _check_level(level)
     if bootstrap and bootstrap < 1000:
         raise ValueError("use at least 1000 bootstrap replicates (or 0 for none)")
     counts = np.asarray(counts)
+    if clusters is not None:
+        clusters = np.asarray(clusters)[counts.sum(axis=1) >= 2]
     pairable = counts[counts.sum(axis=1) >= 2]
     base = dict(level=level, units=len(pairable), pairable_values=int(pairable.sum()), raters=int(raters), ci_level=ci)
     reason = _undefined_reason(counts)
@@ -231,7 +240,10 @@ def alpha_from_counts(counts, domain, level, bootstrap=DEFAULT_BOOTSTRAP, seed=D
     value = float(krippendorff.alpha(value_counts=pairable, value_domain=domain, level_of_measurement=level))
     result = AlphaResult(alpha=value, **base)
     if bootstrap:
-        samples = bootstrap_alphas(pairable, domain, level, bootstrap, seed)
+        samples = (
+            bootstrap_alphas(pairable, domain, level, bootstrap, seed) if clusters is None
+            else bootstrap_alphas_by_cluster(pairable, clusters, domain, level, bootstrap, seed)
+        )
         finite = samples[np.isfinite(samples)]
         if len(finite):
             tail = (1 - ci) / 2 * 100
@@ -270,6 +282,33 @@ def bootstrap_alphas(counts, domain, level, replicates=DEFAULT_BOOTSTRAP, seed=D
         draws = rng.multinomial(n_units, frequency / n_units, size=size)  # [b, K]
         o = (draws @ flat).reshape(size, v, v)
         out[start:start + size] = _alpha_from_coincidences(o, level, domain)
+    return out
+
+
+def bootstrap_alphas_by_cluster(counts, clusters, domain, level, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, chunk=250) -> np.ndarray:
+    """Alphas of `replicates` resamples of whole clusters of pairable units (with replacement),
+    seeded: a resample is a multinomial draw of how often each cluster occurs, and its coincidences
+    the draw-weighted sum of the clusters' own."""
+    counts = np.asarray(counts)
+    keep = counts.sum(axis=1) >= 2
+    counts, clusters = counts[keep], np.asarray(clusters)[keep]
+    codes, _keys = pd.factorize(clusters, sort=True)  # sorted keys: the same draws whatever order the rows came in
+    n_clusters, v = int(codes.max(initial=-1)) + 1, len(domain)
+    per_cluster = np.zeros((n_clusters, v, v))
+    m = counts.sum(axis=1).astype(float)
+    scaled = counts / (m - 1)[:, None]
+    # o_ck of each unit, added into its cluster's (the same formula as _unit_coincidences).
+    np.add.at(per_cluster, codes, scaled[:, :, None] * counts[:, None, :])
+    own = np.zeros((n_clusters, v))
+    np.add.at(own, codes, scaled)
+    per_cluster[:, np.arange(v), np.arange(v)] -= own
+    flat = per_cluster.reshape(n_clusters, -1)
+    rng = np.random.default_rng(seed)
+    out = np.empty(replicates)
+    for start in range(0, replicates, chunk):
+        size = min(chunk, replicates - start)
+        draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=size)  # [b, C]
+        out[start:start + size] = _alpha_from_coincidences((draws @ flat).reshape(size, v, v), level, domain)
     return out
 
 

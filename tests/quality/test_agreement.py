@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.stats import agreement
+from annotation.quality import agreement
 
 NAN = math.nan
 # Section C of the paper: 4 observers x 12 units, values 1-5, with missing values.

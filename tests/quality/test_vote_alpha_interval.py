@@ -1,0 +1,64 @@
+"""The vote agreement's interval on the job page (selectors.quality.vote_alpha): Krippendorff's nominal
+alpha over the parts voted on, with a bootstrap that resamples whole responses
+(`agreement.alpha_from_counts(..., clusters=...)`), because one voter's verdicts on the four rewrites
+of one response are not independent of each other.
+
+Checked by hand (one cluster per unit is the unit bootstrap; the clusters' coincidences add up to the
+whole table's), and by simulation with known truth: responses with four parts, some bad, voters who
+mostly judge the whole response (a halo) and sometimes each part; the truth is alpha over 400,000
+responses. The interval must cover it at its nominal 95%, neither less nor more; resampling parts
+as if independent is shown to fall short, which is why responses are the clusters."""
+import numpy as np
+import pytest
+
+from annotation.quality import agreement
+
+VALUES = np.array([0.0, 1.0])  # for, against
+REPS = 1000  # binomial SE of a 95% coverage: 0.0069
+BAND = (0.93, 0.97)
+
+
+def _campaign(rng, responses, parts=4, voters=3, halo=0.8):
+    """(counts per part [for, against], the response of each part) of one simulated job."""
+    bad_response = rng.random(responses) < 0.15
+    bad_part = np.where(bad_response[:, None], rng.random((responses, parts)) < 0.7, rng.random((responses, parts)) < 0.05)
+    bad_overall = bad_part.any(axis=1)
+    counts = np.zeros((responses * parts, 2))
+    for _voter in range(voters):
+        whole_for = np.where(bad_overall, rng.random(responses) < 0.2, rng.random(responses) < 0.9)
+        part_for = np.where(bad_part, rng.random((responses, parts)) < 0.2, rng.random((responses, parts)) < 0.9)
+        verdict = np.where(rng.random((responses, parts)) < halo, whole_for[:, None], part_for).ravel()
+        counts[np.arange(responses * parts), np.where(verdict, 0, 1)] += 1
+    return counts, np.repeat(np.arange(responses), parts)
+
+
+def test_singleton_clusters_are_the_unit_bootstrap_and_clusters_keep_the_estimate():
+    rng = np.random.default_rng(3)
+    counts, clusters = _campaign(rng, 200)
+    by_unit = agreement.bootstrap_alphas(counts, VALUES, "nominal", 4000, seed=1)
+    by_singleton = agreement.bootstrap_alphas_by_cluster(counts, np.arange(len(counts)), VALUES, "nominal", 4000, seed=2)
+    assert np.percentile(by_singleton, [2.5, 50, 97.5]) == pytest.approx(np.percentile(by_unit, [2.5, 50, 97.5]), abs=0.01)
+    clustered = agreement.alpha_from_counts(counts, VALUES, "nominal", clusters=clusters)
+    plain = agreement.alpha_from_counts(counts, VALUES, "nominal")
+    assert clustered.alpha == plain.alpha  # clusters change the interval only
+    assert clustered.ci_low < clustered.alpha < clustered.ci_high
+    assert clustered.ci_high - clustered.ci_low > 1.3 * (plain.ci_high - plain.ci_low)  # the halo makes parts move together
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("responses", "halo"), [(138, 0.8), (200, 0.8), (138, 0.0)])
+def test_the_interval_covers_the_truth_at_its_nominal_95(responses, halo):
+    rng = np.random.default_rng(responses + int(halo * 10))
+    population, _ = _campaign(rng, 400_000, halo=halo)
+    truth = agreement.alpha_from_counts(population, VALUES, "nominal", bootstrap=0).alpha
+    clustered = by_part = 0
+    for rep in range(REPS):
+        counts, clusters = _campaign(rng, responses, halo=halo)
+        found = agreement.alpha_from_counts(counts, VALUES, "nominal", clusters=clusters, seed=rep)
+        clustered += found.ci_low <= truth <= found.ci_high
+        if halo:
+            plain = agreement.alpha_from_counts(counts, VALUES, "nominal", seed=rep)
+            by_part += plain.ci_low <= truth <= plain.ci_high
+    assert BAND[0] <= clustered / REPS <= BAND[1]
+    if halo:
+        assert by_part / REPS < 0.85  # parts resampled as if independent: far too narrow
