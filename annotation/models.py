@@ -196,6 +196,11 @@ class Job(models.Model):
         return self.name
 
     @property
+    def is_draft(self) -> bool:
+        """Not launched yet: its settings may change and its Launch button is the way to go live."""
+        return self.state == self.State.DRAFT
+
+    @property
     def source_label(self) -> str:
         """Where the items come from, for pages and lists."""
         if self.corpus_id and self.corpus is not None:

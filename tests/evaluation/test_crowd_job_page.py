@@ -72,7 +72,7 @@ def test_an_organizer_creates_the_crowd_job_then_launches_it(signed_in, listed_c
     assert reverse("organizer:job", args=[job.pk]) in page
     assert 'name="crowd-raters"' not in page  # the form is gone once the job exists
     launch = reverse("evaluation:campaign-launch-crowd-job", args=[listed_campaign.pk])
-    assert launch in page
+    assert launch in page and "The job is a draft: set up its crowd" in page
 
     response = signed_in.post(launch)
     assert response.status_code == 302
@@ -80,7 +80,7 @@ def test_an_organizer_creates_the_crowd_job_then_launches_it(signed_in, listed_c
     assert job.state == Job.State.LIVE
     assert Campaign.objects.get(pk=listed_campaign.pk).state == Campaign.State.COLLECTING
     page = signed_in.get(response["Location"]).content.decode()
-    assert "Launched: the crowd job is open to raters" in page and launch not in page
+    assert "Launched: the crowd job is open to raters" in page and launch not in page and "The job is a draft" not in page
     # Launching again is refused with the reason, and changes nothing.
     page = signed_in.post(launch, follow=True).content.decode()
     assert "Not launched: a live job cannot be launched" in page
