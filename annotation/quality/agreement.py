@@ -10,6 +10,11 @@ Pure module: numpy, pandas and the `krippendorff` package, no Django.
   once here in matrix form (`_alpha_from_coincidences`), which the tests check against
   `krippendorff.alpha`. Units are collapsed to their distinct value-count patterns, so that a
   bootstrap replicate is one multinomial draw over patterns instead of a pass over every unit.
+  Units that go together (the parts of one rewrite, decided by the same votes) are resampled as
+  clusters instead (`bootstrap_alphas_by_cluster`): each cluster's coincidences are summed once, and
+  a replicate is a multinomial draw over clusters.
+- Every alpha Quorum shows comes from here: a job's agreement per question and its vote agreement
+  (annotation's selectors), a campaign's report, the FED sets, the agreement command and API.
 - Alpha is undefined when no unit has two values (nothing to pair) or when a single value is used
   (no variation: expected disagreement is 0). The result then says so instead of carrying NaN.
 """
