@@ -204,7 +204,7 @@ def _report(summary: dict, annotators, options: DemoOptions, say, *, reliability
     )
     v = summary["voting"]
     alpha = f"{v['vote_alpha']:.3f}" if v["vote_alpha"] is not None else v["vote_alpha_note"]
-    if v.get("vote_alpha_ci_low") is not None:
+    if v["vote_alpha_ci_low"] is not None:
         alpha += f" [{v['vote_alpha_ci_low']:.3f}, {v['vote_alpha_ci_high']:.3f}] (95% bootstrap over the rewrites voted on)"
     say(f"   Voting (3 votes per rewrite, 2 against re-collects): {v['votes']} votes on {v['responses_reviewed']} rewrites;"
         f" {v['voted_down']} voted down, {v['recollected']} re-collected, {v['flagged']} flagged after the last round;"

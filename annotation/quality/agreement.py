@@ -11,8 +11,8 @@ Pure module: numpy, pandas and the `krippendorff` package, no Django.
   `krippendorff.alpha`. Units are collapsed to their distinct value-count patterns, so that a
   bootstrap replicate is one multinomial draw over patterns instead of a pass over every unit.
   Units that go together (the parts of one rewrite, decided by the same votes) are resampled as
-  clusters instead (`bootstrap_alphas_by_cluster`): each cluster's coincidences are summed once, and
-  a replicate is a multinomial draw over clusters.
+  clusters instead (`bootstrap_alphas_by_cluster`): a replicate is then a multinomial draw over the
+  distinct kinds of cluster.
 - Every alpha Quorum shows comes from here: a job's agreement per question and its vote agreement
   (annotation's selectors), a campaign's report, the FED sets, the agreement command and API.
 - Alpha is undefined when no unit has two values (nothing to pair) or when a single value is used
@@ -275,44 +275,40 @@ def bootstrap_alphas(counts, domain, level, replicates=DEFAULT_BOOTSTRAP, seed=D
     multinomial draw of how often each distinct pattern occurs: exact, and independent of N.
     """
     counts = np.asarray(counts)
-    counts = counts[counts.sum(axis=1) >= 2]
-    patterns, frequency = _distinct_rows(counts)
-    per_pattern = np.stack([_unit_coincidences(p[None, :]) for p in patterns])  # [K, V, V]
-    flat = per_pattern.reshape(len(patterns), -1)
-    rng = np.random.default_rng(seed)
-    out = np.empty(replicates)
-    n_units, v = int(frequency.sum()), len(domain)
-    for start in range(0, replicates, chunk):
-        size = min(chunk, replicates - start)
-        draws = rng.multinomial(n_units, frequency / n_units, size=size)  # [b, K]
-        o = (draws @ flat).reshape(size, v, v)
-        out[start:start + size] = _alpha_from_coincidences(o, level, domain)
-    return out
+    patterns, frequency = _distinct_rows(counts[counts.sum(axis=1) >= 2])
+    return _resampled_alphas(_pattern_coincidences(patterns), frequency, domain, level, replicates, seed, chunk)
 
 
 def bootstrap_alphas_by_cluster(counts, clusters, domain, level, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, chunk=250) -> np.ndarray:
-    """Alphas of `replicates` resamples of whole clusters of pairable units (with replacement),
-    seeded: a resample is a multinomial draw of how often each cluster occurs, and its coincidences
-    the draw-weighted sum of the clusters' own."""
+    """Alphas of `replicates` resamples of whole clusters of pairable units (with replacement), seeded.
+
+    A cluster is the units it holds of each value-count pattern; clusters that hold the same are
+    interchangeable, so a resample is a multinomial draw over the distinct kinds of cluster, as
+    `bootstrap_alphas` draws over the distinct patterns of units."""
     counts = np.asarray(counts)
     keep = counts.sum(axis=1) >= 2
-    counts, clusters = counts[keep], np.asarray(clusters)[keep]
-    codes, _keys = pd.factorize(clusters, sort=True)  # sorted keys: the same draws whatever order the rows came in
-    n_clusters, v = int(codes.max(initial=-1)) + 1, len(domain)
-    per_cluster = np.zeros((n_clusters, v, v))
-    m = counts.sum(axis=1).astype(float)
-    scaled = counts / (m - 1)[:, None]
-    # o_ck of each unit, added into its cluster's (the same formula as _unit_coincidences).
-    np.add.at(per_cluster, codes, scaled[:, :, None] * counts[:, None, :])
-    own = np.zeros((n_clusters, v))
-    np.add.at(own, codes, scaled)
-    per_cluster[:, np.arange(v), np.arange(v)] -= own
-    flat = per_cluster.reshape(n_clusters, -1)
+    pattern_of_unit, patterns = _pattern_keys(counts[keep])
+    cluster_codes, _keys = pd.factorize(np.asarray(clusters)[keep], sort=True)
+    n_clusters, n_patterns = int(cluster_codes.max(initial=-1)) + 1, len(patterns)
+    holdings = np.bincount(cluster_codes * n_patterns + pattern_of_unit, minlength=n_clusters * n_patterns)
+    kinds, frequency = _distinct_rows(holdings.reshape(n_clusters, n_patterns))
+    return _resampled_alphas(kinds @ _pattern_coincidences(patterns), frequency, domain, level, replicates, seed, chunk)
+
+
+def _pattern_coincidences(patterns: np.ndarray) -> np.ndarray:
+    """The coincidences [K, V*V] one unit of each pattern adds."""
+    return np.stack([_unit_coincidences(p[None, :]).ravel() for p in patterns])
+
+
+def _resampled_alphas(flat: np.ndarray, frequency: np.ndarray, domain, level, replicates, seed, chunk) -> np.ndarray:
+    """Alphas of resamples that draw, with replacement, as many rows of `flat` (coincidences [K, V*V])
+    as `frequency` holds in all, each row as often as its frequency makes likely."""
     rng = np.random.default_rng(seed)
     out = np.empty(replicates)
+    n, v = int(frequency.sum()), len(domain)
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
-        draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=size)  # [b, C]
+        draws = rng.multinomial(n, frequency / n, size=size)  # [b, K]
         out[start:start + size] = _alpha_from_coincidences((draws @ flat).reshape(size, v, v), level, domain)
     return out
 

@@ -51,12 +51,16 @@ def gold_items(job: Job) -> list[GoldItemRow]:
     ]
 
 
-def item_numbered(job: Job, number: int) -> tuple[int | None, int]:
+def item_numbered(job: Job, number: int) -> int | None:
     """The id of the job's item that pages number `number` (its position + 1: the review queue and
-    the preview say "item 3"), or None; and the highest number the job has (0 without items)."""
-    found = Item.objects.filter(job=job, position=number - 1).values_list("pk", flat=True).first() if number >= 1 else None
+    the preview say "item 3"), or None."""
+    return Item.objects.filter(job=job, position=number - 1).values_list("pk", flat=True).first() if number >= 1 else None
+
+
+def highest_item_number(job: Job) -> int:
+    """The highest number a page gives an item of the job (0 without items)."""
     highest = Item.objects.filter(job=job).order_by("-position").values_list("position", flat=True).first()
-    return found, (highest + 1 if highest is not None else 0)
+    return highest + 1 if highest is not None else 0
 
 
 def _shown(payload) -> str:

@@ -459,8 +459,9 @@ class GoldItemForm(forms.Form):
     def clean_item(self) -> int:
         number = self.cleaned_data["item"]
         if self.job is not None:
-            self.item_id, highest = gold_selectors.item_numbered(self.job, number)
-            if self.item_id is None:
+            self.item_id = gold_selectors.item_numbered(self.job, number)
+            if self.item_id is None:  # only a refusal needs the range
+                highest = gold_selectors.highest_item_number(self.job)
                 numbered = f"its items are numbered 1 to {highest}" if highest else "it has no items"
                 raise forms.ValidationError(f"This job has no item {number}: {numbered}.")
         return number

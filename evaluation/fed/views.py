@@ -85,7 +85,7 @@ def fed_set(request, pk):
 @organizer_required
 def fed_results_download(request, pk):
     """The results and agreement the page shows, as one CSV (`results_file`)."""
-    fed_set = get_object_or_404(FedSet, pk=pk)
+    fed_set = get_object_or_404(FedSet.objects.select_related("job"), pk=pk)
     response = HttpResponse(results_csv(*selectors.fed_report(fed_set)), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="fed-{fed_set.pk}-results.csv"'
     return response
