@@ -180,9 +180,14 @@ class JobForm(forms.Form):
                     self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
 
     @property
-    def payload_keys_json(self) -> str:
-        """The keys of the offered types whose items come from a payload file, as a JSON list."""
-        return json.dumps([k.key for k in self.kinds if _payload_file(k)])
+    def payload_keys(self) -> list[str]:
+        """The offered types whose items come from a payload file: the page shows the file's field for them."""
+        return [k.key for k in self.kinds if _payload_file(k)]
+
+    @property
+    def turn_keys(self) -> list[str]:
+        """The offered types whose items are corpus turns: the page shows the turn selection for them."""
+        return [k.key for k in self.kinds if not _payload_file(k)]
 
     def settings_groups(self):
         """[(task type, [bound fields of its settings])] for the template."""
