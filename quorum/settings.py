@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # CONTENT_SECURITY_POLICY below, on every response
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -169,6 +171,25 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)  # e.g. 31536000
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)  # the domain's decisions
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 X_FRAME_OPTIONS = "DENY"
+# Pages show what crowd workers wrote to organizers who can pay and reject them: scripts run only
+# from Quorum's own files (no inline script, no eval), whatever a page might one day render.
+# Styles may be inline (the API docs' and DRF's pages have style attributes; a style cannot act).
+# No form-action: a submit redirects to the crowd's own site (Prolific's completion page, MTurk's
+# externalSubmit), which Chromium checks against form-action. Worker pages widen frame-ancestors to
+# the providers' origins (hits.web.framing); every other page is framed by no one.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "media-src": [SELF, "blob:"],  # a spoken reading's take is played back before it is sent
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

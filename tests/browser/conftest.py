@@ -44,12 +44,22 @@ def chromium_browser():
         browser.close()
 
 
+def record_policy_violations(context) -> list[str]:
+    """What the context's pages were refused by their Content-Security-Policy (an inline script, a
+    foreign source), as Chromium reports it on the console; a page of Quorum's breaks none."""
+    refused: list[str] = []
+    context.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None)
+    return refused
+
+
 @pytest.fixture
 def page(chromium_browser, live_server):
-    """A fresh browser tab (no cookies) whose relative URLs go to the live server."""
+    """A fresh browser tab (no cookies) whose relative URLs go to the live server. The test fails
+    if any page of its context broke the site's Content-Security-Policy."""
     from playwright.sync_api import expect
 
     context = chromium_browser.new_context(base_url=live_server.url)
+    refused = record_policy_violations(context)
     tab = context.new_page()
     tab.set_default_timeout(10_000)
     # `expect` waits 5 s by default: the same 10 s as the tab's actions, for a live check's round
@@ -57,6 +67,7 @@ def page(chromium_browser, live_server):
     expect.set_options(timeout=10_000)
     yield tab
     context.close()
+    assert not refused, f"a page broke its Content-Security-Policy: {refused[:3]}"
 
 
 @pytest.fixture

@@ -29,10 +29,11 @@ def _entry(client, job, **params):
 
 
 def _assert_framable_by_providers_only(response):
-    csp = response["Content-Security-Policy"]
-    assert csp.startswith("frame-ancestors ")
-    assert "https://workersandbox.mturk.com" in csp and "https://worker.mturk.com" in csp
-    assert "https://app.prolific.com" in csp and "*" not in csp
+    policy = dict(part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";"))
+    ancestors = policy["frame-ancestors"].split()
+    assert "https://workersandbox.mturk.com" in ancestors and "https://worker.mturk.com" in ancestors
+    assert "https://app.prolific.com" in ancestors and "*" not in ancestors
+    assert policy["script-src"] == "'self'"  # the site's policy still holds inside the provider's frame
     assert "X-Frame-Options" not in response
 
 
