@@ -52,6 +52,9 @@ def test_annotator_pages_pass_axe_and_fit_a_phone(page, make_annotator):
     widths = {"login": _width(page)}
     log_in(page, "ada", "ada-pass-1")
     found["home"], widths["home"] = _violations(page), _width(page)
+    # Each job's button is on the screen, not scrolled off beside a table too wide for it.
+    edges = page.locator("table.jobs button").evaluate_all("buttons => buttons.map(b => b.getBoundingClientRect().right)")
+    assert len(edges) == 4 and max(edges) <= 390, edges
     for job in ("Compare replies", "Rate replies", "FED dialogs", "Rewrite turns"):
         claim_by_keyboard(page, job)
         found[job], widths[job] = _violations(page), _width(page)
