@@ -505,7 +505,7 @@ class ExportRun(BackgroundRun):
     speech_errors_seed = models.PositiveIntegerField(default=0, help_text="Seed of the speech-error noise; the same seed gives the same text.")
     out_of_domain_corpus = models.ForeignKey(
         Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-        help_text="Add an out_of_domain/ test set (RADDLE) whose user turns are mixed with utterances of this other corpus; empty: none.",
+        help_text="Add an out-of-domain test set (RADDLE; the export's out_of_domain/ folder) whose user turns are mixed with utterances of this other corpus; empty: none.",
     )
     out_of_domain_rate = models.FloatField(
         null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
@@ -568,8 +568,8 @@ class QualityPolicy(models.Model):
     # Who decides a vote (issue 22).
     decision_rule = models.CharField(
         max_length=16, choices=DecisionRule.choices, default=DecisionRule.PUBLISHED,
-        help_text="How a vote is decided once `votes_per_response` votes are in: the published rule (votes against at "
-        "`against_threshold`), or the reliability model stored by the last flag sweep (voters the model has not seen "
+        help_text="How a vote is decided once its votes are in: the published rule (re-collected at the set number of votes "
+        "against), or the reliability model stored by the last flag sweep (voters the model has not seen "
         "count as right 75% of the time); with the model, fewer votes per response (two) usually suffice.",
     )
     model_sure = models.FloatField(
@@ -613,7 +613,7 @@ class QualityPolicy(models.Model):
         help_text="Flag a worker when at least this share of their responses carry a response flag (fast, pasted, near-duplicate).",
     )
     straight_line_share = models.FloatField(
-        default=0.9, help_text="Flag a rater who gives the same rating to at least this share of at least `pattern_min_ratings` items."
+        default=0.9, help_text="Flag a rater who gives the same rating to at least this share of their items, once they have rated as many as Pattern min ratings says."
     )
     pattern_min_ratings = models.PositiveSmallIntegerField(
         default=10, help_text="Ratings a worker must have before straight-lining or alternating patterns are judged (at least 1)."

@@ -2,6 +2,7 @@
 verdict overrides, quality settings, the hard subset, the worker page with unblock; and the admin."""
 import csv
 import io
+import re
 
 import pytest
 from django.apps import apps
@@ -136,6 +137,17 @@ def test_job_page_offers_voting_with_help_on_every_setting(world, organizer, cli
         assert f'name="{name}"' in page
         assert escape(QualityPolicy._meta.get_field(name).help_text) in page
     assert "Soft-reject (paid, data excluded)" in page and "Reject (not paid)" in page
+    # The section first says whether voting runs: off here, though it goes on to say what it does.
+    assert '<p id="voting-state"><strong>Voting is off.</strong>' in page
+
+
+def test_the_settings_help_names_no_internal_field():
+    """Help texts are read by organizers: a setting is named by its label, never as `votes_per_response`."""
+    from annotation.web.organizer_forms import QualitySettingsForm, VotingForm
+
+    for form in (VotingForm(), QualitySettingsForm()):
+        for name, field in form.fields.items():
+            assert "`" not in field.help_text and not re.search(r"\b[a-z]+_[a-z_]+\b", field.help_text), (name, field.help_text)
 
 
 def test_turning_voting_on_creates_the_vote_job_with_the_settings_then_off(world, organizer, client):
@@ -152,10 +164,12 @@ def test_turning_voting_on_creates_the_vote_job_with_the_settings_then_off(world
     assert vote_job.redundancy == 5
     assert vote_job.items.get().subject_response == world["response"]  # the backlog went to the vote
     page = client.get(response["Location"]).content.decode()
-    assert "Voting is on" in page and vote_job.name in page
+    assert '<p id="voting-state"><strong>Voting is on.</strong>' in page and vote_job.name in page
 
     client.post(url, {"votes_per_response": 5, "against_threshold": 3, "max_rounds": 2, "on_voted_down": "reject"})
     assert QualityPolicy.objects.get(job=job).voting_enabled is False
+    page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert '<p id="voting-state"><strong>Voting is off.</strong>' in page
 
 
 @pytest.mark.parametrize(
