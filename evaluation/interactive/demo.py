@@ -161,18 +161,21 @@ def run_interactive_demo(*, server, organizer, annotator_names, password, seed, 
     errors = [e for u in users for e in u.errors]
     if errors:
         raise RuntimeError("simulated chat users failed:\n" + "\n".join(errors))
-    from evaluation.stats import interactive  # the demo's only use of it: web workers do not import it
-
-    result, _dialogs = selectors.interactive_ranking(job, seed=seed)
     dialogs = sum(u.dialogs for u in users)
     say(f"   {dialogs} dialogs through the work pages; the interactive leaderboard:")
+    return {"job": job.pk, "dialogs": dialogs, "leaderboard": report_leaderboard(job, say)}
+
+
+#: The figures of each system the demo's summary keeps.
+SUMMARY_FIGURES = ("rank", "system", "dialogs", "success", "grounded_success", "final", "final_ci_low", "final_ci_high", "understanding", "appropriateness")
+
+
+def report_leaderboard(job, say) -> list[dict]:
+    """Print the chat job's leaderboard as its results page shows it: the page's own read (its
+    bootstrap seed, not the demo's), so the console and the page give the same intervals."""
+    from evaluation.stats import interactive  # the demo's only use of it: web workers do not import it
+
+    result, _dialogs = selectors.interactive_ranking(job)
     for line in interactive.to_markdown(result).splitlines():
         say(f"     {line}" if line else "")
-    return {
-        "job": job.pk,
-        "dialogs": dialogs,
-        "leaderboard": [
-            {k: row[k] for k in ("rank", "system", "dialogs", "success", "grounded_success", "final", "final_ci_low", "final_ci_high", "understanding", "appropriateness")}
-            for row in result["systems"]
-        ],
-    }
+    return [{k: row[k] for k in SUMMARY_FIGURES} for row in result["systems"]]

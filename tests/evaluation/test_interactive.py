@@ -2,6 +2,7 @@
 weaker variant, conversations through the real work pages (the server relays; the page never names
 the system), a failing system's fallback, and the results (success, grounded success, ratings)."""
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -137,3 +138,48 @@ def test_the_results_page_of_a_job_without_dialogs_says_so(goal_set, organizer):
     page = client.get(reverse("evaluation:interactive-results", args=[job.pk]))
     assert page.status_code == 200 and "No dialogs count yet." in page.content.decode()
     assert client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"])).status_code == 404
+
+
+def _varied_dialogs(job):
+    """Six goals per system with mixed outcomes and ratings, so the intervals depend on the seed."""
+    database = {"restaurant": RESTAURANTS}
+    goal = {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}
+    offered = {"name": "Golden Wok"}
+    dialogs = []
+    for system, fits in (("strong-team", [1, 1, 1, 0, 1, 1]), ("weak-team", [1, 0, 1, 0, 0, 1])):
+        for goal_id, fit in enumerate(fits):
+            transcript = [{"role": "user", "text": "chinese in the centre", "failed": False, "offered": None},
+                          {"role": "system", "text": "Golden Wok", "failed": False, "offered": offered if fit else None}]
+            answers = {"outcome": "success" if fit else "fail", "transcript": transcript,
+                       "understanding": 5 - goal_id % 3, "appropriateness": 3 + goal_id % 2}
+            dialogs.append({"system": system, "goal_id": str(goal_id), "goal": goal, "goal_text": [], "database": database,
+                            "worker": goal_id % 3, "response_id": len(dialogs) + 1, "answers": answers})
+    return dialogs
+
+
+def test_the_demo_prints_the_leaderboard_the_results_page_and_the_api_show(goal_set, organizer, monkeypatch):
+    """An organizer reads the same intervals in `make demo`'s console as on the job's results page."""
+    from rest_framework.test import APIClient
+
+    from evaluation.interactive.demo import report_leaderboard
+
+    systems = [register_system(name=name, url="http://127.0.0.1:9", secret=SECRET) for name in ("strong-team", "weak-team")]
+    job = create_chat_job(name="chat", systems=systems, goal_set=goal_set)
+    monkeypatch.setattr(selectors, "interactive_dialogs", _varied_dialogs)
+    printed = []
+    summary = report_leaderboard(job, printed.append)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
+    api = APIClient()
+    api.force_authenticate(organizer)
+    shown = api.get(f"/api/evaluation/interactive/{job.pk}/").json()["systems"]
+    assert [{k: row[k] for k in summary[0]} for row in shown] == summary
+    for row in shown:
+        line, = (line for line in printed if f"| {row['system']} | {row['dialogs']} |" in line)
+        final = f"{row['final']:.3f} [{row['final_ci_low']:.3f}, {row['final_ci_high']:.3f}]"
+        success = f"{row['success']:.3f} [{row['success_ci_low']:.3f}, {row['success_ci_high']:.3f}]"
+        assert final in line and success in line, (line, row)
+        assert f"<strong>{row['final']:.3f}</strong> <span class=\"muted\">[{row['final_ci_low']:.3f}, {row['final_ci_high']:.3f}]</span>" in page
+    page_seed = re.search(r"resamples, seed (\d+)\)", page).group(1)
+    assert any(f"seed {page_seed})" in line for line in printed), printed
