@@ -19,7 +19,9 @@ else:
 
 COMPUTED = "computed"
 UPLOADED = "uploaded"
-SOURCE_LABELS = {COMPUTED: "computed by Quorum (score_entries)", UPLOADED: "uploaded (score.csv)"}
+#: Shown in brackets after each value, so plain words without brackets of their own. The score file's
+#: name is not kept (a command line import reads one too), so the label names its kind.
+SOURCE_LABELS = {COMPUTED: "computed by Quorum", UPLOADED: "from the uploaded score file"}
 
 
 def score_source(entry: Entry, metric: str) -> str:

@@ -183,4 +183,6 @@ def test_the_finalists_page_shows_where_each_score_came_from(client, organizer, 
     client.force_login(organizer)
     page = client.post("/evaluation/", {"test_set": scored.pk, "metrics": "detection_f1, lm_fluency", "top": "3"}).content.decode()
     assert '<th>detection_f1</th><th>lm_fluency</th>' in page
-    assert "(computed by Quorum (score_entries))" in page and "(uploaded (score.csv))" in page
+    table = page[page.index('id="finalist-table"'):page.index("</table>", page.index('id="finalist-table"'))]
+    assert "(computed by Quorum)" in table and "(from the uploaded score file)" in table
+    assert "))" not in table, "a source in brackets inside the value's brackets"
