@@ -59,8 +59,11 @@ DSTC9_QUESTIONS = [
 ]
 ONE_TO_FIVE = ["1 (not at all)", "2", "3", "4", "5 (very much)"]
 HARD_SCORE_QUESTIONS = [
-    _q("criterion_1", "Hard to understand", "1 = not at all, 5 = very much.", ONE_TO_FIVE),
-    _q("criterion_2", "Spoken features on keywords", "1 = not at all, 5 = very much.", ONE_TO_FIVE),
+    _q("criterion_1", "Hard to understand", "Would a listener find this turn hard to understand? 1 = not at all, 5 = very much.", ONE_TO_FIVE),
+    # CGoDial's criterion by its published name, said in plain words for the worker.
+    _q("criterion_2", "Spoken features on keywords", "Are the turn's key words (names, places, times, numbers) said the "
+       "way people speak rather than write: fillers, repeats, self-corrections, casual or shortened forms? "
+       "1 = not at all, 5 = very much.", ONE_TO_FIVE),
 ]
 NSY, NY = ["No", "Somewhat", "Yes"], ["No", "Yes"]
 OVERALL = ["1 (very poor)", "2", "3", "4", "5 (very good)"]
@@ -93,6 +96,15 @@ FED_DIALOG_QUESTIONS = [
 def default_question(name: str) -> dict | None:
     """DSTC9's built-in wording of a question, or None if Quorum has none for that name."""
     return next((dict(q) for q in DSTC9_QUESTIONS if q["name"] == name), None)
+
+
+def words_beside_number(value: int, anchor: str) -> str:
+    """What a point's anchor says beyond its number, shown beside the number: "not at all" for
+    "1 (not at all)", nothing for "2", the whole anchor where it does not start with its number."""
+    number = str(value)
+    if not anchor.startswith(number) or anchor[len(number):len(number) + 1].isdigit():
+        return anchor
+    return anchor[len(number):].strip(" ()-:=")
 
 
 def scale_of(question: Mapping) -> list[int]:
@@ -244,7 +256,7 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
                 "label": q["label"],
                 "help": q.get("help", ""),
                 "choices": {v: a for v, a in zip(scale, q["anchors"], strict=True)},
-                "anchors": [{"value": v, "label": a} for v, a in zip(scale, q["anchors"], strict=True)],
+                "anchors": [{"value": v, "label": a, "words": words_beside_number(v, a)} for v, a in zip(scale, q["anchors"], strict=True)],
                 "shows_knowledge": q.get("shows_knowledge", False),
                 "allows_na": q.get("allows_na", False),
             })

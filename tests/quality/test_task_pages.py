@@ -1,4 +1,6 @@
 """The vote and hard-score task types through the generic annotator work page."""
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -54,6 +56,11 @@ def test_hard_score_page_shows_one_scale_per_criterion_and_stores_scores(make_an
     html = client.get(reverse("work", args=[make_token(slot)])).content.decode()
     assert "Hard to understand" in html and "Spoken features on keywords" in html
     assert html.count('type="radio" name="criterion_1"') == 5
+    # Each point says its number once ("1 not at all", not "1 1 (not at all)"), and the published
+    # criterion's name comes with what it asks in plain words.
+    assert re.search(r"<strong>1</strong> not at all</label>", html) and "<strong>1</strong> 1" not in html
+    assert re.search(r"<strong>2</strong></label>", html)
+    assert "key words (names, places, times, numbers)" in html
     saved = client.post(reverse("work", args=[make_token(slot)]), {"criterion_1": "4", "criterion_2": "2"})
     assert saved.status_code == 302
     assert Response.objects.get(worker=worker).answers == {"criterion_1": 4, "criterion_2": 2}
