@@ -23,6 +23,7 @@ from evaluation.models import (
     CampaignResult,
     CampaignResultsRun,
     CampaignRun,
+    Entry,
     ObjectiveScoringRun,
     PairwiseReport,
     Rating,
@@ -114,6 +115,17 @@ def shown_result_at(campaign) -> tuple[datetime | None, bool]:
 def test_sets():
     """Test sets with their challenge and entry count, oldest first (the order of the upload forms)."""
     return TestSet.objects.select_related("challenge").annotate(n_entries=Count("entries")).order_by("pk")
+
+
+def finalist_metric_names(test_sets) -> list[dict]:
+    """Per test set (in the order given), the metric names its competing entries have scores for,
+    uploaded or computed, sorted: what the finalist selection can rank by, told before a wrong
+    name is refused."""
+    names: dict[int, set[str]] = {t.pk: set() for t in test_sets}
+    competing = Entry.objects.filter(test_set__in=list(names), is_baseline=False, is_ground_truth=False)
+    for test_set_id, scores in competing.values_list("test_set_id", "objective_scores"):
+        names[test_set_id].update(scores or {})
+    return [{"test_set": t, "names": sorted(names[t.pk])} for t in test_sets]
 
 
 def export_directory(result: CampaignResult) -> Path:

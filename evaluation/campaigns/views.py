@@ -63,7 +63,11 @@ SETUP_FORMS = {"test_set_form": TestSetUploadForm, "logs_form": TestSetLogsForm,
 def _list_page(request, extra=None, status=200, **bound_forms):
     """The campaign list with its set-up forms: blank ones, except a refused form shown with its errors."""
     forms = {key: bound_forms.get(key) or form_class() for key, form_class in SETUP_FORMS.items()}
-    context = {"campaigns": selectors.campaigns(), "pairwise_jobs": selectors.pairwise_jobs(), "test_sets": selectors.test_sets(), **forms, **(extra or {})}
+    test_sets = list(selectors.test_sets())
+    context = {
+        "campaigns": selectors.campaigns(), "pairwise_jobs": selectors.pairwise_jobs(), "test_sets": test_sets,
+        "finalist_metric_names": selectors.finalist_metric_names(test_sets), **forms, **(extra or {}),
+    }
     return render(request, "evaluation/campaign_list.html", context, status=status)
 
 

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from evaluation.campaigns import leaderboard, views
 from evaluation.campaigns.services.campaigns import compute_campaign_results
+from evaluation.campaigns.services.imports import import_entries
 from evaluation.models import Campaign, Entry, TestSet
 from evaluation.tasks import compute_campaign_results as compute_task
 
@@ -162,3 +163,17 @@ def test_a_draft_campaigns_entry_without_outputs_is_listed_and_taken_out(organiz
     assert "team03/entry0" in page and "Take out" in page
     client.post(reverse("evaluation:campaign-entry-remove", args=[campaign.pk, entry.pk]))
     assert not campaign.entries.exists()
+
+
+def _finalists_form(client):
+    page = client.get(reverse("evaluation:campaigns")).content.decode()
+    section = page[page.index('id="finalists"'):]
+    return section[:section.index("</form>")]
+
+
+def test_the_finalists_form_explains_every_field_and_names_the_metrics_it_can_rank_by(signed_in, test_set):
+    form = _finalists_form(signed_in)
+    assert form.count("<label") == form.count('class="muted help"') == 5
+    assert "Available: none yet (upload a score file with the entries" in form
+    import_entries(test_set, DSTC9 / "entries", scores_path=DSTC9 / "score.csv")
+    assert "Available: detection_f1, generation_bleu-1, selection_r@1." in _finalists_form(signed_in)
