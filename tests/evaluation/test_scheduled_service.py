@@ -72,7 +72,7 @@ def test_bad_schedules_and_links_are_refused(board):
 
 def test_the_beat_task_runs_every_enabled_schedule_and_the_leaderboard_shows_date_and_intervals(board, organizer):
     test_set, goals, _systems = board
-    set_schedule(test_set=test_set, goal_set=goals, metrics=["bleu"], top_k=1)
+    schedule = set_schedule(test_set=test_set, goal_set=goals, metrics=["bleu"], top_k=1)
     result, = run_scheduled_interactive_evaluations.apply().get()
     assert result["entries"] == ["team1/e4"]
     assert run_due_schedules() == [{"schedule": result["schedule"], "job": None, "entries": []}]
@@ -80,6 +80,8 @@ def test_the_beat_task_runs_every_enabled_schedule_and_the_leaderboard_shows_dat
     client.force_login(organizer)
     page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
     assert "the top 1 submissions by automatic score" in page
+    schedule.refresh_from_db()
+    assert f"last run {timezone.localtime(schedule.last_run_at):%Y-%m-%d %H:%M}." in page  # as every page writes a time
     assert timezone.now().strftime("%Y-%m-%d") in page and "under way: no dialog counts yet" in page
     rows = page.split('id="scheduled-leaderboard"')[1]
     assert rows.index("team1/e4") < rows.index("team1/e0")  # by automatic score

@@ -1,11 +1,13 @@
 """Registering dialog systems (the contract check runs in the background and is shown; the secret
 never is) and
 importing user goals with their entity database, by page and API; grounded success (pure)."""
+import datetime
 import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from evaluation.errors import EvaluationInputError
@@ -118,3 +120,14 @@ def test_grounded_success_needs_an_offered_record_that_satisfies_the_goal():
     assert goals.grounded_success(GOAL, [wrong_area, offer], DB)  # the last offer counts
     assert not goals.grounded_success(GOAL, [{**offer, "area": "north"}], DB)  # offered values contradict the record
     assert goals.goal_text(GOAL) == ["You want a chinese restaurant."]
+
+
+def test_the_systems_table_heads_the_state_as_state_and_writes_dates_as_the_other_pages_do(db, organizer):
+    system = register_system(name="ref", url="http://127.0.0.1:9", secret=SECRET)
+    checked = timezone.make_aware(datetime.datetime(2026, 11, 27, 20, 45))
+    system.checked_at, system.paused_at, system.paused_reason = checked, checked, "3 consecutive failed turns (the limit is 3)"
+    system.save()
+    page = _organizer_client(organizer).get("/evaluation/systems/").content.decode()
+    assert "<th>State</th>" in page and "<th>Chats</th>" not in page
+    assert '<span class="muted">2026-11-27 20:45</span>' in page and "paused</strong> since 2026-11-27 20:45:" in page
+    assert "p.m." not in page
