@@ -50,6 +50,7 @@ from quorum.lazy_modules import lazy
 
 from ..text import text_units
 from . import typing as typing_flags
+from .reliability import two_places
 
 if TYPE_CHECKING:
     import numpy as np
@@ -187,6 +188,56 @@ def empty(columns) -> pd.DataFrame:
     return pd.DataFrame({c: [] for c in columns})
 
 
+
+#: What each response flag marks, as a page says it ("4 of 20 responses far faster than the job's norm").
+RESPONSE_FLAG_WORDS = {
+    "fast": "responses far faster than the job's norm",
+    "pasted": "responses mostly pasted rather than typed",
+    "near_duplicate": "rewrites closer to another worker's earlier rewrite than to the source",
+    **{code: f"responses with {label}" for code, label in typing_flags.CODES.items()},
+}
+
+#: How a page says each stored measure of a worker: (words, kind); kind says how the number reads.
+MEASURE_WORDS = {
+    "ratings": ("ratings", "count"),
+    "mode_share": ("ratings of their most common value", "share"),
+    "alternating_share": ("places where their ratings alternate", "share"),
+    "agreement": ("agreement with the other raters of the same items", "share"),
+    "typing_logged_fields": ("fields with a typing log", "count"),
+    "typing_pasted_share": ("characters pasted or dropped in", "share"),
+    "typing_median_iki_ms": ("median time between keys", "ms"),
+    "reliability_answers": ("answers the reliability model saw", "count"),
+    "reliability_accuracy": ("expected accuracy (reliability model)", "share"),
+    "reliability_spammer_score": ("spammer score (reliability model; 0 = answers unrelated to the item)", "score"),
+}
+
+
+def described_measures(measures: Mapping) -> list[tuple[str, str]]:
+    """A worker's stored measures as (words, number as read): shares in percent, counts whole, times
+    in ms; each response flag's share first, named by what it marks. Measures not taken are left out."""
+    described = []
+    for name, value in measures.items():
+        if value is None:
+            continue
+        code = name.removesuffix("_share")
+        if name.endswith("_share") and code in RESPONSE_FLAG_WORDS:
+            described.append((0, RESPONSE_FLAG_WORDS[code], _as_read(value, "share")))
+            continue
+        words, kind = MEASURE_WORDS.get(name, (name.replace("_", " "), "score"))
+        described.append((1, words, _as_read(value, kind)))
+    return [(words, shown) for _, words, shown in sorted(described, key=lambda row: row[0])]
+
+
+def _as_read(value: float, kind: str) -> str:
+    if kind == "share":
+        return f"{value:.0%}"
+    if kind == "count":
+        return f"{int(value):,}"
+    if kind == "ms":
+        return f"{value:.0f} ms"
+    return two_places(value)
+
+
 def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, texts: pd.DataFrame | None = None,
                   thresholds: FlagThresholds = FlagThresholds()) -> FlagReport:
     """Every flag for every worker in the tables."""
@@ -202,12 +253,7 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
         for rid in ids.tolist():
             report.responses.setdefault(rid, []).append(code)
     worker_of = pd.Series(responses["worker"].to_numpy(), index=responses["response"].to_numpy())
-    labels = {
-        "fast": "responses far faster than the job's norm",
-        "pasted": "responses mostly pasted rather than typed",
-        "near_duplicate": "rewrites closer to another worker's earlier rewrite than to the source",
-        **{code: f"responses with {label}" for code, label in typing_flags.CODES.items()},
-    }
+    labels = RESPONSE_FLAG_WORDS
     for worker in per_worker_total.index:  # a share for every worker, so a page can show 0%
         report.measures.setdefault(worker, {}).update({f"{code}_share": 0.0 for code in response_flags})
     for code, ids in response_flags.items():

@@ -244,10 +244,15 @@ def _evidence(r: WorkerReliability, labels: list, what: str) -> str:
         if others:
             p, other = max(others)
             parts.append(f'estimated to answer "{most}" to {p:.0%} of {what} the model judges "{other}"')
-    lo, hi = r.spammer_interval
-    parts.append(f"spammer score {r.spammer_score:.2f} [{lo:.2f}, {hi:.2f}] (0 = answers unrelated to the item, 1 = perfect)")
+    score, lo, hi = (two_places(x) for x in (r.spammer_score, *r.spammer_interval))
+    parts.append(f"spammer score {score} [{lo}, {hi}] (0 = answers unrelated to the item, 1 = perfect)")
     parts.append(f"expected accuracy {r.accuracy:.0%} [{r.accuracy_interval[0]:.0%}, {r.accuracy_interval[1]:.0%}]")
     return "; ".join(parts)
+
+
+def two_places(x: float) -> str:
+    """x to two decimals, with no "-0.00" for a draw a hair below zero."""
+    return f"{round(x, 2) + 0.0:.2f}"
 
 
 def voted_down_flag(worker_down: int, worker_voted: int, job_down: int, job_voted: int,

@@ -15,6 +15,7 @@ from quorum.lazy_modules import lazy
 
 from .. import task_types
 from ..models import Item, Job, QualityPolicy, Response, ReviewRound
+from ..quality.flags import described_measures
 from ..task_types.vote import AGAINST, FOR
 from .flags import StoredFlags, stored_flags, stored_worker_flags
 
@@ -399,12 +400,17 @@ class WorkerJobQuality:
     job: Job
     responses: int
     flags: list  # WorkerFlag
-    measures: dict
+    measures: dict  # the stored numbers, as the API gives them
     standing: str
     gold_answered: int
     gold_failed: int
     block_reason: str
     flags_computed_at: object = None  # when the stored flags were computed; None: not yet
+
+    @property
+    def measures_in_words(self) -> list[tuple[str, str]]:
+        """The measures as a page says them (quality.flags.described_measures)."""
+        return described_measures(self.measures)
 
 
 def worker_quality(worker) -> list[WorkerJobQuality]:

@@ -79,7 +79,13 @@ def test_the_job_page_counts_flagged_responses_as_the_stored_report_holds_them(m
     client.force_login(organizer)
     page = client.get(reverse("organizer:job", kwargs={"pk": job.pk}))
     assert page.context["flagged_responses"] == len(stored.response_flags)
-    assert f"{len(stored.response_flags)} flagged response" in page.content.decode()
+    n = len(stored.response_flags)
+    text = page.content.decode()
+    assert f"{n} response{'s' if n != 1 else ''} with a flag of {'their' if n != 1 else 'its'} own" in text
+    # The sentence counts the flagged workers listed below it too: "0 flagged" above a list of two misled.
+    workers = len(stored.worker_flags)
+    assert f'<span id="flagged-worker-count">{workers} worker{"s" if workers != 1 else ""} flagged</span>' in text
+    assert text.count('id="flagged-worker-') - 1 == workers  # the rows of the table below, besides the count
 
 
 def test_the_flag_filter_shows_flagged_responses_and_those_of_flagged_workers_in_order(make_annotator, organizer, client):

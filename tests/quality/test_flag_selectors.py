@@ -63,6 +63,22 @@ def test_the_worker_page_lists_flags_and_measures_per_job(flagged_job):
     assert entry.job == job and entry.responses == 10
     assert {"fast", "pasted"} <= {f.code for f in entry.flags}
     assert entry.measures["fast_share"] == 1.0
+    # The page says each measure in words, counts whole and shares in percent: no "fast_share 1.00".
+    words = dict(entry.measures_in_words)
+    assert words["responses far faster than the job's norm"] == "100%"
+    assert not any("_" in name for name in words), words
+
+
+def test_measures_read_as_words_and_numbers():
+    from annotation.quality.flags import described_measures
+
+    said = described_measures({"ratings": 284.0, "mode_share": 1.0, "fast_share": 0.25, "agreement": None,
+                               "reliability_spammer_score": -0.001, "typing_median_iki_ms": 183.4, "something_new": 0.5})
+    assert said[0] == ("responses far faster than the job's norm", "25%")  # the response flags lead
+    assert ("ratings", "284") in said and ("ratings of their most common value", "100%") in said
+    assert ("median time between keys", "183 ms") in said and ("something new", "0.50") in said
+    assert dict(said)["spammer score (reliability model; 0 = answers unrelated to the item)"] == "0.00"
+    assert not any("agreement" in words for words, _ in said)  # not measured: not shown
 
 
 def test_telemetry_is_cleaned_not_refused():

@@ -112,6 +112,13 @@ def test_an_always_yes_voter_is_flagged_with_the_evidence_though_mostly_right():
     assert all(reliability.unreliable_flag(fitted.workers[f"h{w}"], fitted.labels) is None for w in range(4))
 
 
+def test_the_evidence_never_prints_a_negative_zero():
+    """A Dirichlet draw a hair below 0 is a score of 0.00, not "-0.00"."""
+    r = reliability.WorkerReliability("w", 50, 0.95, (0.9, 0.98), -0.001, (-0.004, 0.05), [[0.5, 0.5], [0.05, 0.95]], {"for": 50})
+    flag = reliability.unreliable_flag(r, ["against", "for"], "parts")
+    assert flag is not None and "spammer score 0.00 [0.00, 0.05]" in flag.message and "-0.00" not in flag.message
+
+
 def test_too_few_answers_raise_no_flag():
     r = reliability.WorkerReliability("w", reliability.MIN_ANSWERS - 1, 0.5, (0.2, 0.8), 0.0, (0.0, 0.1), [[0.5, 0.5], [0.5, 0.5]])
     assert reliability.unreliable_flag(r, ["against", "for"]) is None

@@ -18,6 +18,9 @@ def test_job_and_worker_pages_show_reliability_after_the_flag_run(client, organi
     page = client.get(f"/organize/jobs/{job.pk}/").content.decode()
     assert 'id="reliability"' in page and "Spammer score" in page and str(crowd["yes_man"]) in page
     assert ">writer<" in page and ">voter<" in page
+    # The spammer score leads, with how to read a high accuracy beside a score near 0.
+    assert page.index("<th>Spammer score</th>") < page.index("<th>Accuracy / usable</th>")
+    assert 'id="reliability-reading"' in page and "says yes to everything" in page
     worker_page = client.get(f"/organize/workers/{crowd['yes_man'].pk}/").content.decode()
     assert "Reliability" in worker_page and ">voter<" in worker_page
     writer_page = client.get(f"/organize/workers/{crowd['careless'].pk}/").content.decode()
