@@ -11,6 +11,8 @@ development server's reloads, and a crash of the work cannot take the web proces
 
 `python -m quorum.local_worker` runs it in the foreground (scripts/serve.sh starts it beside
 runserver); `start()` runs it as a child process (`manage.py demo`, once its scripted part is done).
+Either way everything the worker writes goes to var/worker.log, its start-up banner and warnings
+too, so the console beside it shows only the server's own lines.
 """
 import contextlib
 import os
@@ -21,6 +23,8 @@ from pathlib import Path
 
 from .celery import app
 
+LOG_NAME = "worker.log"
+
 
 def command(var_dir: Path) -> list[str]:
     """The worker's command line: one task at a time (`solo`: SQLite has one writer anyway), beat
@@ -28,7 +32,7 @@ def command(var_dir: Path) -> list[str]:
     return [
         sys.executable, "-m", "celery", "-A", "quorum", "worker", "-B", "--pool=solo",
         "--without-mingle", "--without-gossip", "--loglevel=info",
-        f"--schedule={var_dir / 'celerybeat-schedule'}", f"--logfile={var_dir / 'worker.log'}",
+        f"--schedule={var_dir / 'celerybeat-schedule'}", f"--logfile={var_dir / LOG_NAME}",
     ]
 
 
@@ -39,8 +43,11 @@ def environment() -> dict[str, str]:
 
 
 def start(var_dir: Path) -> subprocess.Popen:
-    """Start the worker as a child process; its log goes to var/worker.log."""
-    return subprocess.Popen(command(var_dir), env=environment(), stdin=subprocess.DEVNULL)  # noqa: S603 - our own argv
+    """Start the worker as a child process writing all its output to var/worker.log."""
+    with (var_dir / LOG_NAME).open("ab") as log:  # the child keeps its own copy of the file
+        return subprocess.Popen(  # noqa: S603 - our own argv
+            command(var_dir), env=environment(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        )
 
 
 def stop(worker: subprocess.Popen) -> None:
@@ -72,7 +79,10 @@ def main() -> None:
     os.environ["QUORUM_LOCAL_WORKER"] = "true"
     django.setup()
     var_dir = Path(settings.VAR_DIR)
-    print(f"Background worker on the local broker in {var_dir / 'broker'}; its log: {var_dir / 'worker.log'}", flush=True)
+    print(f"Background worker on the local broker in {var_dir / 'broker'}; its log: {var_dir / LOG_NAME}", flush=True)
+    with (var_dir / LOG_NAME).open("ab") as log:  # the worker's output from here on: the log, not the console
+        os.dup2(log.fileno(), sys.stdout.fileno())
+        os.dup2(log.fileno(), sys.stderr.fileno())
     os.execve(sys.executable, command(var_dir), environment())  # noqa: S606 - replaces this process with the worker
 
 

@@ -246,9 +246,12 @@ QUORUM_TASKS_INLINE = env.bool("QUORUM_TASKS_INLINE", default=False)  # true: ru
 # worker), so a page that starts an export, an import or a planner run answers at once.
 QUORUM_LOCAL_WORKER = env.bool("QUORUM_LOCAL_WORKER", default=False)
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
-if QUORUM_LOCAL_WORKER and not CELERY_BROKER_URL:
-    CELERY_BROKER_URL = "filesystem://"
-if CELERY_BROKER_URL == "filesystem://":
+# The filesystem transport has no host, yet kombu warns "No hostname was supplied" on every
+# connection whose URL names none: the URL names localhost, which the transport ignores.
+LOCAL_BROKER_URL = "filesystem://localhost/"
+if (QUORUM_LOCAL_WORKER and not CELERY_BROKER_URL) or CELERY_BROKER_URL == "filesystem://":
+    CELERY_BROKER_URL = LOCAL_BROKER_URL
+if CELERY_BROKER_URL == LOCAL_BROKER_URL:
     # One folder is both the queue the web process writes and the one the worker reads.
     _broker_dir = VAR_DIR / "broker"
     for _folder in ("queue", "control"):
