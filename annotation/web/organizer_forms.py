@@ -521,13 +521,19 @@ class ExportForm(forms.Form):
         choices=ExportRun._meta.get_field("out_of_domain_mode").choices, help_text=ExportRun._meta.get_field("out_of_domain_mode").help_text,
     )
 
-    def __init__(self, *args, audio: bool = False, corpus: bool = True, **kwargs):
+    def __init__(self, *args, audio: bool = False, corpus_id: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         if not audio:  # only spoken-reading jobs have recordings
             del self.fields["include_audio"]
-        if not corpus:  # the out-of-domain set mixes the job's corpus dialogs
+        if corpus_id is None:  # the out-of-domain set mixes the job's corpus dialogs
             for name in ("out_of_domain_corpus", "out_of_domain_rate", "out_of_domain_seed", "out_of_domain_mode"):
                 del self.fields[name]
+            return
+        # Out-of-domain utterances come from another corpus than the job's own.
+        others = self.fields["out_of_domain_corpus"]
+        others.queryset = others.queryset.exclude(pk=corpus_id)
+        if not others.queryset.exists():
+            others.help_text += " No other corpus is imported yet: import one to draw from."
 
     def clean(self):
         data = super().clean()

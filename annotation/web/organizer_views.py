@@ -159,7 +159,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
-        "export_form": export_form or ExportForm(audio=spoken, corpus=job.corpus_id is not None, auto_id="id_export_%s"),
+        "export_form": export_form or ExportForm(audio=spoken, corpus_id=job.corpus_id, auto_id="id_export_%s"),
         "speech_errors_possible": isinstance(kind, task_types.ExportsTestSets),
         # Quality control
         "supports_voting": isinstance(kind, task_types.Votable),
@@ -274,7 +274,7 @@ def job_delete(request, pk):
 def job_export(request, pk):
     job = get_object_or_404(Job.objects.select_related("corpus"), pk=pk)
     kind = _task_type_or_none(job.task_type)
-    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), corpus=job.corpus_id is not None, auto_id="id_export_%s")
+    form = ExportForm(request.POST, audio=isinstance(kind, task_types.TakesUploads), corpus_id=job.corpus_id, auto_id="id_export_%s")
     if not form.is_valid():
         return _job_page(request, job, export_form=form, status=400)
     try:

@@ -194,3 +194,17 @@ def test_the_command_writes_the_set_and_says_how_many_turns(tmp_path, corpora, c
     call_command("export_job", str(job.pk), "--out", str(tmp_path / "out"), "--out-of-domain-corpus", str(other.pk),
                  "--out-of-domain-rate", "1", "--out-of-domain-mode", "interleave")
     assert "out_of_domain: 12 of 12 user turns interleaved with utterances of 'open-domain'" in capsys.readouterr().out
+
+
+def test_the_export_form_offers_only_other_corpora_to_draw_from(corpora):
+    """Drawing "out-of-domain" turns from the job's own corpus is refused by the service; the form
+    does not offer it, and says what to do when no other corpus is there."""
+    from annotation.web.organizer_forms import ExportForm
+
+    home, other = corpora
+    offered = ExportForm(corpus_id=home.pk).fields["out_of_domain_corpus"]
+    assert list(offered.queryset) == [other]
+    other.delete()
+    alone = ExportForm(corpus_id=home.pk).fields["out_of_domain_corpus"]
+    assert not alone.queryset.exists() and "No other corpus is imported yet" in alone.help_text
+    assert "out_of_domain_corpus" not in ExportForm(corpus_id=None).fields  # a payload job mixes nothing
