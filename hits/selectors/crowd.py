@@ -1,9 +1,9 @@
 """Reads for the organizer: estimated cost before launch, and postings, assignments and payments of a job."""
 from decimal import Decimal
 
-from django.db.models import Count, Sum
+from django.db.models import Avg, Count, Sum
 
-from annotation.models import Item, Job
+from annotation.models import Item, Job, Response
 
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
@@ -23,6 +23,16 @@ def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Es
         fee_rate=provider.fee_rate(config),
         minutes_per_assignment=config.minutes_per_assignment,
     )
+
+
+def measured_pay(job: Job) -> dict | None:
+    """The hourly pay at the time workers have taken so far (the mean from claim to submit of the
+    job's responses, one assignment each), beside the estimate it was set from; None before any."""
+    taken = Response.objects.filter(item__job=job, work_seconds__gt=0).aggregate(seconds=Avg("work_seconds"), n=Count("id"))
+    if not taken["n"]:
+        return None
+    minutes = Decimal(str(taken["seconds"])) / 60
+    return {"minutes": minutes, "responses": taken["n"], "hourly_pay": costs.hourly_pay(job.reward, minutes)}
 
 
 def fits_budget(config: JobCrowdConfig, total) -> bool:
@@ -98,6 +108,7 @@ def crowd_page(job: Job) -> dict:
         "config": config,
         "configured": config.pk is not None,
         "estimate": estimate,
+        "measured_pay": measured_pay(job),
         "fits_budget": fits_budget(config, estimate.total),
         "provider_detail": providers.get(config.provider).describe(config),
         "left": left,

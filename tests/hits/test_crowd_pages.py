@@ -71,6 +71,25 @@ def test_page_shows_cost_with_fees_hourly_pay_and_spend(job_factory, org_client)
     assert "10 or more raises MTurk&#x27;s fee from 20% to 40%" in body
 
 
+def test_the_job_page_sets_the_pay_at_the_time_taken_beside_the_estimate(job_factory, make_annotator, org_client):
+    """The estimate's 2 minutes said $15 an hour; workers took 6 minutes a response, so $5 is what they earned."""
+    from annotation.services.claims import claim_next_slot, submit_response
+    from annotation.services.jobs import launch_job
+    from tests.factories import good_answers
+
+    job = launch_job(job_factory(turns=3, reward="0.50"))
+    configure_crowd(job, provider="inhouse", minutes_per_assignment="2")
+    page = _page(org_client, job)
+    assert "$15.00 an hour at 2 minutes per assignment" in page and 'id="crowd-hourly-measured"' not in page
+    for name in ("ann1", "ann2"):
+        worker = make_annotator(name)[1]
+        slot = claim_next_slot(job=job, worker=worker)
+        submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item))
+    Response.objects.filter(item__job=job).update(work_seconds=360)
+    page = _page(org_client, job)
+    assert "$5.00 an hour at the 6.0 minutes workers have taken" in page and "over 2 responses" in page
+
+
 def test_page_without_crowd_settings_says_in_house_default(job_factory, org_client):
     job = job_factory()
     body = _page(org_client, job)
