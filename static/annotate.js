@@ -11,6 +11,15 @@
   var form = document.getElementById("work-form");
   if (!form) return;
 
+  // "Saved. Here is your next item." is said once: the address bar drops its ?saved=1, so a reload
+  // shows the item alone (the page was answered with the notice already).
+  function withoutSavedMark(href) {
+    var address = new URL(href, location.href);
+    address.searchParams.delete("saved");
+    return address.pathname + address.search + address.hash;
+  }
+  if (/[?&]saved=1(&|$)/.test(location.search)) history.replaceState(history.state, "", withoutSavedMark(location.href));
+
   var DEBOUNCE_MS = 300;
   var checkUrl = form.getAttribute("data-check-url");
   var fields = Array.prototype.slice.call(form.querySelectorAll("textarea[data-answer]"));
@@ -252,7 +261,7 @@
     document.open();
     document.write(html);
     document.close();
-    if (url) history.replaceState(null, "", url);
+    if (url) history.replaceState(null, "", withoutSavedMark(url));
   }
   form.addEventListener("submit", function (event) {
     if (event.defaultPrevented || !window.fetch || !window.FormData || form.enctype === "multipart/form-data") return;

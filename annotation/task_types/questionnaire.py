@@ -247,6 +247,11 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
 
     # --- Responses --------------------------------------------------------------------------------
 
+    def page_context(self, item, slot, settings):
+        # The page's key hint names N/A only where a question offers it.
+        questions = settings.get("questions") or default_settings(self)["questions"]
+        return {"offers_na": any(q.get("allows_na") for q in questions)}
+
     def answer_fields(self, settings):
         fields = []
         for q in settings.get("questions") or default_settings(self)["questions"]:

@@ -194,6 +194,7 @@ def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the
     token = make_token(claim_next_slot(job=job, worker=rater_worker))
     page = client.get(reverse("work", args=[token])).content.decode()
     assert 'id="rated-dialog"' in page and "chinese food please" in page and "ref" not in page.split('id="rated-dialog"')[1].split("</ol>")[0]
+    assert "<kbd>a</kbd> answers N/A" in page  # error recovery offers N/A, so the key hint says how
     answers = {f["name"]: "2" for f in task_types.get("fed_dialog").answer_fields(job.settings) if "choices" in f}
     refused = client.post(reverse("work", args=[token]), {**answers, "error_recovery": "na"})
     assert refused.status_code == 400 and "say why it does not apply" in refused.content.decode()

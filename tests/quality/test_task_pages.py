@@ -61,6 +61,7 @@ def test_hard_score_page_shows_one_scale_per_criterion_and_stores_scores(make_an
     assert re.search(r"<strong>1</strong> not at all</label>", html) and "<strong>1</strong> 1" not in html
     assert re.search(r"<strong>2</strong></label>", html)
     assert "key words (names, places, times, numbers)" in html
+    assert "answers N/A" not in html  # no question here offers N/A: the key hint does not mention it
     saved = client.post(reverse("work", args=[make_token(slot)]), {"criterion_1": "4", "criterion_2": "2"})
     assert saved.status_code == 302
     assert Response.objects.get(worker=worker).answers == {"criterion_1": 4, "criterion_2": 2}
