@@ -358,6 +358,9 @@ def test_the_job_page_exports_the_recordings_when_asked(stored, organizer, djang
     assert run.status == "succeeded" and run.include_audio
     assert sum(name.startswith("audio/") for name in run.files) == 2
     assert "ASR hypothesis" in (Path(run.directory) / "README.md").read_text()
+    # Its row says what it holds, so two exports of the job are told apart.
+    row = client.get(reverse("organizer:job", args=[job.pk])).content.decode().split(f'id="export-run-{run.pk}"')[1]
+    assert "with the recordings (audio/)" in row.split("</tr>")[0]
 
 
 def test_the_export_leaves_the_audio_out_unless_asked(stored, tmp_path):

@@ -18,6 +18,7 @@ def get(user, view, **kwargs):
 def test_results_page_shows_the_stored_leaderboard(organizer, campaign):
     response = get(organizer, views.campaign_results, pk=campaign.pk)
     assert b"No results yet" in response.content
+    assert b'Press <a href="#campaign-actions">Compute results</a>' in response.content  # the page's own button, first
     assert not CampaignResult.objects.exists()  # the page did not compute anything
     compute_campaign_results(campaign.pk)
     campaign.refresh_from_db()
