@@ -86,6 +86,8 @@ def _not_an_annotator(request):
 def home(request):
     worker = worker_for(request.user)
     context = {"is_organizer": is_organizer(request.user), "worker": worker}
+    if worker is None and context["is_organizer"]:
+        return redirect("organizer:dashboard")  # an organizer with no work of their own lands on their pages
     if worker is not None:
         context["rows"] = work_selectors.annotator_jobs(worker)
         context["recent"] = list(worker_responses(worker)[:RECENT_RESPONSES])

@@ -96,7 +96,7 @@ ROUTES = {
 # A's refused submission (empty answers) is a 400 that shows the form again.
 MATRIX = {
     #          anonymous  A     B    organizer-only
-    "home": (LOGIN, 200, 200, 200),
+    "home": (LOGIN, 200, 200, 302),  # an organizer with no work of their own is sent to the dashboard
     "next": (LOGIN, 302, 302, 403),
     "work": (LOGIN, 200, 403, 403),
     "submit": (LOGIN, 400, 403, 403),
@@ -162,10 +162,10 @@ def test_home_lists_only_jobs_open_to_the_annotator(people):
     assert people["clients"]["B"].post(reverse("job-next", args=[everyone.pk])).status_code == 302
 
 
-def test_organizer_sees_organizer_link_and_an_organizer_annotator_also_sees_jobs(people, organizer):
+def test_an_organizer_lands_on_the_dashboard_and_an_organizer_annotator_sees_jobs_and_the_link(people, organizer):
     make_live_job(name="Rewrite batch 1")
-    page = people["clients"]["organizer"].get(reverse("home")).content.decode()
-    assert 'href="/organize/"' in page and "Rewrite batch 1" not in page
+    landing = people["clients"]["organizer"].get(reverse("home"))  # after signing in, too
+    assert landing.status_code == 302 and landing["Location"] == reverse("organizer:dashboard")
     make_worker_for(organizer)
     page = people["clients"]["organizer"].get(reverse("home")).content.decode()
     assert 'href="/organize/"' in page and "Rewrite batch 1" in page
