@@ -65,3 +65,21 @@ def test_annotator_pages_pass_axe_and_fit_a_phone(page, make_annotator):
 
 def _width(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth")
+
+
+def test_a_phones_work_page_leaves_out_the_key_hints(chromium_browser, live_server, make_annotator):
+    """On a touch screen (Chromium's phone emulation: no hover, a coarse pointer) no key can be pressed."""
+    from .conftest import record_policy_violations
+
+    make_annotator("ada")
+    pair = {"context": [{"speaker": "user", "text": "Can I bring my dog?"}], "a": {"system": "A", "text": "Yes."}, "b": {"system": "B", "text": "No."}}
+    launch_job(create_payload_job(name="Compare replies", task_type="pairwise", payloads=[pair]))
+    phone = chromium_browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    refused = record_policy_violations(phone)
+    page = phone.new_page()
+    log_in(page, "ada", "ada-pass-1")
+    page.get_by_role("button", name="Start Compare replies").tap()
+    expect(page.locator("#work-form")).to_be_visible()
+    expect(page.locator("#key-hint")).to_be_hidden()
+    assert page.locator("#key-hint").count() == 1 and not refused
+    phone.close()
