@@ -44,6 +44,12 @@ class JobCrowdConfig(models.Model):
         default=3, validators=[MinValueValidator(1)],
         help_text="The provider approves a submission by itself after this many days; Quorum settles before.",
     )
+    review_hours = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Hours after a submission during which accepted work waits for a builder's decision (reject it, or "
+        "leave it to be paid) before Quorum approves and pays it; 0 pays it at the next reconciliation. Work is "
+        "settled before the provider's own auto-approval deadline whatever this says.",
+    )
     assignments_per_posting = models.PositiveSmallIntegerField(
         default=9, validators=[MinValueValidator(1)],
         help_text="MTurk: assignments per HIT (10 or more raises MTurk's fee from 20% to 40%).",

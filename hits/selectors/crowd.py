@@ -73,6 +73,9 @@ def crowd_overview(job: Job) -> dict:
         "committed": str(config.committed),
         "left": str(config.budget - config.committed) if config.budget is not None else None,
         "estimate": estimate_for_job(job, config).as_dict(),
+        # When accepted work is paid: after this many hours (0: at once), before the provider's own deadline.
+        "review_hours": config.review_hours,
+        "auto_approval_days": config.auto_approval_days,
         "postings": _by(Posting.objects.filter(job=job), "state", {"assignments": Sum("assignments")}),
         "assignments": _by(assignments, "state"),
         "missing_responses": assignments.filter(missing_response=True).count(),
@@ -111,6 +114,7 @@ def crowd_page(job: Job) -> dict:
         "measured_pay": measured_pay(job),
         "fits_budget": fits_budget(config, estimate.total),
         "provider_detail": providers.get(config.provider).describe(config),
+        "provider_paid": providers.get(config.provider).paid,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),
         "posting_count": Posting.objects.filter(job=job).count(),

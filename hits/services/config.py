@@ -28,6 +28,7 @@ def _title_length(value: str) -> str | None:
 SHARED = (
     Option("minutes_per_assignment", Kind.DECIMAL, "", minimum=Decimal("0.1"), maximum=Decimal("9999.99"), places=2),
     Option("auto_approval_days", Kind.WHOLE, "", minimum=1, maximum=30),
+    Option("review_hours", Kind.WHOLE, "", minimum=0, maximum=30 * 24),
     Option("assignments_per_posting", Kind.WHOLE, "", minimum=1, maximum=100),
     Option("lifetime_days", Kind.WHOLE, "", minimum=1, maximum=365),
     Option("pay_unmatched_submissions", Kind.SWITCH, ""),

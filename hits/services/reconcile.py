@@ -96,6 +96,14 @@ def sync_remote_assignment(posting: Posting, remote, now) -> str:
     return change
 
 
+def _review_window_over(assignment: ProviderAssignment, config: JobCrowdConfig, now) -> bool:
+    """Whether accepted work has waited the job's review window, in which a builder may still reject it."""
+    if not config.review_hours:
+        return True
+    submitted = assignment.submitted_at
+    return submitted is None or submitted <= now - timedelta(hours=config.review_hours)
+
+
 def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
     """Submitted, unsettled assignments and the action each needs now (approve / reject), if any."""
     margin = timedelta(hours=getattr(settings, "QUORUM_SETTLE_MARGIN_HOURS", 12))
@@ -119,7 +127,8 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
                 else:
                     due.append((assignment.pk, "reject", UNMATCHED_REJECTION))
         elif response.status in (Response.Status.ACCEPTED, Response.Status.EXCLUDED):
-            due.append((assignment.pk, "approve", ""))
+            if near_deadline or _review_window_over(assignment, config, now):
+                due.append((assignment.pk, "approve", ""))
         elif response.status == Response.Status.REJECTED:
             due.append((assignment.pk, "reject", settings.QUORUM_REJECTION_MESSAGE or REJECTION_MESSAGE))
         elif near_deadline:

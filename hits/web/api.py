@@ -100,6 +100,11 @@ class CrowdConfigSerializer(RefusesUnknownFields, serializers.Serializer):
     assignments_per_posting = serializers.IntegerField(
         required=False, help_text="Workers (1 to 100) one posting (an MTurk HIT) admits."
     )
+    review_hours = serializers.IntegerField(
+        required=False, help_text="Hours (0 to 720) accepted work waits after its submission for a builder to reject it "
+        "before Quorum approves and pays it; 0 pays at the next reconciliation. Settled before the provider's own "
+        "auto-approval deadline in any case.",
+    )
     lifetime_days = serializers.IntegerField(required=False, help_text="Days (1 to 365) a posting stays open.")
     requirements = serializers.DictField(required=False, help_text=requirements_help())
     pay_unmatched_submissions = serializers.BooleanField(

@@ -84,6 +84,12 @@ class CrowdSettingsForm(forms.Form):
     assignments_per_posting = forms.IntegerField(
         help_text="MTurk: assignments per HIT. 10 or more raises MTurk's fee from 20% to 40%.",
     )
+    review_hours = forms.IntegerField(
+        label="Hours to review before paying", min_value=0, max_value=30 * 24,
+        help_text="Accepted work waits this long after its submission for you to reject it before Quorum approves and "
+        "pays it; 0 pays at the next reconciliation (within minutes). It is always settled before the provider's own "
+        "auto-approval deadline.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -113,6 +119,7 @@ class CrowdSettingsForm(forms.Form):
             "budget": config.budget,
             "minutes_per_assignment": config.minutes_per_assignment,
             "assignments_per_posting": config.assignments_per_posting,
+            "review_hours": config.review_hours,
             **{option.name: option_initial(option, stored.get(option.name)) for option in _form_options()},
         }
 
@@ -134,6 +141,7 @@ class CrowdSettingsForm(forms.Form):
             "budget": data["budget"],
             "minutes_per_assignment": data["minutes_per_assignment"],
             "assignments_per_posting": data["assignments_per_posting"],
+            "review_hours": data["review_hours"],
             "requirements": req,
             **settings,
         }

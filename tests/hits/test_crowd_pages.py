@@ -101,13 +101,17 @@ def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_c
     job = job_factory()
     response = org_client.post(
         f"/crowd/jobs/{job.pk}/settings/",
-        {"provider": "mturk", "budget": "12.50", "minutes_per_assignment": "2", "assignments_per_posting": "5",
+        {"provider": "mturk", "budget": "12.50", "minutes_per_assignment": "2", "assignments_per_posting": "5", "review_hours": "48",
          "locales": "us, gb", "min_approval_rate": "95", "min_hits_approved": "", "prolific_filters": ""},
         follow=True,
     )
     assert "Crowd settings saved." in _messages(response)
     config = JobCrowdConfig.objects.get(job=job)
-    assert (config.provider, config.budget, config.assignments_per_posting) == ("mturk", D("12.50"), 5)
+    assert (config.provider, config.budget, config.assignments_per_posting, config.review_hours) == ("mturk", D("12.50"), 5, 48)
+    # The page says when accepted work is paid, and that the builder may reject it until then.
+    body = _page(org_client, job)
+    assert "48 hours after its submission, unless you reject it first" in body
+    assert "always before Amazon Mechanical Turk approves it by itself after 3 days" in body
     assert config.requirements["locales"] == ["US", "GB"] and config.requirements["min_approval_rate"] == 95
     assert "min_hits_approved" not in config.requirements
 
@@ -121,13 +125,14 @@ def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_c
         ({"min_approval_rate": "101"}, "min_approval_rate", "a whole number from 0 to 100"),
         ({"assignments_per_posting": "0"}, "assignments_per_posting", "a whole number from 1 to 100"),
         ({"budget": ""}, "budget", "a crowd job needs a budget"),
+        ({"review_hours": "-1"}, "review_hours", "greater than or equal to 0"),
     ],
 )
 def test_bad_settings_say_what_to_fix_by_the_field_and_change_nothing(job_factory, org_client, change, field, reason):
     job = job_factory()
     configure_crowd(job, provider="mturk", budget="10")
     before = JobCrowdConfig.objects.get(job=job)
-    data = {"provider": "mturk", "budget": "20", "minutes_per_assignment": "2", "assignments_per_posting": "9",
+    data = {"provider": "mturk", "budget": "20", "minutes_per_assignment": "2", "assignments_per_posting": "9", "review_hours": "0",
             "locales": "US", "min_approval_rate": "90", "min_hits_approved": "", "prolific_filters": ""}
     response = org_client.post(f"/crowd/jobs/{job.pk}/settings/", {**data, **change})
     assert response.status_code == 400

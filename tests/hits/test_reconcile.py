@@ -44,6 +44,43 @@ def test_undecided_responses_wait_and_are_settled_before_the_deadline(fake_mturk
     assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Approved"
 
 
+def test_accepted_work_waits_the_review_window_and_a_builders_rejection_in_it_stands(fake_mturk, job_factory, client, work_tokens):
+    """With 24 hours to review, accepted work is not paid at the next reconciliation: the builder may
+    still reject it; what they leave alone is paid once the window is over."""
+    from annotation.services.review import bulk_decide
+
+    job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3)
+    configure_crowd(job, review_hours=24)
+    reconcile_job(job.pk, grace_seconds=0)  # confirms the submission: the response is accepted, not yet paid
+    assert Response.objects.get(pk=response.pk).status == Response.Status.ACCEPTED
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Submitted"
+    assert not Payment.objects.filter(kind="approve").exists()
+
+    # The builder looks within the window and rejects it: that is what is settled.
+    bulk_decide(job, [response.pk], action="reject", reason="the area is lost in the paraphrase")
+    summary = reconcile_job(job.pk, grace_seconds=0)
+    assert summary["settled"] == {"reject": 1}
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Rejected"
+
+
+def test_accepted_work_left_alone_is_paid_when_the_review_window_ends(fake_mturk, job_factory, client, work_tokens):
+    job, assignment_id, _response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3)
+    configure_crowd(job, review_hours=24)
+    assert reconcile_job(job.pk, grace_seconds=0)["settled"] == {}
+    assert reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(hours=23))["settled"] == {}
+    summary = reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(hours=24, minutes=1))
+    assert summary["settled"] == {"approve": 1}
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Approved"
+
+
+def test_a_review_window_past_the_providers_deadline_still_settles_before_it(fake_mturk, job_factory, client, work_tokens):
+    job, assignment_id, _response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=1)
+    configure_crowd(job, review_hours=72)  # longer than MTurk waits: Quorum settles 12 hours before MTurk would
+    assert reconcile_job(job.pk, grace_seconds=0)["settled"] == {}
+    summary = reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(hours=13))
+    assert summary["settled"] == {"approve": 1}
+
+
 def test_a_rejected_response_is_rejected_at_the_provider_with_a_message(fake_mturk, job_factory, client, work_tokens):
     job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client)
     Response.objects.filter(pk=response.pk).update(status=Response.Status.REJECTED)
