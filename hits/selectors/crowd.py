@@ -42,6 +42,13 @@ def fits_budget(config: JobCrowdConfig, total) -> bool:
     return config.committed + total <= config.budget
 
 
+def _cost_still_to_post(job: Job, estimate: costs.Estimate) -> Decimal:
+    """The estimate less what the job's postings already reserved (it is in `committed`): what posting
+    the rest would add, so a job that was posted within its budget is not said to exceed it."""
+    reserved = Posting.objects.filter(job=job).exclude(state=Posting.State.FAILED).aggregate(total=Sum("committed_cost"))["total"]
+    return max(estimate.total - (reserved or Decimal("0")), Decimal("0"))
+
+
 def _json_safe(values: dict) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in values.items()}
 
@@ -112,7 +119,7 @@ def crowd_page(job: Job) -> dict:
         "configured": config.pk is not None,
         "estimate": estimate,
         "measured_pay": measured_pay(job),
-        "fits_budget": fits_budget(config, estimate.total),
+        "fits_budget": fits_budget(config, _cost_still_to_post(job, estimate)),
         "provider_detail": providers.get(config.provider).describe(config),
         "provider_paid": providers.get(config.provider).paid,
         "left": left,

@@ -71,6 +71,18 @@ def test_page_shows_cost_with_fees_hourly_pay_and_spend(job_factory, org_client)
     assert "10 or more raises MTurk&#x27;s fee from 20% to 40%" in body
 
 
+def test_a_job_posted_within_its_budget_is_not_said_to_exceed_it(job_factory, org_client, fake_mturk):
+    """After the launch the postings' cost is in the committed spend: the estimate is not counted twice."""
+    job = job_factory(turns=20, redundancy=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="40", assignments_per_posting=9)  # the job costs 36.00
+    assert "more than the budget allows" not in _page(org_client, job)
+    launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    body = _page(org_client, job)
+    assert "$36.00 ($4.00 of the budget left)" in body
+    assert "more than the budget allows" not in body
+
+
 def test_the_job_page_sets_the_pay_at_the_time_taken_beside_the_estimate(job_factory, make_annotator, org_client):
     """The estimate's 2 minutes said $15 an hour; workers took 6 minutes a response, so $5 is what they earned."""
     from annotation.services.claims import claim_next_slot, submit_response
