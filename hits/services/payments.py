@@ -7,7 +7,7 @@ element gets its own result, and one element's failure changes nothing for the o
 import hashlib
 import logging
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_DOWN, Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -19,6 +19,7 @@ from .. import providers
 from ..models import JobCrowdConfig, Payment, ProviderAssignment
 from ..policy import costs
 from .confirmation import is_unconfirmed
+from .postings import release_cost
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +115,15 @@ def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment
 
 def _release(payment: Payment) -> None:
     if payment.cost:
-        from .postings import release_cost
-
         release_cost(payment.assignment.posting.job_id, payment.cost)
+
+
+def _release_place(assignment: ProviderAssignment) -> None:
+    """A rejected assignment is never paid: its share of its posting's reservation (reward and fees)
+    goes back to the budget, rounded down to the cent so the budget is never overstated."""
+    posting = assignment.posting
+    share = (posting.committed_cost / posting.assignments).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+    release_cost(posting.job_id, share)
 
 
 def execute_payment(payment_id: int) -> Payment:
@@ -161,16 +168,23 @@ def execute_payment(payment_id: int) -> Payment:
         return Payment.objects.get(pk=payment.pk)
     except providers.ProviderError as exc:
         return _fail_or_wait(payment, exc)
+    _confirm(payment, reference)
+    return Payment.objects.get(pk=payment.pk)
+
+
+def _confirm(payment: Payment, reference) -> None:
+    """The provider took the call: the payment is confirmed and the assignment settled, once."""
     with transaction.atomic():
-        Payment.objects.filter(pk=payment.pk).update(
+        newly_confirmed = Payment.objects.filter(pk=payment.pk).exclude(state=Payment.State.CONFIRMED).update(
             state=Payment.State.CONFIRMED, provider_reference=payment.provider_reference or str(reference)[:128], error=""
         )
+        if newly_confirmed and payment.kind == Payment.Kind.REJECT:
+            _release_place(payment.assignment)
         if payment.kind in (Payment.Kind.APPROVE, Payment.Kind.REJECT):
             ProviderAssignment.objects.filter(pk=payment.assignment_id).update(
                 state=ProviderAssignment.State.APPROVED if payment.kind == Payment.Kind.APPROVE else ProviderAssignment.State.REJECTED,
                 settled_at=timezone.now(),
             )
-    return Payment.objects.get(pk=payment.pk)
 
 
 def _fail_or_wait(payment: Payment, exc: Exception) -> Payment:

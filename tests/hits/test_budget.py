@@ -6,10 +6,13 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from annotation.models import Job
-from hits.models import JobCrowdConfig, Posting
+from hits.models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from hits.selectors.crowd import estimate_for_job
 from hits.services.config import CrowdConfigError, configure_crowd
+from hits.services.payments import approve_assignments, execute_payment, reject_assignments
 from hits.services.postings import BudgetExceeded, launch_crowd_job, reserve_postings
+from tests.hits.contract import LONG_REJECTION
+from tests.hits.test_crowd_pages import submitted  # noqa: F401 - a fixture: an MTurk job with three submitted assignments
 
 
 def test_estimate_before_launch_shows_fees_and_hourly_pay(job_factory):
@@ -105,3 +108,20 @@ def test_concurrent_launches_and_recollections_never_exceed_budget():
     assert outcomes.count("posted") == 5 and outcomes.count("refused") == 7
     assert config.committed == posted_cost == D("30.00")
     assert Posting.objects.filter(job=job).values("seq").distinct().count() == Posting.objects.filter(job=job).count()
+
+
+def test_a_rejected_assignment_gives_its_place_back_to_the_budget_once(submitted):  # noqa: F811
+    """Rejected work is never paid: its reward and fee are released from the committed spend, once,
+    however often the rejection is sent; approved work keeps its share."""
+    job, (a, b, _c) = submitted
+    config = JobCrowdConfig.objects.get(job=job)
+    assert config.committed == D("1.80")  # three places at 0.50 + 20%
+    assert reject_assignments([b.pk], LONG_REJECTION)[0].ok
+    approve_assignments([a.pk])
+    config.refresh_from_db()
+    assert config.committed == D("1.20")  # b's 0.60 is back; a's stays spent
+    again = reject_assignments([b.pk], LONG_REJECTION)  # refused as already settled: nothing more released
+    execute_payment(Payment.objects.get(assignment=b, kind=Payment.Kind.REJECT).pk)  # a repeated call of the confirmed one
+    config.refresh_from_db()
+    assert config.committed == D("1.20") and ProviderAssignment.objects.get(pk=b.pk).state == "rejected"
+    assert len(again) == 1
