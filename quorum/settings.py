@@ -50,7 +50,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",  # CONTENT_SECURITY_POLICY below, on every response
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "quorum.slashes.CommonMiddleware",  # Django's, answering a missing trailing slash with a 308 that keeps a POST
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

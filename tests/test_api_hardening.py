@@ -59,14 +59,21 @@ def test_huge_limits_and_offsets_are_clamped(api, job, path, query):
         assert [row["id"] for row in body["results"]] == [job.pk]
 
 
-def test_an_unknown_api_address_is_a_json_404_and_a_missing_slash_a_redirect(api):
+def test_an_unknown_api_address_is_a_json_404_and_a_missing_slash_a_redirect_that_keeps_the_method(api, settings):
     missing = api.post("/api/workers/-3/unblock/", {"job": 1}, format="json")
     assert missing.status_code == 404 and "No such API address" in missing.json()["detail"]
     assert api.get("/api/nothing/here/").status_code == 404
     spoilt = api.get("/api/campaigns/%0A%C3%B5/results/")  # a newline in the id: JSON too (schemathesis)
     assert spoilt.status_code == 404 and spoilt["Content-Type"] == "application/json"
     redirect = api.get("/api/jobs")
-    assert redirect.status_code == 301 and redirect["Location"].endswith("/api/jobs/")
+    assert redirect.status_code == 308 and redirect["Location"].endswith("/api/jobs/")
+    # A 301 is followed as a GET: a POST without its slash would list the jobs and create nothing.
+    for debug in (False, True):  # under DEBUG Django itself would raise
+        settings.DEBUG = debug
+        posted = api.post("/api/jobs", {"name": "x"}, format="json")
+        assert posted.status_code == 308 and posted["Location"].endswith("/api/jobs/")
+        page = api.post("/organize/jobs/new", {"name": "x"})  # a page's address too (quorum.slashes)
+        assert page.status_code == 308 and page["Location"] == "/organize/jobs/new/"
 
 
 def test_the_token_endpoint_documents_its_refusal(api, organizer):

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 from django.conf import settings
-from django.http import FileResponse, Http404, HttpResponsePermanentRedirect, JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import Resolver404, resolve, reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -29,6 +29,7 @@ from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 from quorum.lockout import lockout_response
+from quorum.slashes import PermanentRedirectKeepingMethod
 
 from .. import task_types
 from ..exporters import ExportError
@@ -508,14 +509,15 @@ class TokenView(ObtainAuthToken):
 def unknown_api_address(request, rest=""):
     """Any /api/ address no route matches (an id that is not a number, a misspelt path): a JSON
     404 like every other API refusal, not Django's HTML page. A path that only lacks its final
-    slash is redirected, as APPEND_SLASH would have done without this catch-all."""
+    slash is redirected with a 308 that keeps the method and body, as Quorum's APPEND_SLASH does
+    (quorum.slashes) without this catch-all."""
     if not request.path.endswith("/"):
         try:
             match = resolve(request.path + "/")
         except Resolver404:
             match = None
         if match is not None and match.func is not unknown_api_address:
-            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+            return PermanentRedirectKeepingMethod(request.get_full_path(force_append_slash=True))
     return JsonResponse({"detail": "No such API address; /api/schema/ lists them."}, status=404)
 
 
