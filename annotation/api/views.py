@@ -86,7 +86,7 @@ class OrganizerAPI:
             url = self.request.build_absolute_uri(reverse("api:export-detail", kwargs={"pk": exc.run.pk}))
             return Response({"detail": str(exc), "run": exc.run.pk, "url": url}, status=status.HTTP_409_CONFLICT)
         if isinstance(exc, ExportError):
-            return Response({"job": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, GoldRequestError):
             return Response(exc.as_api_errors(), status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, (VotingError, QualityError)):

@@ -11,7 +11,12 @@ from pathlib import Path
 
 
 class ExportError(Exception):
-    """The export cannot be written as asked; the message says what to fix."""
+    """The export cannot be written as asked; the message says what to fix, and `field` names the
+    option at fault where one is (the API keys the refusal by it; else by "job")."""
+
+    def __init__(self, message: str, field: str = "job"):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,12 @@ class PoolUtterance:
 def check_options(rate, seed, mode) -> None:
     """Refuse a rate outside (0, 1], a negative or fractional seed, or an unknown mode, in words."""
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
-        raise ExportError(f"The out-of-domain rate must be a number above 0 and at most 1 (the share of user turns mixed); got {rate!r}.")
+        raise ExportError(f"The out-of-domain rate must be a number above 0 and at most 1 (the share of user turns mixed); got {rate!r}.",
+                          field="out_of_domain_rate")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ExportError(f"The out-of-domain seed must be a whole number of 0 or more; got {seed!r}.")
+        raise ExportError(f"The out-of-domain seed must be a whole number of 0 or more; got {seed!r}.", field="out_of_domain_seed")
     if mode not in MODES:
-        raise ExportError(f"The out-of-domain mode must be one of {', '.join(MODES)}; got {mode!r}.")
+        raise ExportError(f"The out-of-domain mode must be one of {', '.join(MODES)}; got {mode!r}.", field="out_of_domain_mode")
 
 
 def mix(

@@ -33,9 +33,10 @@ def check_out_of_domain(job, option: OutOfDomain | None) -> None:
     ood.check_options(option.rate, option.seed, option.mode)
     corpus = reads.corpus_named(option.corpus_id)
     if corpus is None:
-        raise ExportError(f"There is no corpus {option.corpus_id!r} to draw out-of-domain utterances from; import it first.")
+        raise ExportError(f"There is no corpus {option.corpus_id!r} to draw out-of-domain utterances from; import it first.",
+                          field="out_of_domain_corpus")
     if corpus.pk == job.corpus_id:
-        raise ExportError("The out-of-domain utterances must come from another corpus than the job's own.")
+        raise ExportError("The out-of-domain utterances must come from another corpus than the job's own.", field="out_of_domain_corpus")
 
 
 def write_out_of_domain(sources, writer_cls, corpus_meta, staging: Path, option: OutOfDomain, *, directory_taken=()) -> tuple[list[str], dict]:

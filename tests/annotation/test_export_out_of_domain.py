@@ -171,8 +171,13 @@ def test_the_api_records_the_option_and_the_run_writes_the_set(client, corpora, 
     url = f"/api/jobs/{job.pk}/exports/"
     refused = client.post(url, {"out_of_domain_corpus": other.pk}, content_type="application/json")
     assert refused.status_code == 400 and "out_of_domain_rate" in refused.json()
+    # Each refusal is keyed by the field to change, not by the job.
     refused = client.post(url, {"out_of_domain_corpus": home.pk, "out_of_domain_rate": 0.3}, content_type="application/json")
-    assert refused.status_code == 400 and "another corpus" in json.dumps(refused.json())
+    assert refused.status_code == 400 and "another corpus" in refused.json()["out_of_domain_corpus"][0]
+    refused = client.post(url, {"out_of_domain_corpus": 99999, "out_of_domain_rate": 0.3}, content_type="application/json")
+    assert refused.status_code == 400 and "no corpus 99999" in refused.json()["out_of_domain_corpus"][0]
+    refused = client.post(url, {"out_of_domain_corpus": other.pk, "out_of_domain_rate": 0}, content_type="application/json")
+    assert refused.status_code == 400 and "above 0" in refused.json()["out_of_domain_rate"][0]
     assert not ExportRun.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
         answer = client.post(url, {"out_of_domain_corpus": other.pk, "out_of_domain_rate": 0.3, "out_of_domain_seed": 5,
