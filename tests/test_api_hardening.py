@@ -211,3 +211,11 @@ def test_the_systems_list_documents_a_paginated_list_and_registration_its_201(ap
     assert listed.endswith("/PaginatedDialogSystemList")
     assert set(systems["post"]["responses"]) == {"201", "400", "415", "429"}
     assert api.get("/api/evaluation/systems/?limit=5").json() == {"count": 0, "next": None, "previous": None, "results": []}
+
+
+def test_the_api_docs_describe_bodies_to_their_readers_not_to_developers(api):
+    """A serializer without a docstring of its own took the mixin's ("Mix in before serializers.Serializer...")."""
+    schema = api.get("/api/schema/?format=json").json()
+    described = {name: body.get("description", "") for name, body in schema["components"]["schemas"].items()}
+    assert not {name: text for name, text in described.items() if "serializers." in text or "Mix in" in text}
+    assert described["JobCreate"].startswith("A draft job")

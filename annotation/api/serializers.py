@@ -99,6 +99,8 @@ class ExportFileSerializer(serializers.Serializer):
 
 
 class ExportRequestSerializer(RefusesUnknownFields, serializers.Serializer):
+    """What to export besides the responses and the test sets: the recordings, a speech-error set, an out-of-domain set."""
+
     include_audio = serializers.BooleanField(
         required=False, default=False,
         help_text="Spoken-reading jobs: also copy every recording into the export (audio/); readings.jsonl is always written.",
@@ -206,6 +208,8 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):
+    """A draft job: its items are the selected turns of a corpus, or the payloads given; launch it to open it to workers."""
+
     corpus = serializers.PrimaryKeyRelatedField(
         queryset=Corpus.objects.all(), required=False, allow_null=True, default=None,
         help_text="For a type built from corpus turns: the corpus whose turns become items. For a type built from "

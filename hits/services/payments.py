@@ -49,13 +49,16 @@ def bonus_key(assignment_id: int, amount: Decimal, reason: str) -> str:
     return f"quorum-a{assignment_id}-b{digest}"
 
 
+SETTLED_AS = {Payment.Kind.APPROVE: "approved", Payment.Kind.REJECT: "rejected"}
+
+
 def _intend_settlement(assignment: ProviderAssignment, kind: str, message: str) -> Payment:
     with transaction.atomic():
         assignment = ProviderAssignment.objects.select_for_update().get(pk=assignment.pk)
         existing = assignment.payments.filter(kind__in=[Payment.Kind.APPROVE, Payment.Kind.REJECT]).first()
         if existing is not None:
             if existing.kind != kind and existing.state != Payment.State.FAILED:
-                raise PaymentError(f"already {existing.kind}d; a settled assignment cannot be {kind}d")
+                raise PaymentError(f"already {SETTLED_AS[existing.kind]}; a settled assignment cannot be {SETTLED_AS[kind]}")
             if existing.state == Payment.State.FAILED:
                 existing.kind, existing.message, existing.state, existing.error = kind, message, Payment.State.INTENDED, ""
                 existing.save(update_fields=["kind", "message", "state", "error", "updated_at"])

@@ -64,7 +64,7 @@ def _report(request, label, results):
         if r.ok:
             messages.success(request, f"Assignment {r.assignment_id}: {label} ({r.state}).")
         else:
-            messages.error(request, f"Assignment {r.assignment_id}: not {label}: {r.error or r.state}.")
+            messages.error(request, f"Assignment {r.assignment_id}: not {label}: {(r.error or r.state).rstrip('.')}.")
     if len(results) > RESULT_LINES:
         messages.info(request, f"{len(results) - RESULT_LINES} more results not listed.")
     messages.info(request, f"{len(results) - len(failed)} of {len(results)} {label}.")

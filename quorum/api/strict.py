@@ -9,7 +9,8 @@ from rest_framework import serializers
 
 
 class RefusesUnknownFields:
-    """Mix in before `serializers.Serializer`: unknown keys in the body are a validation error."""
+    # Mixed in before `serializers.Serializer`. No docstring: drf-spectacular would give it, as the
+    # description in the API docs, to every serializer without one of its own.
 
     def to_internal_value(self, data):
         if hasattr(data, "keys"):

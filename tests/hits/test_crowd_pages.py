@@ -217,7 +217,7 @@ def test_bulk_approve_and_reject_give_a_result_per_element(submitted, org_client
     org_client.post(url, {"action": "approve", "assignments": [a.pk]})
     response = org_client.post(url, {"action": "reject", "assignments": [a.pk, b.pk], "message": LONG_REJECTION}, follow=True)
     lines = _messages(response)
-    assert any(f"Assignment {a.pk}: not rejected" in m and "already approved" in m for m in lines)
+    assert f"Assignment {a.pk}: not rejected: already approved; a settled assignment cannot be rejected." in lines
     assert f"Assignment {b.pk}: rejected (confirmed)." in lines
     assert "1 of 2 rejected." in lines
     assert fake_mturk.assignments[a.external_id]["AssignmentStatus"] == "Approved"
