@@ -127,6 +127,8 @@ def crowd_page(job: Job) -> dict:
         "posting_count": Posting.objects.filter(job=job).count(),
         "assignments": assignments,
         "assignment_count": ProviderAssignment.objects.filter(posting__job=job).count(),
+        # Responses no assignment records (in-house work on a job launched without crowd settings).
+        "responses_outside_ledger": 0 if assignments else Response.objects.filter(item__job=job).count(),
         "assignment_states": _by(ProviderAssignment.objects.filter(posting__job=job), "state"),
         "payment_states": list(
             Payment.objects.filter(assignment__posting__job=job)

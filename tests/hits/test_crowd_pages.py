@@ -109,6 +109,22 @@ def test_page_without_crowd_settings_says_in_house_default(job_factory, org_clie
     assert not JobCrowdConfig.objects.filter(job=job).exists()  # showing the page writes nothing
 
 
+def test_in_house_work_outside_the_ledger_is_said_so_not_called_none(job_factory, org_client, make_annotator):
+    """A job launched without crowd settings: annotators work, no assignment records it; the section
+    says so rather than "No worker has taken an assignment yet" under six responses."""
+    from annotation.services.claims import claim_next_slot, submit_response
+    from annotation.services.jobs import launch_job
+    from tests.factories import good_answers
+
+    job = launch_job(job_factory(turns=2))
+    worker = make_annotator("ann1")[1]
+    slot = claim_next_slot(job=job, worker=worker)
+    submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item))
+    body = _page(org_client, job)
+    assert "No worker has taken an assignment yet" not in body
+    assert "annotators have saved 1 response: they signed in and worked on a job launched without crowd settings" in body
+
+
 def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_client):
     job = job_factory()
     response = org_client.post(
