@@ -49,7 +49,7 @@ def bonus_key(assignment_id: int, amount: Decimal, reason: str) -> str:
     return f"quorum-a{assignment_id}-b{digest}"
 
 
-SETTLED_AS = {Payment.Kind.APPROVE: "approved", Payment.Kind.REJECT: "rejected"}
+SETTLED_AS: dict[str, str] = {Payment.Kind.APPROVE: "approved", Payment.Kind.REJECT: "rejected"}
 
 
 def _intend_settlement(assignment: ProviderAssignment, kind: str, message: str) -> Payment:
