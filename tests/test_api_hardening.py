@@ -219,3 +219,17 @@ def test_the_api_docs_describe_bodies_to_their_readers_not_to_developers(api):
     described = {name: body.get("description", "") for name, body in schema["components"]["schemas"].items()}
     assert not {name: text for name, text in described.items() if "serializers." in text or "Mix in" in text}
     assert described["JobCreate"].startswith("A draft job")
+
+
+def test_a_token_is_taken_with_the_token_or_the_bearer_scheme(organizer):
+    """Most HTTP clients send a token as Bearer; DRF alone said "credentials were not provided"."""
+    from rest_framework.authtoken.models import Token
+
+    key = Token.objects.create(user=organizer).key
+    for scheme in ("Token", "Bearer", "bearer"):
+        assert APIClient().get("/api/jobs/", HTTP_AUTHORIZATION=f"{scheme} {key}").status_code == 200, scheme
+    wrong = APIClient().get("/api/jobs/", HTTP_AUTHORIZATION="Bearer not-a-token")
+    assert wrong.status_code == 401 and wrong.json()["detail"] == "Invalid token."
+    spaced = APIClient().get("/api/jobs/", HTTP_AUTHORIZATION=f"Bearer {key} extra")
+    assert spaced.status_code == 401 and "give the token after Bearer" in spaced.json()["detail"]
+    assert APIClient().get("/api/jobs/").status_code == 401  # and none at all is still refused
