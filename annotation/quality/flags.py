@@ -188,7 +188,6 @@ def empty(columns) -> pd.DataFrame:
     return pd.DataFrame({c: [] for c in columns})
 
 
-
 #: What each response flag marks, as a page says it ("4 of 20 responses far faster than the job's norm").
 RESPONSE_FLAG_WORDS = {
     "fast": "responses far faster than the job's norm",
@@ -253,7 +252,6 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
         for rid in ids.tolist():
             report.responses.setdefault(rid, []).append(code)
     worker_of = pd.Series(responses["worker"].to_numpy(), index=responses["response"].to_numpy())
-    labels = RESPONSE_FLAG_WORDS
     for worker in per_worker_total.index:  # a share for every worker, so a page can show 0%
         report.measures.setdefault(worker, {}).update({f"{code}_share": 0.0 for code in response_flags})
     for code, ids in response_flags.items():
@@ -266,7 +264,7 @@ def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, 
             report.measures.setdefault(worker, {})[f"{code}_share"] = float(share)
             if share >= thresholds.flag_share:
                 report.workers.setdefault(worker, []).append(
-                    WorkerFlag(code, f"{n} of {int(per_worker_total[worker])} {labels[code]} ({share:.0%})", float(share), n)
+                    WorkerFlag(code, f"{n} of {int(per_worker_total[worker])} {RESPONSE_FLAG_WORDS[code]} ({share:.0%})", float(share), n)
                 )
 
     if len(ratings):

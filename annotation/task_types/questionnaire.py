@@ -247,14 +247,17 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
 
     # --- Responses --------------------------------------------------------------------------------
 
+    def _questions(self, settings) -> list:
+        """The job's questions, or the preset's when the job gives none."""
+        return settings.get("questions") or default_settings(self)["questions"]
+
     def page_context(self, item, slot, settings):
         # The page's key hint names N/A only where a question offers it.
-        questions = settings.get("questions") or default_settings(self)["questions"]
-        return {"offers_na": any(q.get("allows_na") for q in questions)}
+        return {"offers_na": any(q.get("allows_na") for q in self._questions(settings))}
 
     def answer_fields(self, settings):
         fields = []
-        for q in settings.get("questions") or default_settings(self)["questions"]:
+        for q in self._questions(settings):
             scale = scale_of(q)
             fields.append({
                 "name": q["name"],
@@ -318,7 +321,7 @@ class QuestionnaireTaskType(TaskType, GradesGold, HasSubset, GroupsFields):
         averaged together: `mean` is then None, `mean_<low>_<high>` is the mean per scale and
         `mean_normalised` the mean of every answer mapped to 0-1 ((score - low) / (high - low))."""
         out: dict = {}
-        questions = list(settings.get("questions") or default_settings(self)["questions"])
+        questions = list(self._questions(settings))
         names = [q["name"] for q in questions]
         scales = {q["name"]: (min(scale_of(q)), max(scale_of(q))) for q in questions}
         for name in names:

@@ -1,7 +1,7 @@
 """Reads for the organizer: estimated cost before launch, and postings, assignments and payments of a job."""
 from decimal import Decimal
 
-from django.db.models import Avg, Count, Sum
+from django.db.models import Avg, Count, Q, Sum
 
 from annotation.models import Item, Job, Response
 
@@ -25,14 +25,22 @@ def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Es
     )
 
 
-def measured_pay(job: Job) -> dict | None:
+def _responses_taken(job: Job) -> dict:
+    """In one read: the job's responses (`n`), those with a time (`timed`), and their mean time from
+    claim to submit (`seconds`)."""
+    timed = Q(work_seconds__gt=0)
+    return Response.objects.filter(item__job=job).aggregate(
+        n=Count("id"), timed=Count("id", filter=timed), seconds=Avg("work_seconds", filter=timed),
+    )
+
+
+def measured_pay(reward, taken: dict) -> dict | None:
     """The hourly pay at the time workers have taken so far (the mean from claim to submit of the
     job's responses, one assignment each), beside the estimate it was set from; None before any."""
-    taken = Response.objects.filter(item__job=job, work_seconds__gt=0).aggregate(seconds=Avg("work_seconds"), n=Count("id"))
-    if not taken["n"]:
+    if not taken["timed"]:
         return None
     minutes = Decimal(str(taken["seconds"])) / 60
-    return {"minutes": minutes, "responses": taken["n"], "hourly_pay": costs.hourly_pay(job.reward, minutes)}
+    return {"minutes": minutes, "responses": taken["timed"], "hourly_pay": costs.hourly_pay(reward, minutes)}
 
 
 def fits_budget(config: JobCrowdConfig, total) -> bool:
@@ -42,10 +50,9 @@ def fits_budget(config: JobCrowdConfig, total) -> bool:
     return config.committed + total <= config.budget
 
 
-def _cost_still_to_post(job: Job, estimate: costs.Estimate) -> Decimal:
+def _cost_still_to_post(estimate: costs.Estimate, reserved: Decimal | None) -> Decimal:
     """The estimate less what the job's postings already reserved (it is in `committed`): what posting
     the rest would add, so a job that was posted within its budget is not said to exceed it."""
-    reserved = Posting.objects.filter(job=job).exclude(state=Posting.State.FAILED).aggregate(total=Sum("committed_cost"))["total"]
     return max(estimate.total - (reserved or Decimal("0")), Decimal("0"))
 
 
@@ -112,23 +119,28 @@ def crowd_page(job: Job) -> dict:
         .order_by("pk")[:PAGE_ASSIGNMENTS]
     )
     left = config.budget - config.committed if config.budget is not None else None
+    provider = providers.get(config.provider)
+    posted = Posting.objects.filter(job=job).aggregate(
+        n=Count("id"), reserved=Sum("committed_cost", filter=~Q(state=Posting.State.FAILED)),
+    )
+    taken = _responses_taken(job)
     return {
         # The job's own button that posts its open slots to the crowd, if the job has one now.
         "posting_button": {Job.State.DRAFT.value: "Launch", Job.State.PAUSED.value: "Resume"}.get(job.state),
         "config": config,
         "configured": config.pk is not None,
         "estimate": estimate,
-        "measured_pay": measured_pay(job),
-        "fits_budget": fits_budget(config, _cost_still_to_post(job, estimate)),
-        "provider_detail": providers.get(config.provider).describe(config),
-        "provider_paid": providers.get(config.provider).paid,
+        "measured_pay": measured_pay(job.reward, taken),
+        "fits_budget": fits_budget(config, _cost_still_to_post(estimate, posted["reserved"])),
+        "provider_detail": provider.describe(config),
+        "provider_paid": provider.paid,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),
-        "posting_count": Posting.objects.filter(job=job).count(),
+        "posting_count": posted["n"],
         "assignments": assignments,
         "assignment_count": ProviderAssignment.objects.filter(posting__job=job).count(),
         # Responses no assignment records (in-house work on a job launched without crowd settings).
-        "responses_outside_ledger": 0 if assignments else Response.objects.filter(item__job=job).count(),
+        "responses_outside_ledger": 0 if assignments else taken["n"],
         "assignment_states": _by(ProviderAssignment.objects.filter(posting__job=job), "state"),
         "payment_states": list(
             Payment.objects.filter(assignment__posting__job=job)

@@ -32,7 +32,7 @@ from quorum.api.permissions import IsOrganizer
 from quorum.api.strict import RefusesUnknownFields
 
 from .. import providers
-from ..models import ProviderAssignment
+from ..models import JobCrowdConfig, ProviderAssignment
 from ..providers import Kind, Option
 from ..selectors.crowd import crowd_overview
 from ..services.config import CrowdConfigError, configure_crowd
@@ -101,9 +101,7 @@ class CrowdConfigSerializer(RefusesUnknownFields, serializers.Serializer):
         required=False, help_text="Workers (1 to 100) one posting (an MTurk HIT) admits."
     )
     review_hours = serializers.IntegerField(
-        required=False, help_text="Hours (0 to 720) accepted work waits after its submission for a builder to reject it "
-        "before Quorum approves and pays it; 0 pays at the next reconciliation. Settled before the provider's own "
-        "auto-approval deadline in any case.",
+        required=False, help_text=JobCrowdConfig._meta.get_field("review_hours").help_text + " From 0 to 720.",
     )
     lifetime_days = serializers.IntegerField(required=False, help_text="Days (1 to 365) a posting stays open.")
     requirements = serializers.DictField(required=False, help_text=requirements_help())

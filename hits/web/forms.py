@@ -86,9 +86,7 @@ class CrowdSettingsForm(forms.Form):
     )
     review_hours = forms.IntegerField(
         label="Hours to review before paying", min_value=0, max_value=30 * 24,
-        help_text="Accepted work waits this long after its submission for you to reject it before Quorum approves and "
-        "pays it; 0 pays at the next reconciliation (within minutes). It is always settled before the provider's own "
-        "auto-approval deadline.",
+        help_text=JobCrowdConfig._meta.get_field("review_hours").help_text,
     )
 
     def __init__(self, *args: Any, **kwargs: Any):
