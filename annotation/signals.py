@@ -15,5 +15,7 @@ response_status_changed = Signal()
 slot_claimed = Signal()
 #: Sent after a job goes live. kwargs: job.
 job_launched = Signal()
+#: Sent after commit when a job is finished (nothing more is to be collected). kwargs: job.
+job_finished = Signal()
 #: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`). kwargs: job.
 items_added = Signal()

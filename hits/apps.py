@@ -17,6 +17,7 @@ class HitsConfig(AppConfig):
         extensions.undo_guards.register("hits.settlements", undo_refusal)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
+        signals.job_finished.connect(receivers.on_job_finished, dispatch_uid="hits.job_finished")
         signals.items_added.connect(receivers.on_items_added, dispatch_uid="hits.items_added")
         signals.slot_claimed.connect(receivers.on_slot_claimed, dispatch_uid="hits.slot_claimed")
         signals.response_submitted.connect(receivers.on_response_submitted, dispatch_uid="hits.response_submitted")

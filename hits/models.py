@@ -101,7 +101,8 @@ class Posting(models.Model):
 
     A posting is a number of slots, not items: the item is bound when a worker claims it.
     States: intended (row written, call not known to have succeeded) -> created -> expired | closed;
-    intended -> failed when the provider refused the request (its cost is released).
+    intended -> failed when the provider refused the request (its cost is released). The places a
+    closed posting never filled give their share back once no worker can still be inside (`released_at`).
     """
 
     class State(models.TextChoices):
@@ -129,6 +130,11 @@ class Posting(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     posted_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True, help_text="When Quorum closed the listing at the provider.")
+    released_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the share of the places this closed posting never filled went back to the budget.",
+    )
 
     class Meta:
         ordering = ["job", "seq"]

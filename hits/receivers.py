@@ -13,6 +13,7 @@ from .links import done_url
 from .models import JobCrowdConfig, ProviderAssignment
 from .selectors.routing import provider_cache_key, provider_of_job
 from .services.entry import admit_claim, record_submission
+from .services.reconcile import request_reconciliation
 from .tasks import confirm_submission, post_job
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,14 @@ def on_items_added(sender, job, **kwargs):
     its own transaction) and sends the intended postings once, by their request tokens."""
     if job.state == Job.State.LIVE:
         on_job_launched(sender, job, **kwargs)
+
+
+def on_job_finished(sender, job, **kwargs):
+    """A finished crowd job takes no more workers: a reconciliation closes its listings now (the
+    beat would within minutes) and settles what is submitted. A job without crowd settings has none."""
+    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
+    if config is not None and not config.rehearsal:  # a rehearsal copy's listings live at a fake that is gone
+        request_reconciliation(job.pk)
 
 
 @receiver([post_save, post_delete], sender=JobCrowdConfig, dispatch_uid="hits.crowd_config_changed")

@@ -14,7 +14,7 @@ from django.utils import timezone
 from .. import task_types
 from ..extensions import launch_checks
 from ..models import Corpus, Dialog, Item, Job, Slot, Turn
-from ..signals import job_launched
+from ..signals import job_finished, job_launched
 from .bulk import cyclic_gc_paused, decode_json_texts, encode_json, refresh_statistics
 
 ITEM_BATCH = 5000
@@ -253,7 +253,10 @@ def pause_job(job: Job) -> Job:
 
 
 def finish_job(job: Job) -> Job:
-    return _transition(job, {Job.State.LIVE, Job.State.PAUSED}, Job.State.FINISHED)
+    """Nothing more is collected; a crowd job's listings are closed at the provider (`job_finished`)."""
+    job = _transition(job, {Job.State.LIVE, Job.State.PAUSED}, Job.State.FINISHED)
+    transaction.on_commit(lambda: job_finished.send(sender=Job, job=job))
+    return job
 
 
 def _transition(job, allowed_from, to):

@@ -7,7 +7,7 @@ element gets its own result, and one element's failure changes nothing for the o
 import hashlib
 import logging
 from dataclasses import dataclass
-from decimal import ROUND_DOWN, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -19,7 +19,7 @@ from .. import providers
 from ..models import JobCrowdConfig, Payment, ProviderAssignment
 from ..policy import costs
 from .confirmation import is_unconfirmed
-from .postings import release_cost
+from .postings import place_share, release_cost
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +122,8 @@ def _release(payment: Payment) -> None:
 
 
 def _release_place(assignment: ProviderAssignment) -> None:
-    """A rejected assignment is never paid: its share of its posting's reservation (reward and fees)
-    goes back to the budget, rounded down to the cent so the budget is never overstated."""
-    posting = assignment.posting
-    share = (posting.committed_cost / posting.assignments).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
-    release_cost(posting.job_id, share)
+    """A rejected assignment is never paid: its share of its posting's reservation goes back to the budget."""
+    release_cost(assignment.posting.job_id, place_share(assignment.posting))
 
 
 def execute_payment(payment_id: int) -> Payment:

@@ -10,7 +10,7 @@ Order of work, so that a crash at any point is repaired by the reconciler withou
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -106,6 +106,33 @@ def release_cost(job_id: int, amount: Decimal) -> None:
         config = JobCrowdConfig.objects.select_for_update().get(job_id=job_id)
         config.committed = max(Decimal("0.00"), config.committed - amount)
         config.save(update_fields=["committed"])
+
+
+def place_share(posting: Posting) -> Decimal:
+    """One place's share of a posting's reservation (reward and fees), rounded down to the cent, so
+    that what is given back never exceeds what was reserved."""
+    return (posting.committed_cost / posting.assignments).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+
+
+def release_unfilled_places(posting_id: int, *, now=None) -> Decimal:
+    """Give back the share of the places a closed posting never filled, once.
+
+    Called when no worker can still be inside the listing (its close plus the assignment's duration):
+    every place not held by an assignment (returned and void ones hold none) will never be paid. A
+    rejected assignment still counts as held: its share went back when the rejection was confirmed.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        if not Posting.objects.filter(pk=posting_id, state=Posting.State.CLOSED, released_at__isnull=True).update(released_at=now):
+            return Decimal("0.00")
+        posting = Posting.objects.get(pk=posting_id)
+        held = ProviderAssignment.objects.filter(posting=posting).exclude(state__in=ProviderAssignment.ENDED).count()
+        amount = place_share(posting) * max(0, posting.assignments - held)
+        if amount:
+            release_cost(posting.job_id, amount)
+    if amount:
+        log.info("posting %s: %s USD of places never filled given back", posting.request_token, amount)
+    return amount
 
 
 def send_posting(posting_id: int, *, grace_seconds: float | None = None) -> Posting:

@@ -7,10 +7,14 @@ duplicate); (2) list each posting's assignments and record what Quorum missed; (
 again about responses still awaiting its confirmation; (3) repeat pending payments (never a
 non-idempotent one that may have been made); (4) settle every submitted assignment whose response is
 decided, and any other before the provider's auto-approval deadline (never one whose response the
-provider has not confirmed); (5) close the listings of a job whose slots are all submitted.
+provider has not confirmed); (5) close the listings of a job whose slots are all submitted; (6) once no
+worker can still be inside a closed listing (the assignment's duration and the grace after its close),
+give back the share of the places it never filled. A closed listing is still listed in (2) until then,
+so a worker who was inside when it closed is seen and settled.
 """
 import logging
 from datetime import timedelta
+from decimal import Decimal
 from typing import NotRequired, TypedDict
 
 from django.conf import settings
@@ -18,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Response, Slot, Worker
+from annotation.models import Job, Response, Slot, Worker
 from annotation.services.claims import release_slot
 from quorum.background import after_commit
 
@@ -27,7 +31,7 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from . import confirmation
 from . import payments as payment_services
 from .entry import saved_response_of
-from .postings import send_postings, stale_intended_postings
+from .postings import release_unfilled_places, send_postings, stale_intended_postings
 
 log = logging.getLogger(__name__)
 UNMATCHED_REJECTION = (
@@ -147,6 +151,7 @@ class ReconcileSummary(TypedDict):
     settled: dict[str, int]
     errors: list[str]
     closed: NotRequired[int]
+    released: NotRequired[str]
 
 
 def request_reconciliation(job_id: int) -> None:
@@ -172,7 +177,7 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
         summary["postings_sent"] = send_postings(stale, concurrency=1, grace_seconds=grace.total_seconds())
 
     # 2. Assignments at the provider (in-house: the database, read the same way).
-    for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
+    for posting in _listed_postings().filter(job_id=job_id):
         try:
             remotes = provider.list_assignments(posting)
         except providers.ProviderError as exc:
@@ -209,15 +214,28 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
         summary["settled"][key] = summary["settled"].get(key, 0) + 1
 
     # 5. Listings with nothing left to claim stop taking workers.
-    summary["closed"] = expire_finished_postings(job_id)
+    summary["closed"] = expire_finished_postings(job_id, now=now)
+
+    # 6. Places of closed listings that no worker can still take go back to the budget.
+    summary["released"] = str(release_places_never_filled(config.job, now, grace))
     return summary
 
 
+def _listed_postings():
+    """Postings whose assignments the provider may still change: created ones, and closed ones whose
+    unfilled places have not been given back (a worker inside at the close may still submit)."""
+    return Posting.objects.filter(
+        Q(state=Posting.State.CREATED) | Q(state=Posting.State.CLOSED, closed_at__isnull=False, released_at__isnull=True)
+    )
+
+
 def jobs_to_reconcile() -> list[int]:
-    """Jobs with something the provider may still change: open postings, unsettled work, pending payments."""
+    """Jobs with something the provider may still change: open or just closed postings, unsettled work,
+    pending payments."""
     open_jobs = set(
         Posting.objects.filter(state__in=Posting.OPEN_STATES, provider__in=providers.paid_keys()).values_list("job_id", flat=True)
     )
+    open_jobs |= set(_listed_postings().filter(provider__in=providers.paid_keys()).values_list("job_id", flat=True))
     open_jobs |= set(
         ProviderAssignment.objects.filter(state=ProviderAssignment.State.SUBMITTED).values_list("posting__job_id", flat=True)
     )
@@ -227,9 +245,11 @@ def jobs_to_reconcile() -> list[int]:
     return sorted(open_jobs)
 
 
-def expire_finished_postings(job_id: int) -> int:
-    """Close the open postings of a job whose slots are all submitted (nothing left to claim)."""
-    if Slot.objects.filter(job_id=job_id).exclude(state=Slot.State.SUBMITTED).exists():
+def expire_finished_postings(job_id: int, now=None) -> int:
+    """Close the open postings of a job that is finished or whose slots are all submitted (nothing
+    left to claim)."""
+    finished = Job.objects.filter(pk=job_id, state=Job.State.FINISHED).exists()
+    if not finished and Slot.objects.filter(job_id=job_id).exclude(state=Slot.State.SUBMITTED).exists():
         return 0
     closed = 0
     provider = None
@@ -240,5 +260,19 @@ def expire_finished_postings(job_id: int) -> int:
         except providers.ProviderError as exc:
             log.warning("could not close %s: %s", posting.request_token, exc)
             continue
-        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(state=Posting.State.CLOSED)
+        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(
+            state=Posting.State.CLOSED, closed_at=now or timezone.now()
+        )
     return closed
+
+
+def release_places_never_filled(job: Job, now, grace: timedelta) -> Decimal:
+    """Give back the unfilled places of the job's closed postings that no worker can still be inside:
+    MTurk's assignment duration is the job's claim timeout, and a claim lapses after it here too."""
+    cutoff = now - timedelta(minutes=job.claim_timeout_minutes) - grace
+    released = Decimal("0.00")
+    for posting_id in Posting.objects.filter(
+        job=job, state=Posting.State.CLOSED, closed_at__lte=cutoff, released_at__isnull=True
+    ).values_list("pk", flat=True):
+        released += release_unfilled_places(posting_id, now=now)
+    return released

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.test.utils import override_settings
+from django.utils import timezone
 
 from annotation.models import Item, Job, Response, Slot, Worker
 from annotation.services.jobs import JobError, finish_job
@@ -213,7 +214,9 @@ def _close_listings(copy: Job, instance) -> int:
             instance.close_posting(posting)
         except providers.ProviderError:
             continue
-        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(state=Posting.State.CLOSED)
+        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(
+            state=Posting.State.CLOSED, closed_at=timezone.now()
+        )
     return closed
 
 

@@ -286,3 +286,18 @@ def test_provider_text_is_escaped(submitted, org_client):
     body = _page(org_client, job)
     assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
     assert "<img src=x" not in body and "&lt;img src=x" in body
+
+
+def test_a_closed_posting_says_when_its_unfilled_places_go_back(submitted, org_client, fake_mturk):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from hits.services.reconcile import reconcile_job
+
+    job, _ = submitted
+    reconcile_job(job.pk, grace_seconds=0)  # every slot is submitted: the HIT closes
+    page = _page(org_client, job)
+    assert f"places never filled are given back once no worker can still be inside: {job.claim_timeout_minutes} minutes" in page
+    reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(minutes=job.claim_timeout_minutes + 1))
+    assert "(places never filled given back)" in _page(org_client, job)

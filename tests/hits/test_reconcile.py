@@ -142,3 +142,57 @@ def test_listings_close_when_every_slot_is_submitted(fake_mturk, job_factory, cl
     assert reconcile_job(job.pk, grace_seconds=0)["closed"] == 1
     assert Posting.objects.get(pk=posting.pk).state == "closed"
     assert fake_mturk.hits[posting.external_id]["HITStatus"] == "Unassignable"
+
+
+def _arrive_and_submit(fake_mturk, client, job, hit, worker):
+    from urllib.parse import urlencode
+
+    assignment_id = fake_mturk.accept(hit, worker)
+    client.get(f"/crowd/mturk/{job.pk}/?" + urlencode(
+        {"assignmentId": assignment_id, "hitId": hit, "workerId": worker, "turkSubmitTo": "https://www.mturk.com"}
+    ))
+    assignment = ProviderAssignment.objects.get(external_id=assignment_id)
+    submit_response(slot_id=assignment.slot_id, worker=assignment.worker, answers=ANSWERS)
+    fake_mturk.submit(assignment_id)
+    return assignment_id
+
+
+def test_a_finished_jobs_listing_closes_and_its_unfilled_places_go_back_once_no_one_can_be_inside(
+    fake_mturk, job_factory, client, work_tokens, django_capture_on_commit_callbacks, queued_by_name
+):
+    from decimal import Decimal as D
+
+    from annotation.services.jobs import finish_job
+    from hits.models import JobCrowdConfig
+
+    job = job_factory(turns=4, reward="0.50")  # one HIT of 4 places at 0.50 + 0.10 fee: 2.40 reserved
+    configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=4)
+    launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    posting = Posting.objects.get(job=job)
+    _arrive_and_submit(fake_mturk, client, job, posting.external_id, "A1FIRST")
+    inside = fake_mturk.accept(posting.external_id, "A2INSIDE")  # took a place at MTurk, has not come back yet
+    assert JobCrowdConfig.objects.get(job=job).committed == D("2.40")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        finish_job(job)  # the builder has enough: two places were never taken
+    assert ("hits.tasks.reconcile_job", job.pk) in queued_by_name  # the listing is closed now, not at the next beat
+    summary = reconcile_job(job.pk, grace_seconds=0)
+    assert summary["closed"] == 1 and fake_mturk.hits[posting.external_id]["HITStatus"] == "Unassignable"
+    assert summary["released"] == "0.00"  # a worker inside may still submit within the assignment's duration
+    assert JobCrowdConfig.objects.get(job=job).committed == D("2.40")
+
+    fake_mturk.submit(inside)  # submitted at MTurk after the close: still seen, and settled like any other
+    later = timezone.now() + timedelta(minutes=job.claim_timeout_minutes, seconds=1)
+    summary = reconcile_job(job.pk, grace_seconds=0, now=later)
+    assert ProviderAssignment.objects.get(external_id=inside).missing_response
+    # Four places at 0.60 each: two paid (the one inside is paid by default: Quorum never received its
+    # answers, but the worker should not pay for that), two never taken, whose 1.20 goes back.
+    assert summary["released"] == "1.20"
+    assert fake_mturk.assignments[inside]["AssignmentStatus"] == "Approved"
+    assert JobCrowdConfig.objects.get(job=job).committed == D("1.20")
+    assert Posting.objects.get(pk=posting.pk).released_at is not None
+
+    reconcile_job(job.pk, grace_seconds=0, now=later + timedelta(hours=1))  # again: nothing given back twice
+    assert JobCrowdConfig.objects.get(job=job).committed == D("1.20")
+    assert job.pk not in jobs_to_reconcile()
