@@ -49,7 +49,7 @@ class CorpusUploadSerializer(RefusesUnknownFields, serializers.Serializer):
 
     name = serializers.CharField(max_length=200, help_text="A name unique across Quorum.")
     source_format = serializers.ChoiceField(choices=SourceFormat.choices)
-    data = serializers.FileField(help_text="The corpus file (MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON, JSONL).")
+    data = serializers.FileField(help_text="The corpus file (MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON, JSONL), or a .zip holding that one file.")
     labels = serializers.FileField(required=False, help_text="DSTC9 labels.json, aligned with logs.json.")
     knowledge = serializers.FileField(required=False, help_text="DSTC9 knowledge.json.")
 

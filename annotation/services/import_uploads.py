@@ -43,6 +43,8 @@ class UploadError(ValueError):
 
 
 def import_error_field(exc: ImportFailed) -> str:
+    if exc.field:
+        return exc.field
     lowered = str(exc).lower()
     return next((field for word, field in _FIELD_BY_WORD if word in lowered), "data")
 

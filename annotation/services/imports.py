@@ -10,9 +10,11 @@ Services never import tasks: the task is queued by name (`quorum.background`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
-from collections.abc import Callable, Mapping
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
 from annotation.importers import READERS, FormatError
+from annotation.importers.archives import corpus_member, extract_corpus_member
 from annotation.models import BackgroundRun, Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
 from quorum.background import task_named
 
@@ -38,7 +41,12 @@ Progress = Callable[[int, int], None]
 
 
 class ImportFailed(Exception):
-    """The import was refused; the message names the file, the place in it and the reason."""
+    """The import was refused; the message names the file, the place in it and the reason.
+    `field`, when given, is the file role (or request field) the refusal is about."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ def import_corpus(
     reader_class = _reader_class(source_format)
     paths = _check_files(reader_class, files)
     try:
-        with reader_class(paths) as reader, transaction.atomic():
+        with _unzipped(paths) as readable, reader_class(readable) as reader, transaction.atomic():
             # Checked again inside the transaction: the unique constraint is the last word.
             if Corpus.objects.filter(name=name).exists():
                 raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.')
@@ -94,6 +102,38 @@ def import_corpus(
     return corpus
 
 
+@contextlib.contextmanager
+def _unzipped(paths: dict[str, Path]) -> Iterator[dict[str, Path]]:
+    """`paths` with a zipped data file replaced by its one corpus member, copied out a chunk at a
+    time into a temporary folder of QUORUM_IMPORT_DIR (removed afterwards); `paths` as they are
+    when the data file is not a zip. The reader's messages name the member inside its zip."""
+    zipped = paths["data"]
+    member = _archive_member(zipped)
+    if member is None:
+        yield paths
+        return
+    folder = Path(settings.QUORUM_IMPORT_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="unzipped-", dir=folder) as tmp:
+        data = extract_corpus_member(zipped, member, Path(tmp))
+        inside = f"{member.filename} (in {zipped.name})"
+        try:
+            yield {**paths, "data": data}
+        except FormatError as exc:
+            raise FormatError(str(exc).replace(data.name, inside, 1)) from None
+        except ImportFailed as exc:
+            raise ImportFailed(str(exc).replace(data.name, inside, 1), field=exc.field) from None
+
+
+def _archive_member(path: Path):
+    """The corpus member of a zipped data file (None when it is not a zip); ImportFailed, about the
+    data file, when the zip cannot be imported."""
+    try:
+        return corpus_member(path)
+    except FormatError as exc:
+        raise ImportFailed(str(exc), field="data") from None
+
+
 def create_import_run(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
     """Check the request and record a pending ImportRun; the caller queues the task for it.
 
@@ -103,6 +143,7 @@ def create_import_run(*, name: str, source_format: str, files: Mapping[str, Path
     name = _check_name(name)
     reader_class = _reader_class(source_format)
     paths = _check_files(reader_class, files)
+    _archive_member(paths["data"])  # the zip's listing, read at once: refused before a run is recorded
     with transaction.atomic():
         if Corpus.objects.filter(name=name).exists():
             raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.')

@@ -42,7 +42,7 @@ SELECTION_MODES = [
 class CorpusUploadForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="A name unique across Quorum.")
     source_format = forms.ChoiceField(label="Format", choices=SourceFormat.choices)
-    data = forms.FileField(label="Corpus file", help_text="MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON or Quorum JSONL.")
+    data = forms.FileField(label="Corpus file", help_text="MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON or Quorum JSONL; or a .zip holding that one file.")
     labels = forms.FileField(required=False, help_text="Optional: DSTC9 labels.json, aligned with logs.json.")
     knowledge = forms.FileField(required=False, help_text="Optional: DSTC9 knowledge.json.")
 

@@ -20,7 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="Name of the new corpus (must not be taken).")
-        parser.add_argument("data", type=Path, help="data.json, logs.json, the DSTC6 JSON file or the .jsonl file.")
+        parser.add_argument("data", type=Path, help="data.json, logs.json, the DSTC6 JSON file or the .jsonl file, or a .zip holding that one file.")
         parser.add_argument(
             "--format", dest="source_format", required=True, choices=SourceFormat.values, help="Format of the files."
         )

@@ -9,10 +9,7 @@ file's role), because a server path tells the organizer nothing and reveals the 
 from __future__ import annotations
 
 import contextlib
-import lzma
 import tempfile
-import zipfile
-import zlib
 from pathlib import Path
 
 from django.db import transaction
@@ -29,6 +26,7 @@ from evaluation.campaigns.services.imports import (
 )
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, Entry, TestSet
+from quorum.archives import ArchiveError, copy_member, open_archive, unpacking_plan
 
 MAX_ARCHIVE_BYTES = 200 * 1024 * 1024  # uncompressed; larger material goes through the commands
 TEST_SET_FILES = ("labels.json", "knowledge.json", "logs.json")
@@ -45,10 +43,20 @@ def _member_names(root: Path):
 
 
 @contextlib.contextmanager
+def _archive_errors():
+    """The shared zip checks' refusals (quorum.archives) as this app's input errors."""
+    try:
+        yield
+    except ArchiveError as exc:
+        raise EvaluationInputError(str(exc)) from None
+
+
+@contextlib.contextmanager
 def unpacked_archive(fileobj, what="the file"):
     """Unpack an uploaded .zip into a temporary folder and yield that folder; removed afterwards.
 
-    Every zip upload goes through here. Before anything is extracted it refuses: a file that is
+    Every evaluation zip upload goes through here (the checks are `quorum.archives`, which a zipped
+    corpus shares). Before anything is extracted it refuses: a file that is
     not a zip, one that unpacks to more than MAX_ARCHIVE_BYTES, a member that would land outside
     the folder ("../", absolute paths), an encrypted member, a compression method Python cannot
     read, a symbolic link (it could lead a later member anywhere), a name used twice or both as a
@@ -67,7 +75,8 @@ def unpacked_archive(fileobj, what="the file"):
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            _extract_member(archive, member, target)
+            with _archive_errors(), target.open("xb") as out:
+                copy_member(archive, member, out)
         with _member_names(root):
             yield root
 
@@ -75,14 +84,12 @@ def unpacked_archive(fileobj, what="the file"):
 def _checked_listing(fileobj, what: str):
     """(open ZipFile, unpacking plan) once the archive's listing passed every check that needs no
     member's data (see `unpacked_archive`); EvaluationInputError otherwise."""
-    try:
-        archive = zipfile.ZipFile(fileobj)
-        members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
-        raise EvaluationInputError(f"{what} is not a .zip archive") from None
+    with _archive_errors():
+        archive, members = open_archive(fileobj, what)
     if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
         raise EvaluationInputError(f"{what} unpacks to more than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB; use the manage.py command")
-    return archive, _unpacking_plan(members)
+    with _archive_errors():
+        return archive, unpacking_plan(members)
 
 
 def check_human_eval_listing(fileobj, what="the file") -> None:
@@ -102,66 +109,6 @@ def check_human_eval_listing(fileobj, what="the file") -> None:
         )
     for team_id, name in evaluations:
         check_ids(team_id, name[: -len(HUMAN_EVAL_SUFFIX)], f"{team_id}/{name}")
-
-
-# Methods Python's zipfile reads; others (e.g. Deflate64, PPMd) raise NotImplementedError on read.
-_READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
-_FILE_TYPE, _SYMLINK = 0o170000, 0o120000  # st_mode bits a Unix zip keeps in external_attr's top half
-
-
-def _unpacking_plan(members) -> list:
-    """(path parts, member) for every member that is safe to extract, or EvaluationInputError."""
-    plan, files, folders = [], set(), set()
-    for member in members:
-        name = member.filename
-        parts = tuple(part for part in name.replace("\\", "/").split("/") if part not in ("", "."))
-        if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
-            raise EvaluationInputError(f"the archive member {name!r} points outside the archive")
-        if member.flag_bits & 0x1:
-            raise EvaluationInputError(f"the archive member {name!r} is encrypted; upload the archive without a password")
-        if member.compress_type not in _READABLE_METHODS:
-            methods = ", ".join(_READABLE_METHODS.values())
-            raise EvaluationInputError(
-                f"the archive member {name!r} uses a compression method Quorum cannot read (method {member.compress_type}); use one of: {methods}"
-            )
-        if (member.external_attr >> 16) & _FILE_TYPE == _SYMLINK:
-            raise EvaluationInputError(f"the archive member {name!r} is a symbolic link; the archive must hold plain files and folders")
-        if not parts:
-            continue
-        if member.is_dir():
-            folders.add(parts)
-        elif parts in files:
-            raise EvaluationInputError(f"the archive holds {name!r} more than once; keep one")
-        else:
-            files.add(parts)
-        folders.update(parts[:end] for end in range(1, len(parts)))
-        plan.append((parts, member))
-    clash = sorted(files & folders)
-    if clash:
-        raise EvaluationInputError(f"the archive member {'/'.join(clash[0])!r} is both a file and a folder; rename one")
-    return plan
-
-
-def _extract_member(archive, member, target: Path) -> None:
-    """Copy one member out, never more bytes than its header promised; the zip module checks
-    the CRC when the member has been read to its end."""
-    name = member.filename
-    written = 0
-    try:
-        with archive.open(member) as source, target.open("xb") as out:
-            for chunk in iter(lambda: source.read(1024 * 1024), b""):
-                written += len(chunk)
-                if written > member.file_size:
-                    raise EvaluationInputError(f"the archive member {name!r} holds more data than its header says; the archive is damaged")
-                out.write(chunk)
-    except EvaluationInputError:
-        raise
-    except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, ValueError, NotImplementedError, RuntimeError) as exc:
-        # Bad CRC-32, truncated or corrupt data, a password needed: the zip module's reason names
-        # the member, not a path on this server.
-        raise EvaluationInputError(f"the archive member {name!r} cannot be unpacked ({exc})") from None
-    except OSError as exc:
-        raise EvaluationInputError(f"the archive member {name!r} cannot be unpacked ({exc.strerror or 'damaged data'})") from None
 
 
 def _save(upload, folder: Path, name: str) -> Path:
