@@ -43,10 +43,12 @@ class JobError(ValueError):
         self.field = field  # the request field the error is about
 
     def field_errors(self) -> dict:
-        """{field: [message]} for the form or the API; settings errors keep their per-setting messages."""
+        """{field: [message]} for the form or the API; settings errors keep their per-setting
+        messages, and a field inside another ("selection.size") is nested as the API reads it."""
         if self.errors:
             return {"settings": {name: [msg] for name, msg in self.errors.items()}}
-        return {self.field: [str(self)]}
+        outer, _dot, inner = self.field.partition(".")
+        return {outer: {inner: [str(self)]}} if inner else {outer: [str(self)]}
 
 
 @dataclass(frozen=True)
@@ -207,10 +209,20 @@ def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
     if selection.mode == "sample":
         if not selection.size or selection.size < 1:
             raise JobError("a sample needs a size of at least 1", field="selection")
+        if selection.size > len(chosen):
+            raise JobError(_sample_too_large(corpus, kind, selection.size, len(chosen)), field="selection.size")
         if selection.size < len(chosen):
             keep = set(random.Random(selection.seed).sample(range(len(chosen)), selection.size))
             chosen = [t for i, t in enumerate(chosen) if i in keep]
     return chosen
+
+
+def _sample_too_large(corpus, kind, size: int, available: int) -> str:
+    turns = "user turns" if kind.source_speaker == "user" else "turns this task type can take"
+    return (
+        f"a sample of {size:,} turns is more than the {available:,} {turns} of corpus {corpus.name!r}; "
+        f"ask for at most {available:,}, or take every source turn"
+    )
 
 
 def _turn_rows(rows):

@@ -272,10 +272,16 @@ class JobForm(forms.Form):
         }
 
     #: Where a service error about a request field shows on this form.
-    FORM_FIELD = {"selection": "selection_mode", "settings": None, "state": None, "non_field_errors": None, "payloads": "payloads"}
+    FORM_FIELD = {
+        "selection": "selection_mode", "selection.size": "sample_size", "selection.seed": "seed", "selection.dialog_ids": "dialog_ids",
+        "settings": None, "state": None, "non_field_errors": None, "payloads": "payloads",
+    }
 
     def add_service_error(self, fields: dict) -> None:
         for field, messages in fields.items():
+            if field == "selection" and isinstance(messages, dict):  # a field of the selection
+                self.add_service_error({f"selection.{inner}": msgs for inner, msgs in messages.items()})
+                continue
             target = self.FORM_FIELD.get(field, field)
             if target is not None and target not in self.fields:
                 target = None

@@ -361,6 +361,16 @@ def test_bad_job_requests_are_400_naming_the_field(change, field, words, uploade
     assert not Job.objects.exists()
 
 
+def test_a_sample_larger_than_the_corpus_is_400_under_selection_size(uploaded, organizer):
+    body = {"corpus": uploaded.pk, "name": "rewrites", "selection": {"mode": "sample", "size": 100000}}
+    response = client_for(organizer).post("/api/jobs/", body, format="json")
+    assert response.status_code == 400
+    assert response.data == {"selection": {"size": [
+        "a sample of 100,000 turns is more than the 6 user turns of corpus 'restaurants'; ask for at most 6, or take every source turn"
+    ]}}
+    assert not Job.objects.exists()
+
+
 def test_service_refusal_after_validation_is_400_naming_the_field(organizer):
     """A corpus with no user turns passes the request checks; the service refuses the selection."""
     corpus = Corpus.objects.create(name="empty", source_format="jsonl")

@@ -268,6 +268,17 @@ def test_job_form_errors_are_shown_next_to_the_field(changes, message, world, or
     assert Job.objects.count() == before
 
 
+def test_a_sample_larger_than_the_corpus_is_refused_under_the_sample_size(world, organizer, client):
+    client.force_login(organizer)
+    changes = {"selection_mode": "sample", "sample_size": "100000"}
+    response = client.post(reverse("organizer:job-new"), job_form_data(world["corpus"], **changes))
+    assert response.status_code == 200
+    assert response.context["form"].errors["sample_size"] == [
+        "a sample of 100,000 turns is more than the 4 user turns of corpus 'restaurants'; ask for at most 4, or take every source turn"
+    ]
+    assert not Job.objects.filter(name="rewrites").exists()
+
+
 # --- job page ---------------------------------------------------------------------------------------
 
 
