@@ -12,6 +12,7 @@ the page can say how the earlier turns read now. The test sets carry the new tex
 no accepted rewrite, and the manifest the replacements.
 """
 import itertools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -45,6 +46,19 @@ class ReplacedTurn:
     dialog_entities: list
 
 
+def _variants_problem(variants) -> str | None:
+    """What is wrong with a list of variants, naming the entries that are not variants."""
+    if not isinstance(variants, list) or not variants:
+        return f"choose one or more of {', '.join(VARIANTS)}"
+    unknown = [json.dumps(v, ensure_ascii=False) for v in variants if v not in VARIANTS]
+    if unknown:
+        named = unknown[0] if len(unknown) == 1 else f"{', '.join(unknown[:-1])} and {unknown[-1]}"
+        return f"{named} {'is not a variant' if len(unknown) == 1 else 'are not variants'}; choose from {', '.join(VARIANTS)}"
+    if len(set(variants)) != len(variants):
+        return "a variant is listed twice"
+    return None
+
+
 class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, SettingFiles, DiffsAgainstSubject):
     key = "rewrite"
     source_speaker = "user"
@@ -74,10 +88,9 @@ class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Setti
         cleaned = super().clean_settings(settings)
         variants = cleaned["variants"]
         errors = {}
-        if not isinstance(variants, list) or not variants or any(v not in VARIANTS for v in variants):
-            errors["variants"] = f"choose one or more of {', '.join(VARIANTS)}"
-        elif len(set(variants)) != len(variants):
-            errors["variants"] = "a variant is listed twice"
+        problem = _variants_problem(variants)
+        if problem:
+            errors["variants"] = problem
         ratio = cleaned["typo_max_edit_ratio"]
         if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
             errors["typo_max_edit_ratio"] = "a number above 0 and at most 1"

@@ -251,7 +251,7 @@ def test_job_form_creates_a_draft_job(changes, items, world, organizer, make_ann
 @pytest.mark.parametrize(
     "changes,message",
     [
-        ({"setting__rewrite__variants": "sarcastic"}, "choose one or more of"),
+        ({"setting__rewrite__variants": "sarcastic"}, "&quot;sarcastic&quot; is not a variant; choose from paraphrase, typos, verbose, simplified"),
         ({"setting__rewrite__typo_max_edit_ratio": "7"}, "at most 1"),
         ({"selection_mode": "sample"}, "A sample needs a size"),
         ({"selection_mode": "dialogs"}, "List at least one dialog id"),
@@ -266,6 +266,16 @@ def test_job_form_errors_are_shown_next_to_the_field(changes, message, world, or
     assert response.status_code == 200
     assert message in response.content.decode()
     assert Job.objects.count() == before
+
+
+def test_unknown_variants_are_named_in_the_variants_error(world, organizer, client):
+    client.force_login(organizer)
+    changes = {"setting__rewrite__variants": "paraphrase, typo, formal"}
+    response = client.post(reverse("organizer:job-new"), job_form_data(world["corpus"], **changes))
+    assert response.context["form"].errors["setting__rewrite__variants"] == [
+        '"typo" and "formal" are not variants; choose from paraphrase, typos, verbose, simplified.'
+    ]
+    assert not Job.objects.filter(name="rewrites").exists()
 
 
 def test_a_sample_larger_than_the_corpus_is_refused_under_the_sample_size(world, organizer, client):
