@@ -197,14 +197,21 @@ class JobSerializer(serializers.ModelSerializer):
 
     annotators = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     item_count = serializers.IntegerField(read_only=True, help_text="Items (source turns) in the job.")
+    notes = serializers.SerializerMethodField(
+        help_text="What the job will not do under its settings, in words (e.g. an out-of-scope job without QA pairs "
+        "does not check turns against the knowledge); empty when nothing is left out."
+    )
 
     class Meta:
         model = Job
         fields = [
             "id", "name", "corpus", "task_type", "settings", "instructions", "redundancy", "reward",
-            "claim_timeout_minutes", "state", "annotators", "item_count", "created_at", "launched_at",
+            "claim_timeout_minutes", "state", "annotators", "item_count", "notes", "created_at", "launched_at",
         ]
         read_only_fields = fields
+
+    def get_notes(self, job) -> list[str]:
+        return task_types.settings_notes(task_types.registry().get(job.task_type), job.settings or {})
 
 
 class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):

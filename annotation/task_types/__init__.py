@@ -32,6 +32,7 @@ from .capabilities import (  # noqa: F401
     GroupsFields,
     HasSubset,
     HoldsBackItems,
+    NotesSettings,
     OrdersClaims,
     RelaysChat,
     SettingFiles,
@@ -41,6 +42,7 @@ from .capabilities import (  # noqa: F401
     capability,
     grade_gold,
     item_source,
+    settings_notes,
 )
 from .registration import get, keys_with, register, registry, types_with  # noqa: F401
 

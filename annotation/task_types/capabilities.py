@@ -307,10 +307,28 @@ class ExportsFiles:
 
 
 #: Every capability, for the architecture doc and the contract suites.
+# --- What the builder is told ---------------------------------------------------------------------
+
+
+class NotesSettings:
+    """Tells the builder, in words, what a job under its settings will not do (a check with nothing
+    to compare with, a list the page leaves empty), so the gap is a decision and not a surprise:
+    shown on the job page, with the new-job page's message and as the API job's `notes`."""
+
+    def settings_notes(self, settings: Mapping) -> list[str]:
+        return []
+
+
+def settings_notes(kind: object, settings: Mapping) -> list[str]:
+    """The notes of a job of `kind` under `settings`; none for a type without `NotesSettings`."""
+    noting = capability(kind, NotesSettings)
+    return noting.settings_notes(settings) if noting else []
+
+
 CAPABILITIES: tuple[type, ...] = (
     FromCorpusTurns, FromPayloads, FromResponses, SettingFiles, Votable, GradesGold, FeedsRatings, ComparesSystems,
     TakesUploads, RelaysChat, GroupsFields, OrdersClaims, HoldsBackItems, HasSubset, DiffsAgainstSubject,
-    ExportsTestSets, ExportsFiles,
+    ExportsTestSets, ExportsFiles, NotesSettings,
 )
 
 

@@ -27,7 +27,7 @@ from rapidfuzz import fuzz, process  # C implementations of string similarity
 from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
 from ..text import qa_pairs, text_units
 from .base import Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
-from .capabilities import ExportsTestSets, FromCorpusTurns, SettingFiles, Votable
+from .capabilities import ExportsTestSets, FromCorpusTurns, NotesSettings, SettingFiles, Votable
 from .registration import register
 
 MAX_QA_PAIRS = 5000
@@ -36,6 +36,11 @@ DEFAULT_ANSWER = "I am sorry, I do not know that"
 FIELD = "utterance"
 LABEL = "Out-of-scope user turn"
 SET_NAME = "oos"
+NO_KNOWLEDGE_NOTE = (
+    "No knowledge QA pairs: the corpus has no DSTC9 knowledge and no QA-pairs file was given, so workers see no "
+    "list of what the system can answer, and a turn is not checked against the knowledge, only against the "
+    "dialog's own user turns (and by the vote, if voting is on). To have it checked, create the job again with a QA-pairs file."
+)
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def check_turn(text: str, payload: Mapping, questions: list[str], *, threshold: 
     return problems
 
 
-class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, SettingFiles):
+class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, SettingFiles, NotesSettings):
     key = "oos_insert"
     label = "Insert out-of-scope user turns (CGoDial)"
     template = "annotation/tasks/oos_insert.html"
@@ -172,6 +177,11 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
             )})
         return {**settings, "qa_pairs": pairs}
 
+    def settings_notes(self, settings):
+        if settings.get("qa_pairs"):
+            return []
+        return [NO_KNOWLEDGE_NOTE]
+
     def read_setting_file(self, setting, text, name):
         if setting != "qa_pairs":
             return super().read_setting_file(setting, text, name)
@@ -196,10 +206,11 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
     # --- Responses --------------------------------------------------------------------------------
 
     def answer_fields(self, settings):
+        not_this = "Not a question the knowledge answers, not a repeat of the dialog." if settings.get("qa_pairs") else "Not a repeat of the dialog."
         return [{
             "name": FIELD, "label": LABEL,
             "help": "A plausible user turn at this point that the system cannot serve: an irrelevant question or a "
-            "meaningless sentence. Not a question the knowledge answers, not a repeat of the dialog.",
+            f"meaningless sentence. {not_this}",
         }]
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:

@@ -127,6 +127,8 @@ def job_new(request):
 
         else:
             messages.success(request, f"Created draft job {job.name!r}. Launch it when you are ready.")
+            for note in task_types.settings_notes(task_types.get(job.task_type), job.settings):
+                messages.warning(request, note)
             return redirect("organizer:job", pk=job.pk)
     return render(request, "annotation/organizer/job_form.html", {"form": form})
 
@@ -157,6 +159,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "progress": progress,
         "responses_per_item": progress.slots_submitted / progress.items_total if progress.items_total else 0.0,
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
+        "notes": task_types.settings_notes(kind, job.settings or {}),
         "actions": _allowed_actions(job),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
         "export_form": export_form or ExportForm(audio=spoken, corpus_id=job.corpus_id, auto_id="id_export_%s"),

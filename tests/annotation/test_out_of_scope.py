@@ -310,6 +310,38 @@ def test_the_job_page_creates_an_oos_job_with_an_uploaded_qa_file(organizer):
     assert job.settings["qa_pairs"] == [{"question": "Gym?", "answer": "No."}, {"question": "Pool?", "answer": "Yes."}]
     page = client.get(reverse("organizer:job", args=[job.pk])).content.decode()
     assert "<code>qa_pairs</code>: 2 entries" in page and "Pool?" not in page  # counted, not dumped
+    assert 'id="job-notes"' not in page  # the knowledge check has its questions: nothing to say
+
+
+def oos_form(corpus) -> dict:
+    return {"corpus": corpus.pk, "name": "OOS", "task_type": "oos_insert", "selection_mode": "all", "redundancy": 1,
+            "reward": "0.20", "claim_timeout_minutes": 30, "setting__oos_insert__insert_probability": "1"}
+
+
+NOTE_START = "No knowledge QA pairs: the corpus has no DSTC9 knowledge and no QA-pairs file was given"
+
+
+@pytest.mark.django_db
+def test_an_oos_job_without_knowledge_or_qa_pairs_tells_the_builder_what_is_not_checked(organizer):
+    corpus = make_corpus(name="hotels", dialogs=2)
+    client = Client()
+    client.force_login(organizer)
+    page = client.post(reverse("organizer:job-new"), oos_form(corpus), follow=True).content.decode()
+    assert page.count(NOTE_START) == 2  # with the message that the job was created, and on the job page
+    assert "a turn is not checked against the knowledge, only against the dialog&#x27;s own user turns" in page
+    assert 'id="job-notes"' in page
+    job = Job.objects.get()
+    assert KIND.answer_fields(job.settings)[0]["help"].endswith("meaningless sentence. Not a repeat of the dialog.")
+
+
+@pytest.mark.django_db
+def test_the_api_job_carries_the_note_only_without_qa_pairs(organizer_api):
+    corpus = make_corpus(name="hotels", dialogs=2)
+    body = {"corpus": corpus.pk, "name": "OOS", "task_type": "oos_insert", "settings": {"insert_probability": 1}}
+    bare = organizer_api.post("/api/jobs/", body, format="json")
+    assert bare.status_code == 201 and len(bare.data["notes"]) == 1 and bare.data["notes"][0].startswith(NOTE_START)
+    body = {**body, "name": "OOS 2", "settings": {"insert_probability": 1, "qa_pairs": [{"question": "Gym?", "answer": "No."}]}}
+    assert organizer_api.post("/api/jobs/", body, format="json").data["notes"] == []
 
 
 @pytest.mark.django_db

@@ -313,6 +313,17 @@ class TestDiffsAgainstSubject:
         assert kind.subject_of({"utterance": "a table for two"}) == "a table for two"
 
 
+# --- What the builder is told ----------------------------------------------------------------------
+
+
+@suite(caps.NotesSettings)
+class TestNotesSettings:
+    @pytest.mark.parametrize("kind", declaring(caps.NotesSettings))
+    def test_notes_are_sentences_in_words(self, kind):
+        notes = kind.settings_notes(kind.clean_settings({}))
+        assert isinstance(notes, list) and all(isinstance(n, str) and n.strip().endswith(".") and "_" not in n for n in notes)
+
+
 # --- Export ------------------------------------------------------------------------------------------
 
 
