@@ -154,6 +154,12 @@ def open_skipping_bom(path: Path) -> IO[bytes]:
     return f
 
 
+def numbered(word: str, field: str, index: int) -> str:
+    """A list entry named for a person, counting from 1, with its 0-based place in the file:
+    numbered("turn", "log", 2) -> 'turn 3 (log[2])'."""
+    return f"{word} {index + 1} ({field}[{index}])"
+
+
 def huge_integer_message() -> str:
     return f"an integer with more than {sys.get_int_max_str_digits():,} digits (the most Python reads)"
 

@@ -27,6 +27,7 @@ from .base import (
     field_problem,
     invalid_json,
     kind_of,
+    numbered,
     require_top_level,
 )
 
@@ -74,11 +75,11 @@ class DSTC6Reader(CorpusReader):
         for position, candidate in enumerate(candidates):
             well_formed = isinstance(candidate, dict) and "candidate_id" in candidate
             if not well_formed or not isinstance(candidate.get("utterance"), str):
-                raise FormatError(f'{where}, candidate {position}: expected {{"candidate_id": ..., "utterance": "..."}}')
+                raise FormatError(f'{where}, {numbered("candidate", "candidates", position)}: expected {{"candidate_id": ..., "utterance": "..."}}')
         turns = []
         for turn_index, text in enumerate(utterances):
             if not isinstance(text, str):
-                raise FormatError(f"{where}, utterance {turn_index}: must be a string, not {kind_of(text)}")
+                raise FormatError(f"{where}, {numbered('utterance', 'utterances', turn_index)}: must be a string, not {kind_of(text)}")
             turns.append(TurnRecord(USER if turn_index % 2 == 0 else SYSTEM, text, [], {}))
         meta = {key: value for key, value in dialog.items() if key not in ("dialog_id", "utterances")}
         return DialogRecord(dialog_id, meta, turns)

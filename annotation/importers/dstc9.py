@@ -34,6 +34,7 @@ from .base import (
     huge_integer_message,
     invalid_json,
     kind_of,
+    numbered,
     open_skipping_bom,
     require_top_level,
     speaker_and_text,
@@ -113,7 +114,7 @@ class DSTC9Reader(CorpusReader):
             raise FormatError(f"{where}: has no turns")
         turns = []
         for turn_index, turn in enumerate(instance):
-            here = f"{where}, turn {turn_index}"
+            here = f"{where}, {numbered('turn', 'instance', turn_index)}"
             if not isinstance(turn, dict):
                 raise FormatError(f"{here}: expected an object with speaker and text, not {kind_of(turn)}")
             speaker, text = speaker_and_text(turn, here, SPEAKERS, '"U" or "S"')

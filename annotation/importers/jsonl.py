@@ -33,6 +33,7 @@ from .base import (
     field_problem,
     huge_integer_message,
     kind_of,
+    numbered,
     speaker_and_text,
 )
 
@@ -85,7 +86,7 @@ class JSONLReader(CorpusReader):
             raise FormatError(f"{where}: {reason}")
         if not turns:
             raise FormatError(f'{where}: "turns" is empty')
-        records = [_turn(turn, f"{where}, turn {index}") for index, turn in enumerate(turns)]
+        records = [_turn(turn, f"{where}, {numbered('turn', 'turns', index)}") for index, turn in enumerate(turns)]
         return DialogRecord(dialog_id, meta, records)
 
 

@@ -35,6 +35,7 @@ from .base import (
     invalid_json,
     kind_of,
     locate,
+    numbered,
     require_top_level,
     span_surface,
     word_spans,
@@ -78,31 +79,32 @@ class MultiWOZReader(CorpusReader):
         return DialogRecord(dialog_id, meta, turns)
 
     def _turn(self, entry, index: int, where: str) -> TurnRecord:
+        at = _Place(where, index)
         if not isinstance(entry, dict):
-            raise FormatError(f"{where}, turn {index}: expected an object with text and metadata, not {kind_of(entry)}")
+            raise FormatError(f"{at}: expected an object with text and metadata, not {kind_of(entry)}")
         text = entry.get("text")
         if not isinstance(text, str):
             reason = field_problem("text", text, "a string")
-            raise FormatError(f"{where}, turn {index}: {reason}")
+            raise FormatError(f"{at}: {reason}")
         metadata = entry.get("metadata")
         if not isinstance(metadata, dict):
             reason = field_problem("metadata", metadata, "an object")
-            raise FormatError(f"{where}, turn {index}: {reason}")
+            raise FormatError(f"{at}: {reason}")
         is_user = index % 2 == 0
         if is_user and metadata:
             # A belief state on an even turn means the log lost its user/system alternation.
             raise FormatError(
-                f"{where}, turn {index}: even turns are user turns, but this one carries a belief state "
+                f"{at}: turns at even places of the log (log[0], log[2], ...) are user turns, but this one carries a belief state "
                 "(metadata); the log does not alternate user and system"
             )
         span_info = entry.get("span_info", [])
         if not isinstance(span_info, list):
-            raise FormatError(f'{where}, turn {index}: "span_info" must be a list, not {kind_of(span_info)}')
+            raise FormatError(f'{at}: "span_info" must be a list, not {kind_of(span_info)}')
         dialog_act = entry.get("dialog_act", {})
         if isinstance(dialog_act, str):  # MultiWOZ writes "No Annotation" for unannotated turns
             dialog_act = {}
         elif not isinstance(dialog_act, dict):
-            raise FormatError(f'{where}, turn {index}: "dialog_act" must be an object, not {kind_of(dialog_act)}')
+            raise FormatError(f'{at}: "dialog_act" must be an object, not {kind_of(dialog_act)}')
         slot_values = _slot_values(text, span_info, dialog_act, where, index) if is_user else []
         raw = dict(entry)  # every key but text: metadata, dialog_act, span_info (a C-level copy)
         del raw["text"]
@@ -110,7 +112,7 @@ class MultiWOZReader(CorpusReader):
 
 
 class _Place:
-    """Where a turn is ('data.json: dialog "X", turn 3'), formatted only if a message needs it."""
+    """Where a turn is ('data.json: dialog "X", turn 3 (log[2])'), formatted only if a message needs it."""
 
     __slots__ = ("dialog", "index")
 
@@ -118,7 +120,7 @@ class _Place:
         self.dialog, self.index = dialog, index
 
     def __str__(self):
-        return f"{self.dialog}, turn {self.index}"
+        return f"{self.dialog}, {numbered('turn', 'log', self.index)}"
 
 
 # "Restaurant-Inform", "Food" -> "restaurant-food"; a corpus has few distinct pairs. Bounded, as

@@ -1,6 +1,7 @@
 """Corpus import: each format read into dialogs, turns and slot values; malformed files refused
 with their place and reason and nothing written; the command; the queued import and its run row."""
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -352,6 +353,11 @@ def _dstc6_bad_json(tmp_path):
     return {"data": path}
 
 
+def _dstc6_utterance_not_text(tmp_path):
+    good = json.loads(DSTC6.read_text())[0]
+    return _dstc6(tmp_path, [{**good, "utterances": ["hello", 7]}])
+
+
 def _dstc6_duplicate_id(tmp_path):
     good = json.loads(DSTC6.read_text())[0]
     return _dstc6(tmp_path, [good, good])
@@ -413,9 +419,9 @@ def _jsonl_blank(tmp_path):
 
 
 MALFORMED = {
-    "multiwoz text missing": ("multiwoz", _without_text, 'data.json: dialog "PMUL4398.json", turn 3: "text" is missing'),
-    "multiwoz alternation": ("multiwoz", _user_turn_with_belief_state, 'data.json: dialog "MUL0002.json", turn 2: even turns are user turns'),
-    "multiwoz span_info": ("multiwoz", _bad_span_info, 'data.json: dialog "MUL0003.json", turn 2: a "span_info" entry must be'),
+    "multiwoz text missing": ("multiwoz", _without_text, 'data.json: dialog "PMUL4398.json", turn 4 (log[3]): "text" is missing'),
+    "multiwoz alternation": ("multiwoz", _user_turn_with_belief_state, 'data.json: dialog "MUL0002.json", turn 3 (log[2]): turns at even places of the log (log[0], log[2], ...) are user turns'),
+    "multiwoz span_info": ("multiwoz", _bad_span_info, 'data.json: dialog "MUL0003.json", turn 3 (log[2]): a "span_info" entry must be'),
     "multiwoz bad JSON": ("multiwoz", _multiwoz_bad_json, "data.json line 1, column "),
     "multiwoz bad JSON item": ("multiwoz", _multiwoz_bad_json, 'after dialog "SNG90001.json"'),
     "multiwoz truncated": ("multiwoz", _multiwoz_truncated, 'data.json line 11, column 1 (in dialog "SNG90002.json"): not valid JSON (the file ends in the middle of a value: is it complete?)'),
@@ -424,17 +430,18 @@ MALFORMED = {
     "multiwoz empty": ("multiwoz", _multiwoz_empty, "data.json: no dialogs found"),
     "dstc9 labels too short": ("dstc9", _dstc9_short_labels, "labels.json: has 1 entries but logs.json has 2 instances"),
     "dstc9 labels too long": ("dstc9", _dstc9_long_labels, "labels.json: has 3 entries but logs.json has 2 instances"),
-    "dstc9 speaker": ("dstc9", _dstc9_bad_speaker, 'logs.json: instance 1, turn 0: "speaker" must be "U" or "S"'),
+    "dstc9 speaker": ("dstc9", _dstc9_bad_speaker, 'logs.json: instance 1, turn 1 (instance[0]): "speaker" must be "U" or "S"'),
     "dstc9 top-level object": ("dstc9", _dstc9_object, "logs.json: expected a DSTC9 logs.json"),
     "dstc9 knowledge bad JSON": ("dstc9", _dstc9_bad_knowledge, "knowledge.json line 4: not valid JSON"),
     "dstc6 utterances missing": ("dstc6", _dstc6_no_utterances, 'dstc6.json: dialog "t1-0002" (index 1): "utterances" is missing'),
+    "dstc6 utterance not text": ("dstc6", _dstc6_utterance_not_text, "(index 0), utterance 2 (utterances[1]): must be a string, not a number"),
     "dstc6 duplicate id": ("dstc6", _dstc6_duplicate_id, "dialog id 't1-0001' appears more than once"),
     "dstc6 bad JSON": ("dstc6", _dstc6_bad_json, 'dstc6.json line 4, column 24 (in dialog 1): not valid JSON (Expecting value)'),
     "dstc6 top-level object": ("dstc6", _dstc6_object, "dstc6.json: expected a DSTC6 Track 1 file"),
     "jsonl bad JSON": ("jsonl", _jsonl_bad_json, "corpus.jsonl line 4: not valid JSON (Expecting ',' delimiter)"),
-    "jsonl value not in text": ("jsonl", _jsonl_value_not_in_text, 'corpus.jsonl line 4, turn 0: the value "thai" of slot "food" does not occur in the text'),
-    "jsonl speaker missing": ("jsonl", _jsonl_missing_speaker, 'corpus.jsonl line 5, turn 0: "speaker" is missing'),
-    "jsonl unknown key": ("jsonl", _jsonl_unknown_key, 'corpus.jsonl line 4, turn 0: unknown key "slot_value"'),
+    "jsonl value not in text": ("jsonl", _jsonl_value_not_in_text, 'corpus.jsonl line 4, turn 1 (turns[0]): the value "thai" of slot "food" does not occur in the text'),
+    "jsonl speaker missing": ("jsonl", _jsonl_missing_speaker, 'corpus.jsonl line 5, turn 1 (turns[0]): "speaker" is missing'),
+    "jsonl unknown key": ("jsonl", _jsonl_unknown_key, 'corpus.jsonl line 4, turn 1 (turns[0]): unknown key "slot_value"'),
     "jsonl duplicate id": ("jsonl", _jsonl_duplicate_id, "corpus.jsonl line 4: the dialog id 'q-001' appears more than once"),
     "jsonl pretty-printed": ("jsonl", _jsonl_pretty_printed, "corpus.jsonl line 1: not valid JSON"),
     "jsonl not UTF-8": ("jsonl", _jsonl_latin1, "corpus.jsonl line 4: not UTF-8 text"),
@@ -534,7 +541,7 @@ def test_command_takes_dstc9_labels_and_knowledge(capsys):
 
 def test_command_failure_is_a_command_error_with_the_reason(tmp_path):
     files = _without_text(tmp_path)
-    with pytest.raises(CommandError, match='dialog "PMUL4398.json", turn 3: "text" is missing'):
+    with pytest.raises(CommandError, match=re.escape('dialog "PMUL4398.json", turn 4 (log[3]): "text" is missing')):
         call_command("import_corpus", "broken", str(files["data"]), "--format", "multiwoz")
     assert counts() == (0, 0, 0)
 
@@ -563,7 +570,7 @@ def test_a_refused_file_fails_the_run_with_the_reason(tmp_path, django_capture_o
 
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
-    assert 'dialog "PMUL4398.json", turn 3: "text" is missing' in run.error
+    assert 'dialog "PMUL4398.json", turn 4 (log[3]): "text" is missing' in run.error
     assert run.corpus is None and run.finished_at is not None
     assert run.total == files["data"].stat().st_size  # the progress figures stay on the failed run
     assert counts() == (0, 0, 0)
