@@ -292,6 +292,15 @@ def test_a_sample_larger_than_the_corpus_is_refused_under_the_sample_size(world,
 # --- job page ---------------------------------------------------------------------------------------
 
 
+def test_job_page_and_dashboard_say_where_items_come_from_without_repeating_corpus(world, organizer, client):
+    client.force_login(organizer)
+    job_page = client.get(reverse("organizer:job", kwargs={"pk": world["live"].pk})).content.decode()
+    dashboard = client.get(reverse("organizer:dashboard")).content.decode()
+    assert "<tr><th>Items from</th><td>corpus restaurants</td></tr>" in job_page
+    assert "<th>Items from</th>" in dashboard and "<td>corpus restaurants</td>" in dashboard
+    assert "<th>Corpus</th><td>corpus" not in job_page and "<th>Job</th><th>Corpus</th>" not in dashboard
+
+
 def test_job_page_shows_state_buttons_and_progress(world, organizer, make_annotator, client):
     live = world["live"]
     _, ann = make_annotator("ann")
