@@ -130,12 +130,12 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
         "default_answer": (DEFAULT_ANSWER, "The system's answer to an out-of-scope turn, written after it in the export."),
         "qa_pairs": (
             [],
-            f"The knowledge QA pairs [{{question, answer}}] shown to workers so that they do not ask what the "
+            f"The knowledge QA pairs (each a question and its answer) shown to workers so that they do not ask what the "
             f"system can answer (at most {MAX_QA_PAIRS}); empty: the FAQ documents of the corpus's DSTC9 knowledge, if any.",
         ),
         "similarity_threshold": (
             80,
-            "A turn at least this similar (rapidfuzz ratio, 0-100, case and spaces aside) to a user turn of the "
+            "A turn at least this similar (from 0 to 100, where 100 is the same text; case and spaces aside) to a user turn of the "
             "dialog or to a knowledge question is refused as in scope.",
         ),
         "min_length": (2, "Fewest words of an inserted turn (characters in scripts written without spaces)."),

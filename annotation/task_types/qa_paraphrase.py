@@ -80,7 +80,7 @@ class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
         "count": (9, f"How many paraphrases of the question each worker writes (CGoDial: 9; at most {MAX_PARAPHRASES})."),
         "similarity_threshold": (
             90,
-            "A paraphrase at least this similar (rapidfuzz ratio, 0-100, case and spaces aside) to the question or to "
+            "A paraphrase at least this similar (from 0 to 100, where 100 is the same text; case and spaces aside) to the question or to "
             "another paraphrase is refused as a near-duplicate.",
         ),
         "min_length_ratio": (0.5, "A paraphrase has at least this share of the question's words (characters in scripts without spaces)."),

@@ -76,7 +76,7 @@ class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Setti
         ),
         "entities": (
             [],
-            "Unseen entities (RADDLE): an entity list [{slot, value}]; each slot value of a user turn whose slot is "
+            "Unseen entities (RADDLE): a list of entities, each a slot and a value; each slot value of a user turn whose slot is "
             "listed is replaced by another value of that slot before rewriting, and rewrites must keep the new "
             "values. Empty: the turns as they are.",
         ),

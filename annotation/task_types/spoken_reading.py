@@ -77,17 +77,22 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
     template = "annotation/tasks/spoken_reading.html"
     agreement_level = "nominal"  # recordings are not choices: no agreement table
     upload_store = "spoken_readings"  # services.readings stores the uploads and queues transcription
-    settings_help = {
+    _settings_help = {
         "readings": (4, "How many readings each worker records of the turn (CGoDial asks for four), 1 to 10."),
         "min_seconds": (1.0, "A reading shorter than this many seconds is refused (the worker is asked to read it again)."),
         "max_seconds": (30.0, f"A reading longer than this many seconds is refused; at most {HARD_MAX_SECONDS:g}."),
-        "language": (
-            "en",
-            "The language the turns are read in (a code such as en). The default recognizer (pocketsphinx) has an "
-            "English model only: for another language set QUORUM_ASR_BACKEND to whisper or http, or the readings are "
-            "stored but not transcribed (the job page says why).",
-        ),
     }
+
+    @property
+    def settings_help(self):  # the language's help says what this server's recogniser understands
+        from ..speech.config import recogniser_languages  # Django settings: read when the help is shown
+
+        language_help = (
+            "The language the turns are read in (a code such as en). The speech recogniser on this server understands "
+            f"{recogniser_languages()}; readings in another language are stored but not transcribed (the job page says "
+            "why) unless the server's operator sets up a recogniser for it."
+        )
+        return {**self._settings_help, "language": ("en", language_help)}
 
     def clean_settings(self, settings):
         cleaned = super().clean_settings(settings)

@@ -56,6 +56,16 @@ class CorpusUploadForm(forms.Form):
         return {role: self.cleaned_data[role] for role in ("data", "labels", "knowledge") if self.cleaned_data.get(role)}
 
 
+#: Words of setting names that are not written as plain lower-case words in a label.
+_LABEL_WORDS = {"qa": "QA", "heldout": "held-out", "asr": "ASR", "oos": "out-of-scope"}
+
+
+def setting_label(name: str) -> str:
+    """A setting's label from its name: "qa_pairs" -> "QA pairs", "heldout_share" -> "Held-out share"."""
+    text = " ".join(_LABEL_WORDS.get(word, word) for word in name.split("_"))
+    return text[:1].upper() + text[1:]
+
+
 def setting_field_name(kind_key: str, setting: str) -> str:
     return f"setting__{kind_key}__{setting}"
 
@@ -73,6 +83,8 @@ def _setting_field(default, help_text: str, label: str) -> forms.Field:
         return forms.CharField(initial=", ".join(default), **{**common, "help_text": f"{help_text} Separate with commas."})
     if isinstance(default, str):
         return forms.CharField(initial=default, **common)
+    if default is None:  # off unless given (a subset threshold): the type's checks say what it takes
+        return forms.CharField(initial="", **common)
     return forms.CharField(initial=json.dumps(default), **{**common, "help_text": f"{help_text} As JSON."})
 
 
@@ -87,6 +99,8 @@ def _parse_setting(default, value):
     try:
         return json.loads(value)
     except json.JSONDecodeError as exc:
+        if default is None:
+            return value  # not a number: the type's own check names what it takes
         raise forms.ValidationError(f"Not valid JSON: {exc.msg}.") from None
 
 
@@ -171,7 +185,7 @@ class JobForm(forms.Form):
         self.fields["task_type"].initial = DEFAULT_TASK_TYPE if DEFAULT_TASK_TYPE in {k.key for k in self.kinds} else None
         for kind in self.kinds:
             for setting, (default, help_text) in kind.settings_help.items():
-                label = setting.replace("_", " ").capitalize()
+                label = setting_label(setting)
                 if setting in _setting_files(kind):  # given as a file: a list of records is no text box
                     self.fields[setting_field_name(kind.key, setting)] = forms.FileField(
                         label=label, required=False, help_text=f"{help_text} {_setting_files(kind)[setting]}"
@@ -300,7 +314,7 @@ def _policy_help(name: str) -> str:
 
 
 def _policy_label(name: str) -> str:
-    return name.replace("_", " ").capitalize()
+    return setting_label(name)
 
 
 class VotingForm(forms.Form):

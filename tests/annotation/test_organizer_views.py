@@ -1,5 +1,6 @@
 """Organizer pages: who may see them, upload -> import run, job form -> job page, state buttons, exports."""
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -276,6 +277,26 @@ def test_unknown_variants_are_named_in_the_variants_error(world, organizer, clie
         '"typo" and "formal" are not variants; choose from paraphrase, typos, verbose, simplified.'
     ]
     assert not Job.objects.filter(name="rewrites").exists()
+
+
+def test_task_type_settings_are_labelled_and_explained_in_plain_words():
+    """Help texts are read by builders: no code names (`[{slot, value}]`, a library, an environment
+    variable, a field name), except where the builder writes the keys themselves (the questions' JSON)."""
+    from annotation.web.organizer_forms import JobForm, setting_field_name
+
+    form = JobForm()
+    for kind in form.kinds:
+        for name, (default, _help) in kind.settings_help.items():
+            help_text = form.fields[setting_field_name(kind.key, name)].help_text
+            for code in ("`", "[{", "QUORUM_", "rapidfuzz", "pocketsphinx"):
+                assert code not in help_text, (kind.key, name, help_text)
+            written_as_json = isinstance(default, list) and any(isinstance(v, dict) for v in default)
+            if not written_as_json:
+                assert not re.search(r"\b[a-z]+_[a-z_]+\b", help_text) and "As JSON" not in help_text, (kind.key, name, help_text)
+    assert form.fields["setting__oos_insert__qa_pairs"].label == "QA pairs"
+    assert form.fields["setting__qa_paraphrase__heldout_share"].label == "Held-out share"
+    language = form.fields["setting__spoken_reading__language"].help_text
+    assert "The speech recogniser on this server understands English only" in language and "operator" in language
 
 
 def test_a_sample_larger_than_the_corpus_is_refused_under_the_sample_size(world, organizer, client):

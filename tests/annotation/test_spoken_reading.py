@@ -386,7 +386,7 @@ def test_an_organizer_makes_a_spoken_job_with_its_settings(organizer):
     client = Client()
     client.force_login(organizer)
     page = client.get(reverse("organizer:job-new")).content.decode()
-    assert "How many readings each worker records" in page and "English model only" in page
+    assert "How many readings each worker records" in page and "understands English only" in page
     response = client.post(reverse("organizer:job-new"), _spoken_form(corpus, readings="3", min_seconds="2", max_seconds="10", language="en"))
     assert response.status_code == 302
     job = corpus.jobs.get()
