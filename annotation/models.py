@@ -288,6 +288,11 @@ class Slot(models.Model):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+", db_index=False, help_text="Copy of item.job, for the claim query.")
     index = models.PositiveSmallIntegerField()
     position = models.PositiveIntegerField(help_text="Copy of item.position, for the claim query's order.")
+    collection = models.PositiveSmallIntegerField(
+        default=1, db_default=1,  # the bulk writers insert slots without naming it
+        help_text="Which collection of its item this slot is: 1 for the item's first, k + 1 for a slot added when a "
+        "response of collection k was turned down (voting's rounds count these).",
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="slots", db_index=False)  # led by slot_worker_job_state
     claimed_at = models.DateTimeField(null=True, blank=True)
@@ -738,6 +743,11 @@ class CheckOverride(models.Model):
     by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     recollected = models.BooleanField(
         default=False, help_text="The decision reopened the item for a new response (re-collect), which an undo cannot take back."
+    )
+    recollection_withdrawn = models.BooleanField(
+        default=False,
+        help_text="The decision accepted a response whose item was being collected again, and took back the new slot "
+        "no one had started; an undo cannot take that back.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -117,6 +117,8 @@
 
   /* --- Live checks. A field shows messages once it has been typed in (or was refused). --- */
   var touched = {};
+  // A touch screen without a keyboard has no Ctrl+Enter to offer (as the key hints, hidden by quorum.css).
+  var keysHinted = !(window.matchMedia && window.matchMedia("(hover: none) and (pointer: coarse)").matches);
   fields.forEach(function (field) {
     if (field.value.trim() !== "" || field.getAttribute("aria-invalid") === "true") touched[field.name] = true;
   });
@@ -183,7 +185,7 @@
           if (touched[field.name]) showProblems(field, byField[field.name] || []);
           else allTouched = false;
         });
-        if (status) status.textContent = result.ok && allTouched ? "All checks pass. Press Submit or Ctrl+Enter." : "";
+        if (status) status.textContent = result.ok && allTouched ? (keysHinted ? "All checks pass. Press Submit or Ctrl+Enter." : "All checks pass. Press Submit.") : "";
         // The "Not saved: fix N problems" box is about the refused submission: once the answers
         // pass every check it would only contradict the fields' "Looks good", so it goes.
         var summary = document.getElementById("problem-summary");

@@ -336,7 +336,10 @@ class JobProgressSerializer(serializers.Serializer):
     """How far a job is: items, slots (one per wanted response), responses, time, workers."""
 
     items_total = serializers.IntegerField()
-    items_complete = serializers.IntegerField(help_text="Items with every wanted response submitted.")
+    items_complete = serializers.IntegerField(
+        help_text="Items with every wanted response submitted (some may still be under vote or being collected again)."
+    )
+    items_accepted = serializers.IntegerField(help_text="Items with at least one accepted response: what an export can use now.")
     slots_total = serializers.IntegerField(help_text="Responses wanted: items x redundancy.")
     slots_submitted = serializers.IntegerField(help_text="Responses submitted.")
     slots_claimed = serializers.IntegerField(help_text="Items being worked on right now.")
@@ -356,6 +359,7 @@ class JobProgressSerializer(serializers.Serializer):
         return {
             "items_total": progress.items_total,
             "items_complete": progress.items_complete,
+            "items_accepted": progress.items_accepted,
             "slots_total": progress.slots_total,
             "slots_submitted": progress.slots_submitted,
             "slots_claimed": progress.slots_claimed,

@@ -32,6 +32,7 @@ def dialog_history(item: Item) -> list[dict]:
 class JobProgress:
     items_total: int
     items_complete: int
+    items_accepted: int  # items with at least one accepted response: what an export can use now
     slots_total: int
     slots_submitted: int
     slots_claimed: int
@@ -47,6 +48,7 @@ class JobProgress:
 
 def job_progress(job: Job) -> JobProgress:
     items = Item.objects.filter(job=job).aggregate(total=Count("id"), complete=Count("id", filter=Q(state=Item.State.COMPLETE)))
+    accepted = Response.objects.filter(item__job=job, status=Response.Status.ACCEPTED).values("item_id").distinct().count()
     slots = Slot.objects.filter(job=job).aggregate(
         total=Count("id"),
         submitted=Count("id", filter=Q(state=Slot.State.SUBMITTED)),
@@ -62,6 +64,7 @@ def job_progress(job: Job) -> JobProgress:
     return JobProgress(
         items_total=items["total"],
         items_complete=items["complete"],
+        items_accepted=accepted,
         slots_total=slots["total"],
         slots_submitted=slots["submitted"],
         slots_claimed=slots["claimed"],

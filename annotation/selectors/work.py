@@ -37,8 +37,11 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
         .annotate(n=Count("id"))
         .values_list("item__job_id", "n")
     )
+    # An item counts if one of its open slots may be theirs: a vote slot never is its author's.
+    open_to_worker = Slot.objects.filter(item_id=OuterRef("pk"), state=Slot.State.OPEN).exclude(barred_worker=worker)
     available = dict(
-        Item.objects.filter(job_id__in=ids, slots__state=Slot.State.OPEN)
+        Item.objects.filter(job_id__in=ids)
+        .filter(Exists(open_to_worker))
         .exclude(slots__worker=worker)
         .values("job_id")
         .annotate(n=Count("id", distinct=True))
@@ -86,6 +89,20 @@ def item_count(job: Job) -> int:
         count = Item.objects.filter(job=job).count()
         cache.set(key, count, ITEM_COUNT_SECONDS)
     return count
+
+
+def items_for_worker(job: Job, worker: Worker) -> int:
+    """Items of a job whose slots bar this worker (a vote job's items on their own work) left out:
+    what "item N of M" counts for them. Cached as briefly as `item_count`; one query through the
+    partial index of barred slots."""
+    if worker.pk is None or job.pk is None:  # a preview's worker and job are never saved
+        return item_count(job)
+    key = f"quorum:job-barred-items:{job.pk}:{worker.pk}"
+    barred = cache.get(key)
+    if barred is None:
+        barred = Slot.objects.filter(job=job, barred_worker=worker).values("item_id").distinct().count()
+        cache.set(key, barred, ITEM_COUNT_SECONDS)
+    return item_count(job) - barred
 
 
 def forget_item_count(job_id: int) -> None:

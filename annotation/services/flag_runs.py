@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef
 from ..models import FlagRun, Job, Response
 from .attempts import AttemptRecord
 from .quality import apply_flags
+from .voting import vote_job_of
 
 FLAG_RUNS: AttemptRecord[FlagRun] = AttemptRecord(FlagRun, "job", "annotation.tasks.apply_worker_flags")
 
@@ -29,8 +30,18 @@ def run_flags(job_id: int) -> dict | None:
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         return None
-    outcome = FLAG_RUNS.run(job, lambda: apply_flags(job))
+    outcome = FLAG_RUNS.run(job, lambda: _apply_flags_with_its_votes(job))
     return {"failed": outcome.error} if outcome.failed else outcome.value
+
+
+def _apply_flags_with_its_votes(job: Job) -> dict:
+    """The job's flags, then those of the job voting on it: the voters' reliability model is fitted
+    there, and the job's page shows it beside its own, so "Recompute now" brings both up to date."""
+    counts = apply_flags(job)
+    vote_job = vote_job_of(job)
+    if vote_job is not None:
+        apply_flags(vote_job)
+    return counts
 
 
 def jobs_to_sweep(now=None) -> list[int]:

@@ -11,7 +11,7 @@ not settled yet are held (status `held`, the reason in `checks["held"]`) for a r
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from .. import task_types
@@ -285,14 +285,29 @@ def override_verdict(
         checks["override"] = {"status": status, "check": check, "reason": reason}
         Response.objects.filter(pk=response.pk).update(checks=checks)
         transition(response, status, actor="reviewer", by=by, reason=f"{record.get_check_name_display()} overridden: {reason}")
-        already_reopened = ReviewRound.objects.filter(response=response, state=ReviewRound.State.RECOLLECTED).exists()
+        already_reopened = recollection_outstanding(response, record)
         if recollect and not already_reopened:
-            voting.reopen_item(response.item_id)
+            voting.reopen_item(response.item_id, collection=voting.collection_of(response) + 1)
             record.recollected = True  # so an undo knows the item was reopened (services.review_undo)
             record.save(update_fields=["recollected"])
-            # The response was re-collected: its round counts as one (see voting.start_review_if_enabled).
             ReviewRound.objects.filter(response=response).update(state=ReviewRound.State.RECOLLECTED)
+        elif status == Response.Status.ACCEPTED and already_reopened and voting.withdraw_recollection(response):
+            record.recollection_withdrawn = True  # so an undo knows the new slot is gone (services.review_undo)
+            record.save(update_fields=["recollection_withdrawn"])
     return record
+
+
+def recollection_outstanding(response: Response, decision: CheckOverride) -> bool:
+    """Whether the response's item is being collected again in its place: the vote or a reviewer
+    re-collected it, and no later decision took that back (`voting.withdraw_recollection`). The vote
+    always comes first: a reviewer's decision cancels a vote still running."""
+    last = (
+        response.overrides.exclude(pk=decision.pk).filter(Q(recollected=True) | Q(recollection_withdrawn=True))
+        .order_by("-created_at", "-pk").first()
+    )
+    if last is not None:
+        return last.recollected
+    return ReviewRound.objects.filter(response=response, state=ReviewRound.State.RECOLLECTED).exists()
 
 
 # --- Flags ----------------------------------------------------------------------------------------

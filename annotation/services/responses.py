@@ -54,7 +54,7 @@ def refute(response: Response, *, actor: str, reason: str = "") -> bool:
         if current != Response.Status.AWAITING_CONFIRMATION:
             return False
         transition(response, Response.Status.REJECTED, actor=actor, reason=reason or "the provider has no such assignment")
-        voting.reopen_item(response.item_id)
+        voting.reopen_item(response.item_id, collection=voting.collection_of(response))  # the same place, not a new round
     return True
 
 

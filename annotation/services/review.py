@@ -9,7 +9,7 @@ action never stops at the first failure and never skips silently.
 from dataclasses import dataclass
 
 from ..models import CheckOverride, Job, Response, ReviewerPreference
-from .quality import QualityError, override_verdict
+from .quality import QualityError, override_verdict, recollection_outstanding
 
 #: action -> (new status, re-collect the item)
 ACTIONS = {
@@ -59,9 +59,19 @@ def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str 
         except QualityError as exc:
             results.append(BulkResult(pk, False, str(exc)))
         else:
-            label = Response.Status(status).label.lower()
-            results.append(BulkResult(pk, True, f"{label}, item re-collected" if recollect else label, record.pk))
+            results.append(BulkResult(pk, True, _outcome(record, status, recollect), record.pk))
     return results
+
+
+def _outcome(record: CheckOverride, status: str, recollect: bool) -> str:
+    label = Response.Status(status).label.lower()
+    if recollect:
+        return f"{label}, item re-collected"
+    if record.recollection_withdrawn:
+        return f"{label}; its item's re-collection, which no one had started, is withdrawn"
+    if status == Response.Status.ACCEPTED and recollection_outstanding(record.response, record):
+        return f"{label}; its item's re-collection is already in a worker's hands, so the item will have one response more than asked"
+    return label
 
 
 def remember_review_view(user, *, compact: bool) -> None:

@@ -112,6 +112,11 @@ def _check_undoable(decision: CheckOverride, response: Response) -> None:
             "its item was re-collected (reopened for a new response), which an undo cannot take back; "
             "decide the new response in the review queue instead"
         )
+    if decision.recollection_withdrawn:
+        raise QualityError(
+            "accepting it took back its item's re-collection, which an undo cannot restore; "
+            "re-collect it in the review queue instead"
+        )
     for guard in extensions.undo_guards.values():
         refusal = guard(response, decision.previous_status)
         if refusal:

@@ -168,7 +168,10 @@ def start_review_if_enabled(response: Response) -> ReviewRound | None:
     if vote_job is None:  # voting enabled by hand without a vote job: nothing can be voted on
         return None
     item = response.item
-    round_no = 1 + ReviewRound.objects.filter(item=item, state=ReviewRound.State.RECOLLECTED).count()
+    # The round is the collection of the response's slot: each of an item's `redundancy` slots is
+    # collected again on its own, so two responses of one item voted down in round 1 are both
+    # replaced in round 2.
+    round_no = collection_of(response)
     kind = task_types.get(job.task_type)
     view = kind.review_view(item.payload, response.answers, job.settings)
     payload = {
@@ -276,7 +279,7 @@ def _decide(round_: ReviewRound, policy: QualityPolicy, down: bool | None = None
         if round_.round >= policy.max_rounds:
             round_.state = ReviewRound.State.EXHAUSTED  # flagged: the builder decides
         else:
-            reopen_item(round_.item_id)
+            reopen_item(round_.item_id, collection=round_.round + 1)
             round_.state = ReviewRound.State.RECOLLECTED
     else:
         if settle:
@@ -291,19 +294,41 @@ def _votes_of(round_: ReviewRound) -> list[dict]:
     return list(Response.objects.filter(item_id=round_.vote_item_id).values_list("answers", flat=True)) if round_.vote_item_id else []
 
 
-def reopen_item(item_id: int) -> Slot:
+def collection_of(response: Response) -> int:
+    """Which collection of its item a response is (its slot's; 1 for the first)."""
+    return Slot.objects.filter(pk=response.slot_id).values_list("collection", flat=True).first() or 1
+
+
+def reopen_item(item_id: int, *, collection: int) -> Slot:
     """Add one open slot to an item so that a new worker collects it again; the item is open again.
 
-    The author of the rejected response keeps their old slot, so `slot_one_worker_per_item` keeps
-    them from collecting the same item again.
+    `collection` is the new slot's: one more than the turned-down response's for a re-collection,
+    the same for a place taken by an entry the provider refuted. The author of the rejected
+    response keeps their old slot, so `slot_one_worker_per_item` keeps them from collecting the
+    same item again.
     """
     item = Item.objects.select_for_update().get(pk=item_id)
     next_index = (Slot.objects.filter(item=item).aggregate(m=Max("index"))["m"] or 0) + 1
-    slot = Slot.objects.create(item=item, job_id=item.job_id, index=next_index, position=item.position)
+    slot = Slot.objects.create(item=item, job_id=item.job_id, index=next_index, position=item.position, collection=collection)
     if item.state != Item.State.OPEN:
         item.state = Item.State.OPEN
         item.save(update_fields=["state"])
     return slot
+
+
+def withdraw_recollection(response: Response) -> bool:
+    """Take back the new slot a turned-down response's re-collection added, now that a reviewer
+    accepted the response after all: the item would otherwise collect one response more than its
+    redundancy, paid work the builder does not need. Only a slot no one has started is taken back;
+    False when the re-collection is already in a worker's hands (or done). Call with the item locked.
+    """
+    spare = Slot.objects.filter(item_id=response.item_id, collection=collection_of(response) + 1, state=Slot.State.OPEN).order_by("-index").first()
+    if spare is None:
+        return False
+    spare.delete()
+    if not Slot.objects.filter(item_id=response.item_id).exclude(state=Slot.State.SUBMITTED).exists():
+        Item.objects.filter(pk=response.item_id).update(state=Item.State.COMPLETE)
+    return True
 
 
 def cancel_review(response: Response) -> ReviewRound | None:

@@ -82,6 +82,7 @@ def _not_an_annotator(request):
 # --- Session pages: the home page and claiming -----------------------------------------------
 
 
+@never_cache  # Back after a submit must show the counts as they are now, not the browser's copy
 @login_required
 def home(request):
     worker = worker_for(request.user)
@@ -274,7 +275,7 @@ def _work_page(
         # the job's items. The item's position is no use here: vote items are numbered across
         # re-collections, and raters see the items in their own order.
         "position": your_responses + 1,
-        "total_items": max(work_selectors.item_count(work.job), your_responses + 1),  # never "Item 11 of 10"
+        "total_items": max(_items_counted(kind, work), your_responses + 1),  # never "Item 11 of 10"
         "your_responses": your_responses,
         "saved": request.GET.get("saved") == "1" if saved is None else saved,
         "is_inhouse": work.worker.user_id is not None,
@@ -283,6 +284,14 @@ def _work_page(
         **(extra or {}),
     }
     return render(request, "annotation/work.html", context, status=status)
+
+
+def _items_counted(kind, work) -> int:
+    """M of "item N of M": the job's items, less those a worker may never take (a vote on their own
+    work), which only an item source of responses has."""
+    if isinstance(kind, task_types.FromResponses):
+        return work_selectors.items_for_worker(work.job, work.worker)
+    return work_selectors.item_count(work.job)
 
 
 def _slot_chips(item, slot_values) -> list[tuple[str, str]]:

@@ -32,6 +32,23 @@ def test_a_vote_page_counts_the_voters_items_not_the_item_position(make_annotato
     assert "Item 2 of 3 ·" in _page(client, user, claim_next_slot(job=vote_job, worker=voter))
 
 
+def test_a_writer_voting_is_counted_only_the_items_they_may_vote_on(make_annotator, client):
+    from annotation.selectors.work import annotator_jobs
+
+    job = make_live_job(make_corpus(dialogs=5, user_turns=1), name="rewrites")
+    vote_job = enable_voting(job)
+    user, writer = make_annotator("wren")
+    other = make_annotator("olga")[1]
+    for worker, n in ((writer, 2), (other, 3)):  # five vote items, two of them on wren's own rewrites
+        for _ in range(n):
+            slot = claim_next_slot(job=job, worker=worker)
+            submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item))
+    [row] = [r for r in annotator_jobs(writer) if r.job.pk == vote_job.pk]
+    assert row.available_to_you == 3  # "You never see your own work here": not 5
+    page = _page(client, user, claim_next_slot(job=vote_job, worker=writer))
+    assert "Item 1 of 3 ·" in page
+
+
 def test_a_rewrite_page_shows_slot_and_value_on_each_chip(make_annotator, client):
     job = make_live_job(make_corpus(dialogs=1, user_turns=1), name="rewrites")
     user, worker = make_annotator("ann")

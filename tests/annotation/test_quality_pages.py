@@ -218,6 +218,8 @@ def test_voting_summary_and_reviewed_items_after_a_round(make_annotator, organiz
     assert (summary.voted_down, summary.flagged, summary.passed) == (1, 1, 1)
     page = response.content.decode()
     assert '<td id="voted-down">1</td>' in page and '<td id="flagged">1</td>' in page
+    # Both items have their response in, but only one has a response an export can use.
+    assert '<td id="items-done">2 / 2</td>' in page and '<td id="items-accepted">1 / 2 ' in page
     assert summary.vote_alpha == pytest.approx(1.0)  # every voter agreed on both responses
     assert '<td id="vote-alpha">1.000 <span class="interval">[1.000, 1.000]</span>' in page  # every resample agrees too
     reviews = {r.item_id: r for r in response.context["item_reviews"]}

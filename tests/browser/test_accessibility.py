@@ -7,9 +7,10 @@ axe-core comes with axe-playwright-python (pinned in requirements.txt), which in
 import pytest
 from playwright.sync_api import expect
 
+from annotation.models import Item
 from annotation.services.jobs import create_job, launch_job
 from annotation.services.payload_jobs import create_payload_job
-from tests.factories import make_corpus
+from tests.factories import good_answers, make_corpus
 
 from .test_annotator_flow import claim_by_keyboard, log_in
 from .test_organizer_pages_fit import _pages, default_data  # noqa: F401 - default_data is a fixture
@@ -82,4 +83,24 @@ def test_a_phones_work_page_leaves_out_the_key_hints(chromium_browser, live_serv
     expect(page.locator("#work-form")).to_be_visible()
     expect(page.locator("#key-hint")).to_be_hidden()
     assert page.locator("#key-hint").count() == 1 and not refused
+    phone.close()
+
+
+def test_a_phone_is_not_told_to_press_ctrl_enter(chromium_browser, live_server, make_annotator):
+    from .conftest import record_policy_violations
+
+    make_annotator("ada")
+    corpus = make_corpus(dialogs=1, user_turns=1)
+    launch_job(create_job(corpus=corpus, name="Rewrites"))
+    phone = chromium_browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    refused = record_policy_violations(phone)
+    page = phone.new_page()
+    log_in(page, "ada", "ada-pass-1")
+    page.get_by_role("button", name="Start Rewrites").tap()
+    expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
+    answers = good_answers(Item.objects.get())
+    for name in ("paraphrase", "typos", "verbose", "simplified"):
+        page.locator(f"#id_{name}").fill(answers[name])
+    expect(page.locator("#check-status")).to_have_text("All checks pass. Press Submit.")
+    assert not refused
     phone.close()

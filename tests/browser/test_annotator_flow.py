@@ -216,3 +216,25 @@ def test_a_second_tab_submitting_the_same_item_is_shown_the_text_that_was_kept(p
     expect(second_tab.locator("dl.saved dd").first).to_have_text(GOOD["paraphrase"])
     expect(second_tab.get_by_role("heading", name="Your text (not saved)")).to_be_visible()
     assert Response.objects.get().answers["paraphrase"] == GOOD["paraphrase"]
+
+
+def test_back_from_the_work_page_shows_the_counts_as_they_are_now(page, make_annotator):
+    make_annotator("bea")
+    make_job(
+        "Hotel rewrites",
+        [("user", HOTEL, ["cheap", "centre", "4 people"]), ("system", "Which day?", []), ("user", "Monday for 4 people.", ["Monday", "4 people"])],
+    )
+    log_in(page, "bea", "bea-pass-1")
+    row = page.get_by_role("row", name=re.compile("Hotel rewrites"))
+    expect(row.locator('[data-label="Items for you"]')).to_have_text("2")
+    claim_by_keyboard(page, "Hotel rewrites")
+    page.locator("#id_paraphrase").fill("Please find me a cheap hotel in the centre for 4 people.")
+    page.locator("#id_typos").fill("I ned a cheap hotel in teh centre for 4 people.")
+    page.locator("#id_verbose").fill("Hello, I would really like to book a cheap hotel somewhere in the centre of town for 4 people.")
+    page.locator("#id_simplified").fill("A cheap hotel, centre, 4 people, please.")
+    page.locator("#submit-button").click()
+    expect(page.locator("#saved-notice")).to_have_text("Saved. Here is your next item.")
+    page.go_back()  # to the home page, as the browser's Back button does
+    expect(page.get_by_role("heading", name="Hello, bea")).to_be_visible()
+    # One item saved, the next one in hand: not the "2" the page said before the work began.
+    expect(row.locator('[data-label="Items for you"]')).to_have_text("0 and the one you hold")

@@ -132,3 +132,25 @@ def test_api_flags_of_a_missing_job_is_404_and_get_is_refused(organizer):
     assert api.post("/api/jobs/999999/flags/").status_code == 404
     job, _ = rushed_job()
     assert api.get(f"/api/jobs/{job.pk}/flags/").status_code == 405
+
+
+def test_recomputing_a_voted_jobs_flags_fits_its_voters_reliability(make_annotator, organizer, client, django_capture_on_commit_callbacks):
+    from annotation.services.voting import enable_voting
+
+    from .helpers import vote, write
+
+    job = make_live_job(make_corpus(dialogs=3, user_turns=1))
+    vote_job = enable_voting(job)
+    for name in ("w1", "w2", "w3"):
+        write(job, make_annotator(name)[1])
+    for name in ("v1", "v2", "v3"):
+        voter = make_annotator(name)[1]
+        while vote(vote_job, voter, "for") is not None:
+            pass
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert "No model yet" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("organizer:job-flags", kwargs={"pk": job.pk}))  # on the rewrite job, not its vote job
+    page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert "No model yet" not in page and "Fitted " in page

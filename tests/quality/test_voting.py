@@ -6,13 +6,13 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Item, Response, ReviewRound, Slot
+from annotation.models import CheckOverride, Item, Response, ReviewRound, Slot
 from annotation.quality import agreement
 from annotation.selectors.quality import item_reviews, voting_summary
 from annotation.services.claims import ClaimError, ResponseRejected, claim_next_slot, release_expired_claims, submit_response
 from annotation.services.quality import override_verdict
 from annotation.services.voting import VotingError, enable_voting, record_vote, vote_job_of
-from tests.factories import make_corpus, make_live_job
+from tests.factories import good_answers, make_corpus, make_live_job
 
 from .helpers import vote, voting_job, write
 
@@ -103,6 +103,75 @@ def test_the_job_can_reject_instead_of_soft_rejecting(people):
         vote(vote_job, people[voter], "against")
     response.refresh_from_db()
     assert response.status == Response.Status.REJECTED
+
+
+@pytest.fixture
+def more_people(make_annotator):
+    return {name: make_annotator(name)[1] for name in ("w1", "w2", "w3", "w4", "w5", "w6", "v1", "v2", "v3", "v4")}
+
+
+def _both_responses_voted_down(job, vote_job, people, writers):
+    first = [write(job, people[w]) for w in writers]
+    for _ in first:
+        for voter in ("v1", "v2", "v3"):
+            vote(vote_job, people[voter], "against")
+    return first
+
+
+def test_with_two_responses_per_item_each_turned_down_response_is_replaced_in_the_next_round(more_people):
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1), redundancy=2)
+    vote_job = enable_voting(job, max_rounds=2)
+    _both_responses_voted_down(job, vote_job, more_people, ("w1", "w2"))
+    replacements = [write(job, more_people[w]) for w in ("w3", "w4")]
+    # Both replacements are the item's second collection: round 2, not 2 and 3 (one count per
+    # turned-down response), which would have spent the item's last round at once.
+    assert sorted(ReviewRound.objects.get(response=r).round for r in replacements) == [2, 2]
+    for _ in replacements:
+        for voter in ("v1", "v2", "v3"):
+            vote(vote_job, more_people[voter], "against")
+    # max_rounds=2: the second turned-down pair is flagged for the builder, not collected a third time.
+    states = sorted(ReviewRound.objects.filter(response__in=replacements).values_list("state", flat=True))
+    assert states == [ReviewRound.State.EXHAUSTED] * 2
+    assert job.items.get().slots.count() == 4
+
+
+def test_accepting_a_turned_down_response_withdraws_the_re_collection_no_one_has_started(more_people, organizer):
+    from annotation.services.review import bulk_decide
+
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1), redundancy=2)
+    vote_job = enable_voting(job)
+    first, second = _both_responses_voted_down(job, vote_job, more_people, ("w1", "w2"))
+    item = job.items.get()
+    assert item.slots.filter(state=Slot.State.OPEN).count() == 2  # both being collected again
+    held = claim_next_slot(job=job, worker=more_people["w3"])  # one replacement is in a worker's hands
+
+    results = bulk_decide(job, [first.pk, second.pk], action="accept", reason="fine after all", by=organizer)
+    messages = [r.message for r in results]
+    assert messages[0] == "accepted; its item's re-collection, which no one had started, is withdrawn"
+    assert messages[1].startswith("accepted; its item's re-collection is already in a worker's hands")
+    assert item.slots.filter(state=Slot.State.OPEN).count() == 0
+    assert claim_next_slot(job=job, worker=more_people["w4"]) is None  # no paid work the builder no longer needs
+    write_held = submit_response(slot_id=held.pk, worker=more_people["w3"], answers=good_answers(item))
+    assert write_held.item_id == item.pk  # the worker who had started keeps their work
+    item.refresh_from_db()
+    assert item.state == Item.State.COMPLETE
+
+
+def test_an_accept_that_withdrew_a_re_collection_cannot_be_undone(more_people, organizer):
+    from annotation.services.quality import QualityError
+    from annotation.services.review import bulk_decide
+    from annotation.services.review_undo import undo_decision
+
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1))
+    vote_job = enable_voting(job)
+    [first] = _both_responses_voted_down(job, vote_job, more_people, ("w1",))
+    [result] = bulk_decide(job, [first.pk], action="accept", reason="fine after all", by=organizer)
+    with pytest.raises(QualityError, match="took back its item's re-collection"):
+        undo_decision(CheckOverride.objects.get(pk=result.decision_id), reason="changed my mind", by=organizer)
+    # Re-collecting it again reopens the item once more.
+    [again] = bulk_decide(job, [first.pk], action="recollect", reason="no, it is unreadable", by=organizer)
+    assert again.message == "rejected (not paid), item re-collected"
+    assert job.items.get().slots.filter(state=Slot.State.OPEN).count() == 1
 
 
 def test_the_loop_stops_at_the_maximum_rounds_and_flags_the_item(people):
