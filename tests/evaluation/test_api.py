@@ -75,6 +75,22 @@ def test_campaign_list_and_detail_show_status(organizer, campaign):
     assert client.get(f"{BASE}/campaigns/99999/").status_code == 404
 
 
+def test_the_campaign_list_counts_ratings_without_reading_the_test_sets_files(organizer, campaign):
+    """DSTC9's test set holds megabytes of JSON and its campaign 124k ratings: the list once grouped
+    every rating with the whole test set row, which never answered on SQLite and filled the disk."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(organizer)
+    with CaptureQueriesContext(connection) as queries:
+        listed = client.get(f"{BASE}/campaigns/").json()
+        detail = client.get(f"{BASE}/campaigns/{campaign.pk}/").json()
+    row = next(r for r in listed["results"] if r["id"] == campaign.pk)
+    assert row["ratings"] == detail["ratings"] == Rating.objects.filter(campaign=campaign).count() > 0
+    listing = [q["sql"] for q in queries.captured_queries if 'FROM "evaluation_campaign"' in q["sql"]]
+    assert listing and not [sql for sql in listing if '"labels"' in sql or 'GROUP BY "evaluation_campaign"' in sql]
+
+
 def test_recompute_queues_on_commit_then_reports_ready(organizer, campaign, django_capture_on_commit_callbacks):
     client = client_for(organizer)
     with django_capture_on_commit_callbacks(execute=True):
