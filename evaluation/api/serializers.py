@@ -347,7 +347,7 @@ class TestSetSerializer(serializers.Serializer):
     entries = serializers.IntegerField(source="n_entries", read_only=True, help_text="Number of entries imported for it.")
 
     def get_has_logs(self, obj) -> bool:
-        return bool(obj.logs)
+        return obj.has_logs if hasattr(obj, "has_logs") else bool(obj.logs)  # selectors.test_sets annotates it
 
 
 class TestSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):

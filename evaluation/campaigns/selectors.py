@@ -120,8 +120,15 @@ def shown_result_at(campaign) -> tuple[datetime | None, bool]:
 
 
 def test_sets():
-    """Test sets with their challenge and entry count, oldest first (the order of the upload forms)."""
-    return TestSet.objects.select_related("challenge").annotate(n_entries=Count("entries")).order_by("pk")
+    """Test sets with their challenge, entry count and whether their logs are stored, oldest first
+    (the order of the upload forms). Their files (megabytes of JSON) are not read: whoever needs
+    them loads them, and the counts are subqueries, not a grouping of whole rows."""
+    n_entries = Entry.objects.filter(test_set=OuterRef("pk")).order_by().values("test_set").annotate(n=Count("pk")).values("n")
+    return (
+        TestSet.objects.select_related("challenge").defer("labels", "knowledge", "logs")
+        .annotate(n_entries=Coalesce(Subquery(n_entries), 0), has_logs=~Q(logs=[]))
+        .order_by("pk")
+    )
 
 
 def finalist_metric_names(test_sets) -> list[dict]:
