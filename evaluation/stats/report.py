@@ -153,7 +153,9 @@ def build_report(
         "n_instances": n_instances,
         "n_knowledge_seeking": int(truth.sum()),
         "n_evaluated": int(n_instances if evaluated_mask is None else evaluated_mask.sum()),
-        "n_unrated": int(max((r["unrated"] for r in rows), default=0)),
+        # A reference row (ground truth, baseline) no one rated is shown as not rated; it is not
+        # collection still to come, as an entry's unrated instances are.
+        "n_unrated": int(max((r["unrated"] for r in rows if r["rated"] or r["kind"] == "entry"), default=0)),
         "n_ratings": int(len(ratings)),
         "method": {
             "bootstrap": int(bootstrap),

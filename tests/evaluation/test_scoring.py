@@ -183,6 +183,10 @@ def test_unrated_instances_are_left_out_and_counted_and_unrated_rows_say_so():
     assert rows["e"]["final"] == pytest.approx(4.0) and rows["e"]["unrated"] == 2  # collection still running
     assert rows["gt"]["final"] is None and not rows["gt"]["rated"]
     assert report["systems"][-1]["system"] == "gt"  # unrated rows last
+    assert report["n_unrated"] == 2  # e's two waiting instances; not the 4 of a reference row no one rates
+    finished = ratings[ratings["system"] == "f"]
+    done = build_report(finished, truth, [SystemSpec("f", "entry", truth), SystemSpec("gt", "ground_truth", truth)], questions=["accuracy"])
+    assert done["n_unrated"] == 0  # every entry rated: the campaign is not "still unrated"
     from evaluation.campaigns import leaderboard
 
     table = leaderboard.to_markdown(report)
