@@ -58,9 +58,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from annotation.quality import agreement
+    from evaluation.stats import bradley_terry
 else:
     pd = lazy("pandas")
     agreement = lazy("annotation.quality.agreement")
+    bradley_terry = lazy("evaluation.stats.bradley_terry")
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.
@@ -514,7 +516,8 @@ class PairwiseRankingView(EvaluationAPI, APIView):
     @extend_schema(
         summary="A pairwise job's stored ranking report: Bradley-Terry rows, fragility, style-controlled ranking, position bias, judges' rank sets",
         description="Served from the report stored in the background when votes change (nothing is fitted on request): "
-        "`computed_at` and `age_seconds` say how old it is, `votes` how many counted votes it read, `under_way` the "
+        "`computed_at` and `age_seconds` say how old it is, `votes` how many counted votes it read, `rows` strongest first "
+        "(`row_order` says how: rows of one tie group share its rank and are listed by log-strength), `under_way` the "
         "recomputation queued or running (null when none), `failed` a failure newer than the report. 409 before the first report.",
         responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(s.EvaluationMessageSerializer, description="No ranking stored yet."), **NO_SUCH_JOB},
     )
@@ -527,7 +530,7 @@ class PairwiseRankingView(EvaluationAPI, APIView):
         shown, body = stored.shown, stored.body or {}
         return Response(s.json_safe({
             "job": job.pk, "name": job.name, "computed_at": shown.finished_at, "age_seconds": round((timezone.now() - shown.finished_at).total_seconds(), 1),
-            "votes": shown.votes, "rows": body.get("rows", []), "controls": body.get("controls"), "judge_sets": body.get("judge_sets", []),
+            "votes": shown.votes, "rows": body.get("rows", []), "row_order": bradley_terry.ROW_ORDER, "controls": body.get("controls"), "judge_sets": body.get("judge_sets", []),
             "under_way": _report_state(stored.under_way), "failed": _report_state(stored.failed),
         }))
 

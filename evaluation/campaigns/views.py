@@ -480,7 +480,7 @@ def pairwise_ranking(request, pk, fmt=None):
     checks = body["controls"] if body else None
     context = {"job": job, "stored": stored, "rows": body["rows"] if body else [], "controls": checks,
                "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
-               "judge_sets": body.get("judge_sets", []) if body else []}
+               "judge_sets": body.get("judge_sets", []) if body else [], "row_order": pairwise_report.ROW_ORDER if body and body["rows"] else ""}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 

@@ -51,6 +51,8 @@ RANK_DECIMALS = 12
 GRADIENT_TOLERANCE = 1e-12  # per comparison of the busiest system: the likelihood equations hold to this
 MAX_NEWTON_STEPS = 100
 MAX_STEP_HALVINGS = 60
+#: How a ranking's rows are ordered (`export_rows`), said under every table of them.
+ROW_ORDER = "rows are listed by log-strength, strongest first; rows of one tie group share its rank, and equal log-strengths keep the order in which the systems first appear in the votes"
 
 
 @dataclass(frozen=True)
@@ -476,8 +478,13 @@ def difference_interval(result: BradleyTerryBootstrap, system_a, system_b):
 
 
 def export_rows(result: BradleyTerryFit | BradleyTerryBootstrap) -> list[dict]:
-    """One dict per system, strongest first (ties in input order), for the CSV/Markdown writers.
+    """One dict per system, strongest first, for the page, the CSV/Markdown writers and the API.
 
+    Rows are in order of log-strength (rounded to RANK_DECIMALS, strongest first; equal ones in
+    order of first appearance in the input, `ROW_ORDER`): with a bootstrap several rows share the
+    rank of their tie group, and within it they are still listed by strength, the order the
+    fragility table reads ("rank 1: X above Y"). The tie-group ranks never decrease down this order
+    (`scoring.holm_rank_groups` builds them along it).
     ci_low/ci_high are on the log-strength scale; they and the rank range are None for a fit
     without a bootstrap.
     """
@@ -501,4 +508,6 @@ def export_rows(result: BradleyTerryFit | BradleyTerryBootstrap) -> list[dict]:
                 "comparisons": row.comparisons,
             }
         )
-    return sorted(rows, key=lambda r: r["rank"])  # stable: equal ranks keep input order
+    log_strength = np.round(point.log_strength, RANK_DECIMALS)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["rank"], -log_strength[i], i))
+    return [rows[i] for i in order]

@@ -6,6 +6,7 @@ import csv
 import io
 
 from evaluation.stats import fragility
+from evaluation.stats.bradley_terry import ROW_ORDER
 from evaluation.stats.scoring import tie_group_rule
 from quorum.csv_safety import formatted_cell, safe_row
 
@@ -35,7 +36,7 @@ def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None 
         "",
         "Bradley-Terry strengths by penalised maximum likelihood (ties count half a win each side), mean "
         "log-strength 0; 95% percentile intervals from a seeded bootstrap over contexts; with it, rank "
-        "and rank range as on the ratings leaderboard: " + tie_group_rule() + ".",
+        "and rank range as on the ratings leaderboard: " + tie_group_rule() + "; " + ROW_ORDER + ".",
     ]
     if controls:
         lines += controls_markdown(controls)

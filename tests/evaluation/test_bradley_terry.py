@@ -183,6 +183,30 @@ def test_export_rows():
     assert all(row["ci_low"] <= row["log_strength"] <= row["ci_high"] and row["rank_low"] <= row["rank"] <= row["rank_high"] for row in booted)
 
 
+#: A round robin, two comparisons per pair, the weakest system named first: scores (ties half) A 3,
+#: B 2.5, C 0.5 of 4. With equal games per pair Bradley-Terry orders systems by score (Zermelo), so
+#: the truth is A > B > C; six votes separate no pair, so with a bootstrap all three share rank 1.
+WEAKEST_FIRST = (
+    repeat("C", "B", "b", 1) + repeat("C", "B", "tie", 1) + repeat("C", "A", "b", 2) + repeat("B", "A", "b", 1) + repeat("B", "A", "a", 1)
+)
+
+
+def test_rows_of_one_tie_group_are_listed_by_strength_not_by_first_appearance():
+    point = bt.fit(WEAKEST_FIRST)
+    assert point.systems == ["C", "B", "A"]  # the input order the rows must not follow
+    assert [row["system"] for row in bt.export_rows(point)] == ["A", "B", "C"]
+    booted = bt.bootstrap(WEAKEST_FIRST, n_resamples=200, seed=1)
+    rows = bt.export_rows(booted)
+    assert [row["rank"] for row in rows] == [1, 1, 1]  # one tie group
+    assert [row["system"] for row in rows] == ["A", "B", "C"]
+    assert [row["log_strength"] for row in rows] == sorted((row["log_strength"] for row in rows), reverse=True)
+
+
+def test_equal_strengths_keep_the_order_of_first_appearance():
+    rows = bt.export_rows(bt.bootstrap(repeat("Q", "P", "tie", 4) + repeat("P", "R", "a", 2) + repeat("Q", "R", "a", 2), n_resamples=100, seed=1))
+    assert [row["system"] for row in rows] == ["Q", "P", "R"]  # P and Q have equal records: Q appeared first
+
+
 # ---------------------------------------------------------------------------------------------
 # Bootstrap
 

@@ -103,6 +103,37 @@ def test_the_page_downloads_and_api_read_the_stored_report_without_fitting(make_
     assert body["controls"]["fragility"]["pairs"][0]["above"] == "strong" and 0 <= body["age_seconds"] < 60
 
 
+def test_every_format_lists_one_tie_group_by_strength_as_the_fragility_table_reads_it(make_annotator, organizer, client, organizer_api):
+    """The weakest system is named first in every pair it is in; a round robin of two votes per pair
+    where (ties half) strong scores 3, mid 2.5 and weak 0.5 of 4: with equal games per pair
+    Bradley-Terry orders by score, and six votes separate no pair, so all three share rank 1 and
+    must still be listed strong, mid, weak, as the fragility table orders them."""
+    votes = [("weak", "mid", "b"), ("weak", "mid", "tie"), ("weak", "strong", "b"), ("weak", "strong", "b"), ("mid", "strong", "b"), ("mid", "strong", "a")]
+    job = launch_job(create_payload_job(name="weak first", task_type="pairwise", payloads=[pair(f"c{k}", a, b) for k, (a, b, _) in enumerate(votes)], redundancy=1))
+    worker = make_annotator("ann")[1]
+    for _ in votes:
+        slot = claim_next_slot(job=job, worker=worker)
+        winner = next(w for k, (_, _, w) in enumerate(votes) if slot.item.payload["instance"] == f"c{k}")
+        submit_response(slot_id=slot.id, worker=worker, answers={"winner": winner, "left": "a"})
+    body = computed(job).report
+    expected = ["strong", "mid", "weak"]
+    assert [r["rank"] for r in body["rows"]] == [1, 1, 1] and [r["system"] for r in body["rows"]] == expected
+    pairs = body["controls"]["fragility"]["pairs"]
+    assert [(p["above"], p["below"]) for p in pairs] == [("strong", "mid"), ("mid", "weak")]
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
+    table = page[page.index('id="ranking"'):page.index("</table>", page.index('id="ranking"'))]
+    assert [table.index(f"<td>{name}</td>") for name in expected] == sorted(table.index(f"<td>{name}</td>") for name in expected)
+    assert "rows of one tie group share its rank" in page
+    csv_text = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "csv"])).content.decode()
+    assert [line.split(",")[1] for line in csv_text.splitlines()[1:]] == expected
+    markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
+    listed = [line.split(" | ")[2] for line in markdown.splitlines() if line.startswith("| 1 | ")]
+    assert listed[:3] == expected and "rows are listed by log-strength, strongest first" in markdown
+    api = organizer_api.get(reverse("evaluation-api:pairwise-ranking", args=[job.pk])).json()
+    assert [r["system"] for r in api["rows"]] == expected and "tie group" in api["row_order"]
+
+
 def test_the_page_costs_the_same_queries_at_two_sizes(make_annotator, organizer, client):
     jobs = {}
     for contexts in (2, 8):
