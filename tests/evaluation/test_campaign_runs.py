@@ -93,6 +93,22 @@ def test_a_human_evaluation_import_runs_in_the_background_and_counts_what_it_sto
     assert uploads_left() == []
 
 
+def test_importing_the_same_ratings_again_says_to_tick_replace_and_what_the_campaign_keeps(
+    test_set, client, organizer, django_capture_on_commit_callbacks
+):
+    campaign = create_campaign("past", test_set, [])
+    client.force_login(organizer)
+    url = reverse("evaluation:campaign-import-human-eval", args=[campaign.pk])
+    for _ in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post(url, {"file": SimpleUploadedFile("he.zip", zipped(DSTC9 / "human_eval").read())})
+    kept = Rating.objects.filter(campaign=campaign).count()
+    state = progress(client, CampaignRun.objects.order_by("-pk").first())
+    assert state["status"] == "failed" and "tick “Replace ratings already imported for the same entries”" in state["error"]
+    assert "Correct the archive" not in state["error"]  # the archive is fine
+    assert f"The campaign keeps the {kept:,} ratings it had." in state["error"] and kept > 0
+
+
 def test_a_broken_archive_imports_nothing_and_says_what_to_do(test_set, client, organizer, django_capture_on_commit_callbacks):
     campaign = create_campaign("past", test_set, [])
     client.force_login(organizer)

@@ -16,7 +16,7 @@ from django.db import models, transaction
 
 from evaluation.campaigns import dstc9
 from evaluation.campaigns.services.inputs import refresh_inputs_version
-from evaluation.errors import EvaluationInputError
+from evaluation.errors import EvaluationInputError, RatingsAlreadyImported
 from evaluation.models import Campaign, Challenge, Entry, Rating, Team, TestSet
 
 GROUND_TRUTH_TEAMS = ("ground-truth", "ground_truth")
@@ -255,7 +255,10 @@ def import_human_eval(
         earlier_ratings = Rating.objects.filter(campaign=campaign, entry=entry)
         if earlier_ratings.exists():
             if not replace:
-                raise EvaluationInputError(f"{eval_path}: campaign {campaign.name!r} already has ratings of {entry.label}; use replace to reimport")
+                raise RatingsAlreadyImported(
+                    f"{eval_path}: campaign {campaign.name!r} already has ratings of {entry.label}; to import them again, "
+                    "tick “Replace ratings already imported for the same entries” (the API's replace)"
+                )
             earlier_ratings.delete()
         campaign.entries.add(entry)
         Rating.objects.bulk_create(

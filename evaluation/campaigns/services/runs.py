@@ -24,8 +24,8 @@ from annotation.services.import_uploads import save_uploads
 from annotation.services.imports import RunProgress
 from evaluation.campaigns import selectors
 from evaluation.campaigns.services.uploads import check_human_eval_listing, import_human_eval_archive
-from evaluation.errors import EvaluationInputError
-from evaluation.models import Campaign, CampaignRun
+from evaluation.errors import EvaluationInputError, RatingsAlreadyImported
+from evaluation.models import Campaign, CampaignRun, Rating
 from hits.providers import registry
 from quorum.background import after_commit, queue_now
 from quorum.lazy_modules import lazy
@@ -130,7 +130,7 @@ def execute(run_id: int) -> CampaignRun | None:
     try:
         result = _plan(run) if run.kind == CampaignRun.Kind.PLAN else _import_human_eval(run)
     except (EvaluationInputError, ValueError) as exc:
-        _finish(run, status=RunStatus.FAILED, error=_what_to_do(run, str(exc)))
+        _finish(run, status=RunStatus.FAILED, error=_what_to_do(run, exc))
     except Exception as exc:  # the run must end in a state the organizer can see, whatever went wrong
         logger.exception("campaign run %s failed", run.pk)
         _finish(run, status=RunStatus.FAILED, error=f"The {run.get_kind_display().lower()} failed unexpectedly ({type(exc).__name__}: {exc}). Start it again; if it fails again, report it.")
@@ -142,10 +142,16 @@ def execute(run_id: int) -> CampaignRun | None:
     return run
 
 
-def _what_to_do(run: CampaignRun, reason: str) -> str:
+def _what_to_do(run: CampaignRun, exc: Exception) -> str:
+    reason = str(exc)
     if run.kind == CampaignRun.Kind.PLAN:
         return f"No plan: {reason}. Change the pilot or the goal in the planner form and plan again."
-    return f"Nothing was imported: {reason}. Correct the archive and import it again."
+    # Said with the failure, so a failed import after a good one does not read as "no ratings".
+    kept = Rating.objects.filter(campaign_id=run.campaign_id).count()
+    still = f" The campaign keeps the {kept:,} rating{'s' if kept != 1 else ''} it had." if kept else ""
+    if isinstance(exc, RatingsAlreadyImported):  # the archive is fine: the reason names the box to tick
+        return f"Nothing was imported: {reason}.{still}"
+    return f"Nothing was imported: {reason}. Correct the archive and import it again.{still}"
 
 
 def _finish(run: CampaignRun, *, status: str, result=None, error: str = "") -> None:

@@ -39,7 +39,7 @@ def _member_names(root: Path):
         yield
     except EvaluationInputError as exc:
         message = str(exc).replace(f"{root}/", "").replace(str(root), "the archive")
-        raise EvaluationInputError(message) from None
+        raise type(exc)(message) from None  # the same kind: RatingsAlreadyImported asks for another fix
 
 
 @contextlib.contextmanager
