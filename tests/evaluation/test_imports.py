@@ -97,6 +97,17 @@ def test_human_eval_errors_are_all_or_nothing(test_set, dstc9_copy):
     assert not Rating.objects.exists() and not Entry.objects.exists()
 
 
+def test_ratings_of_a_team_the_test_set_does_not_have_name_the_team(test_set, dstc9_copy):
+    campaign = create_campaign("c", test_set, [])
+    source = dstc9_copy / "human_eval" / "team3"
+    stray = dstc9_copy / "only_ratings" / "team99"
+    stray.mkdir(parents=True)
+    (stray / "entry0.human_eval.json").write_text((source / "entry0.human_eval.json").read_text())
+    with pytest.raises(EvaluationInputError, match=r"has no entry team99/entry0; import the entries first"):
+        import_human_eval(campaign, dstc9_copy / "only_ratings")
+    assert not Rating.objects.exists()
+
+
 def test_human_eval_refuses_ratings_outside_detected_targets(test_set, dstc9_copy):
     campaign = create_campaign("c", test_set, [])
     # instance 3 is not knowledge-seeking in labels.json

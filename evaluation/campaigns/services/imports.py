@@ -242,7 +242,12 @@ def import_human_eval(
             outputs = labels
         else:
             existing = Entry.objects.filter(test_set=test_set, team__team_id=team_id, entry_id=entry_id).first()
-            if existing is None or existing.outputs is None:
+            if existing is None:
+                raise EvaluationInputError(
+                    f"{eval_path}: test set {test_set.name!r} has no entry {team_id}/{entry_id}; import the entries first, "
+                    f"or put its output {entry_id}.json beside the ratings (needed for detection in Eq. 1)"
+                )
+            if existing.outputs is None:
                 raise EvaluationInputError(f"{eval_path}: the entry's output {entry_id}.json is missing beside it (needed for detection in Eq. 1)")
             outputs = existing.outputs
         rows = _checked(dstc9.check_human_eval, _checked(dstc9.load_json, eval_path), eval_path, labels, outputs, campaign.questions)
