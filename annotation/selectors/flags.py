@@ -5,7 +5,7 @@ response of a job and is left to `services.quality.apply_flags` in the backgroun
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..models import FlagRun, Job, JobFlagReport, Worker
+from ..models import FlagRun, Job, JobFlagReport, Response, Worker
 from ..quality.flags import FlagReport, WorkerFlag
 from .attempts import AttemptState, attempt_state
 
@@ -51,6 +51,14 @@ def stored_flags(job: Job, *, with_responses: bool = True) -> StoredFlags:
     if not with_responses:
         row.response_flags = {}  # deferred: reading it would cost a query
     return _from_row(row)
+
+
+def responses_since(job: Job, flags: StoredFlags) -> int:
+    """Responses stored after the flags (and the agreement beside them) were computed: how far out
+    of date they are. One count; 0 while nothing was computed."""
+    if flags.computed_at is None:
+        return 0
+    return Response.objects.filter(item__job=job, submitted_at__gt=flags.computed_at).count()
 
 
 def stored_worker_flags(job_ids) -> dict[int, StoredFlags]:

@@ -29,7 +29,7 @@ from ..selectors.dashboard import (
     recent_import_runs,
     worker_recent_responses,
 )
-from ..selectors.flags import flag_run_state, flagged_workers, stored_flags
+from ..selectors.flags import flag_run_state, flagged_workers, responses_since, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.readings import reading_of, transcription_summary
@@ -181,6 +181,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "gold_form": gold_form or _gold_form(job),
         "has_subset": quality_selectors.has_subset(job),
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
+        "responses_since_flags": responses_since(job, flags),
         "transcription": transcription_summary(job.pk) if spoken else None,
         **(extra or {}),
     }

@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import JobFlagReport, Response
 from annotation.quality.flags import FlagReport, WorkerFlag
@@ -214,6 +215,12 @@ def test_the_job_page_shows_agreement_as_the_flag_run_stored_it(organizer, clien
     assert {a["question"]: a["alpha"] for a in page.context["agreement"]} == live == {"criterion_1": 1.0, "criterion_2": 1.0}
     body = page.content.decode()
     assert 'id="agreement"' in body and 'id="agreement-computed"' in body
+    assert 'id="agreement-stale"' not in body  # computed after the last response
+    stored = Response.objects.filter(item__job=job).count()
+    JobFlagReport.objects.filter(job=job).update(computed_at=timezone.now() - timedelta(days=1))  # as if computed before them
+    stale = _job_page(client, job).content.decode()
+    assert f"Out of date: {stored} responses stored since then are not in these figures." in stale
+    JobFlagReport.objects.filter(job=job).update(computed_at=timezone.now())
     assert '1.000 <span class="interval">[1.000, 1.000]</span>' in body  # alpha with its interval
     # A report stored before alpha carried an interval is shown without one, not with an empty one.
     JobFlagReport.objects.filter(job=job).update(agreement=[{k: v for k, v in a.items() if not k.startswith("ci_")} for a in page.context["agreement"]])
