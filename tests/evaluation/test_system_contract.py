@@ -111,3 +111,12 @@ def test_check_system_with_the_wrong_secret_fails_every_rule():
 def test_check_system_refuses_a_url_that_is_not_http():
     with pytest.raises(CommandError, match="not an http"):
         call_command("check_system", "ftp://example")
+
+
+def test_the_reference_system_refuses_a_secret_quorum_would_refuse_to_register(capsys):
+    from evaluation.interactive.systems import reference
+
+    with pytest.raises(SystemExit) as stopped:
+        reference.main(["--port", "0", "--secret", "fifteen-chars!!"])  # 15 characters
+    assert stopped.value.code == 2
+    assert "--secret must be at least 16 characters, as Quorum asks when the system is registered" in capsys.readouterr().err

@@ -16,10 +16,10 @@ from evaluation.interactive import goals as goal_rules
 from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, resolve_within, url_problem
 from evaluation.interactive.systems.check import passed, run_check
 from evaluation.interactive.systems.client import SystemClient
+from evaluation.interactive.systems.signing import MIN_SECRET_CHARS
 from evaluation.models import Challenge, DialogSystem, GoalSet, UserGoal
 from quorum.background import after_commit
 
-MIN_SECRET_CHARS = 16
 
 
 def address_policy() -> AddressPolicy:

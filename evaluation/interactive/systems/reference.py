@@ -17,7 +17,7 @@ import time
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from evaluation.interactive.systems.signing import verify_headers
+from evaluation.interactive.systems.signing import MIN_SECRET_CHARS, verify_headers
 
 NAME = "quorum-reference"
 VERSION = "1.0"
@@ -193,6 +193,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.delay < 0:
         parser.error("--delay cannot be negative")
+    if args.secret and len(args.secret) < MIN_SECRET_CHARS:  # Quorum would refuse to register it
+        parser.error(f"--secret must be at least {MIN_SECRET_CHARS} characters, as Quorum asks when the system is registered")
     app = ReferenceSystem(args.secret, weaker=args.weaker, delay=args.delay)
     server = make_server(args.host, args.port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
     print(f"reference system on http://{args.host}:{server.server_port}", flush=True)

@@ -8,6 +8,9 @@ import hmac
 import time
 from collections.abc import Mapping
 
+#: The shortest secret Quorum signs with (registration refuses a shorter one; the reference system too).
+MIN_SECRET_CHARS = 16
+
 TIMESTAMP_HEADER = "X-Quorum-Timestamp"
 SIGNATURE_HEADER = "X-Quorum-Signature"
 MAX_SKEW_SECONDS = 300
