@@ -21,7 +21,6 @@ from evaluation.models import Challenge, DialogSystem, GoalSet, UserGoal
 from quorum.background import after_commit
 
 
-
 def address_policy() -> AddressPolicy:
     """The operator's policy (QUORUM_SYSTEM_ALLOWED_HOSTS) over where systems may be called."""
     return AddressPolicy.from_setting(settings.QUORUM_SYSTEM_ALLOWED_HOSTS)
