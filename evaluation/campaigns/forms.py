@@ -33,6 +33,15 @@ class TestSetChoiceField(forms.ModelChoiceField):
         return f"{obj.challenge} / {obj.name} ({obj.size} instances, {obj.n_entries} entries)"
 
 
+def choose_the_only_test_set(form) -> None:
+    """A blank form whose `test_set` has one choice starts on it, not on "---------"."""
+    if form.is_bound:
+        return
+    ids = list(form.fields["test_set"].queryset.values_list("pk", flat=True)[:2])
+    if len(ids) == 1:
+        form.initial.setdefault("test_set", ids[0])
+
+
 class TestSetLogsForm(OwnIdsForm):
     __test__ = False
     id_prefix = "logs"
@@ -42,6 +51,10 @@ class TestSetLogsForm(OwnIdsForm):
     knowledge = forms.FileField(
         required=False, help_text="knowledge.json, the reference knowledge the labels cite (needed to rate accuracy); replaces what it has.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        choose_the_only_test_set(self)
 
     def clean(self):
         data = super().clean()
@@ -63,6 +76,10 @@ class EntriesUploadForm(OwnIdsForm):
         help_text="Team folders that hold the baseline, comma-separated (DSTC9: baseline; DSTC10: teamB00; DSTC11: team00).",
     )
     ground_truth = forms.BooleanField(required=False, help_text="Also add the test set's labels as the ground-truth reference entry.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        choose_the_only_test_set(self)
 
     def clean_baseline_teams(self):
         return _team_names(self.cleaned_data["baseline_teams"] or "baseline")

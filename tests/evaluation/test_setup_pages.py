@@ -177,3 +177,13 @@ def test_the_finalists_form_explains_every_field_and_names_the_metrics_it_can_ra
     assert "Available: none yet (upload a score file with the entries" in form
     import_entries(test_set, DSTC9 / "entries", scores_path=DSTC9 / "score.csv")
     assert "Available: detection_f1, generation_bleu-1, selection_r@1." in _finalists_form(signed_in)
+
+
+def test_with_one_test_set_the_upload_forms_start_on_it(signed_in, test_set):
+    import re
+
+    page = signed_in.get(reverse("evaluation:campaigns")).content.decode()
+    for prefix in ("logs", "entries"):
+        select = re.search(rf'<select name="test_set"[^>]*id="{prefix}_test_set"[^>]*>(.*?)</select>', page, re.S)
+        assert select, f"no test-set choice in the {prefix} form"
+        assert re.search(rf'<option value="{test_set.pk}"[^>]*selected', select.group(1)), f"the {prefix} form starts on '---------'"
