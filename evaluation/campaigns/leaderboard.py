@@ -50,10 +50,18 @@ def rows(report: dict) -> list[dict]:
 
 
 def pairwise_rows(report: dict) -> list[dict]:
+    """`ci_clipped`: the interval met the difference the two scales allow; `too_few`: rated on both
+    sides on too few instances to compare (the whole possible range, no p) (`scoring.pairwise_differences`)."""
     return [
-        {k: row[k] for k in ("a", "b", "difference", "ci_low", "ci_high", "p", "p_holm", "significant", "better")}
+        {**{k: row[k] for k in ("a", "b", "difference", "ci_low", "ci_high", "p", "p_holm", "significant", "better")},
+         "ci_clipped": bool(row.get("ci_clipped")), "too_few": bool(row.get("too_few"))}
         for row in report.get("pairwise", [])
     ]
+
+
+def interval_cell(row) -> str:
+    """A pairwise row's interval as the page and the Markdown show it."""
+    return f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]" + (" too few to compare" if row["too_few"] else " clipped" if row["ci_clipped"] else "")
 
 
 def fragility_rows(report: dict) -> list[dict]:
@@ -180,7 +188,7 @@ def to_markdown(report: dict) -> str:
                   "| A | B | A - B | Interval | p | p (Holm) | Better |", "|---|---|---|---|---|---|---|"]
         for p in pairs:
             lines.append(
-                f"| {p['a']} | {p['b']} | {p['difference']:.4f} | [{p['ci_low']:.4f}, {p['ci_high']:.4f}] | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
+                f"| {p['a']} | {p['b']} | {p['difference']:.4f} | {interval_cell(p)} | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
     lines += fragility.markdown(report.get("fragility"), "ratings")
     lengths = length_rows(report)

@@ -57,6 +57,13 @@ def _with_cells(rows, questions):
     return rows
 
 
+def _pairwise_with_cells(pairs):
+    """The pairwise rows with their interval cell as the Markdown writes it."""
+    for pair in pairs:
+        pair["interval_cell"] = leaderboard.interval_cell(pair)
+    return pairs
+
+
 SETUP_FORMS = {"test_set_form": TestSetUploadForm, "logs_form": TestSetLogsForm, "entries_form": EntriesUploadForm}
 
 
@@ -290,7 +297,7 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
         "questions": campaign.questions,
         "agreement": shown.report["agreement"] if shown else {},
-        "pairwise": leaderboard.pairwise_rows(shown.report) if shown else [],
+        "pairwise": _pairwise_with_cells(leaderboard.pairwise_rows(shown.report)) if shown else [],
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
         "fragility": leaderboard.fragility_rows(shown.report) if shown else [],
         "length_association": leaderboard.length_rows(shown.report) if shown else [],

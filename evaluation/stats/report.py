@@ -96,7 +96,9 @@ def build_report(
     # Pairwise comparisons of every rated row (reference rows included: "is this entry better
     # than the baseline?" is a question organizers ask), on the ranked statistic's resamples.
     sub = scoring.Uncertainty(unc_f.instance[:, compared], unc_f.rater[:, compared], unc_f.n_instances[compared], unc_f.n_raters[compared])
-    pairwise = scoring.pairwise_differences(final[compared], sub, [labels[k] for k in compared], ci)
+    # A difference of two scores lies within what their scales allow (see `scoring.pairwise_differences`).
+    bounds = (floor[compared], np.full(len(compared), SCALE[1]))
+    pairwise = scoring.pairwise_differences(final[compared], sub, [labels[k] for k in compared], ci, bounds=bounds)
 
     rank: list[int | None] = [None] * len(systems)
     rank_low: list[int | None] = [None] * len(systems)
@@ -176,7 +178,12 @@ def build_report(
             ),
             "rank": scoring.tie_group_rule(ci),
             "rank_range": scoring.rank_range_rule(ci),
-            "pairwise": f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), Holm-adjusted p over the table (what the tie groups read)",
+            "pairwise": (
+                f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), "
+                "Holm-adjusted p over the table (what the tie groups read); an interval is clipped to the difference the two scales "
+                "allow (marked 'clipped'), and a pair rated on both sides on fewer than "
+                f"{scoring.MIN_PAIR_INSTANCES} instances gets that whole range and no p (too few to compare)"
+            ),
         },
         "systems": [rows[k] for k in order],
         "pairwise": pairwise,
