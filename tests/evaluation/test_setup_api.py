@@ -187,6 +187,10 @@ def test_bad_entries_or_scores_are_400s_naming_the_member_and_write_nothing(api,
 def test_an_empty_archive_and_an_unknown_test_set_are_refused(api, test_set):
     empty = api.post(f"{BASE}/test-sets/{test_set.pk}/entries/", {"archive": archive_of({"readme.txt": "hi"})}, format="multipart")
     assert empty.status_code == 400 and "no <team>/<entry>.json files found" in empty.json()["detail"]
+    assert "one folder down" not in empty.json()["detail"]
+    nested = api.post(f"{BASE}/test-sets/{test_set.pk}/entries/", {"archive": archive_of({"results/team19/entry2.json": "[]"})}, format="multipart")
+    assert nested.status_code == 400
+    assert "(they are one folder down, in results/: zip the team folders themselves)" in nested.json()["detail"]
     assert api.post(f"{BASE}/test-sets/999999/entries/", {"archive": zipped(DSTC9 / "entries")}, format="multipart").status_code == 404
     assert api.post(f"{BASE}/test-sets/999999/logs/", {"logs": upload("[]", "logs.json")}, format="multipart").status_code == 404
 

@@ -122,7 +122,9 @@ def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS, scores_pa
     entry: one transaction, so a bad score file leaves no entry behind."""
     found = _checked(dstc9.find_entries, directory)
     if not found:
-        raise EvaluationInputError(f"{directory}: no <team>/<entry>.json files found")
+        nested = sorted({p.parent.parent.name for p in Path(directory).glob("*/*/*.json")})
+        hint = f" (they are one folder down, in {', '.join(nested)}/: zip the team folders themselves)" if nested else ""
+        raise EvaluationInputError(f"{directory}: no <team>/<entry>.json files found{hint}")
     for team, entry, path in found:
         check_ids(team, entry, path)
     checked = [
