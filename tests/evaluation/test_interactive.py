@@ -126,6 +126,16 @@ def test_the_results_page_shows_the_ranking_and_transcripts(goal_set, make_annot
     out = StringIO()
     call_command("rank_interactive", str(job.pk), stdout=out)
     assert "| 1 | 1-1 | ref | 1 |" in out.getvalue()
+    # The ratings read as in the Markdown: three decimals, interval included (the page's template
+    # rounds a half up, Python's format to the nearer binary value: they may differ in the last place).
+    import re
+
+    markdown = client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "md"])).content.decode()
+    cell = r"(\d\.\d{3}) \[(\d\.\d{3}), (\d\.\d{3})\]"
+    written = [tuple(map(float, c)) for c in re.findall(cell, markdown) if float(c[0]) > 1]  # the 1-5 ratings
+    shown = [tuple(map(float, c)) for c in re.findall(cell.replace(r" \[", r' <span class="muted">\['), page) if float(c[0]) > 1]
+    assert written and len(shown) == len(written)
+    assert all(abs(a - b) <= 0.0011 for w, p in zip(written, shown, strict=True) for a, b in zip(w, p, strict=True))
     with pytest.raises(CommandError, match="No chat job with id 999999"):
         call_command("rank_interactive", "999999")
 
