@@ -87,3 +87,16 @@ def test_telemetry_is_cleaned_not_refused():
     }
     assert clean_telemetry("garbage") == {}
     assert clean_telemetry({"f": {"pasted_chars": -5, "typed_chars": True}}) == {}
+
+
+def test_every_response_flag_reads_as_a_count_of_responses():
+    """The worker's evidence says "2 of 2 <words>": each flag's words must read after a count."""
+    from annotation.quality import typing as typing_flags
+    from annotation.quality.flags import RESPONSE_FLAG_WORDS
+
+    assert set(typing_flags.CODES) <= set(RESPONSE_FLAG_WORDS)
+    for code, words in RESPONSE_FLAG_WORDS.items():
+        first, second = words.split()[:2]
+        assert first in ("responses", "rewrites"), (code, words)
+        assert not (second == "with" and words.split()[2] in ("typed", "text")), f"{code}: 'N of M {words}' does not read"
+    assert RESPONSE_FLAG_WORDS["implausible_speed"] == "responses typed faster than people type"
