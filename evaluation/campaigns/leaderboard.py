@@ -50,13 +50,21 @@ def rows(report: dict) -> list[dict]:
 
 
 def pairwise_rows(report: dict) -> list[dict]:
-    """`ci_clipped`: the interval met the difference the two scales allow; `too_few`: rated on both
-    sides on too few instances to compare (the whole possible range, no p) (`scoring.pairwise_differences`)."""
-    return [
-        {**{k: row[k] for k in ("a", "b", "difference", "ci_low", "ci_high", "p", "p_holm", "significant", "better")},
-         "ci_clipped": bool(row.get("ci_clipped")), "too_few": bool(row.get("too_few"))}
-        for row in report.get("pairwise", [])
-    ]
+    """`p_unadjusted`: the pair's own bootstrap p, before Holm; `significant` and `better` are the
+    Holm-adjusted decision the tie groups read (`scoring.pairwise_differences`), so no pair is
+    called better that the leaderboard puts in one group. `ci_clipped`: the interval met the
+    difference the two scales allow; `too_few`: rated on both sides on too few instances to compare
+    (the whole possible range, no p)."""
+    out = []
+    for row in report.get("pairwise", []):
+        holm = row["p_holm"] is not None and bool(row.get("significant_holm"))
+        out.append({
+            "a": row["a"], "b": row["b"], "difference": row["difference"], "ci_low": row["ci_low"], "ci_high": row["ci_high"],
+            "p_unadjusted": row["p"], "p_holm": row["p_holm"], "significant": holm,
+            "better": (row["a"] if row["difference"] > 0 else row["b"]) if holm else None,
+            "ci_clipped": bool(row.get("ci_clipped")), "too_few": bool(row.get("too_few")),
+        })
+    return out
 
 
 def interval_cell(row) -> str:
@@ -185,10 +193,10 @@ def to_markdown(report: dict) -> str:
     pairs = pairwise_rows(report)
     if pairs:
         lines += ["", "## Pairwise comparisons (final score)", "", f"{method['pairwise']}.", "",
-                  "| A | B | A - B | Interval | p | p (Holm) | Better |", "|---|---|---|---|---|---|---|"]
+                  "| A | B | A - B | Interval | p (unadjusted) | p (Holm) | Better (Holm) |", "|---|---|---|---|---|---|---|"]
         for p in pairs:
             lines.append(
-                f"| {p['a']} | {p['b']} | {p['difference']:.4f} | {interval_cell(p)} | {_p(p['p'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
+                f"| {p['a']} | {p['b']} | {p['difference']:.4f} | {interval_cell(p)} | {_p(p['p_unadjusted'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
     lines += fragility.markdown(report.get("fragility"), "ratings")
     lengths = length_rows(report)

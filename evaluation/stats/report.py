@@ -179,8 +179,9 @@ def build_report(
             "rank": scoring.tie_group_rule(ci),
             "rank_range": scoring.rank_range_rule(ci),
             "pairwise": (
-                f"difference of final scores on the same resamples, {ci:.0%} interval, two-sided bootstrap p (significant when p < {1 - ci:.2g}), "
-                "Holm-adjusted p over the table (what the tie groups read); an interval is clipped to the difference the two scales "
+                f"difference of final scores on the same resamples, {ci:.0%} interval, the pair's own two-sided bootstrap p (unadjusted), "
+                f"and its Holm-adjusted p over the table: 'better' and 'significant' are Holm p < {1 - ci:.2g}, the decision the tie groups read (two rows of one group can still differ so, "
+                "since a line is drawn only where every row above it beats every row below; their rank ranges show it); an interval is clipped to the difference the two scales "
                 "allow (marked 'clipped'), and a pair rated on both sides on fewer than "
                 f"{scoring.MIN_PAIR_INSTANCES} instances gets that whole range and no p (too few to compare)"
             ),

@@ -464,7 +464,9 @@ def possible_difference(bounds, i, j) -> tuple[float, float]:
 def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95, bounds=None):
     """Every pair (a above b in `labels` order) compared on the ranked statistic: difference a - b,
     its widened interval from the paired resamples, the two-sided bootstrap p-value (share of
-    widened replicates on the other side of 0, doubled), significance at 1 - ci, and Holm's p.
+    widened replicates on the other side of 0, doubled; `significant`: unadjusted, p < 1 - ci), and
+    Holm's p over the table (`significant_holm`). `better` follows `significant_holm`, the decision
+    the tie groups read (`holm_rank_groups`), so it never names a pair the groups keep together.
 
     `bounds`: (low [S], high [S]) of each row's possible score (the scale), or None. With them a
     difference's interval is clipped to what the two scores allow, [low_a - high_b, high_a - low_b]
@@ -484,7 +486,9 @@ def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95, bounds=None):
         row.setdefault("p_holm", None)
         row["significant"] = row["p"] is not None and row["p"] < alpha
         row["significant_holm"] = row["p_holm"] is not None and row["p_holm"] < alpha
-        row["better"] = (row["a"] if row["difference"] > 0 else row["b"]) if row["significant"] else None
+        # "Better" is the tie groups' decision (Holm over the table), never the unadjusted p alone:
+        # a pair the groups keep together is not called better on the same page.
+        row["better"] = (row["a"] if row["difference"] > 0 else row["b"]) if row["significant_holm"] else None
     return rows
 
 

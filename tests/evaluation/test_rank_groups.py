@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from evaluation.campaigns import leaderboard
 from evaluation.stats import scoring
 from evaluation.stats.report import SystemSpec, build_report
 from tests.evaluation.test_coverage import simulate, true_score
@@ -119,3 +120,24 @@ def test_every_export_shows_the_rank_inside_its_range_and_says_how_groups_are_ma
     markdown = leaderboard.to_markdown(report)
     assert all(f"| {row['rank']} | {row['rank_range']} | {row['system']} |" in markdown for row in rows)
     assert "Holm-adjusted over the whole table" in markdown
+
+
+def test_better_is_the_holm_decision_the_tie_groups_read():
+    """a is 0.1 above b and c (both 0.9); in 10 of 1000 replicates the a - b and a - c differences
+    fall to -0.1, so each has the unadjusted p 2 x 10/1000 = 0.02, below 0.05, and Holm over the
+    three pairs (b - c has p 1) makes it 3 x 0.02 = 0.06: not significant, so nothing is called
+    better and all three share rank 1, on every format."""
+    instance = np.zeros((1000, 3))
+    instance[:10, 0] = -0.2
+    unc = scoring.Uncertainty(instance, np.zeros((1000, 3)), np.array([500] * 3), np.array([1] * 3))
+    rows = scoring.pairwise_differences(np.array([1.0, 0.9, 0.9]), unc, ["a", "b", "c"])
+    ab = rows[0]
+    assert (ab["a"], ab["b"]) == ("a", "b") and ab["p"] == pytest.approx(0.02) and ab["p_holm"] == pytest.approx(0.06)
+    assert ab["significant"] and not ab["significant_holm"] and ab["better"] is None
+    assert all(row["better"] is None for row in rows)
+    assert scoring.holm_rank_groups(["a", "b", "c"], rows).rank == [1, 1, 1]
+    shown = leaderboard.pairwise_rows({"pairwise": rows})[0]
+    assert shown["p_unadjusted"] == pytest.approx(0.02) and shown["p_holm"] == pytest.approx(0.06)
+    assert not shown["significant"] and shown["better"] is None
+    csv_header = leaderboard.pairwise_csv({"pairwise": rows}).splitlines()[0]
+    assert csv_header.startswith("a,b,difference,ci_low,ci_high,p_unadjusted,p_holm,significant,better")
