@@ -27,6 +27,7 @@
           if (next) { current.replaceWith(next); current = next; }
           if (run.finished) {
             current.dispatchEvent(new CustomEvent("quorum:run-finished", {bubbles: true, detail: run}));
+            showFirstOutput(current);
             return;
           }
         } else {
@@ -38,6 +39,13 @@
       setTimeout(poll, delay);
     }
     setTimeout(poll, INTERVAL);
+  }
+
+  // A page that said it had no output yet ([data-no-output]) shows the first one at once, rather
+  // than "No results yet" beside a link to them.
+  function showFirstOutput(finished) {
+    const link = finished.querySelector("a[data-shows-output]");
+    if (link && document.querySelector("[data-no-output]")) { window.location.assign(link.href); }
   }
 
   function start() { document.querySelectorAll("[data-progress-url]").forEach(follow); }
