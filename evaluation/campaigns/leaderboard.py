@@ -154,6 +154,18 @@ def clipped_note(report: dict) -> str:
     return f"Too few ratings for a reliable interval: {', '.join(clipped)} ({bounds})."
 
 
+def starts_group(table: list[dict]) -> list[bool]:
+    """Per row of `rows()`: the first entry of a tie group after another group, where the page draws
+    the line the legend speaks of (`scoring.tie_group_rule`). Reference rows (no rank) and rows not
+    rated draw none and do not end a group."""
+    out, previous = [], None
+    for row in table:
+        rank = row["rank"] if row["kind"] == "entry" else None
+        out.append(rank is not None and previous is not None and rank != previous)
+        previous = rank if rank is not None else previous
+    return out
+
+
 def rank_cell(row) -> str:
     if row["kind"] != "entry":
         return "ref"

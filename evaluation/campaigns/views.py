@@ -49,7 +49,8 @@ else:
 def _with_cells(rows, questions):
     """Cells formatted by the leaderboard module (the same text as the Markdown export), because
     templates cannot index by a variable key."""
-    for row in rows:
+    for row, starts in zip(rows, leaderboard.starts_group(rows), strict=True):
+        row["starts_group"] = starts
         row["rank_cell"] = leaderboard.rank_cell(row)
         row["system_cell"] = leaderboard.system_cell(row)
         row["cells"] = [leaderboard.score_cell(row[q], row[q + "_ci_low"], row[q + "_ci_high"]) for q in questions]

@@ -136,3 +136,28 @@ def test_results_page_shows_how_response_length_goes_with_the_score(organizer, c
         assert row["n"] == len(pairs)
         if row["rho"] is not None:
             assert row["rho"] == pytest.approx(stats.spearmanr(*zip(*pairs, strict=True)).statistic)
+
+
+def test_a_line_separates_tie_groups_in_the_leaderboard_html(organizer, campaign):
+    result = compute_campaign_results(campaign.pk)
+    systems = result.report["systems"]
+    entries = [row for row in systems if row["kind"] == "entry" and row["rank"] is not None]
+    assert len(entries) >= 2
+    for k, row in enumerate(entries):  # two groups: the first entry, then the others
+        row["rank"], row["rank_low"], row["rank_high"] = (1, 1, 1) if k == 0 else (2, 2, len(entries))
+    CampaignResult.objects.filter(pk=result.pk).update(report=result.report)
+    page = get(organizer, views.campaign_results, pk=campaign.pk).content.decode()
+    table = page[page.index('id="leaderboard"'):page.index("</table>", page.index('id="leaderboard"'))]
+    body_rows = table.split("<tbody>")[1].split("<tr")[1:]
+    starts = [row.startswith(' class="tie-group-start"') for row in body_rows]
+    assert starts.count(True) == 1
+    assert entries[1]["system"] in body_rows[starts.index(True)]  # above the second group's first row
+    assert "Rows share a rank (a tie group) unless a line separates them" in page
+
+
+def test_starts_group_draws_a_line_only_between_entries_of_different_ranks():
+    from evaluation.campaigns import leaderboard
+
+    table = [{"rank": 1, "kind": "entry"}, {"rank": None, "kind": "ground_truth"}, {"rank": 1, "kind": "entry"},
+             {"rank": 3, "kind": "entry"}, {"rank": None, "kind": "baseline"}, {"rank": 3, "kind": "entry"}, {"rank": None, "kind": "entry"}]
+    assert leaderboard.starts_group(table) == [False, False, False, True, False, False, False]
