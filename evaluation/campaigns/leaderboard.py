@@ -218,7 +218,7 @@ def to_markdown(report: dict) -> str:
         for row in lengths:
             rho = "n/a" if row["rho"] is None else f"{row['rho']:.3f}"
             mean = "" if row["mean_length"] is None else f"{row['mean_length']:.1f}"
-            lines.append(f"| {row['system']} | {rho} | {_p(row['p'])} | {row['n']} | {mean} |")
+            lines.append(f"| {row['system']} | {rho} | {TOO_FEW if row.get('too_few') else _p(row['p'])} | {row['n']} | {mean} |")
     spearman = spearman_rows(report)
     if spearman:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]

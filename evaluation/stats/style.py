@@ -34,6 +34,7 @@ from scipy import stats
 from scipy.special import expit
 
 from evaluation.stats import bradley_terry
+from evaluation.stats.scoring import MIN_CORRELATION_POINTS
 
 FEATURES = ("length", "headers", "list_items", "bold")
 FEATURE_LABELS = {"length": "length (words)", "headers": "Markdown headers", "list_items": "list items", "bold": "bold spans"}
@@ -219,7 +220,10 @@ def length_rows(labels, responses, instance_scores) -> list[tuple]:
 
 
 def length_association(rows) -> list[dict]:
-    """`rows`: (system, length in words, mean rating) per rated response; per system Spearman's rho."""
+    """`rows`: (system, length in words, mean rating) per rated response; per system Spearman's rho,
+    with a p-value only from MIN_CORRELATION_POINTS responses on, the rule of the objective metrics'
+    correlations (fewer: `too_few`, p None; with 3 responses scipy's t approximation gives p 0 for a
+    rho of 1, where the exact two-sided p is 2/3! = 0.33)."""
     by_system: dict = {}
     for system, length, score in rows:
         if score is None or (isinstance(score, float) and math.isnan(score)):
@@ -231,9 +235,11 @@ def length_association(rows) -> list[dict]:
     for system in sorted(by_system):
         lengths, scores = by_system[system]
         n = len(lengths)
+        too_few = n < MIN_CORRELATION_POINTS
         if n < 3 or len(set(lengths)) < 2 or len(set(scores)) < 2:
-            out.append({"system": system, "n": n, "rho": None, "p": None, "mean_length": float(np.mean(lengths)) if n else None})
+            out.append({"system": system, "n": n, "rho": None, "p": None, "too_few": too_few, "mean_length": float(np.mean(lengths)) if n else None})
             continue
         result = stats.spearmanr(lengths, scores)
-        out.append({"system": system, "n": n, "rho": float(result.statistic), "p": float(result.pvalue), "mean_length": float(np.mean(lengths))})
+        out.append({"system": system, "n": n, "rho": float(result.statistic), "p": None if too_few else float(result.pvalue), "too_few": too_few,
+                    "mean_length": float(np.mean(lengths))})
     return out

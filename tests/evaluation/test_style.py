@@ -126,3 +126,18 @@ def test_length_rows_average_the_questions_rated_and_skip_missing_texts():
     scores[1, 0] = [1.0, 1.0, 1.0]
     rows = style.length_rows(["x", "y"], [["one two", "three", "four five six"], None], scores)
     assert rows == [("x", 2, 4.5), ("x", 1, 2.0)]
+
+
+def test_length_association_has_no_p_below_the_correlations_minimum():
+    """Three responses ordered alike by length and rating: rho is 1, but of the 3! = 6 orders two are
+    as extreme (rho +-1), so the exact two-sided p is 1/3, not scipy's asymptotic 0. Below
+    MIN_CORRELATION_POINTS the row says "too few", as the objective metrics' Spearman table does."""
+    (row,) = style.length_association([("x", 3, 2.0), ("x", 5, 3.0), ("x", 9, 4.5)])
+    assert row["rho"] == pytest.approx(1.0) and row["p"] is None and row["too_few"]
+    (five,) = style.length_association([("x", k, float(k)) for k in range(1, 6)])
+    assert not five["too_few"] and five["p"] is not None
+    report = {"questions": [], "systems": [], "method": {"ci": 0.95, "ci_method": "", "bootstrap": 1000, "seed": 1, "rank": "", "rank_range": ""},
+              "length_association": [row]}
+    from evaluation.campaigns import leaderboard
+
+    assert "| x | 1.000 | too few | 3 |" in leaderboard.to_markdown(report)
