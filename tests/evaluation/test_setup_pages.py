@@ -102,6 +102,9 @@ def test_the_campaign_page_offers_every_download_of_the_stored_results(signed_in
     assert campaign.state == Campaign.State.CLOSED
     page = signed_in.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
     assert "Closed" in page
+    # The page says in words how to read its intervals, ties and agreement, not only the method.
+    assert 'id="reading-scores"' in page and "publish them as tied" in page
+    assert 'id="reading-agreement"' in page and "1 is perfect agreement, 0 no more than chance would give" in page
     result = campaign.results.get()
     for fmt in ("json", "csv", "md"):
         name = f"leaderboard.{fmt}"
