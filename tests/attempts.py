@@ -45,4 +45,4 @@ def run_followed(monkeypatch, module, name: str, follow, task) -> tuple[dict, di
 
 def shown_link(fragment: str, anchor: str):
     """The "show them" link of a finished attempt's line whose id is `anchor`, split."""
-    return urlsplit(html.unescape(re.search(rf'<a href="([^"]+)" id="{anchor}-new">show them</a>', fragment).group(1)))
+    return urlsplit(html.unescape(re.search(rf'<a href="([^"]+)" id="{anchor}-new"[^>]*>show them</a>', fragment).group(1)))
