@@ -30,6 +30,8 @@ class Challenge(models.Model):
 
 class TestSet(models.Model):
     __test__ = False  # not a pytest test class, despite the name
+    #: Its files as JSON, megabytes for DSTC9: listings defer them, and whoever needs them loads them.
+    FILES = ("labels", "knowledge", "logs")
 
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="test_sets")
     name = models.CharField(max_length=200, help_text="e.g. 'test'.")

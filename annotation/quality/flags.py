@@ -193,14 +193,7 @@ RESPONSE_FLAG_WORDS = {
     "fast": "responses far faster than the job's norm",
     "pasted": "responses mostly pasted rather than typed",
     "near_duplicate": "rewrites closer to another worker's earlier rewrite than to the source",
-    # The typing flags' own labels describe the text; as a count of responses they read:
-    "paste_dominant": "responses whose text was mostly pasted or dropped in",
-    "transcription_rhythm": "responses typed at a steady rhythm with no pauses, as one types out a text one reads",
-    "composed_offscreen": "responses whose text was inserted after the page was left, composed elsewhere",
-    "synthetic_input": "responses whose text arrived without key presses",
-    "implausible_speed": "responses typed faster than people type",
-    "revision_free": "responses with a long text typed without a single correction",
-    "malformed_log": "responses with a typing log that could not be read",
+    **typing_flags.AS_COUNT,
 }
 
 #: How a page says each stored measure of a worker: (words, kind); kind says how the number reads.

@@ -53,6 +53,17 @@ CODES = {
     "malformed_log": "a typing log that could not be read",
 }
 
+#: The same flags as a count of responses reads them ("2 of 2 responses typed faster than people type").
+AS_COUNT = {
+    "paste_dominant": "responses whose text was mostly pasted or dropped in",
+    "transcription_rhythm": "responses typed at a steady rhythm with no pauses, as one types out a text one reads",
+    "composed_offscreen": "responses whose text was inserted after the page was left, composed elsewhere",
+    "synthetic_input": "responses whose text arrived without key presses",
+    "implausible_speed": "responses typed faster than people type",
+    "revision_free": "responses with a long text typed without a single correction",
+    "malformed_log": "responses with a typing log that could not be read",
+}
+
 
 @dataclass(frozen=True)
 class TypingThresholds:

@@ -45,10 +45,12 @@ def _apply_flags_with_its_votes(job: Job) -> dict:
 
 
 def jobs_to_sweep(now=None) -> list[int]:
-    """The jobs whose flag run the beat sweep queues: every live job with responses, and every job
-    whose attempt is still queued or was lost by its worker (`AttemptRecord.settle`, which fails
-    the lost ones with the reason first)."""
+    """The jobs whose flag run the beat sweep queues: every live job with responses (a vote job
+    through the job it votes on), and every job whose attempt is still queued or was lost by its
+    worker (`AttemptRecord.settle`, which fails the lost ones with the reason first)."""
     again = FLAG_RUNS.settle(now)
     has_responses = Exists(Response.objects.filter(item__job=OuterRef("pk")))
-    live = set(Job.objects.filter(state=Job.State.LIVE).filter(has_responses).values_list("pk", flat=True))
+    rows = dict(Job.objects.filter(state=Job.State.LIVE).filter(has_responses).values_list("pk", "reviews_id"))
+    # A vote job whose job is swept too is flagged by that job's run (`_apply_flags_with_its_votes`).
+    live = {pk for pk, reviewed in rows.items() if reviewed not in rows}
     return sorted(live | again)

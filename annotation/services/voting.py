@@ -295,7 +295,10 @@ def _votes_of(round_: ReviewRound) -> list[dict]:
 
 
 def collection_of(response: Response) -> int:
-    """Which collection of its item a response is (its slot's; 1 for the first)."""
+    """Which collection of its item a response is (its slot's; 1 for the first). The submission
+    stores a response with its slot in hand: then no query."""
+    if Response.slot.is_cached(response):
+        return response.slot.collection
     return Slot.objects.filter(pk=response.slot_id).values_list("collection", flat=True).first() or 1
 
 

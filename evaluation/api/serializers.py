@@ -343,11 +343,9 @@ class TestSetSerializer(serializers.Serializer):
     challenge = serializers.CharField(source="challenge.name")
     name = serializers.CharField()
     size = serializers.IntegerField(help_text="Number of instances in labels.json.")
-    has_logs = serializers.SerializerMethodField(help_text="Whether the dialog contexts (logs.json) are stored.")
+    # Both counted by `selectors.test_sets`, which every caller reads through.
+    has_logs = serializers.BooleanField(read_only=True, help_text="Whether the dialog contexts (logs.json) are stored.")
     entries = serializers.IntegerField(source="n_entries", read_only=True, help_text="Number of entries imported for it.")
-
-    def get_has_logs(self, obj) -> bool:
-        return obj.has_logs if hasattr(obj, "has_logs") else bool(obj.logs)  # selectors.test_sets annotates it
 
 
 class TestSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):

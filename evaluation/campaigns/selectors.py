@@ -42,12 +42,11 @@ else:
     report_power = lazy("evaluation.stats.report_power")
 
 
-#: A test set's files as JSON (labels, knowledge, logs: megabytes for DSTC9): read only where used.
-TEST_SET_FILES = ("test_set__labels", "test_set__knowledge", "test_set__logs")
-
-
 def campaigns():
-    return Campaign.objects.select_related("test_set__challenge").defer(*TEST_SET_FILES).order_by("-created_at")
+    return (
+        Campaign.objects.select_related("test_set__challenge").defer(*(f"test_set__{name}" for name in TestSet.FILES))
+        .order_by("-created_at")
+    )
 
 
 def current_result(campaign: Campaign):
@@ -125,7 +124,7 @@ def test_sets():
     them loads them, and the counts are subqueries, not a grouping of whole rows."""
     n_entries = Entry.objects.filter(test_set=OuterRef("pk")).order_by().values("test_set").annotate(n=Count("pk")).values("n")
     return (
-        TestSet.objects.select_related("challenge").defer("labels", "knowledge", "logs")
+        TestSet.objects.select_related("challenge").defer(*TestSet.FILES)
         .annotate(n_entries=Coalesce(Subquery(n_entries), 0), has_logs=~Q(logs=[]))
         .order_by("pk")
     )

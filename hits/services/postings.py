@@ -108,6 +108,23 @@ def release_cost(job_id: int, amount: Decimal) -> None:
         config.save(update_fields=["committed"])
 
 
+def close_listings(postings, provider, *, now=None) -> int:
+    """Stop the created listings among `postings` taking workers at `provider` and record when
+    (`closed_at`, from which their unfilled places are given back); one the provider refuses to close
+    stays created and is logged. How many were closed."""
+    closed = 0
+    for posting in postings.filter(state=Posting.State.CREATED):
+        try:
+            provider.close_posting(posting)
+        except providers.ProviderError as exc:
+            log.warning("could not close %s: %s", posting.request_token, exc)
+            continue
+        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(
+            state=Posting.State.CLOSED, closed_at=now or timezone.now()
+        )
+    return closed
+
+
 def place_share(posting: Posting) -> Decimal:
     """One place's share of a posting's reservation (reward and fees), rounded down to the cent, so
     that what is given back never exceeds what was reserved."""

@@ -31,7 +31,7 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from . import confirmation
 from . import payments as payment_services
 from .entry import saved_response_of
-from .postings import release_unfilled_places, send_postings, stale_intended_postings
+from .postings import close_listings, release_unfilled_places, send_postings, stale_intended_postings
 
 log = logging.getLogger(__name__)
 UNMATCHED_REJECTION = (
@@ -233,9 +233,9 @@ def jobs_to_reconcile() -> list[int]:
     """Jobs with something the provider may still change: open or just closed postings, unsettled work,
     pending payments."""
     open_jobs = set(
-        Posting.objects.filter(state__in=Posting.OPEN_STATES, provider__in=providers.paid_keys()).values_list("job_id", flat=True)
+        (Posting.objects.filter(state__in=Posting.OPEN_STATES) | _listed_postings())
+        .filter(provider__in=providers.paid_keys()).values_list("job_id", flat=True)
     )
-    open_jobs |= set(_listed_postings().filter(provider__in=providers.paid_keys()).values_list("job_id", flat=True))
     open_jobs |= set(
         ProviderAssignment.objects.filter(state=ProviderAssignment.State.SUBMITTED).values_list("posting__job_id", flat=True)
     )
@@ -251,19 +251,11 @@ def expire_finished_postings(job_id: int, now=None) -> int:
     finished = Job.objects.filter(pk=job_id, state=Job.State.FINISHED).exists()
     if not finished and Slot.objects.filter(job_id=job_id).exclude(state=Slot.State.SUBMITTED).exists():
         return 0
-    closed = 0
-    provider = None
-    for posting in Posting.objects.filter(job_id=job_id, state=Posting.State.CREATED):
-        provider = provider or providers.get(posting.provider)
-        try:
-            provider.close_posting(posting)
-        except providers.ProviderError as exc:
-            log.warning("could not close %s: %s", posting.request_token, exc)
-            continue
-        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(
-            state=Posting.State.CLOSED, closed_at=now or timezone.now()
-        )
-    return closed
+    postings = Posting.objects.filter(job_id=job_id)
+    first = postings.filter(state=Posting.State.CREATED).only("provider").first()
+    if first is None:
+        return 0
+    return close_listings(postings, providers.get(first.provider), now=now)
 
 
 def release_places_never_filled(job: Job, now, grace: timedelta) -> Decimal:

@@ -20,7 +20,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.test.utils import override_settings
-from django.utils import timezone
 
 from annotation.models import Item, Job, Response, Slot, Worker
 from annotation.services.jobs import JobError, finish_job
@@ -31,7 +30,7 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from ..policy import requirements
 from .config import EDITABLE
 from .payments import approve_assignments
-from .postings import BudgetExceeded, launch_crowd_job, post_job
+from .postings import BudgetExceeded, close_listings, launch_crowd_job, post_job
 from .reconcile import ReconcileSummary, reconcile_job
 
 ITEM_BATCH = 2000
@@ -157,7 +156,7 @@ def rehearse(job: Job, provider: str, *, workers: int = 3, keep: bool = False, l
                     .values_list("pk", flat=True)
                 )
                 report.approved_after = sum(1 for r in approve_assignments(left) if r.ok)
-                report.closed = _close_listings(copy, instance)
+                report.closed = close_listings(Posting.objects.filter(job=copy), instance)
             report.sent_back = len(getattr(fake, "external_submits", None) or getattr(fake, "completions", []))
     finally:
         if server is not None:
@@ -205,19 +204,6 @@ def _simulate_workers(copy: Job, provider: str, fake, app_url: str, count: int, 
         outcomes.append(outcome)
         log(f"  worker {worker_id}: {'submitted and sent back' if outcome.ok else outcome.error}")
     return outcomes
-
-
-def _close_listings(copy: Job, instance) -> int:
-    closed = 0
-    for posting in Posting.objects.filter(job=copy, state=Posting.State.CREATED):
-        try:
-            instance.close_posting(posting)
-        except providers.ProviderError:
-            continue
-        closed += Posting.objects.filter(pk=posting.pk, state=Posting.State.CREATED).update(
-            state=Posting.State.CLOSED, closed_at=timezone.now()
-        )
-    return closed
 
 
 def _fill_counts(report: RehearsalReport, copy: Job) -> None:
