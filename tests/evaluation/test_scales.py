@@ -132,7 +132,11 @@ def _coverage(n, campaigns=120):
 
 def test_the_bootstrap_difference_interval_misses_on_two_instances_and_holds_from_five():
     """Why MIN_PAIR_INSTANCES is 5: the t_df-widened bootstrap interval of a difference, however wide,
-    misses the true difference far more often than 5% on two instances, and near nominal from five."""
+    misses the true difference far more often than 5% on two instances, and is near nominal from five
+    (figures in docs/measurements.md)."""
     assert scoring.MIN_PAIR_INSTANCES == 5
     assert _coverage(2, 400) < 0.85
-    assert _coverage(5, 400) >= 0.9
+    # From five on, near nominal from both sides: not far below 95%, and not far above it either (an
+    # interval that covers 99% when it says 95% is wider than the organizer pays for).
+    assert 0.9 <= _coverage(5, 400) <= 0.975
+    assert 0.92 <= _coverage(20, 400) <= 0.975
