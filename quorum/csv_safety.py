@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 
+from quorum import numbers
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -39,11 +41,11 @@ class Writer:
             self.writerow(row)
 
 
-def formatted_cell(value, float_format: str = ".4f"):
-    """A cell of a numeric report: "" for None, a float written with `float_format` (after the
-    formula rule, so -0.5 stays a number), any other value through `safe_cell`."""
+def formatted_cell(value):
+    """A cell of a numeric report: "" for None, a float as its full value (`numbers.data_cell`,
+    after the formula rule, so -0.5 stays a number), any other value through `safe_cell`."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return format(value, float_format)
+        return numbers.data_cell(value)
     return safe_cell(value)

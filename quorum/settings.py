@@ -73,6 +73,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # `decimals` and `p_value`: every page writes figures by the downloads' rule.
+            "builtins": ["quorum.template_numbers"],
         },
     },
 ]

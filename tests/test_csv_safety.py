@@ -20,7 +20,7 @@ def test_the_writer_quotes_text_cells_and_keeps_negative_numbers_numeric():
     buffer = io.StringIO()
     Writer(buffer, lineterminator="\n").writerow(["=cmd", -0.5, -2, "ok"])
     assert next(csv.reader(io.StringIO(buffer.getvalue()))) == ["'=cmd", "-0.5", "-2", "ok"]
-    assert formatted_cell(-0.5) == "-0.5000" and formatted_cell("-team") == "'-team" and formatted_cell(None) == ""
+    assert formatted_cell(-0.5) == "-0.5" and formatted_cell(1 / 3) == repr(1 / 3) and formatted_cell("-team") == "'-team" and formatted_cell(None) == ""
 
 
 def test_leaderboard_csv_quotes_a_formula_like_team_and_keeps_negative_scores():

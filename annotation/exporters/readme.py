@@ -1,6 +1,8 @@
 """The README written into every export directory. Pure: no Django import."""
 from collections.abc import Mapping, Sequence
 
+from quorum import numbers
+
 from . import flag_summary
 
 FORMAT_NOTES = {
@@ -130,7 +132,7 @@ def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
         "|---|---|---|---|",
     ]
     for a in manifest.get("agreement", []):
-        alpha = f"{a['alpha']:.3f}" if a["alpha"] is not None else a["note"]
+        alpha = numbers.decimals(a["alpha"]) if a["alpha"] is not None else a["note"]
         lines.append(f"| {a['question']} | {alpha} | {a['level']} | {a['units']} |")
     if manifest.get("flags"):
         lines += ["", *flag_summary.readme_lines(manifest["flags"])]

@@ -14,6 +14,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
 from quorum.lazy_modules import lazy
 
@@ -69,7 +70,7 @@ def pairwise_rows(report: dict) -> list[dict]:
 
 def interval_cell(row) -> str:
     """A pairwise row's interval as the page and the Markdown show it."""
-    return f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]" + (" too few to compare" if row["too_few"] else " clipped" if row["ci_clipped"] else "")
+    return numbers.interval(row["ci_low"], row["ci_high"], 4) + (" too few to compare" if row["too_few"] else " clipped" if row["ci_clipped"] else "")
 
 
 def fragility_rows(report: dict) -> list[dict]:
@@ -142,7 +143,7 @@ def fragility_csv(report: dict) -> str:
 def score_cell(value, low, high):
     if value is None:
         return NOT_RATED
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None else f"{value:.3f}"
+    return f"{numbers.decimals(value)} {numbers.interval(low, high)}" if low is not None else numbers.decimals(value)
 
 
 def clipped_note(report: dict) -> str:
@@ -176,12 +177,6 @@ def system_cell(row) -> str:
     return row["system"] + ("" if row["kind"] == "entry" else f" ({row['kind'].replace('_', ' ')})")
 
 
-def _p(value):
-    if value is None:
-        return "n/a"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
 def to_markdown(report: dict) -> str:
     questions = report["questions"]
     header = ["Rank", "Rank range", "System"] + [q.capitalize() for q in questions] + ["Final", "n", "Unrated"]
@@ -208,7 +203,7 @@ def to_markdown(report: dict) -> str:
                   "| A | B | A - B | Interval | p (unadjusted) | p (Holm) | Better (Holm) |", "|---|---|---|---|---|---|---|"]
         for p in pairs:
             lines.append(
-                f"| {p['a']} | {p['b']} | {p['difference']:.4f} | {interval_cell(p)} | {_p(p['p_unadjusted'])} | {_p(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
+                f"| {p['a']} | {p['b']} | {numbers.decimals(p['difference'], 4)} | {interval_cell(p)} | {numbers.p_value(p['p_unadjusted'])} | {numbers.p_value(p['p_holm'])} | {p['better'] or 'no difference shown'} |"
             )
     lines += fragility.markdown(report.get("fragility"), "ratings")
     lengths = length_rows(report)
@@ -216,15 +211,15 @@ def to_markdown(report: dict) -> str:
         lines += ["", "## Response length and score", "", "Spearman's rho between a response's length in words and its mean rating, per system "
                   "(an association: longer responses rated higher when positive).", "", "| System | rho | p | n | Mean length |", "|---|---|---|---|---|"]
         for row in lengths:
-            rho = "n/a" if row["rho"] is None else f"{row['rho']:.3f}"
-            mean = "" if row["mean_length"] is None else f"{row['mean_length']:.1f}"
-            lines.append(f"| {row['system']} | {rho} | {TOO_FEW if row.get('too_few') else _p(row['p'])} | {row['n']} | {mean} |")
+            rho = "n/a" if row["rho"] is None else numbers.decimals(row["rho"])
+            mean = numbers.decimals(row["mean_length"], 1)
+            lines.append(f"| {row['system']} | {rho} | {TOO_FEW if row.get('too_few') else numbers.p_value(row['p'])} | {row['n']} | {mean} |")
     spearman = spearman_rows(report)
     if spearman:
         lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]
         for s in spearman:
-            rho = "n/a" if s["rho"] is None else f"{s['rho']:.4f}"
-            lines.append(f"| {s['metric']} | {rho} | {TOO_FEW if s['too_few'] else _p(s['p'])} | {s['n']} |")
+            rho = "n/a" if s["rho"] is None else numbers.decimals(s["rho"], 4)
+            lines.append(f"| {s['metric']} | {rho} | {TOO_FEW if s['too_few'] else numbers.p_value(s['p'])} | {s['n']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -35,5 +35,5 @@ def _floats(*values) -> list:
 
 
 def _cells(*values) -> list:
-    """Figures with four decimals (a negative alpha stays a number), names safe from formulas."""
+    """Figures as their full value (a negative alpha stays a number), names safe from formulas."""
     return [formatted_cell(v) for v in values]

@@ -392,8 +392,9 @@ def population_interval(pool: Pool, a: int, b: int, prefix, level: float):
 
 
 def leaderboard_resolved_pairs(pool: Pool, alpha: float, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED) -> set:
-    """The pairs (a, b) of ranked rows, a < b, that the leaderboard calls significant on the full
-    data: the report's own statistic and test (Eq. 1 per question with detection, the final
+    """The pairs (a, b) of ranked rows, a < b, whose own test the leaderboard finds significant on the
+    full data (the pairwise table's unadjusted p; an allocation settles pairs one by one, so Holm's
+    adjustment over every pair, which the tie groups use, is not its criterion): the report's own statistic and test (Eq. 1 per question with detection, the final
     score, the paired instance bootstrap that redraws detection with the ratings, p < alpha), run
     through `scoring` as `report.build_report` runs it. Without per-question data (a pool made from
     arrays) it is the one-look population interval (`population_interval`)."""
@@ -685,7 +686,10 @@ def replay(pool: Pool, seed=DEFAULT_SEED, top_k=None, alpha=0.05, indifference=0
         "unit": pool.unit,
         "units": N,
         "target": TARGET_FINITE,
-        "full_verdict": "the leaderboard's pairwise verdict on every rating (" + TARGET_POPULATION + ")",
+        "full_verdict": (
+            "the leaderboard's pairwise test of each pair on every rating, unadjusted p < alpha (" + TARGET_POPULATION
+            + "); its tie groups adjust for every pair at once (Holm) and can group a pair resolved here"
+        ),
         "units_per_system": {labels[s]: int(prefix_of[s]) for s in candidates},
         "pairs": len(full_sign),
         "resolved_pairs": len(resolved),

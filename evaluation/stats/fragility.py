@@ -2,8 +2,9 @@
 
 For each adjacent pair (A above B) and for rank 1, the smallest number of ratings (votes, dialogs)
 whose removal reverses the order: after it B scores at least as high as A (a tie is no longer an
-order). Shown as a count and as a share of all the leaderboard's ratings; a system keeps at least
-one rating, since a system without any is not on the board.
+order). Shown as a count and as a share of all the leaderboard's ratings, marked fragile below the
+mark's share or at `MARK_COUNT` removals or fewer; a system keeps at least one rating, since a
+system without any is not on the board.
 
 Three leaderboards, three statistics:
 
@@ -49,6 +50,9 @@ EXACT_SEARCH_LIMIT = 20_000  # subsets (or refits) an exhaustive search may try 
 GREEDY_STEP_LIMIT = 100_000  # removals the greedy search tries before it says "more than"
 GREEDY_CANDIDATES = 4  # vote kinds refitted at each greedy step (the best by first-order effect)
 DEFAULT_MARK_SHARE = 0.01  # pairs held by a smaller share of the ratings are marked fragile
+# ... and pairs this few ratings reverse, whatever the share: on a small campaign one rating in 50
+# is 2%, yet an order one rating holds is fragile by any reading.
+MARK_COUNT = 3
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ class Fragility:
     share: float | None  # count / total
     total: int  # the leaderboard's ratings (votes, dialogs)
     method: str  # "exact" or "greedy bound"
-    marked: bool  # share below the mark
+    marked: bool  # share below the mark, or at most MARK_COUNT removals
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,7 +71,8 @@ class Fragility:
 
 def _result(above, below, count, total, method, mark_share) -> Fragility:
     share = None if count is None or not total else count / total
-    return Fragility(str(above), str(below), count, share, int(total), method, bool(share is not None and share < mark_share))
+    marked = share is not None and (share < mark_share or count <= MARK_COUNT)
+    return Fragility(str(above), str(below), count, share, int(total), method, bool(marked))
 
 
 def _check_mark(mark_share):
@@ -130,8 +135,12 @@ def display_rows(board: dict | None) -> list[dict]:
 
 
 def mark_text(board: dict | None) -> str:
-    """The board's mark as a percentage ("1%")."""
-    return f"{(board or {}).get('mark_share', DEFAULT_MARK_SHARE):.2%}".replace(".00%", "%")
+    """What the board marks, after "an order that ... reverse": "fewer than 1% of them, or 3 or
+    fewer" (a board stored before the count rule: the share alone)."""
+    board = board or {}
+    share = f"{board.get('mark_share', DEFAULT_MARK_SHARE):.2%}".replace(".00%", "%")
+    count = board.get("mark_count")
+    return f"fewer than {share} of them" + ("" if count is None else f", or {count} or fewer,")
 
 
 def markdown(board: dict | None, units: str) -> list[str]:
@@ -140,7 +149,7 @@ def markdown(board: dict | None, units: str) -> list[str]:
     if not table:
         return []
     lines = ["", "## Fragility", "", f"The fewest {units} whose removal reverses each order (the lower one then level or ahead); "
-             f"marked (!) when fewer than {mark_text(board)} of all {units}; exact, or a greedy bound (that many do reverse it).", "",
+             f"marked (!) when {mark_text(board)} reverse it; exact, or a greedy bound (that many do reverse it).", "",
              "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
     for row in table:
         count = "none reverses it" if row["count"] is None else str(row["count"])
@@ -150,7 +159,7 @@ def markdown(board: dict | None, units: str) -> list[str]:
 
 
 def _board(order, pair, top_exact: bool, mark_share: float) -> dict:
-    """{"pairs": adjacent pairs, "top": rank 1 against the nearest challenger, "mark_share"} as dicts. `pair(x,
+    """{"pairs": adjacent pairs, "top": rank 1 against the nearest challenger, "mark_share", "mark_count"} as dicts. `pair(x,
     y, cap)` may stop a search past `cap` removals (None: no cap): a challenger that needs more
     than the best so far is not the nearest."""
     pairs = [pair(x, y, None) for x, y in zip(order, order[1:], strict=False)]
@@ -163,7 +172,7 @@ def _board(order, pair, top_exact: bool, mark_share: float) -> dict:
             if challenger.count is not None and (best.count is None or challenger.count < best.count):
                 best = challenger
         top = replace(best, method="exact" if top_exact and exact else "greedy bound")
-    return {"pairs": [p.as_dict() for p in pairs], "top": top.as_dict() if top else None, "mark_share": mark_share}
+    return {"pairs": [p.as_dict() for p in pairs], "top": top.as_dict() if top else None, "mark_share": mark_share, "mark_count": MARK_COUNT}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from scipy import stats
 
 from evaluation.interactive.goals import grounded_success
 from evaluation.stats import fragility, scoring
+from quorum import numbers
 from quorum.csv_safety import safe_cell
 
 STATISTICS = ("success", "grounded_success", "final", "understanding", "appropriateness")
@@ -256,8 +257,8 @@ def _with_interval(row, name):
     if row[name] is None:
         return "—"
     if row[f"{name}_ci_low"] is None:
-        return f"{row[name]:.3f}"
-    return f"{row[name]:.3f} [{row[f'{name}_ci_low']:.3f}, {row[f'{name}_ci_high']:.3f}]"
+        return numbers.decimals(row[name])
+    return f"{numbers.decimals(row[name])} {numbers.interval(row[f'{name}_ci_low'], row[f'{name}_ci_high'])}"
 
 
 def to_markdown(result: dict, *, job_name: str = "") -> str:

@@ -8,6 +8,7 @@ import io
 from evaluation.stats import fragility
 from evaluation.stats.bradley_terry import ROW_ORDER
 from evaluation.stats.scoring import tie_group_rule
+from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
 
 #: The CSV's columns, in `bradley_terry.export_rows`'s order (a stored row's keys may come back in
@@ -30,8 +31,8 @@ def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None 
     lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in table:
         span = "" if row["rank_low"] is None else f"{row['rank_low']}-{row['rank_high']}"
-        interval = "" if row["ci_low"] is None else f" [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
-        lines.append(f"| {row['rank']} | {span} | {row['system']} | {row['log_strength']:.3f}{interval} | {row['wins']} | {row['losses']} | {row['ties']} | {row['comparisons']} |")
+        interval = "" if row["ci_low"] is None else " " + numbers.interval(row["ci_low"], row["ci_high"])
+        lines.append(f"| {row['rank']} | {span} | {row['system']} | {numbers.decimals(row['log_strength'])}{interval} | {row['wins']} | {row['losses']} | {row['ties']} | {row['comparisons']} |")
     lines += [
         "",
         "Bradley-Terry strengths by penalised maximum likelihood (ties count half a win each side), mean "
@@ -54,12 +55,12 @@ def rank_sets_markdown(judged: dict) -> list[str]:
     lines += ["| System | Win rate (with the judge) | Ranks (with the judge) | Win rate (humans only) | Ranks (humans only) |", "|---|---|---|---|---|"]
     for row in result["rows"]:
         ppi, human = row["ppi"], row["human_only"]
-        lines.append(f"| {row['system']} | {ppi['estimate']:.3f} | {ppi['rank_low']}-{ppi['rank_high']} | {human['estimate']:.3f} | {human['rank_low']}-{human['rank_high']} |")
+        lines.append(f"| {row['system']} | {numbers.decimals(ppi['estimate'])} | {ppi['rank_low']}-{ppi['rank_high']} | {numbers.decimals(human['estimate'])} | {human['rank_low']}-{human['rank_high']} |")
     return lines + [
         "",
         f"{result['method'][:1].upper()}{result['method'][1:]}. {result['labelled']} pairs with human votes and the judge's verdict, "
-        f"{result['unlabelled']} with the judge's verdict only. Mean set size: {result['mean_size']['ppi']:.2f} with the judge, "
-        f"{result['mean_size']['human_only']:.2f} humans only.",
+        f"{result['unlabelled']} with the judge's verdict only. Mean set size: {numbers.decimals(result['mean_size']['ppi'], 2)} with the judge, "
+        f"{numbers.decimals(result['mean_size']['human_only'], 2)} humans only.",
     ]
 
 
@@ -72,10 +73,10 @@ def controls_markdown(controls: dict) -> list[str]:
     else:
         lines += ["| Rank | System | Log-strength [CI] | Raw rank | Raw log-strength |", "|---|---|---|---|---|"]
         for row in styled["rows"]:
-            raw = "" if row["raw_log_strength"] is None else f"{row['raw_log_strength']:.3f}"
-            lines.append(f"| {row['rank']} | {row['system']} | {row['log_strength']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] | {row['raw_rank']} | {raw} |")
+            raw = numbers.decimals(row["raw_log_strength"])
+            lines.append(f"| {row['rank']} | {row['system']} | {numbers.decimals(row['log_strength'])} {numbers.interval(row['ci_low'], row['ci_high'])} | {row['raw_rank']} | {raw} |")
         for c in styled["coefficients"]:
-            lines.append(f"\nStyle coefficient, {c['label']}: {c['coefficient']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}] per standard deviation.")
+            lines.append(f"\nStyle coefficient, {c['label']}: {numbers.decimals(c['coefficient'])} {numbers.interval(c['ci_low'], c['ci_high'])} per standard deviation.")
         lines += ["", styled["method"] + "."]
     position = controls["position"]
     lines += ["", "## Position bias", ""]
@@ -84,7 +85,8 @@ def controls_markdown(controls: dict) -> list[str]:
     else:
         lines.append(
             f"The output shown on the left was chosen in {position['left_chosen']} of {position['decided']} decided comparisons "
-            f"({position['share']:.1%}, {position['level']:.0%} interval [{position['ci_low']:.1%}, {position['ci_high']:.1%}], "
-            f"exact binomial p = {position['p']:.3g}; {position['ties']} ties left out)."
+            f"({numbers.decimals(position['share'])}, {numbers.percent(position['level'])} Clopper-Pearson interval "
+            f"{numbers.interval(position['ci_low'], position['ci_high'])}; exact binomial test of 1/2, "
+            f"{numbers.p_clause(position['p'])}; {position['ties']} ties left out)."
         )
     return lines + fragility.markdown(controls["fragility"], "votes")

@@ -183,3 +183,18 @@ def test_a_system_that_did_not_pass_is_not_offered_for_chats(goal_set, organizer
     assert f'value="{failing.pk}"' not in page.split('name="systems"', 1)[-1].split("</select>", 1)[0]
     answer = client.post(reverse("evaluation:chat-job-create"), {"name": "r", "systems": [failing.pk], "goal_set": goal_set.pk, "dialogs_per_goal": 1, "min_user_turns": 1, "reward": "0.4"})
     assert answer.status_code == 400
+
+
+def test_a_passed_check_says_how_old_it_is(goal_set, organizer):
+    """A system that stopped answering stays "passed" until it is checked again; the page says when
+    that check ran, so an organizer reads a check from last week as such."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    system = _system("team-old-check")
+    type(system).objects.filter(pk=system.pk).update(checked_at=timezone.now() - timedelta(days=3, hours=2))
+    page = _organizer_client(organizer).get(reverse("evaluation:systems")).content.decode()
+    row = page[page.index(f'id="system-{system.pk}"'):]
+    assert "passed" in row[: row.index("check-age")]
+    assert "checked 3\xa0days, 2\xa0hours ago" in row[: row.index("</td>", row.index("check-age"))]

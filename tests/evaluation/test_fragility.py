@@ -54,6 +54,23 @@ def test_mean_leaderboard_marks_the_pair_held_by_few():
     assert board["top"]["below"] == "B" and board["top"]["count"] == 2 and board["top"]["method"] == "exact"
 
 
+def test_an_order_a_handful_of_ratings_reverse_is_fragile_however_small_the_campaign():
+    """One rating in 20 is 5%, far above the 1% share; an order that one rating holds is marked all
+    the same (`MARK_COUNT`), and one that needs more than the handful and 1% is not."""
+    small = {"A": [4.0] * 9 + [5.0], "B": [4.0] * 10}  # removing A's 5 levels them: one rating
+    board = fragility.mean_leaderboard(small, ["A", "B"], mark_share=0.01)
+    (pair,) = board["pairs"]
+    assert (pair["count"], pair["share"], pair["marked"]) == (1, 1 / 20, True)
+    assert board["mark_count"] == fragility.MARK_COUNT == 3
+    held = {"A": [5.0] * 10, "B": [4.0] * 10}  # no removal levels them
+    assert not fragility.mean_leaderboard(held, ["A", "B"])["pairs"][0]["marked"]
+    wide = {"A": [5.0] * 5 + [4.0] * 5, "B": [4.0] * 10}  # five removals, a quarter of the ratings
+    (pair,) = fragility.mean_leaderboard(wide, ["A", "B"])["pairs"]
+    assert pair["count"] == 5 and not pair["marked"]
+    assert fragility.mark_text(board) == "fewer than 1% of them, or 3 or fewer,"
+    assert fragility.mark_text({"mark_share": 0.05}) == "fewer than 5% of them"  # a board stored before the count
+
+
 # --- the ratings leaderboard (instance means, Eq. 1 of an unweighted system) ----------------------
 
 

@@ -170,12 +170,13 @@ def test_the_page_shows_position_bias_style_control_and_fragility(make_annotator
     page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
     bias = page[page.index('id="position-bias"'):]
     assert f"chosen in {chosen} of {chosen} decided comparisons: 1.000" in bias
-    assert "p = 0.0000" in bias
+    assert "p &lt; 0.001" in bias  # written as the Markdown writes it (quorum.numbers)
     assert 'id="style-ranking"' in page or 'id="style-error"' in page
     table = page[page.index('id="fragility"'):]
     assert "rank 1" in table and "votes" in page[page.index("<h2>Fragility</h2>"):page.index('id="fragility"')]
     markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
-    assert f"chosen in {chosen} of {chosen} decided comparisons (100.0%" in markdown and "## Fragility" in markdown
+    assert f"chosen in {chosen} of {chosen} decided comparisons (1.000, 95% Clopper-Pearson interval [" in markdown and "## Fragility" in markdown
+    assert "exact binomial test of 1/2, p < 0.001" in markdown and "exact binomial test of 1/2, p &lt; 0.001" in bias
     out = io.StringIO()
     call_command("rank_pairwise", str(job.pk), stdout=out)
     assert out.getvalue() == markdown  # the command writes what the page offers
