@@ -11,6 +11,7 @@ from __future__ import annotations
 import lzma
 import zipfile
 import zlib
+from collections.abc import Callable
 from typing import IO
 
 
@@ -70,9 +71,10 @@ def unpacking_plan(members) -> list:
     return plan
 
 
-def copy_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, out: IO[bytes]) -> None:
+def copy_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, out: IO[bytes], copied: Callable[[int], None] | None = None) -> None:
     """Copy one member to `out` a chunk at a time, never more bytes than its header promised; the
-    zip module checks the CRC when the member has been read to its end."""
+    zip module checks the CRC when the member has been read to its end. `copied(bytes so far)` is
+    called after every chunk (a long unpacking's progress)."""
     name = member.filename
     written = 0
     try:
@@ -82,6 +84,8 @@ def copy_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, out: IO[bytes
                 if written > member.file_size:
                     raise ArchiveError(f"the archive member {name!r} holds more data than its header says; the archive is damaged")
                 out.write(chunk)
+                if copied is not None:
+                    copied(written)
     except ArchiveError:
         raise
     except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, ValueError, NotImplementedError, RuntimeError) as exc:

@@ -3,7 +3,8 @@
 Every route is for organizers only (class and object level). A refusal by a service (JobError,
 ImportFailed, ExportError, VotingError, QualityError, GoldRequestError, a refused upload) becomes a 400 whose body
 names the field to fix; a request refused because a run is under way (ExportUnderWay) is a 409 naming
-the run and where to follow it; a missing object is a 404.
+the run and where to follow it, and so is a state change the job's state refuses (launch, pause,
+finish: the crowd API's answer to the same refusal); a missing object is a 404.
 """
 import tempfile
 import zipfile
@@ -66,6 +67,9 @@ def json_body(serializer):
 
 
 NOT_FOUND = {404: OpenApiResponse(s.MessageSerializer, description="No such object.")}
+STATE_REFUSED = {409: OpenApiResponse(
+    s.MessageSerializer, description="The job's state does not allow it (or a launch check, such as the crowd budget, refused); `detail` says why and nothing changed.",
+)}
 
 
 class OrganizerAPI:
@@ -193,20 +197,25 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return Response(s.JobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
     def _change_state(self, request, name):
-        job = change_state(self.get_object(), name)
+        try:
+            job = change_state(self.get_object(), name)
+        except JobError as exc:
+            # The job's state (or a launch check such as the crowd budget) refuses it: a conflict, as
+            # the crowd API answers the same refusal; `state` keeps the field the form reads.
+            return Response({"detail": str(exc), **exc.field_errors()}, status=status.HTTP_409_CONFLICT)
         return Response(s.JobSerializer(self.get_queryset().get(pk=job.pk), context={"request": request}).data)
 
-    @extend_schema(summary="Launch a draft job, or resume a paused one", request=None, responses={200: s.JobSerializer, **ERRORS, **NOT_FOUND})
+    @extend_schema(summary="Launch a draft job, or resume a paused one", request=None, responses={200: s.JobSerializer, **STATE_REFUSED, **NOT_FOUND})
     @action(detail=True, methods=["post"])
     def launch(self, request, pk=None):
         return self._change_state(request, "launch")
 
-    @extend_schema(summary="Pause a live job", request=None, responses={200: s.JobSerializer, **ERRORS, **NOT_FOUND})
+    @extend_schema(summary="Pause a live job", request=None, responses={200: s.JobSerializer, **STATE_REFUSED, **NOT_FOUND})
     @action(detail=True, methods=["post"])
     def pause(self, request, pk=None):
         return self._change_state(request, "pause")
 
-    @extend_schema(summary="Finish a live or paused job", request=None, responses={200: s.JobSerializer, **ERRORS, **NOT_FOUND})
+    @extend_schema(summary="Finish a live or paused job", request=None, responses={200: s.JobSerializer, **STATE_REFUSED, **NOT_FOUND})
     @action(detail=True, methods=["post"])
     def finish(self, request, pk=None):
         return self._change_state(request, "finish")

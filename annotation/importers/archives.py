@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from quorum.archives import ArchiveError, copy_member, open_archive, unpacking_plan
@@ -57,9 +58,10 @@ def corpus_member(path: Path) -> zipfile.ZipInfo | None:
     )
 
 
-def extract_corpus_member(path: Path, member: zipfile.ZipInfo, folder: Path) -> Path:
+def extract_corpus_member(path: Path, member: zipfile.ZipInfo, folder: Path, copied: Callable[[int], None] | None = None) -> Path:
     """Copy `member` of the zip at `path` into `folder`, under its own base name; the copy's path.
-    FormatError when the member is damaged or larger than the free space there."""
+    `copied(bytes so far)` follows the copy. FormatError when the member is damaged or larger than
+    the free space there."""
     free = shutil.disk_usage(folder).free
     if member.file_size > free:
         raise FormatError(
@@ -70,7 +72,7 @@ def extract_corpus_member(path: Path, member: zipfile.ZipInfo, folder: Path) -> 
     try:
         archive, _members = open_archive(path, path.name)
         with archive, target.open("xb") as out:
-            copy_member(archive, member, out)
+            copy_member(archive, member, out, copied)
     except ArchiveError as exc:
         raise FormatError(f"{path.name}: {exc}; {_UPLOAD_INSTEAD}") from None
     return target

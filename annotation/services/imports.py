@@ -77,7 +77,7 @@ def import_corpus(
     reader_class = _reader_class(source_format)
     paths = _check_files(reader_class, files)
     try:
-        with _unzipped(paths) as readable, reader_class(readable) as reader, transaction.atomic():
+        with _unzipped(paths, progress) as (readable, progress), reader_class(readable) as reader, transaction.atomic():
             # Checked again inside the transaction: the unique constraint is the last word.
             if Corpus.objects.filter(name=name).exists():
                 raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.')
@@ -103,22 +103,29 @@ def import_corpus(
 
 
 @contextlib.contextmanager
-def _unzipped(paths: dict[str, Path]) -> Iterator[dict[str, Path]]:
+def _unzipped(paths: dict[str, Path], progress: Progress | None) -> Iterator[tuple[dict[str, Path], Progress | None]]:
     """`paths` with a zipped data file replaced by its one corpus member, copied out a chunk at a
     time into a temporary folder of QUORUM_IMPORT_DIR (removed afterwards); `paths` as they are
-    when the data file is not a zip. The reader's messages name the member inside its zip."""
+    when the data file is not a zip. The reader's messages name the member inside its zip.
+
+    With the paths comes the progress the reader reports to: for a zip, unpacking is the first
+    half of the bar and reading the second (both count the member's bytes), so a large zip's
+    bar moves while it is unpacked."""
     zipped = paths["data"]
     member = _archive_member(zipped)
     if member is None:
-        yield paths
+        yield paths, progress
         return
     folder = Path(settings.QUORUM_IMPORT_DIR)
     folder.mkdir(parents=True, exist_ok=True)
+    size = member.file_size
+    unpacked = None if progress is None else (lambda copied: progress(copied, 2 * size))
+    read = None if progress is None else (lambda done, total: progress(size + done, size + total))
     with tempfile.TemporaryDirectory(prefix="unzipped-", dir=folder) as tmp:
-        data = extract_corpus_member(zipped, member, Path(tmp))
+        data = extract_corpus_member(zipped, member, Path(tmp), unpacked)
         inside = f"{member.filename} (in {zipped.name})"
         try:
-            yield {**paths, "data": data}
+            yield {**paths, "data": data}, read
         except FormatError as exc:
             raise FormatError(str(exc).replace(data.name, inside, 1)) from None
         except ImportFailed as exc:

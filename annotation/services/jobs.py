@@ -256,6 +256,10 @@ def launch_job(job: Job) -> Job:
         job.state = Job.State.LIVE
         job.launched_at = job.launched_at or timezone.now()
         job.save(update_fields=["state", "launched_at"])
+        # Its vote job, made while it was a draft, goes live with it: votes come only from its responses.
+        Job.objects.filter(
+            reviews=job, state=Job.State.DRAFT, task_type__in=task_types.keys_with(task_types.FromResponses)
+        ).update(state=Job.State.LIVE, launched_at=job.launched_at)
         transaction.on_commit(lambda: job_launched.send(sender=Job, job=job))
     return job
 

@@ -88,8 +88,9 @@ def enable_voting(
 ) -> Job:
     """Turn voting on for `job` (idempotent; later calls update the settings). Returns the vote job.
 
-    The vote job is live from the start: it only ever holds items for responses that exist. The
-    job's accepted responses that were never voted on are put to the vote now.
+    The vote job is live from the start when the job is (it only ever holds items for responses
+    that exist); a draft job's vote job is a draft too, and goes live with it (`jobs.launch_job`).
+    The job's accepted responses that were never voted on are put to the vote now.
     """
     _validate_settings(votes_per_response, against_threshold, max_rounds, on_voted_down)
     _validate_model_settings(decision_rule, model_sure, model_max_votes, votes_per_response)
@@ -125,8 +126,8 @@ def enable_voting(
                 redundancy=votes_per_response,
                 reward=Decimal(str(vote_reward)),
                 claim_timeout_minutes=job.claim_timeout_minutes,
-                state=Job.State.LIVE,
-                launched_at=timezone.now(),
+                state=Job.State.DRAFT if job.state == Job.State.DRAFT else Job.State.LIVE,
+                launched_at=None if job.state == Job.State.DRAFT else timezone.now(),
                 reviews=job,
                 created_by=job.created_by,
             )

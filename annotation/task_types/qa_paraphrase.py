@@ -105,7 +105,7 @@ class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
             raise TaskTypeSettingsError(errors)
         return cleaned
 
-    payload_file = 'QA pairs: a JSONL file, one {"id", "question", "answer"} a line, ids unique.'
+    payload_file = 'QA pairs: a JSONL file, one {"id", "question", "answer"} a line, ids unique; an optional "about" names what the question is about, shown to the worker.'
 
     # --- Items ------------------------------------------------------------------------------------
 
@@ -116,7 +116,7 @@ class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
             raise PayloadError(str(exc)) from None
 
     def payloads_from_corpus(self, corpus_meta):
-        return [{"id": p["id"], "question": p["question"], "answer": p["answer"]} for p in qa_pairs.from_knowledge(corpus_meta.get("knowledge"))]
+        return qa_pairs.from_knowledge(corpus_meta.get("knowledge"))
 
     def build_payload(self, source) -> dict:
         try:
@@ -195,7 +195,7 @@ class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
             files["qa_pairs_heldout.jsonl"] = []
         for payload, responses in source.counted_items():
             target = files["qa_pairs_heldout.jsonl" if share > 0 and heldout(payload["id"], seed, share) else "qa_pairs.jsonl"]
-            base = {"source_id": payload["id"], "answer": payload["answer"]}
+            base = {"source_id": payload["id"], "answer": payload["answer"], **({"about": payload["about"]} if payload.get("about") else {})}
             target.append({**base, "question": payload["question"], "paraphrase_index": 0, "worker": None})
             for worker, answers in responses:
                 for index, name in enumerate(names, start=1):

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 
 MAX_TEXT = 2000
+MAX_ABOUT = 200  # an entity's name and its domain
 
 
 class QaPairsError(ValueError):
@@ -40,8 +41,9 @@ def read_jsonl(text: str, name: str, *, with_id: bool = False) -> list[dict]:
 
 
 def clean_pair(record, where: str, *, with_id: bool = False) -> dict:
-    """One pair checked and stripped: {question, answer} (+ id). QaPairsError names `where`."""
-    allowed = {"id", "question", "answer"} if with_id else {"question", "answer"}
+    """One pair checked and stripped: {question, answer} (+ id, and the optional `about`: what the
+    question is about, shown to the worker). QaPairsError names `where`."""
+    allowed = {"id", "question", "answer", "about"} if with_id else {"question", "answer"}
     keys = '{"id", "question", "answer"}' if with_id else '{"question", "answer"}'
     if not isinstance(record, Mapping):
         raise QaPairsError(f"{where}: expected an object {keys}")
@@ -61,6 +63,12 @@ def clean_pair(record, where: str, *, with_id: bool = False) -> dict:
         if len(value) > MAX_TEXT:
             raise QaPairsError(f'{where}: "{key}" is longer than {MAX_TEXT} characters')
         pair[key] = value.strip()
+    if with_id and record.get("about") is not None:
+        about = record["about"]
+        if not isinstance(about, str) or len(about) > MAX_ABOUT:
+            raise QaPairsError(f'{where}: "about" must be a text of at most {MAX_ABOUT} characters')
+        if about.strip():
+            pair["about"] = about.strip()
     return pair
 
 
@@ -76,8 +84,8 @@ def clean_pairs(value, *, limit: int) -> list[dict]:
 def from_knowledge(knowledge) -> list[dict]:
     """The FAQ documents of a DSTC9 `knowledge.json` ({domain: {entity_id: {"name", "docs": {doc_id:
     {"title", "body"}}}}}) as pairs: the title is the question, the body the answer. The id is
-    "domain/entity_id/doc_id"; the entity's name is kept for showing. Documents without both texts
-    are skipped."""
+    "domain/entity_id/doc_id"; `about` names the entity and its domain for showing ("Avalon (hotel)").
+    Documents without both texts are skipped."""
     pairs = []
     if not isinstance(knowledge, Mapping):
         return pairs
@@ -96,6 +104,11 @@ def from_knowledge(knowledge) -> list[dict]:
                         "id": f"{domain}/{entity_id}/{doc_id}",
                         "question": title.strip()[:MAX_TEXT],
                         "answer": body.strip()[:MAX_TEXT],
-                        "entity": str(entity.get("name") or ""),
+                        "about": _about(entity.get("name"), domain),
                     })
     return pairs
+
+
+def _about(name, domain) -> str:
+    name = str(name or "").strip()
+    return (f"{name} ({domain})" if name else str(domain))[:MAX_ABOUT]

@@ -382,22 +382,23 @@ def test_service_refusal_after_validation_is_400_naming_the_field(organizer):
 def test_state_changes_follow_the_job_state_machine(world, organizer):
     client = client_for(organizer)
     live = world["live"]
-    assert client.post(f"/api/jobs/{world['draft'].pk}/pause/").status_code == 400  # a draft cannot pause
+    refused = client.post(f"/api/jobs/{world['draft'].pk}/pause/")  # a draft cannot pause
+    assert refused.status_code == 409 and "draft job cannot" in refused.data["detail"]
     assert client.post(f"/api/jobs/{live.pk}/pause/").data["state"] == "paused"
     assert client.post(f"/api/jobs/{live.pk}/launch/").data["state"] == "live"  # resume
     assert client.post(f"/api/jobs/{live.pk}/finish/").data["state"] == "finished"
     for action in ("launch", "pause", "finish"):
         response = client.post(f"/api/jobs/{live.pk}/{action}/")
-        assert response.status_code == 400
-        assert "finished job" in response.data["state"][0]
+        assert response.status_code == 409  # as the crowd API answers a launch it refuses
+        assert "finished job" in response.data["detail"] and response.data["state"] == [response.data["detail"]]
     assert Job.objects.get(pk=live.pk).state == Job.State.FINISHED
 
 
-def test_launching_a_finished_job_is_400_with_a_message(world, organizer):
+def test_launching_a_finished_job_is_409_with_a_message(world, organizer):
     job = finish_job(world["live"])
     response = client_for(organizer).post(f"/api/jobs/{job.pk}/launch/")
-    assert response.status_code == 400
-    assert response.data == {"state": ["a finished job cannot be launched"]}
+    assert response.status_code == 409
+    assert response.data == {"detail": "a finished job cannot be launched", "state": ["a finished job cannot be launched"]}
 
 
 def test_actions_refuse_get(world, organizer):

@@ -169,7 +169,7 @@ def test_pending_import_run_page_follows_its_progress(organizer, client):
     page = client.get(reverse("organizer:import-run", kwargs={"pk": run.pk})).content.decode()
     assert "Pending" in page
     assert f'data-progress-url="{reverse("organizer:import-progress", kwargs={"pk": run.pk})}"' in page and "progress.js" in page
-    assert 'value="0.25"' in page and ">25</span>% read" in page
+    assert 'value="0.25"' in page and ">25</span>% done" in page
     state = client.get(reverse("organizer:import-progress", kwargs={"pk": run.pk})).json()
     assert (state["status"], state["done"], state["total"], state["progress"], state["finished"]) == ("pending", 30, 120, 0.25, False)
     assert 'id="import-run"' in state["html"] and "data-progress-url" in state["html"]

@@ -71,6 +71,21 @@ def test_the_number_of_paraphrases_is_a_setting_with_nine_by_default():
 # --- payloads --------------------------------------------------------------------------------------
 
 
+@pytest.mark.django_db
+def test_the_worker_reads_what_the_question_is_about(make_annotator):
+    from annotation.work_tokens import make_token
+
+    job = launch_job(create_payload_job(name="about", task_type="qa_paraphrase", payloads=[{**PAIR, "id": "a1", "about": "Birch House (hotel)"}], settings={"count": 3}))
+    user, worker = make_annotator("ann")
+    slot = claim_next_slot(job=job, worker=worker)
+    client = Client()
+    client.force_login(user)
+    html = client.get(reverse("work", args=[make_token(slot)])).content.decode()
+    assert '<dt>About</dt><dd id="source-about">Birch House (hotel)</dd>' in html
+    with pytest.raises(Exception, match='"about" must be a text of at most 200'):
+        create_payload_job(name="long", task_type="qa_paraphrase", payloads=[{**PAIR, "id": "a2", "about": "x" * 201}])
+
+
 def test_a_payload_file_names_the_bad_line():
     def error(text):
         with pytest.raises(task_types.PayloadError) as caught:
@@ -78,7 +93,7 @@ def test_a_payload_file_names_the_bad_line():
         return str(caught.value)
 
     line = json.dumps(PAIR)
-    assert error(line + "\n" + json.dumps({**PAIR, "id": "p2", "lang": "en"})) == "pairs.jsonl line 2: unknown key(s) lang (allowed: answer, id, question)"
+    assert error(line + "\n" + json.dumps({**PAIR, "id": "p2", "lang": "en"})) == "pairs.jsonl line 2: unknown key(s) lang (allowed: about, answer, id, question)"
     assert error(line + "\n\n" + line) == 'pairs.jsonl line 3: the id "p1" is used twice; ids must be unique'
     assert error(json.dumps({**PAIR, "answer": " "})) == 'pairs.jsonl line 1: "answer" must be a non-empty text'
     assert error("") == 'pairs.jsonl: no QA pairs; write one JSON object {"question", "answer"} a line'
@@ -92,7 +107,9 @@ def test_payloads_come_from_a_dstc9_knowledge_base_or_are_asked_for():
         payloads_for("qa_paraphrase", corpus=corpus)
     corpus.meta = {"knowledge": {"hotel": {"7": {"name": "Birch House", "docs": {"1": {"title": "Is breakfast included?", "body": "Yes."}}}}}}
     payloads, source = payloads_for("qa_paraphrase", corpus=corpus)
-    assert payloads == [{"id": "hotel/7/1", "question": "Is breakfast included?", "answer": "Yes."}] and source == "corpus restaurants"
+    # The entity rides along: "Is breakfast included?" means little without the hotel it asks about.
+    assert payloads == [{"id": "hotel/7/1", "question": "Is breakfast included?", "answer": "Yes.", "about": "Birch House (hotel)"}]
+    assert source == "corpus restaurants"
     with pytest.raises(JobError, match="not made from a payload file"):
         payloads_for("chat", text="{}")  # chats need registered systems: made on the interactive page
 

@@ -100,3 +100,21 @@ def test_the_command_imports_a_zip_and_names_the_member_inside_it_when_refused(t
 def test_multiwoz_validation_split_imports_zipped_as_it_ships():
     corpus = import_corpus(name="val", source_format="multiwoz", files={"data": VALIDATION})
     assert (corpus.import_summary.dialogs, corpus.import_summary.user_turns) == (999, 7365)
+
+
+def test_the_progress_moves_while_a_zip_is_unpacked_then_while_it_is_read(tmp_path, monkeypatch):
+    """Unpacking a large zip took a while with the bar at 0: it is now the bar's first half."""
+    from quorum import archives
+
+    monkeypatch.setattr(archives, "_CHUNK", 256)  # several chunks from the small sample
+    content = MULTIWOZ.read_bytes()
+    path = tmp_path / "data.json.zip"
+    path.write_bytes(zipped({"data.json": content}).getvalue())
+    seen = []
+    import_corpus(name="zipped", source_format="multiwoz", files={"data": path}, progress=lambda done, total: seen.append((done, total)))
+    size = len(content)
+    assert {total for _done, total in seen} == {2 * size}
+    unpacking = [done for done, _total in seen if done <= size]
+    assert len(unpacking) >= size // 256 and unpacking[: size // 256] == sorted(unpacking[: size // 256])
+    assert (size, 2 * size) in seen and seen[-1] == (2 * size, 2 * size)
+    assert [done for done, _total in seen] == sorted(done for done, _total in seen)

@@ -38,6 +38,22 @@ def test_an_accepted_rewrite_goes_to_three_votes_and_waits_for_them(people):
     assert ReviewRound.objects.get(response=response).state == ReviewRound.State.VOTING
 
 
+def test_a_draft_jobs_vote_job_is_a_draft_and_goes_live_with_its_job(people):
+    """A vote job of a draft job used to go live at once: listed live, with nothing to vote on,
+    while the job it votes on had not started."""
+    from annotation.models import Job
+    from annotation.services.jobs import create_job, launch_job
+
+    job = create_job(corpus=make_corpus(), name="draft rewrites", redundancy=1)
+    vote_job = enable_voting(job)
+    assert vote_job.state == Job.State.DRAFT and vote_job.launched_at is None
+    job = launch_job(job)
+    vote_job.refresh_from_db()
+    assert vote_job.state == Job.State.LIVE and vote_job.launched_at is not None
+    write(job, people["author"])
+    assert vote(vote_job, people["v1"], "for") is not None
+
+
 def test_the_author_never_gets_their_own_rewrite_to_vote_on(people):
     job, vote_job = voting_job()
     write(job, people["author"])
