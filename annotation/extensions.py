@@ -36,7 +36,8 @@ upload_stores: Registry[Callable[..., None]] = Registry("upload_stores", "upload
 #: a part of `manage.py demo` that another app runs after annotation's own.
 demo_parts: Registry[Callable[..., dict]] = Registry("demo_parts", "demo part")
 
-#: name -> function(response, to_status) -> a reason a reviewer's decision on this response cannot be
-#: undone (moved back to `to_status`), or None. Called inside the undo's transaction with the response
-#: locked; hits says no where money moved at a crowd provider (a paid approval, a sent rejection).
-undo_guards: Registry[Callable[[Any, str], str | None]] = Registry("undo_guards", "undo guard")
+#: name -> function(response, to_status) -> a reason this response may not move to `to_status` by a
+#: reviewer's decision or its undo, or None. Called inside the decision's (the undo's) transaction with
+#: the response locked; hits says no where money moved at a crowd provider (a paid approval cannot be
+#: rejected, a sent rejection stands).
+settlement_guards: Registry[Callable[[Any, str], str | None]] = Registry("settlement_guards", "settlement guard")

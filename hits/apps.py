@@ -9,12 +9,12 @@ class HitsConfig(AppConfig):
         from annotation import extensions, signals
 
         from . import providers, receivers
-        from .policy.undo_guard import undo_refusal
+        from .policy.settlement_guard import settlement_refusal
         from .services.postings import launch_budget_check
 
         extensions.launch_checks.register("hits.budget", launch_budget_check)
         extensions.claim_watchers.register("hits.workers_sign_in", receivers.watches_claims)
-        extensions.undo_guards.register("hits.settlements", undo_refusal)
+        extensions.settlement_guards.register("hits.settlements", settlement_refusal)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
         signals.job_finished.connect(receivers.on_job_finished, dispatch_uid="hits.job_finished")

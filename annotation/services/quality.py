@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from .. import task_types
+from .. import extensions, task_types
 from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
 from ..selectors.policies import policy_of
@@ -268,6 +268,7 @@ def override_verdict(
         raise QualityError(f"check must be one of {', '.join(CheckOverride.Check.values)}")
     if recollect and status == Response.Status.ACCEPTED:
         raise QualityError("only a rejected response can be re-collected")
+    _refuse_unsettleable(response, status)  # before the vote is cancelled: a refusal changes nothing
     voting.cancel_review(response)  # its own transaction; takes the vote item lock first
     with transaction.atomic():
         Item.objects.select_for_update().get(pk=response.item_id)
@@ -277,6 +278,7 @@ def override_verdict(
         last = response.overrides.order_by("-created_at", "-pk").first()
         if last is not None and last.new_status == status and last.check_name == check and response.status == status:
             return last
+        _refuse_unsettleable(response, status)  # again under the lock: a settlement may have been sent since
         record = CheckOverride.objects.create(
             response=response, check_name=check, previous_status=response.status, new_status=status, reason=reason, by=by
         )
@@ -295,6 +297,17 @@ def override_verdict(
             record.recollection_withdrawn = True  # so an undo knows the new slot is gone (services.review_undo)
             record.save(update_fields=["recollection_withdrawn"])
     return record
+
+
+def _refuse_unsettleable(response: Response, status: str) -> None:
+    """QualityError when moving the response to `status` would contradict money that moved at its
+    crowd provider (`extensions.settlement_guards`: a paid approval cannot become a rejection)."""
+    if response.status == status:
+        return
+    for guard in extensions.settlement_guards.values():
+        refusal = guard(response, status)
+        if refusal:
+            raise QualityError(refusal)
 
 
 def recollection_outstanding(response: Response, decision: CheckOverride) -> bool:

@@ -11,7 +11,7 @@ A decision cannot be undone when:
 - the response had been awaiting its vote or held by a check before it: the decision cancelled the
   vote and cleared the hold, so there is nothing to go back to (decide it again instead);
 - its item was re-collected (reopened for a new response);
-- money moved at a crowd provider: an entry of `extensions.undo_guards` (hits: a paid approval cannot
+- money moved at a crowd provider: an entry of `extensions.settlement_guards` (hits: a paid approval cannot
   be un-paid, a rejection sent to the provider stands) says no.
 """
 from dataclasses import dataclass
@@ -117,7 +117,7 @@ def _check_undoable(decision: CheckOverride, response: Response) -> None:
             "accepting it took back its item's re-collection, which an undo cannot restore; "
             "re-collect it in the review queue instead"
         )
-    for guard in extensions.undo_guards.values():
+    for guard in extensions.settlement_guards.values():
         refusal = guard(response, decision.previous_status)
         if refusal:
             raise QualityError(refusal)

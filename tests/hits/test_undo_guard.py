@@ -64,14 +64,29 @@ def test_a_rejection_sent_or_on_its_way_to_the_provider_stands(crowd_response, o
 def test_a_paid_approval_cannot_be_unpaid_but_an_exclusion_of_it_can_be_undone(crowd_response, organizer):
     job, response, assignment = crowd_response
     rejected = bulk_decide(job, [response.pk], action="reject", reason="copied", by=organizer)[0]
-    undo_decisions(job, [rejected.decision_id], reason="fine", by=organizer)
-    _settle(assignment, "approve", "confirmed")
+    accepted = bulk_decide(job, [response.pk], action="accept", reason="second look", by=organizer)[0]
+    _settle(assignment, "approve", "confirmed")  # the reconciler pays the accepted response
     excluded = bulk_decide(job, [response.pk], action="exclude", reason="off topic", by=organizer)[0]
     assert undo_decisions(job, [excluded.decision_id], reason="on topic", by=organizer)[0].ok  # paid and accepted: consistent
-    excluded = bulk_decide(job, [response.pk], action="reject", reason="off topic", by=organizer)[0]
-    accepted = bulk_decide(job, [response.pk], action="accept", reason="second look", by=organizer)[0]
+    assert rejected.ok
 
     outcome = undo_decisions(job, [accepted.decision_id], reason="back to rejected", by=organizer)[0]
 
     assert not outcome.ok and "approved and paid at the provider" in outcome.message and "exclude the response instead" in outcome.message
     assert Response.objects.get(pk=response.pk).status == Response.Status.ACCEPTED
+
+
+def test_a_paid_response_cannot_be_rejected_and_nothing_changes(crowd_response, organizer):
+    """The review page said "Response 2: rejected (not paid)" of a response Prolific had already
+    paid: the record and the money disagreed. The decision is refused, exclusion offered."""
+    from annotation.models import CheckOverride
+
+    job, response, assignment = crowd_response
+    _settle(assignment, "approve", "confirmed")
+    for action in ("reject", "recollect"):
+        refused = bulk_decide(job, [response.pk], action=action, reason="copied", by=organizer)[0]
+        assert not refused.ok
+        assert "approved and paid at the provider" in refused.message and "exclude the response instead" in refused.message
+    assert Response.objects.get(pk=response.pk).status == Response.Status.ACCEPTED
+    assert not CheckOverride.objects.filter(response=response).exists()
+    assert bulk_decide(job, [response.pk], action="exclude", reason="copied", by=organizer)[0].ok

@@ -1,17 +1,17 @@
-"""Money safety for annotation's undo of a review decision (`annotation.extensions.undo_guards`).
+"""Money safety for annotation's review decisions and their undo (`annotation.extensions.settlement_guards`).
 
 A crowd worker's assignment settles at the provider: once an approval is paid it cannot be un-paid,
-and once a rejection is sent the provider keeps it. Undoing the decision in Quorum would then say
-something about the money that is not true, so the undo is refused with what happened and what the
-organizer can do. A decision whose settlement was never sent (a rejection kept in Quorum only, or
-an assignment not settled yet) can be undone.
+and once a rejection is sent the provider keeps it. Rejecting a paid response, or undoing a sent
+rejection, would then say something about the money that is not true, so the decision is refused
+with what happened and what the organizer can do. A decision whose settlement was never sent (a
+rejection kept in Quorum only, or an assignment not settled yet) can be made or undone.
 """
 from annotation.models import Response
 
 from ..models import Payment, ProviderAssignment
 
 
-def undo_refusal(response, to_status: str) -> str | None:
+def settlement_refusal(response, to_status: str) -> str | None:
     """Why moving this response back to `to_status` would contradict its provider's settlement, or None."""
     assignment = ProviderAssignment.objects.filter(response_id=response.pk).first()
     if assignment is None:
