@@ -255,6 +255,20 @@ class Submission(NamedTuple):
     created: bool
 
 
+def takes_work(job: Job, slot: Slot, worker_id: int, now=None) -> bool:
+    """Whether `job` still takes this worker's answer for `slot`: while it is live or paused, and
+    after it was finished for a claim the worker held at the close, until that claim expires: a
+    worker half way through an item when the builder pressed Finish is not turned away (a crowd
+    worker inside a closed listing is still settled, `hits.services.reconcile`)."""
+    if job.state in (Job.State.LIVE, Job.State.PAUSED):
+        return True
+    now = now or timezone.now()
+    return (
+        job.state == Job.State.FINISHED and slot.state == Slot.State.CLAIMED and slot.worker_id == worker_id
+        and slot.expires_at is not None and slot.expires_at > now
+    )
+
+
 def submit_response(**kwargs) -> Response:
     """`submit`, for callers that need only the stored response (the first one, on a repeat)."""
     return submit(**kwargs).response
@@ -284,7 +298,7 @@ def submit(
     if slot is None:
         raise ClaimError("This item does not exist.")
     job = slot.item.job
-    if job.state not in (Job.State.LIVE, Job.State.PAUSED):
+    if not takes_work(job, slot, worker.pk, now):
         raise ClaimError("This job is no longer collecting responses.")
     kind = task_types.get(job.task_type)
     answers = answers or {}

@@ -26,7 +26,7 @@ from quorum import limits, strict_json
 from quorum.roles import is_organizer, worker_for
 
 from .. import chat_relay, task_types
-from ..models import Item, Job, Response, Slot, Worker
+from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors import work as work_selectors
 from ..selectors.feedback import feedback_from_json, labels_of, voted_down
 from ..selectors.jobs import worker_responses
@@ -41,6 +41,7 @@ from ..services.claims import (
     release_slot,
     remember_admission,
     submit,
+    takes_work,
 )
 from ..services.uploads import posted_files
 from ..text.highlight import slot_segments
@@ -200,12 +201,49 @@ def _resolve(request, token, *, as_json=False, need_open_job=True, for_page=Fals
                 return None, redirect_to_login(request.get_full_path())
             return deny(403, "Not your item", "This item was given to another annotator; you cannot open it.")
     job = slot.item.job
-    if need_open_job and job.state not in (Job.State.LIVE, Job.State.PAUSED):
-        return deny(403, "Job closed", "This job is no longer collecting responses.")
+    if need_open_job and not takes_work(job, slot, worker_id):
+        return None, _job_closed(request, job, worker, as_json)
     remember_admission(job, worker, listed=slot.job_lists_worker, restricted=slot.job_restricted)
     if not job_admits(job, worker):
         return deny(403, "Job not open to you", "This job is not open to you.")
     return _Work(token=token, slot=slot, item=slot.item, job=job, worker=worker), None
+
+
+def _job_closed(request, job: Job, worker: Worker, as_json: bool):
+    """The answer to a work link of a job that no longer takes work; a form's text is shown back."""
+    message = "This job is no longer collecting responses."
+    if as_json:
+        return JsonResponse({"error": message}, status=403)
+    answers = _texts_only(posted_answers(request, job)) if request.method == "POST" else None
+    if answers:
+        message += " Your text is shown below so that you can keep a copy."
+    links = [(reverse("home"), "Your jobs")] if worker.user_id else []
+    return _message(request, 403, "Job closed", message, links=links, answers=answers)
+
+
+def _show(request, work: _Work, done):
+    """The GET of a work link: the item's page, or why there is nothing to answer."""
+    if done is not None:
+        return _message(
+            request, 200, "Already saved", "You have already answered this item; your response is saved.",
+            links=[(reverse("home"), "Your jobs")] if work.worker.user_id else [],
+        )
+    return _given_back_page(request, work) or _work_page(request, work)
+
+
+def _given_back_page(request, work: _Work):
+    """The page for a link to an item the worker gave back (`_given_back`), else None."""
+    if not _given_back(work):
+        return None
+    message = (
+        "You gave this item back (you skipped it, or returned the task on the site you came from), so it went to "
+        "other workers and an answer to it can no longer be saved."
+    )
+    answers = _texts_only(_answers_from(request, work)) if request.method == "POST" else None
+    if answers:
+        message += " Your text is shown below so that you can keep a copy."
+    links = [(reverse("home"), "Your jobs")] if work.worker.user_id else []
+    return _message(request, 409, "Item given back", message, links=links, answers=answers)
 
 
 #: The token an organizer's preview renders its links with: not a signed token, so any work URL made
@@ -280,6 +318,8 @@ def _work_page(
         "saved": request.GET.get("saved") == "1" if saved is None else saved,
         "is_inhouse": work.worker.user_id is not None,
         "feedback": feedback_from_json(getattr(work.slot, "feedback_json", None), labels=labels_of(fields)),
+        # Finished while the worker held this item: it is still theirs until the claim expires.
+        "closing_at": work.slot.expires_at if work.job.state == Job.State.FINISHED else None,
         **kind.page_context(work.item, work.slot, work.job.settings),
         **(extra or {}),
     }
@@ -316,6 +356,15 @@ def _saved_response(work: _Work):
     response = Response.objects.select_related("slot", "worker").get(pk=work.slot.done_id)
     response.slot.job = work.job  # the same job: the redirect that follows claims in it
     return response
+
+
+def _given_back(work: _Work) -> bool:
+    """Whether the worker gave this item back (skipped it here, or their crowd provider reported
+    the task returned, which releases it the same way) and no longer holds it: its page must say
+    so, not offer a form whose submit would be refused. Asked only when the slot is not theirs."""
+    if work.slot.worker_id == work.worker.pk and work.slot.state == Slot.State.CLAIMED:
+        return False
+    return SkippedItem.objects.filter(worker=work.worker, item_id=work.slot.item_id).exists()
 
 
 TELEMETRY_MAX_CHARS = 4000  # twenty fields of four small counts fit many times over
@@ -385,15 +434,10 @@ def work(request, token):
         return denied
     done = _saved_response(current)
     if request.method == "GET":
-        if done is not None:
-            return _message(
-                request,
-                200,
-                "Already saved",
-                "You have already answered this item; your response is saved.",
-                links=[(reverse("home"), "Your jobs")] if current.worker.user_id else [],
-            )
-        return _work_page(request, current)
+        return _show(request, current, done)
+    given_back = _given_back_page(request, current) if done is None else None
+    if given_back is not None:
+        return given_back
 
     answers = _answers_from(request, current)
     if done is not None:  # a repeated submission (double click, reload): the first one stands
@@ -584,7 +628,11 @@ def work_skip(request, token):
         except ClaimError:
             following = None
         return redirect("work", make_token(following)) if following else redirect("home")
-    return _message(request, 200, "Item skipped", "The item went back to the pool. You can close this page.")
+    return _message(
+        request, 200, "Item skipped",
+        "The item went back to the pool; nothing is saved or paid for it. If you came from a crowd site, return the "
+        "task there so that your place goes to someone else; then you can close this page.",
+    )
 
 
 @never_cache

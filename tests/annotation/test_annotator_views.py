@@ -497,6 +497,33 @@ def test_skip_gives_the_item_back(people):
     assert not again.get("Location", "").startswith("/work/")
 
 
+def test_an_item_given_back_says_so_at_once_and_keeps_the_text(client):
+    """A Prolific participant who returned the study (the reconciler gives the slot back as a skip
+    does) reopened the link and met a live form; only Submit said no, and for the wrong reason."""
+    from annotation.services.claims import release_slot
+
+    job = make_live_job(make_corpus(dialogs=1, user_turns=2))
+    crowd = Worker.objects.create(provider="prolific", external_id="PIDRETURNED")
+    slot = claim_next_slot(job=job, worker=crowd)
+    token = make_token(slot)
+    release_slot(slot_id=slot.pk, worker=crowd)  # what hits does when Prolific reports the return
+    page = client.get(reverse("work", args=[token]))
+    assert page.status_code == 409 and b"You gave this item back" in page.content and b'name="paraphrase"' not in page.content
+    answers = good_answers(slot.item)
+    posted = client.post(reverse("work", args=[token]), answers)
+    assert posted.status_code == 409 and b"You gave this item back" in posted.content
+    assert escape(answers["paraphrase"]).encode() in posted.content
+    assert not Response.objects.exists()
+
+
+def test_a_crowd_worker_who_skips_is_told_to_return_the_task(client):
+    job = make_live_job(make_corpus(dialogs=1, user_turns=2))
+    crowd = Worker.objects.create(provider="prolific", external_id="PIDSKIP")
+    token = make_token(claim_next_slot(job=job, worker=crowd))
+    page = client.post(reverse("work-skip", args=[token]))
+    assert page.status_code == 200 and b"return the task there so that your place goes to someone else" in page.content
+
+
 # --- escaping ------------------------------------------------------------------------------------
 
 
@@ -575,13 +602,35 @@ def test_an_in_house_token_is_useless_without_its_owners_session(people):
     assert not Response.objects.exists()
 
 
-def test_a_finished_job_no_longer_accepts_work(people):
+def test_a_claim_held_when_the_job_is_finished_is_honoured_until_it_expires(people):
+    """A worker half way through an item when the builder pressed Finish got "Job closed" on Submit
+    and lost the text: the claim is now theirs until it expires, and the page says so."""
+    from annotation.services.jobs import finish_job
+
+    job = make_live_job(make_corpus(dialogs=1, user_turns=2))
+    client = people["clients"]["A"]
+    token = claim_by_client(client, job)
+    finish_job(job)
+    page = client.get(reverse("work", args=[token])).content.decode()
+    assert 'id="closing-notice"' in page and "it is still yours until" in page
+    saved = client.post(reverse("work", args=[token]), good_answers(slot_of(token).item))
+    assert saved.status_code == 302 and Response.objects.filter(item__job=job).count() == 1
+    done = client.get(saved["Location"])
+    assert done.status_code == 200 and b"closing-notice" not in done.content  # no next item from a finished job
+    assert Slot.objects.filter(job=job, state=Slot.State.CLAIMED).count() == 0
+
+
+def test_a_finished_job_no_longer_accepts_work_once_the_claim_expired_and_shows_the_text_back(people):
     job = make_live_job(make_corpus(dialogs=1, user_turns=1))
     client = people["clients"]["A"]
     token = claim_by_client(client, job)
     Job.objects.filter(pk=job.pk).update(state=Job.State.FINISHED)
-    response = client.post(reverse("work", args=[token]), good_answers(slot_of(token).item))
+    Slot.objects.filter(job=job).update(expires_at=timezone.now() - timedelta(seconds=1))
+    answers = good_answers(slot_of(token).item)
+    assert client.get(reverse("work", args=[token])).status_code == 403
+    response = client.post(reverse("work", args=[token]), answers)
     assert response.status_code == 403 and b"no longer collecting responses" in response.content
+    assert escape(answers["paraphrase"]).encode() in response.content  # the text typed is not lost
     assert not Response.objects.exists()
 
 
