@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_expit
 
-from evaluation.stats.scoring import competition_ranks, holm, holm_rank_groups, percentile_interval
+from evaluation.stats.scoring import bootstrap_p, competition_ranks, holm, holm_rank_groups, percentile_interval
 
 OUTCOMES = ("a", "b", "tie")
 DEFAULT_L2_PENALTY = 0.1
@@ -455,9 +455,9 @@ def _holm_groups(point: BradleyTerryFit, samples: np.ndarray, level: float):
     rows = []
     for x, i in enumerate(order):
         for j in order[x + 1:]:
-            d = samples[:, i] - samples[:, j]
-            rows.append({"a": i, "b": j, "difference": float(log_strength[i] - log_strength[j]),
-                         "p": float(min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())))})
+            difference = float(log_strength[i] - log_strength[j])
+            p = bootstrap_p(samples[:, i] - samples[:, j], difference)
+            rows.append({"a": i, "b": j, "difference": difference, "p": 1.0 if p is None else p})  # no resample: no evidence
     for row, adjusted in zip(rows, holm([row["p"] for row in rows]) if rows else [], strict=True):
         row["significant_holm"] = bool(adjusted < 1 - level)
     groups = holm_rank_groups(order, rows)

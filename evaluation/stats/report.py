@@ -179,7 +179,8 @@ def build_report(
             "rank": scoring.tie_group_rule(ci),
             "rank_range": scoring.rank_range_rule(ci),
             "pairwise": (
-                f"difference of final scores on the same resamples, {ci:.0%} interval, the pair's own two-sided bootstrap p (unadjusted), "
+                f"difference of final scores on the same resamples, {ci:.0%} interval, the pair's own two-sided bootstrap p (unadjusted; where fewer than "
+                f"{scoring.MIN_TAIL_REPLICATES} resamples fall beyond 0, the normal tail at the difference's bootstrap standard error, never 0), "
                 f"and its Holm-adjusted p over the table: 'better' and 'significant' are Holm p < {1 - ci:.2g}, the decision the tie groups read (two rows of one group can still differ so, "
                 "since a line is drawn only where every row above it beats every row below; their rank ranges show it); an interval is clipped to the difference the two scales "
                 "allow (marked 'clipped'), and a pair rated on both sides on fewer than "

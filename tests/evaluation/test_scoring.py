@@ -261,3 +261,30 @@ def test_finalists_are_chosen_among_entries_with_outputs_and_the_others_are_name
     chosen = finalist_table(test_set, ["f1"], n=1)
     assert list(chosen["team_id"]) == ["team1"]
     assert chosen.attrs["without_outputs"] == ["team0/entry0"]
+
+
+def test_a_bootstrap_p_is_never_zero_and_holm_then_asks_for_real_evidence():
+    """35 of DSTC9's 55 pairs had no replicate beyond 0 at B = 1,000: p was 0, Holm multiplied zero,
+    and pairs were called better at a family-wise 5% that 1,000 resamples cannot resolve."""
+    from scipy import stats as sp
+
+    from evaluation.stats.scoring import MIN_TAIL_REPLICATES, bootstrap_p, holm
+
+    rng = np.random.default_rng(7)
+    noise = rng.standard_normal(1000)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)  # SE exactly 1
+    three_se = bootstrap_p(3.3 + noise, 3.3)  # too few of 1,000 replicates beyond 0 to count
+    assert (3.3 + noise <= 0).sum() < MIN_TAIL_REPLICATES
+    assert three_se == pytest.approx(2 * sp.norm.sf(3.3)) and three_se > 0
+    assert holm([three_se] * 55)[0] > 0.05  # 55 such pairs: none is better at family-wise 5%
+    far = bootstrap_p(8 + noise, 8)
+    assert 0 < far < 1e-14 and holm([far] * 55)[0] < 0.05  # overwhelming evidence still resolves
+    # Where enough replicates lie beyond 0 the bootstrap's own share stands (p < 0.05 exactly when the
+    # percentile interval leaves 0 out).
+    near = 1.0 + noise
+    share = 2 * min((near <= 0).mean(), (near >= 0).mean())
+    assert bootstrap_p(near, 1.0) == pytest.approx(share) and (near <= 0).sum() >= MIN_TAIL_REPLICATES
+    # More evidence never raises p, across the switch from counting to the normal tail.
+    ps = [bootstrap_p(d + noise, d) for d in np.linspace(0, 9, 200)]
+    assert all(b <= a + 1e-12 for a, b in zip(ps, ps[1:], strict=False))
+    assert bootstrap_p(np.array([np.nan, np.nan]), 1.0) is None
