@@ -548,7 +548,7 @@ def pair_state(low: float, high: float, margin: float) -> str:
 
 
 #: What each interval targets, said with every verdict (the replay's JSON, a live look's pairs).
-TARGET_FINITE = "finite: the difference on every instance of the test set (the full data), finite-population correction"
+TARGET_FINITE = "finite: the difference on every instance of the campaign (its sample of the test set, else the whole test set: the full data), finite-population correction"
 TARGET_POPULATION = "population: instances drawn from the population, detection redrawn with the ratings (the leaderboard's bootstrap)"
 
 
