@@ -1,6 +1,7 @@
 """Organizer pages for campaigns. They read stored results only; computing is a task."""
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,7 @@ from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from django.views.decorators.http import require_POST
 
 from evaluation.campaigns import leaderboard, plots, selectors
@@ -213,6 +214,43 @@ def campaign_results_run_progress(request, pk):
     return state_response(request, attempt_state(line["results_run"]), "evaluation/_results_run.html", {**line, "stale": stale})
 
 
+def reading_guide(report: dict) -> dict:
+    """The words of the page's "How to read this", from what the stored report says it computed:
+    the score (Eq. 1's S_f for a row weighted by its knowledge-turn detection, else the mean of the
+    instances' mean ratings; `score`), what the interval's resamples vary (instances, and raters
+    only when `method.raters_resampled`; `interval`) and the rank range's rule (`rank_range`)."""
+    method = report.get("method", {})
+    rows = [r for r in report.get("systems", []) if r.get("rated", True)]
+    weighted = [r["system"] for r in rows if r.get("weighted")]
+    eq1 = (
+        "Eq. 1's S_f (DSTC9 Track 1), not the mean rating: the harmonic mean of the ratings of its responses summed over the turns "
+        "it detected as knowledge-seeking, per detected turn (S_p) and per true knowledge-seeking turn (S_r), so a turn it missed "
+        "counts 0 and one it detected wrongly counts against it"
+    )
+    plain = "the mean over rated instances of each instance's mean rating"
+    if "weighted" not in (rows[0] if rows else {}):
+        score = f"each question's score is {method.get('system_score', plain)}"  # a report stored before rows said how they were scored
+    elif weighted and len(weighted) == len(rows):
+        score = f"each question's score is {eq1}"
+    elif weighted:
+        score = f"each question's score is, for {', '.join(weighted)}, {eq1}; for the other rows (which predict no knowledge-seeking turns), {plain}"
+    else:
+        score = f"each question's score is {plain}"
+    level = f"{method.get('ci', 0.95):.0%}"
+    if method.get("raters_resampled"):
+        interval = (
+            f"its bracket the {level} bootstrap interval over test-set instances and raters: where the score would fall in about "
+            f"{level.rstrip('%')} of 100 campaigns run again on other instances with other raters from the same population"
+        )
+    else:
+        interval = (
+            f"its bracket the {level} bootstrap interval over test-set instances only (rater ids unknown or one rater, so raters were "
+            f"not resampled): where the score would fall in about {level.rstrip('%')} of 100 campaigns run again on other instances, "
+            "not counting what a different set of raters would change"
+        )
+    return {"score": score, "interval": interval, "rank_range": method.get("rank_range", "")}
+
+
 def _results_line(campaign, shown_at, *, followed: bool = False) -> dict:
     """The context of the results computation's line (`_results_run.html`) next to the result shown,
     computed at `shown_at` (None: none): the latest attempt, the endpoint that follows it and, once
@@ -304,6 +342,7 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "length_association": leaderboard.length_rows(shown.report) if shown else [],
         "fragility_mark": fragility.mark_text(shown.report.get("fragility")) if shown else "",
         "method": shown.report["method"] if shown else {},
+        "reading": reading_guide(shown.report) if shown else {},
         "n_unrated": shown.report.get("n_unrated", 0) if shown else 0,
         "clipped_note": leaderboard.clipped_note(shown.report) if shown else "",
         "crowd": crowd,
@@ -447,19 +486,40 @@ WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
 def campaign_download(request, pk, name):
     """One file of the results the page shows (current, else the latest older ones), as an attachment."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    shown, _stale = selectors.shown_result(campaign)
+    shown, stale = selectors.shown_result(campaign)
     if shown is None or name not in {**REPORT_FILES, **WRITTEN_FILES}:
         raise Http404("No such file, or no results yet.")
-    filename = f"campaign-{campaign.pk}-{shown.inputs_version[:12]}-{name}"
+    # Results older than the campaign's inputs say so as the API's leaderboard does: `stale` and
+    # `computed_at` in the JSON (current results: the file the computation wrote), a first paragraph in the Markdown, "stale" in every file's name and
+    # the header X-Results-Stale (a CSV has no place for a sentence that a reader would not parse).
+    filename = f"campaign-{campaign.pk}-{shown.inputs_version[:12]}-{'stale-' if stale else ''}{name}"
     if name in REPORT_FILES:
         content_type, render_as = REPORT_FILES[name]
-        response = HttpResponse(render_as(shown.report), content_type=f"{content_type}; charset=utf-8")
+        if stale and name == "leaderboard.json":
+            body = json.dumps({**leaderboard.to_json_dict(shown.report), "stale": stale, "computed_at": shown.computed_at.isoformat()}, indent=2)
+        else:
+            body = render_as(shown.report)
+        if stale and name == "leaderboard.md":
+            body = stale_note(shown.computed_at) + "\n\n" + body
+        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
-    path = selectors.exported_file(shown, name)
-    if path is None:
-        raise Http404("This file is written when the results are computed; compute them again to write it.")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=f"{WRITTEN_FILES[name]}; charset=utf-8")
+    else:
+        path = selectors.exported_file(shown, name)
+        if path is None:
+            raise Http404("This file is written when the results are computed; compute them again to write it.")
+        response = FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=f"{WRITTEN_FILES[name]}; charset=utf-8")
+    if stale:
+        response["X-Results-Stale"] = "1"
+    return response
+
+
+def stale_note(computed_at) -> str:
+    """The Markdown's first paragraph when the results it carries are older than the campaign's inputs."""
+    at = dateformat.format(timezone.localtime(computed_at), "Y-m-d H:i T")
+    return (
+        f"> **Out of date.** The campaign's inputs (ratings, entries or instances) changed after these results were computed "
+        f"({at}); they are not the results of its current inputs. Compute the results again for those."
+    )
 
 
 RANKING_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown")}  # pairwise_report's writers

@@ -5,6 +5,7 @@ The broker being down and a worker lost mid-computation give an honest line too,
 sweep queues such an attempt again. What is asserted is what an organizer sees: the page's line
 and the API's `results_run`."""
 import html
+import json
 import re
 from datetime import timedelta
 
@@ -255,3 +256,44 @@ def test_a_campaign_without_ratings_is_refused_at_once_with_nothing_recorded(org
     assert "has no entries" in answer.content.decode()
     assert client_for(organizer).post(f"{BASE}/campaigns/{empty.pk}/results/").status_code == 400
     assert not CampaignResultsRun.objects.exists()
+
+
+def test_stale_results_say_whether_new_ones_are_coming(organizer, page, campaign, django_capture_on_commit_callbacks):
+    """After the inputs change with nothing queued the page says to press Compute results (it said
+    "new results are on their way" then, and nothing was); once a computation is queued, it says so."""
+    earlier = compute_campaign_results(campaign.pk)
+    _new_rating(campaign)
+    shown_at = dateformat.format(timezone.localtime(earlier.computed_at), "Y-m-d H:i")
+    body = page.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    banner = re.search(r'<p class="warning" id="stale-results">(.*?)</p>', body, re.S).group(1)
+    assert 'href="#campaign-actions">Compute results</a>' in banner
+    section = _results_section(page, campaign)
+    assert f"The inputs changed since these results were computed ({shown_at}), and no computation of the current inputs is queued" in section
+    assert "on their way" not in section
+
+    with django_capture_on_commit_callbacks(execute=False):
+        page.post(reverse("evaluation:campaign-compute", args=[campaign.pk]))
+    section = _results_section(page, campaign)
+    assert f"The inputs changed since these results were computed ({shown_at}); new results for the current inputs are on their way" in section
+    assert "no computation" not in section
+
+
+def test_stale_downloads_say_they_are_out_of_date(organizer, page, campaign):
+    """The leaderboard files the page offers carry the staleness the API's JSON carries."""
+    earlier = compute_campaign_results(campaign.pk)
+
+    def download(name):
+        return page.get(reverse("evaluation:campaign-download", args=[campaign.pk, name]))
+
+    fresh = download("leaderboard.md")
+    assert "Out of date" not in fresh.content.decode() and "X-Results-Stale" not in fresh
+    assert "stale" not in json.loads(download("leaderboard.json").content)  # current: the file as the computation wrote it
+    _new_rating(campaign)
+    md = download("leaderboard.md")
+    at = dateformat.format(timezone.localtime(earlier.computed_at), "Y-m-d H:i T")
+    assert md.content.decode().startswith(f"> **Out of date.** The campaign's inputs (ratings, entries or instances) changed after these results were computed ({at})")
+    assert md["X-Results-Stale"] == "1" and "-stale-leaderboard.md" in md["Content-Disposition"]
+    board = json.loads(download("leaderboard.json").content)
+    assert board["stale"] is True and board["computed_at"] == earlier.computed_at.isoformat()
+    csv_file = download("leaderboard.csv")
+    assert csv_file["X-Results-Stale"] == "1" and "-stale-leaderboard.csv" in csv_file["Content-Disposition"]

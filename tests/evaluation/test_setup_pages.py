@@ -190,3 +190,44 @@ def test_with_one_test_set_the_upload_forms_start_on_it(signed_in, test_set):
         select = re.search(rf'<select name="test_set"[^>]*id="{prefix}_test_set"[^>]*>(.*?)</select>', page, re.S)
         assert select, f"no test-set choice in the {prefix} form"
         assert re.search(rf'<option value="{test_set.pk}"[^>]*selected', select.group(1)), f"the {prefix} form starts on '---------'"
+
+
+def _reading(page: str) -> str:
+    import html
+    import re
+
+    found = re.search(r'<p class="help" id="reading-scores">(.*?)</p>', page, re.S).group(1)
+    return html.unescape(" ".join(re.sub(r"<[^>]+>", " ", found).split()))
+
+
+def test_the_reading_guide_says_what_the_stored_report_computed(signed_in, campaign):
+    """The guide read "the mean rating of the system's responses ... with other dialogs and raters
+    ... how far each system could move" beside Eq. 1's S_f, instance-only resamples and Holm rank
+    ranges; it now says what the report's rows and method say."""
+    compute_task(campaign.pk)
+    report = campaign.results.get().report
+    text = _reading(signed_in.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode())
+    assert "mean rating of the system's responses" not in text and "could move" not in text
+    weighted = [r["system"] for r in report["systems"] if r["rated"] and r["weighted"]]
+    assert weighted and ("Eq. 1's S_f (DSTC9 Track 1), not the mean rating" in text)
+    assert not report["method"]["raters_resampled"]
+    assert "over test-set instances only (rater ids unknown or one rater, so raters were not resampled)" in text
+    assert "with other raters" not in text
+    assert f"The rank range gives the {report['method']['rank_range']}." in text
+
+
+@pytest.mark.parametrize(("weighted", "resampled", "says", "never"), [
+    ([True, True], True, ["each question's score is Eq. 1's S_f", "over test-set instances and raters"], ["instances only", "mean over rated instances"]),
+    ([False, False], False, ["each question's score is the mean over rated instances of each instance's mean rating", "instances only"], ["S_f", "and raters"]),
+    ([True, False], False, ["for a/e, Eq. 1's S_f", "for the other rows (which predict no knowledge-seeking turns), the mean over rated"], ["and raters"]),
+])
+def test_the_reading_guide_follows_the_report(weighted, resampled, says, never):
+    report = {
+        "method": {"ci": 0.95, "raters_resampled": resampled, "rank_range": "ranks the rule allows", "system_score": "x"},
+        "systems": [{"system": name, "rated": True, "weighted": w} for name, w in zip(["a/e", "b/e"], weighted, strict=True)],
+    }
+    guide = views.reading_guide(report)
+    text = guide["score"] + " " + guide["interval"]
+    assert all(s in text for s in says), text
+    assert not any(n in text for n in never), text
+    assert guide["rank_range"] == "ranks the rule allows"
