@@ -6,6 +6,13 @@ order). Shown as a count and as a share of all the leaderboard's ratings, marked
 mark's share or at `MARK_COUNT` removals or fewer; a system keeps at least one rating, since a
 system without any is not on the board.
 
+No count (None) says why (`Fragility.reason`, in words by `count_text`): no removal the rules allow
+reverses the order ("none"); the search stopped at its step limit ("limit"); or a row weighted by
+Eq. 1 kept its instances' last ratings and what was left did not reverse it ("eq1_rule": not
+measured, since removing a last rating would change Eq. 1's weighting, so whether some removal
+reverses the order is unknown; with one rating per instance no removal of that row is possible at
+all). Only "none" says the order holds; none of the three is marked fragile, and a page says which.
+
 Three leaderboards, three statistics:
 
 - **A mean of values** (`mean_pair_count`; the interactive leaderboard's final score is the mean over
@@ -59,20 +66,50 @@ MARK_COUNT = 3
 class Fragility:
     above: str
     below: str
-    count: int | None  # ratings whose removal reverses the order; None: no removal does (or more than the step limit)
+    count: int | None  # ratings whose removal reverses the order; None: `reason` says why there is none
     share: float | None  # count / total
     total: int  # the leaderboard's ratings (votes, dialogs)
     method: str  # "exact" or "greedy bound"
     marked: bool  # share below the mark, or at most MARK_COUNT removals
+    reason: str | None = None  # with no count: NONE, LIMIT or EQ1_RULE (module docstring); None with a count
+    one_per_instance: bool = False  # EQ1_RULE with every weighted cell holding one rating: no removal was possible
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def _result(above, below, count, total, method, mark_share) -> Fragility:
+NONE, LIMIT, EQ1_RULE = "none", "limit", "eq1_rule"  # why a pair has no count (module docstring)
+
+
+def _result(above, below, count, total, method, mark_share, reason=NONE, one_per_instance=False) -> Fragility:
     share = None if count is None or not total else count / total
     marked = share is not None and (share < mark_share or count <= MARK_COUNT)
-    return Fragility(str(above), str(below), count, share, int(total), method, bool(marked))
+    if count is not None:
+        reason, one_per_instance = None, False
+    return Fragility(str(above), str(below), count, share, int(total), method, bool(marked), reason, bool(one_per_instance))
+
+
+def count_text(row: dict) -> str:
+    """A row's count in words, the same on the page, in the Markdown and the CSV: the number, or
+    why there is none. A row stored before reasons were kept says only that none was found."""
+    if row.get("count") is not None:
+        return str(row["count"])
+    reason = row.get("reason")
+    if reason == NONE:
+        return "none reverses it" if row.get("method") == "exact" else "none found (greedy search)"
+    if reason == LIMIT:
+        return f"not found within {GREEDY_STEP_LIMIT} removals (the search stopped)"
+    if reason == EQ1_RULE:
+        if row.get("one_per_instance"):
+            return "not measurable: one rating per instance, and removing an instance's last rating would change Eq. 1's weighting"
+        return ("not measurable: the removals that keep each instance's last rating do not reverse it, "
+                "and removing a last rating would change Eq. 1's weighting")
+    return "none found"
+
+
+def measured(row: dict) -> bool:
+    """Whether the row's count, or its absence, says how robust the order is (a count, or no removal reverses it)."""
+    return row.get("count") is not None or row.get("reason") == NONE
 
 
 def _check_mark(mark_share):
@@ -131,7 +168,7 @@ def display_rows(board: dict | None) -> list[dict]:
         return []
     top = [{"place": "rank 1", **board["top"]}] if board.get("top") else []
     rows = top + [{"place": "adjacent", **pair} for pair in board["pairs"]]
-    return [{**row, "share_text": "" if row["share"] is None else f"{row['share']:.3%}"} for row in rows]
+    return [{**row, "share_text": "" if row["share"] is None else f"{row['share']:.3%}", "count_text": count_text(row), "measured": measured(row)} for row in rows]
 
 
 def mark_text(board: dict | None) -> str:
@@ -152,8 +189,8 @@ def markdown(board: dict | None, units: str) -> list[str]:
              f"marked (!) when {mark_text(board)} reverse it; exact, or a greedy bound (that many do reverse it).", "",
              "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
     for row in table:
-        count = "none reverses it" if row["count"] is None else str(row["count"])
-        share = row["share_text"] + (" (!)" if row["marked"] else "")
+        count = row["count_text"]
+        share = row["share_text"] + (" (!)" if row["marked"] else "" if row["measured"] else " (not measured)")
         lines.append(f"| {row['place']} | {row['above']} | {row['below']} | {count} | {share} | {row['method']} |")
     return lines
 
@@ -171,6 +208,8 @@ def _board(order, pair, top_exact: bool, mark_share: float) -> dict:
             exact = exact and challenger.method == "exact"
             if challenger.count is not None and (best.count is None or challenger.count < best.count):
                 best = challenger
+            elif challenger.count is None and best.count is None and best.reason == NONE and challenger.reason != NONE:
+                best = challenger  # no count either way: rank 1 is only as measured as its least measured challenger
         top = replace(best, method="exact" if top_exact and exact else "greedy bound")
     return {"pairs": [p.as_dict() for p in pairs], "top": top.as_dict() if top else None, "mark_share": mark_share, "mark_count": MARK_COUNT}
 
@@ -326,17 +365,22 @@ def _least(moves: np.ndarray) -> int | None:
 
 def _greedy_cells(a: SystemCells, b: SystemCells, cap: int = GREEDY_STEP_LIMIT) -> int | None:
     """The greedy count, or None when nothing narrows the gap or `cap` removals did not close it."""
+    return _greedy_search(a, b, cap)[0]
+
+
+def _greedy_search(a: SystemCells, b: SystemCells, cap: int = GREEDY_STEP_LIMIT) -> tuple[int | None, bool]:
+    """(`_greedy_cells`'s count, whether the search stopped at `cap` rather than running out of removals)."""
     a, b = a.copy(), b.copy()
     gap = a.score() - b.score()
     steps = 0
     while gap > 1e-12:
         if steps >= cap:
-            return None
+            return None, True
         down, up = a.moves(), -b.moves()
         best_a, best_b = _least(down), _least(up)
         options = [(float(m.flat[k]), side, k) for side, m, k in ((0, down, best_a), (1, up, best_b)) if k is not None]
         if not options or min(options)[0] >= 0:
-            return None  # nothing left narrows the gap
+            return None, False  # nothing left narrows the gap
         change, side, k = min(options)
         system = (a, b)[side]
         q, i, v = (int(x) for x in np.unravel_index(k, system.counts.shape))
@@ -345,19 +389,34 @@ def _greedy_cells(a: SystemCells, b: SystemCells, cap: int = GREEDY_STEP_LIMIT) 
         gap = a.score() - b.score() if steps % 50 == 0 else gap + change  # re-anchored now and then against rounding
         if gap <= 1e-12:
             gap = a.score() - b.score()
-    return steps
+    return steps, False
 
 
 def cell_pair(a: SystemCells, b: SystemCells, cap: int | None = None) -> tuple[int | None, str]:
     """(count, method) for A above B (module docstring): exhaustive below the greedy count when
     that search is small, so the greedy count is then proven least; else the greedy bound. With
     `cap`, a greedy search past cap removals stops (None, "greedy bound")."""
-    greedy = _greedy_cells(a, b, GREEDY_STEP_LIMIT if cap is None else cap)
+    return _cell_pair(a, b, cap)[:2]
+
+
+def _cell_pair(a: SystemCells, b: SystemCells, cap: int | None = None) -> tuple[int | None, str, str]:
+    """`cell_pair` with the reason for no count: EQ1_RULE when a row is weighted (its instances'
+    last ratings were never removed, so no count says nothing of those removals), else LIMIT when
+    the greedy search stopped at its cap, else NONE."""
+    greedy, stopped = _greedy_search(a, b, GREEDY_STEP_LIMIT if cap is None else cap)
     bound = greedy if greedy is not None else a.size() + b.size() + 1
     if _search_size(a.size() + b.size(), bound) <= EXACT_SEARCH_LIMIT:
         found = _exhaustive_cells(a, b, bound)
-        return (found if found is not None else greedy), "exact"
-    return greedy, "greedy bound"
+        count, method, stopped = (found if found is not None else greedy), "exact", False
+    else:
+        count, method = greedy, "greedy bound"
+    return count, method, EQ1_RULE if a.weighted or b.weighted else LIMIT if stopped else NONE
+
+
+def _one_per_instance(*systems: SystemCells) -> bool:
+    """Every rated cell of the weighted systems among `systems` holds one rating: no removal from them is allowed."""
+    cells = [s.counts.sum(-1) for s in systems if s.weighted]
+    return bool(cells) and all(bool((c <= 1).all()) for c in cells)
 
 
 def _search_size(n: int, below_k: int) -> int:
@@ -386,8 +445,8 @@ def cell_leaderboard(systems: dict, order: list, mark_share=DEFAULT_MARK_SHARE, 
     total = total if total is not None else sum(systems[s].size() for s in order)
 
     def pair(x, y, cap):
-        count, method = cell_pair(systems[x], systems[y], cap)
-        return _result(x, y, count, total, method, mark_share)
+        count, method, reason = _cell_pair(systems[x], systems[y], cap)
+        return _result(x, y, count, total, method, mark_share, reason, _one_per_instance(systems[x], systems[y]))
 
     return _board(order, pair, True, mark_share)
 

@@ -236,3 +236,58 @@ def test_the_bradley_terry_greedy_bound_is_never_below_the_least(seed, monkeypat
             assert greedy["count"] is None or greedy["count"] >= least["count"]
         if greedy["count"] is not None:  # the bound is reached: some removal of that many reverses the order
             assert least["count"] is not None and least["count"] <= greedy["count"]
+
+
+# --- no count: why ------------------------------------------------------------------------------
+
+
+def _weighted_cells(values_a, values_b, per_instance=1):
+    """Two Eq. 1-weighted systems (one question), `per_instance` ratings of each instance's value."""
+    rows = [{"system": s, "question": "q", "instance": i, "rater": f"r{r}", "value": v}
+            for s, values in (("A", values_a), ("B", values_b)) for i, v in enumerate(values) for r in range(per_instance)]
+    n = max(len(values_a), len(values_b))
+    weight = np.ones((2, 1, n))
+    denominator = np.array([[2.0 * n], [2.0 * n]])
+    return fragility.report_cells(pd.DataFrame(rows), ["A", "B"], ["q"], n, weight, denominator, [True, True])
+
+
+def test_a_weighted_row_with_one_rating_per_instance_is_not_measured_not_robust():
+    """Eq. 1 keeps an instance's last rating, so with one rating per instance no removal can be
+    tried: the count is None, and it must not read "none reverses it" (a gap this small is one
+    rating from reversing), nor be marked robust, on the page, in the Markdown or the CSV."""
+    cells = _weighted_cells([4, 4, 4, 5, 4, 4], [4, 4, 4, 4, 4, 4])
+    board = fragility.cell_leaderboard(cells, ["A", "B"])
+    (pair,) = board["pairs"]
+    assert pair["count"] is None and pair["reason"] == fragility.EQ1_RULE and pair["one_per_instance"]
+    assert not pair["marked"] and board["top"]["reason"] == fragility.EQ1_RULE
+    words = "not measurable: one rating per instance, and removing an instance's last rating would change Eq. 1's weighting"
+    rows = fragility.display_rows(board)
+    assert all(row["count_text"] == words and row["measured"] is False for row in rows)
+    markdown = "\n".join(fragility.markdown(board, "ratings"))
+    assert words in markdown and "none reverses it" not in markdown and "(not measured)" in markdown
+    from evaluation.campaigns import leaderboard
+
+    written = leaderboard.fragility_csv({"fragility": board})
+    assert words in written and "count_text" in written.splitlines()[0]
+    from django.template.loader import render_to_string
+
+    page = render_to_string("evaluation/_fragility.html", {"fragility": rows, "units": "ratings", "mark": fragility.mark_text(board)})
+    assert page.count(words.replace("'", "&#x27;")) == 2 and "none reverses it" not in page and page.count("not measured</td>") == 2
+
+
+def test_a_weighted_row_with_ratings_to_spare_that_still_holds_is_not_called_robust():
+    """Two ratings per instance: removals down to one are tried, and when they do not reverse the
+    order the last ratings, never tried, might: not measured, in other words."""
+    cells = _weighted_cells([5, 5, 5], [1, 1, 1], per_instance=2)
+    (pair,) = fragility.cell_leaderboard(cells, ["A", "B"])["pairs"]
+    assert pair["count"] is None and pair["reason"] == fragility.EQ1_RULE and not pair["one_per_instance"]
+    assert fragility.count_text(pair).startswith("not measurable: the removals that keep each instance's last rating")
+
+
+def test_an_unweighted_pair_no_removal_reverses_still_says_so():
+    cells = fragility.report_cells(
+        pd.DataFrame([{"system": s, "question": "q", "instance": i, "rater": "r", "value": v} for s, v in (("A", 5), ("B", 1)) for i in range(2)]),
+        ["A", "B"], ["q"], 2, np.ones((2, 1, 2)), np.full((2, 1), 4.0), [False, False],
+    )
+    (row,) = [r for r in fragility.display_rows(fragility.cell_leaderboard(cells, ["A", "B"])) if r["place"] == "adjacent"]
+    assert row["count"] is None and row["reason"] == fragility.NONE and row["count_text"] == "none reverses it" and row["measured"]
