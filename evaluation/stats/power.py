@@ -243,7 +243,10 @@ class Option:
     raters_per_instance: int
     instances: int | None
     ratings: int | None  # responses: instances x raters x systems
-    power: float  # the report's power for the hardest pair at this size (simulated campaigns, fitted curve)
+    # The report's power for the hardest pair at this size (simulated campaigns, fitted curve); for
+    # an option out of reach, its power at the largest size (`Plan.max_instances`) when the search
+    # ran, None when it did not (the t-test already out of reach, or no gap to separate).
+    power: float | None
     cost: dict | None = None
     t_test_instances: int | None = None  # what a paired t-test on plain means would have asked for
     simulated: bool = True  # False: a crowd's size scaled from a simulated option (`_options`)
@@ -260,12 +263,16 @@ class Plan:
     systems: int
     pilot: PilotModel
     notes: list[str] = field(default_factory=list)
+    max_instances: int = DEFAULT_MAX_INSTANCES  # the largest size searched (the test set's knowledge-seeking instances with Eq. 1)
+    simulations: int = DEFAULT_SIMULATIONS  # t-test simulations per size (where the search starts)
+    campaigns: int = report_power.DEFAULT_CAMPAIGNS  # campaigns per size scored as the report scores them (the powers shown)
 
     def as_dict(self) -> dict:
         return {
             "target_power": self.target_power, "alpha": self.alpha, "systems": self.systems, "pairs": self.pairs,
             "binding": self.binding, "options": [asdict(o) for o in self.options],
             "best": asdict(self.best) if self.best else None, "pilot": self.pilot.as_dict(), "notes": self.notes,
+            "max_instances": self.max_instances, "simulations": self.simulations, "campaigns": self.campaigns,
         }
 
 
@@ -342,7 +349,7 @@ def plan(
         # With fresh raters the cost per unit of precision grows with m, so one rater wins on power
         # alone; agreement, gold checks and DSTC's protocol need more, which is the organizer's call.
         notes.append("one rater per instance is cheapest for power; agreement needs at least 2 (--min-raters)")
-    return Plan(pairs, binding, options, best, power, alpha, systems, model, assumptions + notes)
+    return Plan(pairs, binding, options, best, power, alpha, systems, model, assumptions + notes, max_instances, simulations, campaigns)
 
 
 def _on_ratings(binding: dict, detection, max_instances: int, notes: list[str]) -> tuple[float, int]:
@@ -371,7 +378,7 @@ def _options(
     options = []
     for m in raters_range:
         start, _ = instances_needed(gap, model.components, m, alpha, power, simulations, seed, max_instances)
-        option = Option(m, None, None, alpha / 2, t_test_instances=start)
+        option = Option(m, None, None, None, t_test_instances=start)  # no power until the report's search gives one
         if start is not None and gap > 0:
             if crowd and ratio is not None:
                 option.instances, option.power, option.simulated = min(max_instances, math.ceil(start * ratio)), power, False

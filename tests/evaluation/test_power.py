@@ -280,3 +280,37 @@ def test_a_crowd_plan_simulates_the_recommended_option_and_scales_the_others():
     scaled = [o for o in result.options if not o.simulated]
     assert scaled and all(o.instances == pytest.approx(o.t_test_instances * result.options[0].instances / result.options[0].t_test_instances, abs=1) for o in scaled)
     assert any("are the t-test's times the ratio" in note for note in result.notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Out of reach: no placeholder shown as a power
+
+
+def test_an_option_no_search_reached_has_no_power_on_the_page_or_in_the_api():
+    """A tie: no size is searched, so no power is known; it was alpha/2 (0.025), shown as a power."""
+    from django.template.loader import render_to_string
+
+    model = power.PilotModel(means={"a": 4.0, "b": 4.0}, components=TRUE, n_ratings=0, n_instances=0, n_raters=0, raters_per_item=3)
+    result = power.plan(model, top_k=2, max_raters=2, simulations=200, campaigns=40, max_instances=500)
+    body = result.as_dict()
+    assert [o["power"] for o in body["options"]] == [None, None] and [o["instances"] for o in body["options"]] == [None, None]
+    assert (body["max_instances"], body["simulations"], body["campaigns"]) == (500, 200, 40)
+    page = render_to_string("evaluation/_plan_result.html", {"p": body})
+    assert "0.025" not in page and page.count("none computed") == 2
+    assert "Each power is the report's verdict on 40 seeded campaigns simulated per size" in page and "simulated 200 times per size" in page
+
+
+def test_plan_power_names_the_largest_size_it_searched(campaign):
+    """With Eq. 1 a campaign rates at most the test set's knowledge-seeking instances: an option out
+    of reach is out of reach at that size, which the line names (it named --max-instances, 100000)."""
+    text = run("--campaign", campaign.name, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--campaigns", 30)
+    body = json.loads(run("--campaign", campaign.name, "--top-k", 2, "--max-raters", 2, "--simulations", 300, "--campaigns", 30, "--json"))
+    assert body["max_instances"] < power.DEFAULT_MAX_INSTANCES
+    lines = [line for line in text.splitlines() if "out of reach" in line]
+    assert lines, text
+    for line, option in zip(lines, [o for o in body["options"] if o["instances"] is None], strict=True):
+        if option["power"] is None:
+            assert line.endswith("out of reach (no size reaches it)")
+        else:
+            assert line.endswith(f"at {body['max_instances']} instances)") and str(power.DEFAULT_MAX_INSTANCES) not in line
+    assert "each power from 30 simulated campaigns per size" in text

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.campaigns.services import runs
 from evaluation.stats import power
 from hits import providers
+from quorum import numbers
 
 from ._common import get_campaign
 
@@ -66,14 +67,19 @@ class Command(BaseCommand):
         for pair in body["pairs"]:
             name = f"{pair['a']} vs {pair['b']}" if pair["a"] else "delta"
             self.stdout.write(f"  {name}: gap {pair['gap']:.4f}")
-        self.stdout.write(f"power {opts['power']} at alpha {opts['alpha']} for the hardest pair, {body['systems']} systems rated:")
+        self.stdout.write(
+            f"power {opts['power']} at alpha {opts['alpha']} for the hardest pair, {body['systems']} systems rated "
+            f"(each power from {result.campaigns} simulated campaigns per size; the search starts from a t-test simulated {result.simulations} times per size):"
+        )
         for option in result.options:
             if option.instances is None:
-                self.stdout.write(f"  {option.raters_per_instance} raters: out of reach (power {option.power:.3f} at {opts['max_instances']} instances)")
+                reached = "no size reaches it" if option.power is None else f"power {numbers.decimals(option.power)} at {result.max_instances} instances"
+                self.stdout.write(f"  {option.raters_per_instance} raters: out of reach ({reached})")
                 continue
             cost = f", cost {option.cost['total']} USD (fees {option.cost['fees']})" if option.cost else ""
+            approx = "" if option.simulated else "≈ "
             self.stdout.write(
-                f"  {option.raters_per_instance} raters: {option.instances} instances, {option.ratings} ratings, power {option.power:.3f}{cost}"
+                f"  {option.raters_per_instance} raters: {option.instances} instances, {option.ratings} ratings, power {approx}{numbers.decimals(option.power)}{cost}"
             )
         if result.best:
             self.stdout.write(f"recommended: {result.best.instances} instances x {result.best.raters_per_instance} raters")
