@@ -41,10 +41,11 @@ from quorum.progress import attempt_state, is_finished, page_again, progress_res
 from quorum.roles import organizer_required
 
 if TYPE_CHECKING:
-    from evaluation.stats import fragility, pairwise_report
+    from evaluation.stats import fragility, pairwise_report, scoring
 else:
     fragility = lazy("evaluation.stats.fragility")
     pairwise_report = lazy("evaluation.stats.pairwise_report")
+    scoring = lazy("evaluation.stats.scoring")
 
 
 def _with_cells(rows, questions):
@@ -548,7 +549,9 @@ def pairwise_ranking(request, pk, fmt=None):
     checks = body["controls"] if body else None
     context = {"job": job, "stored": stored, "rows": body["rows"] if body else [], "controls": checks,
                "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
-               "judge_sets": body.get("judge_sets", []) if body else [], "row_order": pairwise_report.ROW_ORDER if body and body["rows"] else ""}
+               "judge_sets": body.get("judge_sets", []) if body else [], "row_order": pairwise_report.ROW_ORDER if body and body["rows"] else "",
+               # bradley_terry._holm_groups: the ratings leaderboard's rule on the strengths' resamples
+               "rank_rule": scoring.tie_group_rule(), "rank_range_rule": scoring.rank_range_rule()}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 

@@ -76,7 +76,10 @@ def controls_markdown(controls: dict) -> list[str]:
             raw = numbers.decimals(row["raw_log_strength"])
             lines.append(f"| {row['rank']} | {row['system']} | {numbers.decimals(row['log_strength'])} {numbers.interval(row['ci_low'], row['ci_high'])} | {row['raw_rank']} | {raw} |")
         for c in styled["coefficients"]:
-            lines.append(f"\nStyle coefficient, {c['label']}: {numbers.decimals(c['coefficient'])} {numbers.interval(c['ci_low'], c['ci_high'])} per standard deviation.")
+            lines.append(
+                f"\nStyle coefficient, {c['label']}: {numbers.decimals(c['coefficient'])} {numbers.interval(c['ci_low'], c['ci_high'])} "
+                f"per standard deviation ({numbers.p_clause(c['p'])})."
+            )
         lines += ["", styled["method"] + "."]
     position = controls["position"]
     lines += ["", "## Position bias", ""]

@@ -1,6 +1,7 @@
 """A pairwise job's ranking report, stored in the background (issue 26): the page, its downloads and
 the API read the stored report without fitting anything; counted votes ask for a new one, debounced;
 the page says how old the report is and follows a recomputation's progress."""
+import html
 import io
 from datetime import timedelta
 
@@ -237,3 +238,35 @@ def test_the_sweep_queues_a_lost_report_again_and_fails_one_left_running(make_an
     assert queued == [("evaluation.tasks.compute_pairwise_report", waiting.pk)]
     running.refresh_from_db()
     assert running.status == RunStatus.FAILED and "worker computing it was lost" in running.error
+
+
+def test_the_page_and_the_markdown_say_the_same_of_ranks_and_style(make_annotator, organizer, client):
+    """The page said its rank range was "the range of ranks across resamples" while the ranks come
+    from Holm tie groups (`bradley_terry._holm_groups`), as the Markdown says; the style
+    coefficient's p was on the page only."""
+    from django.template.loader import render_to_string
+
+    from evaluation.stats import pairwise_report, scoring
+
+    job = pairwise_job(6)
+    vote(job, make_annotator("ann")[1], 18)
+    report = computed(job)
+    client.force_login(organizer)
+    page = html.unescape(client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode())
+    assert "across resamples" not in page
+    assert scoring.tie_group_rule() in page and scoring.rank_range_rule() in page
+    markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
+    assert scoring.tie_group_rule() in markdown
+    # The style coefficient with its p, in the Markdown as on the page (`pairwise_ranking.html`).
+    styled = {**report.report["controls"]["style"], "coefficients": [
+        {"label": "length", "coefficient": 0.31234, "ci_low": 0.0512, "ci_high": 0.6021, "p": 0.0213},
+        {"label": "bold", "coefficient": -0.2, "ci_low": -0.5, "ci_high": 0.1, "p": 0.0004},
+    ]}
+    lines = "\n".join(pairwise_report.controls_markdown({**report.report["controls"], "style": styled}))
+    assert "0.312 [0.051, 0.602] per standard deviation (p = 0.021)." in lines
+    assert "-0.200 [-0.500, 0.100] per standard deviation (p < 0.001)." in lines
+    page_text = render_to_string("evaluation/pairwise_ranking.html", {
+        "job": job, "stored": None, "rows": report.report["rows"], "controls": {**report.report["controls"], "style": styled},
+        "row_order": "", "fragility": [], "judge_sets": [],
+    })
+    assert "per standard deviation (p = 0.021)" in page_text and "per standard deviation (p &lt; 0.001)" in page_text
