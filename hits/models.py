@@ -16,6 +16,9 @@ from django.db.models import F, Q
 
 from annotation.models import Job, Response, Slot, Worker
 
+#: Hours accepted crowd work waits for the builder before it is paid, unless the job says otherwise.
+REVIEW_HOURS_DEFAULT = 24
+
 
 class Provider(models.TextChoices):
     INHOUSE = "inhouse", "In-house"
@@ -44,11 +47,14 @@ class JobCrowdConfig(models.Model):
         default=3, validators=[MinValueValidator(1)],
         help_text="The provider approves a submission by itself after this many days; Quorum settles before.",
     )
+    # A day by default: worker flags come from a sweep every 15 minutes and votes take longer still, so
+    # paying at the next reconciliation would pay work before anything could say it is bad; a day is
+    # one look a day for the builder, and still well inside the providers' own approval deadlines.
     review_hours = models.PositiveSmallIntegerField(
-        default=0,
+        default=REVIEW_HOURS_DEFAULT,
         help_text="Hours after a submission during which accepted work waits for a builder's decision (reject it, or "
-        "leave it to be paid) before Quorum approves and pays it; 0 pays it at the next reconciliation. Work is "
-        "settled before the provider's own auto-approval deadline whatever this says.",
+        f"leave it to be paid) before Quorum approves and pays it; {REVIEW_HOURS_DEFAULT} by default, 0 pays it at the "
+        "next reconciliation. Work is settled before the provider's own auto-approval deadline whatever this says.",
     )
     assignments_per_posting = models.PositiveSmallIntegerField(
         default=9, validators=[MinValueValidator(1)],

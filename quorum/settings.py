@@ -448,6 +448,9 @@ QUORUM_MTURK_BLOCK_QUALIFICATION_ID = env.str("QUORUM_MTURK_BLOCK_QUALIFICATION_
 # `manage.py rehearse` points it at the local fake.
 QUORUM_MTURK_SUBMIT_HOSTS = env.list("QUORUM_MTURK_SUBMIT_HOSTS", default=[])
 QUORUM_PROLIFIC_API_URL = env.str("QUORUM_PROLIFIC_API_URL", default="https://api.prolific.com")
+# False: Prolific's API (anything but a local fake on this machine) may not publish studies, approve or
+# pay bonuses, whatever token is set; True spends real money.
+QUORUM_PROLIFIC_LIVE = env.bool("QUORUM_PROLIFIC_LIVE", default=False)
 QUORUM_PROLIFIC_TOKEN_ENV = env.str("QUORUM_PROLIFIC_TOKEN_ENV", default="PROLIFIC_TOKEN")
 QUORUM_PROLIFIC_FEE_RATE = env.str("QUORUM_PROLIFIC_FEE_RATE", default="0.3333")  # Prolific's service fee share
 # Where a participant goes after a saved submit, with {code} for the job's completion code; empty:

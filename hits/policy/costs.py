@@ -29,6 +29,32 @@ def bonus_cost(pricing, amount, *, fee_rate=0) -> Decimal:
     return cents(amount) + pricing.bonus_fee(amount, fee_rate=fee_rate)
 
 
+@dataclass(frozen=True)
+class Spent:
+    """What the provider has paid out for a job: approved rewards, bonuses and the fees on both."""
+
+    approved: int
+    rewards: Decimal
+    bonuses: Decimal
+    fees: Decimal
+    total: Decimal
+
+
+def spent(pricing, approved, bonuses=(), *, fee_rate=0) -> Spent:
+    """What has been paid, fees included: `approved` is (reward, assignments of its posting, how many
+    approved) per kind of place (a posting's size sets MTurk's fee), `bonuses` is (amount, cost with
+    fees) per paid bonus."""
+    count, rewards, reward_fees = 0, Decimal("0.00"), Decimal("0.00")
+    for reward, posting_size, n in approved:
+        count += n
+        rewards += cents(reward) * n
+        reward_fees += pricing.fee_per_assignment(reward, assignments_per_posting=posting_size, fee_rate=fee_rate) * n
+    bonus_amounts = sum((cents(amount) for amount, _cost in bonuses), Decimal("0.00"))
+    bonus_fees = sum((cents(cost) - cents(amount) for amount, cost in bonuses), Decimal("0.00"))
+    fees = cents(reward_fees + bonus_fees)
+    return Spent(count, cents(rewards), bonus_amounts, fees, cents(rewards + bonus_amounts + fees))
+
+
 def split_into_postings(assignments: int, per_posting: int) -> list[int]:
     """Sizes of the postings that carry `assignments` assignments, at most `per_posting` each."""
     if per_posting < 1:

@@ -159,6 +159,22 @@ class CrowdProvider(ABC):
         state to keep in `JobCrowdConfig.provider_state` (the same state when there is nothing to do)."""
         return dict(config.provider_state or {})
 
+    #: Whether a worker holds at most one place in a job, whatever the assignment ids they bring (a
+    #: second arrival is refused with `one_place_refusal`).
+    one_place_per_worker: bool = False
+    #: What a worker who arrives for a second place reads, in the provider's words.
+    one_place_refusal: str = "You have already taken part in this task."
+    #: The preview page's notice, in the provider's words (how a worker starts: accept a HIT, take part in a study).
+    preview_notice: str = "This is a preview; nothing you do here is saved."
+    #: What a worker reads who opens a finished job's listing, in the provider's words.
+    finished_notice: str = "This task has finished and takes no more work."
+
+    def spending_refusal(self) -> str | None:
+        """Why this provider may not make calls that spend (create a paid listing, approve, pay a bonus)
+        now, saying which setting to change; None when it may. Checked by the services before they
+        reserve or write a payment, so a refusal changes nothing."""
+        return None
+
     # Requirements (the package's requirements.py) -------------------------------------------------
     def check_requirements(self, req: dict, errors: dict) -> None:
         """Add to `errors` what is wrong with this provider's requirements beyond each option's own rule

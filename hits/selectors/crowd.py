@@ -1,6 +1,7 @@
 """Reads for the organizer: estimated cost before launch, and postings, assignments and payments of a job."""
 from decimal import Decimal
 
+from django.conf import settings
 from django.db.models import Avg, Count, Q, Sum
 
 from annotation.models import Item, Job, Response
@@ -56,6 +57,55 @@ def _cost_still_to_post(estimate: costs.Estimate, reserved: Decimal | None) -> D
     return max(estimate.total - (reserved or Decimal("0")), Decimal("0"))
 
 
+def spent_for_job(job: Job, config: JobCrowdConfig) -> costs.Spent:
+    """What the provider has paid for the job so far, fees included: the rewards of the assignments it
+    approved (by Quorum or by itself) and the bonuses it confirmed. Unlike `committed`, which also holds
+    what postings reserved for work not yet done or paid."""
+    provider = providers.get(config.provider)
+    approved = (
+        ProviderAssignment.objects.filter(posting__job=job, state=ProviderAssignment.State.APPROVED)
+        .values_list("posting__reward", "posting__assignments").annotate(n=Count("id")).order_by()
+    )
+    bonuses = Payment.objects.filter(
+        assignment__posting__job=job, kind=Payment.Kind.BONUS, state=Payment.State.CONFIRMED
+    ).values_list("amount", "cost")
+    return costs.spent(provider, list(approved), list(bonuses), fee_rate=provider.fee_rate(config))
+
+
+def paying_note(config: JobCrowdConfig) -> str:
+    """When accepted work is paid, as the crowd section and the launch say it."""
+    days = config.auto_approval_days
+    deadline = (
+        f"always at least {settings.QUORUM_SETTLE_MARGIN_HOURS} hours before {config.get_provider_display()} "
+        f"approves it by itself ({days} day{'s' if days != 1 else ''} after submission)"
+    )
+    hours = config.review_hours
+    if hours:
+        return (
+            f"Accepted work is paid automatically {hours} hour{'s' if hours != 1 else ''} after its submission unless you "
+            f"reject it first, {deadline}; change 'Hours to review before paying' in the crowd settings."
+        )
+    return (
+        "Accepted work is paid automatically at the next reconciliation, within minutes and before you can look at it, "
+        f"{deadline}; set 'Hours to review before paying' in the crowd settings to decide first."
+    )
+
+
+def reservation_note(job: Job, config: JobCrowdConfig) -> str | None:
+    """What the job's postings hold against the budget, e.g. "$4.28 reserved on Prolific for 8 places,
+    fees included"; None before anything is posted."""
+    posted = Posting.objects.filter(job=job).exclude(state=Posting.State.FAILED).aggregate(
+        places=Sum("assignments"), reserved=Sum("committed_cost")
+    )
+    if not posted["places"]:
+        return None
+    places = posted["places"]
+    return (
+        f"${posted['reserved']} reserved on {config.get_provider_display()} for {places} place"
+        f"{'s' if places != 1 else ''}, fees included"
+    )
+
+
 def _json_safe(values: dict) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in values.items()}
 
@@ -86,6 +136,8 @@ def crowd_overview(job: Job) -> dict:
         "budget": str(config.budget) if config.budget is not None else None,
         "committed": str(config.committed),
         "left": str(config.budget - config.committed) if config.budget is not None else None,
+        # What the provider has paid, fees included; `committed` is what is reserved, paid or not.
+        "spent": _json_safe(spent_for_job(job, config).__dict__),
         "estimate": estimate_for_job(job, config).as_dict(),
         # When accepted work is paid: after this many hours (0: at once), before the provider's own deadline.
         "review_hours": config.review_hours,
@@ -134,6 +186,9 @@ def crowd_page(job: Job) -> dict:
         "fits_budget": fits_budget(config, _cost_still_to_post(estimate, posted["reserved"])),
         "provider_detail": provider.describe(config),
         "provider_paid": provider.paid,
+        "paying_note": paying_note(config),
+        "reservation_note": reservation_note(job, config) if config.pk is not None else None,
+        "spent": spent_for_job(job, config) if config.pk is not None else None,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),
         "posting_count": posted["n"],

@@ -59,6 +59,7 @@ def configure_crowd(job: Job, *, provider: str | None = None, **fields: Any) -> 
         _set_provider(config, provider, posted=job.postings.exists(), errors=errors)
         _set_budget(config, fields, errors)
         _set_shared(config, fields, errors)
+        _check_time_within_claim(job, config, fields, errors)
         renewed = _set_requirements(config, fields, errors)
         renewed = _set_provider_options(config, fields, errors) or renewed
         if renewed:
@@ -119,6 +120,20 @@ def _set_shared(config: JobCrowdConfig, fields: Mapping[str, Any], errors: dict)
             setattr(config, option.name, option.typed(value))
         else:
             errors[option.name] = wrong
+
+
+def _check_time_within_claim(job: Job, config: JobCrowdConfig, fields: Mapping[str, Any], errors: dict) -> None:
+    """The listing's time (a Prolific study's, MTurk's estimate) must fit in the job's claim timeout: a
+    claim lapses then, so a worker who takes the time the listing promised loses the item."""
+    if "minutes_per_assignment" not in fields or "minutes_per_assignment" in errors:
+        return
+    timeout = job.claim_timeout_minutes
+    if config.minutes_per_assignment > timeout:
+        errors["minutes_per_assignment"] = (
+            f"at most the job's claim timeout of {timeout} minute{'s' if timeout != 1 else ''}: a worker's claim on an "
+            f"item lapses then, before the {config.minutes_per_assignment.normalize():f} minutes the listing gives them. "
+            "Lower the minutes per assignment, or raise the job's claim timeout in its details first"
+        )
 
 
 def _set_requirements(config: JobCrowdConfig, fields: Mapping[str, Any], errors: dict) -> bool:

@@ -97,6 +97,22 @@ def admit(*, posting: Posting, worker: Worker, external_id: str, return_url: str
     return assignment, False
 
 
+def refuse_second_place(provider, job: Job, worker: Worker, external_id: str) -> None:
+    """EntryError in the provider's words when its rule is one place per worker (`one_place_per_worker`)
+    and this worker already holds or used one of the job's places under another assignment id (a new
+    Prolific SESSION_ID); returned and void assignments hold none. Inside the arrival's transaction."""
+    if not provider.one_place_per_worker:
+        return
+    # The worker's row lock orders two arrivals of one worker on different postings of the job.
+    Worker.objects.select_for_update().filter(pk=worker.pk).exists()
+    taken = (
+        ProviderAssignment.objects.filter(posting__job=job, worker=worker)
+        .exclude(external_id=external_id).exclude(state__in=ProviderAssignment.ENDED)
+    )
+    if taken.exists():
+        raise EntryError(provider.one_place_refusal)
+
+
 def arrive(*, provider_key: str, job: Job, params, user=None) -> Arrival:
     """Record the worker's assignment and claim a slot for it; EntryError or ClaimError says why not.
 
@@ -106,6 +122,8 @@ def arrive(*, provider_key: str, job: Job, params, user=None) -> Arrival:
     config = _config_for(job, provider_key)
     entry = providers.get(provider_key).parse_entry(params, user)
     if entry.preview:
+        if job.state == Job.State.FINISHED:
+            raise EntryError(providers.get(provider_key).finished_notice)  # no preview offers finished work
         return Arrival(preview=True)
     if entry.signed_in:
         return _arrive_signed_in(job, user)
@@ -120,6 +138,7 @@ def arrive(*, provider_key: str, job: Job, params, user=None) -> Arrival:
         raise EntryError("This task is open to invited workers only. Please return it.")
     with transaction.atomic():
         posting = Posting.objects.select_for_update().get(pk=posting.pk)
+        refuse_second_place(providers.get(provider_key), job, worker, entry.assignment_external_id)
         assignment, _ = admit(
             posting=posting, worker=worker, external_id=entry.assignment_external_id, return_url=entry.return_url
         )

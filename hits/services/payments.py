@@ -53,6 +53,8 @@ SETTLED_AS: dict[str, str] = {Payment.Kind.APPROVE: "approved", Payment.Kind.REJ
 
 
 def _intend_settlement(assignment: ProviderAssignment, kind: str, message: str) -> Payment:
+    if kind == Payment.Kind.APPROVE:
+        _refuse_spending(assignment)
     with transaction.atomic():
         assignment = ProviderAssignment.objects.select_for_update().get(pk=assignment.pk)
         existing = assignment.payments.filter(kind__in=[Payment.Kind.APPROVE, Payment.Kind.REJECT]).first()
@@ -76,6 +78,13 @@ def _intend_settlement(assignment: ProviderAssignment, kind: str, message: str) 
         )
 
 
+def _refuse_spending(assignment: ProviderAssignment) -> None:
+    """PaymentError, before anything is written, when the provider may not spend now (its live switch)."""
+    refusal = providers.get(assignment.provider).spending_refusal()
+    if refusal:
+        raise PaymentError(refusal)
+
+
 def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment:
     """Write a bonus intent, its cost committed against the budget under the config's row lock."""
     try:
@@ -90,6 +99,7 @@ def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment
         raise PaymentError("the provider does not know this assignment; it is never paid")
     if is_unconfirmed(assignment):
         raise PaymentError("the provider has not confirmed this assignment yet; no bonus before it does")
+    _refuse_spending(assignment)  # before the lookup too: an intent already written is not sent either
     key = bonus_key(assignment.pk, amount, reason)
     existing = Payment.objects.filter(idempotency_key=key).first()
     if existing is not None:
@@ -134,6 +144,12 @@ def execute_payment(payment_id: int) -> Payment:
             return payment
         provider = providers.get(payment.assignment.provider)
         repeat_unsafe = payment.kind == Payment.Kind.BONUS and not provider.bonus_is_idempotent
+        refusal = provider.spending_refusal() if payment.kind != Payment.Kind.REJECT else None
+        if refusal and not (payment.state == Payment.State.SENT and repeat_unsafe):
+            # Written before the switch went off: it waits, unsent, for the reconciler once it is on.
+            Payment.objects.filter(pk=payment.pk).update(error=refusal[:1000])
+            payment.error = refusal
+            return payment
         if payment.state == Payment.State.SENT and repeat_unsafe:
             # The paying call may have gone through: never make it again; confirm or ask a human.
             paid = provider.bonus_was_paid(payment)

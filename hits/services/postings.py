@@ -32,6 +32,11 @@ class BudgetExceeded(ValueError):
     """The postings asked for would take the job's committed spend above its budget."""
 
 
+class SpendingSwitchedOff(BudgetExceeded):
+    """The provider may not spend now (its live switch is off): nothing can be reserved. A kind of
+    BudgetExceeded so that every caller that refuses a reservation refuses this one the same way."""
+
+
 def request_token(job_id: int, seq: int) -> str:
     prefix = getattr(settings, "QUORUM_REQUEST_TOKEN_PREFIX", "quorum")
     token = f"{prefix}-j{job_id}-p{seq}"
@@ -74,13 +79,18 @@ def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Postin
             return []
         sizes = posting_sizes(config, wanted)
         total = cost_of(config, sizes, job.reward)
-        if providers.get(config.provider).paid and config.budget is None:
+        provider = providers.get(config.provider)
+        if provider.paid and config.budget is None:
             raise BudgetExceeded("set a budget for this job before posting it to a paid crowd")
         if config.budget is not None and config.committed + total > config.budget:
+            # No full stop: callers end the sentence ("Not launched on Prolific: ...").
             raise BudgetExceeded(
-                f"posting {wanted} assignments costs {total} USD with fees; the budget of {config.budget} USD "
-                f"has {config.budget - config.committed} USD left. Raise the budget or post fewer."
+                f"posting {wanted} assignments costs {total} USD with fees, but the budget of {config.budget} USD "
+                f"has {config.budget - config.committed} USD left: raise the budget or post fewer"
             )
+        refusal = provider.spending_refusal()  # after the budget: what the builder sets on the page comes first
+        if refusal:
+            raise SpendingSwitchedOff(refusal)
         last = Posting.objects.filter(job=job).order_by("-seq").values_list("seq", flat=True).first() or 0
         rows = []
         for i, size in enumerate(sizes, start=last + 1):
@@ -171,6 +181,12 @@ def send_posting(posting_id: int, *, grace_seconds: float | None = None) -> Post
         posting.save(update_fields=["attempts", "attempted_at"])
     config = posting.job.crowd
     provider = providers.get(posting.provider)
+    refusal = provider.spending_refusal()
+    if refusal:
+        # Left intended, as after an outage: once the switch is on the reconciler sends it.
+        Posting.objects.filter(pk=posting.pk).update(error=refusal[:1000])
+        log.warning("posting %s not sent: %s", posting.request_token, refusal)
+        return Posting.objects.get(pk=posting.pk)
     try:
         external_id = provider.create_posting(posting, config)
     except providers.TransientProviderError as exc:
@@ -270,7 +286,7 @@ def launch_budget_check(job: Job) -> str | None:
     try:
         reserve_postings(job)
     except BudgetExceeded as exc:
-        return f"not launched on {config.get_provider_display()}: {exc}"
+        return f"Not launched on {config.get_provider_display()}: {exc}"
     return None
 
 

@@ -2,7 +2,8 @@
 
 `{% job_crowd job as crowd %}` gives the crowd section of the organizer's job page its context
 (hits.selectors.crowd.crowd_page, with the section's forms); the section is hits/templates/hits/_job_crowd.html. A refused
-settings form comes back bound in the page's context (`crowd_settings_form`).
+settings form comes back bound in the page's context (`crowd_settings_form`); the results of the
+section's last action are taken from the session (hits.web.section_results) and shown in the section.
 """
 from django import template
 
@@ -12,6 +13,7 @@ register = template.Library()
 @register.simple_tag(takes_context=True)
 def job_crowd(context, job) -> dict:
     from ..selectors.crowd import crowd_page
+    from ..web import section_results
     from ..web.forms import BonusForm, CrowdSettingsForm, SettleForm
 
     page = crowd_page(job)
@@ -23,4 +25,6 @@ def job_crowd(context, job) -> dict:
         or CrowdSettingsForm(initial=CrowdSettingsForm.initial_for(config), auto_id="id_crowd_%s"),
         "settle_form": SettleForm(auto_id="id_settle_%s"),
         "bonus_form": BonusForm(auto_id="id_bonus_%s"),
+        # What the section's last action did, shown here where the action sent the organizer back to.
+        "results": section_results.take(context.get("request"), job.pk),
     }

@@ -1,8 +1,9 @@
 """Organizer actions of the crowd section on the job page (hits/templates/hits/_job_crowd.html).
 
 POST only, organizers only (quorum.roles.organizer_required: anonymous users log in, others get
-403). Thin: validate the form, call a service, and go back to the job page with a message per
-outcome; a bulk action reports a result for every ticked assignment.
+403). Thin: validate the form, call a service, and go back to the job page's crowd section with a
+result per outcome, shown in the section (section_results); a bulk action reports a result for every
+ticked assignment.
 """
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
@@ -16,6 +17,7 @@ from quorum.roles import organizer_required
 from ..models import JobCrowdConfig, ProviderAssignment
 from ..services.config import CrowdConfigError, configure_crowd
 from ..services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
+from . import section_results
 from .forms import BonusForm, CrowdSettingsForm, SettleForm
 
 #: Results listed one by one; beyond this the page says how many more.
@@ -27,11 +29,11 @@ def _back(job):
     return redirect(reverse("organizer:job", args=[job.pk]) + "#crowd")
 
 
-def _form_errors(request, form):
+def _form_errors(request, job, form):
     for name, errors in form.errors.items():
         label = form.fields[name].label or name.replace("_", " ").capitalize() if name in form.fields else ""
         for error in errors:
-            messages.error(request, f"{label}: {error}" if label else error)
+            section_results.keep(request, job.pk, "error", f"{label}: {error}" if label else error)
 
 
 def _job_assignment_ids(job):
@@ -52,22 +54,23 @@ def crowd_settings(request, pk):
         except CrowdConfigError as exc:
             form.add_service_errors(exc)
         else:
-            messages.success(request, "Crowd settings saved.")
+            section_results.keep(request, job.pk, "success", "Crowd settings saved.")
             return _back(job)
     messages.error(request, "Crowd settings not saved; see the crowd section.")
     return job_page_with(request, job, crowd_settings_form=form)
 
 
-def _report(request, label, results):
+def _report(request, job, label, results):
     failed = [r for r in results if not r.ok]
+    section_results.keep(request, job.pk, "error" if failed else "success", f"{len(results) - len(failed)} of {len(results)} {label}.")
     for r in results[:RESULT_LINES]:
         if r.ok:
-            messages.success(request, f"Assignment {r.assignment_id}: {label} ({r.state}).")
+            section_results.keep(request, job.pk, "success", f"Assignment {r.assignment_id}: {label} ({r.state}).")
         else:
-            messages.error(request, f"Assignment {r.assignment_id}: not {label}: {(r.error or r.state).rstrip('.')}.")
+            reason = (r.error or r.state).rstrip(".")
+            section_results.keep(request, job.pk, "error", f"Assignment {r.assignment_id} not {label}: {reason}.")
     if len(results) > RESULT_LINES:
-        messages.info(request, f"{len(results) - RESULT_LINES} more results not listed.")
-    messages.info(request, f"{len(results) - len(failed)} of {len(results)} {label}.")
+        section_results.keep(request, job.pk, "info", f"{len(results) - RESULT_LINES} more results not listed.")
 
 
 @organizer_required
@@ -76,11 +79,11 @@ def crowd_settle(request, pk):
     job = get_object_or_404(Job, pk=pk)
     form = SettleForm(request.POST, assignment_ids=_job_assignment_ids(job))
     if not form.is_valid():
-        _form_errors(request, form)
+        _form_errors(request, job, form)
         return _back(job)
     action, ids, message = form.cleaned_data["action"], form.cleaned_data["assignments"], form.cleaned_data["message"]
     label = {"approve": "approved", "reject": "rejected", "soft_reject": "soft-rejected"}[action]
-    _report(request, label, SETTLE[action](ids, message))
+    _report(request, job, label, SETTLE[action](ids, message))
     return _back(job)
 
 
@@ -90,8 +93,8 @@ def crowd_bonus(request, pk):
     job = get_object_or_404(Job, pk=pk)
     form = BonusForm(request.POST, assignment_ids=_job_assignment_ids(job))
     if not form.is_valid():
-        _form_errors(request, form)
+        _form_errors(request, job, form)
         return _back(job)
     amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]
-    _report(request, "paid a bonus", bonus_assignments([(i, amount, reason) for i in form.cleaned_data["assignments"]]))
+    _report(request, job, "paid a bonus", bonus_assignments([(i, amount, reason) for i in form.cleaned_data["assignments"]]))
     return _back(job)

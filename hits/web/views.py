@@ -47,7 +47,10 @@ def entry(request, provider: str, job_id: int):
         return render(
             request,
             "hits/preview.html",
-            {"job": job, "config": config, "example": first.payload if first else None, "provider": provider},
+            {
+                "job": job, "config": config, "example": first.payload if first else None, "provider": provider,
+                "notice": providers.get(provider).preview_notice,
+            },
         )
     if arrival.already_submitted:
         return HttpResponseRedirect(links.done_url(arrival.assignment.pk))

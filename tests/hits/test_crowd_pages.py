@@ -1,4 +1,5 @@
 """The crowd section of the organizer's job page, and its actions under /crowd/jobs/<id>/."""
+import html
 from decimal import Decimal as D
 
 import pytest
@@ -32,6 +33,19 @@ def _page(client, job):
 
 def _messages(response):
     return [str(m) for m in response.context["messages"]]
+
+
+def _results(response):
+    """What the crowd section says its last action did: shown in the section (where its actions send the
+    organizer back to, #crowd), not among the messages at the top of the page, out of view."""
+    body = response.content.decode()
+    assert response.redirect_chain[-1][0].endswith("#crowd")
+    if 'id="crowd-results"' not in body:
+        return []
+    section = body.split('id="crowd-results"', 1)[1].split("</ul>", 1)[0]
+    lines = [html.unescape(li.split(">", 1)[1].split("</li>", 1)[0]) for li in section.split("<li")[1:]]
+    assert not set(lines) & set(_messages(response)), "shown twice"
+    return lines
 
 
 ACTIONS = ["settings", "settle", "bonus"]
@@ -133,13 +147,13 @@ def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_c
          "locales": "us, gb", "min_approval_rate": "95", "min_hits_approved": "", "prolific_filters": ""},
         follow=True,
     )
-    assert "Crowd settings saved." in _messages(response)
+    assert "Crowd settings saved." in _results(response)
     config = JobCrowdConfig.objects.get(job=job)
     assert (config.provider, config.budget, config.assignments_per_posting, config.review_hours) == ("mturk", D("12.50"), 5, 48)
     # The page says when accepted work is paid, and that the builder may reject it until then.
     body = _page(org_client, job)
-    assert "48 hours after its submission, unless you reject it first" in body
-    assert "always before Amazon Mechanical Turk approves it by itself after 3 days" in body
+    assert "paid automatically 48 hours after its submission unless you reject it first" in body
+    assert "always at least 12 hours before Amazon Mechanical Turk approves it by itself (3 days after submission)" in body
     assert config.requirements["locales"] == ["US", "GB"] and config.requirements["min_approval_rate"] == 95
     assert "min_hits_approved" not in config.requirements
 
@@ -154,6 +168,8 @@ def test_settings_form_saves_provider_budget_and_requirements(job_factory, org_c
         ({"assignments_per_posting": "0"}, "assignments_per_posting", "a whole number from 1 to 100"),
         ({"budget": ""}, "budget", "a crowd job needs a budget"),
         ({"review_hours": "-1"}, "review_hours", "greater than or equal to 0"),
+        # The listing's time (a Prolific study's) past the job's claim timeout (30 minutes): the claim would lapse first.
+        ({"minutes_per_assignment": "45"}, "minutes_per_assignment", "at most the job's claim timeout of 30 minutes"),
     ],
 )
 def test_bad_settings_say_what_to_fix_by_the_field_and_change_nothing(job_factory, org_client, change, field, reason):
@@ -179,6 +195,8 @@ def test_launch_over_budget_is_refused_with_the_reason(job_factory, org_client):
     assert "The job's Launch button, at the top of this page, posts every open slot to Amazon Mechanical Turk" in _page(org_client, job)
     response = org_client.post(f"/organize/jobs/{job.pk}/launch/", follow=True)
     assert any("36.00 USD with fees" in m and "35.99" in m for m in _messages(response))
+    refusal = next(m for m in _messages(response) if "36.00 USD" in m)
+    assert refusal.startswith("Not launched on Amazon Mechanical Turk: ") and refusal.endswith("raise the budget or post fewer.")
     assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
     assert not Posting.objects.filter(job=job).exists()
 
@@ -232,8 +250,8 @@ def test_bulk_approve_and_reject_give_a_result_per_element(submitted, org_client
     url = f"/crowd/jobs/{job.pk}/settle/"
     org_client.post(url, {"action": "approve", "assignments": [a.pk]})
     response = org_client.post(url, {"action": "reject", "assignments": [a.pk, b.pk], "message": LONG_REJECTION}, follow=True)
-    lines = _messages(response)
-    assert f"Assignment {a.pk}: not rejected: already approved; a settled assignment cannot be rejected." in lines
+    lines = _results(response)
+    assert f"Assignment {a.pk} not rejected: already approved; a settled assignment cannot be rejected." in lines
     assert f"Assignment {b.pk}: rejected (confirmed)." in lines
     assert "1 of 2 rejected." in lines
     assert fake_mturk.assignments[a.external_id]["AssignmentStatus"] == "Approved"
@@ -247,7 +265,7 @@ def test_bulk_approve_and_reject_give_a_result_per_element(submitted, org_client
 def test_reject_without_message_is_refused_per_element(submitted, org_client):
     job, (a, b, c) = submitted
     response = org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "reject", "assignments": [a.pk, b.pk]}, follow=True)
-    lines = _messages(response)
+    lines = _results(response)
     assert sum("needs a message" in m for m in lines) == 2 and "0 of 2 rejected." in lines
     assert not Payment.objects.exists()
 
@@ -255,7 +273,7 @@ def test_reject_without_message_is_refused_per_element(submitted, org_client):
 def test_soft_reject_pays_and_excludes_the_data(submitted, org_client, fake_mturk):
     job, (a, b, c) = submitted
     response = org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "soft_reject", "assignments": [c.pk]}, follow=True)
-    assert f"Assignment {c.pk}: soft-rejected (confirmed)." in _messages(response)
+    assert f"Assignment {c.pk}: soft-rejected (confirmed)." in _results(response)
     assert fake_mturk.assignments[c.external_id]["AssignmentStatus"] == "Approved"
     assert Response.objects.get(pk=c.response_id).status == Response.Status.EXCLUDED
 
@@ -265,7 +283,7 @@ def test_bonus_in_bulk_is_paid_once_each_and_counted(submitted, org_client, fake
     committed = JobCrowdConfig.objects.get(job=job).committed
     data = {"assignments": [a.pk, b.pk], "amount": "0.25", "reason": "Careful work"}
     response = org_client.post(f"/crowd/jobs/{job.pk}/bonus/", data, follow=True)
-    assert "2 of 2 paid a bonus." in _messages(response)
+    assert "2 of 2 paid a bonus." in _results(response)
     org_client.post(f"/crowd/jobs/{job.pk}/bonus/", data)  # the same bonus asked twice is one payment
     assert fake_mturk.bonuses_per_assignment() == {a.external_id: 1, b.external_id: 1}
     assert JobCrowdConfig.objects.get(job=job).committed == committed + 2 * D("0.30")
@@ -275,7 +293,7 @@ def test_assignments_of_another_job_are_refused(submitted, org_client, job_facto
     job, (a, b, c) = submitted
     other = job_factory(name="other job")
     response = org_client.post(f"/crowd/jobs/{other.pk}/settle/", {"action": "approve", "assignments": [a.pk]}, follow=True)
-    assert any("valid choice" in m for m in _messages(response))
+    assert any("valid choice" in m for m in _results(response))
     assert not Payment.objects.exists()
 
 
@@ -301,3 +319,54 @@ def test_a_closed_posting_says_when_its_unfilled_places_go_back(submitted, org_c
     assert f"places never filled are given back once no worker can still be inside: {job.claim_timeout_minutes} minutes" in page
     reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(minutes=job.claim_timeout_minutes + 1))
     assert "(places never filled given back)" in _page(org_client, job)
+
+
+def test_a_new_crowd_job_says_its_work_is_paid_after_a_day_to_review(job_factory, org_client):
+    job = job_factory()
+    configure_crowd(job, provider="prolific", budget="10")
+    body = _page(org_client, job)
+    assert (
+        "Accepted work is paid automatically 24 hours after its submission unless you reject it first, always at least "
+        "12 hours before Prolific approves it by itself (3 days after submission); change &#x27;Hours to review before "
+        "paying&#x27; in the crowd settings." in body
+    )
+
+
+def test_one_minute_per_assignment_is_singular(job_factory, org_client):
+    job = job_factory(reward="0.50")
+    configure_crowd(job, provider="mturk", budget="10", minutes_per_assignment="1")
+    assert "$30.00 an hour at 1 minute per assignment" in _page(org_client, job)
+
+
+def test_the_section_tells_what_is_reserved_from_what_is_spent(submitted, org_client, fake_mturk):
+    """Reserved: what the postings hold against the budget (three places at 0.50 + 20%). Spent: what MTurk
+    has paid, fees included: one approved reward (0.50 + 0.10) and one bonus (0.25 + 0.05)."""
+    from hits.selectors.crowd import crowd_overview
+
+    job, (a, b, c) = submitted
+    body = _page(org_client, job)
+    assert "$1.80 reserved on Amazon Mechanical Turk for 3 places, fees included" in body
+    assert 'id="crowd-spent">$0.00 ' in body
+    org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "approve", "assignments": [a.pk]})
+    org_client.post(f"/crowd/jobs/{job.pk}/bonus/", {"assignments": [b.pk], "amount": "0.25", "reason": "Careful work"})
+    body = _page(org_client, job)
+    assert 'id="crowd-committed">$2.10 ($7.90 of the budget left)' in body  # the bonus is reserved too
+    assert (
+        'id="crowd-spent">$0.90 <span class="muted">— what Amazon Mechanical Turk has paid: $0.50 rewards of 1 approved '
+        "assignment + $0.25 bonuses + $0.15 fees" in body
+    )
+    assert crowd_overview(job)["spent"] == {"approved": 1, "rewards": "0.50", "bonuses": "0.25", "fees": "0.15", "total": "0.90"}
+
+
+def test_a_refused_bonus_is_said_in_the_crowd_section_where_the_builder_is(submitted, org_client):
+    job, (a, b, c) = submitted
+    response = org_client.post(
+        f"/crowd/jobs/{job.pk}/bonus/", {"assignments": [a.pk], "amount": "9.00", "reason": "Careful work"}, follow=True
+    )
+    lines = _results(response)
+    assert "0 of 1 paid a bonus." in lines
+    assert (
+        f"Assignment {a.pk} not paid a bonus: a bonus of 9.00 USD costs 10.80 USD with fees; only 8.20 USD of the "
+        "budget is left." in lines
+    )
+    assert _page(org_client, job).count('id="crowd-results"') == 0  # said once, not on every later visit

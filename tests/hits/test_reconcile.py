@@ -73,6 +73,22 @@ def test_accepted_work_left_alone_is_paid_when_the_review_window_ends(fake_mturk
     assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Approved"
 
 
+def test_by_default_accepted_work_waits_a_day_for_the_builder_before_it_is_paid(fake_mturk, job_factory, client, work_tokens):
+    """A job whose builder never set the review window still gets one: worker flags (a 15-minute sweep) and
+    votes come after a submission, so paying at the next reconciliation would pay before anyone could look."""
+    from hits.models import JobCrowdConfig
+
+    job, assignment_id, response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=3)
+    assert JobCrowdConfig.objects.get(job=job).review_hours == 24
+    reconcile_job(job.pk, grace_seconds=0)  # confirms it: accepted, not paid
+    assert Response.objects.get(pk=response.pk).status == Response.Status.ACCEPTED
+    assert reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(hours=23, minutes=50))["settled"] == {}
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Submitted"
+    summary = reconcile_job(job.pk, grace_seconds=0, now=timezone.now() + timedelta(hours=24, minutes=1))
+    assert summary["settled"] == {"approve": 1}
+    assert fake_mturk.assignments[assignment_id]["AssignmentStatus"] == "Approved"
+
+
 def test_a_review_window_past_the_providers_deadline_still_settles_before_it(fake_mturk, job_factory, client, work_tokens):
     job, assignment_id, _response = _job_with_submission(fake_mturk, job_factory, client, auto_approval_days=1)
     configure_crowd(job, review_hours=72)  # longer than MTurk waits: Quorum settles 12 hours before MTurk would
@@ -166,7 +182,8 @@ def test_a_finished_jobs_listing_closes_and_its_unfilled_places_go_back_once_no_
     from hits.models import JobCrowdConfig
 
     job = job_factory(turns=4, reward="0.50")  # one HIT of 4 places at 0.50 + 0.10 fee: 2.40 reserved
-    configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=4)
+    # No review window (paid at once): this is about the places, and a job with nothing left to settle.
+    configure_crowd(job, provider="mturk", budget="10", assignments_per_posting=4, review_hours=0)
     launch_crowd_job(job)
     post_job(job, concurrency=1)
     posting = Posting.objects.get(job=job)

@@ -53,6 +53,8 @@ class MTurkProvider(CrowdProvider):
     syncs_blocks = True
     rehearsable = True
     options = OPTIONS
+    preview_notice = "This is a preview. Accept the HIT to start working; nothing you do here is saved."
+    finished_notice = "This HIT has finished and takes no more work. Please return it if you accepted it."
 
     def __init__(self, client=None, *, rate=None, outer_retries=None, sleep=time.sleep):
         self._client = client

@@ -1,6 +1,12 @@
 """Prolific's HTTP API (QUORUM_PROLIFIC_API_URL), with the token from the environment variable named
-by QUORUM_PROLIFIC_TOKEN_ENV (PROLIFIC_TOKEN). Throttling, 5xx and network failures are transient."""
+by QUORUM_PROLIFIC_TOKEN_ENV (PROLIFIC_TOKEN). Throttling, 5xx and network failures are transient.
+
+Live spending needs an explicit setting, as MTurk's does: an API anywhere but on this machine (the local
+fakes of the tests and `rehearse` are) publishes studies, approves submissions and pays bonuses only with
+QUORUM_PROLIFIC_LIVE=true; a token alone does not spend (`spending_refusal`)."""
+import ipaddress
 import os
+from urllib.parse import urlparse
 
 import requests
 from django.conf import settings
@@ -8,6 +14,27 @@ from django.conf import settings
 from ..base import ProviderError, TransientProviderError
 
 DEFAULT_API_URL = "https://api.prolific.com"
+
+
+def _on_this_machine(api_url: str) -> bool:
+    host = (urlparse(api_url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may be anywhere
+
+
+def spending_refusal(api_url: str) -> str | None:
+    """Why a call that spends (publishing a study, approving, a bonus) may not be made at `api_url`, or None."""
+    if getattr(settings, "QUORUM_PROLIFIC_LIVE", False) or _on_this_machine(api_url):
+        return None
+    return (
+        f"Prolific at {api_url} spends real money, and QUORUM_PROLIFIC_LIVE is not true. Set QUORUM_PROLIFIC_LIVE=true "
+        "to publish studies, approve submissions and pay bonuses there, or point QUORUM_PROLIFIC_API_URL at a local "
+        "fake (`manage.py rehearse` runs one)"
+    )
 
 
 class ProlificAPI:

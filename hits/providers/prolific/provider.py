@@ -16,7 +16,7 @@ from django.conf import settings
 
 from ... import links
 from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment
-from .client import ProlificAPI
+from .client import ProlificAPI, spending_refusal
 from .entry import parse as read_entry
 from .fees import fee as prolific_fee
 from .options import OPTIONS
@@ -36,6 +36,15 @@ class ProlificProvider(CrowdProvider):
     rehearsable = True
     pushes_status = True
     options = OPTIONS
+    # Prolific lets a participant take one place in a study; Quorum keeps it per job, whatever
+    # SESSION_ID a participant arrives with, and does not count on Prolific to stop a second one.
+    one_place_per_worker = True
+    preview_notice = "This is a preview of the study. Take part from Prolific to start; nothing you do here is saved."
+    finished_notice = "This study has finished and takes no more participants. Please return it on Prolific."
+    one_place_refusal = (
+        "You have already taken part in this study with your Prolific ID, and each participant takes one place. "
+        "Please return this submission on Prolific so that the place goes to someone else."
+    )
 
     def __init__(self, api_url=None, token=None, session=None, timeout=30):
         self.api = ProlificAPI(api_url=api_url, token=token, session=session, timeout=timeout)
@@ -43,6 +52,16 @@ class ProlificProvider(CrowdProvider):
 
     def _request(self, method: str, path: str, **kwargs):
         return self.api.request(method, path, **kwargs)
+
+    def spending_refusal(self) -> str | None:
+        return spending_refusal(self.api_url)
+
+    def _spend(self) -> None:
+        """Refuse a spending call without the switch; the services ask `spending_refusal` first, so this
+        is the last line, never the usual way."""
+        refusal = self.spending_refusal()
+        if refusal:
+            raise ProviderError(refusal)
 
     # Fees, requirements, URLs ---------------------------------------------------------------
     def fee_per_assignment(self, reward, *, assignments_per_posting: int = 1, fee_rate=0):
@@ -67,6 +86,7 @@ class ProlificProvider(CrowdProvider):
 
     # Postings -------------------------------------------------------------------------------
     def create_posting(self, posting, config) -> str:
+        self._spend()  # a study is made to be published: none is made without the switch
         study_id = self.find_posting(posting) if posting.attempts > 1 else None
         if not study_id:
             job = config.job
@@ -144,6 +164,7 @@ class ProlificProvider(CrowdProvider):
         return body["action"]
 
     def approve(self, payment) -> str:
+        self._spend()
         return self._transition(payment, {"action": "APPROVE"})
 
     def reject(self, payment) -> str:
@@ -164,6 +185,7 @@ class ProlificProvider(CrowdProvider):
     def bonus(self, payment) -> str:
         if not payment.provider_reference:
             raise ProviderError("the bonus has no prepared bulk payment")
+        self._spend()
         self._request("POST", f"/api/v1/bulk-bonus-payments/{payment.provider_reference}/pay/")
         return payment.provider_reference
 
