@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -313,6 +314,9 @@ def adaptive_status(campaign, crowd=None):
         "full_design": full_design,
         "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,
         "plan": job,
+        # The critical value a single look would use at the campaign's confidence (1.960 at 0.95),
+        # beside the group-sequential one of the looks.
+        "one_look_critical_value": NormalDist().inv_cdf(0.5 + campaign.adaptive_confidence / 2),
     }
 
 

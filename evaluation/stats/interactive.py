@@ -34,7 +34,7 @@ from scipy import stats
 from evaluation.interactive.goals import grounded_success
 from evaluation.stats import fragility, scoring
 from quorum import numbers
-from quorum.csv_safety import safe_cell
+from quorum.csv_safety import formatted_cell
 
 STATISTICS = ("success", "grounded_success", "final", "understanding", "appropriateness")
 #: What each statistic can be: an interval is clipped to it (t-widening can reach past a bound).
@@ -89,8 +89,9 @@ def _resampled(total, count, replicates, rng):
 
 
 def _worker_deviations(dialogs, rows, systems, point, replicates, seed):
-    """([B, S, K] worker-resample deviations, [S] workers per system); zeros unless every dialog
-    names its worker and there are at least two."""
+    """([B, S, K] worker-resample deviations, [S] workers per system the resamples drew from); zeros
+    unless every dialog names its worker and there are at least two (`workers_resampled`). The
+    workers a row reports are `_workers_named`, whether or not they were resampled."""
     workers = sorted({d.get("worker") for d in dialogs}, key=str)
     if len(workers) < 2 or None in workers:
         return np.zeros((replicates, *point.shape)), np.zeros(len(systems), int)
@@ -123,6 +124,17 @@ def _repeated_share(total, count, dialogs, rows, systems, point, n_workers: int)
     return np.sqrt(np.clip(np.nan_to_num(ratio), 0.0, 1.0))
 
 
+def workers_resampled(dialogs) -> bool:
+    """Whether the intervals resample workers: every dialog names its worker, and there are at least two."""
+    workers = {d.get("worker") for d in dialogs}
+    return None not in workers and len(workers) >= 2
+
+
+def _workers_named(dialogs, system) -> int:
+    """The distinct workers named by a system's dialogs (what a job's page counts as its workers)."""
+    return len({d["worker"] for d in dialogs if d["system"] == system and d.get("worker") is not None})
+
+
 def _goal_of(d) -> str:
     return str(d.get("goal_id") or d.get("goal_text") or "")
 
@@ -150,6 +162,12 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         "rank": scoring.tie_group_rule(ci),
         "rank_range": scoring.rank_range_rule(ci),
     }
+    if dialogs and not workers_resampled(dialogs):
+        method["ci_method"] += (
+            "; workers were not resampled here: that needs every dialog to name its worker and at least 2 workers, so these "
+            "intervals count the goals alone"
+        )
+    method["workers_resampled"] = bool(dialogs) and workers_resampled(dialogs)
     if not dialogs:
         return {"systems": [], "pairwise": [], "n_goals": 0, "method": method, "fragility": None}
     systems = sorted({d["system"] for d in dialogs})
@@ -179,7 +197,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     rows = []
     for j, k in enumerate(order):
         row = {"rank": groups.rank[j], "rank_low": groups.rank_low[j], "rank_high": groups.rank_high[j], "system": systems[k],
-               "dialogs": n_dialogs[systems[k]], "goals": int(n_goals[k]), "workers": int(n_workers[k])}
+               "dialogs": n_dialogs[systems[k]], "goals": int(n_goals[k]), "workers": _workers_named(dialogs, systems[k])}
         for q, name in enumerate(STATISTICS):
             row[name] = _num(point[k, q])
             row[f"{name}_ci_low"] = _num(low[k, q])
@@ -222,7 +240,10 @@ def _intervals(point, deviation, worker_dev, n_goals, n_workers, ci):
         variance = np.nanvar(deviation + worker_dev, axis=0) / span**2
     p = (point - floor) / span
     with np.errstate(invalid="ignore", divide="ignore"):
-        # No spread (every dialog the same): the dialogs themselves are the trials.
+        # No spread (every dialog the same, e.g. all succeeded): the goals tried are the trials. The
+        # goal is what the bootstrap resamples and what df counts; several dialogs on one goal are
+        # not independent trials (one goal is easy or hard for every dialog on it), so counting
+        # dialogs would narrow the interval on evidence the design does not have.
         n_eff = np.where(variance > 0, p * (1 - p) / np.where(variance > 0, variance, 1), n_goals[:, None])
         n_eff = np.where((n_eff > 0) & np.isfinite(n_eff), n_eff, np.maximum(n_goals[:, None], 1))
         q2 = quantile**2 / n_eff
@@ -234,11 +255,13 @@ def _intervals(point, deviation, worker_dev, n_goals, n_workers, ci):
 
 
 def _num(x):
-    return None if x is None or (isinstance(x, float) and np.isnan(x)) or (isinstance(x, np.floating) and np.isnan(x)) else round(float(x), 4)
+    """The full value (None for none): rounded only where it is written for people (`quorum.numbers`),
+    so the page, the Markdown and the CSV agree as on the ratings leaderboard."""
+    return None if x is None or (isinstance(x, float) and np.isnan(x)) or (isinstance(x, np.floating) and np.isnan(x)) else float(x)
 
 
 def _cell(value):
-    return "" if value is None else safe_cell(value)  # a system's name may start like a formula
+    return formatted_cell(value)  # a float as its full value; a system's name may start like a formula
 
 
 def to_csv(result: dict) -> str:

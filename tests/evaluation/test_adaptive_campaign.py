@@ -2,6 +2,7 @@
 idempotence and race safety, the settings' checks and the campaign page."""
 import json
 import threading
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -293,6 +294,9 @@ def test_page_shows_pair_states_spend_looks_and_why_it_stopped(tmp_path, make_an
     assert f"{last.ratings_spent} of {crowd.campaign.adaptive_budget} ratings" in html
     assert last.get_decision_display() in html
     assert f"critical value {last.critical_value:.3f}" in html
+    # The note set the looks' critical value against the one-look value without giving it.
+    one_look = NormalDist().inv_cdf(0.5 + crowd.campaign.adaptive_confidence / 2)
+    assert f"against the one-look value {one_look:.3f} at {crowd.campaign.adaptive_confidence:.3f} confidence" in html
 
 
 def _crowd_campaign_on_prolific(tmp_path, budget_usd):

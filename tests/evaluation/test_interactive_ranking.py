@@ -30,7 +30,7 @@ def test_point_values_by_hand():
     ]
     row, = system_results(dialogs, bootstrap=200)["systems"]
     assert (row["success"], row["grounded_success"], row["final"]) == (0.75, 0.25, 0.5)
-    assert row["understanding"] == round((4 + 4 + 2) / 3, 4) and row["appropriateness"] == 3.0
+    assert row["understanding"] == (4 + 4 + 2) / 3 and row["appropriateness"] == 3.0  # whole: rounded only where people read it
     assert row["rank"] == row["rank_low"] == row["rank_high"] == 1 and row["dialogs"] == 4 and row["goals"] == 4
 
 
@@ -207,3 +207,40 @@ def test_fragility_counts_the_dialogs_that_hold_each_order():
     assert pair["count"] == least() and pair["share"] == pair["count"] / 8 and pair["marked"] == (pair["count"] / 8 < 0.5)
     assert result["fragility"]["top"]["count"] == pair["count"]
     assert "## Fragility" in to_markdown(result)
+
+
+def test_one_worker_is_reported_as_one_and_said_not_resampled():
+    """`workers` was 0 with one worker (the worker bootstrap's count) while the job's page said 1."""
+    dialogs = [_dialog(system, g, "success" if g % 3 else "fail", {"name": "Golden Wok"}, worker=7) for system in ("a", "b") for g in range(12)]
+    result = system_results(dialogs, bootstrap=200)
+    assert [row["workers"] for row in result["systems"]] == [1, 1]
+    assert [row["workers"] for row in csv.DictReader(io.StringIO(to_csv(result)))] == ["1", "1"]
+    assert result["method"]["workers_resampled"] is False
+    assert "workers were not resampled here: that needs every dialog to name its worker and at least 2 workers" in result["method"]["ci_method"]
+    two = system_results([{**d, "worker": g % 2} for g, d in enumerate(dialogs)], bootstrap=200)
+    assert two["method"]["workers_resampled"] is True and "not resampled" not in two["method"]["ci_method"]
+    assert [row["workers"] for row in two["systems"]] == [2, 2]
+
+
+def test_values_are_kept_whole_and_rounded_once_where_people_read_them():
+    """The result rounded to 4 places at the source made the page round a rounding (3.831 on the
+    page, 3.830 in the Markdown, 3.8305 in the CSV); now the CSV carries the whole value and the
+    page and the Markdown round it once, alike."""
+    from django.template.loader import render_to_string
+
+    from quorum import numbers
+
+    ratings = [4, 4, 3, 5, 4, 3, 4, 4, 3, 5, 3, 4, 4]
+    dialogs = [_dialog("a", g, "success", {"name": "Golden Wok"}, appropriateness=v) for g, v in enumerate(ratings)]
+    result = system_results(dialogs, bootstrap=300)
+    row, = result["systems"]
+    assert row["appropriateness"] == float(np.mean(ratings)) and row["appropriateness_ci_low"] != round(row["appropriateness_ci_low"], 4)
+    cells = next(csv.DictReader(io.StringIO(to_csv(result))))
+    assert float(cells["appropriateness_ci_low"]) == row["appropriateness_ci_low"]
+    shown = numbers.decimals(row["appropriateness_ci_low"])
+    assert f"{numbers.decimals(row['appropriateness'])} [{shown}, " in to_markdown(result)
+    page = render_to_string("evaluation/interactive_results.html", {
+        "job": type("Job", (), {"name": "chat", "pk": 1})(), "result": result, "rows": result["systems"], "dialogs": [],
+        "screening": {"queue": [], "kept": 0, "dropped": 0, "pending": 0}, "fragility": [], "fragility_mark": "",
+    })
+    assert f"[{shown}, " in page and "<td>1-1</td>" in page
