@@ -21,6 +21,10 @@ submit_redirects: Registry[Callable[[Any, Any], str | None]] = Registry(
 #: name -> function(job) -> a reason the job may not go live, or None. Every check runs at launch.
 launch_checks: Registry[Callable[[Any], str | None]] = Registry("launch_checks", "launch check")
 
+#: name -> function(job) -> a sentence the builder reads once the job went live (what a launch
+#: reserved and when it pays), or None. Called after the launch committed.
+launch_notes: Registry[Callable[[Any], str | None]] = Registry("launch_notes", "launch note")
+
 #: name -> function(job) -> True when that app must act on this job's claims inside the claim's
 #: transaction (through `signals.slot_claimed`); when none does, a claim is one statement.
 claim_watchers: Registry[Callable[[Any], bool]] = Registry("claim_watchers", "claim watcher")

@@ -10,11 +10,13 @@ class HitsConfig(AppConfig):
 
         from . import providers, receivers
         from .policy.settlement_guard import settlement_refusal
+        from .selectors import crowd
         from .services.postings import launch_budget_check
 
         extensions.launch_checks.register("hits.budget", launch_budget_check)
         extensions.claim_watchers.register("hits.workers_sign_in", receivers.watches_claims)
         extensions.settlement_guards.register("hits.settlements", settlement_refusal)
+        extensions.launch_notes.register("hits.reserved", crowd.launch_note)
 
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
         signals.job_finished.connect(receivers.on_job_finished, dispatch_uid="hits.job_finished")

@@ -18,7 +18,7 @@ from quorum import csv_safety
 from quorum.progress import attempt_state, is_finished, page_again, progress_response, state_response
 from quorum.roles import organizer_required
 
-from .. import task_types
+from .. import extensions, task_types
 from ..exporters import ExportError
 from ..models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
 from ..selectors import quality as quality_selectors
@@ -234,7 +234,8 @@ def job_action(request, pk, action):
     except JobError as exc:
         messages.error(request, f"{exc}.")
     else:
-        messages.success(request, f"The job is now {job.get_state_display().lower()}.")
+        notes = [note(job) for note in extensions.launch_notes.values()] if job.state == Job.State.LIVE else []
+        messages.success(request, " ".join([f"The job is now {job.get_state_display().lower()}.", *filter(None, notes)]))
     return redirect("organizer:job", pk=job.pk)
 
 

@@ -159,6 +159,18 @@ def crowd_overview(job: Job) -> dict:
 PAGE_ASSIGNMENTS = 200
 
 
+def launch_note(job: Job) -> str | None:
+    """What a crowd job's launch reserved and when its work is paid, for the builder's message
+    (`annotation.extensions.launch_notes`); None for a job no paying crowd runs."""
+    config = JobCrowdConfig.objects.filter(job=job).first()
+    if config is None or not providers.get(config.provider).paid:
+        return None
+    reserved = reservation_note(job, config)
+    if reserved is None:
+        return paying_note(config)
+    return f"{reserved[0].upper()}{reserved[1:]}; the postings are made in the background, the crowd section follows them. {paying_note(config)}"
+
+
 def crowd_page(job: Job) -> dict:
     """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd,
     which adds the section's forms)."""

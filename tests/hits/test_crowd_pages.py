@@ -205,7 +205,10 @@ def test_launch_within_budget_goes_live_and_commits(job_factory, org_client):
     job = job_factory(turns=3, reward="0.50")
     configure_crowd(job, provider="mturk", budget="5")
     response = org_client.post(f"/organize/jobs/{job.pk}/launch/", follow=True)
-    assert "The job is now live." in _messages(response)
+    # The launch says what it reserved and when work is paid, not only "live" (annotation.extensions.launch_notes).
+    (said,) = [m for m in _messages(response) if m.startswith("The job is now live.")]
+    assert "$1.80 reserved on Amazon Mechanical Turk for 3 places, fees included" in said
+    assert "paid automatically 24 hours after its submission unless you reject it first" in said
     assert Job.objects.get(pk=job.pk).state == Job.State.LIVE
     assert JobCrowdConfig.objects.get(job=job).committed == D("1.80")
     assert 'id="crowd-launch-note"' not in _page(org_client, job)  # a live job has nothing to launch
