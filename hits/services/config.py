@@ -127,13 +127,22 @@ def _check_time_within_claim(job: Job, config: JobCrowdConfig, fields: Mapping[s
     claim lapses then, so a worker who takes the time the listing promised loses the item."""
     if "minutes_per_assignment" not in fields or "minutes_per_assignment" in errors:
         return
+    refusal = time_beyond_claim(job, config)
+    if refusal:
+        errors["minutes_per_assignment"] = refusal
+
+
+def time_beyond_claim(job: Job, config: JobCrowdConfig) -> str | None:
+    """Why the listing's time does not fit in the job's claim timeout, or None. Asked when the crowd
+    settings are saved and again at launch, since the claim timeout can be lowered in between."""
     timeout = job.claim_timeout_minutes
-    if config.minutes_per_assignment > timeout:
-        errors["minutes_per_assignment"] = (
-            f"at most the job's claim timeout of {timeout} minute{'s' if timeout != 1 else ''}: a worker's claim on an "
-            f"item lapses then, before the {config.minutes_per_assignment.normalize():f} minutes the listing gives them. "
-            "Lower the minutes per assignment, or raise the job's claim timeout in its details first"
-        )
+    if config.minutes_per_assignment is None or config.minutes_per_assignment <= timeout:
+        return None
+    return (
+        f"at most the job's claim timeout of {timeout} minute{'s' if timeout != 1 else ''}: a worker's claim on an "
+        f"item lapses then, before the {config.minutes_per_assignment.normalize():f} minutes the listing gives them. "
+        "Lower the minutes per assignment, or raise the job's claim timeout in its details first"
+    )
 
 
 def _set_requirements(config: JobCrowdConfig, fields: Mapping[str, Any], errors: dict) -> bool:

@@ -23,7 +23,7 @@ from annotation.services.jobs import launch_job
 from .. import providers
 from ..models import JobCrowdConfig, Posting, ProviderAssignment
 from ..policy import costs
-from .config import crowd_config
+from .config import crowd_config, time_beyond_claim
 
 log = logging.getLogger(__name__)
 
@@ -280,9 +280,12 @@ def launch_budget_check(job: Job) -> str | None:
     can take the budget between this check and the posting, and a refused launch keeps nothing.
     Returns the reason to refuse, or None.
     """
-    config = JobCrowdConfig.objects.filter(job=job).only("provider").first()
+    config = JobCrowdConfig.objects.filter(job=job).only("provider", "minutes_per_assignment").first()
     if config is None:
         return None
+    beyond = time_beyond_claim(job, config)
+    if beyond:
+        return f"Not launched on {config.get_provider_display()}: the minutes per assignment must be {beyond}."
     try:
         reserve_postings(job)
     except BudgetExceeded as exc:

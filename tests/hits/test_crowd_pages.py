@@ -373,3 +373,16 @@ def test_a_refused_bonus_is_said_in_the_crowd_section_where_the_builder_is(submi
         "budget is left." in lines
     )
     assert _page(org_client, job).count('id="crowd-results"') == 0  # said once, not on every later visit
+
+
+def test_a_claim_timeout_lowered_after_the_crowd_settings_is_caught_at_launch(job_factory, org_client):
+    """Saving the crowd settings checks the minutes against the claim timeout; the builder can lower
+    the claim timeout afterwards in the job's details, so the launch asks again and changes nothing."""
+    job = job_factory(turns=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="5", minutes_per_assignment="20")
+    Job.objects.filter(pk=job.pk).update(claim_timeout_minutes=10)
+    response = org_client.post(f"/organize/jobs/{job.pk}/launch/", follow=True)
+    (refusal,) = [m for m in _messages(response) if m.startswith("Not launched on Amazon Mechanical Turk")]
+    assert "at most the job's claim timeout of 10 minutes" in refusal and "Lower the minutes per assignment" in refusal
+    assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
+    assert JobCrowdConfig.objects.get(job=job).committed == D("0") and not Posting.objects.filter(job=job).exists()
