@@ -468,19 +468,22 @@ def bootstrap_p(replicates: np.ndarray, estimate: float) -> float | None:
     0 out. Beyond that B replicates cannot resolve it: a share of 0 (35 of DSTC9's 55 pairs at
     B = 1,000) would make Holm's adjustment multiply zero and call a pair better on no evidence.
     There the tail is estimated as 2 * Phi(-|estimate| / SE), SE the replicates' standard
-    deviation, capped at the smallest share the bootstrap could have counted (2 * 10 / B), so p
-    never rises as the evidence grows."""
+    deviation, never below the share counted and capped at the smallest share the bootstrap could
+    have counted (2 * 10 / B), so p never rises as the evidence grows."""
     replicates = replicates[~np.isnan(replicates)]
     if not len(replicates):
         return None
     beyond = min(int((replicates <= 0).sum()), int((replicates >= 0).sum()))
     if beyond >= MIN_TAIL_REPLICATES:
         return float(min(1.0, 2 * beyond / len(replicates)))
+    counted = 2 * beyond / len(replicates)
     cap = 2 * MIN_TAIL_REPLICATES / len(replicates)
     se = float(np.std(replicates, ddof=1)) if len(replicates) > 1 else 0.0
-    if se <= 0:
-        return float(cap) if estimate != 0 else 1.0
-    return float(min(cap, 2 * stats.norm.sf(abs(estimate) / se)))
+    if se <= 0:  # every resample the same non-zero difference: no spread to measure, the interval excludes 0
+        return float(counted)
+    # Never below what was counted: a few replicates beyond 0 are evidence the normal tail may miss
+    # (a skewed or heavy-tailed bootstrap, as Bradley-Terry's on few votes).
+    return float(min(cap, max(counted, 2 * stats.norm.sf(abs(estimate) / se))))
 
 
 def possible_difference(bounds, i, j) -> tuple[float, float]:
