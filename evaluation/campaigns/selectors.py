@@ -309,7 +309,8 @@ def adaptive_status(campaign, crowd=None):
         "looks": looks,
         "last": last,
         "pairs": pairs,
-        "spent": crowd["slots"] if crowd else 0,
+        "spent": crowd["slots"] if crowd else 0,  # responses asked for: what the budget counts
+        "collected": crowd["submitted"] if crowd else 0,
         "budget": campaign.adaptive_budget,
         "full_design": full_design,
         "stopped": last is not None and last.decision != CampaignLook.Decision.CONTINUE,

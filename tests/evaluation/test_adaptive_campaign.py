@@ -291,7 +291,13 @@ def test_page_shows_pair_states_spend_looks_and_why_it_stopped(tmp_path, make_an
     for pair in last.pairs:
         expected = {"resolved": f"resolved: {pair['better']} ahead", "tied": "settled as a tie", "open": "still open"}[pair["state"]]
         assert f"{pair['a']} vs {pair['b']}" in html and expected in html
-    assert f"{last.ratings_spent} of {crowd.campaign.adaptive_budget} ratings" in html
+    # The budget counts responses (one rater's answers to every question), and the page says so,
+    # with how many are in: it said "ratings" beside an API whose rating count is per question.
+    from annotation.models import Slot
+
+    submitted = Slot.objects.filter(job=crowd.job, state=Slot.State.SUBMITTED).count()
+    assert f"Responses asked for: {last.ratings_spent} of the budget's {crowd.campaign.adaptive_budget}, {submitted} in" in html
+    assert "A response is one rater's answers to every question" in html
     assert last.get_decision_display() in html
     assert f"critical value {last.critical_value:.3f}" in html
     # The note set the looks' critical value against the one-look value without giving it.
