@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, status
@@ -255,6 +255,9 @@ class LeaderboardView(FormatParameter, EvaluationAPI, APIView):
             body = {**leaderboard.to_json_dict(result.report), "stale": stale, "computed_at": result.computed_at}
         else:
             body = leaderboard.render(result.report, fmt)
+            if stale and fmt == "md":  # as the page's download says it
+                at = dateformat.format(timezone.localtime(result.computed_at), "Y-m-d H:i T")
+                body = leaderboard.stale_note(at) + "\n\n" + body
         response = Response(body)
         if stale:
             response["X-Results-Stale"] = "1"

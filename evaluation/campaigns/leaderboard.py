@@ -223,6 +223,15 @@ def to_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stale_note(computed_at: str) -> str:
+    """The Markdown's first paragraph when the results it carries are older than the campaign's
+    inputs (the page's download and the API's alike); `computed_at` as the reader's clock writes it."""
+    return (
+        f"> **Out of date.** The campaign's inputs (ratings, entries or instances) changed after these results were computed "
+        f"({computed_at}); they are not the results of its current inputs. Compute the results again for those."
+    )
+
+
 FORMATS = {"json": to_json, "csv": to_csv, "md": to_markdown}
 
 

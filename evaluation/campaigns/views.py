@@ -501,7 +501,7 @@ def campaign_download(request, pk, name):
         else:
             body = render_as(shown.report)
         if stale and name == "leaderboard.md":
-            body = stale_note(shown.computed_at) + "\n\n" + body
+            body = leaderboard.stale_note(dateformat.format(timezone.localtime(shown.computed_at), "Y-m-d H:i T")) + "\n\n" + body
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
     else:
@@ -514,13 +514,6 @@ def campaign_download(request, pk, name):
     return response
 
 
-def stale_note(computed_at) -> str:
-    """The Markdown's first paragraph when the results it carries are older than the campaign's inputs."""
-    at = dateformat.format(timezone.localtime(computed_at), "Y-m-d H:i T")
-    return (
-        f"> **Out of date.** The campaign's inputs (ratings, entries or instances) changed after these results were computed "
-        f"({at}); they are not the results of its current inputs. Compute the results again for those."
-    )
 
 
 RANKING_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown")}  # pairwise_report's writers

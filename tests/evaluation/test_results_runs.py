@@ -297,3 +297,7 @@ def test_stale_downloads_say_they_are_out_of_date(organizer, page, campaign):
     assert board["stale"] is True and board["computed_at"] == earlier.computed_at.isoformat()
     csv_file = download("leaderboard.csv")
     assert csv_file["X-Results-Stale"] == "1" and "-stale-leaderboard.csv" in csv_file["Content-Disposition"]
+    # The API's Markdown says it as the page's download does.
+    api_md = page.get(reverse("evaluation-api:campaign-leaderboard", args=[campaign.pk]), {"format": "md"})
+    assert api_md["X-Results-Stale"] == "1" and api_md.content.decode().startswith("> **Out of date.**")
+    assert f"({at})" in api_md.content.decode()
