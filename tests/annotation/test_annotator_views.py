@@ -651,3 +651,11 @@ def test_a_finished_job_no_longer_accepts_work_once_the_claim_expired_and_shows_
 def test_slot_segments(text, values, expected):
     assert slot_segments(text, values) == expected
     assert "".join(t for t, _ in slot_segments(text, values)) == text
+
+
+def test_a_crowd_worker_is_not_told_item_1_of_n(client):
+    """A Prolific participant read "Item 1 of 4" and expected four items; their place is one."""
+    job = make_live_job(make_corpus(dialogs=1, user_turns=4))
+    crowd = Worker.objects.create(provider="prolific", external_id="PIDCOUNT")
+    page = client.get(reverse("work", args=[make_token(claim_next_slot(job=job, worker=crowd))])).content.decode()
+    assert "Item 1 of" not in page and "One item of the 4 this job shares among its workers" in page
