@@ -248,6 +248,8 @@ def launch_job(job: Job) -> Job:
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state not in (Job.State.DRAFT, Job.State.PAUSED):
+            if job.state == Job.State.LIVE:
+                raise JobError("the job is already live", field="state")
             raise JobError(f"a {job.get_state_display().lower()} job cannot be launched", field="state")
         for check in launch_checks.values():
             message = check(job)
@@ -279,6 +281,8 @@ def _transition(job, allowed_from, to):
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.state not in allowed_from:
+            if job.state == to:  # a second click, or two tabs
+                raise JobError(f"the job is already {job.get_state_display().lower()}", field="state")
             raise JobError(f"a {job.get_state_display().lower()} job cannot become {to}", field="state")
         job.state = to
         job.save(update_fields=["state"])

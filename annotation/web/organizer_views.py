@@ -232,7 +232,7 @@ def job_action(request, pk, action):
     try:
         job = change_state(job, action)
     except JobError as exc:
-        messages.error(request, f"{exc}.")
+        messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
     else:
         notes = [note(job) for note in extensions.launch_notes.values()] if job.state == Job.State.LIVE else []
         messages.success(request, " ".join([f"The job is now {job.get_state_display().lower()}.", *filter(None, notes)]))

@@ -390,7 +390,8 @@ def test_state_changes_follow_the_job_state_machine(world, organizer):
     for action in ("launch", "pause", "finish"):
         response = client.post(f"/api/jobs/{live.pk}/{action}/")
         assert response.status_code == 409  # as the crowd API answers a launch it refuses
-        assert "finished job" in response.data["detail"] and response.data["state"] == [response.data["detail"]]
+        said = {"launch": "a finished job cannot be launched", "pause": "a finished job cannot become paused", "finish": "the job is already finished"}
+        assert response.data["detail"] == said[action] and response.data["state"] == [response.data["detail"]]
     assert Job.objects.get(pk=live.pk).state == Job.State.FINISHED
 
 

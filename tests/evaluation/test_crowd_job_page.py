@@ -83,7 +83,7 @@ def test_an_organizer_creates_the_crowd_job_then_launches_it(signed_in, listed_c
     assert "Launched: the crowd job is open to raters" in page and launch not in page and "The job is a draft" not in page
     # Launching again is refused with the reason, and changes nothing.
     page = signed_in.post(launch, follow=True).content.decode()
-    assert "Not launched: a live job cannot be launched" in page
+    assert "Not launched: the job is already live" in page
 
 
 def test_launch_now_with_a_seeded_sample_and_a_random_order_seed(signed_in, listed_campaign):
