@@ -349,7 +349,7 @@ def test_state_buttons_change_the_state_and_refusals_are_shown(world, organizer,
     assert "now paused" in act("pause").content.decode()
     assert "now finished" in act("finish").content.decode()
     page = act("launch").content.decode()
-    assert "a finished job cannot be launched" in page
+    assert "A finished job cannot be launched." in page  # a sentence, as the page says it
     assert Job.objects.get(pk=draft.pk).state == Job.State.FINISHED
     assert "Unknown action" in act("explode").content.decode()
 
