@@ -96,5 +96,13 @@ def crowd_bonus(request, pk):
         _form_errors(request, job, form)
         return _back(job)
     amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]
-    _report(request, job, "paid a bonus", bonus_assignments([(i, amount, reason) for i in form.cleaned_data["assignments"]]))
+    results = bonus_assignments([(i, amount, reason) for i in form.cleaned_data["assignments"]])
+    _report(request, job, "paid a bonus", results)
+    # Allowed (a bonus is how a rejected worker can still be paid), but said, in case it was a slip.
+    paid = [r.assignment_id for r in results if r.ok]
+    for assignment_id in ProviderAssignment.objects.filter(pk__in=paid, state=ProviderAssignment.State.REJECTED).values_list("pk", flat=True):
+        section_results.keep(
+            request, job.pk, "info",
+            f"Assignment {assignment_id}: its work was rejected; the bonus is paid all the same (as a bonus can pay a rejected worker).",
+        )
     return _back(job)

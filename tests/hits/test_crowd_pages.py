@@ -386,3 +386,15 @@ def test_a_claim_timeout_lowered_after_the_crowd_settings_is_caught_at_launch(jo
     assert "at most the job's claim timeout of 10 minutes" in refusal and "Lower the minutes per assignment" in refusal
     assert Job.objects.get(pk=job.pk).state == Job.State.DRAFT
     assert JobCrowdConfig.objects.get(job=job).committed == D("0") and not Posting.objects.filter(job=job).exists()
+
+
+def test_a_bonus_to_a_rejected_worker_is_paid_and_said(submitted, org_client):
+    """Allowed on purpose (a bonus can pay a rejected worker), but a builder who slipped should see it."""
+    job, (a, b, c) = submitted
+    reason = "Copied the source turn instead of rewriting it; the task asked for a paraphrase in your own words. " * 2
+    org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"assignments": [a.pk], "action": "reject", "message": reason}, follow=True)
+    response = org_client.post(f"/crowd/jobs/{job.pk}/bonus/", {"assignments": [a.pk, b.pk], "amount": "0.25", "reason": "Thanks"}, follow=True)
+    lines = _results(response)
+    assert "2 of 2 paid a bonus." in lines
+    assert f"Assignment {a.pk}: its work was rejected; the bonus is paid all the same (as a bonus can pay a rejected worker)." in lines
+    assert not any(line.startswith(f"Assignment {b.pk}: its work was rejected") for line in lines)
