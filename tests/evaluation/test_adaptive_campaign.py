@@ -305,10 +305,21 @@ def test_page_shows_pair_states_spend_looks_and_why_it_stopped(tmp_path, make_an
     assert f"against the one-look value {one_look:.3f} at {crowd.campaign.adaptive_confidence:.3f} confidence" in html
 
 
+@pytest.fixture
+def local_prolific():
+    """Prolific's provider at an address on this machine, where spending needs no
+    QUORUM_PROLIFIC_LIVE; no call is made (nothing runs the posting task)."""
+    from hits import providers
+    from hits.providers.prolific.provider import ProlificProvider
+
+    with providers.override("prolific", ProlificProvider(api_url="http://127.0.0.1:9")) as provider:
+        yield provider
+
+
 def _crowd_campaign_on_prolific(tmp_path, budget_usd):
     """An adaptive campaign whose job runs on a paid crowd (Prolific's fees), launched: the first
     round's postings are reserved by the launch. Nothing reaches a provider: the posting task is
-    queued on commit, and these tests do not run on-commit callbacks."""
+    queued on commit, and these tests do not run on-commit callbacks (`local_prolific`)."""
     from hits.services.config import configure_crowd
 
     test_set, entries = _write_test_set(tmp_path / "data")
@@ -322,7 +333,7 @@ def _crowd_campaign_on_prolific(tmp_path, budget_usd):
 
 
 @pytest.mark.django_db
-def test_a_round_on_a_paid_crowd_is_reserved_through_the_posting_service_once(tmp_path):
+def test_a_round_on_a_paid_crowd_is_reserved_through_the_posting_service_once(tmp_path, local_prolific):
     from hits.models import JobCrowdConfig, Posting
 
     crowd = _crowd_campaign_on_prolific(tmp_path, "1000.00")
@@ -339,7 +350,7 @@ def test_a_round_on_a_paid_crowd_is_reserved_through_the_posting_service_once(tm
 
 
 @pytest.mark.django_db
-def test_a_round_the_money_budget_cannot_carry_stops_the_campaign_and_adds_nothing(tmp_path):
+def test_a_round_the_money_budget_cannot_carry_stops_the_campaign_and_adds_nothing(tmp_path, local_prolific):
     from hits.models import JobCrowdConfig, Posting
 
     crowd = _crowd_campaign_on_prolific(tmp_path, "1000.00")

@@ -129,5 +129,5 @@ def test_the_systems_table_heads_the_state_as_state_and_writes_dates_as_the_othe
     system.save()
     page = _organizer_client(organizer).get("/evaluation/systems/").content.decode()
     assert "<th>State</th>" in page and "<th>Chats</th>" not in page
-    assert '<span class="muted">2026-11-27 20:45</span>' in page and "paused</strong> since 2026-11-27 20:45:" in page
+    assert "ago (2026-11-27 20:45)</span>" in page and "paused</strong> since 2026-11-27 20:45:" in page
     assert "p.m." not in page
