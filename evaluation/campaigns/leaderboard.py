@@ -123,6 +123,15 @@ def _csv(table, empty_header=("system",)) -> str:
     return buffer.getvalue()
 
 
+def agreement_json(report: dict) -> str:
+    """The raters' agreement the page shows (per question, Krippendorff's alpha at each level with its
+    interval), as the page's download and the campaign's export write it."""
+    return json.dumps(
+        {"campaign": report.get("campaign"), "inputs_version": report.get("inputs_version"), "agreement": report.get("agreement", {})},
+        indent=2,
+    )
+
+
 def to_csv(report: dict) -> str:
     """The leaderboard table; `pairwise_csv` and `spearman_csv` are its companions in the exports."""
     return _csv(rows(report))

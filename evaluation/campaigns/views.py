@@ -479,6 +479,7 @@ REPORT_FILES = {
     "pairwise.csv": ("text/csv", leaderboard.pairwise_csv),
     "spearman.csv": ("text/csv", leaderboard.spearman_csv),
     "fragility.csv": ("text/csv", leaderboard.fragility_csv),
+    "agreement.json": ("application/json", leaderboard.agreement_json),
 }
 WRITTEN_FILES = {"instance_scores.csv": "text/csv"}
 

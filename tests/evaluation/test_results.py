@@ -146,3 +146,18 @@ def test_the_campaign_list_shows_the_result_the_campaign_page_shows(campaign):
     set_inputs("v1")  # back to the first inputs: their result is current, though v2's is newer
     listed, shown = listed_and_shown()
     assert listed == shown == ("current", now - timedelta(hours=2))
+
+
+def test_the_page_offers_the_agreement_the_export_writes(campaign, client, organizer, tmp_path):
+    """The auditor found agreement.json in the export but not among the page's downloads."""
+    from django.urls import reverse
+
+    compute_campaign_results(campaign.pk)
+    refresh_inputs_version(campaign)
+    client.force_login(organizer)
+    url = reverse("evaluation:campaign-download", args=[campaign.pk, "agreement.json"])
+    assert url in client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    downloaded = json.loads(client.get(url).content)
+    exported = json.loads(export_campaign(campaign, tmp_path / "out")["agreement.json"].read_text())
+    assert downloaded["agreement"] == exported["agreement"] and set(downloaded["agreement"]) == {"accuracy", "appropriateness"}
+    assert downloaded["inputs_version"] == exported["inputs_version"]

@@ -1,7 +1,6 @@
 """Exports of a campaign's stored results as files (run from a command or a task, never a request)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,7 +55,7 @@ def export_campaign(campaign: Campaign, directory=None, result=None) -> dict:
         written[name] = directory / name
         written[name].write_text(render(report), encoding="utf-8")
     path = directory / "agreement.json"
-    path.write_text(json.dumps({"campaign": campaign.name, "inputs_version": result.inputs_version, "agreement": report["agreement"]}, indent=2), encoding="utf-8")
+    path.write_text(leaderboard.agreement_json({**report, "campaign": campaign.name, "inputs_version": result.inputs_version}), encoding="utf-8")
     written["agreement.json"] = path
     written["instance_scores.csv"] = directory / "instance_scores.csv"
     instance_scores_csv(campaign, written["instance_scores.csv"])
