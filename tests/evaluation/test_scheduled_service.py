@@ -141,6 +141,9 @@ def test_the_page_links_endpoints_sets_the_schedule_and_runs_it(board, organizer
     client = _organizer_client(organizer)
     page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
     assert "No scheduled human evaluation" in page
+    # The column is the live-chat evaluation: it said "Human evaluation: not yet" beside entries a
+    # ratings campaign had evaluated.
+    assert "<th>Live-chat evaluation <span" in page and "no chat evaluation yet" in page and ">not yet<" not in page
     assert "baselines and ground truth have no endpoint" in page  # help text of the entry field
     e3 = Entry.objects.get(entry_id="e3")
     answer = client.post(reverse("evaluation:scheduled-endpoint", args=[test_set.pk]), {"entry": e3.pk, "system": systems[3].pk})
