@@ -116,7 +116,8 @@ def test_the_campaign_page_offers_every_download_of_the_stored_results(signed_in
     assert scores.status_code == 200 and b"".join(scores.streaming_content).startswith(b"team_id,entry_id,instance")
     for kind in ("scores", "ratings"):
         assert reverse("evaluation:campaign-plot", args=[campaign.pk, kind]) in page
-    assert signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, "agreement.json"])).status_code == 404  # only named files
+    assert signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, "agreement.json"])).status_code == 200
+    assert signed_in.get(reverse("evaluation:campaign-download", args=[campaign.pk, "report.json"])).status_code == 404  # only named files
 
 
 def test_instance_scores_not_yet_written_are_explained_not_served(signed_in, campaign):
