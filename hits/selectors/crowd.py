@@ -91,12 +91,18 @@ def paying_note(config: JobCrowdConfig) -> str:
     )
 
 
-def reservation_note(job: Job, config: JobCrowdConfig) -> str | None:
-    """What the job's postings hold against the budget, e.g. "$4.28 reserved on Prolific for 8 places,
-    fees included"; None before anything is posted."""
-    posted = Posting.objects.filter(job=job).exclude(state=Posting.State.FAILED).aggregate(
-        places=Sum("assignments"), reserved=Sum("committed_cost")
+def _posted(job: Job) -> dict:
+    """The job's postings in one query: how many (`n`), and the places and reservation of those not failed."""
+    live = ~Q(state=Posting.State.FAILED)
+    return Posting.objects.filter(job=job).aggregate(
+        n=Count("id"), places=Sum("assignments", filter=live), reserved=Sum("committed_cost", filter=live),
     )
+
+
+def reservation_note(job: Job, config: JobCrowdConfig, posted: dict | None = None) -> str | None:
+    """What the job's postings hold against the budget, e.g. "$4.28 reserved on Prolific for 8 places,
+    fees included"; None before anything is posted. `posted`: `_posted(job)` when the caller has it."""
+    posted = posted or _posted(job)
     if not posted["places"]:
         return None
     places = posted["places"]
@@ -184,9 +190,7 @@ def crowd_page(job: Job) -> dict:
     )
     left = config.budget - config.committed if config.budget is not None else None
     provider = providers.get(config.provider)
-    posted = Posting.objects.filter(job=job).aggregate(
-        n=Count("id"), reserved=Sum("committed_cost", filter=~Q(state=Posting.State.FAILED)),
-    )
+    posted = _posted(job)
     taken = _responses_taken(job)
     return {
         # The job's own button that posts its open slots to the crowd, if the job has one now.
@@ -199,7 +203,7 @@ def crowd_page(job: Job) -> dict:
         "provider_detail": provider.describe(config),
         "provider_paid": provider.paid,
         "paying_note": paying_note(config),
-        "reservation_note": reservation_note(job, config) if config.pk is not None else None,
+        "reservation_note": reservation_note(job, config, posted) if config.pk is not None else None,
         "spent": spent_for_job(job, config) if config.pk is not None else None,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),
