@@ -95,7 +95,7 @@ def build_report(
 
     # Pairwise comparisons of every rated row (reference rows included: "is this entry better
     # than the baseline?" is a question organizers ask), on the ranked statistic's resamples.
-    sub = scoring.Uncertainty(unc_f.instance[:, compared], unc_f.rater[:, compared], unc_f.n_instances[compared], unc_f.n_raters[compared])
+    sub = unc_f.columns(compared)
     # A difference of two scores lies within what their scales allow (see `scoring.pairwise_differences`).
     bounds = (floor[compared], np.full(len(compared), SCALE[1]))
     pairwise = scoring.pairwise_differences(final[compared], sub, [labels[k] for k in compared], ci, bounds=bounds)

@@ -108,7 +108,7 @@ def linear_verdicts(rng, means, components: Components, pairs, n: int, m: int, r
       weighted N_seek / n as `eq1_columns` weights them) and the false alarms on the rest, which
       the leaderboard resamples too: detection is redrawn with the ratings;
     - rater part (a pool): the rater resample's linearisation sum_r m_r h_r, h_r = 2 (T_r - L C_r) / D,
-      scaled by sqrt(R / (R - 1)) and each system's repeated share as `scoring.paired_uncertainty` does;
+      scaled by sqrt(R / (R - 1)) and each pair's repeated share as `scoring.paired_uncertainty` does;
     - the difference's p-value 2 Phi(-|d| / (kappa sd)), kappa = t_df / z with the report's
       Welch-Satterthwaite df (`scoring.widening`), Holm over every pair, tie groups as
       `scoring.holm_rank_groups` draws them.
@@ -128,7 +128,7 @@ def linear_verdicts(rng, means, components: Components, pairs, n: int, m: int, r
 
 def _campaign_tests(rng, means, components: Components, n, m, raters: Raters, C, detection: Detection | None):
     """Of C simulated campaigns: [C, S] final scores, [C, S, S] the instance and rater variances of
-    every pair's difference, and [C, S, S] the instances and raters behind each (the fewer of the two)."""
+    every pair's difference, and [C, S, S] the instances behind each (the fewer of the two) and the raters (who rated either)."""
     labels = list(means)
     S = len(labels)
     c = components
@@ -182,11 +182,10 @@ def _campaign_tests(rng, means, components: Components, n, m, raters: Raters, C,
     v_inst = _pair_variances((g @ g.transpose(0, 2, 1)).astype(float) + false_alarms[None] * f[:, :, None] * f[:, None, :])
     n_inst = np.broadcast_to((sw > 0).sum(2), (C, S))
     v_rater = np.zeros_like(v_inst)
-    n_rat = np.zeros((C, S), dtype=int)
+    n_r = np.zeros((C, S, S), dtype=int)
     if raters.pool is not None:
-        v_rater, n_rat = _rater_part(y, who, sw, D, raters.pool, m)
+        v_rater, n_r = _rater_part(y, who, sw, D, raters.pool, m)
     n_i = np.minimum(n_inst[:, :, None], n_inst[:, None, :])
-    n_r = np.minimum(n_rat[:, :, None], n_rat[:, None, :])
     return F, v_inst, v_rater, n_i, n_r
 
 
@@ -225,10 +224,11 @@ def distinct_raters(rng, pool: int, m: int, shape) -> np.ndarray:
 
 
 def _rater_part(y, who, sw, D, pool: int, m: int):
-    """([C, S, S] the rater resamples' variance of each pair's difference, [C, S] raters per system)
-    for a pool: per system and rater T (the rater's shares of the numerator) and C (the shares), the
-    linearised resample h_r = 2 (T_r - L C_r) / D, scaled as `scoring.paired_uncertainty` scales it
-    (sqrt(R/(R-1)) and the system's repeated share, `scoring._repeated_share`)."""
+    """([C, S, S] the rater resamples' variance of each pair's difference, [C, S, S] the raters who
+    rated either system of a pair) for a pool: per system and rater T (the rater's shares of the
+    numerator) and C (the shares), the linearised resample h_r = 2 (T_r - L C_r) / D, scaled as
+    `scoring.paired_uncertainty` scales a difference's: sqrt(R/(R-1)) and the pair's repeated share
+    (`scoring._pair_repeated_share`), whose square takes the pair's per-rating terms off its variance."""
     n_campaigns, S, n, _ = y.shape
     share = np.broadcast_to((sw / m)[..., None], y.shape)  # a rating's share of its instance's score weight
     key = ((np.arange(n_campaigns)[:, None, None, None] * S + np.arange(S)[None, :, None, None]) * pool + who).ravel()
@@ -237,13 +237,17 @@ def _rater_part(y, who, sw, D, pool: int, m: int):
     C = np.bincount(key, weights=share.ravel(), minlength=size).reshape(n_campaigns, S, pool)
     with np.errstate(invalid="ignore", divide="ignore"):
         level = T.sum(2) / C.sum(2)  # [C, S]
-        per_rater = ((T - level[..., None] * C) ** 2).sum(2)
         per_rating = ((share * (y - level[..., None, None])) ** 2 * (share > 0)).sum((2, 3))
-        repeated = np.sqrt(np.clip(np.nan_to_num(np.where(per_rater > 0, 1 - per_rating / np.where(per_rater > 0, per_rater, 1), 0.0)), 0, 1))
     used = (C > 0).any(axis=1).sum(1)  # [C]: raters in the campaign
     factor = np.array([scoring.small_pool_factor(int(r)) for r in used])
-    h = factor[:, None, None] * repeated[..., None] * 2 * (T - level[..., None] * C) / D[..., None]  # [C, S, R]
-    return _pair_variances(h @ h.transpose(0, 2, 1)), (C > 0).sum(2)
+    scale = factor[:, None] * 2 / D  # [C, S]
+    h = np.nan_to_num(scale[..., None] * (T - level[..., None] * C))  # [C, S, R]
+    own = np.nan_to_num(scale**2 * per_rating)  # [C, S]: the same with every rating its own rater
+    pair = np.maximum(_pair_variances(h @ h.transpose(0, 2, 1)) - (own[:, :, None] + own[:, None, :]), 0.0)
+    rated_by = (C > 0).astype(float)
+    counts = rated_by.sum(2)
+    either = counts[:, :, None] + counts[:, None, :] - rated_by @ rated_by.transpose(0, 2, 1)
+    return pair, either.astype(int)
 
 
 def _tie_group_ranks(F, v_inst, v_rater, n_i, n_r, alpha) -> np.ndarray:

@@ -58,7 +58,7 @@ def _report_ranks(ratings, systems, truth, predicted, seed, evaluated=None):
     _, final = scoring.paired_uncertainty(ratings, cols, counts, point, systems, questions, seed=seed)
     order = list(np.argsort(-point["final"], kind="stable"))
     ordered = [systems[k] for k in order]
-    sub = scoring.Uncertainty(final.instance[:, order], final.rater[:, order], final.n_instances[order], final.n_raters[order])
+    sub = final.columns(order)
     groups = scoring.holm_rank_groups(ordered, scoring.pairwise_differences(point["final"][order], sub, ordered))
     return dict(zip(ordered, groups.rank, strict=True))
 

@@ -237,15 +237,17 @@ def test_the_plan_says_what_it_assumed():
     assert plans["pool"].as_dict()["pilot"]["pool"] == 5 and plans["crowd"].as_dict()["pilot"]["pool"] is None
 
 
-def test_a_pool_needs_more_instances_than_a_crowd_for_the_same_verdict():
-    """With a pool of 5 the report counts each rater's leniency once across all their instances,
-    so the same pair needs more instances than with a crowd (and more than the t-test says)."""
+def test_a_shared_pool_needs_no_more_instances_than_a_crowd_to_tell_a_pair_apart():
+    """A pool that rates both systems pulls both scores alike and the pull cancels in their
+    difference, which the verdict reads: the pool needs about the instances a crowd needs. When
+    each system's own share scaled the difference, the plan asked a pool of 5 for 62 instances
+    here against a crowd's 39, ratings the campaign did not need (docs/measurements.md)."""
     components = power.Components(0.3, 0.15, 0.2, 0.6)
     crowd = power.PilotModel({"a": 3.5, "b": 3.0}, components, 4000, 1000, 4000, 2.0)
     pool = power.PilotModel({"a": 3.5, "b": 3.0}, components, 4000, 1000, 5, 2.0)
     kwargs = {"top_k": 2, "min_raters": 2, "max_raters": 2, "simulations": 400, "campaigns": 40}
-    crowd_n, pool_n = power.plan(crowd, **kwargs).best.instances, power.plan(pool, **kwargs).best
-    assert pool_n.instances > 1.3 * crowd_n and pool_n.instances > 1.3 * pool_n.t_test_instances
+    crowd_n, pool_n = power.plan(crowd, **kwargs).best.instances, power.plan(pool, **kwargs).best.instances
+    assert abs(pool_n - crowd_n) <= 0.15 * crowd_n
 
 
 def test_a_pilot_it_cannot_fit_is_refused_with_the_reason():
