@@ -266,8 +266,10 @@ class ExportsTestSets:
         return {}
 
     def response_columns(self, settings: Mapping) -> list[str]:
-        """The answer columns of the export's `responses.csv`; default: the test sets'."""
-        return self.test_set_names(settings)
+        """The answer columns of the export's `responses.csv`; default: the answer fields, each
+        column holding what the worker gave in that field (a test set's name need not be a field:
+        the out-of-scope set `oos` is made of the field `utterance`)."""
+        return [f["name"] for f in self.answer_fields(settings)]  # type: ignore[attr-defined]  # a mixin of TaskType
 
     def manifest_of(self, payload: Mapping) -> dict:
         """What an item's payload records for the export manifest (e.g. the entity mapping of an
