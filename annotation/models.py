@@ -246,8 +246,9 @@ class Item(models.Model):
 class Worker(models.Model):
     """An annotator identity: an in-house user, or a crowd worker known by the provider's id."""
 
-    #: The provider key of workers who log in to Quorum itself; every other key is a crowd provider's
-    #: (hits.models.Provider lists them; annotation never needs their names).
+    #: The provider key of workers who log in to Quorum itself, the one place it is spelled (hits' in-house
+    #: provider takes it as its key); every other key is a crowd provider's (hits' registry finds them;
+    #: annotation never needs their names).
     INHOUSE = "inhouse"
 
     provider = models.CharField(

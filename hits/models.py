@@ -16,21 +16,19 @@ from django.db.models import F, Q
 
 from annotation.models import Job, Response, Slot, Worker
 
+from . import providers
+
 #: Hours accepted crowd work waits for the builder before it is paid, unless the job says otherwise.
 REVIEW_HOURS_DEFAULT = 24
-
-
-class Provider(models.TextChoices):
-    INHOUSE = "inhouse", "In-house"
-    PROLIFIC = "prolific", "Prolific"
-    MTURK = "mturk", "Amazon Mechanical Turk"
 
 
 class JobCrowdConfig(models.Model):
     """Which crowd a job runs on, what it may spend, and what the workers must meet."""
 
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="crowd")
-    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.INHOUSE)
+    # The providers are the registry's packages (hits/providers/): the choices are read from it when
+    # asked, and a migration names the function, not the list, so a new crowd needs no migration.
+    provider = models.CharField(max_length=16, choices=providers.choices, default=providers.default_key)
     budget = models.DecimalField(
         max_digits=12, decimal_places=2, null=True, blank=True,
         help_text="Most this job may spend, fees included, in USD. Required for Prolific and MTurk.",
@@ -121,7 +119,7 @@ class Posting(models.Model):
     OPEN_STATES = (State.INTENDED, State.CREATED)
 
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="postings")
-    provider = models.CharField(max_length=16, choices=Provider.choices)
+    provider = models.CharField(max_length=16, choices=providers.choices)
     seq = models.PositiveIntegerField(help_text="Number of the posting within its job, from 1.")
     request_token = models.CharField(
         max_length=64, unique=True, help_text="Idempotency token sent with the create call (MTurk UniqueRequestToken)."
@@ -185,7 +183,7 @@ class ProviderAssignment(models.Model):
     ENDED = (State.RETURNED, State.VOID)
 
     posting = models.ForeignKey(Posting, on_delete=models.PROTECT, related_name="assignments_at_provider")
-    provider = models.CharField(max_length=16, choices=Provider.choices)
+    provider = models.CharField(max_length=16, choices=providers.choices)
     external_id = models.CharField(max_length=64, help_text="MTurk assignment id or Prolific submission (session) id.")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="provider_assignments")
     slot = models.ForeignKey(Slot, null=True, blank=True, on_delete=models.SET_NULL, related_name="provider_assignments")
@@ -319,7 +317,7 @@ class ProviderEvent(models.Model):
     (provider, event_id) makes a repeat a no-op, whichever process receives it.
     """
 
-    provider = models.CharField(max_length=16, choices=Provider.choices)
+    provider = models.CharField(max_length=16, choices=providers.choices)
     event_id = models.CharField(max_length=128, help_text="The provider's id of the event (Prolific's X-Event-ID).")
     event_type = models.CharField(max_length=64)
     resource_id = models.CharField(max_length=64, help_text="What the event is about (a Prolific submission id).")

@@ -29,7 +29,7 @@ from ..models import (
 from ..selectors.jobs import job_progress
 from ..services.export_ood import OutOfDomain
 from ..services.import_uploads import FILE_ROLES
-from ..services.jobs import Selection
+from ..services.jobs import DEFAULT_TASK_TYPE, Selection
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
@@ -228,7 +228,7 @@ class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):
         "object per item, as the type's payload file describes. A bad payload is a 400 naming it by its index.",
     )
     name = serializers.CharField(max_length=200)
-    task_type = serializers.CharField(default="rewrite", help_text="Key of a task type; see /api/task-types/.")
+    task_type = serializers.CharField(default=DEFAULT_TASK_TYPE, help_text=f"Key of a task type; see /api/task-types/ (default: {DEFAULT_TASK_TYPE}).")
     settings = serializers.DictField(
         required=False, default=dict, help_text="Task-type settings; omitted ones take their defaults."
     )

@@ -108,8 +108,10 @@ class Completion:
 
 
 class CrowdProvider(ABC):
-    #: The key stored in `JobCrowdConfig.provider` (one of `hits.models.Provider`).
+    #: The key stored in `JobCrowdConfig.provider` and every other `provider` column.
     key: str = ""
+    #: The provider's name as the builder reads it (the crowd form, the job page).
+    label: str = ""
     #: Origins allowed to frame the worker pages (Content-Security-Policy frame-ancestors).
     frame_origins: tuple[str, ...] = ()
     #: Whether a bonus call may be repeated safely with the same payment row.

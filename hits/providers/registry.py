@@ -84,6 +84,17 @@ def get(key: str) -> CrowdProvider:
         return _instances[key]
 
 
+def choices() -> list[tuple[str, str]]:
+    """(key, label) of every provider: the choices of every `provider` column and form field."""
+    return [(key, cls.label or key) for key, cls in classes().items()]
+
+
+def label(key: str) -> str:
+    """What the builder reads for provider `key` (the key itself for one no longer installed)."""
+    cls = classes().get(key)
+    return (cls.label or key) if cls else key
+
+
 def default_key() -> str:
     return next(key for key, cls in classes().items() if cls.default)
 

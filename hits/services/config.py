@@ -11,7 +11,7 @@ from django.db import transaction
 from annotation.models import Job
 
 from .. import providers
-from ..models import JobCrowdConfig, Provider
+from ..models import JobCrowdConfig
 from ..policy import requirements
 from ..providers.options import Kind, Option, OptionsError
 from ..selectors.routing import provider_cache_key
@@ -75,8 +75,8 @@ def configure_crowd(job: Job, *, provider: str | None = None, **fields: Any) -> 
 def _set_provider(config: JobCrowdConfig, provider: str | None, *, posted: bool, errors: dict) -> None:
     if provider is None or provider == config.provider:
         return
-    if provider not in Provider.values:
-        errors["provider"] = f"choose one of {', '.join(Provider.values)}"
+    if provider not in providers.keys():
+        errors["provider"] = f"choose one of {', '.join(providers.keys())}"
     elif posted:
         errors["provider"] = "the job already has postings; the provider cannot change"
     else:

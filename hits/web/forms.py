@@ -10,7 +10,7 @@ from typing import Any
 from django import forms
 
 from .. import providers
-from ..models import JobCrowdConfig, Provider
+from ..models import JobCrowdConfig
 from ..providers import Kind, Option
 from ..services.config import CrowdConfigError
 
@@ -70,7 +70,7 @@ def _form_options() -> list[Option]:
 
 class CrowdSettingsForm(forms.Form):
     provider = forms.ChoiceField(
-        choices=Provider.choices,
+        choices=providers.choices,
         help_text="Where the work goes. It cannot change once the job has postings.",
     )
     budget = forms.DecimalField(
@@ -101,12 +101,11 @@ class CrowdSettingsForm(forms.Form):
 
     def provider_sections(self) -> list[dict]:
         """Each provider's own fields under its name; the page shows the chosen provider's only."""
-        labels = dict(Provider.choices)
         sections = []
         for key, cls in providers.classes().items():
             own = [self[option.name] for option in cls.options if option.on_form]
             if own:
-                sections.append({"provider": key, "label": labels.get(key, key), "fields": own})
+                sections.append({"provider": key, "label": providers.label(key), "fields": own})
         return sections
 
     @classmethod

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation import task_types
 from annotation.models import Corpus
-from annotation.services.jobs import JobError, Selection, create_job
+from annotation.services.jobs import DEFAULT_TASK_TYPE, JobError, Selection, create_job
 from annotation.services.payload_jobs import create_payload_job_from_file
 
 
@@ -48,7 +48,7 @@ class Command(BaseCommand):
                 "--" + setting.replace("_", "-"), dest=setting, metavar="FILE", help=" ".join(f"{label}: {what}" for label, what in uses)
             )
         parser.add_argument("--name", required=True, help="Name of the job.")
-        parser.add_argument("--task-type", default="rewrite", help="Task type key (default: rewrite).")
+        parser.add_argument("--task-type", default=DEFAULT_TASK_TYPE, help=f"Task type key (default: {DEFAULT_TASK_TYPE}).")
         parser.add_argument("--redundancy", type=int, default=1, help="Responses wanted per item (default: 1).")
         parser.add_argument("--reward", default="0.50", help="Pay per response in USD (default: 0.50).")
         parser.add_argument("--instructions", default="", help="Shown to annotators above every item.")

@@ -10,13 +10,17 @@ from collections.abc import Mapping
 
 from django.utils import timezone
 
+from annotation.models import Worker
+
 from ... import links
 from ..base import Completion, CrowdProvider, Entry, RemoteAssignment
 from .entry import parse as read_entry
 
 
 class InHouseProvider(CrowdProvider):
-    key = "inhouse"
+    #: Annotation's own name for a worker who signs in to Quorum (`Worker.INHOUSE`): their crowd is this one.
+    key = Worker.INHOUSE
+    label = "In-house"
     frame_origins = ()
     paid = False
     default = True

@@ -48,6 +48,7 @@ HIT_TYPE = "hit_type_id"  # the job's HIT type, once made (JobCrowdConfig.provid
 
 class MTurkProvider(CrowdProvider):
     key = "mturk"
+    label = "Amazon Mechanical Turk"
     frame_origins = WORKER_ORIGINS
     bonus_is_idempotent = True
     syncs_blocks = True

@@ -31,6 +31,7 @@ MIN_REJECTION_MESSAGE = 100
 
 class ProlificProvider(CrowdProvider):
     key = "prolific"
+    label = "Prolific"
     frame_origins = ("https://app.prolific.com",)
     bonus_is_idempotent = False
     rehearsable = True
