@@ -1,11 +1,16 @@
 """The registry of task types: each type's module calls `register`; nobody keeps a list.
 
-`register` checks what the core and the capabilities need of a type (a key, one item source, a
-level of measurement, a store for its files); `types_with` finds the types that declare a capability.
+`register` checks what the core and the capabilities need of a type (a key the job column and the
+pages can hold, its template, default settings its own `clean_settings` takes, one item source, a level
+of measurement, a store for its files), so a new module that lacks one fails when it is imported, with
+what to fix; `types_with` finds the types that declare a capability.
 """
+import re
+import sys
+from pathlib import Path
 from typing import TypeVar
 
-from .base import LEVELS, TaskType, default_settings
+from .base import LEVELS, TaskType, TaskTypeSettingsError, default_settings
 from .capabilities import ITEM_SOURCES, TakesUploads, capability
 
 C = TypeVar("C")
@@ -13,11 +18,59 @@ C = TypeVar("C")
 _registry: dict[str, TaskType] = {}
 
 
+#: The longest key `Job.task_type` holds (`tests/annotation/task_types/test_registration.py` holds them equal).
+MAX_KEY_LENGTH = 32
+#: Lower-case words joined by single underscores: a key is part of form field names
+#: (`setting__<key>__<setting>`, split on the double underscore) and of `data-shown-when="task_type=a,b"`.
+KEY_PATTERN = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
+
+
+def _key_problems(key: str) -> list[str]:
+    if not key:
+        return ["no key"]
+    problems = []
+    if len(key) > MAX_KEY_LENGTH:
+        problems.append(f"the key is {len(key)} characters; Job.task_type holds at most {MAX_KEY_LENGTH}")
+    if not KEY_PATTERN.fullmatch(key):
+        problems.append("the key must be lower-case letters and digits in words joined by single underscores "
+                        "(it is part of form field names and of the new-job page's data-shown-when)")
+    return problems
+
+
+def template_found(task_type: TaskType) -> bool:
+    """Whether the type's template exists: asked of Django's template loaders once the apps are ready;
+    before that (a module imported early) looked for under the `templates` folder of the app that
+    holds the type's module."""
+    from django.apps import apps
+    from django.template import TemplateDoesNotExist, loader
+
+    if apps.ready:
+        try:
+            loader.get_template(task_type.template)
+        except TemplateDoesNotExist:
+            return False
+        return True
+    module = sys.modules.get(type(task_type).__module__)
+    here = Path(getattr(module, "__file__", "") or ".").resolve().parent
+    return any((folder / "templates" / task_type.template).is_file() for folder in [here, *here.parents][:4])
+
+
+def _settings_problems(task_type: TaskType) -> list[str]:
+    try:
+        task_type.clean_settings(default_settings(task_type))
+    except TaskTypeSettingsError as refused:
+        return [f"its clean_settings refuses its own default settings: {refused.errors}"]
+    return []
+
+
 def problems_of(task_type: TaskType) -> list[str]:
     """What keeps `task_type` from being registered; empty when nothing does."""
-    problems = []
-    if not task_type.key:
-        problems.append("no key")
+    problems = _key_problems(task_type.key)
+    if not task_type.template:
+        problems.append("no template: name the work page's template (e.g. 'annotation/tasks/<key>.html')")
+    elif not template_found(task_type):
+        problems.append(f"its template {task_type.template!r} is not found (it sits in its app's templates folder)")
+    problems += _settings_problems(task_type)
     sources = [cls.__name__ for cls in ITEM_SOURCES if isinstance(task_type, cls)]
     if len(sources) != 1:
         problems.append(f"declare exactly one item source of {', '.join(cls.__name__ for cls in ITEM_SOURCES)} (declares {sources or 'none'})")
