@@ -4,6 +4,7 @@ Cells hold the text as stored (quotes, commas and newlines are quoted by the csv
 that a text starting like a spreadsheet formula (`=`, `+`, `-`, `@`, tab, carriage return) gets a
 leading `'` (`quorum.csv_safety`); the JSON exports keep the raw text. Read the file with a CSV parser.
 """
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -72,7 +73,7 @@ def row(record: ResponseRecord, variants: Sequence[str]) -> list:
         "" if record.turn_index is None else record.turn_index,
         record.source_text,
         record.worker,
-        *(answers.get(v, "") for v in variants),
+        *(cell(answers.get(v, "")) for v in variants),
         record.status,
         _time(record.claimed_at),
         _time(record.submitted_at),
@@ -82,6 +83,16 @@ def row(record: ResponseRecord, variants: Sequence[str]) -> list:
         "" if record.response_id is None else record.response_id,
         flag_codes(record.checks),
     ]
+
+
+def cell(value):
+    """An answer as a CSV cell: text and numbers as they are, None as empty, anything else (a list,
+    a mapping) as JSON, never as a Python repr."""
+    if value is None:
+        return ""
+    if isinstance(value, (str, int, float)):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def flag_codes(checks) -> str:

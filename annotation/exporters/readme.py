@@ -30,7 +30,12 @@ FORMAT_NOTES = {
 }
 
 
-def render(*, manifest: Mapping, files: Sequence[str]) -> str:
+def column_lines(columns: Mapping[str, str]) -> list[str]:
+    """The answer columns of `responses.csv`, each with what it holds."""
+    return [f"  - `{name}`: {words}" for name, words in columns.items()]
+
+
+def render(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str]) -> str:
     variants = manifest["variants"]
     lines = [
         f"# Export of job {manifest['job']['id']} ({manifest['job']['name']})",
@@ -83,11 +88,12 @@ def render(*, manifest: Mapping, files: Sequence[str]) -> str:
         "- `manifest.json`: the job, its settings, the counts above, and per dialog which turns "
         "have items and which were replaced in each variant (turn indices from 0).",
         "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, "
-        "held, rejected, excluded; crowd responses the provider has not confirmed are left out): item id, dialog id, turn index, source text, worker (`provider:id`), one column "
-        "per variant, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
+        "held, rejected, excluded; crowd responses the provider has not confirmed are left out): item id, dialog id, turn index, source text, worker (`provider:id`), the answer "
+        "columns below, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
         "submission, active seconds measured by the browser, failed checks (`field:code`), the response's id "
         "and its flags (codes joined by `; `, as the last flag run stored them). "
-        "Text is stored as written; read it with a CSV parser.",
+        "Text is stored as written; read it with a CSV parser. The answer columns:",
+        *column_lines(columns),
         "",
         "## Files",
         "",

@@ -72,12 +72,19 @@ def count_export_user_turns(job: Job) -> int:
     return Turn.objects.filter(dialog__in=export_dialogs_queryset(job).values("pk"), speaker="user").exclude(text="").count()
 
 
-def job_responses_queryset(job: Job) -> QuerySet:
+def job_responses_queryset(job: Job, *, with_readings: bool = False) -> QuerySet:
     """Every response of the job's ordinary items, whatever became of it, with its item, turn, dialog
     id and worker joined in. Left out: answers to gold items, and crowd responses the provider has not
-    confirmed (they may be forged, and are never exported)."""
+    confirmed (they may be forged, and are never exported). `with_readings`: each response's
+    `export_readings` (its spoken readings, by index: one more query per chunk)."""
+    responses = Response.objects.confirmed()
+    if with_readings:
+        readings = SpokenReading.objects.only(
+            "id", "response_id", "index", "asr_text", "asr_confidence", "seconds", "transcribed_at", "asr_error"
+        ).order_by("index")
+        responses = responses.prefetch_related(Prefetch("readings", queryset=readings, to_attr="export_readings"))
     return (
-        Response.objects.confirmed().filter(item__job=job, item__gold__isnull=True)
+        responses.filter(item__job=job, item__gold__isnull=True)
         .select_related("item__turn__dialog", "worker")
         .only(
             "id", "answers", "checks", "status", "claimed_at", "submitted_at", "active_seconds",
@@ -90,8 +97,8 @@ def job_responses_queryset(job: Job) -> QuerySet:
     )
 
 
-def job_responses(job: Job) -> Iterator[Response]:
-    return job_responses_queryset(job).iterator(chunk_size=RESPONSE_CHUNK)
+def job_responses(job: Job, *, with_readings: bool = False) -> Iterator[Response]:
+    return job_responses_queryset(job, with_readings=with_readings).iterator(chunk_size=RESPONSE_CHUNK)
 
 
 def count_job_responses(job: Job) -> int:

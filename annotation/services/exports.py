@@ -124,7 +124,8 @@ def export_job(
         if exports_sets is not None:
             assert job.corpus is not None  # check_exportable
             files = _write_export(
-                job, exports_sets, job_test_sets(job), writer_for(job.corpus.source_format), staging, progress, speech, out_of_domain
+                job, exports_sets, job_test_sets(job), writer_for(job.corpus.source_format), staging, progress, speech, out_of_domain,
+                include_audio=include_audio,
             )
             extra = _write_answer_files(job, kind, staging, include_audio)
             files += [name for name, _count in extra]
@@ -161,7 +162,9 @@ class _Tracker:
         self._report()
 
 
-def _write_export(job, kind, variants, writer_cls, staging: Path, progress, speech=None, out_of_domain=None) -> list[str]:
+def _write_export(
+    job, kind, variants, writer_cls, staging: Path, progress, speech=None, out_of_domain=None, *, include_audio: bool = False,
+) -> list[str]:
     corpus = job.corpus
     if speech and SPEECH_ERRORS in variants:
         raise ExportError(f"Job {job.id} already has a test set named {SPEECH_ERRORS}; rename that variant to add speech errors.")
@@ -195,7 +198,10 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
 
     flagged = FlagSummary(variants)
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
-        response_records = (_response_record(r, flagged) for r in selectors.job_responses(job))
+        response_records = (
+            _response_record(r, flagged, kind.response_cells(r, job.settings, include_audio=include_audio))
+            for r in selectors.job_responses(job, with_readings=with_readings)
+        )
         raw_csv.write_responses(fh, response_records, kind.response_columns(job.settings), on_row=tracker.advance)
     files.append("responses.csv")
     speech_manifest = {}
@@ -230,7 +236,8 @@ def _write_export(job, kind, variants, writer_cls, staging: Path, progress, spee
     }
     files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
-    text = readme.render(manifest=manifest, files=files) + reliability_files.readme_section(decision)
+    text = readme.render(manifest=manifest, files=files, columns=kind.response_column_help(job.settings))
+    text += reliability_files.readme_section(decision)
     (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files
@@ -409,8 +416,9 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
     return [*files, "speech_errors.jsonl"], manifest
 
 
-def _response_record(response, flagged: FlagSummary) -> raw_csv.ResponseRecord:
-    """One row of responses.csv; the response's flags are counted for the dataset card on the way."""
+def _response_record(response, flagged: FlagSummary, cells=None) -> raw_csv.ResponseRecord:
+    """One row of responses.csv, its answer columns `cells` (default: the stored answers); the
+    response's flags are counted for the dataset card on the way."""
     flagged.add(response.status, response.checks)
     turn = response.item.turn
     return raw_csv.ResponseRecord(
@@ -419,7 +427,7 @@ def _response_record(response, flagged: FlagSummary) -> raw_csv.ResponseRecord:
         turn_index=turn.index if turn else None,
         source_text=turn.text if turn else "",
         worker=f"{response.worker.provider}:{response.worker.external_id}",
-        answers=response.answers,
+        answers=response.answers if cells is None else cells,
         status=response.status,
         claimed_at=response.claimed_at,
         submitted_at=response.submitted_at,

@@ -271,6 +271,20 @@ class ExportsTestSets:
         the out-of-scope set `oos` is made of the field `utterance`)."""
         return [f["name"] for f in self.answer_fields(settings)]  # type: ignore[attr-defined]  # a mixin of TaskType
 
+    def response_column_help(self, settings: Mapping) -> dict[str, str]:
+        """What each column of `response_columns` holds, for the export's README; default: each
+        answer field's label and help, as the work page shows them."""
+        fields = {f["name"]: f for f in self.answer_fields(settings)}  # type: ignore[attr-defined]  # a mixin of TaskType
+        return {column: field_words(fields.get(column, {"label": column})) for column in self.response_columns(settings)}
+
+    def response_cells(self, response: Any, settings: Mapping, *, include_audio: bool) -> dict:
+        """The answer cells of one response in `responses.csv`, {column of `response_columns`: value};
+        `response` has .id and .answers (with `TakesUploads`, .export_readings: its stored files'
+        rows, by index), `include_audio` whether the export copies the recordings. Default: each
+        column's answer."""
+        answers = response.answers if isinstance(response.answers, Mapping) else {}
+        return {column: answers.get(column, "") for column in self.response_columns(settings)}
+
     def manifest_of(self, payload: Mapping) -> dict:
         """What an item's payload records for the export manifest (e.g. the entity mapping of an
         unseen-entities rewrite); empty: nothing."""
@@ -279,6 +293,23 @@ class ExportsTestSets:
     def manifest_extra(self, settings: Mapping) -> dict:
         """Job-level entries of the export's manifest (e.g. the out-of-scope default answer)."""
         return {}
+
+
+def field_words(field: Mapping) -> str:
+    """An answer field in words: its label, then its help, then what kind of answer it is."""
+    words = str(field.get("label") or field.get("name") or "")
+    if field.get("help"):
+        words += f" ({str(field['help']).rstrip('.')})"
+    choices = field.get("choices")
+    if isinstance(choices, Mapping):
+        words += "; one of " + ", ".join(f"`{value}` ({label})" if str(label) != str(value) else f"`{value}`" for value, label in choices.items())
+    elif choices:
+        words += "; one of " + ", ".join(f"`{c}`" for c in choices)
+    elif field.get("upload"):
+        words += "; a file"
+    else:
+        words += "; free text"
+    return words
 
 
 class ExportSource(Protocol):

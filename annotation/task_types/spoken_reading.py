@@ -49,6 +49,20 @@ def earliest_hypotheses(accepted_responses: list, variants: list[str]) -> dict[s
     return chosen
 
 
+def audio_path(response_id: int, index: int) -> str:
+    """Where the recording of reading `index` (from 0) of a response is in an export with audio."""
+    return f"audio/response-{response_id}-reading-{index + 1}.wav"
+
+
+#: The columns of responses.csv per reading k (`reading_k_<name>`), and what each holds.
+READING_COLUMNS = {
+    "hypothesis": "what the speech recogniser heard (empty until the reading is transcribed)",
+    "confidence": "the recogniser's confidence in it, 0 to 1 (empty when it gives none)",
+    "seconds": "the recording's duration",
+    "audio": "the recording's path in this export (empty when the recordings were not exported)",
+}
+
+
 def reading_row(reading: Any, exported: str | None) -> dict:
     """One line of readings.jsonl: the human-read source text, the hypothesis, its confidence and
     timing, the audio's path in the export (`exported`, when copied) and in storage."""
@@ -196,14 +210,33 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         }
 
     def response_columns(self, settings):
-        return [f["name"] for f in self.answer_fields(settings)]
+        """Per reading k, `reading_k_hypothesis`, `_confidence`, `_seconds` and `_audio` (`READING_COLUMNS`)."""
+        return [f"{f['name']}_{column}" for f in self.upload_fields(settings) for column in READING_COLUMNS]
+
+    def response_column_help(self, settings):
+        return {
+            f"{f['name']}_{column}": f"{f['label']}: {what}" for f in self.upload_fields(settings) for column, what in READING_COLUMNS.items()
+        }
+
+    def response_cells(self, response, settings, *, include_audio):
+        """Each reading's hypothesis, confidence, duration and audio path, from its stored row."""
+        cells = dict.fromkeys(self.response_columns(settings), "")
+        for reading in getattr(response, "export_readings", []):
+            name = reading_field(reading.index)
+            if f"{name}_seconds" not in cells:  # a reading beyond the job's count (its settings changed)
+                continue
+            cells[f"{name}_hypothesis"] = reading.asr_text if reading.transcribed_at else ""
+            cells[f"{name}_confidence"] = "" if reading.asr_confidence is None else reading.asr_confidence
+            cells[f"{name}_seconds"] = reading.seconds
+            cells[f"{name}_audio"] = audio_path(response.id, reading.index) if include_audio else ""
+        return cells
 
     def answer_files(self, source, settings):
         """readings.jsonl: one line per reading of a confirmed response; with the export's audio
         option, each recording copied under audio/."""
         rows = []
         for reading in source.readings():
-            exported = f"audio/response-{reading.response_id}-reading-{reading.index + 1}.wav"
+            exported = audio_path(reading.response_id, reading.index)
             if source.include_audio:
                 source.copy_file(reading.audio, exported)
             rows.append(reading_row(reading, exported if source.include_audio else None))
