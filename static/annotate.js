@@ -95,11 +95,15 @@
     });
   });
   form.addEventListener("submit", recordTelemetry);
+  // drafts.js keeps the records with the text it keeps.
+  window.QuorumWork = { record: function () { recordActiveTime(); recordTelemetry(); } };
 
   /* --- Keyboard: focus the first field (or the first one with a problem); Ctrl+Enter submits. --- */
-  var first = form.querySelector("textarea[autofocus]") || fields[0];
+  // The element the page names (the first choice of a choice-and-text page, or the field with a
+  // problem) comes first: focusing the first text box instead made a digit type into it.
+  var first = form.querySelector("[autofocus]") || fields[0];
   if (first && document.activeElement !== first) first.focus();
-  if (first) first.setSelectionRange(first.value.length, first.value.length);
+  if (first && first.tagName === "TEXTAREA") first.setSelectionRange(first.value.length, first.value.length);
 
   // Ctrl+Enter submits from anywhere on the page, not only with the focus in the form.
   document.addEventListener("keydown", function (event) {

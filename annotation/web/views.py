@@ -294,6 +294,9 @@ def _work_page(
     your_responses = _your_responses(work)
     context = {
         "token": work.token,
+        # The signed token changes with every page; the draft a reload restores (static/drafts.js)
+        # is this worker's on this slot.
+        "draft_key": f"{work.slot.pk}-{work.worker.pk}",
         "job": work.job,
         "item": work.item,
         "task_template": kind.template,
