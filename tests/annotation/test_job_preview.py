@@ -8,29 +8,25 @@ from django.urls import reverse
 
 from annotation import task_types
 from annotation.models import Item, Response, ResponseTransition, Slot, Worker
-from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.services.voting import enable_voting
 from tests.factories import good_answers, make_corpus, make_live_job
 
-from .task_types.test_capabilities import CORPUS_SETTINGS, PAYLOADS
+from .task_types.contract import contract_for, contract_params
 
 pytestmark = pytest.mark.django_db
 
 
 def _job_of(kind, make_annotator):
+    """A draft of the type's job as its own contract test makes it (`task_types/test_<key>.py`)."""
+    contract = contract_for(kind.key)
     if isinstance(kind, task_types.FromPayloads):
-        return create_payload_job(name=f"{kind.key} job", task_type=kind.key, payloads=[PAYLOADS[kind.key]] * 2)
+        return create_payload_job(name=f"{kind.key} job", task_type=kind.key, payloads=[contract.payload] * 2)
     if isinstance(kind, task_types.FromCorpusTurns):
         return create_job(corpus=make_corpus(dialogs=2, user_turns=1), name=f"{kind.key} job", task_type=kind.key,
-                          settings=CORPUS_SETTINGS.get(kind.key))
-    rewrites = make_live_job(make_corpus(dialogs=1, user_turns=1), name="rewrites")
-    vote_job = enable_voting(rewrites)  # a vote job's items are the responses it judges
-    worker = make_annotator("ann")[1]
-    slot = claim_next_slot(job=rewrites, worker=worker)
-    submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item))
-    return vote_job
+                          settings=contract.corpus_settings)
+    return contract.make_job(make_annotator)  # a vote job's items are the responses it judges
 
 
 def _state(job):
@@ -43,7 +39,7 @@ def _state(job):
     )
 
 
-@pytest.mark.parametrize("key", sorted(task_types.registry()))
+@pytest.mark.parametrize("key", contract_params())
 def test_every_task_type_is_previewed_with_its_own_page_and_nothing_is_stored(client, organizer, make_annotator, key):
     kind = task_types.get(key)
     job = _job_of(kind, make_annotator)
@@ -98,7 +94,7 @@ def test_only_organizers_preview_and_a_job_without_items_says_so(client, organiz
 
 
 def test_a_chat_is_previewed_without_reaching_any_system(client, organizer):
-    from .test_task_type_contract import CHAT
+    from .task_types.test_chat import CHAT
 
     job = create_payload_job(name="chats", task_type="chat", payloads=[CHAT])
     item = Item.objects.get(job=job)

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import ImportRun, RunStatus
-from tests.annotation.test_task_type_contract import CHAT
+from tests.annotation.task_types.test_chat import CHAT
 from tests.evaluation.conftest import DSTC9
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -1,8 +1,10 @@
 """One contract suite per task-type capability (`annotation/task_types/capabilities.py`), each run
-over every registered type that declares it; the core contract is `../test_task_type_contract.py`.
+over every registered type that declares it; the core contract is `contract.py`.
 
-A capability without a suite here, or a type that declares a capability whose suite has no example
-for it, fails `test_every_declared_capability_has_a_suite_and_examples`.
+The examples a suite needs of a type (a payload, a comparison, a bad setting file, gold) are
+attributes of the type's own contract class, in its `test_<key>.py` (`contract.contracts()` finds
+it), never a list here. A capability without a suite, or a type that declares a capability whose
+example its contract does not give, fails `test_every_declared_capability_has_a_suite_and_examples`.
 """
 import re
 from types import SimpleNamespace
@@ -17,12 +19,10 @@ from annotation.services.jobs import JobError, create_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.services.voting import enable_voting
 from annotation.task_types import capabilities as caps
-from annotation.task_types import default_settings
 from tests.factories import make_corpus, make_live_job
 
-from ..test_task_type_contract import CHAT, LIKERT_PAYLOAD, PAIR, QA, _payload_job
-
-CONTEXT = LIKERT_PAYLOAD["context"]
+from .contract import contract_for, payload_job
+from .test_chat import CHAT
 
 
 def declaring(cls) -> list:
@@ -30,28 +30,9 @@ def declaring(cls) -> list:
     return [pytest.param(kind, id=kind.key) for kind in task_types.types_with(cls)]
 
 
-#: A payload each payload type builds an item from (for suites that need a job of the type).
-PAYLOADS = {
-    "chat": CHAT, "likert": LIKERT_PAYLOAD, "fed_turn": {"context": CONTEXT, "response": "Parking is free."},
-    "fed_dialog": {"dialog": [*CONTEXT, {"speaker": "system", "text": "Parking is free."}]}, "pairwise": PAIR, "qa_paraphrase": QA,
-}
-#: Settings under which a corpus type makes items of a small corpus.
-CORPUS_SETTINGS = {"oos_insert": {"insert_probability": 1.0}}
-#: (payload, a deciding answer, an undecided answer) for each type that compares systems.
-COMPARISONS = {"pairwise": (PAIR, {"winner": "b", "left": "a", "reason": ""}, {"winner": "", "left": "a"})}
-#: A file text each setting given as a file refuses, by (type, setting).
-BAD_SETTING_FILES = {("rewrite", "entities"): "slot\nno value column\n", ("oos_insert", "qa_pairs"): "{not json"}
-
-
-def _questions_gold(kind) -> tuple[dict, dict, dict]:
-    """(gold, answers within a point of it, answers far from it) on a questionnaire's first question."""
-    first = kind.answer_fields(default_settings(kind))[0]
-    values = sorted(first["choices"])
-    return {first["name"]: values[1]}, {first["name"]: values[2]}, {first["name"]: values[-1] + 5}
-
-
-#: How to make (gold, answers that meet it, answers that do not) for each type that grades gold its own way.
-GOLD = {key: _questions_gold for key in ("hard_score", "likert", "fed_turn", "fed_dialog")}
+def example(kind):
+    """The type's contract (its own `test_<key>.py`), which holds the examples these suites read."""
+    return contract_for(kind.key)
 
 
 SUITES: dict[type, type] = {}
@@ -73,7 +54,7 @@ class TestFromCorpusTurns:
     @pytest.mark.django_db
     @pytest.mark.parametrize("kind", declaring(caps.FromCorpusTurns))
     def test_a_job_over_a_corpus_has_items_of_its_source_speaker(self, kind):
-        job = create_job(corpus=make_corpus(dialogs=2, user_turns=2), name="c", task_type=kind.key, settings=CORPUS_SETTINGS.get(kind.key))
+        job = create_job(corpus=make_corpus(dialogs=2, user_turns=2), name="c", task_type=kind.key, settings=example(kind).corpus_settings)
         items = list(job.items.select_related("turn"))
         assert items and all(item.turn_id for item in items)
         if kind.source_speaker is not None:
@@ -92,7 +73,7 @@ class TestFromPayloads:
     @pytest.mark.django_db
     @pytest.mark.parametrize("kind", declaring(caps.FromPayloads))
     def test_a_payload_job_builds_its_items_and_a_corpus_job_is_refused(self, kind):
-        job = create_payload_job(name="p", task_type=kind.key, payloads=[PAYLOADS[kind.key]])
+        job = create_payload_job(name="p", task_type=kind.key, payloads=[example(kind).payload])
         assert job.items.count() == 1 and job.payload_set_id is not None
         with pytest.raises(JobError, match="payloads"):
             create_job(corpus=make_corpus(), name="c", task_type=kind.key)
@@ -155,7 +136,7 @@ class TestSettingFiles:
         for setting, what in kind.setting_files.items():
             assert what
             with pytest.raises(task_types.TaskTypeSettingsError) as refused:
-                kind.read_setting_file(setting, BAD_SETTING_FILES[(kind.key, setting)], "given.txt")
+                kind.read_setting_file(setting, example(kind).bad_setting_files[setting], "given.txt")
             assert setting in refused.value.errors
         with pytest.raises(task_types.TaskTypeSettingsError):
             kind.read_setting_file("no_such_setting", "", "x")
@@ -189,7 +170,7 @@ class TestVotable:
 class TestGradesGold:
     @pytest.mark.parametrize("kind", declaring(caps.GradesGold))
     def test_its_rule_meets_the_gold_answer_and_refuses_a_wrong_one(self, kind):
-        gold, near, wrong = GOLD[kind.key](kind)
+        gold, near, wrong = example(kind).gold(kind)
         assert task_types.grade_gold(kind, gold, gold) and task_types.grade_gold(kind, gold, near)
         assert not task_types.grade_gold(kind, gold, wrong) and not task_types.grade_gold(kind, gold, {})
 
@@ -213,7 +194,7 @@ class TestFeedsRatings:
 class TestComparesSystems:
     @pytest.mark.parametrize("kind", declaring(caps.ComparesSystems))
     def test_a_decided_response_is_a_comparison_of_two_systems(self, kind):
-        payload, decided, undecided = COMPARISONS[kind.key]
+        payload, decided, undecided = example(kind).comparison
         built = kind.build_payload(SimpleNamespace(payload=payload))
         a, b, outcome, _instance = kind.comparison(built, decided)
         assert a != b and outcome in ("a", "b", "tie")
@@ -221,7 +202,7 @@ class TestComparesSystems:
 
     @pytest.mark.parametrize("kind", declaring(caps.ComparesSystems))
     def test_it_says_what_the_worker_saw_and_which_side_was_left(self, kind):
-        payload, decided, _undecided = COMPARISONS[kind.key]
+        payload, decided, _undecided = example(kind).comparison
         built = kind.build_payload(SimpleNamespace(payload=payload))
         left, text_a, text_b = kind.presentation(built, {**decided, "left": "b"})
         assert left == "b" and text_a and text_b and text_a != text_b
@@ -272,7 +253,7 @@ class TestOrdersClaims:
     @pytest.mark.django_db
     @pytest.mark.parametrize("kind", declaring(caps.OrdersClaims))
     def test_each_worker_starts_within_the_jobs_positions_and_claims_in_a_transaction(self, kind, make_annotator):
-        job = _payload_job(kind.key, [PAYLOADS[kind.key]] * 3)
+        job = payload_job(kind.key, [example(kind).payload] * 3)
         worker = make_annotator("w")[1]
         start = kind.claim_start(job, worker)
         assert start is None or 0 <= start < job.items.count()
@@ -377,14 +358,23 @@ class TestExportsFiles:
 
 def test_every_declared_capability_has_a_suite_and_examples():
     assert set(SUITES) == set(caps.CAPABILITIES), "a capability without a contract suite"
-    examples = {caps.FromPayloads: PAYLOADS, caps.ComparesSystems: COMPARISONS, caps.OrdersClaims: PAYLOADS, caps.GradesGold: GOLD}
+    examples = {
+        caps.FromPayloads: ("payload", lambda contract, kind: contract.payload),
+        caps.OrdersClaims: ("payload", lambda contract, kind: contract.payload),
+        caps.ComparesSystems: ("comparison", lambda contract, kind: contract.comparison),
+        caps.GradesGold: ("gold(kind)", lambda contract, kind: contract.gold(kind)),
+    }
     for kind in task_types.registry().values():
+        contract = example(kind)
+        where = f"{type(contract).__name__} (tests/annotation/task_types/)"
         for cls in caps.declared(kind):
             assert cls in SUITES, f"{kind.key}: {cls.__name__} has no suite"
             if cls in examples:
-                assert kind.key in examples[cls], f"{kind.key}: {SUITES[cls].__name__} has no example for it"
+                name, read = examples[cls]
+                assert read(contract, kind) is not None, f"{kind.key}: {SUITES[cls].__name__} needs an example: give {where} `{name}`"
         if isinstance(kind, caps.SettingFiles):
-            assert all((kind.key, s) in BAD_SETTING_FILES for s in kind.setting_files), kind.key
+            missing = set(kind.setting_files) - set(contract.bad_setting_files)
+            assert not missing, f"{kind.key}: give {where} `bad_setting_files` for {', '.join(sorted(missing))}"
 
 
 def test_no_module_compares_a_task_type_key_outside_its_type():

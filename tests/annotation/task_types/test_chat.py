@@ -1,0 +1,42 @@
+"""The chat type's contract (`contract.py`): a conversation relayed to a system, then judged. Its pages
+run with a relay that needs no system (`environment`)."""
+from .contract import HOSTILE, TaskTypeContract, payload_job
+
+
+def _scripted_relay():
+    from annotation.chat_relay import ChatRelay
+
+    class ScriptedRelay(ChatRelay):
+        """A relay that needs no system: every conversation already holds one exchange."""
+
+        def transcript(self, endpoint, session_key):
+            return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
+                              {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+
+    return ScriptedRelay()
+
+
+CHAT = {"goal": {"restaurant": {"info": {"food": "chinese"}}}, "goal_text": [f"Find a chinese restaurant. {HOSTILE}"], "goal_id": "g1", "endpoint": "e1", "relay": "contract-test"}
+
+
+class TestChat(TaskTypeContract):
+    key = "chat"
+    bad_fields = {"outcome_reason", "understanding", "appropriateness_reason"}
+    payload = CHAT
+
+    def environment(self):
+        from annotation.extensions import chat_relays
+
+        return chat_relays.override("contract-test", _scripted_relay())
+
+    def make_job(self, make_annotator):
+        return payload_job(self.key, [CHAT, {**CHAT, "endpoint": "e2"}])
+
+    def good_answers(self, item, n):
+        return {"outcome": ["success", "fail"][n % 2], "outcome_reason": "no booking" if n % 2 else "",
+                "understanding": str(4 + n % 2), "understanding_reason": "got the food type",
+                "appropriateness": "3", "appropriateness_reason": "terse"}
+
+    def bad_answers(self, item):
+        return {"outcome": "fail", "understanding": "9", "appropriateness": "3"}
+
