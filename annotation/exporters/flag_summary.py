@@ -53,21 +53,23 @@ class FlagSummary:
         }
 
 
-def readme_lines(summary: Mapping) -> list[str]:
-    """The README's section for a summary made by `FlagSummary.as_json`."""
+def readme_lines(summary: Mapping, *, part: str) -> list[str]:
+    """The README's section for a summary made by `FlagSummary.as_json`; `part` is what the summary
+    counts by ("test set": a flagged response that counts is in them; "answer field": in the files)."""
+    where = "the test sets" if part == "test set" else "the exported files"
     lines = [
         "## Flags and decisions",
         "",
         f"{summary['flagged_responses']} of {summary['responses']} responses carry at least one flag "
         f"({summary['flagged_and_reviewed_by_a_person']} of them decided by a reviewer). Flags are evidence, not verdicts: "
-        "a flagged response that counts (`accepted`) may be in the test sets. The `flags` column of `responses.csv` "
+        f"a flagged response that counts (`accepted`) may be in {where}. The `flags` column of `responses.csv` "
         "names each response's flags; `response_id` identifies it.",
         "",
     ]
     rows = [(v, code, s) for v, codes in summary["per_variant"].items() for code, s in codes.items()]
     if not rows:
         return [*lines, "No response was flagged.", ""]
-    lines += ["| variant | flag | responses | what was decided |", "|---|---|---|---|"]
+    lines += [f"| {part} | flag | responses | what was decided |", "|---|---|---|---|"]
     for variant, code, statuses in rows:
         decided = ", ".join(f"{n} {status}" for status, n in statuses.items())
         lines.append(f"| {variant} | {code} | {sum(statuses.values())} | {decided} |")

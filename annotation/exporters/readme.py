@@ -1,5 +1,6 @@
 """The README written into every export directory. Pure: no Django import."""
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from quorum import numbers
 
@@ -7,27 +8,68 @@ from . import flag_summary
 
 FORMAT_NOTES = {
     "multiwoz": (
-        "`<variant>/data.json` has the MultiWOZ 2.x shape: a dict from dialog id to `{goal, log}`. "
-        "Every log entry keeps its `metadata`, `dialog_act` and `span_info` as imported. "
-        "**`span_info` start/end word positions refer to the original user text and may not match a "
-        "rewrite**; the slot values themselves were required verbatim in every rewrite, so locate "
-        "them in the text (case-insensitively) rather than by position."
+        "`<set>/data.json` has the MultiWOZ 2.x shape: a dict from dialog id to `{goal, log}`. "
+        "Every log entry of a source turn keeps its `metadata`, `dialog_act` and `span_info` as imported."
     ),
     "dstc9": (
-        "`<variant>/logs.json` has the DSTC9 Track 1 shape (a list of instances, each a list of "
+        "`<set>/logs.json` has the DSTC9 Track 1 shape (a list of instances, each a list of "
         "`{speaker: U|S, text}`). `labels.json` is the corpus labels of the exported instances, in "
         "the same order as `logs.json`, and `knowledge.json` a copy of the corpus knowledge base; "
         "each is present only if the corpus had it."
     ),
     "dstc6": (
-        "`<variant>/dialogs.json` has the DSTC6 Track 1 shape: a list of "
+        "`<set>/dialogs.json` has the DSTC6 Track 1 shape: a list of "
         "`{dialog_id, utterances, candidates}`; candidates and other fields are as imported."
     ),
     "jsonl": (
-        "`<variant>/dialogs.jsonl` holds one dialog per line: "
+        "`<set>/dialogs.jsonl` holds one dialog per line: "
         "`{dialog_id, turns: [{speaker, text, slot_values}], meta}`."
     ),
 }
+
+
+@dataclass(frozen=True)
+class TestSetWords:
+    """What a task type's test sets are, in the README's words (`ExportsTestSets.test_set_words`)."""
+
+    #: What the test-set directories hold: a paragraph.
+    sets: str
+    #: What a changed turn's slot values and word positions (MultiWOZ `span_info`) are worth.
+    slot_values: str
+    #: How the export chooses what goes in: bullets, without the leading "- ".
+    selection: Sequence[str]
+    #: The headers of the count table: the set, the item turns changed, the item turns left as they were.
+    counts: tuple[str, str, str] = ("test set", "turns changed", "item turns left as imported")
+
+
+DIALOGS_RULE = "Dialogs: only those with at least one item in this job are included, in corpus order."
+
+
+def earliest_rule(what: str) -> str:
+    """The bullet that says which of a turn's accepted responses a test set takes; `what` names the
+    text taken from it ("rewrite", "out-of-scope turn")."""
+    return (
+        f"Responses: only responses that count (status `accepted`) are used. When a turn has several accepted "
+        f"responses (redundancy above 1), the test set takes the {what} of the earliest accepted one (by submission "
+        "time, then response id); `responses.csv` has them all."
+    )
+
+
+def field_words(field: Mapping) -> str:
+    """An answer field in words: its label, then its help, then what kind of answer it is."""
+    words = str(field.get("label") or field.get("name") or "")
+    if field.get("help"):
+        words += f" ({str(field['help']).rstrip('.')})"
+    choices = field.get("choices")
+    if isinstance(choices, Mapping):
+        words += "; one of " + ", ".join(f"`{value}` ({label})" if str(label) != str(value) else f"`{value}`" for value, label in choices.items())
+    elif choices:
+        words += "; one of " + ", ".join(f"`{c}`" for c in choices)
+    elif field.get("upload"):
+        words += "; a file"
+    else:
+        words += "; free text"
+    return words
 
 
 def column_lines(columns: Mapping[str, str]) -> list[str]:
@@ -35,7 +77,9 @@ def column_lines(columns: Mapping[str, str]) -> list[str]:
     return [f"  - `{name}`: {words}" for name, words in columns.items()]
 
 
-def render(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str]) -> str:
+def render(
+    *, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str], words: TestSetWords, file_words: Mapping[str, str] | None = None,
+) -> str:
     variants = manifest["variants"]
     lines = [
         f"# Export of job {manifest['job']['id']} ({manifest['job']['name']})",
@@ -45,26 +89,13 @@ def render(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str
         "",
         "## Test sets",
         "",
-        "One directory per rewrite variant. Each is the source corpus in its own format with every "
-        "user turn that has an accepted rewrite replaced by that rewrite; everything else is as "
-        "imported.",
-        *(
-            ["", "Spoken readings: directory `spoken_k` has every user turn replaced by the ASR hypothesis of "
-             "the k-th reading (\"rewrite\" below means that hypothesis); `readings.jsonl` has one line per "
-             "reading with the text read, the hypothesis, its confidence and the audio's path (`audio/` when "
-             "the recordings were exported)."]
-            if any(str(v).startswith("spoken_") for v in variants) else []
-        ),
+        words.sets,
         "",
-        FORMAT_NOTES.get(manifest["corpus"]["source_format"], ""),
+        " ".join(p for p in (FORMAT_NOTES.get(manifest["corpus"]["source_format"], ""), words.slot_values) if p),
         "",
-        "- Dialogs: only those with at least one item in this job are included, in corpus order.",
-        "- Responses: only responses that count (status `accepted`) are used. When a turn has several "
-        "accepted rewrites (redundancy above 1), the test set takes the earliest accepted one "
-        "(by submission time, then response id); `responses.csv` has them all.",
-        "- Turns of the job without an accepted rewrite keep their original text.",
+        *(f"- {bullet}" for bullet in words.selection),
         "",
-        "| variant | turns replaced | turns without an accepted rewrite |",
+        "| {} | {} | {} |".format(*words.counts),
         "|---|---|---|",
     ]
     for variant, counts in variants.items():
@@ -73,20 +104,20 @@ def render(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str
     if speech:
         lines += [
             "",
-            f"Speech errors: `speech_errors/` has every user turn of these dialogs, as imported (not the rewrites), "
+            f"Speech errors: `speech_errors/` has every user turn of these dialogs, as imported (not the test sets' texts), "
             f"replaced by simulated ASR text: spoken by {speech['engine']}, mixed with {speech['noise']} noise at "
             f"{speech['snr_db']} dB SNR and recognised; corpus WER {speech['wer']} (target {speech['target_wer']}, "
             f"clean floor {speech['clean_floor_wer']}) over {speech['utterances']} user turns. Slot values no longer in "
             "the ASR text are left out of the turn. `speech_errors.jsonl` has one line per user turn: "
             "dialog, turn, source text, ASR text and WER.",
         ]
-    lines += ["", *flag_summary.readme_lines(manifest["flags"])] if manifest.get("flags") else []
+    lines += ["", *flag_summary.readme_lines(manifest["flags"], part="test set")] if manifest.get("flags") else []
     lines += [
         "",
         "## Other files",
         "",
         "- `manifest.json`: the job, its settings, the counts above, and per dialog which turns "
-        "have items and which were replaced in each variant (turn indices from 0).",
+        "have items and which were changed in each test set (`replaced`; turn indices of the source, from 0).",
         "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, "
         "held, rejected, excluded; crowd responses the provider has not confirmed are left out): item id, dialog id, turn index, source text, worker (`provider:id`), the answer "
         "columns below, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
@@ -94,6 +125,7 @@ def render(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str
         "and its flags (codes joined by `; `, as the last flag run stored them). "
         "Text is stored as written; read it with a CSV parser. The answer columns:",
         *column_lines(columns),
+        *file_lines({name: what for name, what in (file_words or {}).items() if any(f.startswith(name) for f in files)}),
         "",
         "## Files",
         "",
@@ -103,9 +135,15 @@ def render(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str
     return "\n".join(lines)
 
 
-def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
-    """The README of a job exported without test sets (ratings, scores, votes, comparisons)."""
+def file_lines(file_words: Mapping[str, str]) -> list[str]:
+    """The extra files a task type writes (`ExportsFiles.answer_file_words`), each with what it holds."""
+    return [f"- `{name}`: {words}" for name, words in file_words.items()]
+
+
+def render_answers(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str], file_words: Mapping[str, str]) -> str:
+    """The README of a job exported without test sets (ratings, scores, votes, comparisons, QA paraphrases)."""
     job = manifest["job"]
+    agreement = manifest.get("agreement") or []
     lines = [
         f"# Export of job {job['id']} ({job['name']})",
         "",
@@ -113,34 +151,32 @@ def render_answers(*, manifest: Mapping, files: Sequence[str]) -> str:
         "",
         "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, held, "
         "rejected, excluded; crowd responses the provider has not confirmed are left out): item id, worker "
-        "(`provider:id`), one column per answer field, status, claim and submission times (ISO 8601, UTC), "
+        "(`provider:id`), the answer columns below, status, claim and submission times (ISO 8601, UTC), "
         "seconds from claim to submission, active seconds measured by the browser, failed checks, the "
-        "response's id and its flags (codes joined by `; `).",
+        "response's id and its flags (codes joined by `; `). The answer columns:",
+        *column_lines(columns),
         "- `items.csv`: per item with responses that count (status `accepted`), what they say together: "
         "for ratings the mean per question and overall, for choices the most chosen answer and its share; "
         "`in_subset` says whether the item is in the job's subset (e.g. the hard test subset), empty when "
         "the job has none.",
         "- `manifest.json`: the job and its settings, and Krippendorff's alpha per question over the "
         "responses that count.",
-        *(
-            [
-                "- `qa_pairs.jsonl` (and `qa_pairs_heldout.jsonl` with a held-out share): one JSON object a line, "
-                "`{source_id, question, answer, paraphrase_index, worker, source_question}`: each source pair "
-                "(`paraphrase_index` 0, `worker` null) followed by every paraphrase of its question in the responses "
-                "that count (1..N), with the source's answer.",
-            ]
-            if "qa_pairs.jsonl" in files else []
-        ),
+        *file_lines({name: words for name, words in file_words.items() if any(f.startswith(name) for f in files)}),
         "",
         "## Agreement",
         "",
-        "| question | alpha | level | items with 2+ answers |",
-        "|---|---|---|---|",
     ]
-    for a in manifest.get("agreement", []):
-        alpha = numbers.decimals(a["alpha"]) if a["alpha"] is not None else a["note"]
-        lines.append(f"| {a['question']} | {alpha} | {a['level']} | {a['units']} |")
+    if agreement:
+        lines += ["| question | alpha | level | items with 2+ answers |", "|---|---|---|---|"]
+        for a in agreement:
+            alpha = numbers.decimals(a["alpha"]) if a["alpha"] is not None else a["note"]
+            lines.append(f"| {a['question']} | {alpha} | {a['level']} | {a['units']} |")
+    else:
+        lines.append(
+            "None measured: no answer of this task type is a choice or a rating (they are free text or files), "
+            "and Krippendorff's alpha is computed here on those only."
+        )
     if manifest.get("flags"):
-        lines += ["", *flag_summary.readme_lines(manifest["flags"])]
+        lines += ["", *flag_summary.readme_lines(manifest["flags"], part="answer field")]
     lines += ["", "## Files", "", *(f"- `{name}`" for name in files), ""]
     return "\n".join(lines)

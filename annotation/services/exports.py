@@ -127,8 +127,6 @@ def export_job(
                 job, exports_sets, job_test_sets(job), writer_for(job.corpus.source_format), staging, progress, speech, out_of_domain,
                 include_audio=include_audio,
             )
-            extra = _write_answer_files(job, kind, staging, include_audio)
-            files += [name for name, _count in extra]
         else:
             files = _write_answers_export(job, kind, staging, progress, out_of_domain)
         os.rename(staging, directory)  # atomic on one file system; replaces an empty directory
@@ -234,9 +232,14 @@ def _write_export(
         **ood_manifest,
         "decision": (decision := reliability_reads.decision_of(job)),
     }
+    files += [name for name, _count in _write_answer_files(job, kind, staging, include_audio)]
     files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
-    text = readme.render(manifest=manifest, files=files, columns=kind.response_column_help(job.settings))
+    exports_files = task_types.capability(kind, task_types.ExportsFiles)
+    text = readme.render(
+        manifest=manifest, files=files, columns=kind.response_column_help(job.settings), words=kind.test_set_words(job.settings),
+        file_words=exports_files.answer_file_words(job.settings) if exports_files else {},
+    )
     text += reliability_files.readme_section(decision)
     (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
@@ -280,7 +283,12 @@ def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None
     }
     write_json(staging / "manifest.json", manifest)
     files = ["responses.csv", "items.csv", *(name for name, _count in extra), *ood_files, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
-    text = readme.render_answers(manifest=manifest, files=files) + reliability_files.readme_section(decision, model_columns)
+    exports_files = task_types.capability(kind, task_types.ExportsFiles)
+    text = readme.render_answers(
+        manifest=manifest, files=files, columns={f["name"]: readme.field_words(f) for f in kind.answer_fields(job.settings)},
+        file_words=exports_files.answer_file_words(job.settings) if exports_files else {},
+    )
+    text += reliability_files.readme_section(decision, model_columns)
     (staging / "README.md").write_text(text, encoding="utf-8")
     tracker.finish()
     return files

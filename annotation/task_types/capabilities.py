@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from ..exporters.readme import DIALOGS_RULE, TestSetWords, earliest_rule, field_words
 from .base import PayloadError, TaskType, TaskTypeSettingsError
 
 C = TypeVar("C")
@@ -265,6 +266,19 @@ class ExportsTestSets:
         .transcribed_readings), earliest first."""
         return {}
 
+    def test_set_words(self, settings: Mapping) -> TestSetWords:
+        """What the test sets are, in the words of the export's README. Default: each set the source
+        corpus with an item's user turn replaced by an accepted response's text."""
+        names = ", ".join(f"`{name}`" for name in self.test_set_names(settings))
+        return TestSetWords(
+            sets=f"One directory per test set ({names}). Each is the source corpus in its own format with every user turn "
+            "that has an accepted response replaced by that response's text; everything else is as imported.",
+            slot_values="A replaced turn keeps the source turn's slot values; word positions (MultiWOZ `span_info`) refer to "
+            "the source text and may not match the text that replaced it, so locate values in the text rather than by position.",
+            selection=[DIALOGS_RULE, earliest_rule("text"), "Item turns without an accepted response keep their original text."],
+            counts=("test set", "turns replaced", "item turns without an accepted response"),
+        )
+
     def response_columns(self, settings: Mapping) -> list[str]:
         """The answer columns of the export's `responses.csv`; default: the answer fields, each
         column holding what the worker gave in that field (a test set's name need not be a field:
@@ -295,23 +309,6 @@ class ExportsTestSets:
         return {}
 
 
-def field_words(field: Mapping) -> str:
-    """An answer field in words: its label, then its help, then what kind of answer it is."""
-    words = str(field.get("label") or field.get("name") or "")
-    if field.get("help"):
-        words += f" ({str(field['help']).rstrip('.')})"
-    choices = field.get("choices")
-    if isinstance(choices, Mapping):
-        words += "; one of " + ", ".join(f"`{value}` ({label})" if str(label) != str(value) else f"`{value}`" for value, label in choices.items())
-    elif choices:
-        words += "; one of " + ", ".join(f"`{c}`" for c in choices)
-    elif field.get("upload"):
-        words += "; a file"
-    else:
-        words += "; free text"
-    return words
-
-
 class ExportSource(Protocol):
     """What the export offers a type's `answer_files` (`services.exports` implements it)."""
 
@@ -336,6 +333,10 @@ class ExportsFiles:
 
     def answer_files(self, source: ExportSource, settings: Mapping) -> dict[str, list[dict]]:
         """{file name: [JSON records]}, each written one record a line in this order."""
+        return {}
+
+    def answer_file_words(self, settings: Mapping) -> dict[str, str]:
+        """What each file of `answer_files` (and any folder it copies files to) holds, for the README."""
         return {}
 
 

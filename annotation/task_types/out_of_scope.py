@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz, process  # C implementations of string similarity
 
 from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
+from ..exporters.readme import TestSetWords, earliest_rule
 from ..text import qa_pairs, text_units
 from .base import Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
 from .capabilities import ExportsTestSets, FromCorpusTurns, NotesSettings, SettingFiles, Votable
@@ -36,6 +37,13 @@ DEFAULT_ANSWER = "I am sorry, I do not know that"
 FIELD = "utterance"
 LABEL = "Out-of-scope user turn"
 SET_NAME = "oos"
+#: Which dialogs the test set holds (README and manifest): a builder may expect every chosen dialog.
+LEFT_OUT = (
+    "only those with at least one insertion point (item) in this job are included, in corpus order. A dialog the draw "
+    "gave no insertion point (each dialog gets one with probability insert_probability = {probability}) is left out of "
+    "the set even though it was chosen for the job: it would be the source dialog unchanged, so take it from the source "
+    "corpus if the set should hold in-scope dialogs too."
+)
 NO_KNOWLEDGE_NOTE = (
     "No knowledge QA pairs: the corpus has no DSTC9 knowledge and no QA-pairs file was given, so workers see no "
     "list of what the system can answer, and a turn is not checked against the knowledge, only against the "
@@ -257,7 +265,28 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
             "default_answer": settings.get("default_answer", DEFAULT_ANSWER),
             "labels": "see docs/formats.md: an inserted user turn is labelled out of scope; "
             "replaced.oos lists the turns each was inserted before",
+            "dialogs": LEFT_OUT.format(probability=settings.get("insert_probability", default_settings(self)["insert_probability"])),
         }}
+
+    def test_set_words(self, settings):
+        answer = settings.get("default_answer", DEFAULT_ANSWER)
+        probability = settings.get("insert_probability", default_settings(self)["insert_probability"])
+        return TestSetWords(
+            sets=f"One directory, `{SET_NAME}`: the source corpus in its own format with two turns inserted before each item's "
+            "user turn that has an accepted response: the worker's out-of-scope user turn, then the system's default answer "
+            f'("{answer}"). Nothing is replaced: every source turn is as imported. The inserted user turn is labelled out of '
+            'scope as the format allows: MultiWOZ `dialog_act` `{"general-oos": [["none", "none"]]}` and `"oos": true`; '
+            'DSTC9 and JSONL `"oos": true`; DSTC6 the dialog\'s `oos_turns` (docs/formats.md). In `manifest.json`, '
+            f"`replaced.{SET_NAME}` of a dialog lists the source turns (indices from 0) a turn was inserted before.",
+            slot_values="The inserted turns carry no slot values and no word positions (an out-of-scope turn changes no slot); "
+            "in MultiWOZ the default answer keeps the belief state (`metadata`) of the system turn before it.",
+            selection=[
+                f"Dialogs: {LEFT_OUT.format(probability=probability)}",
+                earliest_rule("out-of-scope turn"),
+                "An item's turn without an accepted response gets nothing inserted before it.",
+            ],
+            counts=("test set", "turns with an out-of-scope turn inserted before", "item turns with nothing inserted (no accepted response)"),
+        )
 
 
 register(OutOfScopeTaskType())

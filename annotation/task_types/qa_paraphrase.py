@@ -186,6 +186,14 @@ class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
 
     # --- Export -----------------------------------------------------------------------------------
 
+    def answer_file_words(self, settings):
+        pairs = (
+            "one JSON object a line, `{source_id, question, answer, paraphrase_index, worker, source_question}`: each source "
+            "pair (`paraphrase_index` 0, `worker` null) followed by every paraphrase of its question in the responses that "
+            "count (1..N), with the source's answer."
+        )
+        return {"qa_pairs.jsonl": pairs, "qa_pairs_heldout.jsonl": f"the held-out source pairs, as `qa_pairs.jsonl`: {pairs}"}
+
     def answer_files(self, source: ExportSource, settings):
         defaults = default_settings(self)
         share, seed = settings.get("heldout_share", defaults["heldout_share"]), settings.get("seed", defaults["seed"])

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..exporters.base import TurnRecord
+from ..exporters.readme import DIALOGS_RULE, TestSetWords, earliest_rule
 from ..exporters.selection import earliest_accepted_rewrites
 from ..text import entities as entity_lists
 from ..text import rewrite_checks
@@ -185,6 +186,17 @@ class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Setti
             if payload["entities"]:
                 rewrites = {v: rewrites.get(v, payload["utterance"]) for v in variants}
         return {v: [TurnRecord(turn.index, turn.speaker, text, slot_values, turn.raw)] for v, text in rewrites.items()}
+
+    def test_set_words(self, settings):
+        return TestSetWords(
+            sets="One directory per rewrite variant. Each is the source corpus in its own format with every user turn that "
+            "has an accepted rewrite replaced by that rewrite; everything else is as imported.",
+            slot_values="**`span_info` start/end word positions refer to the original user text and may not match a "
+            "rewrite**; the slot values themselves were required verbatim in every rewrite, so locate them in the text "
+            "(case-insensitively) rather than by position.",
+            selection=[DIALOGS_RULE, earliest_rule("rewrite"), "Turns of the job without an accepted rewrite keep their original text."],
+            counts=("variant", "turns replaced", "turns without an accepted rewrite"),
+        )
 
     def manifest_of(self, payload):
         """The replacements of an unseen-entities item: {"entities": [{slot, old, new}]}."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..exporters.base import TurnRecord
+from ..exporters.readme import DIALOGS_RULE, TestSetWords
 from ..exporters.selection import values_heard
 from ..speech.audio import RecordingError, check_recording, write_wav
 from .base import Problem, TaskType, TaskTypeSettingsError, Upload, upload_bytes
@@ -207,6 +208,32 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         return {
             v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw)]
             for v, text in earliest_hypotheses(accepted_responses, variants).items()
+        }
+
+    def test_set_words(self, settings):
+        names = ", ".join(f"`{name}`" for name in self.test_set_names(settings))
+        return TestSetWords(
+            sets=f"One directory per reading ({names}): directory `spoken_k` is the source corpus in its own format with "
+            "each item's user turn replaced by the ASR hypothesis (what the speech recogniser heard) of the k-th reading of an accepted "
+            "response; everything else is as imported.",
+            slot_values="A replaced turn keeps only the slot values its hypothesis still holds verbatim (a reading may say "
+            '"two" where the value is "2"); word positions (MultiWOZ `span_info`) refer to the source text, not to the hypothesis.',
+            selection=[
+                DIALOGS_RULE,
+                "Responses: only responses that count (status `accepted`) are used. For each reading k, the test set takes "
+                "the transcribed reading k of the earliest accepted response that has one (by submission time, then response "
+                "id); `responses.csv` and `readings.jsonl` have them all.",
+                "Item turns without a transcribed reading of an accepted response keep their original text.",
+            ],
+            counts=("test set", "turns replaced by a hypothesis", "item turns without a transcribed accepted reading"),
+        )
+
+    def answer_file_words(self, settings):
+        return {
+            "readings.jsonl": "one JSON object a line per reading of a confirmed response: the text read, the hypothesis, "
+            "its confidence, the recording's duration and its path in this export (`audio`, null without the recordings) "
+            "and in storage (`storage_name`).",
+            "audio/": "the recordings, 16-bit PCM WAV, mono (only when the export was asked to include them).",
         }
 
     def response_columns(self, settings):

@@ -2,6 +2,7 @@
 carry every worker's answer as a real value (not a Python repr), and the README describes the data
 the export holds, in the words of the job's task type."""
 import csv
+import json
 
 import pytest
 
@@ -81,3 +82,83 @@ def test_the_spoken_responses_csv_has_each_readings_hypothesis_and_audio_path(ma
             assert row[f"reading_{k}_audio"] == ""
     readme = (tmp_path / "out" / "README.md").read_text()
     assert "`reading_1_hypothesis`" in readme and "`reading_1_audio`" in readme
+
+
+# --- A5, B10: each test-set export's README describes its own test sets -------------------------------------
+
+
+def test_the_oos_readme_says_where_turns_were_inserted_and_which_dialogs_are_left_out(make_annotator, tmp_path):
+    job = oos_job(make_annotator, default_answer="Sorry, no idea.")
+    export_job(job, tmp_path / "out")
+    readme = (tmp_path / "out" / "README.md").read_text()
+    # Nothing of the rewrite README: no turn is replaced, no slot value was required.
+    assert "rewrite" not in readme.lower()
+    assert "required verbatim" not in readme and "turns replaced" not in readme
+    assert "inserted" in readme and "Sorry, no idea." in readme and "general-oos" in readme
+    assert "| oos | 2 | 0 |" in readme  # two turns got one inserted before them, none without
+    # B10: a dialog the draw passed over is not in the set, and the README and manifest say so.
+    assert "insert_probability" in readme and "left out" in readme
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert "no insertion point" in manifest["out_of_scope"]["dialogs"]
+    assert "`utterance`: Out-of-scope user turn" in readme  # the answer column by what it is
+
+
+def test_the_rewrite_readme_keeps_its_own_words(tmp_path, make_annotator):
+    from tests.factories import good_answers, make_live_job
+
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1, source_format="multiwoz"))
+    worker = make_annotator("writer")[1]
+    slot = claim_next_slot(job=job, worker=worker)
+    submit_response(slot_id=slot.pk, worker=worker, answers=good_answers(slot.item))
+    export_job(job, tmp_path / "out")
+    readme = (tmp_path / "out" / "README.md").read_text()
+    assert "One directory per rewrite variant" in readme and "required verbatim in every rewrite" in readme
+    assert "| paraphrase | 1 | 0 |" in readme
+    assert "`typos`: Typos (" in readme
+
+
+@pytest.mark.speech
+def test_the_spoken_readme_describes_hypotheses_not_rewrites(make_annotator, tmp_path):
+    from annotation.exporters.readme import render
+    from annotation.task_types import get
+
+    kind = get("spoken_reading")
+    settings = kind.clean_settings({"readings": 2})
+    manifest = {
+        "job": {"id": 1, "name": "spoken"}, "corpus": {"name": "c", "source_format": "multiwoz"}, "exported_at": "now",
+        "quorum_version": "x", "variants": {"spoken_1": {"turns_replaced": 1, "turns_without_accepted_rewrite": 0}},
+    }
+    readme = render(manifest=manifest, files=[], columns=kind.response_column_help(settings), words=kind.test_set_words(settings))
+    assert "rewrite" not in readme.lower() and "required verbatim" not in readme
+    assert "hypothesis" in readme and "`spoken_1`" in readme
+
+
+# --- B6 and the answer fields: the README of an export without test sets ----------------------------------
+
+
+def test_the_qa_paraphrase_readme_has_no_empty_agreement_table_and_no_test_sets(make_annotator, tmp_path):
+    from annotation.services.payload_jobs import create_payload_job
+
+    job = launch_job(create_payload_job(
+        name="qa", task_type="qa_paraphrase", settings={"count": 2},
+        payloads=[{"id": "q1", "question": "Can I bring my dog to the hotel?", "answer": "Yes, dogs are welcome."}],
+    ))
+    worker = make_annotator("writer")[1]
+    slot = claim_next_slot(job=job, worker=worker)
+    submit_response(slot_id=slot.pk, worker=worker, answers={
+        "paraphrase_1": "Are dogs allowed at the hotel?", "paraphrase_2": "May my dog stay with me at the hotel?"})
+    export_job(job, tmp_path / "out")
+    readme = (tmp_path / "out" / "README.md").read_text()
+    assert "| question | alpha |" not in readme  # no table without a row
+    assert "free text" in readme
+    assert "test set" not in readme
+    assert "`paraphrase_1`: Paraphrase 1 (" in readme
+
+
+def test_an_answers_readme_calls_each_field_what_the_task_type_says_it_is(tmp_path):
+    from annotation.exporters.flag_summary import readme_lines
+
+    summary = {"responses": 2, "flagged_responses": 1, "flagged_and_reviewed_by_a_person": 0,
+               "per_variant": {"q1_reason": {"pasted": {"accepted": 1}}}}
+    text = "\n".join(readme_lines(summary, part="answer field"))
+    assert "| answer field | flag |" in text and "variant" not in text and "test set" not in text
