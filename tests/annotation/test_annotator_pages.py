@@ -56,3 +56,17 @@ def test_a_rewrite_page_shows_slot_and_value_on_each_chip(make_annotator, client
     assert '<li class="chip"><span class="chip-slot">pricerange</span> <mark class="slot">cheap</mark></li>' in page
     assert '<span class="chip-slot">area</span>' in page
     assert "Item 1 of 1 ·" in page
+
+
+def test_a_corpus_questionnaire_names_the_speaker_of_the_turn_it_scores(make_annotator, client):
+    user, worker = make_annotator("sam")
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1), task_type="hard_score", name="hard")
+    slot = claim_next_slot(job=job, worker=worker)
+    assert "User · score this turn" in _page(client, user, slot)
+    # A preset over system turns (a response rating) shows the same page: it must not call the
+    # system's turn the user's.
+    turn = slot.item.turn
+    turn.speaker = "system"
+    turn.save(update_fields=["speaker"])
+    page = _page(client, user, slot)
+    assert "System · score this turn" in page and "User · score this turn" not in page
