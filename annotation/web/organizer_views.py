@@ -265,6 +265,9 @@ def _whole(text: str) -> int:
 @require_POST
 def job_delete(request, pk):
     job = get_object_or_404(Job, pk=pk)
+    if request.POST.get("confirm") != "yes":  # the page's box; a browser without `required` still asks
+        messages.error(request, "Not deleted: tick “Yes, delete …” beside the button to confirm.")
+        return redirect("organizer:job", pk=job.pk)
     try:
         name = delete_draft_job(job)
     except JobError as exc:

@@ -386,3 +386,16 @@ def test_job_settings_are_shown_readably(organizer, client):
     client.force_login(organizer)
     page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
     assert "<code>variants</code>: typos, verbose" in page
+
+
+def test_a_draft_is_deleted_only_when_the_organizer_confirms(world, organizer, client):
+    draft = world["draft"]
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job", kwargs={"pk": draft.pk})).content.decode()
+    assert f"Yes, delete “draft job” and its {draft.items.count()} items" in page
+    url = reverse("organizer:job-delete", kwargs={"pk": draft.pk})
+    refused = client.post(url, follow=True)
+    assert Job.objects.filter(pk=draft.pk).exists()
+    assert "Not deleted: tick “Yes, delete …”" in refused.content.decode()
+    client.post(url, {"confirm": "yes"})
+    assert not Job.objects.filter(pk=draft.pk).exists()

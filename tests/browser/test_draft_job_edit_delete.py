@@ -27,6 +27,10 @@ def test_a_draft_is_edited_then_deleted_from_its_page(page, dialogs, organizer_l
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator("body")).to_contain_text("Not saved")
     page.get_by_text("Edit or delete this draft").click()
+    page.locator("#draft-delete").click()  # not confirmed: the browser asks for the box, nothing is posted
+    expect(page.locator("#draft-delete-confirm")).to_be_focused()
+    assert Job.objects.filter(pk=job.pk).exists()
+    page.get_by_label("Yes, delete “Pairs v2” and its 1 item").check()
     page.locator("#draft-delete").click()
     expect(page.locator("body")).to_contain_text("Deleted the draft job 'Pairs v2'")
     assert not Job.objects.filter(pk=job.pk).exists()
