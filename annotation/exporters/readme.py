@@ -50,8 +50,10 @@ def earliest_rule(what: str) -> str:
     text taken from it ("rewrite", "out-of-scope turn")."""
     return (
         f"Responses: only responses that count (status `accepted`) are used. When a turn has several accepted "
-        f"responses (redundancy above 1), the test set takes the {what} of the earliest accepted one (by submission "
-        "time, then response id); `responses.csv` has them all."
+        f"responses (redundancy above 1, or a voted-down response accepted by a reviewer after all beside its "
+        f"re-collection), the test set takes the {what} of the earliest accepted one (by submission time, then response "
+        f"id) whose {what} passed the vote or was not voted on; a {what} that was voted down and then accepted by a "
+        f"reviewer after all is used only where no other accepted response has one. `responses.csv` has them all."
     )
 
 

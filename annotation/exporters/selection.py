@@ -1,24 +1,54 @@
-"""Which accepted rewrite goes into a test set. Pure: no Django import.
+"""Which accepted response's text goes into a test set. Pure: no Django import.
 
-With redundancy above 1 a turn may have several accepted rewrites. A test set holds one, so it
-takes the earliest accepted response (by submission time, then id, so the choice is stable); if
-that response has no text for a variant (the job's variants changed), the next accepted one that
-has is used. The raw CSV keeps every response.
+With redundancy above 1, or after a reviewer accepted a voted-down response after all, a turn may
+have several accepted responses. A test set holds one text per turn and set, by this rule (the
+export README states it, `readme.earliest_rule`):
+
+1. text that passed the vote (or was never voted on) first, the earliest accepted response first (by
+   submission time, then id, so the choice is stable);
+2. text that was voted down and then accepted by a reviewer after all only where no other accepted
+   response has text for that set: the re-collection that passed the vote wins over it.
+
+A response is voted down on a part when its vote listed that part (`checks["voted_down_parts"]`),
+or, for a vote on the whole response, when its round ended voted down (`round_state`
+"recollected" or "exhausted"). A response whose text is empty for a set gives way to the next. The
+raw CSV keeps every response.
 """
 from collections.abc import Iterable, Sequence
 
+#: The review-round states of a response the vote turned down (annotation.models.ReviewRound.State).
+VOTED_DOWN_STATES = frozenset({"recollected", "exhausted"})
+
+
+def voted_down_on(response, part: str | None) -> bool:
+    """Whether the vote turned down `response`'s `part` (None: the response as a whole). `response`
+    has .checks and .round_state (its review round's state, None without one)."""
+    checks = response.checks if isinstance(getattr(response, "checks", None), dict) else {}
+    parts = checks.get("voted_down_parts") or []
+    if parts:
+        return part is None or part in parts
+    return getattr(response, "round_state", None) in VOTED_DOWN_STATES
+
+
+def passed_first(accepted_responses: Iterable, part: str | None) -> list:
+    """Accepted responses in the order a test set takes their text for `part`: those whose `part`
+    passed the vote (or had none) first, earliest first; then the ones voted down on it (accepted by
+    a reviewer after all), earliest first."""
+    return sorted(accepted_responses, key=lambda r: (voted_down_on(r, part), r.submitted_at, r.id))
+
 
 def earliest_accepted_rewrites(accepted_responses: Iterable, variants: Sequence[str]) -> dict[str, str]:
-    """Variant -> rewrite text, from responses that are all accepted (with .answers, .submitted_at, .id)."""
+    """Variant -> rewrite text, from responses that are all accepted (with .answers, .submitted_at,
+    .id, .checks, .round_state), by the module's rule."""
+    responses = list(accepted_responses)
     chosen: dict[str, str] = {}
-    for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
-        answers = response.answers if isinstance(response.answers, dict) else {}
-        for variant in variants:
+    for variant in variants:
+        for response in passed_first(responses, variant):
+            answers = response.answers if isinstance(response.answers, dict) else {}
             text = answers.get(variant)
-            if variant not in chosen and isinstance(text, str) and text.strip():
+            if isinstance(text, str) and text.strip():
                 chosen[variant] = text
-        if len(chosen) == len(variants):
-            break
+                break
     return chosen
 
 

@@ -6,7 +6,7 @@ their responses are left out of the test sets and of responses.csv.
 """
 from collections.abc import Iterator
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, QuerySet
 
 from ..models import Dialog, ExportRun, Item, Job, Response, SpokenReading, Turn
 
@@ -21,12 +21,14 @@ def export_dialogs_queryset(job: Job, *, with_readings: bool = False) -> QuerySe
     """Dialogs with at least one item in the job, in corpus order.
 
     Each dialog has `ordered_turns` (by index); each turn `job_items` (its item in this job, if
-    any); each item `accepted_responses` (by submission time, then id); `with_readings`, each of those
+    any); each item `accepted_responses` (by submission time, then id, each with `round_state`, its
+    review round's state or None); `with_readings`, each of those
     its `transcribed_readings` (spoken readings with a hypothesis, by index: one more query per chunk).
     """
     accepted = (
         Response.objects.counted()
-        .only("id", "item_id", "answers", "submitted_at")
+        .only("id", "item_id", "answers", "checks", "submitted_at")
+        .annotate(round_state=F("review_round__state"))  # whether the vote turned it down (exporters.selection)
         .order_by("submitted_at", "id")
     )
     if with_readings:

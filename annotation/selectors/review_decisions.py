@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from django.core.paginator import Paginator
 
-from ..models import CheckOverride, Job, ReviewerPreference
+from ..models import CheckOverride, Job, Response, ReviewerPreference, Slot
 
 PAGE_SIZE = 100
 #: Decisions this close in time, with the same person, reason, outcome and check, were one bulk decision.
@@ -100,3 +100,23 @@ def _same_action(group: DecisionGroup, row: DecisionRow) -> bool:
 def prefers_compact(user) -> bool:
     """Whether this organizer last chose the review queue's compact table (remembered per user)."""
     return ReviewerPreference.objects.filter(user=user, compact=True).exists()
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """Where the re-collection of a turned-down response's item stands: the slots of the item's next
+    collection that a worker holds, and the responses written in them (id, status), oldest first."""
+
+    held: int
+    written: list[tuple[int, str]]
+
+
+def recollection_of(response: Response) -> Recollection:
+    """The re-collection that took `response`'s place (its item's next collection)."""
+    collection = Slot.objects.filter(pk=response.slot_id).values_list("collection", flat=True).first() or 1
+    slots = Slot.objects.filter(item_id=response.item_id, collection=collection + 1)
+    held = slots.filter(state=Slot.State.CLAIMED).count()
+    written = list(
+        Response.objects.filter(slot__in=slots).exclude(pk=response.pk).order_by("submitted_at", "pk").values_list("pk", "status")
+    )
+    return Recollection(held=held, written=written)

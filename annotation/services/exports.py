@@ -222,8 +222,9 @@ def _write_export(
         "corpus": {"id": corpus.id, "name": corpus.name, "source_format": corpus.source_format},
         "exported_at": timezone.now().isoformat(),
         "quorum_version": quorum_version(),
-        "selection": "Dialogs with at least one item in the job; per turn and variant the earliest "
-        "accepted response (by submitted_at, then id).",
+        "selection": "Dialogs with at least one item in the job; per turn and test set the earliest accepted response "
+        "(by submitted_at, then id) whose text for the set passed the vote or was not voted on; text voted down and accepted "
+        "by a reviewer after all only where no other accepted response has one.",
         "variants": counts,
         "flags": flagged.as_json(),
         "dialogs": dialogs_manifest,

@@ -8,7 +8,9 @@ action never stops at the first failure and never skips silently.
 """
 from dataclasses import dataclass
 
+from .. import task_types
 from ..models import CheckOverride, Job, Response, ReviewerPreference
+from ..selectors.review_decisions import recollection_of
 from .quality import QualityError, override_verdict, recollection_outstanding
 
 #: action -> (new status, re-collect the item)
@@ -70,8 +72,39 @@ def _outcome(record: CheckOverride, status: str, recollect: bool) -> str:
     if record.recollection_withdrawn:
         return f"{label}; its item's re-collection, which no one had started, is withdrawn"
     if status == Response.Status.ACCEPTED and recollection_outstanding(record.response, record):
-        return f"{label}; its item's re-collection is already in a worker's hands, so the item will have one response more than asked"
+        return f"{label}; {accepted_beside_recollection(record.response)}"
     return label
+
+
+def accepted_beside_recollection(response: Response) -> str:
+    """What becomes of the item of a voted-down response accepted after all whose re-collection was
+    already started, and which text its test set takes (`exporters.selection`: text that passed the
+    vote first, voted-down text only where no other accepted response has one)."""
+    found = recollection_of(response)
+    down = (response.checks or {}).get("voted_down_parts") or []
+    kind = task_types.capability(task_types.get(response.item.job.task_type), task_types.Votable)
+    parts = [p["name"] for p in kind.vote_parts(response.item.job.settings)] if kind else []
+    passed = [p for p in parts if p not in down] if down else []
+    if not found.written:
+        return (
+            "its item's re-collection is already in a worker's hands (claimed, not submitted yet), so the item will have one "
+            "response more than asked; the test set takes the re-collection's text if it passes the vote, and this "
+            "response's voted-down text only where no other accepted response has one"
+            + (f" (its {', '.join(passed)}, which passed the vote, count as any accepted text, earliest first)" if passed else "")
+        )
+    other, other_status = found.written[0]
+    what = Response.Status(other_status).label.lower()
+    head = f"its item's re-collection was already submitted: response {other} ({what}), so the item has one response more than asked. "
+    voted_down = f"this response's voted-down {', '.join(down)}" if passed else "this response's voted-down text"
+    if other_status == Response.Status.ACCEPTED:
+        tail = f"The test set keeps response {other}'s text; {voted_down} is used only where no other accepted response has one"
+    elif other_status in (Response.Status.AWAITING_REVIEW, Response.Status.HELD):
+        tail = f"If response {other} is accepted, the test set takes its text; until then, or if it is not, it takes {voted_down}"
+    else:
+        tail = f"Response {other} does not count, so the test set takes {voted_down}"
+    if passed:
+        tail += f"; its {', '.join(passed)}, which passed the vote, count as any accepted text (earliest first, so this response's)"
+    return head + tail
 
 
 def remember_review_view(user, *, compact: bool) -> None:

@@ -26,6 +26,7 @@ from rapidfuzz import fuzz, process  # C implementations of string similarity
 
 from ..exporters.base import OOS_REPLY, OOS_TURN, TurnRecord
 from ..exporters.readme import TestSetWords, earliest_rule
+from ..exporters.selection import passed_first
 from ..text import qa_pairs, text_units
 from .base import Problem, TaskType, TaskTypeSettingsError, check_number, clean_text, default_settings
 from .capabilities import ExportsTestSets, FromCorpusTurns, NotesSettings, SettingFiles, Votable
@@ -248,8 +249,9 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
         return [SET_NAME]
 
     def test_set_turns(self, turn, payload, accepted_responses, settings):
-        """The earliest accepted turn and the default answer, inserted before the item's turn."""
-        for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
+        """The earliest accepted turn that passed the vote (else one a reviewer accepted after all:
+        `exporters.selection`) and the default answer, inserted before the item's turn."""
+        for response in passed_first(accepted_responses, None):
             text = (response.answers or {}).get(FIELD)
             if isinstance(text, str) and text.strip():
                 answer = settings.get("default_answer", DEFAULT_ANSWER)

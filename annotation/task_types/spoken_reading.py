@@ -15,7 +15,7 @@ from typing import Any
 
 from ..exporters.base import TurnRecord
 from ..exporters.readme import DIALOGS_RULE, TestSetWords
-from ..exporters.selection import values_heard
+from ..exporters.selection import passed_first, values_heard
 from ..speech.audio import RecordingError, check_recording, write_wav
 from .base import Problem, TaskType, TaskTypeSettingsError, Upload, upload_bytes
 from .capabilities import ExportsFiles, ExportsTestSets, FromCorpusTurns, TakesUploads, Votable
@@ -39,14 +39,16 @@ def spoken_variant(index: int) -> str:
 
 def earliest_hypotheses(accepted_responses: list, variants: list[str]) -> dict[str, str]:
     """Variant `spoken_k` -> the ASR hypothesis of reading k of the earliest accepted response that
-    has one transcribed (responses prefetched with `transcribed_readings`), as rewrites take the
-    earliest rewrite."""
+    has one transcribed (responses prefetched with `transcribed_readings`), a reading voted down and
+    accepted after all only where no other has one, as rewrites take theirs (`exporters.selection`)."""
     chosen: dict[str, str] = {}
-    for response in sorted(accepted_responses, key=lambda r: (r.submitted_at, r.id)):
-        for reading in response.transcribed_readings:
-            variant = spoken_variant(reading.index)
-            if variant in variants and variant not in chosen and reading.asr_text.strip():
-                chosen[variant] = reading.asr_text
+    for variant in variants:
+        index = int(variant.rpartition("_")[2]) - 1  # spoken_k is reading k-1 (`spoken_variant`)
+        for response in passed_first(accepted_responses, reading_field(index)):  # voted-down readings last
+            text = next((r.asr_text for r in response.transcribed_readings if r.index == index and r.asr_text.strip()), None)
+            if text is not None:
+                chosen[variant] = text
+                break
     return chosen
 
 
@@ -222,7 +224,9 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
                 DIALOGS_RULE,
                 "Responses: only responses that count (status `accepted`) are used. For each reading k, the test set takes "
                 "the transcribed reading k of the earliest accepted response that has one (by submission time, then response "
-                "id); `responses.csv` and `readings.jsonl` have them all.",
+                "id) among those whose reading k passed the vote (or was not voted on); a reading voted down and accepted by a "
+                "reviewer after all is used only where no other accepted response has one. `responses.csv` and "
+                "`readings.jsonl` have them all.",
                 "Item turns without a transcribed reading of an accepted response keep their original text.",
             ],
             counts=("test set", "turns replaced by a hypothesis", "item turns without a transcribed accepted reading"),
