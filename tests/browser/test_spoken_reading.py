@@ -70,8 +70,10 @@ def _open_item(page, make_annotator, username, readings=2, dialogs=1):
 
 
 def _record(page, name, seconds=1.6):
+    expect(page.locator(f"#stop_{name}")).to_be_hidden()  # nothing to stop yet
     page.locator(f"#record_{name}").click()
     expect(page.locator(f"#stop_{name}")).to_be_visible()
+    expect(page.locator(f"#record_{name}")).to_be_hidden()  # one button at a time: Stop while recording
     page.wait_for_timeout(int(seconds * 1000))
     page.locator(f"#stop_{name}").click()
     expect(page.locator(f"#state_{name}")).to_contain_text(re.compile(r"Recorded: \d+\.\d s"))
