@@ -5,9 +5,12 @@ Gold items (`Item.gold` set: known answers mixed into the work to check workers)
 their responses are left out of the test sets and of responses.csv.
 """
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from django.db.models import F, Prefetch, QuerySet
 
+from .. import task_types
+from ..exporters.reliability import WORKER_FILE
 from ..models import Dialog, ExportRun, Item, Job, Response, SpokenReading, Turn
 
 # Dialogs are fetched with their turns, items and accepted responses (four queries per chunk).
@@ -135,3 +138,43 @@ def _with_answers(chunk):
 
 def get_export_run(run_id: int) -> ExportRun | None:
     return ExportRun.objects.select_related("job__corpus").filter(pk=run_id).first()
+
+
+@dataclass(frozen=True)
+class ExportContents:
+    """What an export of a job will hold, for the export form: what its test sets are (empty for a
+    job without) and each file or folder with what it holds."""
+
+    sets: str
+    files: list[tuple[str, str]]
+
+
+def _plain(text: str) -> str:
+    return text.replace("**", "").replace("`", "")  # the README's Markdown, read on a page
+
+
+def export_contents(job: Job) -> ExportContents:
+    """The files an export of `job` writes, in the words its README will use (`ExportsTestSets`,
+    `ExportsFiles`); the options of the form (speech errors, out of domain) add their own."""
+    kind = task_types.get(job.task_type)
+    settings = job.settings if isinstance(job.settings, dict) else {}
+    sets = task_types.capability(kind, task_types.ExportsTestSets)
+    extra = task_types.capability(kind, task_types.ExportsFiles)
+    files: list[tuple[str, str]] = []
+    if sets is not None:
+        fmt = job.corpus.source_format if job.corpus else ""
+        files += [(f"{name}/", f"a test set in the corpus's own format ({fmt})") for name in sets.test_set_names(settings)]
+        columns = sets.response_columns(settings)
+    else:
+        columns = [f["name"] for f in kind.answer_fields(settings)]
+    files.append(("responses.csv", "every response, whatever became of it, one row each; answer columns: " + ", ".join(columns)))
+    if sets is None:
+        files.append(("items.csv", "per item, what its accepted responses say together"))
+    if extra is not None:
+        files += [(name, _plain(words)) for name, words in extra.answer_file_words(settings).items()]
+    files += [
+        (WORKER_FILE, "each worker's reliability as the last flag run estimated it"),
+        ("manifest.json", "the job, its settings and the counts, per dialog which turns were changed" if sets else "the job, its settings and the agreement"),
+        ("README.md", "what each file holds and the rules the export followed"),
+    ]
+    return ExportContents(sets=_plain(sets.test_set_words(settings).sets) if sets else "", files=files)

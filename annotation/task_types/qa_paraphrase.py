@@ -192,7 +192,10 @@ class QaParaphraseTaskType(TaskType, FromPayloads, Votable, ExportsFiles):
             "pair (`paraphrase_index` 0, `worker` null) followed by every paraphrase of its question in the responses that "
             "count (1..N), with the source's answer."
         )
-        return {"qa_pairs.jsonl": pairs, "qa_pairs_heldout.jsonl": f"the held-out source pairs, as `qa_pairs.jsonl`: {pairs}"}
+        files = {"qa_pairs.jsonl": pairs}
+        if settings.get("heldout_share", default_settings(self)["heldout_share"]) > 0:
+            files["qa_pairs_heldout.jsonl"] = "the held-out source pairs and their paraphrases, written as `qa_pairs.jsonl`."
+        return files
 
     def answer_files(self, source: ExportSource, settings):
         defaults = default_settings(self)

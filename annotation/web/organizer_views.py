@@ -29,6 +29,7 @@ from ..selectors.dashboard import (
     recent_import_runs,
     worker_recent_responses,
 )
+from ..selectors.exports import export_contents
 from ..selectors.flags import flag_run_state, flagged_workers, responses_since, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
@@ -164,6 +165,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
         "export_form": export_form or ExportForm(audio=spoken, corpus_id=job.corpus_id, auto_id="id_export_%s"),
         "speech_errors_possible": isinstance(kind, task_types.ExportsTestSets),
+        "export_contents": export_contents(job) if kind is not None else None,
         # Quality control
         "supports_voting": isinstance(kind, task_types.Votable),
         "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),

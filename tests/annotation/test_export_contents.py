@@ -162,3 +162,21 @@ def test_an_answers_readme_calls_each_field_what_the_task_type_says_it_is(tmp_pa
                "per_variant": {"q1_reason": {"pasted": {"accepted": 1}}}}
     text = "\n".join(readme_lines(summary, part="answer field"))
     assert "| answer field | flag |" in text and "variant" not in text and "test set" not in text
+
+
+# --- B8: the export form says what an export holds, before it is run ---------------------------------------
+
+
+def test_the_export_form_lists_what_an_export_holds(make_annotator, organizer):
+    from django.test import Client
+    from django.urls import reverse
+
+    job = oos_job(make_annotator)
+    client = Client()
+    client.force_login(organizer)
+    html = client.get(reverse("organizer:job", args=[job.pk])).content.decode()
+    section = html.split('id="export-contents"')[1].split("</details>")[0]
+    for name in ("oos/", "responses.csv", "manifest.json", "README.md", "worker_reliability.csv"):
+        assert f"<code>{name}</code>" in section
+    assert "utterance" in section  # the answer columns by name
+    assert "inserted" in section  # what the test set is, in the type's words
