@@ -7,9 +7,11 @@ from ..models import Item, Job, Response, Slot, Turn, Worker
 
 
 def jobs_open_to(worker: Worker):
-    """Live jobs this in-house worker may work on, with how many slots are still open to anyone."""
+    """Live jobs this in-house worker may work on, with how many answers they still need from
+    anyone: slots open or held by someone (a held item is not answered yet)."""
     jobs = Job.objects.filter(state=Job.State.LIVE).filter(Q(annotators__isnull=True) | Q(annotators=worker)).distinct()
-    return jobs.annotate(open_slots=Count("items__slots", filter=Q(items__slots__state=Slot.State.OPEN))).order_by("-launched_at")
+    unanswered = Q(items__slots__state__in=[Slot.State.OPEN, Slot.State.CLAIMED])
+    return jobs.annotate(answers_needed=Count("items__slots", filter=unanswered)).order_by("-launched_at")
 
 
 def worker_responses(worker: Worker, job: Job | None = None):

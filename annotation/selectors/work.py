@@ -18,7 +18,7 @@ from .jobs import dialog_history, jobs_open_to
 @dataclass(frozen=True)
 class AnnotatorJob:
     job: Job
-    open_slots: int  # open to anyone
+    answers_needed: int  # from anyone: slots open or held
     available_to_you: int  # items with an open slot that this worker has not held or done
     your_responses: int
     has_claim: bool  # the worker holds an unexpired claim in this job
@@ -55,7 +55,7 @@ def annotator_jobs(worker: Worker, now=None) -> list[AnnotatorJob]:
     rows = [
         AnnotatorJob(
             job=job,
-            open_slots=job.open_slots,
+            answers_needed=job.answers_needed,
             available_to_you=available.get(job.pk, 0),
             your_responses=yours.get(job.pk, 0),
             has_claim=job.pk in claimed,
