@@ -108,7 +108,10 @@ def test_an_always_yes_voter_is_flagged_with_the_evidence_though_mostly_right():
     flag = reliability.unreliable_flag(r, fitted.labels, "parts")
     assert flag is not None  # ... the spammer score does not
     assert 'answered "for" to 300 of 300 parts (100%)' in flag.message
-    assert "spammer score 0.00" in flag.message and '"against"' in flag.message
+    # The score is its posterior mean (0.01 here, not the EM's 0.00), its interval holding 0.
+    assert r.spammer_interval[0] <= 0 <= r.spammer_interval[1] and r.spammer_score < 0.05
+    score, low, high = (reliability.two_places(x) for x in (r.spammer_score, *r.spammer_interval))
+    assert f"spammer score {score} [{low}, {high}]" in flag.message and '"against"' in flag.message
     assert all(reliability.unreliable_flag(fitted.workers[f"h{w}"], fitted.labels) is None for w in range(4))
 
 
@@ -154,3 +157,79 @@ def test_simulated_crowds_the_model_beats_majority_with_fewer_votes():
     assert spammers_found >= 0.9
     assert honest_flagged <= 0.05
     assert sum(r["model"]["wasted"] for r in runs) < sum(r["majority"]["wasted"] for r in runs)
+
+
+# --- Each figure and its interval from one model, with coverage on workers of known reliability ---
+
+
+def _known_truth_inputs(rng, right, n, against_share=0.3):
+    """What `worker_reliability` reads when every task's truth is known (gold: its posterior is 0 or
+    1), for workers who are right with probability right[w, true label] (labels "against" 0,
+    "for" 1), with crowd-kit's errors_ (the raw shares) beside them."""
+    labels = ["against", "for"]
+    rows, truth = [], []
+    for w in range(len(n)):
+        t = (rng.random(n[w]) >= against_share).astype(int)
+        ok = rng.random(n[w]) < right[w, t]
+        answer = np.where(ok, t, 1 - t)
+        rows += [(f"{w}-{i}", w, labels[a]) for i, a in enumerate(answer)]
+        truth += t.tolist()
+    data = pd.DataFrame(rows, columns=reliability.JUDGEMENT_COLUMNS)
+    truth = np.array(truth)
+    probas = pd.DataFrame({"against": (truth == 0).astype(float), "for": (truth == 1).astype(float)}, index=data["task"])
+    mass = pd.DataFrame({"worker": data["worker"], "label": data["label"], "against": probas["against"].to_numpy(), "for": probas["for"].to_numpy()})
+    errors = mass.groupby(["worker", "label"])[labels].sum()
+    errors = errors / errors.groupby(level="worker").transform("sum").where(lambda x: x > 0, 1.0)
+    return data, probas, errors.reindex(pd.MultiIndex.from_product([range(len(n)), labels]), fill_value=0.0), labels
+
+
+def test_a_perfect_record_lies_inside_its_intervals_and_one_is_not_ruled_out():
+    """The builder's page read "1.00 [0.45, 0.98]" and "100% [86, 100]" for 24 votes all right: the
+    figure was the raw share and the EM's matrix, the interval a +1-prior posterior that cannot
+    reach 1. Now both come from one posterior, and a perfect record keeps 1 in its interval."""
+    rng = np.random.default_rng(0)
+    data, probas, errors, labels = _known_truth_inputs(rng, np.array([[1.0, 1.0]]), np.array([24]))
+    r = reliability.worker_reliability(data, probas, errors, labels)[0]
+    assert r.accuracy_interval[0] <= r.accuracy <= r.accuracy_interval[1] == 1.0
+    assert r.spammer_interval[0] <= r.spammer_score <= r.spammer_interval[1] == 1.0
+    assert r.accuracy > 0.9 and r.spammer_score > 0.8 and r.spammer_interval[0] > 0.6
+
+
+def test_a_writer_with_every_part_usable_reads_inside_its_interval():
+    """4 of 4 parts usable read "100% [48, 99]"."""
+    from annotation.services.reliability import _writers
+
+    fitted = reliability.ReliabilityFit(labels=["against", "for"], priors=[0.2, 0.8],
+                                        tasks={t: {"outcome": "for", "confidence": 1.0} for t in "abcd"})
+    row = _writers(fitted, {t: 7 for t in "abcd"})["7"]
+    low, high = row["usable_interval"]
+    assert low <= row["usable"] <= high == 1.0 and row["parts"] == 4
+
+
+@pytest.mark.parametrize(("low", "high", "answers", "seed"), [(0.55, 0.97, (24, 60), 11), (0.9, 1.0, (24, 60), 12), (0.3, 0.7, (24,), 13)],
+                         ids=["honest", "near-perfect", "near-chance"])
+def test_the_intervals_cover_a_known_reliability_at_their_nominal_level(low, high, answers, seed):
+    """1,500 simulated workers, each right with a known probability on either true label, drawn
+    from U(low, high), with 24 or 60 answers whose truth is known. Both intervals must cover the
+    true accuracy and spammer score 93-97% of the time (binomial SE 0.56 points: the band is about
+    +-3.5 SE), and every figure lies inside its interval and the interval on the score's scale.
+    Before: the near-perfect workers' spammer score covered 77% and 39% of the figures lay outside
+    their intervals (docs/measurements.md, 2026-11-28). Near-perfect workers with 24 answers only,
+    the accuracy covers 97.1% (exact over U(0.9, 1)): Jeffreys' known caution by a bound at small n."""
+    rng = np.random.default_rng(seed)
+    workers = 1500
+    right = rng.uniform(low, high, (workers, 2))
+    n = rng.choice(answers, workers)
+    data, probas, errors, labels = _known_truth_inputs(rng, right, n)
+    fitted = reliability.worker_reliability(data, probas, errors, labels, seed=seed)
+    true_accuracy = 0.3 * right[:, 0] + 0.7 * right[:, 1]
+    true_score = right.sum(axis=1) - 1
+    rows = [fitted[w] for w in range(workers)]
+    accuracy = np.mean([r.accuracy_interval[0] <= a <= r.accuracy_interval[1] for r, a in zip(rows, true_accuracy, strict=True)])
+    score = np.mean([r.spammer_interval[0] <= s <= r.spammer_interval[1] for r, s in zip(rows, true_score, strict=True)])
+    print({"accuracy": accuracy, "score": score})
+    assert 0.93 <= accuracy <= 0.97, accuracy
+    assert 0.93 <= score <= 0.97, score
+    for r in rows:
+        assert 0 <= r.accuracy_interval[0] <= r.accuracy <= r.accuracy_interval[1] <= 1
+        assert -1 <= r.spammer_interval[0] <= r.spammer_score <= r.spammer_interval[1] <= 1
