@@ -1,6 +1,7 @@
 """The annotation loop's database cost: one cycle (submit an item, follow the redirect to the next
 item's page) for an in-house annotator on a rewrite job made by `create_job` stays within
-MAX_QUERIES round trips, BEGIN and COMMIT included (issue 8, item 5; perf/bench_claims.py).
+MAX_QUERIES round trips, BEGIN and COMMIT included (issue 8, item 5; perf/bench_claims.py); so does
+a cycle of every other registered type, on the job its contract test makes.
 
 Run on PostgreSQL with real transactions: that is where the one-statement claim runs and where
 the commit hooks (hits' receiver) fire, as in production.
@@ -18,6 +19,8 @@ from annotation.selectors.jobs import dialog_history
 from annotation.selectors.work import history_of, work_slot
 from annotation.work_tokens import read_token
 from tests.factories import good_answers, make_corpus, make_live_job
+
+from .task_types.contract import contract_for, contract_params
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -131,3 +134,33 @@ def test_the_page_read_brings_the_same_history_as_the_plain_one(annotator_on_a_j
     assert slot.your_responses == 2
     for turn in history_of(slot)[:-1]:
         assert turn["text"] in page.content.decode()
+
+
+@pytest.mark.parametrize("key", contract_params())
+def test_every_task_types_cycle_keeps_the_budget(key, make_annotator, monkeypatch):
+    """The same budget for every registered type, on the job its own contract test makes
+    (`task_types/test_<key>.py`): a type whose `page_context` or template reads more on every page
+    view fails here, whoever wrote it. What a type's cycle does beyond a rewrite's by design (a vote
+    tallies its round, a questionnaire claims in a transaction) is its contract's `cycle_queries`,
+    said in its own test with the reason. Tasks the cycle queues are queued, not run: a worker runs
+    them, not the request (in tests they would otherwise run inline)."""
+    contract = contract_for(key)
+    budget = contract.cycle_queries or MAX_QUERIES
+    queued = []
+    monkeypatch.setattr("celery.app.task.Task.apply_async", lambda task, *args, **kwargs: queued.append(task.name))
+    with contract.environment():
+        job = contract.make_job(make_annotator)
+        user, _worker = make_annotator("loop")
+        client = Client()
+        client.force_login(user)
+        url = client.post(reverse("job-next", args=[job.pk]))["Location"]
+        assert client.get(url).status_code == 200  # warm-up: per-process caches fill here
+        item = Slot.objects.select_related("item__job").get(pk=read_token(_token(url))[0]).item
+        answers = contract.good_answers(item, 0)
+        with CaptureQueriesContext(connection) as captured:
+            next_url, _page = _cycle(client, url, answers)
+
+    assert f"/work/{_token(next_url)}/" in next_url  # the next item of the job, not the done page
+    assert len(captured.captured_queries) <= budget, (
+        f"one {key} cycle took {len(captured.captured_queries)} queries (at most {budget}):\n" + _listing(captured.captured_queries)
+    )

@@ -69,6 +69,10 @@ class TaskTypeContract:
     #: `SettingFiles`: a file text each setting given as a file refuses, by setting.
     bad_setting_files: dict = {}
 
+    #: Round trips of one work cycle (submit, then the next item's page) when the type does more than a
+    #: rewrite's by design, with the reason beside it; None: the loop's budget (`test_loop_queries.py`).
+    cycle_queries: int | None = None
+
     def gold(self, kind) -> tuple[dict, dict, dict] | None:
         """`GradesGold`: (gold, answers that meet it, answers that do not). A questionnaire's come from its questions."""
         return questions_gold(kind) if isinstance(kind, QuestionnaireTaskType) else None

@@ -13,6 +13,15 @@ def _scripted_relay():
             return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
                               {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
 
+        def open(self, endpoint, session_key, goal):  # the page opens the conversation on load
+            return self.transcript(endpoint, session_key)
+
+        def say(self, endpoint, session_key, text):
+            return self.transcript(endpoint, session_key)
+
+        def end(self, endpoint, session_key, reason):
+            return self.transcript(endpoint, session_key)
+
     return ScriptedRelay()
 
 
@@ -23,6 +32,7 @@ class TestChat(TaskTypeContract):
     key = "chat"
     bad_fields = {"outcome_reason", "understanding", "appropriateness_reason"}
     payload = CHAT
+    cycle_queries = 13  # HoldsBackItems: every claim asks which systems are paused
 
     def environment(self):
         from annotation.extensions import chat_relays

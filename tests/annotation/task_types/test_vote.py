@@ -10,6 +10,7 @@ from .contract import HOSTILE, TaskTypeContract
 class TestVote(TaskTypeContract):
     key = "vote"
     bad_fields = {"vote"}
+    cycle_queries = 18  # a vote tallies its review round (locked, its votes read, updated) in the submission
 
     def make_job(self, make_annotator):
         job = make_live_job(make_corpus(dialogs=2, user_turns=1))
