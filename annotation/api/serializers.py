@@ -29,8 +29,9 @@ from ..models import (
 from ..selectors.jobs import job_progress
 from ..services.export_ood import OutOfDomain
 from ..services.import_uploads import FILE_ROLES
-from ..services.jobs import DEFAULT_TASK_TYPE, Selection
+from ..services.jobs import DEFAULT_TASK_TYPE, Selection, settings_errors
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
+from ..services.voting import VOTE_REWARD_HELP
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 
@@ -255,7 +256,7 @@ class JobCreateSerializer(RefusesUnknownFields, serializers.Serializer):
         try:
             attrs["settings"] = kind.clean_settings(attrs.get("settings"))
         except task_types.TaskTypeSettingsError as exc:
-            raise serializers.ValidationError({"settings": exc.errors}) from None
+            raise serializers.ValidationError(settings_errors(exc.errors)) from None
         from_payloads = task_types.capability(kind, task_types.FromPayloads)
         if isinstance(kind, task_types.FromCorpusTurns):
             if attrs.get("corpus") is None:
@@ -402,6 +403,8 @@ class VotingSettingsSerializer(RefusesUnknownFields, serializers.Serializer):
     decision_rule = serializers.ChoiceField(choices=DecisionRule.choices, default=DecisionRule.PUBLISHED, help_text=_policy_help("decision_rule"))
     model_sure = serializers.FloatField(default=0.85, min_value=0.51, max_value=1, help_text=_policy_help("model_sure"))
     model_max_votes = serializers.IntegerField(default=5, min_value=1, max_value=50, help_text=_policy_help("model_max_votes"))
+    vote_reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0"), required=False, allow_null=True, default=None,
+                                           help_text=VOTE_REWARD_HELP)
 
     def validate(self, attrs):
         if attrs["model_max_votes"] < attrs["votes_per_response"]:

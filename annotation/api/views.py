@@ -289,7 +289,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         request=json_body(s.VotingSettingsSerializer), responses={200: s.VotingSummarySerializer, **ERRORS, **NOT_FOUND},
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.VotingSettingsSerializer, pagination_class=None,
-            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down", "decision_rule", "model_sure", "model_max_votes"))
+            error_fields=("votes_per_response", "against_threshold", "max_rounds", "on_voted_down", "decision_rule", "model_sure", "model_max_votes", "vote_reward"))
     def voting(self, request, pk=None):
         job = self.get_object()
         if request.method == "POST":

@@ -36,6 +36,11 @@ from . import model_votes
 from .response_status import transition
 
 DEFAULT_VOTE_REWARD = Decimal("0.10")  # CGoDial paid $0.10-0.20 per turn
+VOTE_REWARD_HELP = (
+    "What one vote pays its worker on the vote job, in USD (CGoDial paid $0.10-0.20 a turn); left empty, the vote job's "
+    f"pay as it is (${DEFAULT_VOTE_REWARD} for a new one). It can change until the vote job has votes; each response "
+    "costs this times the votes per response, again for each re-collection."
+)
 VOTE_INSTRUCTIONS = (
     "Another worker wrote the text shown for the user's turn. Vote yes if you can recognize what "
     "the user means and the text keeps every highlighted slot value; vote no if it is unrecognizable "
@@ -81,12 +86,13 @@ def enable_voting(
     against_threshold: int = 2,
     max_rounds: int = 3,
     on_voted_down: str = OnVotedDown.SOFT_REJECT,
-    vote_reward: Decimal | str = DEFAULT_VOTE_REWARD,
+    vote_reward: Decimal | str | None = None,
     decision_rule: str = DecisionRule.PUBLISHED,
     model_sure: float = 0.85,
     model_max_votes: int = 5,
 ) -> Job:
     """Turn voting on for `job` (idempotent; later calls update the settings). Returns the vote job.
+    `vote_reward` (USD per vote) None: the vote job's pay as it is, DEFAULT_VOTE_REWARD for a new one.
 
     The vote job is live from the start when the job is (it only ever holds items for responses
     that exist); a draft job's vote job is a draft too, and goes live with it (`jobs.launch_job`).
@@ -124,7 +130,7 @@ def enable_voting(
                 ),
                 instructions=VOTE_INSTRUCTIONS,
                 redundancy=votes_per_response,
-                reward=Decimal(str(vote_reward)),
+                reward=Decimal(str(vote_reward if vote_reward is not None else DEFAULT_VOTE_REWARD)),
                 claim_timeout_minutes=job.claim_timeout_minutes,
                 state=Job.State.DRAFT if job.state == Job.State.DRAFT else Job.State.LIVE,
                 launched_at=None if job.state == Job.State.DRAFT else timezone.now(),
@@ -132,8 +138,17 @@ def enable_voting(
                 created_by=job.created_by,
             )
             vote_job.annotators.set(job.annotators.all())
-        elif vote_job.redundancy != votes_per_response:
-            Job.objects.filter(pk=vote_job.pk).update(redundancy=votes_per_response)
+        else:
+            changes: dict = {}
+            if vote_job.redundancy != votes_per_response:
+                changes["redundancy"] = votes_per_response
+            if vote_reward is not None and vote_job.reward != Decimal(str(vote_reward)):
+                # A vote already given was offered at the old pay: the pay changes only before the first.
+                if Response.objects.filter(item__job=vote_job).exists():
+                    raise VotingError(f"vote_reward cannot change: the vote job has votes already, so its pay stays ${vote_job.reward} per vote")
+                changes["reward"] = Decimal(str(vote_reward))
+            if changes:
+                Job.objects.filter(pk=vote_job.pk).update(**changes)
     backlog = Response.objects.filter(item__job=job, item__gold__isnull=True, status=Response.Status.ACCEPTED, review_round__isnull=True)
     for response_id in backlog.values_list("pk", flat=True).iterator():
         with transaction.atomic():

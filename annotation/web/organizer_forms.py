@@ -31,6 +31,7 @@ from ..services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
 from ..services.quality import COUNT_MAX as QUALITY_COUNT_MAX
 from ..services.quality import COUNT_MINIMUMS as QUALITY_COUNT_MINIMUMS
 from ..services.quality import RATE_FIELDS as QUALITY_RATE_FIELDS
+from ..services.voting import DEFAULT_VOTE_REWARD, VOTE_REWARD_HELP
 
 SELECTION_MODES = [
     ("all", "Every source turn"),
@@ -328,6 +329,10 @@ class VotingForm(forms.Form):
         label="Votes against to re-collect", min_value=1, max_value=50, initial=2, help_text=_policy_help("against_threshold")
     )
     max_rounds = forms.IntegerField(label="Max rounds", min_value=1, max_value=50, initial=3, help_text=_policy_help("max_rounds"))
+    vote_reward = forms.DecimalField(
+        label="Pay per vote (USD)", min_value=Decimal("0"), max_digits=8, decimal_places=2, initial=DEFAULT_VOTE_REWARD, required=False,
+        help_text=VOTE_REWARD_HELP,
+    )
     on_voted_down = forms.ChoiceField(
         label="A voted-down response is", choices=OnVotedDown.choices, initial=OnVotedDown.SOFT_REJECT,
         help_text=_policy_help("on_voted_down"),
@@ -352,11 +357,12 @@ class VotingForm(forms.Form):
         return data
 
     @classmethod
-    def initial_for(cls, policy) -> dict:
+    def initial_for(cls, policy, vote_reward=None) -> dict:
         if policy is None:
             return {"enabled": False}
         return {
             "enabled": policy.voting_enabled,
+            **({"vote_reward": vote_reward} if vote_reward is not None else {}),
             "votes_per_response": policy.votes_per_response,
             "against_threshold": policy.against_threshold,
             "max_rounds": policy.max_rounds,
@@ -369,6 +375,7 @@ class VotingForm(forms.Form):
     def settings(self) -> dict:
         """Keyword arguments for enable_voting."""
         settings = {k: self.cleaned_data[k] for k in ("votes_per_response", "against_threshold", "max_rounds", "on_voted_down")}
+        settings["vote_reward"] = self.cleaned_data.get("vote_reward")  # left empty: the vote job's pay as it is
         # The reliability model's settings are optional on the form: left out, the published rule decides.
         for name in ("decision_rule", "model_sure", "model_max_votes"):
             given = self.cleaned_data.get(name)

@@ -168,7 +168,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "export_contents": export_contents(job) if kind is not None else None,
         # Quality control
         "supports_voting": isinstance(kind, task_types.Votable),
-        "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy), auto_id="id_voting_%s"),
+        "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy, _vote_reward(job)), auto_id="id_voting_%s"),
         "quality_form": quality_form or QualitySettingsForm(initial=QualitySettingsForm.initial_for(policy), auto_id="id_quality_%s"),
         "voting_summary": quality_selectors.voting_summary(job),
         "vote_job": vote_job_of(job),
@@ -339,6 +339,11 @@ def _service_errors_to_form(form, message: str) -> None:
             continue
         name = part.split(" ", 1)[0]
         form.add_error(name if name in form.fields else None, f"{part[0].upper()}{part[1:]}.")
+
+
+def _vote_reward(job):
+    vote_job = vote_job_of(job)
+    return vote_job.reward if vote_job is not None else None
 
 
 @organizer_required

@@ -97,6 +97,23 @@ def test_object_permission_is_checked(world, organizer, monkeypatch):
 # --- voting -----------------------------------------------------------------------------------------
 
 
+def test_the_api_sets_what_a_vote_pays_until_the_first_vote(world, organizer, make_annotator):
+    client = client_for(organizer)
+    job = world["job"]
+    url = f"/api/jobs/{job.pk}/voting/"
+    assert client.post(url, {**VOTING, "vote_reward": "0.15"}, format="json").status_code == 200
+    vote_job = vote_job_of(job)
+    assert str(vote_job.reward) == "0.15"
+    assert client.post(url, {**VOTING, "vote_reward": "-1"}, format="json").status_code == 400
+    voter = make_annotator("voter")[1]
+    slot = claim_next_slot(job=vote_job, worker=voter)
+    submit_response(slot_id=slot.pk, worker=voter, answers={"vote": "for", "reason": ""})
+    refused = client.post(url, {**VOTING, "vote_reward": "0.50"}, format="json")
+    assert refused.status_code == 400 and "pay stays $0.15 per vote" in str(refused.data["vote_reward"])
+    vote_job.refresh_from_db()
+    assert str(vote_job.reward) == "0.15"
+
+
 def test_enable_voting_then_read_the_summary_as_votes_come_in(world, organizer, make_annotator):
     client = client_for(organizer)
     job = world["job"]

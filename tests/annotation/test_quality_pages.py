@@ -172,6 +172,35 @@ def test_turning_voting_on_creates_the_vote_job_with_the_settings_then_off(world
     assert '<p id="voting-state"><strong>Voting is off.</strong>' in page
 
 
+def test_the_builder_sets_what_a_vote_pays_until_the_first_vote(world, organizer, make_annotator, client):
+    job = world["job"]
+    login(client, organizer)
+    url = reverse("organizer:job-voting", kwargs={"pk": job.pk})
+    settings = {"enabled": "on", "votes_per_response": 3, "against_threshold": 2, "max_rounds": 3, "on_voted_down": "reject"}
+    page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert "Pay per vote (USD)" in page and "each response costs this times the votes per response" in page
+    client.post(url, {**settings, "vote_reward": "0.15"})
+    vote_job = vote_job_of(job)
+    assert str(vote_job.reward) == "0.15"
+    page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert "3 votes per response, $0.15 per vote" in page
+    client.post(url, {**settings, "vote_reward": "0.20"})  # no vote yet: the pay changes
+    vote_job.refresh_from_db()
+    assert str(vote_job.reward) == "0.20"
+    client.post(url, settings)  # left empty: the pay stays
+    vote_job.refresh_from_db()
+    assert str(vote_job.reward) == "0.20"
+
+    voter = make_annotator("voter")[1]
+    slot = claim_next_slot(job=vote_job, worker=voter)
+    submit_response(slot_id=slot.pk, worker=voter, answers={"vote": "for", "reason": ""})
+    refused = client.post(url, {**settings, "vote_reward": "0.50"})
+    assert refused.status_code == 400
+    assert "the vote job has votes already, so its pay stays $0.20 per vote" in refused.content.decode()
+    vote_job.refresh_from_db()
+    assert str(vote_job.reward) == "0.20"
+
+
 @pytest.mark.parametrize(
     "changes, field, words",
     [
