@@ -154,6 +154,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     flags = stored_flags(job, with_responses=False)  # as the last flag run stored them: never computed in the request
     kind = _task_type_or_none(job.task_type)
     gold_rows = gold_items(job)
+    vote_job = vote_job_of(job)
     spoken = isinstance(kind, task_types.TakesUploads)  # the export may copy the recordings
     context = {
         "job": job,
@@ -168,10 +169,10 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "export_contents": export_contents(job) if kind is not None else None,
         # Quality control
         "supports_voting": isinstance(kind, task_types.Votable),
-        "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy, _vote_reward(job)), auto_id="id_voting_%s"),
+        "voting_form": voting_form or VotingForm(initial=VotingForm.initial_for(policy, vote_job.reward if vote_job else None), auto_id="id_voting_%s"),
         "quality_form": quality_form or QualitySettingsForm(initial=QualitySettingsForm.initial_for(policy), auto_id="id_quality_%s"),
         "voting_summary": quality_selectors.voting_summary(job),
-        "vote_job": vote_job_of(job),
+        "vote_job": vote_job,
         "reviewed_for": job.reviews,
         "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,
@@ -339,11 +340,6 @@ def _service_errors_to_form(form, message: str) -> None:
             continue
         name = part.split(" ", 1)[0]
         form.add_error(name if name in form.fields else None, f"{part[0].upper()}{part[1:]}.")
-
-
-def _vote_reward(job):
-    vote_job = vote_job_of(job)
-    return vote_job.reward if vote_job is not None else None
 
 
 @organizer_required
