@@ -209,6 +209,16 @@ class Job(models.Model):
             return f"payloads: {self.payload_set.name}"
         return f"responses of job {self.reviews.name}" if self.reviews_id and self.reviews is not None else ""
 
+    @property
+    def task_type_label(self) -> str:
+        """The task type as the builder reads it (its label); the key of a type no longer registered."""
+        from . import task_types
+
+        try:
+            return task_types.get(self.task_type).label or self.task_type
+        except KeyError:
+            return self.task_type
+
 
 class Item(models.Model):
     class State(models.TextChoices):

@@ -46,9 +46,15 @@ class JobError(ValueError):
         """{field: [message]} for the form or the API; settings errors keep their per-setting
         messages, and a field inside another ("selection.size") is nested as the API reads it."""
         if self.errors:
-            return {"settings": {name: [msg] for name, msg in self.errors.items()}}
+            return settings_errors(self.errors)
         outer, _dot, inner = self.field.partition(".")
         return {outer: {inner: [str(self)]}} if inner else {outer: [str(self)]}
+
+
+def settings_errors(errors: dict) -> dict:
+    """{"settings": {setting: [message]}}: the one shape of bad task-type settings, wherever the API
+    or a form finds them (`TaskTypeSettingsError.errors` gives a message per setting)."""
+    return {"settings": {name: [str(message)] for name, message in errors.items()}}
 
 
 @dataclass(frozen=True)

@@ -361,6 +361,17 @@ def test_bad_job_requests_are_400_naming_the_field(change, field, words, uploade
     assert not Job.objects.exists()
 
 
+def test_bad_settings_have_one_shape_whoever_finds_them(uploaded, organizer):
+    """The serializer's check and the service's (JobError) answer alike: a list of messages per setting."""
+    client = client_for(organizer)
+    by_serializer = client.post("/api/jobs/", {"corpus": uploaded.pk, "name": "r", "settings": {"colour": "red"}}, format="json")
+    assert by_serializer.status_code == 400
+    assert isinstance(by_serializer.json()["settings"]["colour"], list)
+    from annotation.services.jobs import JobError
+
+    assert JobError("bad", errors={"colour": "unknown"}).field_errors() == {"settings": {"colour": ["unknown"]}}
+
+
 def test_a_sample_larger_than_the_corpus_is_400_under_selection_size(uploaded, organizer):
     body = {"corpus": uploaded.pk, "name": "rewrites", "selection": {"mode": "sample", "size": 100000}}
     response = client_for(organizer).post("/api/jobs/", body, format="json")

@@ -182,3 +182,55 @@ def test_the_job_page_costs_the_same_queries_for_5_and_50_responses(make_annotat
     body = client.get(url(jobs[50])).content.decode()
     assert 'id="review-link"' in body and "override-form" not in body  # no form per response any more
     print("job page queries:", page, "review queue queries:", queue)
+
+
+@pytest.mark.django_db
+def test_a_flag_filter_shows_what_it_says_on_the_response_or_on_its_author(make_annotator, organizer, client):
+    """A7: `pasted` is the responses that carry it, not every response of a worker flagged for pasting;
+    the author's flags are options of their own, which do pick every response of that worker."""
+    from annotation.selectors.flags import stored_flags
+
+    job = make_live_job(make_corpus(dialogs=4, user_turns=1), name="rewrites")
+    paster = make_annotator("paster")[1]
+    pasted = []
+    for n in range(4):
+        slot = claim_next_slot(job=job, worker=paster)
+        telemetry = {"paraphrase": {"pasted_chars": 80, "typed_chars": 0}} if n < 2 else {"paraphrase": {"pasted_chars": 0, "typed_chars": 80}}
+        response = submit_response(slot_id=slot.id, worker=paster, answers=good_answers(slot.item), telemetry=telemetry)
+        pasted += [response.pk] if n < 2 else []
+    apply_flags(job)
+    report = stored_flags(job).report
+    client.force_login(organizer)
+    ids = lambda q: [r.response_id for r in _queue(client, job, q).context["queue"].page.object_list]  # noqa: E731
+    assert ids("?flag=pasted") == pasted  # only the two pasted ones
+    author_codes = [f.code for f in report.workers[paster.pk]]
+    assert author_codes, "the worker is flagged too"
+    everything = sorted(Response.objects.filter(item__job=job).values_list("pk", flat=True))
+    for code in author_codes:
+        assert ids(f"?flag=author:{code}") == everything
+    assert ids("?flag=any") == everything
+    page = _queue(client, job, "").content.decode()
+    assert '<optgroup label="On the response">' in page and f'value="author:{author_codes[0]}"' in page
+    assert "any flag, on the response or its author" in page
+
+
+@pytest.mark.django_db
+def test_the_vote_filter_is_offered_only_where_responses_can_be_put_to_the_vote(organizer, client):
+    client.force_login(organizer)
+    votable = make_live_job(make_corpus(name="a", dialogs=1, user_turns=1), name="rewrites")
+    not_votable = make_live_job(make_corpus(name="b", dialogs=1, user_turns=1), name="scores", task_type="hard_score")
+    assert 'name="vote"' in _queue(client, votable, "").content.decode()
+    assert 'name="vote"' not in _queue(client, not_votable, "").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_job_page_and_the_dashboard_name_the_type_by_its_label(organizer, client):
+    from annotation import task_types
+
+    client.force_login(organizer)
+    job = make_live_job(make_corpus(dialogs=1, user_turns=1), name="scores", task_type="hard_score")
+    label = task_types.get("hard_score").label
+    assert label and label != "hard_score"
+    job_page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert f'<td id="job-task-type">{label} <span class="muted">(<code>hard_score</code>)' in job_page
+    assert f'<td title="hard_score">{label}</td>' in client.get(reverse("organizer:dashboard")).content.decode()
