@@ -43,7 +43,8 @@ VOTE_REWARD_HELP = (
 )
 VOTE_INSTRUCTIONS = (
     "Another worker wrote the text shown for the user's turn. Vote yes if you can recognize what "
-    "the user means and the text keeps every highlighted slot value; vote no if it is unrecognizable "
+    "the user means and the text keeps every slot value listed under the user's original turn; vote no "
+    "if it is unrecognizable "
     "or ambiguous. A reason helps. You never see your own work here."
 )
 
