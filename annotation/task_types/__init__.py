@@ -1,7 +1,8 @@
 """The task-type registry: one module per kind of work (see DESIGN.md, "Task types").
 
 Every module of this package is imported here and registers its types, so a new kind of work is
-one new module (plus its template) and nothing else: nobody keeps a list of them. The core of a
+one new module (plus its template, and its own contract test,
+`tests/annotation/task_types/test_<key>.py`) and nothing else: nobody keeps a list of them. The core of a
 type is `base.TaskType`; what only some types do is a capability (`capabilities.py`).
 """
 import importlib
