@@ -244,3 +244,44 @@ def test_values_are_kept_whole_and_rounded_once_where_people_read_them():
         "screening": {"queue": [], "kept": 0, "dropped": 0, "pending": 0}, "fragility": [], "fragility_mark": "",
     })
     assert f"[{shown}, " in page and "<td>1-1</td>" in page
+
+
+def _shared_pool_campaign(rng, qualities, goals, workers, leniency=1.5):
+    """Systems on the same goals (a goal easy or hard for all), each dialog judged by a worker of
+    one pool shared by every system, whose leniency moves the success they report (logistic).
+    A successful dialog offers the goal's entity, so its final score is its success."""
+    pool = rng.normal(0, leniency, workers)
+    ease = rng.normal(0, 0.5, goals)
+    dialogs = []
+    for system, quality in qualities.items():
+        for g in range(goals):
+            w = int(rng.integers(workers))
+            ok = rng.random() < 1 / (1 + np.exp(-(quality + pool[w] + ease[g] + rng.normal(0, 0.5))))
+            dialogs.append(_dialog(system, g, "success" if ok else "fail", {"name": "Golden Wok"} if ok else None, worker=f"w{w}"))
+    return dialogs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("workers", "qualities", "seed"), [
+    (5, {"a": 0.0, "b": 0.0}, 41), (5, {"a": 0.4, "b": -0.4}, 42), (40, {"a": 0.0, "b": 0.0}, 43),
+], ids=["pool-of-5-equal", "pool-of-5-different", "pool-of-40-equal"])
+def test_a_difference_covers_the_true_difference_at_its_nominal_level(workers, qualities, seed):
+    """Two systems judged by one shared pool of workers (60 goals, 800 campaigns: binomial SE 0.77
+    points, the band 93-97% about +-2.6 SE). A lenient worker pulls both systems' success alike and
+    the pull cancels in their difference; counting each system's own worker share in the difference
+    covered 99.1% (pool of 5) and called equal systems different 0.7% of the time at 5%
+    (docs/measurements.md, 2026-11-28). Both too wide and too narrow fail; equal systems are called
+    different 2-8% of the time."""
+    rng = np.random.default_rng(seed)
+    z = np.random.default_rng(0).normal(0, 1.5, 1_000_000) + np.random.default_rng(1).normal(0, np.sqrt(0.5), 1_000_000)
+    truth = {s: float(np.mean(1 / (1 + np.exp(-(q + z))))) for s, q in qualities.items()}
+    runs, covered, called = 800, 0, 0
+    for _ in range(runs):
+        pair, = system_results(_shared_pool_campaign(rng, qualities, 60, workers), bootstrap=400, seed=int(rng.integers(1 << 30)))["pairwise"]
+        true = truth[pair["a"]] - truth[pair["b"]]
+        covered += pair["ci_low"] <= true <= pair["ci_high"]
+        called += pair["p"] < 0.05
+    print({"workers": workers, "coverage": covered / runs, "p < 0.05": called / runs})
+    assert 0.93 <= covered / runs <= 0.97, covered / runs
+    if len(set(qualities.values())) == 1:
+        assert 0.02 <= called / runs <= 0.08, called / runs
