@@ -455,6 +455,7 @@ class RoundRowSerializer(serializers.Serializer):
     votes_for = serializers.IntegerField()
     votes_against = serializers.IntegerField()
     reasons = serializers.ListField(child=serializers.CharField())
+    overruled = serializers.CharField(allow_blank=True, help_text="The response's status where a reviewer decided against the round's outcome (e.g. rejected after it passed), else empty.")
 
 
 class ItemReviewSerializer(serializers.Serializer):
@@ -462,7 +463,8 @@ class ItemReviewSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     utterance = serializers.CharField(allow_blank=True)
     rounds = RoundRowSerializer(many=True)
-    final_state = serializers.CharField(help_text="passed, voting, re-collecting, flagged or cancelled.")
+    final_state = serializers.CharField(help_text="passed, voting, re-collecting, flagged or cancelled: where the vote left the item.")
+    decisions = serializers.ListField(child=serializers.CharField(), help_text="Reviewers' decisions against the vote since, in words.")
 
 
 class ReviewRowSerializer(serializers.Serializer):

@@ -138,6 +138,8 @@ class RoundRow:
     votes_for: int
     votes_against: int
     reasons: list[str] = field(default_factory=list)
+    # A reviewer's decision against the vote's outcome: the response's status in words, else "".
+    overruled: str = ""
 
 
 @dataclass
@@ -147,6 +149,18 @@ class ItemReview:
     utterance: str
     rounds: list[RoundRow]
     final_state: str  # "passed", "voting", "re-collecting", "flagged", "cancelled"
+    decisions: list[str] = field(default_factory=list)  # reviewers' decisions against the vote, in words
+
+
+def _overruled(review_round: ReviewRound) -> str:
+    """The response's status in words where a reviewer decided against its round's outcome: a
+    response that passed and was then rejected or excluded, or one voted down and then accepted."""
+    status = review_round.response.status
+    passed = review_round.state == ReviewRound.State.PASSED
+    voted_down = review_round.state in (ReviewRound.State.RECOLLECTED, ReviewRound.State.EXHAUSTED)
+    if (passed and status in (Response.Status.REJECTED, Response.Status.EXCLUDED)) or (voted_down and status == Response.Status.ACCEPTED):
+        return str(Response.Status(status).label).lower()
+    return ""
 
 
 def item_reviews(job: Job, *, flagged_only: bool = False) -> list[ItemReview]:
@@ -164,7 +178,8 @@ def item_reviews(job: Job, *, flagged_only: bool = False) -> list[ItemReview]:
             r.item_id, ItemReview(r.item_id, r.item.position, r.item.payload.get("utterance", ""), [], "")
         )
         review.rounds.append(
-            RoundRow(r.round, r.response_id, str(r.response.worker), r.state, r.votes_for, r.votes_against, reasons[r.response_id])
+            RoundRow(r.round, r.response_id, str(r.response.worker), r.state, r.votes_for, r.votes_against, reasons[r.response_id],
+                     _overruled(r))
         )
     for review in grouped.values():
         states = [row.state for row in review.rounds]
@@ -178,6 +193,7 @@ def item_reviews(job: Job, *, flagged_only: bool = False) -> list[ItemReview]:
             review.final_state = "re-collecting"
         else:
             review.final_state = "cancelled"
+        review.decisions = [f"response {row.response_id} {row.overruled} by a reviewer" for row in review.rounds if row.overruled]
     rows = list(grouped.values())
     return [r for r in rows if r.final_state == "flagged"] if flagged_only else rows
 

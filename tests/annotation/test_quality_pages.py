@@ -13,7 +13,7 @@ from django.utils.html import escape
 from annotation.models import CheckOverride, Job, QualityPolicy, Response, ReviewRound, Worker, WorkerStanding
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job, launch_job
-from annotation.services.quality import add_gold_item, apply_flags, set_quality
+from annotation.services.quality import add_gold_item, apply_flags, override_verdict, set_quality
 from annotation.services.voting import enable_voting, vote_job_of
 from tests.factories import good_answers, make_corpus, make_live_job
 from tests.quality.helpers import vote, write
@@ -261,6 +261,14 @@ def test_voting_summary_and_reviewed_items_after_a_round(make_annotator, organiz
     assert set(rows) == {down.pk} and rows[down.pk].vote_state == ReviewRound.State.EXHAUSTED
     assert [v.vote for v in rows[down.pk].votes] == ["against"] * 3
     assert "unrecognizable" in queue.content.decode()
+
+    # A reviewer decides against both votes: the table says so beside what the vote did.
+    override_verdict(up, status="rejected", reason="asks for another area", check="vote", by=organizer)
+    override_verdict(down, status="accepted", reason="readable after all", check="vote", by=organizer)
+    page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
+    assert f"passed; then response {up.pk} rejected (not paid) by a reviewer" in page
+    assert f"flagged; then response {down.pk} accepted by a reviewer" in page
+    assert "exhausted (then accepted by a reviewer)" in page
 
 
 def test_alpha_shows_its_note_when_it_cannot_be_computed(world, organizer, client):
