@@ -311,6 +311,13 @@ def plan(
         raise ValueError(f"top k must be between 2 and the number of systems in the pilot ({len(labels)})")
     systems = systems or len(labels)
     notes = []
+    if systems > len(labels):  # reference rows (a baseline, the human responses): rated, never ranked
+        others = systems - len(labels)
+        notes.append(
+            f"Planned for the {len(labels)} entries' pairs; the other {others} row{'' if others == 1 else 's'} the campaign rates "
+            f"(baselines, references) {'is' if others == 1 else 'are'} counted in the cost but not ranked, so no pair with "
+            f"{'it' if others == 1 else 'them'} is planned"
+        )
     detection = model.detection if delta is None and model.eq1() else None
     if delta is not None:
         if delta <= 0:

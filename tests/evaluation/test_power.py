@@ -125,6 +125,15 @@ def test_a_tie_in_the_pilot_is_out_of_reach_and_says_so():
     assert result.best is None and any("--delta" in note for note in result.notes)
 
 
+def test_a_pilot_with_a_baseline_says_the_baseline_is_paid_for_but_not_planned():
+    model = power.PilotModel(means={"a": 4.0, "b": 3.5}, components=TRUE, n_ratings=0, n_instances=0, n_raters=0, raters_per_item=3)
+    alone = power.plan(model, top_k=2, max_raters=1, simulations=200, campaigns=40)
+    with_baseline = power.plan(model, top_k=2, max_raters=1, simulations=200, campaigns=40, systems=3)
+    assert not any("not ranked" in note for note in alone.notes)
+    assert "the other 1 row the campaign rates (baselines, references) is counted in the cost but not ranked" in " ".join(with_baseline.notes)
+    assert with_baseline.best.ratings == alone.best.ratings * 3 // 2  # the baseline's ratings are in the count
+
+
 # ---------------------------------------------------------------------------------------------
 # The command
 
