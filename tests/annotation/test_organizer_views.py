@@ -399,3 +399,12 @@ def test_a_draft_is_deleted_only_when_the_organizer_confirms(world, organizer, c
     assert "Not deleted: tick “Yes, delete …”" in refused.content.decode()
     client.post(url, {"confirm": "yes"})
     assert not Job.objects.filter(pk=draft.pk).exists()
+
+
+def test_the_job_page_says_which_in_house_annotators_it_is_open_to_without_leaving_the_crowd_out(world, organizer, make_annotator, client):
+    client.force_login(organizer)
+    url = reverse("organizer:job", kwargs={"pk": world["live"].pk})
+    page = client.get(url).content.decode()
+    assert re.search(r'<th>In-house annotators</th><td id="job-annotators">every one <span class="muted">\(a crowd', page)
+    world["live"].annotators.add(make_annotator("ines")[1])
+    assert re.search(r'<td id="job-annotators">ines <span', client.get(url).content.decode())
