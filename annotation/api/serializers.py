@@ -434,7 +434,7 @@ class VotingSummarySerializer(serializers.Serializer):
     votes = serializers.IntegerField()
     vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes, over each part voted on (a rewrite's variants); null with a note when it cannot be computed.")
     vote_alpha_note = serializers.CharField(allow_blank=True)
-    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of vote_alpha over the parts voted on (1,000 resamples, fixed seed); null with vote_alpha.")
+    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of vote_alpha: 1,000 resamples (fixed seed) of the responses voted on, each with all its parts; a resample in which every vote agrees counts as alpha 1. Below 50 responses it covers less than 95%. Null with vote_alpha.")
     vote_alpha_ci_high = serializers.FloatField(allow_null=True)
 
     @staticmethod

@@ -17,6 +17,12 @@ Pure module: numpy, pandas and the `krippendorff` package, no Django.
   (annotation's selectors), a campaign's report, the FED sets, the agreement command and API.
 - Alpha is undefined when no unit has two values (nothing to pair) or when a single value is used
   (no variation: expected disagreement is 0). The result then says so instead of carrying NaN.
+- A bootstrap resample can hold one value only (every resampled unit unanimous on it) when the
+  data's disagreement sits in a few units. Its alpha is counted as 1: it shows no disagreement, as
+  Hayes & Krippendorff's bootstrap (KALPHA, 2007) scores it, whose expected disagreement is the
+  data's. Dropping such resamples, as this module once did, kept only those holding the
+  disagreement: with one disputed response of 7 a third were dropped and the interval ended at the
+  estimate ("0.454 [0.308, 0.454]"). `AlphaResult.unanimous_resamples` says what share they were.
 """
 from __future__ import annotations
 
@@ -57,6 +63,7 @@ class AlphaResult:
     units: int = 0
     pairable_values: int = 0
     raters: int = 0
+    unanimous_resamples: float | None = None  # share of bootstrap resamples with one value only (alpha 1)
 
     def display(self, digits=3) -> str:
         if self.undefined:
@@ -249,11 +256,14 @@ def alpha_from_counts(
             bootstrap_alphas(pairable, domain, level, bootstrap, seed) if clusters is None
             else bootstrap_alphas_by_cluster(pairable, clusters, domain, level, bootstrap, seed)
         )
-        finite = samples[np.isfinite(samples)]
-        if len(finite):
-            tail = (1 - ci) / 2 * 100
-            result.ci_low, result.ci_high = (float(x) for x in np.percentile(finite, [tail, 100 - tail]))
+        # Every resampled unit is pairable, so an undefined alpha is a resample with one value only:
+        # no disagreement, alpha 1 (see the module's docstring), never dropped.
+        unanimous = ~np.isfinite(samples)
+        samples = np.where(unanimous, 1.0, samples)
+        tail = (1 - ci) / 2 * 100
+        result.ci_low, result.ci_high = (float(x) for x in np.percentile(samples, [tail, 100 - tail]))
         result.bootstrap, result.seed = int(bootstrap), seed
+        result.unanimous_resamples = float(unanimous.mean())
     return result
 
 
