@@ -30,8 +30,16 @@
       return el.name && el.name !== "csrfmiddlewaretoken" && ["submit", "button", "file", "reset"].indexOf(el.type) < 0;
     });
   }
+  // Text the worker writes that is not a form field of its own (a chat's message box, named by its
+  // data-typing-name), kept under that name.
+  var WRITTEN = "written:";
+  function written() {
+    return Array.prototype.filter.call(form.querySelectorAll("[data-typing-name]"), function (el) {
+      return !el.name && (el.tagName === "TEXTAREA" || el.tagName === "INPUT");
+    });
+  }
   function answerControls() {
-    return controls().filter(function (el) { return el.type !== "hidden"; });
+    return controls().filter(function (el) { return el.type !== "hidden"; }).concat(written());
   }
   function empty() {
     return answerControls().every(function (el) {
@@ -52,6 +60,10 @@
         el.value = value;
         if (el.type !== "hidden" && value.trim() !== "") restored = true;
       }
+    });
+    written().forEach(function (el) {
+      var value = draft.values[WRITTEN + el.getAttribute("data-typing-name")];
+      if (typeof value === "string" && value.trim() !== "") { el.value = value; restored = true; }
     });
     if (!restored) return;
     var notice = document.createElement("p");
@@ -75,6 +87,7 @@
         values[el.name] = el.value;
       }
     });
+    written().forEach(function (el) { values[WRITTEN + el.getAttribute("data-typing-name")] = el.value; });
     try { store.setItem(key, JSON.stringify({ values: values })); } catch (e) { /* full: nothing kept */ }
   }
 

@@ -72,3 +72,31 @@ def test_a_vote_page_takes_its_keys_on_the_choice_it_opens_on(page, dialogs, mak
     first_part = page.locator("fieldset.field").first
     expect(first_part.get_by_role("radio", name="Yes")).to_be_checked()
     expect(page.get_by_label("Reason (optional)")).to_have_value("")
+
+
+def test_a_chat_message_not_sent_yet_comes_back_after_a_reload_and_a_sent_one_does_not(page, dialogs, make_annotator):
+    from evaluation.interactive.services.chats import create_chat_job
+    from evaluation.interactive.services.systems import import_goals, register_system
+    from evaluation.interactive.systems.reference import ReferenceSystem
+    from tests.evaluation.systems import running
+
+    secret = "a-secret-of-twenty-chars"
+    make_annotator("chen")
+    goals = import_goals(name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n')
+    with running(ReferenceSystem(secret)) as url:
+        create_chat_job(name="Chat with a system", systems=[register_system(name="sys", url=url, secret=secret)], goal_set=goals)
+        log_in(page, "chen", "chen-pass-1")
+        claim_by_keyboard(page, "Chat with a system")
+        expect(page.locator("#chat-log li.system")).to_have_count(1)
+        page.locator("#chat-input").fill("I want chinese food")
+        page.reload()
+        wait_until_ready(page)
+        expect(page.locator("#chat-input")).to_have_value("I want chinese food")
+        expect(page.locator("#draft-notice")).to_be_visible()
+        page.locator("#chat-send").click()
+        expect(page.locator("#chat-log li.user")).to_have_count(1)
+        page.reload()
+        wait_until_ready(page)
+        expect(page.locator("#chat-log li.user")).to_have_count(1)  # the conversation is the server's
+        expect(page.locator("#chat-input")).to_have_value("")  # and what was sent is not offered again
+    assert dialogs == []
