@@ -18,7 +18,7 @@ from django.utils.crypto import salted_hmac
 from .extensions import chat_relays
 
 DEFAULT_RELAY = "systems"
-FALLBACK = "Sorry, the system did not answer. Please try again, or end the conversation if it keeps failing."
+FALLBACK = "Sorry, the system did not answer. Please send your message again."
 BUSY = "Sorry, the system is busy with other conversations. Please try again in a moment."
 UNAVAILABLE = (
     "Sorry, this system is not available right now. Please end the conversation (pick Fail) and submit: "
@@ -41,7 +41,8 @@ class ChatBusy(ChatClosed):
 class ChatRelay:
     """What a relay does. Every method returns the transcript so far: [{"role": "user"|"system",
     "text", "failed": bool, "offered": object|None}], whether the conversation has ended, and
-    whether the system has stopped answering ("unavailable": the worker may end without ratings)."""
+    whether the system has stopped answering ("unavailable": it was paused, and the worker may end
+    without ratings; one failed turn is not that, the worker sends the message again)."""
 
     def open(self, endpoint: str, session_key: str, goal: Mapping | None) -> dict:
         """Open the conversation if it is not open yet: {"turns": [...], "ended": bool}."""

@@ -54,7 +54,8 @@
       log.appendChild(li);
     });
     if (state.unavailable) {
-      // The system stopped answering: the worker ends as Fail and submits; the ratings are optional.
+      // The system was paused (it kept failing; one failed turn is only a retry): the worker ends as
+      // Fail and submits; the ratings are optional.
       unavailable = true;
       document.getElementById("chat-unavailable").hidden = false;
       document.querySelectorAll('input[name="understanding"], input[name="appropriateness"]').forEach(function (r) { r.required = false; });

@@ -85,8 +85,9 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems):
         return {"payload__endpoint__in": sorted(paused)} if paused else None
 
     def validate(self, payload, settings, answers):
-        # The system stopped answering (its last turn failed, or it was paused): the worker ends the
-        # dialog as Fail without ratings and is not held to the minimum length. Set by the server.
+        # The system stopped answering (the relay paused it; one failed turn is only a retry): the
+        # worker ends the dialog as Fail without ratings and is not held to the minimum length; it
+        # counts as a failed dialog of the system. Set by the server.
         unavailable = answers.get("system_unavailable") is True
         cleaned, problems = _transcript(answers.get("transcript") or [], settings.get("min_user_turns", 1), unavailable)
         outcome = answers.get("outcome", "") or ("fail" if unavailable else "")

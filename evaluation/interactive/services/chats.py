@@ -67,10 +67,11 @@ def _call_slot(system_id):
 def _transcript(session: ChatSession) -> dict:
     # Read as values, not model instances: the whole conversation is read back after every message.
     turns = list(session.turns.order_by("position").values("role", "text", "failed", "offered", "error"))
-    system_turns = [t for t in turns if t["role"] == "system"]
-    # A turn refused only because the system was busy is no sign it stopped answering: try again.
-    last_failed = bool(system_turns) and system_turns[-1]["failed"] and system_turns[-1]["error"] != BUSY_ERROR
-    unavailable = last_failed or any(t["error"] == PAUSED_ERROR for t in system_turns)
+    # Only a paused system (the pausing rule: it kept failing) ends the dialog without ratings. One
+    # failed turn is a retry: the worker sends the message again, and the dialog goes on.
+    unavailable = any(t["error"] == PAUSED_ERROR for t in turns if t["role"] == "system") or DialogSystem.objects.filter(
+        pk=session.system_id, paused_at__isnull=False
+    ).exists()
     return {
         "turns": [{"role": t["role"], "text": t["text"], "failed": t["failed"], "offered": t["offered"]} for t in turns],
         "ended": bool(session.ended_reason), "unavailable": unavailable,
@@ -158,8 +159,9 @@ def resume_system(system: DialogSystem) -> DialogSystem:
 class SystemsRelay(chat_relay.ChatRelay):
     """No transaction is open while the system is called: a short one reserves the turn's place
     (refusing a second message while one is unanswered), the call runs, and another records the
-    reply after re-reading the conversation. A paused system is not called: the worker gets the
-    polite fallback and may end the conversation."""
+    reply after re-reading the conversation. A failed turn gets the polite fallback and the worker
+    sends the message again; a paused system is not called: the worker is told to end the
+    conversation (Fail, no ratings; it counts as a failed dialog of the system)."""
 
     def _system(self, endpoint) -> DialogSystem:
         system = DialogSystem.objects.filter(public_id=endpoint).first()
