@@ -182,6 +182,13 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         ),
         "rank": scoring.tie_group_rule(ci),
         "rank_range": scoring.rank_range_rule(ci),
+        "pairwise": (
+            f"difference of final scores on the same goal resamples, {ci:.0%} interval, the pair's own two-sided bootstrap p (unadjusted) "
+            f"and its Holm-adjusted p over the table (significant: Holm p < {1 - ci:.2g}, the decision the tie groups read); a final score "
+            f"lies in [{BOUNDS['final'][0]}, {BOUNDS['final'][1]}], so an interval is clipped to the difference two such scores allow "
+            f"(marked 'clipped'), and a pair where either system was tried on fewer than {scoring.MIN_PAIR_INSTANCES} goals gets that whole "
+            "range and no p (too few to compare)"
+        ),
     }
     if dialogs and not workers_resampled(dialogs):
         method["ci_method"] += (
@@ -211,7 +218,11 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         unc = scoring.Uncertainty(unc.instance, unc.rater, unc.n_instances, unc.n_raters, raw[:, order, None],
                                   pair_share[:, order][:, :, order], pair_workers[order][:, order])
     labels = [systems[k] for k in order]
-    pairwise = scoring.pairwise_differences(final[order], unc, labels, ci)
+    # Each final score lies in BOUNDS["final"], so a difference lies within [low - high, high - low]: the
+    # interval is clipped there, and a pair tried on fewer than MIN_PAIR_INSTANCES shared goals gets that
+    # whole range and no p (`too_few`), as on the ratings leaderboard.
+    possible = (np.full(len(order), BOUNDS["final"][0], float), np.full(len(order), BOUNDS["final"][1], float))
+    pairwise = scoring.pairwise_differences(final[order], unc, labels, ci, bounds=possible)
     groups = scoring.holm_rank_groups(labels, pairwise)
     failed: defaultdict[str, int] = defaultdict(int)
     n_dialogs: defaultdict[str, int] = defaultdict(int)

@@ -193,3 +193,24 @@ def test_the_demo_prints_the_leaderboard_the_results_page_and_the_api_show(goal_
         assert f"<strong>{row['final']:.3f}</strong> <span class=\"muted\">[{row['final_ci_low']:.3f}, {row['final_ci_high']:.3f}]</span>" in page
     page_seed = re.search(r"resamples, seed (\d+)\)", page).group(1)
     assert any(f"seed {page_seed})" in line for line in printed), printed
+
+
+def _three_goal_dialogs(job):
+    """Organizer walk, job 2: two systems on 3 goals each, too few to compare them."""
+    return [d for d in _varied_dialogs(job) if int(d["goal_id"]) < 3]
+
+
+def test_two_systems_on_three_goals_are_too_few_to_compare_on_the_page_and_in_the_api(goal_set, organizer, monkeypatch):
+    from rest_framework.test import APIClient
+
+    systems = [register_system(name=name, url="http://127.0.0.1:9", secret=SECRET) for name in ("strong-team", "weak-team")]
+    job = create_chat_job(name="chat", systems=systems, goal_set=goal_set)
+    monkeypatch.setattr(selectors, "interactive_dialogs", _three_goal_dialogs)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
+    assert "[-1.000, 1.000] too few to compare" in page
+    api = APIClient()
+    api.force_authenticate(organizer)
+    pair, = api.get(f"/api/evaluation/interactive/{job.pk}/").json()["pairwise"]
+    assert pair["too_few"] and pair["p"] is None and (pair["ci_low"], pair["ci_high"]) == (-1.0, 1.0)

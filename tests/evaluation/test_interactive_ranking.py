@@ -285,3 +285,17 @@ def test_a_difference_covers_the_true_difference_at_its_nominal_level(workers, q
     assert 0.93 <= covered / runs <= 0.97, covered / runs
     if len(set(qualities.values())) == 1:
         assert 0.02 <= called / runs <= 0.08, called / runs
+
+
+def test_a_pairwise_difference_stays_within_what_two_rates_allow_and_few_goals_give_no_p():
+    """Organizer walk, defect 1: 3 goals per system gave 0.750 [-1.235, 2.735] with a p-value."""
+    few = [_dialog("a", g, "success", {"name": "Golden Wok"}) for g in range(3) for _ in range(2)]
+    few += [_dialog("b", g, "success" if g == 0 else "fail", {"name": "Golden Wok"}) for g in range(3)]
+    pair, = system_results(few, bootstrap=500)["pairwise"]
+    assert pair["too_few"] and pair["ci_clipped"] and pair["p"] is None and pair["p_holm"] is None
+    assert (pair["ci_low"], pair["ci_high"]) == (-1.0, 1.0)
+    # Enough goals: a p, and an interval inside [-1, 1] however few degrees of freedom widen it.
+    rng = np.random.default_rng(4)
+    many = [_dialog(s, g, "success" if rng.random() < q else "fail", {"name": "Golden Wok"}) for s, q in (("a", 0.95), ("b", 0.1)) for g in range(6)]
+    pair, = system_results(many, bootstrap=500)["pairwise"]
+    assert not pair["too_few"] and pair["p"] is not None and -1.0 <= pair["ci_low"] <= pair["ci_high"] <= 1.0
