@@ -8,8 +8,10 @@ from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Value, When
 
 from annotation import task_types
+from annotation.chat_relay import session_key
 from annotation.models import Job, Response
-from evaluation.models import ChatScreening, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
+from evaluation.interactive.services.chats import BUSY_ERROR, PAUSED_ERROR
+from evaluation.models import ChatScreening, ChatTurn, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -48,10 +50,13 @@ UNCOUNTED_SCREENINGS = ("pending", "dropped")
 
 def interactive_dialogs(job) -> list[dict]:
     """The counted dialogs of a chat job with their system's name, goal and entity database;
-    flagged ones only once kept."""
+    flagged ones only once kept. `failed_calls`: the dialog's calls to the system that failed
+    (`failed_calls`), None where its conversation is not recorded."""
     responses = list(
-        Response.objects.counted().filter(item__job=job).exclude(chat_screening__review__in=UNCOUNTED_SCREENINGS).select_related("item").order_by("pk")
+        Response.objects.counted().filter(item__job=job).exclude(chat_screening__review__in=UNCOUNTED_SCREENINGS)
+        .select_related("item", "slot").order_by("pk")
     )
+    failed = failed_calls([session_key(r.slot) for r in responses])
     names = dict(DialogSystem.objects.filter(public_id__in={r.item.payload["endpoint"] for r in responses}).values_list("public_id", "name"))
     goal_ids = {int(r.item.payload["goal_id"]) for r in responses if str(r.item.payload.get("goal_id", "")).isdigit()}
     databases = {g.pk: g.goal_set.database for g in UserGoal.objects.filter(pk__in=goal_ids).select_related("goal_set")}
@@ -61,9 +66,27 @@ def interactive_dialogs(job) -> list[dict]:
             "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
             "database": (databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else None) or {},
             "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk, "worker": r.worker_id,
+            "failed_calls": failed.get(session_key(r.slot)),
         }
         for r in responses
     ]
+
+
+#: A failed system turn Quorum answered itself without calling the system: it was paused, or busy
+#: with as many calls as allowed. Not a failure of the system's.
+NOT_CALLED = (PAUSED_ERROR, BUSY_ERROR)
+
+
+def failed_calls(keys) -> dict[str, int]:
+    """Conversation key -> its system turns where the system was called and failed (timed out, broke
+    the contract, no reply recorded); a key without a recorded conversation is absent. Quorum's own
+    refusals after a pause (or while the system was busy) are not counted: the system was not called."""
+    counts = dict.fromkeys(
+        ChatTurn.objects.filter(session__key__in=keys).values_list("session__key", flat=True).distinct(), 0)
+    failures = (ChatTurn.objects.filter(session__key__in=keys, role=ChatTurn.Role.SYSTEM, failed=True)
+                .exclude(error__in=NOT_CALLED).values("session__key").annotate(n=Count("pk")))
+    counts.update({row["session__key"]: row["n"] for row in failures})
+    return counts
 
 
 def waiting_first():

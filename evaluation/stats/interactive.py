@@ -156,6 +156,15 @@ def _workers_named(dialogs, system) -> int:
     return len({d["worker"] for d in dialogs if d["system"] == system and d.get("worker") is not None})
 
 
+def _failed_calls(d) -> int:
+    """The dialog's calls to its system that failed: `failed_calls` as the conversation's record
+    gives it (Quorum's own "not available" replies after a pause are no call); without a record,
+    its transcript's failed turns."""
+    if d.get("failed_calls") is not None:
+        return int(d["failed_calls"])
+    return sum(1 for t in d["answers"].get("transcript") or [] if t.get("failed"))
+
+
 def _goal_of(d) -> str:
     return str(d.get("goal_id") or d.get("goal_text") or "")
 
@@ -168,7 +177,8 @@ def _ratio(total, count):
 def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95,
                    fragility_mark=fragility.DEFAULT_MARK_SHARE) -> dict:
     """{"systems": rows best first, "pairwise": rows, "n_goals", "method", "fragility"}. A row: system, dialogs,
-    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns.
+    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns (calls
+    to the system that failed, `_failed_calls`).
     "fragility": the dialogs whose removal reverses each adjacent order and rank 1 (exact: the final
     score is a mean over dialogs; `fragility.mean_leaderboard`)."""
     if bootstrap < 1:
@@ -182,6 +192,10 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         ),
         "rank": scoring.tie_group_rule(ci),
         "rank_range": scoring.rank_range_rule(ci),
+        "failed_calls": (
+            "Failed calls: the dialogs' calls to the system that failed (timed out, an error, a reply that broke the contract); "
+            "Quorum's own replies while the system was paused or busy are not counted, since the system was not called"
+        ),
         "pairwise": (
             f"difference of final scores on the same goal resamples, {ci:.0%} interval, the pair's own two-sided bootstrap p (unadjusted) "
             f"and its Holm-adjusted p over the table (significant: Holm p < {1 - ci:.2g}, the decision the tie groups read); a final score "
@@ -228,7 +242,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
     n_dialogs: defaultdict[str, int] = defaultdict(int)
     for d in dialogs:
         n_dialogs[d["system"]] += 1
-        failed[d["system"]] += sum(1 for t in d["answers"].get("transcript") or [] if t.get("failed"))
+        failed[d["system"]] += _failed_calls(d)
 
     rows = []
     for j, k in enumerate(order):
@@ -321,7 +335,7 @@ def _with_interval(row, name):
 
 
 def to_markdown(result: dict, *, job_name: str = "") -> str:
-    header = ["Rank", "Rank range", "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), "Failed turns"]
+    header = ["Rank", "Rank range", "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), "Failed calls"]
     lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in result["systems"]:
         cells = [str(row["rank"]), f"{row['rank_low']}-{row['rank_high']}", row["system"], str(row["dialogs"])]
@@ -332,7 +346,7 @@ def to_markdown(result: dict, *, job_name: str = "") -> str:
         "",
         f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
-        f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}.",
+        f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}.",
     ]
     lines += fragility.markdown(result.get("fragility"), "dialogs")
     return "\n".join(lines) + "\n"

@@ -198,3 +198,28 @@ def test_a_passed_check_says_how_old_it_is(goal_set, organizer):
     row = page[page.index(f'id="system-{system.pk}"'):]
     assert "passed" in row[: row.index("check-age")]
     assert "checked 3\xa0days, 2\xa0hours ago" in row[: row.index("</td>", row.index("check-age"))]
+
+
+def test_failed_calls_count_the_systems_failures_not_quorums_replies_after_the_pause(goal_set, make_annotator, organizer, settings):
+    """Organizer walk, defect 8: team-B showed 8 failed turns, 5 failed calls and 3 of Quorum's own
+    "not available" replies sent after the pause, when the system was not called."""
+    from evaluation.interactive import selectors
+
+    settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 3
+    with running(Broken("error", secret=SECRET)) as broken_url:
+        broken = _system("broken", broken_url)
+        job = create_chat_job(name="chat", systems=[broken], goal_set=goal_set)
+        user, worker = make_annotator("w")
+        client = Client()
+        client.force_login(user)
+        token = make_token(claim_next_slot(job=job, worker=worker))
+        _page_chat(client, token, "open")
+        for n in range(5):  # 3 failed calls pause it; 2 more messages get Quorum's refusal
+            _page_chat(client, token, "say", text=f"chinese please ({n})")
+        _page_chat(client, token, "end", reason="fail")
+        assert client.post(reverse("work", args=[token]), {"outcome": "fail"}).status_code == 302
+    assert ChatTurn.objects.filter(session__system=broken, failed=True).count() == 5
+    row, = selectors.interactive_ranking(job)[0]["systems"]
+    assert row["failed_turns"] == 3
+    page = _organizer_client(organizer).get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
+    assert "Failed calls" in page and "not counted" in page
