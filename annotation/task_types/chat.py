@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import chat_relay
 from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError
-from .capabilities import FromPayloads, HoldsBackItems, RelaysChat
+from .capabilities import FromPayloads, HoldsBackItems, OrdersClaims, RelaysChat
 from .registration import register
 
 OUTCOMES = {"success": "Success: the system did what my goal asked", "fail": "Fail: it did not"}
@@ -26,7 +26,7 @@ MAX_REASON_CHARS = 1000
 SYSTEM_STOPPED = "The system stopped answering."
 
 
-class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems):
+class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersClaims):
     key = "chat"
     label = "Chat with a dialog system towards a goal, then judge it (DSTC9 Track 2 interactive evaluation)"
     template = "annotation/tasks/chat.html"
@@ -83,6 +83,23 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems):
     def held_back(self, job):
         paused = chat_relay.paused_endpoints()  # a system that kept failing gets no new chats
         return {"payload__endpoint__in": sorted(paused)} if paused else None
+
+    def claim_start(self, job, worker) -> int | None:
+        """A worker is not given the goal of their last chat again next (they would know it): their
+        claim starts at the first open item with another goal; the items are interleaved by goal and
+        system already, so this rarely moves far. None (the plain order) for a first chat."""
+        from ..models import Slot  # late: task-type modules import no models when they load
+
+        last = (
+            Slot.objects.filter(job=job, worker=worker).exclude(claimed_at=None).order_by("-claimed_at", "-pk")
+            .values_list("item__payload__goal_id", flat=True).first()
+        )
+        if not last:
+            return None
+        return (
+            Slot.objects.filter(job=job, state=Slot.State.OPEN).exclude(item__payload__goal_id=last)
+            .order_by("position").values_list("position", flat=True).first()
+        ) or None
 
     def validate(self, payload, settings, answers):
         # The system stopped answering (the relay paused it; one failed turn is only a retry): the

@@ -1,6 +1,7 @@
 """An organizer creates a chat (interactive) job by page and by command; a system that keeps failing
 is paused (no new chats, the worker in a chat with it ends without penalty) and resumed."""
 import json
+from collections import Counter
 from io import StringIO
 
 import pytest
@@ -11,6 +12,7 @@ from django.urls import reverse
 from annotation.models import Job, Response
 from annotation.services.claims import claim_next_slot
 from annotation.work_tokens import make_token
+from evaluation.interactive.order import interleave
 from evaluation.interactive.services.chats import create_chat_job
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.interactive.systems.pausing import pause_reason
@@ -115,7 +117,8 @@ def test_a_system_that_keeps_failing_is_paused_the_worker_ends_without_penalty_a
     settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 3
     with running(Broken("error", secret=SECRET)) as broken_url, running(ReferenceSystem(SECRET)) as good_url:
         broken, good = _system("broken", broken_url), _system("good", good_url)
-        job = create_chat_job(name="chat", systems=[broken, good], goal_set=goal_set, dialogs_per_goal=2)
+        seed = next(n for n in range(100) if interleave(2, 2, 2, n)[0][1] == 0)  # the broken one first
+        job = create_chat_job(name="chat", systems=[broken, good], goal_set=goal_set, dialogs_per_goal=2, seed=seed)
         user, worker = make_annotator("w")
         client = Client()
         client.force_login(user)
@@ -157,8 +160,8 @@ def test_a_system_that_keeps_failing_is_paused_the_worker_ends_without_penalty_a
         assert org.post(reverse("evaluation:system-resume", args=[broken.pk])).status_code == 302
         broken.refresh_from_db()
         assert broken.paused_at is None and broken.paused_reason == "" and broken.resumed_at
-        claimed = claim_next_slot(job=job, worker=make_annotator("v")[1])
-        assert claimed.item.payload["endpoint"] == broken.public_id  # chats go to it again
+        again = {claim_next_slot(job=job, worker=make_annotator(n)[1]).item.payload["endpoint"] for n in ("v", "u")}
+        assert broken.public_id in again  # chats go to it again (3 of the 4 open chats are its)
 
 
 def test_a_worker_with_a_working_system_still_owes_the_ratings(goal_set, make_annotator):
@@ -223,3 +226,42 @@ def test_failed_calls_count_the_systems_failures_not_quorums_replies_after_the_p
     assert row["failed_turns"] == 3
     page = _organizer_client(organizer).get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
     assert "Failed calls" in page and "not counted" in page
+
+
+@pytest.mark.parametrize("goals,systems,dialogs", [(3, 2, 2), (2, 2, 3), (4, 2, 1), (1, 3, 2), (5, 3, 2), (6, 4, 1)])
+def test_the_chat_order_interleaves_systems_and_goals_reproducibly(goals, systems, dialogs):
+    """Organizer walk, defect 3: chats were handed out goal by goal and system by system (a worker got
+    the same goal with the same system twice in a row; mid-run 6 dialogs of team-A against 2 of
+    team-B). Now every prefix of the order is balanced across systems, goals do not repeat at the
+    next position (from 3 goals on), every pair gets its dialogs, and the seed decides the order."""
+    order = interleave(goals, systems, dialogs, seed=11)
+    assert Counter(order) == {(g, s): dialogs for g in range(goals) for s in range(systems)}
+    for k in range(len(order) + 1):
+        counts = Counter(s for _g, s in order[:k])
+        assert max(counts.get(s, 0) for s in range(systems)) - min(counts.get(s, 0) for s in range(systems)) <= 1
+    if goals >= 3:
+        assert all(a[0] != b[0] for a, b in zip(order, order[1:], strict=False))
+    assert interleave(goals, systems, dialogs, seed=11) == order
+    assert goals * systems == 1 or any(interleave(goals, systems, dialogs, seed=n) != order for n in range(12, 20))
+
+
+def test_a_chat_job_hands_out_interleaved_chats_and_never_the_same_goal_twice_in_a_row(make_annotator):
+    a, b = _system("team-a"), _system("team-b")
+    goals = import_goals(name="three", goals_file=GOALS + b'{"id": "g3", "goal": {"restaurant": {"info": {"food": "indian"}}}}\n')
+    job = create_chat_job(name="round 1", systems=[a, b], goal_set=goals, dialogs_per_goal=2)
+    first_eight = [claim_next_slot(job=job, worker=make_annotator(f"w{n}")[1]).item.payload["endpoint"] for n in range(8)]
+    assert Counter(first_eight) == {a.public_id: 4, b.public_id: 4}  # balanced mid-run
+    # Three workers taking turns (as in the walk), each submitting before the next claim.
+    job = create_chat_job(name="round 2", systems=[a, b], goal_set=goals, dialogs_per_goal=2)
+    workers = [make_annotator(f"x{n}")[1] for n in range(3)]
+    seen: dict = {w.pk: [] for w in workers}
+    for _turn in range(4):
+        for worker in workers:
+            slot = claim_next_slot(job=job, worker=worker)
+            if slot is None:
+                continue
+            seen[worker.pk].append(slot.item.payload["goal_id"])
+            type(slot).objects.filter(pk=slot.pk).update(state="submitted")
+    for goals_in_turn in seen.values():
+        assert all(x != y for x, y in zip(goals_in_turn, goals_in_turn[1:], strict=False)), seen
+    assert sum(len(v) for v in seen.values()) == 12

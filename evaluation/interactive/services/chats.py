@@ -6,6 +6,7 @@ timeout or an error into a failed turn with a polite fallback for the worker. A 
 failing is paused (`pause_if_failing`, rules in `systems/pausing.py`): no new chats go to it.
 """
 import contextlib
+import hashlib
 from datetime import timedelta
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
+from evaluation.interactive import order as chat_order
 from evaluation.interactive.services.systems import client_for
 from evaluation.interactive.systems import pausing as pause_rules
 from evaluation.interactive.systems.client import SystemClient, SystemFailure
@@ -249,11 +251,13 @@ class SystemsRelay(chat_relay.ChatRelay):
 
 def create_chat_job(
     *, name: str, systems: list[DialogSystem], goal_set: GoalSet, dialogs_per_goal: int = 1, min_user_turns: int = 1,
-    instructions: str = "", **job_options,
+    instructions: str = "", seed: int | None = None, **job_options,
 ):
     """An interactive job: one item per (goal, system, repetition), so every system gets the same
     number of dialogs per goal; launched at once. The payload names each system by its public id.
-    A paused system is refused: it would only show workers the fallback."""
+    Items come in a seeded order that interleaves systems and goals (`order.interleave`; the seed
+    defaults to one derived from the name), so at any moment of a run every system has about as
+    many dialogs as the others. A paused system is refused: it would only show workers the fallback."""
     if not systems:
         raise EvaluationInputError("choose at least one system")
     if isinstance(dialogs_per_goal, bool) or not isinstance(dialogs_per_goal, int) or not 1 <= dialogs_per_goal <= MAX_DIALOGS_PER_GOAL:
@@ -261,12 +265,15 @@ def create_chat_job(
     paused = [s.name for s in systems if s.paused_at]
     if paused:
         raise EvaluationInputError(f"system(s) {', '.join(paused)} are paused; resume them on the systems page first")
-    goals = list(goal_set.goals.all())
+    goals = list(goal_set.goals.order_by("pk"))
     if not goals:
         raise EvaluationInputError(f"goal set {goal_set.name!r} has no goals")
+    if seed is None:  # reproducible: the same name gives the same order
+        seed = int.from_bytes(hashlib.sha256(f"chat-order:{name}".encode()).digest()[:8], "big")
+    # Handed out in position order: interleaved so that a partial run is balanced (order.py).
     payloads = [
         {"goal": g.goal, "goal_text": goal_rules.goal_text(g.goal) or [f"Goal {g.key}"], "goal_id": str(g.pk), "endpoint": s.public_id}
-        for g in goals for s in systems for _ in range(dialogs_per_goal)
+        for g, s in ((goals[gi], systems[si]) for gi, si in chat_order.interleave(len(goals), len(systems), dialogs_per_goal, seed))
     ]
     settings_ = {"min_user_turns": min_user_turns}
     try:
