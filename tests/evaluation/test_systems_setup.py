@@ -131,3 +131,21 @@ def test_the_systems_table_heads_the_state_as_state_and_writes_dates_as_the_othe
     assert "<th>State</th>" in page and "<th>Chats</th>" not in page
     assert "ago (2026-11-27 20:45)</span>" in page and "paused</strong> since 2026-11-27 20:45:" in page
     assert "p.m." not in page
+
+
+def test_a_system_whose_check_failed_is_not_shown_running(db, organizer):
+    """Organizer walk, defect 12: every rule FAIL, yet State read "running" in green."""
+    failed = register_system(name="down", url="http://127.0.0.1:9", secret=SECRET)
+    DialogSystem.objects.filter(pk=failed.pk).update(checked_at=timezone.now(), check_passed=False)
+    waiting = register_system(name="new", url="http://127.0.0.1:9", secret=SECRET)
+    DialogSystem.objects.filter(pk=waiting.pk).update(checked_at=None, check_passed=False)
+    good = register_system(name="good", url="http://127.0.0.1:9", secret=SECRET)
+    DialogSystem.objects.filter(pk=good.pk).update(checked_at=timezone.now(), check_passed=True)
+    page = _organizer_client(organizer).get("/evaluation/systems/").content.decode()
+
+    def state(system):
+        return page.split(f'id="system-{system.pk}"', 1)[1].split("</tr>", 1)[0]
+
+    assert "running" not in state(failed) and "not usable: its contract check failed" in state(failed)
+    assert "running" not in state(waiting) and "waiting for its contract check" in state(waiting)
+    assert '<span class="ok">running</span>' in state(good)
