@@ -265,3 +265,21 @@ def test_a_chat_job_hands_out_interleaved_chats_and_never_the_same_goal_twice_in
     for goals_in_turn in seen.values():
         assert all(x != y for x, y in zip(goals_in_turn, goals_in_turn[1:], strict=False)), seen
     assert sum(len(v) for v in seen.values()) == 12
+
+
+def test_a_chat_job_name_must_be_new_and_a_duplicate_creates_nothing(goal_set, organizer):
+    """Organizer walk, defect 6: the help says the name 'must be new', yet a duplicate was launched."""
+    a = _system("team-a")
+    client = _organizer_client(organizer)
+    fields = {"name": "round 1", "systems": [a.pk], "goal_set": goal_set.pk, "dialogs_per_goal": 1, "min_user_turns": 1, "reward": "0.40"}
+    assert client.post(reverse("evaluation:chat-job-create"), fields).status_code == 302
+    jobs, items = Job.objects.count(), Job.objects.get().items.count()
+    answer = client.post(reverse("evaluation:chat-job-create"), {**fields, "name": " Round 1 "})
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    assert "No job was created: a job named &#x27;Round 1&#x27; exists already; choose a new name" in page
+    assert 'value=" Round 1 "' in page or 'value="Round 1"' in page  # the form is kept as typed
+    assert Job.objects.count() == jobs and Job.objects.get().items.count() == items
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("create_chat_job", "round 1", "--systems", "team-a", "--goals", goal_set.name, stdout=StringIO())
+    assert Job.objects.count() == jobs

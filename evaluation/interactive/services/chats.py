@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import chat_relay
+from annotation.models import Job
 from annotation.services.jobs import JobError, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from evaluation.errors import EvaluationInputError
@@ -254,10 +255,14 @@ def create_chat_job(
     instructions: str = "", seed: int | None = None, **job_options,
 ):
     """An interactive job: one item per (goal, system, repetition), so every system gets the same
-    number of dialogs per goal; launched at once. The payload names each system by its public id.
+    number of dialogs per goal; launched at once. Its name must be new (no job of any kind has it,
+    ignoring case). The payload names each system by its public id.
     Items come in a seeded order that interleaves systems and goals (`order.interleave`; the seed
     defaults to one derived from the name), so at any moment of a run every system has about as
     many dialogs as the others. A paused system is refused: it would only show workers the fallback."""
+    name = (name or "").strip()
+    if not name:
+        raise EvaluationInputError("a chat job needs a name")
     if not systems:
         raise EvaluationInputError("choose at least one system")
     if isinstance(dialogs_per_goal, bool) or not isinstance(dialogs_per_goal, int) or not 1 <= dialogs_per_goal <= MAX_DIALOGS_PER_GOAL:
@@ -278,6 +283,9 @@ def create_chat_job(
     settings_ = {"min_user_turns": min_user_turns}
     try:
         with transaction.atomic():  # a job that cannot launch is not left behind as a draft
+            # The name is how organizers and workers tell jobs apart (pages list jobs by name).
+            if Job.objects.filter(name__iexact=name).exists():
+                raise EvaluationInputError(f"a job named {name!r} exists already; choose a new name")
             job = create_payload_job(
                 name=name, task_type="chat", payloads=payloads, redundancy=1, settings=settings_, instructions=instructions, **job_options
             )
