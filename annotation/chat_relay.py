@@ -18,6 +18,8 @@ from django.utils.crypto import salted_hmac
 from .extensions import chat_relays
 
 DEFAULT_RELAY = "systems"
+#: The longest message a worker may send (the page shows it and counts; the server refuses a longer one).
+MAX_MESSAGE_CHARS = 1000
 FALLBACK = "Sorry, the system did not answer. Please send your message again."
 BUSY = "Sorry, the system is busy with other conversations. Please try again in a moment."
 UNAVAILABLE = (

@@ -16,6 +16,8 @@
   var send = document.getElementById("chat-send");
   var error = document.getElementById("chat-error");
   var progress = document.getElementById("chat-progress");
+  var count = document.getElementById("chat-count");
+  var maxChars = parseInt(input.getAttribute("data-max-chars") || "0", 10);
   var form = chat.closest("form") || document.querySelector("form");
   var ended = false;
   var unavailable = false;
@@ -79,10 +81,29 @@
       .catch(function () { error.textContent = "No connection to Quorum; try again."; send.disabled = ended; });
   }
 
+  // The limit is said and counted, never enforced by cutting: a longer message stays in the box,
+  // marked, and is not sent until it is shortened (the server refuses it too).
+  function overBy() { return maxChars > 0 ? input.value.trim().length - maxChars : 0; }
+  function showCount() {
+    if (!count || !maxChars) { return; }
+    var over = overBy();
+    count.className = over > 0 ? "problems" : "muted";
+    count.textContent = over > 0
+      ? input.value.trim().length + " characters: " + over + " over the limit of " + maxChars + ". Shorten your message to send it."
+      : input.value.trim().length + " of at most " + maxChars + " characters.";
+  }
+  input.addEventListener("input", showCount);
+
   send.addEventListener("click", function () {
     var text = input.value.trim();
     if (!text || ended) { return; }
-    call({ action: "say", text: text }).then(function () { if (!error.textContent) { input.value = ""; } input.focus(); });
+    if (overBy() > 0) {
+      error.textContent = "Your message has " + text.length + " characters; the limit is " + maxChars + ". Shorten it and send it again (nothing was sent).";
+      showCount();
+      input.focus();
+      return;
+    }
+    call({ action: "say", text: text }).then(function () { if (!error.textContent) { input.value = ""; } showCount(); input.focus(); });
   });
   input.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey) { e.preventDefault(); send.click(); }

@@ -121,7 +121,10 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         return cleaned, problems
 
     def page_context(self, item, slot, settings):
-        return {"goal_lines": item.payload.get("goal_text", []), "min_user_turns": settings.get("min_user_turns", 1)}
+        return {
+            "goal_lines": item.payload.get("goal_text", []), "min_user_turns": settings.get("min_user_turns", 1),
+            "max_message_chars": chat_relay.MAX_MESSAGE_CHARS,
+        }
 
     def combine(self, answer_rows, settings):
         n = len(answer_rows)

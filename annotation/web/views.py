@@ -571,7 +571,17 @@ def check_body_answers(request, kind, settings_: dict) -> dict | JsonResponse:
 
 
 CHAT_ACTIONS = ("open", "say", "end")
-MAX_CHAT_TEXT = 1000
+MAX_CHAT_TEXT = chat_relay.MAX_MESSAGE_CHARS
+
+
+def _chat_text_problem(text) -> str | None:
+    """Why a chat message cannot be sent, or None. A long one is refused whole, never cut: the page
+    keeps the text for the worker to shorten."""
+    if not isinstance(text, str) or not text.strip():
+        return "Write a message first."
+    if len(text) > MAX_CHAT_TEXT:
+        return f"Your message has {len(text):,} characters; the limit is {MAX_CHAT_TEXT:,}. Shorten it and send it again (nothing was sent)."
+    return None
 
 
 @csrf_exempt  # identity is the signed token, not an ambient cookie: see the note above
@@ -607,8 +617,9 @@ def work_chat(request, token):
                 return JsonResponse({"error": "The reason must be success, fail or abandoned."}, status=400)
             return JsonResponse(relay.end(payload["endpoint"], key, body["reason"]))
         text = body.get("text")
-        if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT_TEXT:
-            return JsonResponse({"error": f"Write a message of 1 to {MAX_CHAT_TEXT} characters."}, status=400)
+        problem = _chat_text_problem(text)
+        if problem:
+            return JsonResponse({"error": problem}, status=400)
         return JsonResponse(relay.say(payload["endpoint"], key, text.strip()))
     except chat_relay.RelayUnavailable:
         return JsonResponse({"error": "Conversations are not available right now; please skip this item."}, status=503)

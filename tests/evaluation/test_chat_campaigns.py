@@ -283,3 +283,22 @@ def test_a_chat_job_name_must_be_new_and_a_duplicate_creates_nothing(goal_set, o
     with pytest.raises(CommandError, match="exists already"):
         call_command("create_chat_job", "round 1", "--systems", "team-a", "--goals", goal_set.name, stdout=StringIO())
     assert Job.objects.count() == jobs
+
+
+def test_a_long_message_is_refused_whole_with_the_limit_said_never_cut(goal_set, make_annotator):
+    """Organizer walk, defect 10: a pasted 1,500-character message was cut to 1,000 by the box's
+    maxlength and sent without a word. Now the page states and counts the limit (no maxlength), and
+    the server refuses a longer message whole, saying how long it is; nothing is sent or recorded."""
+    job = create_chat_job(name="chat", systems=[_system("team-a")], goal_set=goal_set)
+    user, worker = make_annotator("w")
+    client = Client()
+    client.force_login(user)
+    token = make_token(claim_next_slot(job=job, worker=worker))
+    page = client.get(reverse("work", args=[token])).content.decode()
+    box = page.split('id="chat-input"', 1)[1].split(">", 1)[0]
+    assert "maxlength" not in box and 'data-max-chars="1000"' in box and 'data-typing-name="chat_messages"' in box
+    assert "At most 1000 characters per message." in page
+    answer = client.post(reverse("work-chat", args=[token]), {"action": "say", "text": "x" * 1500}, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "Your message has 1,500 characters; the limit is 1,000. Shorten it and send it again (nothing was sent)."
+    assert not ChatTurn.objects.filter(role="user").exists()
