@@ -59,10 +59,12 @@ if TYPE_CHECKING:
 
     from annotation.quality import agreement
     from evaluation.stats import bradley_terry
+    from evaluation.stats import interactive as interactive_stats
 else:
     pd = lazy("pandas")
     agreement = lazy("annotation.quality.agreement")
     bradley_terry = lazy("evaluation.stats.bradley_terry")
+    interactive_stats = lazy("evaluation.stats.interactive")
 
 NO_RESULTS = "no results have been computed for this campaign yet; POST to its results/ endpoint and try again when they are ready"
 # A refusal is {"detail": reason} from a service, or {field: [reasons]} from a form's validation.
@@ -471,15 +473,15 @@ class InteractiveResultsView(EvaluationAPI, APIView):
     @extend_schema(
         summary="A chat job's interactive leaderboard: per system success, grounded success, final score and ratings with intervals, tie groups, rank ranges",
         description="Computed from the counted dialogs, as on the results page: chats flagged by the offensive-word filter count only once kept "
-        "(`screening` says how many wait, were kept and were dropped).",
+        "(`screening` says how many wait, were kept and were dropped); `status_lines` the run's state (dialogs collected of those "
+        "planned, paused systems, the job still live), `unscored` the job's systems with no counted dialog and why; the same as the "
+        "page's JSON download.",
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such interactive (chat) job.")},
     )
     def get(self, request, pk):
         job = get_object_or_404(interactive_selectors.interactive_jobs(), pk=pk)
-        result, _dialogs = interactive_selectors.interactive_ranking(job)
-        screening = interactive_selectors.chat_screenings(job)
-        body = {"job": job.pk, "name": job.name, **result, "screening": {k: screening[k] for k in ("pending", "kept", "dropped")}}
-        return Response(s.json_safe(body))
+        board, _dialogs = interactive_selectors.interactive_board(job)
+        return Response(s.json_safe(interactive_stats.to_json_dict(board)))
 
 
 class FedResultsView(FormatParameter, EvaluationAPI, APIView):

@@ -175,7 +175,7 @@ def report_leaderboard(job, say) -> list[dict]:
     bootstrap seed, not the demo's), so the console and the page give the same intervals."""
     from evaluation.stats import interactive  # the demo's only use of it: web workers do not import it
 
-    result, _dialogs = selectors.interactive_ranking(job)
+    result, _dialogs = selectors.interactive_board(job)
     for line in interactive.to_markdown(result).splitlines():
         say(f"     {line}" if line else "")
     return [{k: row[k] for k in SUMMARY_FIGURES} for row in result["systems"]]

@@ -44,6 +44,51 @@ def interactive_ranking(job, bootstrap=None, seed=None):
     return result, dialogs
 
 
+def interactive_board(job, bootstrap=None, seed=None) -> tuple[dict, list[dict]]:
+    """What the results page and every download show (`evaluation.stats.interactive`'s writers):
+    the leaderboard, the run's state (`run_status`), the screening counts, and each system of the
+    job with no counted dialog and why (`unscored`)."""
+    result, dialogs = interactive_ranking(job, bootstrap, seed)
+    screening = chat_screenings(job)
+    status = run_status(job)
+    scored = {row["system"] for row in result["systems"]}
+    left_out: dict[str, dict[str, int]] = {}
+    for s in screening["queue"]:
+        if s.review in UNCOUNTED_SCREENINGS:
+            left_out.setdefault(s.system, dict.fromkeys(UNCOUNTED_SCREENINGS, 0))[s.review] += 1
+    unscored = [
+        {"system": row["system"], **left_out.get(row["system"], dict.fromkeys(UNCOUNTED_SCREENINGS, 0))}
+        for row in status["systems"] if row["system"] not in scored
+    ]
+    board = {
+        **result, "job": job.pk, "name": job.name, "status": status, "unscored": unscored,
+        "screening": {k: screening[k] for k in ("pending", "kept", "dropped")},
+    }
+    return board, dialogs
+
+
+def run_status(job) -> dict:
+    """The run's state: {"job_state" (its label), "job_live", "systems": [{system, planned, done, paused_at, paused_reason}]}
+    per system of the job (planned: its dialogs' slots; done: the dialogs submitted)."""
+    endpoints = job.items.values_list("payload__endpoint", flat=True)
+    planned: dict[str, int] = {}
+    for endpoint in endpoints:
+        planned[endpoint] = planned.get(endpoint, 0) + job.redundancy
+    done: dict[str, int] = {}
+    for endpoint in Response.objects.counted().filter(item__job=job).values_list("item__payload__endpoint", flat=True):
+        done[endpoint] = done.get(endpoint, 0) + 1
+    systems = {s.public_id: s for s in DialogSystem.objects.filter(public_id__in=planned)}
+    rows: list[dict] = []
+    for endpoint in planned:
+        system = systems.get(endpoint)
+        rows.append({
+            "system": system.name if system else endpoint, "planned": planned[endpoint], "done": done.get(endpoint, 0),
+            "paused_at": system.paused_at.isoformat(timespec="seconds") if system and system.paused_at else None, "paused_reason": system.paused_reason if system else "",
+        })
+    rows.sort(key=lambda r: str(r["system"]))
+    return {"job_state": job.get_state_display(), "job_live": job.state == Job.State.LIVE, "systems": rows}
+
+
 #: Chats flagged by the offensive-word filter count only once an organizer keeps them.
 UNCOUNTED_SCREENINGS = ("pending", "dropped")
 

@@ -2,10 +2,12 @@
 and user goals. Thin: the services write, the selectors read."""
 from __future__ import annotations
 
+import json
 from functools import partial, wraps
 from typing import TYPE_CHECKING
 
 from django.contrib import messages
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -35,6 +37,7 @@ from evaluation.models import ChatScreening, DialogSystem, TestSet
 from quorum import limits
 from quorum.lazy_modules import lazy
 from quorum.roles import organizer_required
+from quorum.strict_json import json_safe
 
 if TYPE_CHECKING:
     from evaluation.stats import fragility, interactive
@@ -42,7 +45,13 @@ else:
     fragility = lazy("evaluation.stats.fragility")
     interactive = lazy("evaluation.stats.interactive")
 
-RESULT_FORMATS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown")}  # evaluation.stats.interactive's writers
+#: The downloads, each by one writer of evaluation.stats.interactive over the board the page shows.
+RESULT_FORMATS = {
+    "csv": ("text/csv", lambda board, job: interactive.to_csv(board)),
+    "pairwise.csv": ("text/csv", lambda board, job: interactive.pairwise_csv(board)),
+    "md": ("text/markdown", lambda board, job: interactive.to_markdown(board, job_name=job.name)),
+    "json": ("application/json", lambda board, job: json.dumps(json_safe(interactive.to_json_dict(board)), indent=2, cls=DjangoJSONEncoder)),
+}
 
 
 def keep_or_drop(request, decide, back):
@@ -226,18 +235,18 @@ def interactive_results(request, pk, fmt=None):
     ratings, each with its bootstrap interval over goals, tie groups and rank ranges; every counted
     dialog's transcript. As a page, or as CSV / Markdown to publish."""
     job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
-    result, dialogs = selectors.interactive_ranking(job)
+    board, dialogs = selectors.interactive_board(job)
     if fmt is not None:
-        if fmt not in RESULT_FORMATS or not result["systems"]:
+        if fmt not in RESULT_FORMATS or not board["systems"]:
             raise Http404("No such format, or no dialogs count yet.")
-        content_type, writer = RESULT_FORMATS[fmt]
-        render_as = getattr(interactive, writer)
-        body = render_as(result, job_name=job.name) if fmt == "md" else render_as(result)
-        response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+        content_type, write = RESULT_FORMATS[fmt]
+        response = HttpResponse(write(board, job), content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
-    context = {"job": job, "result": result, "rows": result["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job),
-               "fragility": fragility.display_rows(result.get("fragility")), "fragility_mark": fragility.mark_text(result.get("fragility"))}
+    context = {"job": job, "result": board, "rows": board["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job),
+               "shown": interactive.to_json_dict(board), "pairwise_rows": [interactive.pairwise_cells(p) for p in board["pairwise"]],
+               "pairwise_header": interactive.PAIRWISE_HEADER,
+               "fragility": fragility.display_rows(board.get("fragility")), "fragility_mark": fragility.mark_text(board.get("fragility"))}
     return render(request, "evaluation/interactive_results.html", context)
 
 

@@ -30,6 +30,7 @@ import csv
 import io
 import warnings
 from collections import defaultdict
+from datetime import datetime
 
 import numpy as np
 from scipy import stats
@@ -314,15 +315,123 @@ def _cell(value):
     return formatted_cell(value)  # a float as its full value; a system's name may start like a formula
 
 
-def to_csv(result: dict) -> str:
-    rows = result["systems"]
+# ---------------------------------------------------------------------------------------------
+# What people read: one writer per format over the board (`selectors.interactive_board`: the
+# result of `system_results` with the run's "status", "screening" counts and "unscored" systems).
+# The page shows the same sentences and cells.
+
+
+def status_lines(board: dict) -> list[str]:
+    """The run's state, first on the page and in every download: dialogs collected of those planned,
+    each paused system with its reason, and whether the job still collects."""
+    status = board.get("status")
+    if not status:
+        return []
+    systems = status["systems"]
+    done, planned = sum(r["done"] for r in systems), sum(r["planned"] for r in systems)
+    provisional = status["job_live"] or done < planned or any(r["paused_at"] for r in systems)
+    lines = [f"{done} of {planned} dialogs collected; the job is {status['job_state'].lower()}"
+             + (": these numbers are provisional." if provisional else ".")]
+    for r in systems:
+        if r["paused_at"]:
+            lines.append(f"{r['system']} paused since {_when(r['paused_at'])} ({r['paused_reason'] or 'no reason recorded'}): "
+                         f"{r['done']} of {r['planned']} of its dialogs collected.")
+        elif r["done"] < r["planned"]:
+            lines.append(f"{r['system']}: {r['done']} of {r['planned']} dialogs collected.")
+    return lines
+
+
+def _when(moment: str) -> str:
+    """An ISO time (as `run_status` gives it) to the minute: 2025-06-01 05:44 UTC."""
+    when = datetime.fromisoformat(moment)
+    return when.strftime("%Y-%m-%d %H:%M") + (f" {when.tzname()}" if when.tzname() else "")
+
+
+def screening_note(board: dict) -> str:
+    """What the offensive-word filter leaves out ("" when nothing is)."""
+    counts = board.get("screening") or {}
+    dropped, pending = counts.get("dropped", 0), counts.get("pending", 0)
+    parts = []
+    if dropped:
+        parts.append(f"{dropped} dropped dialog{'' if dropped == 1 else 's'} {'is' if dropped == 1 else 'are'} left out of this leaderboard and its downloads")
+    if pending:
+        parts.append(f"{pending} flagged dialog{'' if pending == 1 else 's'} {'waits' if pending == 1 else 'wait'} for review and "
+                     f"{'does' if pending == 1 else 'do'} not count until kept")
+    return f"Offensive-word filter: {'; '.join(parts)}." if parts else ""
+
+
+def unscored_reason(row: dict) -> str:
+    """Why a system of the job has no score: its dialogs were dropped or wait for review, or none was collected."""
+    parts = [f"{row[k]} {label}" for k, label in (("dropped", "dropped"), ("pending", "waiting for review")) if row.get(k)]
+    return f"no dialogs count: {', '.join(parts)}" if parts else "no dialog collected yet"
+
+
+def pair_interval(row: dict) -> str:
+    """A pairwise row's interval as the page and the Markdown show it, marked as the ratings leaderboard marks it."""
+    return numbers.interval(row["ci_low"], row["ci_high"]) + (" too few to compare" if row["too_few"] else " clipped" if row["ci_clipped"] else "")
+
+
+def verdict(board: dict) -> str:
+    """One sentence on whether the order is significant (Holm over the pairwise table)."""
+    rows = board["systems"]
+    if len(rows) < 2:
+        return ""
+    better = [p for p in board["pairwise"] if p["significant_holm"]]
+    too_few = [p for p in board["pairwise"] if p["too_few"]]
+    if not better:
+        text = "No system is shown better than another (Holm-adjusted pairwise comparisons): the order is not significant"
+    else:
+        text = "Shown better (Holm): " + "; ".join(f"{p['better']} over {p['b'] if p['better'] == p['a'] else p['a']}" for p in better)
+    if too_few:
+        text += f"; {len(too_few)} pair{'' if len(too_few) == 1 else 's'} too few to compare (fewer than {scoring.MIN_PAIR_INSTANCES} goals)"
+    return text + "."
+
+
+def to_json_dict(board: dict) -> dict:
+    """The JSON download and the API: the board with the sentences the page and the Markdown show."""
+    return {**board, "status_lines": status_lines(board), "screening_note": screening_note(board), "verdict": verdict(board),
+            "unscored": [{**row, "reason": unscored_reason(row)} for row in board.get("unscored", [])]}
+
+
+CSV_FIELDS = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers",
+              *(f"{name}{suffix}" for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")), "failed_turns", "note", "run"]
+
+
+def _system_status(board: dict, system: str) -> str:
+    row = next((r for r in (board.get("status") or {}).get("systems", []) if r["system"] == system), None)
+    if row is None:
+        return ""
+    text = f"{row['done']} of {row['planned']} dialogs collected"
+    if row["paused_at"]:
+        text += f"; paused since {_when(row['paused_at'])} ({row['paused_reason'] or 'no reason recorded'})"
+    return text
+
+
+def to_csv(board: dict) -> str:
+    """The leaderboard, a row per system of the job (one with no score says why in `note`). `note`
+    also carries the system's run state (dialogs collected of those planned, paused), and `run` on
+    every row the job's (`status_lines`, `screening_note`): a row read alone still says it is provisional."""
     buffer = io.StringIO()
-    fields = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers"]
-    fields += [f"{name}{suffix}" for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_turns"]
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    for row in rows:
-        writer.writerow({k: _cell(row[k]) for k in fields})
+    run = _cell(" ".join(status_lines(board) + ([screening_note(board)] if screening_note(board) else [])))
+    for row in board["systems"]:
+        writer.writerow({**{k: _cell(row[k]) for k in CSV_FIELDS if k in row}, "note": _cell(_system_status(board, row["system"])), "run": run})
+    for row in board.get("unscored", []):
+        note = "; ".join(filter(None, [unscored_reason(row), _system_status(board, row["system"])]))
+        writer.writerow({"system": _cell(row["system"]), "dialogs": 0, "note": _cell(note), "run": run})
+    return buffer.getvalue()
+
+
+PAIRWISE_FIELDS = ["a", "b", "difference", "ci_low", "ci_high", "p", "p_holm", "significant_holm", "better", "ci_clipped", "too_few"]
+
+
+def pairwise_csv(board: dict) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=PAIRWISE_FIELDS, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in board["pairwise"]:
+        writer.writerow({k: _cell(row[k]) for k in PAIRWISE_FIELDS})
     return buffer.getvalue()
 
 
@@ -334,19 +443,41 @@ def _with_interval(row, name):
     return f"{numbers.decimals(row[name])} {numbers.interval(row[f'{name}_ci_low'], row[f'{name}_ci_high'])}"
 
 
-def to_markdown(result: dict, *, job_name: str = "") -> str:
-    header = ["Rank", "Rank range", "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), "Failed calls"]
-    lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    for row in result["systems"]:
+TABLE_HEADER = ["Rank", "Rank range", "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), "Failed calls"]
+PAIRWISE_HEADER = ["A", "B", "A − B [95% CI]", "p (unadjusted)", "Holm p", "Significant (Holm)"]
+
+
+def pairwise_cells(row: dict) -> list[str]:
+    return [row["a"], row["b"], f"{numbers.decimals(row['difference'])} {pair_interval(row)}", numbers.p_value(row["p"]),
+            numbers.p_value(row["p_holm"]), "yes" if row["significant_holm"] else "no"]
+
+
+def to_markdown(board: dict, *, job_name: str = "") -> str:
+    lines = [f"## {job_name}", ""] if job_name else []
+    notes = status_lines(board) + ([screening_note(board)] if screening_note(board) else [])
+    if notes:
+        lines += ["> " + " ".join(notes), ""]
+    if verdict(board):
+        lines += [verdict(board), ""]
+    lines += ["| " + " | ".join(TABLE_HEADER) + " |", "|" + "|".join(["---"] * len(TABLE_HEADER)) + "|"]
+    for row in board["systems"]:
         cells = [str(row["rank"]), f"{row['rank_low']}-{row['rank_high']}", row["system"], str(row["dialogs"])]
         cells += [_with_interval(row, name) for name in STATISTICS] + [str(row["failed_turns"])]
         lines.append("| " + " | ".join(cells) + " |")
-    method = result["method"]
+    for row in board.get("unscored", []):
+        cells = ["—", "—", row["system"], "0", unscored_reason(row), *(["—"] * len(STATISTICS))]
+        lines.append("| " + " | ".join(cells) + " |")
+    if board["pairwise"]:
+        lines += ["", "### Pairwise differences of the final score", "",
+                  "| " + " | ".join(PAIRWISE_HEADER) + " |", "|" + "|".join(["---"] * len(PAIRWISE_HEADER)) + "|"]
+        lines += ["| " + " | ".join(pairwise_cells(p)) + " |" for p in board["pairwise"]]
+    method = board["method"]
     lines += [
         "",
         f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
-        f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}.",
+        f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}."
+        + (f" Pairwise: {method['pairwise']}." if "pairwise" in method else ""),
     ]
-    lines += fragility.markdown(result.get("fragility"), "dialogs")
+    lines += fragility.markdown(board.get("fragility"), "dialogs")
     return "\n".join(lines) + "\n"

@@ -83,3 +83,67 @@ def test_the_campaign_page_its_markdown_and_its_csvs_show_the_same_figures(campa
         assert shown[4] == numbers.p_value(float(value["p_unadjusted"]))
         assert shown[5] == numbers.p_value(float(value["p_holm"]))
     assert any(re.fullmatch(r"< 0\.001|0\.\d{3}|1\.000", row[5]) for row in shown_pairs[1:])
+
+
+@pytest.mark.django_db
+def test_the_interactive_page_and_its_downloads_show_the_same_figures_run_state_and_systems(client, organizer, monkeypatch):
+    """Organizer walk, defects 4 and 5: the Markdown and CSV lacked the pairwise table and the run's
+    state, a system with no counted dialog had no row, and there was no JSON download."""
+    import json
+
+    from django.utils import timezone
+
+    from evaluation.interactive import selectors
+    from evaluation.interactive.services.chats import create_chat_job
+    from evaluation.interactive.services.systems import import_goals, register_system
+    from evaluation.models import DialogSystem
+
+    goals = import_goals(name="g", goals_file=b"".join(b'{"id": "g%d", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n' % g for g in range(6)))
+    systems = [register_system(name=name, url="http://127.0.0.1:9", secret="a-secret-of-twenty-chars") for name in ("a", "b", "quiet")]
+    job = create_chat_job(name="round 1", systems=systems, goal_set=goals)
+    DialogSystem.objects.filter(name="quiet").update(paused_at=timezone.now(), paused_reason="5 consecutive failed turns")
+    goal = {"restaurant": {"info": {"food": "chinese"}}}
+    database = {"restaurant": [{"name": "Golden Wok", "food": "chinese"}]}
+
+    def dialogs(_job):
+        out = []
+        for system, fits in (("a", [1, 1, 1, 1, 1, 0]), ("b", [1, 0, 0, 1, 0, 0])):
+            for g, fit in enumerate(fits):
+                transcript = [{"role": "system", "text": "x", "failed": False, "offered": {"name": "Golden Wok"} if fit else None}]
+                out.append({"system": system, "goal_id": str(g), "goal": goal, "goal_text": [], "database": database, "worker": None,
+                            "response_id": len(out) + 1, "answers": {"outcome": "success" if fit else "fail", "transcript": transcript,
+                                                                     "understanding": 4, "appropriateness": 3}})
+        return out
+
+    monkeypatch.setattr(selectors, "interactive_dialogs", dialogs)
+    client.force_login(organizer)
+    html = client.get(reverse_results(job)).content.decode()
+    page = _Tables()
+    page.feed(html)
+    download = lambda fmt: client.get(reverse_results(job, fmt)).content.decode()  # noqa: E731
+    markdown, board, pairs = download("md"), list(csv.DictReader(io.StringIO(download("csv")))), list(csv.DictReader(io.StringIO(download("pairwise.csv"))))
+    shown = json.loads(download("json"))
+    assert 'id="results-json"' in html
+
+    assert page.tables["interactive-ranking"] == _markdown_table(markdown, "Rank")
+    assert page.tables["interactive-pairwise"] == _markdown_table(markdown, "A")
+    assert [row["system"] for row in board] == [row[2] for row in page.tables["interactive-ranking"][1:]] == ["a", "b", "quiet"]
+    assert board[2]["note"].startswith("no dialog collected yet") and shown["unscored"][0]["reason"] == "no dialog collected yet"
+    for row, cells in zip(board[:2], page.tables["interactive-ranking"][1:3], strict=True):
+        assert cells[6] == f"{numbers.decimals(float(row['final']))} {numbers.interval(float(row['final_ci_low']), float(row['final_ci_high']))}"
+    assert len(pairs) == len(shown["pairwise"]) == 1 and float(pairs[0]["difference"]) == shown["pairwise"][0]["difference"]
+
+    # The run's state comes first on the page and in the Markdown, and on every CSV row.
+    status = " ".join(shown["status_lines"])
+    assert status.startswith("0 of 18 dialogs collected; the job is live")  # done counts submitted responses: none here
+    assert "quiet paused since" in status and "5 consecutive failed turns" in status and "provisional" in status
+    assert html.index('id="run-status"') < html.index('id="interactive-ranking"') < html.index('id="methods"')
+    assert markdown.splitlines()[2] == "> " + status
+    assert all(row["run"] == status for row in board)
+    assert shown == client.get(f"/api/evaluation/interactive/{job.pk}/").json()
+
+
+def reverse_results(job, fmt=None):
+    from django.urls import reverse
+
+    return reverse("evaluation:interactive-results-file", args=[job.pk, fmt]) if fmt else reverse("evaluation:interactive-results", args=[job.pk])

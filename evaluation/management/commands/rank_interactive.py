@@ -22,7 +22,7 @@ class Command(BaseCommand):
             raise CommandError(f"No chat job with id {job_id}.")
         if opts["bootstrap"] < 1:
             raise CommandError("--bootstrap must be at least 1.")
-        result, _dialogs = selectors.interactive_ranking(job, bootstrap=opts["bootstrap"], seed=opts["seed"])
+        result, _dialogs = selectors.interactive_board(job, bootstrap=opts["bootstrap"], seed=opts["seed"])
         if not result["systems"]:
             raise CommandError(f"Job {job_id} has no dialogs that count yet.")
         if opts["format"] == "csv":
