@@ -37,6 +37,7 @@ urlpatterns = [
     path("systems/", interactive_views.systems_page, name="systems"),
     path("systems/register/", interactive_views.system_register, name="system-register"),
     path("systems/<int:pk>/check/", interactive_views.system_check, name="system-check"),
+    path("systems/<int:pk>/check/progress/", interactive_views.system_check_progress, name="system-check-progress"),
     path("systems/<int:pk>/resume/", interactive_views.system_resume, name="system-resume"),
     path("systems/<int:pk>/change/", interactive_views.system_change, name="system-change"),
     path("systems/<int:pk>/delete/", interactive_views.system_delete, name="system-delete"),

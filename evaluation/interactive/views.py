@@ -34,7 +34,7 @@ from evaluation.interactive.services.systems import (
     register_system,
 )
 from evaluation.models import ChatScreening, DialogSystem, TestSet
-from quorum import limits
+from quorum import limits, progress
 from quorum.lazy_modules import lazy
 from quorum.roles import organizer_required
 from quorum.strict_json import json_safe
@@ -92,7 +92,7 @@ SIGNATURE_REFUSED = ("HTTP 401", "HTTP 403")
 
 def _check_message(request, system):
     if system.checked_at is None:
-        messages.info(request, f"The contract check of “{system.name}” runs in the background; this page shows its progress (reload it).")
+        messages.info(request, f"The contract check of “{system.name}” runs in the background; its row below shows each rule as it comes.")
         return
     if system.check_passed:
         messages.success(request, f"“{system.name}” passed the contract check; it is offered for chat jobs.")
@@ -191,6 +191,16 @@ def system_resume(request, pk):
         resume_system(system)
         messages.success(request, f"“{system.name}” is resumed: new chats go to it again.")
     return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
+
+
+@organizer_required
+def system_check_progress(request, pk):
+    """A system's row as its contract check goes on (quorum/progress.py's JSON with the row as
+    `html`): static/progress.js replaces the row with it until the check has ended."""
+    system = get_object_or_404(selectors.dialog_systems(), pk=pk)
+    finished = system.checked_at is not None
+    state = {"status": "succeeded" if finished else "running", "finished": finished, "done": len(system.check_results or [])}
+    return progress.state_response(request, state, "evaluation/_system_row.html", {"system": system})
 
 
 @organizer_required

@@ -149,3 +149,22 @@ def test_a_system_whose_check_failed_is_not_shown_running(db, organizer):
     assert "running" not in state(failed) and "not usable: its contract check failed" in state(failed)
     assert "running" not in state(waiting) and "waiting for its contract check" in state(waiting)
     assert '<span class="ok">running</span>' in state(good)
+
+
+def test_the_contract_check_is_followed_on_the_page_without_a_reload(db, organizer):
+    """Organizer walk, defect 14: the row said "reload to follow". Now the row carries the
+    progress URL that static/progress.js follows (as imports and exports do), and the URL answers
+    the row as it stands, without the URL once the check has ended."""
+    system = register_system(name="new", url="http://127.0.0.1:9", secret=SECRET)
+    DialogSystem.objects.filter(pk=system.pk).update(checked_at=None, check_results=[{"rule": "health", "passed": True, "reason": "ok"}])
+    client = _organizer_client(organizer)
+    page = client.get("/evaluation/systems/").content.decode()
+    url = f"/evaluation/systems/{system.pk}/check/progress/"
+    assert f'<tr id="system-{system.pk}" data-progress-url="{url}">' in page and "reload" not in page
+    run = client.get(url).json()
+    assert run["finished"] is False and run["html"].lstrip().startswith(f'<tr id="system-{system.pk}" data-progress-url=')
+    assert "1 rule done so far" in run["html"]
+    DialogSystem.objects.filter(pk=system.pk).update(checked_at=timezone.now(), check_passed=True)
+    run = client.get(url).json()
+    assert run["finished"] is True and "data-progress-url" not in run["html"] and "passed" in run["html"]
+    assert Client().get(url).status_code in (302, 403)  # organizers only
