@@ -420,7 +420,7 @@ class GoalSetSerializer(serializers.Serializer):
 
 class GoalSetUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     name = serializers.CharField(max_length=200, help_text="A new name for the goal set.")
-    goals = serializers.FileField(help_text="A MultiWOZ data.json (its dialogs' goal fields) or a JSONL of {\"id\", \"goal\"}.")
+    goals = serializers.FileField(help_text="A MultiWOZ data.json (its dialogs' goal fields), a JSONL of {\"id\", \"goal\"}, or a .zip holding one such file; UTF-8.")
     database_domain = serializers.SlugField(max_length=50, required=False, help_text="The domain of the database file, e.g. restaurant.")
     database = serializers.FileField(required=False, help_text="A MultiWOZ-style db JSON (a list of records) for that domain.")
 

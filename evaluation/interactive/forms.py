@@ -19,7 +19,10 @@ class SystemRegistrationForm(OwnIdsForm):
 class GoalsUploadForm(OwnIdsForm):
     id_prefix = "goals"
     name = forms.CharField(max_length=200, help_text="A name for the goal set, e.g. “MultiWOZ restaurant goals”; it must be new.")
-    goals = forms.FileField(help_text="A MultiWOZ data.json (its dialogs' “goal” fields are used) or a JSONL of {\"id\", \"goal\"}.")
+    goals = forms.FileField(
+        help_text="A MultiWOZ data.json (its dialogs' “goal” fields are used), a JSONL of {\"id\", \"goal\"}, or a .zip holding one "
+        "such file (as MultiWOZ ships it), UTF-8."
+    )
     database_domain = forms.SlugField(
         required=False, max_length=50, help_text="The domain of the database file below, e.g. “restaurant”."
     )

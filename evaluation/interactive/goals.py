@@ -5,10 +5,12 @@ A goal has MultiWOZ's shape: {domain: {"info": {slot: value}, "reqt": [...], "bo
 worker judged it, and with grounding — the entity the system offered in each of the goal's domains
 is a record of the database that satisfies the goal's constraints.
 """
+import io
 import re
 from collections.abc import Mapping
 
 from quorum import strict_json
+from quorum.archives import ArchiveError, copy_member, open_archive, unpacking_plan
 
 NOT_DOMAINS = {"message", "topic"}
 ANY = {"dontcare", "any", "don't care", ""}
@@ -18,6 +20,32 @@ BOOKING_KEYS = {"domain", "people", "reference", "ref", "day", "time", "stay"}
 
 class GoalError(ValueError):
     """A goals file Quorum cannot read; the message names the dialog or line."""
+
+
+#: What a goals file may be, as the upload form and the errors say it.
+GOALS_FILE_KINDS = "a MultiWOZ data.json, a JSONL of {\"id\", \"goal\"} lines, or a .zip holding one such file"
+#: The most a zipped goals file may hold once unpacked (MultiWOZ 2.1's whole data.json is about 90 MB).
+MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def _unzipped(raw: bytes) -> bytes:
+    """The one .json/.jsonl file of a zipped goals file (as MultiWOZ ships), read safely."""
+    try:
+        archive, members = open_archive(io.BytesIO(raw), "the goals file")
+        plan = [(parts, m) for parts, m in unpacking_plan(members) if not m.is_dir() and parts[0] != "__MACOSX"]
+        files = [(parts, m) for parts, m in plan if parts[-1].lower().endswith((".json", ".jsonl"))]
+        if len(files) != 1:
+            names = ", ".join("/".join(parts) for parts, _m in plan[:5]) or "nothing"
+            raise GoalError(f"the .zip must hold exactly one .json or .jsonl goals file; it holds {names}")
+        member = files[0][1]
+        if member.file_size > MAX_UNZIPPED_BYTES:
+            raise GoalError(f"{member.filename} is {member.file_size:,} bytes unpacked; at most {MAX_UNZIPPED_BYTES:,}")
+        out = io.BytesIO()
+        copy_member(archive, member, out)
+    except ArchiveError as exc:
+        raise GoalError(f"the goals .zip cannot be read: {exc}") from None
+    return out.getvalue()
 
 
 def constraints(goal: Mapping) -> dict:
@@ -91,15 +119,17 @@ def _is_goal(goal) -> bool:
 
 
 def _text(raw: bytes | str) -> str:
+    if isinstance(raw, bytes) and raw.startswith(_ZIP_MAGIC):
+        raw = _unzipped(raw)
     try:
         return raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
-        raise GoalError(f"the goals file is not UTF-8 text (byte {exc.start})") from None
+        raise GoalError(f"the goals file is not UTF-8 text (byte {exc.start}); it must be {GOALS_FILE_KINDS}") from None
 
 
 def parse_goals(raw: bytes) -> list[tuple[str, dict]]:
     """[(key, goal)] from a MultiWOZ data.json (a dict of dialog id -> {goal, log}) or a JSONL of
-    {"id": str, "goal": {...}}. All or nothing: a bad dialog or line is named in the error."""
+    {"id": str, "goal": {...}}, either of them possibly zipped alone. All or nothing: a bad dialog or line is named in the error."""
     stripped = _text(raw).strip()
     if not stripped:
         raise GoalError("the goals file is empty")

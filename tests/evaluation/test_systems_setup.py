@@ -168,3 +168,25 @@ def test_the_contract_check_is_followed_on_the_page_without_a_reload(db, organiz
     run = client.get(url).json()
     assert run["finished"] is True and "data-progress-url" not in run["html"] and "passed" in run["html"]
     assert Client().get(url).status_code in (302, 403)  # organizers only
+
+
+def test_a_zipped_goals_file_is_read_and_a_wrong_file_says_what_goals_must_be(db):
+    """Organizer walk, defect 11: MultiWOZ's .zip was refused as 'not UTF-8 text (byte 10)'."""
+    import io
+    import zipfile
+
+    def zipped(files):
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, body in files.items():
+                archive.writestr(name, body)
+        return out.getvalue()
+
+    data_json = json.dumps({"PMUL1.json": {"goal": GOAL, "log": []}}).encode()
+    goal_set = import_goals(name="zipped", goals_file=zipped({"data.json": data_json, "__MACOSX/._data.json": b"\x00\x01"}))
+    assert [g.key for g in goal_set.goals.all()] == ["PMUL1.json"]
+    with pytest.raises(EvaluationInputError, match=r"exactly one \.json or \.jsonl goals file; it holds a\.json, b\.json"):
+        import_goals(name="two", goals_file=zipped({"a.json": data_json, "b.json": data_json}))
+    with pytest.raises(EvaluationInputError, match=r"not UTF-8 text \(byte 0\); it must be a MultiWOZ data\.json, a JSONL .* or a \.zip"):
+        import_goals(name="binary", goals_file=b"\xff\xfe\x00garbage")
+    assert GoalSet.objects.count() == 1
