@@ -52,6 +52,7 @@ import pandas as pd
 from scipy.special import expit
 
 from evaluation.stats import bradley_terry
+from quorum import numbers
 
 EXACT_SEARCH_LIMIT = 20_000  # subsets (or refits) an exhaustive search may try before the greedy bound is used
 GREEDY_STEP_LIMIT = 100_000  # removals the greedy search tries before it says "more than"
@@ -168,7 +169,18 @@ def display_rows(board: dict | None) -> list[dict]:
         return []
     top = [{"place": "rank 1", **board["top"]}] if board.get("top") else []
     rows = top + [{"place": "adjacent", **pair} for pair in board["pairs"]]
-    return [{**row, "share_text": "" if row["share"] is None else f"{row['share']:.3%}", "count_text": count_text(row), "measured": measured(row)} for row in rows]
+    return [{**row, "share_text": share_text(row["share"]), "count_text": count_text(row), "measured": measured(row)} for row in rows]
+
+
+def share_text(share: float | None) -> str:
+    """A share of the ratings as a percentage to two significant figures: "30%", "2.4%", "0.037%"
+    (three fixed decimals read "30.000%" of a large share and lost a small one's figures)."""
+    if share is None:
+        return ""
+    if share <= 0:
+        return numbers.percent(0.0)
+    places = max(0, 1 - math.floor(math.log10(share * 100)))
+    return numbers.percent(share, places)
 
 
 def mark_text(board: dict | None) -> str:

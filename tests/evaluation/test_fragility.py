@@ -291,3 +291,10 @@ def test_an_unweighted_pair_no_removal_reverses_still_says_so():
     )
     (row,) = [r for r in fragility.display_rows(fragility.cell_leaderboard(cells, ["A", "B"])) if r["place"] == "adjacent"]
     assert row["count"] is None and row["reason"] == fragility.NONE and row["count_text"] == "none reverses it" and row["measured"]
+
+
+def test_a_share_reads_to_two_significant_figures():
+    # "30.000%" of a large share, and three decimals that say nothing of a tiny one, read as noise.
+    assert [fragility.share_text(x) for x in (0.3, 0.024, 0.00037, None)] == ["30%", "2.4%", "0.037%", ""]
+    rows = fragility.display_rows({"top": None, "pairs": [{"share": 0.3, "count": 3, "total": 10}]})
+    assert rows[0]["share_text"] == "30%"
