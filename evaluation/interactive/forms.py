@@ -8,7 +8,10 @@ from evaluation.interactive import selectors
 class SystemRegistrationForm(OwnIdsForm):
     id_prefix = "system"
     name = forms.CharField(max_length=200, help_text="Your name for the system, e.g. “team3-entry1”. Workers never see it.")
-    url = forms.CharField(max_length=500, help_text="The system's base URL (docs/system-contract.md), e.g. http://10.0.0.5:8765.")
+    url = forms.CharField(
+        max_length=500, label="URL", help_text="The system's base URL (docs/system-contract.md), e.g. https://team3.example.org:8765. Private, loopback and "
+        "link-local addresses are refused unless the operator allows the host (QUORUM_SYSTEM_ALLOWED_HOSTS).",
+    )
     secret = forms.CharField(
         max_length=200, widget=forms.PasswordInput,
         help_text="The shared secret Quorum signs requests with, at least 16 characters. It is never shown again in full.",

@@ -166,7 +166,7 @@ def _goals_of_lines(text: str) -> list[tuple[str, dict]]:
         try:
             row = strict_json.loads(line)
         except ValueError as exc:
-            raise GoalError(f"line {number}: not JSON ({exc})") from None
+            raise GoalError(f"line {number}: {exc}") from None
         unknown = sorted(set(row) - {"id", "goal"}) if isinstance(row, Mapping) else []
         if unknown:
             raise GoalError(f"line {number}: unknown key(s) {', '.join(map(repr, unknown))}; a line has \"id\" and \"goal\" only")
@@ -184,7 +184,7 @@ def parse_database(domain: str, raw: bytes) -> list[dict]:
     try:
         records = strict_json.loads(raw)  # NaN, NUL, deep nesting: refused, not stored (issue 25)
     except ValueError as exc:
-        raise GoalError(f"database {domain}: not JSON ({exc})") from None
+        raise GoalError(f"database {domain}: {exc}; it must be one JSON list of records (a MultiWOZ db file), not JSONL") from None
     if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
         raise GoalError(f"database {domain}: expected a JSON list of records")
     return [dict(r) for r in records]

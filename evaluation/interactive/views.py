@@ -6,6 +6,7 @@ import json
 from functools import partial, wraps
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import Http404, HttpResponse
@@ -174,6 +175,9 @@ def system_change(request, pk):
 @require_POST
 def system_delete(request, pk):
     system = get_object_or_404(DialogSystem, pk=pk)
+    if request.POST.get("confirm") != "yes":  # the row's box; a browser without `required` still asks
+        messages.error(request, f"Not deleted: tick “Yes, delete “{system.name}”” beside the button to confirm.")
+        return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
     try:
         delete_system(system)
     except EvaluationInputError as exc:
@@ -189,7 +193,12 @@ def system_resume(request, pk):
     system = get_object_or_404(DialogSystem, pk=pk)
     if system.paused_at:
         resume_system(system)
-        messages.success(request, f"“{system.name}” is resumed: new chats go to it again.")
+        # Resume does not re-check (the page says so beside the button): if the system still fails,
+        # the pausing rule pauses it again after a few turns; Check again is the organizer's test.
+        messages.success(request, (
+            f"“{system.name}” is resumed: new chats go to it again. It was not checked: if it still fails, it is paused again "
+            f"after {settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES} failed turns in a row; press Check again to test it now."
+        ))
     return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
 
 

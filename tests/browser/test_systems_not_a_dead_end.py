@@ -37,6 +37,7 @@ def test_a_system_with_the_wrong_secret_is_fixed_from_its_row_then_offered(page,
         expect(page.locator("body")).to_contain_text("passed the contract check")
         expect(page.locator("[name=systems]").first.locator("option")).to_have_count(1)
 
+        page.locator(f"#system-{system.pk}-delete-confirm").check()  # a required box: no inline script confirms
         page.locator(f"#system-{system.pk}-delete").click()
         expect(page.locator("body")).to_contain_text("Deleted “team-7”")
         assert not DialogSystem.objects.filter(name="team-7").exists()

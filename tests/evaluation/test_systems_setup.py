@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals
 from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.check import run_check
 from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
 from evaluation.models import DialogSystem, GoalSet, UserGoal
 
@@ -190,3 +191,34 @@ def test_a_zipped_goals_file_is_read_and_a_wrong_file_says_what_goals_must_be(db
     with pytest.raises(EvaluationInputError, match=r"not UTF-8 text \(byte 0\); it must be a MultiWOZ data\.json, a JSONL .* or a \.zip"):
         import_goals(name="binary", goals_file=b"\xff\xfe\x00garbage")
     assert GoalSet.objects.count() == 1
+
+
+def test_the_systems_page_nits_of_the_organizer_walk(db, organizer):
+    """Delete asks for a ticked box (refused without it, nothing deleted); the URL help uses a public
+    example and says private addresses are refused by default; a JSONL given as the database reads
+    'it is not JSON' once; Resume says it does not check the system; a refused signature is named."""
+    system = register_system(name="team-7", url="http://127.0.0.1:9", secret=SECRET)
+    client = _organizer_client(organizer)
+    page = client.get("/evaluation/systems/").content.decode()
+    assert "10.0.0.5" not in page and "QUORUM_SYSTEM_ALLOWED_HOSTS" in page and ">URL<" in page
+    assert f'id="system-{system.pk}-delete-confirm" required' in page
+    answer = client.post(f"/evaluation/systems/{system.pk}/delete/", follow=True)
+    assert "Not deleted: tick" in answer.content.decode() and DialogSystem.objects.filter(pk=system.pk).exists()
+    answer = client.post(f"/evaluation/systems/{system.pk}/delete/", {"confirm": "yes"}, follow=True)
+    assert "Deleted “team-7”" in answer.content.decode() and not DialogSystem.objects.filter(pk=system.pk).exists()
+
+    with pytest.raises(EvaluationInputError) as refused:
+        import_goals(name="g", goals_file=json.dumps({"id": "g1", "goal": GOAL}).encode(), databases={"restaurant": b'{"a": 1}\n{"b": 2}\n'})
+    assert str(refused.value).startswith("database restaurant: it is not JSON (Extra data") and "not JSON (it is" not in str(refused.value)
+    assert "not JSONL" in str(refused.value)
+
+    paused = register_system(name="team-b", url="http://127.0.0.1:9", secret=SECRET)
+    DialogSystem.objects.filter(pk=paused.pk).update(paused_at=timezone.now(), paused_reason="5 consecutive failed turns")
+    assert "Resume does not check it" in client.get("/evaluation/systems/").content.decode()
+    answer = client.post(f"/evaluation/systems/{paused.pk}/resume/", follow=True).content.decode()
+    assert "It was not checked" in answer and "press Check again to test it now" in answer
+
+    with running(ReferenceSystem(SECRET)) as url:
+        results = run_check(url, "another-secret-of-20-chars")
+    health = next(r for r in results if r.rule == "health")
+    assert not health.passed and "HTTP 401" in health.reason and "the secret is probably not the one it expects" in health.reason

@@ -157,7 +157,8 @@ class SystemClient:
         if expired.is_set():
             raise SystemFailure(f"no reply within {self.timeout:g} s", int(self.timeout * 1000))
         if not 200 <= status < 300:
-            raise SystemFailure(f"HTTP {status} from {method} {path}", latency_ms)
+            hint = " (the system refused the request's signature: the secret is probably not the one it expects)" if status in (401, 403) else ""
+            raise SystemFailure(f"HTTP {status} from {method} {path}{hint}", latency_ms)
         try:
             return parse_json(raw), latency_ms
         except ReplyError as exc:
