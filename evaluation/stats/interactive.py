@@ -477,7 +477,7 @@ def to_markdown(board: dict, *, job_name: str = "") -> str:
         f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
         f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}."
-        + (f" Pairwise: {method['pairwise']}." if "pairwise" in method else ""),
+        + (f" Pairwise: {method['pairwise']}." if method.get("pairwise") else ""),
     ]
     lines += fragility.markdown(board.get("fragility"), "dialogs")
     return "\n".join(lines) + "\n"
