@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db.models import Case, Count, IntegerField, Value, When
+from django.db.models import Case, Count, IntegerField, Q, Value, When
 
 from annotation import task_types
 from annotation.chat_relay import session_key
-from annotation.models import Job, Response
+from annotation.models import Item, Job, Response
 from evaluation.interactive.services.chats import BUSY_ERROR, PAUSED_ERROR
 from evaluation.models import ChatScreening, ChatTurn, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
 from quorum.lazy_modules import lazy
@@ -30,6 +30,14 @@ def goal_sets():
 
 def interactive_jobs():
     return Job.objects.filter(task_type__in=task_types.keys_with(task_types.RelaysChat)).order_by("-pk")
+
+
+def interactive_jobs_listed():
+    """The chat jobs as the systems page lists them, with how many dialogs are planned and still open
+    (a live job with none open has collected every dialog and waits for Finish)."""
+    return interactive_jobs().annotate(
+        n_dialogs=Count("items", distinct=True), n_open=Count("items", filter=Q(items__state=Item.State.OPEN), distinct=True)
+    )
 
 
 def interactive_ranking(job, bootstrap=None, seed=None):

@@ -78,7 +78,7 @@ def _page(request, status=200, system_form=None, goals_form=None, chat_form=None
         "goal_sets": selectors.goal_sets(),
         "system_form": system_form or SystemRegistrationForm(),
         "goals_form": goals_form or GoalsUploadForm(),
-        "interactive_jobs": selectors.interactive_jobs(),
+        "interactive_jobs": selectors.interactive_jobs_listed(),
     }
     return render(request, "evaluation/systems.html", context, status=status)
 

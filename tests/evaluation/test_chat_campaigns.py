@@ -313,3 +313,13 @@ def test_the_chat_page_puts_the_cursor_in_the_message_box(goal_set, make_annotat
     page = client.get(reverse("work", args=[make_token(claim_next_slot(job=job, worker=worker))])).content.decode()
     box, rest = page.split('id="chat-input"', 1)[1].split(">", 1)
     assert " autofocus" in box and page.index('id="chat-input"') < page.index('name="outcome"')
+
+
+def test_the_systems_page_says_when_a_live_chat_job_has_every_dialog(goal_set, organizer):
+    """Organizer walk, nit 12: at 12/12 the job still read 'Live' with nothing suggesting Finish."""
+    job = create_chat_job(name="round 1", systems=[_system("team-a")], goal_set=goal_set)
+    client = _organizer_client(organizer)
+    assert "dialogs collected" not in client.get(reverse("evaluation:systems")).content.decode()
+    job.items.update(state="complete")
+    page = client.get(reverse("evaluation:systems")).content.decode()
+    assert f'(live: all 2 dialogs collected; press Finish on <a href="{reverse("organizer:job", args=[job.pk])}">its job page</a> to close it)' in page
