@@ -10,6 +10,7 @@ from django.db.models import Case, Count, IntegerField, Q, Value, When
 from annotation import task_types
 from annotation.chat_relay import session_key
 from annotation.models import Item, Job, Response
+from evaluation.interactive import goals as goal_rules
 from evaluation.interactive.services.chats import BUSY_ERROR, PAUSED_ERROR
 from evaluation.models import ChatScreening, ChatTurn, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
 from quorum.lazy_modules import lazy
@@ -123,6 +124,45 @@ def interactive_dialogs(job) -> list[dict]:
         }
         for r in responses
     ]
+
+
+def _offer_words(offered) -> str:
+    """An offered entity in words ("name Golden Wok, food chinese, area centre"), not a Python dict."""
+    if isinstance(offered, dict):
+        return ", ".join(f"{key} {value}" for key, value in offered.items() if key != "domain" and value not in (None, ""))
+    return str(offered) if offered else ""
+
+
+def _rating_words(answers: dict, name: str) -> str:
+    value = answers.get(name)
+    if isinstance(value, int):
+        reason = answers.get(f"{name}_reason") or ""
+        return f"{value} of 5" + (f" ({reason})" if reason else "")
+    if answers.get("system_unavailable"):
+        return "— (not asked: the system was paused)"
+    return "—"
+
+
+def dialog_in_words(dialog: dict) -> dict:
+    """What a transcript on the results page says, in words (one dialog of `interactive_dialogs`):
+    each turn with its offer as fields, the ratings with "—" and why where none was given, and
+    whether the dialog was grounded-successful ("yes", "no", or why it cannot be: no database)."""
+    answers = dialog["answers"]
+    transcript = answers.get("transcript") or []
+    offers = [t["offered"] for t in transcript if isinstance(t, dict) and isinstance(t.get("offered"), dict)]
+    if not dialog.get("database"):
+        grounded = "cannot be told: the goal set has no database"
+    else:
+        grounded = "yes" if goal_rules.grounded_success(dialog.get("goal") or {}, offers, dialog["database"]) else "no"
+    return {
+        "turns": [
+            {"speaker": "Worker" if t.get("role") == "user" else "System", "text": t.get("text", ""), "failed": bool(t.get("failed")),
+             "offer": _offer_words(t.get("offered"))}
+            for t in transcript if isinstance(t, dict)
+        ],
+        "understanding": _rating_words(answers, "understanding"), "appropriateness": _rating_words(answers, "appropriateness"),
+        "grounded": grounded,
+    }
 
 
 #: A failed system turn Quorum answered itself without calling the system: it was paused, or busy

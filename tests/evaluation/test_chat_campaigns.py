@@ -323,3 +323,24 @@ def test_the_systems_page_says_when_a_live_chat_job_has_every_dialog(goal_set, o
     job.items.update(state="complete")
     page = client.get(reverse("evaluation:systems")).content.decode()
     assert f'(live: all 2 dialogs collected; press Finish on <a href="{reverse("organizer:job", args=[job.pk])}">its job page</a> to close it)' in page
+
+
+def test_a_transcript_in_words_names_offers_ratings_and_grounding():
+    """Organizer walk, defect 7: 'Understanding None ()', offers as Python dicts, no word on grounding."""
+    from evaluation.interactive.selectors import dialog_in_words
+
+    goal = {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}
+    offer = {"domain": "restaurant", **next(r for r in RESTAURANTS if r["food"] == "chinese" and r["area"] == "centre")}
+    answers = {
+        "outcome": "fail", "outcome_reason": "The system stopped answering.", "understanding": None, "appropriateness": None,
+        "system_unavailable": True,
+        "transcript": [{"role": "user", "text": "chinese please", "failed": False, "offered": None},
+                       {"role": "system", "text": "Try it", "failed": False, "offered": offer}],
+    }
+    words = dialog_in_words({"answers": answers, "goal": goal, "database": {"restaurant": RESTAURANTS}})
+    assert words["understanding"] == words["appropriateness"] == "— (not asked: the system was paused)"
+    assert words["turns"][1]["offer"].startswith(f"name {offer['name']}, ") and "{" not in words["turns"][1]["offer"]
+    assert words["turns"][0]["speaker"] == "Worker" and words["grounded"] == "yes"
+    assert dialog_in_words({"answers": {**answers, "understanding": 4, "understanding_reason": "ok"}, "goal": goal, "database": {}})[
+        "understanding"] == "4 of 5 (ok)"
+    assert dialog_in_words({"answers": answers, "goal": goal, "database": {}})["grounded"] == "cannot be told: the goal set has no database"
