@@ -45,3 +45,7 @@ demo_parts: Registry[Callable[..., dict]] = Registry("demo_parts", "demo part")
 #: the response locked; hits says no where money moved at a crowd provider (a paid approval cannot be
 #: rejected, a sent rejection stands).
 settlement_guards: Registry[Callable[[Any, str], str | None]] = Registry("settlement_guards", "settlement guard")
+
+#: name -> function(job) -> (url, text) of a page another app keeps about this job (a chat job's
+#: leaderboard), or None. The job page lists them beside its own sections.
+job_links: Registry[Callable[[Any], tuple[str, str] | None]] = Registry("job_links", "job page link")

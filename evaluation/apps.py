@@ -8,6 +8,7 @@ class EvaluationConfig(AppConfig):
     def ready(self):
         from annotation import chat_relay, extensions
         from evaluation.interactive.demo import run_interactive_demo
+        from evaluation.interactive.links import interactive_results_link
         from evaluation.interactive.services.chats import SystemsRelay
 
         from . import receivers  # noqa: F401  (connects the receivers that keep ratings in step with responses)
@@ -17,3 +18,6 @@ class EvaluationConfig(AppConfig):
             extensions.chat_relays.register(chat_relay.DEFAULT_RELAY, SystemsRelay())
         # The demo's interactive part runs after annotation's own; annotation's runner imports no evaluation.
         extensions.demo_parts.register("run_interactive_demo", run_interactive_demo)
+        # A chat job's page links to its leaderboard, which this app keeps.
+        if "interactive_results" not in extensions.job_links:
+            extensions.job_links.register("interactive_results", interactive_results_link)

@@ -173,6 +173,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "quality_form": quality_form or QualitySettingsForm(initial=QualitySettingsForm.initial_for(policy), auto_id="id_quality_%s"),
         "voting_summary": quality_selectors.voting_summary(job),
         "vote_job": vote_job,
+        # Pages other apps keep about this job (a chat job's leaderboard): annotation.extensions.job_links.
+        "job_links": [link for link in (make(job) for make in extensions.job_links.values()) if link],
         "reviewed_for": job.reviews,
         "item_reviews": _paged(request, quality_selectors.item_reviews(job), "rounds_page"),
         "flags": flags,

@@ -214,3 +214,17 @@ def test_two_systems_on_three_goals_are_too_few_to_compare_on_the_page_and_in_th
     api.force_authenticate(organizer)
     pair, = api.get(f"/api/evaluation/interactive/{job.pk}/").json()["pairwise"]
     assert pair["too_few"] and pair["p"] is None and (pair["ci_low"], pair["ci_high"]) == (-1.0, 1.0)
+
+
+def test_a_chat_jobs_page_links_to_its_leaderboard_and_other_jobs_do_not(goal_set, organizer):
+    from tests.factories import make_live_job
+
+    system = register_system(name="ref", url="http://127.0.0.1:9", secret=SECRET)
+    job = create_chat_job(name="chat", systems=[system], goal_set=goal_set)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job", args=[job.pk])).content.decode()
+    results = reverse("evaluation:interactive-results", args=[job.pk])
+    assert f'<a href="{results}" class="job-link">Results: the systems&#x27; leaderboard from these chats</a>' in page
+    rewrite = make_live_job(name="rewrites")
+    assert 'class="job-link"' not in client.get(reverse("organizer:job", args=[rewrite.pk])).content.decode()
