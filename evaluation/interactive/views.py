@@ -262,6 +262,7 @@ def interactive_results(request, pk, fmt=None):
         response = HttpResponse(write(board, job), content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'
         return response
+    dialogs = [{**d, "words": selectors.dialog_in_words(d)} for d in dialogs]  # transcripts in words, not Python values
     context = {"job": job, "result": board, "rows": board["systems"], "dialogs": dialogs, "screening": selectors.chat_screenings(job),
                "shown": interactive.to_json_dict(board), "pairwise_rows": [interactive.pairwise_cells(p) for p in board["pairwise"]],
                "pairwise_header": interactive.PAIRWISE_HEADER,

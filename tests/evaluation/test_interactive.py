@@ -116,6 +116,10 @@ def test_the_results_page_shows_the_ranking_and_transcripts(goal_set, make_annot
     client.force_login(organizer)
     page = client.get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
     assert "Success with grounding" in page and "Golden Wok" in page and "ref" in page
+    # The transcript reads in words: who spoke, what was offered, whether it was grounded.
+    assert '<span class="speaker">Worker</span> chinese in the centre please' in page
+    assert "offered: area centre, food chinese, name Golden Wok" in page and "{&#x27;" not in page
+    assert "Understanding 4 of 5 (ok); appropriateness 5 of 5 (polite). Grounded success: yes." in page
     assert client.get(reverse("evaluation:systems")).content.decode().count(f"/evaluation/interactive/{job.pk}/") == 1
     assert "bootstrap over user goals" in page and 'id="results-csv"' in page
     csv_answer = client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"]))
