@@ -32,7 +32,7 @@ class TestChat(TaskTypeContract):
     key = "chat"
     bad_fields = {"outcome_reason", "understanding", "appropriateness_reason"}
     payload = CHAT
-    cycle_queries = 13  # HoldsBackItems: every claim asks which systems are paused
+    cycle_queries = 19  # HoldsBackItems: every claim asks which systems are paused; and it starts at a goal other than the worker's last chat (two reads), then scans from there
 
     def environment(self):
         from annotation.extensions import chat_relays
