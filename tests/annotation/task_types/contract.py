@@ -73,6 +73,10 @@ class TaskTypeContract:
     #: rewrite's by design, with the reason beside it; None: the loop's budget (`test_loop_queries.py`).
     cycle_queries: int | None = None
 
+    #: The work page opens where the worker writes first (a chat's message box), so a key pressed
+    #: straight after load is text there, not a choice; say why beside it. False: it opens on a choice.
+    opens_on_text: bool = False
+
     def gold(self, kind) -> tuple[dict, dict, dict] | None:
         """`GradesGold`: (gold, answers that meet it, answers that do not). A questionnaire's come from its questions."""
         return questions_gold(kind) if isinstance(kind, QuestionnaireTaskType) else None

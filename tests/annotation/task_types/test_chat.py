@@ -32,6 +32,7 @@ class TestChat(TaskTypeContract):
     key = "chat"
     bad_fields = {"outcome_reason", "understanding", "appropriateness_reason"}
     payload = CHAT
+    opens_on_text = True  # the worker chats before judging: the page opens in the message box
     cycle_queries = 19  # HoldsBackItems: every claim asks which systems are paused; and it starts at a goal other than the worker's last chat (two reads), then scans from there
 
     def environment(self):
