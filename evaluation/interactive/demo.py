@@ -149,6 +149,7 @@ def run_interactive_demo(*, server, organizer, annotator_names, password, seed, 
     job = create_chat_job(
         name=f"Demo: chat with restaurant systems {stamp}", systems=systems, goal_set=goal_set, created_by=organizer,
         instructions="Find and book the restaurant your goal describes, then say whether the system succeeded.",
+        seed=seed,  # the name carries a time stamp: the order must follow the demo's seed, not the name
     )
     say(f"9. Interactive evaluation: the reference restaurant system and a weaker variant on {strong_url} and {weak_url}"
         f" (contract check: {checks}); chat job {job.pk} with {job.items.count()} dialogs ({len(GOALS)} goals x 2 systems)")
