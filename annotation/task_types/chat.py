@@ -24,6 +24,10 @@ APPROPRIATENESS = {1: "Not appropriate at all", 2: "Slightly appropriate", 3: "S
 RATINGS = {"understanding": ("Language understanding", UNDERSTANDING), "appropriateness": ("Response appropriateness", APPROPRIATENESS)}
 MAX_REASON_CHARS = 1000
 SYSTEM_STOPPED = "The system stopped answering."
+#: Quorum's own replies to a message it did not send (the system was paused, or busy with as many
+#: calls as allowed): failed turns of the transcript, but no call of the system's that failed. A
+#: stored transcript keeps no error, and the relay answers exactly these cases with these texts.
+NOT_CALLED = (chat_relay.UNAVAILABLE, chat_relay.BUSY)
 
 
 class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersClaims):
@@ -133,7 +137,7 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         for name in RATINGS:
             values = [r[name] for r in answer_rows if isinstance(r.get(name), int)]
             out[name] = round(sum(values) / len(values), 4) if values else None
-        out["failed_turns"] = sum(1 for r in answer_rows for t in r.get("transcript") or [] if t.get("failed"))
+        out["failed_turns"] = sum(failed_calls(r.get("transcript") or []) for r in answer_rows)
         return out
 
     def agreement_values(self, answers, settings):
@@ -152,6 +156,12 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
 
     def subject_of(self, payload):
         return " ".join(payload.get("goal_text", []))
+
+
+def failed_calls(transcript: list) -> int:
+    """The transcript's failed turns that were calls to the system: the interactive leaderboard's
+    "Failed calls" (`failed_turns`), which reads the same from the recorded conversation's errors."""
+    return sum(1 for t in transcript if isinstance(t, Mapping) and t.get("failed") and t.get("text") not in NOT_CALLED)
 
 
 def _transcript(transcript: list, min_user_turns: int, unavailable: bool) -> tuple[dict[str, Any], list[Problem]]:

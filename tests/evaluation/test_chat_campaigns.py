@@ -344,3 +344,46 @@ def test_a_transcript_in_words_names_offers_ratings_and_grounding():
     assert dialog_in_words({"answers": {**answers, "understanding": 4, "understanding_reason": "ok"}, "goal": goal, "database": {}})[
         "understanding"] == "4 of 5 (ok)"
     assert dialog_in_words({"answers": answers, "goal": goal, "database": {}})["grounded"] == "cannot be told: the goal set has no database"
+
+
+def test_the_exports_failed_calls_are_the_leaderboards_on_a_job_with_a_paused_system(goal_set, make_annotator, settings, tmp_path):
+    """The combined-items export counted every failed turn, Quorum's own "not available" replies
+    after the pause included (5 where the leaderboard said 3): both now count the system's failed
+    calls, under the leaderboard's column name."""
+    import csv
+
+    from annotation.services.exports import export_job
+    from evaluation.interactive import selectors
+
+    settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 3
+    with running(Broken("error", secret=SECRET)) as broken_url, running(ReferenceSystem(SECRET)) as good_url:
+        broken, good = _system("broken", broken_url), _system("good", good_url)
+        seed = next(n for n in range(100) if interleave(2, 2, 1, n)[0][1] == 0)  # the broken one first
+        job = create_chat_job(name="chat", systems=[broken, good], goal_set=goal_set, seed=seed)
+        for n, endpoint in enumerate([broken.public_id, good.public_id]):  # once paused, the broken one gets no chat
+            user, worker = make_annotator(f"w{n}")
+            client = Client()
+            client.force_login(user)
+            slot = claim_next_slot(job=job, worker=worker)
+            assert slot.item.payload["endpoint"] == endpoint
+            token = make_token(slot)
+            _page_chat(client, token, "open")
+            for k in range(5):  # the broken one: 3 failed calls pause it; 2 more messages get Quorum's refusal
+                _page_chat(client, token, "say", text=f"chinese please ({k})")
+            _page_chat(client, token, "end", reason="fail")
+            answers = {"outcome": "fail", "outcome_reason": "no table"} if endpoint == good.public_id else {"outcome": "fail"}
+            if endpoint == good.public_id:
+                answers.update(understanding=3, understanding_reason="ok", appropriateness=3, appropriateness_reason="ok")
+            assert client.post(reverse("work", args=[token]), answers).status_code == 302
+    assert ChatTurn.objects.filter(session__system=broken, failed=True).count() == 5
+    board = {row["system"]: row["failed_turns"] for row in selectors.interactive_ranking(job)[0]["systems"]}
+    assert board == {"broken": 3, "good": 0}
+
+    export_job(job, tmp_path / "out")
+    names = {broken.public_id: "broken", good.public_id: "good"}
+    endpoints = dict(job.items.values_list("pk", "payload__endpoint"))
+    exported: Counter = Counter()
+    with open(tmp_path / "out" / "items.csv", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            exported[names[endpoints[int(row["item_id"])]]] += int(row["failed_turns"])
+    assert dict(exported) == board
