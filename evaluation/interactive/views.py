@@ -256,8 +256,8 @@ def interactive_results(request, pk, fmt=None):
     job = get_object_or_404(selectors.interactive_jobs(), pk=pk)
     board, dialogs = selectors.interactive_board(job)
     if fmt is not None:
-        if fmt not in RESULT_FORMATS or not board["systems"]:
-            raise Http404("No such format, or no dialogs count yet.")
+        if fmt not in RESULT_FORMATS:  # a job with nothing ranked still answers: its state, and why (`nothing_to_rank`)
+            raise Http404("No such format.")
         content_type, write = RESULT_FORMATS[fmt]
         response = HttpResponse(write(board, job), content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-interactive.{fmt}"'

@@ -360,10 +360,24 @@ def screening_note(board: dict) -> str:
     return f"Offensive-word filter: {'; '.join(parts)}." if parts else ""
 
 
+def _left_out(row: dict) -> str:
+    """An unscored system's dialogs that do not count ("1 dropped, 2 waiting for review"), "" when none was collected."""
+    return ", ".join(f"{row[k]} {label}" for k, label in (("dropped", "dropped"), ("pending", "waiting for review")) if row.get(k))
+
+
 def unscored_reason(row: dict) -> str:
     """Why a system of the job has no score: its dialogs were dropped or wait for review, or none was collected."""
-    parts = [f"{row[k]} {label}" for k, label in (("dropped", "dropped"), ("pending", "waiting for review")) if row.get(k)]
-    return f"no dialogs count: {', '.join(parts)}" if parts else "no dialog collected yet"
+    parts = _left_out(row)
+    return f"no dialogs count: {parts}" if parts else "no dialog collected yet"
+
+
+def nothing_to_rank(board: dict) -> str:
+    """Why there is no leaderboard, per system of the job ("" when one system or more has a score): the
+    page and every download say it, so a run whose every dialog was dropped still answers."""
+    if board["systems"]:
+        return ""
+    why = "; ".join(f"{row['system']}: {_left_out(row) or 'no dialog collected yet'}" for row in board.get("unscored", []))
+    return "No dialogs count yet, so nothing is ranked" + (f" ({why})." if why else ".")
 
 
 def pair_interval(row: dict) -> str:
@@ -390,6 +404,7 @@ def verdict(board: dict) -> str:
 def to_json_dict(board: dict) -> dict:
     """The JSON download and the API: the board with the sentences the page and the Markdown show."""
     return {**board, "status_lines": status_lines(board), "screening_note": screening_note(board), "verdict": verdict(board),
+            "nothing_to_rank": nothing_to_rank(board),
             "unscored": [{**row, "reason": unscored_reason(row)} for row in board.get("unscored", [])]}
 
 
@@ -407,6 +422,11 @@ def _system_status(board: dict, system: str) -> str:
     return text
 
 
+def _run_notes(board: dict) -> list[str]:
+    """What the downloads say of the run before any figure: its state, the screening, why nothing is ranked."""
+    return status_lines(board) + [note for note in (screening_note(board), nothing_to_rank(board)) if note]
+
+
 def to_csv(board: dict) -> str:
     """The leaderboard, a row per system of the job (one with no score says why in `note`). `note`
     also carries the system's run state (dialogs collected of those planned, paused), and `run` on
@@ -414,7 +434,7 @@ def to_csv(board: dict) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    run = _cell(" ".join(status_lines(board) + ([screening_note(board)] if screening_note(board) else [])))
+    run = _cell(" ".join(_run_notes(board)))
     for row in board["systems"]:
         writer.writerow({**{k: _cell(row[k]) for k in CSV_FIELDS if k in row}, "note": _cell(_system_status(board, row["system"])), "run": run})
     for row in board.get("unscored", []):
@@ -454,7 +474,7 @@ def pairwise_cells(row: dict) -> list[str]:
 
 def to_markdown(board: dict, *, job_name: str = "") -> str:
     lines = [f"## {job_name}", ""] if job_name else []
-    notes = status_lines(board) + ([screening_note(board)] if screening_note(board) else [])
+    notes = _run_notes(board)
     if notes:
         lines += ["> " + " ".join(notes), ""]
     if verdict(board):

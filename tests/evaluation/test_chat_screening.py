@@ -179,3 +179,28 @@ def test_the_test_sets_leaderboard_counts_the_same_dialogs_and_says_what_is_left
     row, = selectors.interactive_leaderboard(test_set)["rows"]
     assert row["human"]["dialogs"] == 2 and row["human"]["success"] == 0.5
     assert 'id="screening-note"' not in client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+
+
+def test_when_every_dialog_is_dropped_the_downloads_say_the_runs_state_and_why_nothing_is_ranked(db, make_annotator, organizer):
+    """Each download answered 404 while the page showed the run's state: now every one answers with
+    the page's sentences."""
+    goals = import_goals(name="g", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese"}}}}\n',
+                         databases={"restaurant": json.dumps(RESTAURANTS).encode()})
+    with running(ReferenceSystem(SECRET)) as url:
+        system = register_system(name="ref", url=url, secret=SECRET)
+        job = create_chat_job(name="chat", systems=[system], goal_set=goals, dialogs_per_goal=1)
+        _chat(job, make_annotator("w"), "you idiots, chinese food", "fail")
+    review_chat(ChatScreening.objects.get(), keep=False)
+    client, page = _page(organizer, job)
+    why = "No dialogs count yet, so nothing is ranked (ref: 1 dropped)."
+    state = "1 of 1 dialogs collected; the job is live: these numbers are provisional."
+    screening = "Offensive-word filter: 1 dropped dialog is left out of this leaderboard and its downloads."
+    assert why in page and state in page and screening in page
+    for fmt in ("csv", "md", "json", "pairwise.csv"):
+        answer = client.get(reverse("evaluation:interactive-results-file", args=[job.pk, fmt]))
+        assert answer.status_code == 200, fmt
+        if fmt != "pairwise.csv":  # the pairs: a header and no row
+            assert all(words in answer.content.decode() for words in (why, state, screening)), fmt
+    body = json.loads(client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "json"])).content)
+    assert body["systems"] == [] and body["nothing_to_rank"] == why
+    assert body["unscored"] == [{"system": "ref", "dropped": 1, "pending": 0, "reason": "no dialogs count: 1 dropped"}]

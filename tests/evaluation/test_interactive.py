@@ -150,8 +150,11 @@ def test_the_results_page_of_a_job_without_dialogs_says_so(goal_set, organizer):
     client = Client()
     client.force_login(organizer)
     page = client.get(reverse("evaluation:interactive-results", args=[job.pk]))
-    assert page.status_code == 200 and "No dialogs count yet." in page.content.decode()
-    assert client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"])).status_code == 404
+    said = "No dialogs count yet, so nothing is ranked (ref: no dialog collected yet)."
+    assert page.status_code == 200 and said in page.content.decode()
+    csv_file = client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "csv"]))  # the state, not a 404
+    assert csv_file.status_code == 200 and said in csv_file.content.decode()
+    assert client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "xlsx"])).status_code == 404  # no such format
 
 
 def _varied_dialogs(job):
