@@ -13,7 +13,32 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-env = environ.Env()
+
+
+class _Env(environ.Env):
+    """django-environ, whose casts fail with a bare ValueError naming neither the variable nor its
+    value (`invalid literal for int() with base 10: 'sixty'`): a value that does not parse stops
+    start-up with ImproperlyConfigured saying which variable it is and what it must be instead."""
+
+    def get_value(self, var, cast=None, default=environ.Env.NOTSET, parse_default=False):
+        try:
+            return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
+        except ValueError as exc:
+            kind = getattr(cast, "__name__", "a valid value")
+            expected = {"int": "a whole number", "float": "a number"}.get(kind, kind)
+            raise ImproperlyConfigured(f"{var}={self.ENVIRON.get(var, '')!r} is not {expected}") from exc
+
+    def db(self, var="DATABASE_URL", default=environ.Env.NOTSET, engine=None):
+        config = super().db(var, default=default, engine=engine)
+        if "ENGINE" not in config:  # django-environ names no engine for a URL it cannot read
+            raise ImproperlyConfigured(
+                f"{var} is not a database URL Quorum can read: write it as postgres://USER:PASSWORD@HOST:5432/NAME "
+                "(or sqlite:////absolute/path/quorum.sqlite3); the value is not repeated here, as it may hold a password"
+            )
+        return config
+
+
+env = _Env()
 
 QUORUM_ENV = env.str("QUORUM_ENV", default="production")
 DEVELOPMENT = QUORUM_ENV in ("development", "test")
@@ -241,6 +266,12 @@ QUORUM_API_SCHEMA_PUBLIC = env.bool("QUORUM_API_SCHEMA_PUBLIC", default=True)
 # nobody writes to) is the failure this refusal exists to prevent. SECRET_KEY is refused the
 # same way above.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")  # redis://host:6379/0; empty: no broker
+if CELERY_BROKER_URL and "://" not in CELERY_BROKER_URL:
+    # Celery would read a URL without a scheme (redis//host) as the name of an AMQP host and retry forever.
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_URL is not a broker URL: write it as redis://HOST:6379/DB, e.g. redis://127.0.0.1:6379/0 "
+        "(the value is not repeated here, as it may hold a password)"
+    )
 QUORUM_TASKS_INLINE = env.bool("QUORUM_TASKS_INLINE", default=False)  # true: run tasks in the web process, no worker
 # true (`make serve`, `make demo`): with no CELERY_BROKER_URL, the web process hands background
 # work to a worker process (`python -m quorum.local_worker`) through a broker in files under

@@ -1,0 +1,57 @@
+"""A wrong value in the environment stops start-up with a message naming the variable and what it
+must be (ImproperlyConfigured), not a ValueError or a KeyError from inside django-environ.
+
+Settings are read once per process, so each case loads them in a fresh interpreter with its own
+environment, as gunicorn, `manage.py` and `celery` would.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LOAD = "import django; django.setup(); print('loaded')"
+
+
+def _last_line(**values) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QUORUM_", "CELERY_", "DATABASE_URL"))}
+    env.update({"DJANGO_SETTINGS_MODULE": "quorum.settings", "QUORUM_ENV": "test", "SECRET_KEY": "not-a-real-secret", **values})
+    done = subprocess.run([sys.executable, "-c", LOAD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return (done.stdout + done.stderr).strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("QUORUM_CLAIM_SWEEP_SECONDS", "sixty", "a whole number"),
+        ("QUORUM_LOGIN_FAILURE_LIMIT", "10.5", "a whole number"),
+        ("QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS", "ten", "a number"),
+    ],
+)
+def test_a_value_that_does_not_parse_names_its_variable(variable, value, expected):
+    assert _last_line(**{variable: value}) == (
+        f"django.core.exceptions.ImproperlyConfigured: {variable}={value!r} is not {expected}"
+    )
+
+
+@pytest.mark.parametrize("url", ["postgres//quorum@db/quorum", ""])
+def test_a_database_url_that_does_not_parse_says_how_to_write_one_without_repeating_it(url):
+    line = _last_line(DATABASE_URL=url)
+    assert line.startswith("django.core.exceptions.ImproperlyConfigured: DATABASE_URL is not a database URL")
+    assert "postgres://USER:PASSWORD@HOST:5432/NAME" in line
+    assert "quorum@db" not in line
+
+
+def test_a_broker_url_without_a_scheme_is_refused_rather_than_taken_for_an_amqp_host():
+    line = _last_line(QUORUM_ENV="production", CELERY_BROKER_URL="redis//:s3cret@cache:6379/0")
+    assert line.startswith("django.core.exceptions.ImproperlyConfigured: CELERY_BROKER_URL is not a broker URL")
+    assert "redis://127.0.0.1:6379/0" in line and "s3cret" not in line
+
+
+def test_good_values_still_load():
+    assert _last_line(
+        QUORUM_CLAIM_SWEEP_SECONDS="60", QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS="2.5",
+        DATABASE_URL="postgres://quorum@db:5432/quorum", CELERY_BROKER_URL="redis://127.0.0.1:6379/0",
+    ) == "loaded"
