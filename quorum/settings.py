@@ -376,6 +376,12 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Beat's record of when each entry last ran lives in QUORUM_VAR_DIR with the rest of Quorum's state
+# (as `make serve`'s worker keeps it), not in the folder beat was started from: by the README's
+# commands that is the checkout, where its files showed as untracked and a read-only one stopped beat.
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
 # Quorum's own settings.
 QUORUM_VERSION = "0.1.0"  # written into exports' manifests, so a data set says which code made it
 # How long a response keeps its typing-process log (timing of edits and focus changes per text
