@@ -14,7 +14,8 @@ from functools import cache
 from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from quorum.compiled_queries import CompiledQuery, CompiledUpdate, prepared_cursor
@@ -61,8 +62,11 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
         raise ClaimError("This job is not open to you.")
     kind = task_types.get(job.task_type)
     policy = policy_of(job)
-    if policy is None and _claims_in_one_statement(kind, job):
-        return _claim_in_one_statement(job, worker, now)
+    if policy is None:
+        orders = capability(kind, OrdersClaims)
+        start = orders.claim_start_expression(job, worker) if orders else None
+        if _claims_in_one_statement(kind, job, start):
+            return _claim_in_one_statement(job, worker, now, start)
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
@@ -137,11 +141,14 @@ def _open_slots_of(job_id: int, worker_id: int):
     )
 
 
-def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: Mapping | None = None):
-    """The one-statement claim's pick: the first open slot for the worker, unless they hold a claim."""
+def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: Mapping | None = None, positions: Mapping | None = None):
+    """The one-statement claim's pick: the first open slot for the worker (among `positions`, slot
+    lookups), unless they hold a claim."""
     slots = _open_slots_of(job_id, worker_id)
     if held_back:
         slots = slots.exclude(**{f"item__{lookup}": value for lookup, value in held_back.items()})
+    if positions:
+        slots = slots.filter(**positions)
     return slots.filter(~Exists(_held_by(job_id, worker_id, now))).order_by("position").values("pk")[:1]
 
 
@@ -150,34 +157,38 @@ def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: Mapping
 _PLAIN_PICK = CompiledQuery(_first_open_unless_held, job_id=int, worker_id=int, now=datetime)
 
 
-def _claims_in_one_statement(kind, job: Job) -> bool:
-    """Whether the plain claim can be one UPDATE: on PostgreSQL (SKIP LOCKED inside an UPDATE's
-    subquery), for a task type with the plain position order, and with nobody who must act on this
+def _claims_in_one_statement(kind, job: Job, start=None) -> bool:
+    """Whether the claim can be one UPDATE: on PostgreSQL (SKIP LOCKED inside an UPDATE's
+    subquery), for a task type with the plain position order or one whose rotation of it is an SQL
+    expression (`start`, `OrdersClaims.claim_start_expression`), and with nobody who must act on this
     job's claims (`extensions.claim_watchers`), since `slot_claimed` receivers are promised the claim's
     transaction. The caller has checked that the job has no quality policy (no soft blocks, no gold
     to serve first)."""
     return (
         connection.vendor == "postgresql"
-        and not isinstance(kind, OrdersClaims)
+        and (start is not None or not isinstance(kind, OrdersClaims))
         and not any(watches(job) for watches in claim_watchers.values())
     )
 
 
-def _claim_in_one_statement(job: Job, worker: Worker, now) -> Slot | None:
-    """`claim_next_slot` for the plain case in one round trip, the usual queue statement:
+def _claim_in_one_statement(job: Job, worker: Worker, now, start=None) -> Slot | None:
+    """`claim_next_slot` in one round trip, the usual queue statement:
 
         UPDATE slot SET <claimed by worker> WHERE id = (<first open slot for the worker, unless the
         worker holds a claim> FOR UPDATE SKIP LOCKED) RETURNING *
 
     Same rules as the transactional path (the same `_open_slots`, the held claim first, rows locked
-    by other claimers skipped); when it claims nothing, one more query tells a held claim from an
-    exhausted job.
+    by other claimers skipped, a rotated order's two scans: `_rotated_pick`); when it claims
+    nothing, one more query tells a held claim from an exhausted job.
     """
     expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
     held_back = _held_back(job)
-    if held_back:  # what is held back changes from call to call: this pick is built each time
+    if start is not None:  # the start and what is held back vary: this pick is built each time
+        target, pick_params = _rotated_pick(job, worker, now, held_back, start)
+        sql = _claim_statement(target)
+    elif held_back:
         pick_sql, pick_params = _first_open_unless_held(job.pk, worker.pk, now, held_back).query.sql_with_params()
-        sql = _claim_statement(pick_sql)
+        sql = _claim_statement(_locked(pick_sql))
     else:
         pick_sql, pick_params = _PLAIN_PICK.sql_with_params(job_id=job.pk, worker_id=worker.pk, now=now)
         sql = _plain_claim_statement(pick_sql)
@@ -203,19 +214,40 @@ def _claim_in_one_statement(job: Job, worker: Worker, now) -> Slot | None:
 _SLOT_COLUMNS = [f.attname for f in Slot._meta.concrete_fields]
 
 
-def _claim_statement(pick_sql: str) -> str:
+def _locked(pick_sql: str) -> str:
+    """A pick as a subquery whose row is locked, rows other claimers hold skipped."""
+    return f"({pick_sql} FOR UPDATE SKIP LOCKED)"
+
+
+def _rotated_pick(job: Job, worker: Worker, now, held_back: Mapping | None, start) -> tuple[str, list]:
+    """The pick in a worker's rotation of the position order, as the transactional claim makes it:
+    the first open slot from `start` on, else the first before it. Two ordered scans of the (job,
+    state, position) index, the second run only when the first finds nothing: COALESCE evaluates
+    its arguments lazily, so the second scan locks no row the first made needless. NULL and 0 are
+    the plain order (all positions from 0 on, none before)."""
+    start = Coalesce(start, Value(0))
+    picks = [
+        _first_open_unless_held(job.pk, worker.pk, now, held_back, {lookup: start}).query.sql_with_params()
+        for lookup in ("position__gte", "position__lt")
+    ]
+    (after, after_params), (before, before_params) = picks
+    return f"COALESCE({_locked(after)}, {_locked(before)})", [*after_params, *before_params]
+
+
+def _claim_statement(target_sql: str) -> str:
+    """The claim's UPDATE of the slot whose id `target_sql` (an SQL expression) picks."""
     qn = connection.ops.quote_name
     columns = ", ".join(qn(f.column) for f in Slot._meta.concrete_fields)
     return (
         f"UPDATE {qn(Slot._meta.db_table)} SET {qn('state')} = %s, {qn('worker_id')} = %s, "
         f"{qn('claimed_at')} = %s, {qn('expires_at')} = %s "
-        f"WHERE {qn('id')} = ({pick_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
+        f"WHERE {qn('id')} = {target_sql} RETURNING {columns}"
     )
 
 
 @cache
 def _plain_claim_statement(pick_sql: str) -> str:
-    return _claim_statement(pick_sql)
+    return _claim_statement(_locked(pick_sql))
 
 
 def release_slot(*, slot_id: int, worker: Worker) -> None:

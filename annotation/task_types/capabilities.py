@@ -210,7 +210,8 @@ class GroupsFields:
 
 class OrdersClaims:
     """Each worker meets the items in an order of their own (`services.claims.claim_next_slot`).
-    A job of such a type is always claimed in a transaction, never by the one-statement claim."""
+    A type that also says its start in SQL (`claim_start_expression`) is claimed by the
+    one-statement claim where the plain order would be; otherwise always in a transaction."""
 
     def claim_start(self, job: Any, worker: Any) -> int | None:
         """Where in the job's position order this worker's claims begin, or None for the plain order.
@@ -219,6 +220,13 @@ class OrdersClaims:
         as a rotation of the position order: positions >= offset first, then the ones before it.
         Each branch is still an ordered scan of the (job, state, position) index.
         """
+        return None
+
+    def claim_start_expression(self, job: Any, worker: Any) -> Any:
+        """`claim_start` as one SQL expression (a Django expression; NULL or 0 for the plain order),
+        which the one-statement claim reads in its own statement instead of asking first; None when
+        the type has none, and its jobs are claimed in a transaction. It must say what `claim_start`
+        says for every job and worker (`TestOrdersClaims`)."""
         return None
 
 

@@ -92,18 +92,19 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         """A worker is not given the goal of their last chat again next (they would know it): their
         claim starts at the first open item with another goal; the items are interleaved by goal and
         system already, so this rarely moves far. None (the plain order) for a first chat."""
-        from ..models import Slot  # late: task-type modules import no models when they load
-
-        last = (
-            Slot.objects.filter(job=job, worker=worker).exclude(claimed_at=None).order_by("-claimed_at", "-pk")
-            .values_list("item__payload__goal_id", flat=True).first()
-        )
+        last = _latest_claims(job, worker).values_list("item__payload__goal_id", flat=True).first()
         if not last:
             return None
-        return (
-            Slot.objects.filter(job=job, state=Slot.State.OPEN).exclude(item__payload__goal_id=last)
-            .order_by("position").values_list("position", flat=True).first()
-        ) or None
+        return _first_open_position(job, last).values_list("position", flat=True).first() or None
+
+    def claim_start_expression(self, job, worker):
+        """`claim_start` in SQL: the last goal and the first open item without it read in the claim's
+        own statement. No last chat, or one without a goal id, is NULL: the plain order, and so is 0."""
+        from django.db.models import JSONField, Subquery, Value
+        from django.db.models.functions import NullIf
+
+        last = NullIf(Subquery(_latest_claims(job, worker).values("item__payload__goal_id")[:1]), Value("", output_field=JSONField()))
+        return Subquery(_first_open_position(job, last).values("position")[:1])
 
     def validate(self, payload, settings, answers):
         # The system stopped answering (the relay paused it; one failed turn is only a retry): the
@@ -162,6 +163,20 @@ def failed_calls(transcript: list) -> int:
     """The transcript's failed turns that were calls to the system: the interactive leaderboard's
     "Failed calls" (`failed_turns`), which reads the same from the recorded conversation's errors."""
     return sum(1 for t in transcript if isinstance(t, Mapping) and t.get("failed") and t.get("text") not in NOT_CALLED)
+
+
+def _latest_claims(job, worker):
+    """The worker's claims in the job, latest first: the first one's goal they would know."""
+    from ..models import Slot  # late: task-type modules import no models when they load
+
+    return Slot.objects.filter(job=job, worker=worker).exclude(claimed_at=None).order_by("-claimed_at", "-pk")
+
+
+def _first_open_position(job, last):
+    """The job's open slots whose item has another goal than `last` (a value or an expression), first in position order."""
+    from ..models import Slot
+
+    return Slot.objects.filter(job=job, state=Slot.State.OPEN).exclude(item__payload__goal_id=last).order_by("position")
 
 
 def _transcript(transcript: list, min_user_turns: int, unavailable: bool) -> tuple[dict[str, Any], list[Problem]]:

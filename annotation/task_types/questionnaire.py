@@ -381,6 +381,22 @@ class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
             return None
         return rotation_offset(job.pk, worker.pk, highest + 1)
 
+    def claim_start_expression(self, job, worker):
+        """`claim_start` in SQL, its span read in the claim's own statement (NULL without items).
+        The hash's 64 bits do not fit a signed integer, so it goes in as two 32-bit halves:
+        h mod s = ((hi mod s) * (2^32 mod s) + lo) mod s, within 63 bits for any position."""
+        from django.db.models import BigIntegerField, Subquery, Value
+
+        from ..models import Item
+
+        def big(value):  # 64-bit on the server: a prepared statement binds each value with its field's type
+            return Value(value, output_field=BigIntegerField())
+
+        highest = Item.objects.filter(job_id=job.pk).order_by("-position").values("position")[:1]
+        span = Subquery(highest, output_field=BigIntegerField()) + big(1)
+        hi, lo = divmod(rotation_hash(job.pk, worker.pk), HALF)
+        return ((big(hi) % span) * (big(HALF) % span) + big(lo)) % span
+
 
 class RatingQuestionnaire(PayloadQuestionnaire, FeedsRatings):
     """A payload questionnaire whose counted responses become evaluation ratings (DSTC9's Likert)."""
@@ -397,10 +413,18 @@ DIALOG_PAYLOAD_FILE = (
 )
 
 
+HALF = 2**32
+
+
+def rotation_hash(job_id: int, worker_id: int) -> int:
+    """The stable 64-bit hash of one rater on one job that places their rotation. Pure."""
+    digest = hashlib.sha256(f"quorum-order:{job_id}:{worker_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 def rotation_offset(job_id: int, worker_id: int, span: int) -> int:
     """A stable offset in [0, span) for one rater on one job. Pure."""
-    digest = hashlib.sha256(f"quorum-order:{job_id}:{worker_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % span if span > 0 else 0
+    return rotation_hash(job_id, worker_id) % span if span > 0 else 0
 
 
 def clean_context(context) -> list[dict]:

@@ -10,6 +10,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
+from django.db import connection
 
 from annotation import task_types
 from annotation.extensions import upload_stores
@@ -252,13 +253,17 @@ class TestGroupsFields:
 class TestOrdersClaims:
     @pytest.mark.django_db
     @pytest.mark.parametrize("kind", declaring(caps.OrdersClaims))
-    def test_each_worker_starts_within_the_jobs_positions_and_claims_in_a_transaction(self, kind, make_annotator):
+    def test_each_worker_starts_within_the_jobs_positions_and_claims_in_one_statement_only_with_the_start_in_sql(self, kind, make_annotator):
         job = payload_job(kind.key, [example(kind).payload] * 3)
         worker = make_annotator("w")[1]
         start = kind.claim_start(job, worker)
         assert start is None or 0 <= start < job.items.count()
         assert start == kind.claim_start(job, worker)  # the same order on every claim
-        assert not _claims_in_one_statement(kind, job)
+        assert not _claims_in_one_statement(kind, job)  # without its start in SQL: in a transaction
+        # With it (on PostgreSQL), the one statement; that it says what claim_start says is
+        # tests/annotation/test_ordered_claims_in_one_statement.py.
+        expression = kind.claim_start_expression(job, worker)
+        assert _claims_in_one_statement(kind, job, expression) == (expression is not None and connection.vendor == "postgresql")
 
 
 @suite(caps.HoldsBackItems)

@@ -3,11 +3,6 @@ from tests.factories import make_corpus, make_live_job
 
 from .contract import CONTEXT, HOSTILE, QuestionnaireContract, payload_job
 
-#: A cycle of a payload preset (OrdersClaims): its claim runs in a transaction (BEGIN, the job's span of
-#: positions, the claim from the worker's start and, when nothing is left after it, from the first
-#: position, COMMIT), never the one-statement claim.
-ORDERED_CLAIM = 18
-
 LIKERT_PAYLOAD = {"context": CONTEXT, "response": f"Yes, free parking. {HOSTILE}", "knowledge": [{"entity": "Lovell Lodge", "title": "Parking", "body": "Free parking."}]}
 
 
@@ -21,7 +16,7 @@ class TestHardScore(QuestionnaireContract):
 class TestLikert(QuestionnaireContract):
     key = "likert"
     payload = LIKERT_PAYLOAD
-    cycle_queries = ORDERED_CLAIM + 1  # FeedsRatings: the campaign item its rating belongs to
+    cycle_queries = 13  # FeedsRatings: the campaign item its rating belongs to
 
     def make_job(self, make_annotator):
         return payload_job(self.key, [LIKERT_PAYLOAD, {**LIKERT_PAYLOAD, "response": "No."}])
@@ -29,16 +24,14 @@ class TestLikert(QuestionnaireContract):
 
 class TestFedTurn(QuestionnaireContract):
     key = "fed_turn"
-    cycle_queries = ORDERED_CLAIM
     payload = {"context": CONTEXT, "response": "Parking is free."}
 
     def make_job(self, make_annotator):
-        return payload_job(self.key, [{"context": CONTEXT, "response": f"Parking is free. {HOSTILE}"}])
+        return payload_job(self.key, [{"context": CONTEXT, "response": f"Parking is free. {HOSTILE}"}, {"context": CONTEXT, "response": "It costs extra."}])
 
 
 class TestFedDialog(QuestionnaireContract):
     key = "fed_dialog"
-    cycle_queries = ORDERED_CLAIM
     payload = {"dialog": [*CONTEXT, {"speaker": "system", "text": "Parking is free."}]}
 
     def make_job(self, make_annotator):
