@@ -9,6 +9,7 @@ numbers, and pages read the stored report instead of recomputing it.
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Upper
 
 from annotation.models import BackgroundRun, LatestAttempt
 
@@ -435,6 +436,23 @@ class UserGoal(models.Model):
 
     def __str__(self):
         return f"{self.goal_set} / {self.key}"
+
+
+class ChatJobName(models.Model):
+    """The name of a chat job `create_chat_job` made, unique as its check reads names (ignoring
+    case, as `iexact` compares them: upper case). The check alone let two organizers who submitted
+    at the same instant both through, each reading before the other had committed; the second's
+    insert here waits for the first and is refused. Jobs made before it have no row: the check
+    still covers them, as it does jobs of other kinds."""
+
+    job = models.OneToOneField("annotation.Job", on_delete=models.CASCADE, related_name="chat_job_name")
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(Upper("name"), name="chat_job_name_unique_ignoring_case")]
+
+    def __str__(self):
+        return self.name
 
 
 class ChatSession(models.Model):

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation import chat_relay
@@ -24,7 +24,7 @@ from evaluation.interactive import order as chat_order
 from evaluation.interactive.services.systems import client_for
 from evaluation.interactive.systems import pausing as pause_rules
 from evaluation.interactive.systems.client import SystemClient, SystemFailure
-from evaluation.models import ChatSession, ChatTurn, DialogSystem, GoalSet
+from evaluation.models import ChatJobName, ChatSession, ChatTurn, DialogSystem, GoalSet
 
 MAX_DIALOGS_PER_GOAL = 100
 
@@ -256,7 +256,7 @@ def create_chat_job(
 ):
     """An interactive job: one item per (goal, system, repetition), so every system gets the same
     number of dialogs per goal; launched at once. Its name must be new (no job of any kind has it,
-    ignoring case). The payload names each system by its public id.
+    ignoring case; `ChatJobName` holds it in the database against another made at the same instant). The payload names each system by its public id.
     Items come in a seeded order that interleaves systems and goals (`order.interleave`; the seed
     defaults to one derived from the name), so at any moment of a run every system has about as
     many dialogs as the others. A paused system is refused: it would only show workers the fallback."""
@@ -284,11 +284,17 @@ def create_chat_job(
     try:
         with transaction.atomic():  # a job that cannot launch is not left behind as a draft
             # The name is how organizers and workers tell jobs apart (pages list jobs by name).
+            taken = EvaluationInputError(f"a job named {name!r} exists already; choose a new name")
             if Job.objects.filter(name__iexact=name).exists():
-                raise EvaluationInputError(f"a job named {name!r} exists already; choose a new name")
+                raise taken
             job = create_payload_job(
                 name=name, task_type="chat", payloads=payloads, redundancy=1, settings=settings_, instructions=instructions, **job_options
             )
+            try:  # the check read before a job of this name made at the same instant was committed
+                with transaction.atomic():
+                    ChatJobName.objects.create(job=job, name=name)
+            except IntegrityError:
+                raise taken from None
             return launch_job(job)
     except JobError as exc:
         detail = "; ".join(f"{k}: {v}" for k, v in exc.errors.items())
