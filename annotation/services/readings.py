@@ -30,7 +30,10 @@ def transcribe_submitted(sender, response, **kwargs) -> None:
     (`signals.response_submitted` is sent after commit, so the rows are there for the task)."""
     if not isinstance(task_types.get(response.item.job.task_type), task_types.TakesUploads):
         return  # a type without files: no query
-    for reading_id in SpokenReading.objects.filter(response=response).values_list("pk", flat=True):
+    kept = getattr(response, "_kept_readings", None)  # the ids `keep` wrote in this request, if it did
+    if kept is None or None in kept:
+        kept = SpokenReading.objects.filter(response=response).values_list("pk", flat=True)
+    for reading_id in kept:
         queue_transcription(reading_id)
 
 
@@ -61,6 +64,7 @@ def keep(response, uploads, written: list) -> None:
         written.append((reading.audio.storage, reading.audio.name))
         rows.append(reading)
     SpokenReading.objects.bulk_create(rows)
+    response._kept_readings = [row.pk for row in rows]  # for transcribe_submitted after the commit, not read again
 
 
 def store_reading(*, response, index: int, wav: bytes, seconds: float, sample_rate: int) -> SpokenReading:

@@ -218,7 +218,12 @@ def _history(item: Item) -> list[dict]:
 
 def record_vote(vote: Response) -> ReviewRound | None:
     """Count a stored vote; decide the round when the last vote is in. Call with the vote item locked."""
-    round_ = ReviewRound.objects.select_for_update().filter(vote_item_id=vote.item_id).first()
+    # The response and its job's policy come with the round (the decision reads both); only the
+    # round's row is locked, as before.
+    round_ = (
+        ReviewRound.objects.select_for_update(of=("self",)).select_related("response__item__job__quality")
+        .filter(vote_item_id=vote.item_id).first()
+    )
     if round_ is None:
         return None
     if round_.state != ReviewRound.State.VOTING:
@@ -239,7 +244,7 @@ def record_vote(vote: Response) -> ReviewRound | None:
     against_by_part = tally_parts(votes)
     round_.votes_against = max(against_by_part.values()) if against_by_part else sum(1 for a in votes if a.get("vote") == AGAINST)
     round_.votes_for = sum(1 for answers in votes if answers.get("vote") in (FOR, AGAINST)) - round_.votes_against
-    policy = QualityPolicy.objects.get(job_id=round_.response.item.job_id)
+    policy = round_.response.item.job.quality
     if round_.votes_for + round_.votes_against < policy.votes_per_response:
         round_.save(update_fields=["votes_for", "votes_against"])
         return round_
