@@ -397,7 +397,6 @@ QUORUM_LIMIT_RECORDINGS_PER_MINUTE = env.int("QUORUM_LIMIT_RECORDINGS_PER_MINUTE
 QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE = env.int("QUORUM_LIMIT_CHAT_MESSAGES_PER_MINUTE", default=40)
 # Contract checks of dialog systems (registering, checking again, changing a URL), per organizer:
 QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE = env.int("QUORUM_LIMIT_SYSTEM_CHECKS_PER_MINUTE", default=6)
-QUORUM_CLAIM_TIMEOUT_MINUTES = env.int("QUORUM_CLAIM_TIMEOUT_MINUTES", default=30)
 QUORUM_EXPORT_DIR = Path(env.str("QUORUM_EXPORT_DIR", default=str(VAR_DIR / "exports")))
 QUORUM_IMPORT_DIR = Path(env.str("QUORUM_IMPORT_DIR", default=str(VAR_DIR / "imports")))
 # Interactive evaluation (docs/system-contract.md): how long one request to a submitted dialog
