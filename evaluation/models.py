@@ -392,6 +392,9 @@ class DialogSystem(models.Model):
     resumed_at = models.DateTimeField(
         null=True, blank=True, help_text="When an organizer last resumed it: only turns after this count towards pausing it again."
     )
+    resume_when_checked = models.BooleanField(
+        default=False, help_text="An organizer pressed Resume: it is resumed when the contract check it queued passes, else stays paused."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

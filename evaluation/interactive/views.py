@@ -6,7 +6,6 @@ import json
 from functools import partial, wraps
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import Http404, HttpResponse
@@ -189,16 +188,17 @@ def system_delete(request, pk):
 
 @organizer_required
 @require_POST
+@limits_checks
 def system_resume(request, pk):
     system = get_object_or_404(DialogSystem, pk=pk)
     if system.paused_at:
-        resume_system(system)
-        # Resume does not re-check (the page says so beside the button): if the system still fails,
-        # the pausing rule pauses it again after a few turns; Check again is the organizer's test.
-        messages.success(request, (
-            f"“{system.name}” is resumed: new chats go to it again. It was not checked: if it still fails, it is paused again "
-            f"after {settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES} failed turns in a row; press Check again to test it now."
-        ))
+        system = resume_system(system)  # the contract check first: resumed only if it passes
+        if system.checked_at is None:
+            messages.info(request, f"“{system.name}” is being checked; it is resumed if its contract check passes, else it stays paused with the check's reason.")
+        elif system.paused_at:
+            messages.warning(request, f"“{system.name}” stays paused: {system.paused_reason}. Fix it and press Resume again.")
+        else:
+            messages.success(request, f"“{system.name}” passed the contract check and is resumed: new chats go to it again.")
     return redirect(reverse("evaluation:systems") + f"#system-{system.pk}")
 
 

@@ -112,7 +112,7 @@ def _page_chat(client, token, action, **body):
 
 
 def test_a_system_that_keeps_failing_is_paused_the_worker_ends_without_penalty_and_an_organizer_resumes_it(
-    goal_set, make_annotator, organizer, settings
+    goal_set, make_annotator, organizer, settings, django_capture_on_commit_callbacks
 ):
     settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 3
     with running(Broken("error", secret=SECRET)) as broken_url, running(ReferenceSystem(SECRET)) as good_url:
@@ -157,9 +157,20 @@ def test_a_system_that_keeps_failing_is_paused_the_worker_ends_without_penalty_a
         org = _organizer_client(organizer)
         page = org.get(reverse("evaluation:systems")).content.decode()
         assert "paused" in page and "3 consecutive failed turns" in page
-        assert org.post(reverse("evaluation:system-resume", args=[broken.pk])).status_code == 302
+        # Resume runs the contract check first: still broken, it stays paused with the check's reason.
+        resume = reverse("evaluation:system-resume", args=[broken.pk])
+        with django_capture_on_commit_callbacks(execute=True):  # the check, queued at the commit
+            answer = org.post(resume, follow=True).content.decode()
         broken.refresh_from_db()
-        assert broken.paused_at is None and broken.paused_reason == "" and broken.resumed_at
+        assert broken.paused_at and broken.paused_reason.startswith("not resumed, its contract check failed (") and broken.checked_at
+        assert not broken.resume_when_checked and "“broken” is being checked; it is resumed if its contract check passes" in answer
+        assert "not resumed, its contract check failed (" in org.get(reverse("evaluation:systems")).content.decode()
+        # Fixed (here: another address), Resume checks it again and gives it chats.
+        DialogSystem.objects.filter(pk=broken.pk).update(url=good_url)
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = org.post(resume, follow=True).content.decode()
+        broken.refresh_from_db()
+        assert broken.paused_at is None and broken.paused_reason == "" and broken.resumed_at and broken.check_passed
         again = {claim_next_slot(job=job, worker=make_annotator(n)[1]).item.payload["endpoint"] for n in ("v", "u")}
         assert broken.public_id in again  # chats go to it again (3 of the 4 open chats are its)
 

@@ -193,10 +193,10 @@ def test_a_zipped_goals_file_is_read_and_a_wrong_file_says_what_goals_must_be(db
     assert GoalSet.objects.count() == 1
 
 
-def test_the_systems_page_nits_of_the_organizer_walk(db, organizer):
+def test_the_systems_page_nits_of_the_organizer_walk(db, organizer, django_capture_on_commit_callbacks):
     """Delete asks for a ticked box (refused without it, nothing deleted); the URL help uses a public
     example and says private addresses are refused by default; a JSONL given as the database reads
-    'it is not JSON' once; Resume says it does not check the system; a refused signature is named."""
+    'it is not JSON' once; Resume says it checks the system first; a refused signature is named."""
     system = register_system(name="team-7", url="http://127.0.0.1:9", secret=SECRET)
     client = _organizer_client(organizer)
     page = client.get("/evaluation/systems/").content.decode()
@@ -214,9 +214,12 @@ def test_the_systems_page_nits_of_the_organizer_walk(db, organizer):
 
     paused = register_system(name="team-b", url="http://127.0.0.1:9", secret=SECRET)
     DialogSystem.objects.filter(pk=paused.pk).update(paused_at=timezone.now(), paused_reason="5 consecutive failed turns")
-    assert "Resume does not check it" in client.get("/evaluation/systems/").content.decode()
-    answer = client.post(f"/evaluation/systems/{paused.pk}/resume/", follow=True).content.decode()
-    assert "It was not checked" in answer and "press Check again to test it now" in answer
+    assert "Resume runs the contract check first: it is resumed only if the check passes" in client.get("/evaluation/systems/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):  # the check, queued at the commit
+        answer = client.post(f"/evaluation/systems/{paused.pk}/resume/", follow=True).content.decode()
+    assert "“team-b” is being checked; it is resumed if its contract check passes, else it stays paused" in answer
+    page = client.get("/evaluation/systems/").content.decode()
+    assert "paused</strong>" in page and "not resumed, its contract check failed (health:" in page  # nothing answers on port 9
 
     with running(ReferenceSystem(SECRET)) as url:
         results = run_check(url, "another-secret-of-20-chars")

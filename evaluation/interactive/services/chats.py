@@ -21,7 +21,7 @@ from annotation.services.payload_jobs import create_payload_job
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
 from evaluation.interactive import order as chat_order
-from evaluation.interactive.services.systems import client_for
+from evaluation.interactive.services.systems import client_for, request_check
 from evaluation.interactive.systems import pausing as pause_rules
 from evaluation.interactive.systems.client import SystemClient, SystemFailure
 from evaluation.models import ChatJobName, ChatSession, ChatTurn, DialogSystem, GoalSet
@@ -153,10 +153,12 @@ def pause_system(system: DialogSystem, reason: str) -> DialogSystem | None:
 
 
 def resume_system(system: DialogSystem) -> DialogSystem:
-    """Give a paused system chats again; its failures so far no longer count towards pausing it."""
-    DialogSystem.objects.filter(pk=system.pk).update(paused_at=None, paused_reason="", resumed_at=timezone.now())
-    system.refresh_from_db()
-    return system
+    """Queue the contract check a system gets when added, and give the paused system chats again
+    only if it passes (`systems._resume_if_asked`; its failures so far then no longer count towards
+    pausing it); if it fails, it stays paused with the check's reason."""
+    with transaction.atomic():
+        DialogSystem.objects.filter(pk=system.pk, paused_at__isnull=False).update(resume_when_checked=True)
+        return request_check(system)
 
 
 class SystemsRelay(chat_relay.ChatRelay):

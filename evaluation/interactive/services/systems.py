@@ -86,8 +86,20 @@ def run_system_check(system_id: int) -> DialogSystem | None:
     DialogSystem.objects.filter(pk=system_id).update(
         check_passed=passed(results), check_results=[r.as_dict() for r in results], checked_at=timezone.now()
     )
+    _resume_if_asked(system_id, results)
     system.refresh_from_db()
     return system
+
+
+def _resume_if_asked(system_id: int, results) -> None:
+    """The end of a check Resume queued (`chats.resume_system`): resumed if it passed (only turns
+    from now count towards pausing it again); else still paused, the failed rules its reason."""
+    asked = DialogSystem.objects.filter(pk=system_id, resume_when_checked=True, paused_at__isnull=False)
+    if passed(results):
+        asked.update(paused_at=None, paused_reason="", resumed_at=timezone.now(), resume_when_checked=False)
+        return
+    failed = "; ".join(f"{r.rule}: {r.reason}" for r in results if not r.passed)
+    asked.update(paused_reason=f"not resumed, its contract check failed ({failed})"[:300], resume_when_checked=False)
 
 
 def register_system(*, name: str, url: str, secret: str, challenge: str = "") -> DialogSystem:
