@@ -525,17 +525,23 @@ QUORUM_PROLIFIC_WORKSPACE_ID = env.str("QUORUM_PROLIFIC_WORKSPACE_ID", default="
 QUORUM_PROLIFIC_HOOK_SECRET_ENV = env.str("QUORUM_PROLIFIC_HOOK_SECRET_ENV", default="PROLIFIC_HOOK_SECRET")  # variable holding the hooks' signing secret
 QUORUM_PROLIFIC_HOOK_MAX_AGE_SECONDS = env.int("QUORUM_PROLIFIC_HOOK_MAX_AGE_SECONDS", default=600)  # older signed hooks are refused as replays
 
+# The root logger's level; a name logging does not know stopped start-up with "Unable to configure
+# logger 'django'", which names neither the variable nor the choices.
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+if LOG_LEVEL.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(f"LOG_LEVEL={LOG_LEVEL!r} is not a level: DEBUG, INFO, WARNING, ERROR or CRITICAL")
+LOG_LEVEL = LOG_LEVEL.upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         # Django's own default configuration gives the "django" logger a console handler of its
         # own (shown when DEBUG is on); its records also reach the root's console here, so every
         # django.* line was printed twice. Cleared: the root's handler prints each record once.
-        "django": {"handlers": [], "level": env.str("LOG_LEVEL", default="INFO"), "propagate": True},
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
         "django.server": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
         # django-axes logs four INFO lines per successful login (and the demo's annotators log in

@@ -50,8 +50,15 @@ def test_a_broker_url_without_a_scheme_is_refused_rather_than_taken_for_an_amqp_
     assert "redis://127.0.0.1:6379/0" in line and "s3cret" not in line
 
 
+@pytest.mark.parametrize("level", ["verbose", ""])
+def test_a_log_level_logging_does_not_know_names_the_variable_and_the_levels(level):
+    assert _last_line(LOG_LEVEL=level) == (
+        f"django.core.exceptions.ImproperlyConfigured: LOG_LEVEL={level!r} is not a level: DEBUG, INFO, WARNING, ERROR or CRITICAL"
+    )
+
+
 def test_good_values_still_load():
     assert _last_line(
         QUORUM_CLAIM_SWEEP_SECONDS="60", QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS="2.5",
-        DATABASE_URL="postgres://quorum@db:5432/quorum", CELERY_BROKER_URL="redis://127.0.0.1:6379/0",
+        DATABASE_URL="postgres://quorum@db:5432/quorum", CELERY_BROKER_URL="redis://127.0.0.1:6379/0", LOG_LEVEL="warning",
     ) == "loaded"
