@@ -121,7 +121,8 @@ def _pair_share(total, count, per_dialog, n_workers: int) -> np.ndarray:
     difference beyond the dialogs' own noise; with each system's own share (near 1 for a pool of 5)
     the differences covered 99.1% and a null pair was called different 0.7% of the time at 5%."""
     shrink = (n_workers - 1) / n_workers
-    return scoring._pair_repeated_share(total[:, None, :], count[:, None, :], shrink * per_dialog[:, None], _ratio(total.sum(1), count.sum(1))[:, None])
+    level = _ratio(total.sum(1), count.sum(1))[:, None]  # a rate's level is the rate itself (g = 1)
+    return scoring._pair_repeated_share(total[:, None, :], count[:, None, :], level, shrink * per_dialog[:, None], level)
 
 
 def _repeated_share(total, count, dialogs, rows, systems, point, n_workers: int) -> tuple[np.ndarray, np.ndarray]:

@@ -179,7 +179,7 @@ def _campaign_tests(rng, means, components: Components, n, m, raters: Raters, C,
     D = den.sum(2) + np.diagonal(false_alarms)[None]  # [C, S] (or [1, S])
     F, g = _influence(sw * x, den, D)  # g: [C, S, n]
     f = F / D  # a false alarm's influence is -f (its numerator 0, its denominator 1)
-    v_inst = _pair_variances((g @ g.transpose(0, 2, 1)).astype(float) + false_alarms[None] * f[:, :, None] * f[:, None, :])
+    v_inst = scoring.pair_variances((g @ g.transpose(0, 2, 1)).astype(float) + false_alarms[None] * f[:, :, None] * f[:, None, :])
     n_inst = np.broadcast_to((sw > 0).sum(2), (C, S))
     v_rater = np.zeros_like(v_inst)
     n_r = np.zeros((C, S, S), dtype=int)
@@ -197,19 +197,13 @@ def _influence(numerator, denominator, total):
     return F, (2 * numerator - F[..., None] * denominator) / total[..., None]
 
 
-def _pair_variances(gram):
-    """[..., S, S] var(a - b) = G_aa + G_bb - 2 G_ab from the Gram matrix of the influences."""
-    diag = np.diagonal(gram, axis1=-2, axis2=-1)
-    return diag[..., :, None] + diag[..., None, :] - 2 * gram
-
-
 def linear_instance_variances(cols: scoring.Eq1Columns) -> np.ndarray:
     """[S, S] the instance bootstrap's variance of each pair's difference of S_f (first question),
     linearised: what `scoring.bootstrap_scores` estimates with B resamples."""
     numerator = cols.numerator[:, 0]
     denominator = cols.precision_denominator[:, 0] + cols.recall_denominator[:, 0]
     _, g = _influence(numerator, denominator, denominator.sum(-1))
-    return _pair_variances(g @ g.T)
+    return scoring.pair_variances(g @ g.T)
 
 
 def distinct_raters(rng, pool: int, m: int, shape) -> np.ndarray:
@@ -228,7 +222,8 @@ def _rater_part(y, who, sw, D, pool: int, m: int):
     rated either system of a pair) for a pool: per system and rater T (the rater's shares of the
     numerator) and C (the shares), the linearised resample h_r = 2 (T_r - L C_r) / D, scaled as
     `scoring.paired_uncertainty` scales a difference's: sqrt(R/(R-1)) and the pair's repeated share
-    (`scoring._pair_repeated_share`), whose square takes the pair's per-rating terms off its variance."""
+    (`scoring._pair_repeated_share`), whose square takes the pair's per-rating terms off its variance:
+    V_R - V_1 of `scoring.pair_rater_terms`, the terms that share is the ratio of."""
     n_campaigns, S, n, _ = y.shape
     share = np.broadcast_to((sw / m)[..., None], y.shape)  # a rating's share of its instance's score weight
     key = ((np.arange(n_campaigns)[:, None, None, None] * S + np.arange(S)[None, :, None, None]) * pool + who).ravel()
@@ -240,10 +235,9 @@ def _rater_part(y, who, sw, D, pool: int, m: int):
         per_rating = ((share * (y - level[..., None, None])) ** 2 * (share > 0)).sum((2, 3))
     used = (C > 0).any(axis=1).sum(1)  # [C]: raters in the campaign
     factor = np.array([scoring.small_pool_factor(int(r)) for r in used])
-    scale = factor[:, None] * 2 / D  # [C, S]
-    h = np.nan_to_num(scale[..., None] * (T - level[..., None] * C))  # [C, S, R]
-    own = np.nan_to_num(scale**2 * per_rating)  # [C, S]: the same with every rating its own rater
-    pair = np.maximum(_pair_variances(h @ h.transpose(0, 2, 1)) - (own[:, :, None] + own[:, None, :]), 0.0)
+    # Each pull weighted by 2 / D (Eq. 1's gain over its level, per unit of C) and the small-pool factor.
+    pair_rater, pair_rating = scoring.pair_rater_terms(T, C, level, factor[:, None] * 2 / D, per_rating)
+    pair = np.maximum(pair_rater - pair_rating, 0.0)
     rated_by = (C > 0).astype(float)
     counts = rated_by.sum(2)
     either = counts[:, :, None] + counts[:, None, :] - rated_by @ rated_by.transpose(0, 2, 1)

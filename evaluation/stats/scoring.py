@@ -295,7 +295,9 @@ def bootstrap_scores(cols: Eq1Columns, replicates=DEFAULT_BOOTSTRAP, seed=DEFAUL
 def rater_totals(ratings: pd.DataFrame, cols: Eq1Columns, counts: np.ndarray, systems, questions):
     """Per (system, question, rater): T = sum of the rater's ratings' shares of the Eq. 1 numerator
     and C = the same with every rating 1 (so sum_r T = numerator, sum_r C = its weight), and the
-    rater labels. A rating's share of an instance is 1/k for the k ratings of that instance."""
+    rater labels; then per (system, question) the repeated share (`_repeated_share`), the
+    per-rating term (`_per_rating`) and the level L = sum T / sum C they are measured from. A
+    rating's share of an instance is 1/k for the k ratings of that instance."""
     S, Q, N = cols.numerator.shape
     s_codes = pd.Index(list(systems)).get_indexer(ratings["system"]).astype(np.int64)
     q_codes = pd.Index(list(questions)).get_indexer(ratings["question"]).astype(np.int64)
@@ -308,20 +310,21 @@ def rater_totals(ratings: pd.DataFrame, cols: Eq1Columns, counts: np.ndarray, sy
     values = ratings["value"].to_numpy(dtype=float)
     T = np.bincount(key, weights=share * values, minlength=S * Q * R).reshape(S, Q, R)
     C = np.bincount(key, weights=share, minlength=S * Q * R).reshape(S, Q, R)
-    per_rating = _per_rating(T, C, s_codes * Q + q_codes, share, values)
-    return T, C, list(raters), _repeated_share(T, C, per_rating), per_rating
+    with np.errstate(invalid="ignore", divide="ignore"):
+        level = T.sum(-1) / C.sum(-1)  # [S, Q]: L, what every rater's pull is measured from
+    per_rating = _per_rating(level, s_codes * Q + q_codes, share, values)
+    return T, C, list(raters), _repeated_share(T, C, level, per_rating), per_rating, level
 
 
-def _per_rating(T, C, column, share, values) -> np.ndarray:
+def _per_rating(level, column, share, values) -> np.ndarray:
     """[S, Q]: sum over ratings of (share * (value - level))^2, the rater resamples' variance as it
     would be were every rating its own rater (up to the (sum C)^2 both variances share)."""
-    S, Q, _ = T.shape
+    S, Q = level.shape
     with np.errstate(invalid="ignore", divide="ignore"):
-        level = T.sum(-1) / C.sum(-1)
         return np.bincount(column, weights=(share * (values - level.ravel()[column])) ** 2, minlength=S * Q).reshape(S, Q)
 
 
-def _repeated_share(T, C, per_rating) -> np.ndarray:
+def _repeated_share(T, C, level, per_rating) -> np.ndarray:
     """[S, Q]: the share of the rater resamples' variance that comes from raters repeating.
 
     The instance resamples already count every rating's own noise, the rater's effect included,
@@ -332,36 +335,48 @@ def _repeated_share(T, C, per_rating) -> np.ndarray:
     difference is the cross terms. So the rater deviations are scaled by sqrt(1 - V_1 / V_R): 0 when
     every rating has a new rater (the rating noise is not counted twice), near 1 for a small fixed pool."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        level = T.sum(-1) / C.sum(-1)  # [S, Q]
         per_rater = ((T - level[..., None] * C) ** 2).sum(-1)
         ratio = np.where(per_rater > 0, 1 - per_rating / np.where(per_rater > 0, per_rater, 1), 0.0)
     return np.sqrt(np.clip(np.nan_to_num(ratio), 0.0, 1.0))
 
 
-def _pair_repeated_share(T, C, per_rating, score) -> np.ndarray:
+def _pair_repeated_share(T, C, level, per_rating, score) -> np.ndarray:
     """[Q, S, S]: `_repeated_share` of each pair's difference of scores.
 
     A rater who rates both systems pulls both scores the same way, and the difference cancels the
     pull: with a shared pool of 5 the rater resamples of a difference hold mostly rating noise the
     instance resamples already count, and scaling them by each system's own share (near 1) made the
     differences' intervals about 1.4 times too wide (p < 0.05 in 1% of null pairs, not 5%). Here the
-    same ratio is taken of the difference: rater r's linearised pull on a score is
-    g (T_r - L C_r) / sum C, g = score / level (1 for a mean, Eq. 1's 2 sum C / (d_p + d_r)), and
-    V_R of a pair sums the squared differences of the two pulls over raters, V_1 the two systems'
-    own per-rating terms (their ratings are different ratings)."""
+    same ratio is taken of the difference (`pair_rater_terms`), with g = score / level (1 for a
+    mean, Eq. 1's 2 sum C / (d_p + d_r))."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        total = C.sum(-1)  # [S, Q]
-        level = T.sum(-1) / total
         gain = np.nan_to_num(np.where(level != 0, score / level, 0.0))
-        pull = np.nan_to_num((T - level[..., None] * C) * (gain / total)[..., None]).transpose(1, 0, 2)  # [Q, S, R]
-        own = np.nan_to_num(per_rating * (gain / total) ** 2).T  # [Q, S]
-    gram = pull @ pull.transpose(0, 2, 1)  # [Q, S, S]
-    norms = np.diagonal(gram, axis1=1, axis2=2)  # [Q, S]
-    pair_rater = norms[:, :, None] + norms[:, None, :] - 2 * gram
-    pair_rating = own[:, :, None] + own[:, None, :]
+        weight = gain / C.sum(-1)  # [S, Q]
+    # Questions lead: the terms are per question, over the systems.
+    pair_rater, pair_rating = pair_rater_terms(T.transpose(1, 0, 2), C.transpose(1, 0, 2), level.T, weight.T, per_rating.T)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(pair_rater > 0, 1 - pair_rating / np.where(pair_rater > 0, pair_rater, 1), 0.0)
     return np.sqrt(np.clip(ratio, 0.0, 1.0))
+
+
+def pair_rater_terms(T, C, level, weight, per_rating) -> tuple[np.ndarray, np.ndarray]:
+    """([..., S, S] V_R, [..., S, S] V_1): the rater resamples' variance of each pair's difference of
+    scores, linearised, and the same with every rating its own rater, over any leading axes (the
+    questions of a leaderboard, `_pair_repeated_share`; simulated campaigns, `report_power`).
+    Rater r's pull on score s is weight_s (T_sr - L_s C_sr) (weight = g / sum C, g the score's
+    gain over its level); V_R sums the squared differences of the two pulls over raters, V_1 the two
+    systems' own per-rating terms weight^2 `per_rating` (their ratings are different ratings).
+    `T`, `C` [..., S, R]; `level`, `weight`, `per_rating` [..., S]."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pull = np.nan_to_num((T - level[..., None] * C) * weight[..., None])  # [..., S, R]
+        own = np.nan_to_num(per_rating * weight**2)  # [..., S]
+    return pair_variances(pull @ np.swapaxes(pull, -1, -2)), own[..., :, None] + own[..., None, :]
+
+
+def pair_variances(gram):
+    """[..., S, S] var(a - b) = G_aa + G_bb - 2 G_ab from the Gram matrix of the influences."""
+    diag = np.diagonal(gram, axis1=-2, axis2=-1)
+    return diag[..., :, None] + diag[..., None, :] - 2 * gram
 
 
 def rater_bootstrap(cols: Eq1Columns, T: np.ndarray, C: np.ndarray, replicates=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED):
@@ -486,7 +501,7 @@ def paired_uncertainty(ratings, cols: Eq1Columns, counts, point, systems, questi
     n_rat_q = np.zeros(n_inst_q.shape, dtype=int)
     n_rat_f = np.zeros(len(systems), dtype=int)
     if raters_known and len(ratings) and ratings["rater"].nunique() > 1:
-        T, C, raters, repeated, per_rating = rater_totals(ratings, cols, counts, systems, questions)
+        T, C, raters, repeated, per_rating, level = rater_totals(ratings, cols, counts, systems, questions)
         factor = small_pool_factor(len(raters))
         rboot = rater_bootstrap(cols, T, C, replicates, np.random.SeedSequence([seed, 1]).generate_state(1)[0])
         raw = factor * (rboot - point["score"][None])
@@ -494,7 +509,7 @@ def paired_uncertainty(ratings, cols: Eq1Columns, counts, point, systems, questi
         rater_f = rater_q.mean(axis=2)
         n_rat_q = (C > 0).sum(-1)
         n_rat_f = (C > 0).any(axis=1).sum(-1)
-        pair_share = _pair_repeated_share(T, C, per_rating, point["score"])
+        pair_share = _pair_repeated_share(T, C, level, per_rating, point["score"])
         rated_by = (C > 0).any(axis=1).astype(int)  # [S, R]
         pair_raters = rated_by.sum(-1)[:, None] + rated_by.sum(-1)[None, :] - rated_by @ rated_by.T
         return (Uncertainty(dev_q, rater_q, n_inst_q, n_rat_q),
