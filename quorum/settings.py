@@ -52,6 +52,12 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"] if DEVELOPMENT else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# A URL in ALLOWED_HOSTS (https://quorum.example.org) matches no Host header: every request was a 400.
+if any("/" in host for host in ALLOWED_HOSTS):
+    raise ImproperlyConfigured(
+        f"ALLOWED_HOSTS lists host names, not URLs: write quorum.example.org, not {next(h for h in ALLOWED_HOSTS if '/' in h)!r} "
+        "(the full origin, https://quorum.example.org, goes in CSRF_TRUSTED_ORIGINS when one is needed)"
+    )
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -57,8 +57,16 @@ def test_a_log_level_logging_does_not_know_names_the_variable_and_the_levels(lev
     )
 
 
+def test_a_url_in_allowed_hosts_is_refused_rather_than_answering_every_request_400():
+    assert _last_line(ALLOWED_HOSTS="localhost,https://quorum.example.org/") == (
+        "django.core.exceptions.ImproperlyConfigured: ALLOWED_HOSTS lists host names, not URLs: write quorum.example.org, "
+        "not 'https://quorum.example.org/' (the full origin, https://quorum.example.org, goes in CSRF_TRUSTED_ORIGINS when one is needed)"
+    )
+
+
 def test_good_values_still_load():
     assert _last_line(
         QUORUM_CLAIM_SWEEP_SECONDS="60", QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS="2.5",
         DATABASE_URL="postgres://quorum@db:5432/quorum", CELERY_BROKER_URL="redis://127.0.0.1:6379/0", LOG_LEVEL="warning",
+        ALLOWED_HOSTS="quorum.example.org,.example.org,127.0.0.1,[::1]",
     ) == "loaded"
