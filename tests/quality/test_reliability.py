@@ -147,14 +147,16 @@ def test_an_unknown_voter_gets_the_documented_default():
 
 
 def test_simulated_crowds_the_model_beats_majority_with_fewer_votes():
-    """30% unreliable voters (always-yes, random, a colluding pair), six seeds pooled."""
+    """30% unreliable voters (always-yes, random, a colluding pair), six seeds pooled. A random
+    voter's 70-100 votes leave its score's interval about 0.6 wide, so some honestly reach the 0.4
+    that flags: 85% of spammers are flagged (the intervals that found 90% covered about 74%)."""
     runs = [simulate(seed=s) for s in range(6)]
     for r in runs:
         assert r["model"]["correct"] >= r["majority"]["correct"]
         assert r["model"]["votes"] <= r["majority"]["votes"]
     spammers_found = np.mean([r["spammer_recall"] for r in runs])
     honest_flagged = np.mean([r["honest_flagged_share"] for r in runs])
-    assert spammers_found >= 0.9
+    assert spammers_found >= 0.8
     assert honest_flagged <= 0.05
     assert sum(r["model"]["wasted"] for r in runs) < sum(r["majority"]["wasted"] for r in runs)
 
@@ -233,3 +235,53 @@ def test_the_intervals_cover_a_known_reliability_at_their_nominal_level(low, hig
     for r in rows:
         assert 0 <= r.accuracy_interval[0] <= r.accuracy <= r.accuracy_interval[1] <= 1
         assert -1 <= r.spammer_interval[0] <= r.spammer_score <= r.spammer_interval[1] <= 1
+
+
+def _crowd_without_gold(rng, workers, items, answers_per_task, against_share=0.3):
+    """Judgements of workers each right with probability U(0.55, 0.97) on either true label,
+    `answers_per_task` distinct workers a task, and no truth given to the fit."""
+    right = rng.uniform(0.55, 0.97, (workers, 2))
+    truth = (rng.random(items) >= against_share).astype(int)
+    who = np.stack([rng.choice(workers, answers_per_task, replace=False) for _ in range(items)])
+    ok = rng.random(who.shape) < right[who, truth[:, None]]
+    answer = np.where(ok, truth[:, None], 1 - truth[:, None])
+    labels = np.array(["against", "for"])
+    data = pd.DataFrame({"task": np.repeat([f"t{i}" for i in range(items)], answers_per_task),
+                         "worker": who.ravel(), "label": labels[answer.ravel()]})
+    return data, right
+
+
+def test_without_gold_the_intervals_still_cover_at_their_nominal_level():
+    """The truth is inferred from the same answers, three a task: 2,000 workers in ten fits of 200
+    (about 30 answers each). Both intervals must cover the true accuracy and spammer score 93-97% of
+    the time (binomial SE 0.5 points). Before: the soft counts of the EM's posteriors were taken as
+    known, the worker's own answer among those that made them, and covered 73% / 69%
+    (docs/measurements.md, "Worker reliability without gold")."""
+    covered, rows = np.zeros(2), 0
+    for seed in range(10):
+        rng = np.random.default_rng(100 + seed)
+        data, right = _crowd_without_gold(rng, workers=200, items=2000, answers_per_task=3)
+        fitted = reliability.fit(data, seed=seed)
+        for w, r in fitted.workers.items():
+            accuracy, score = 0.3 * right[w, 0] + 0.7 * right[w, 1], right[w].sum() - 1
+            covered += [r.accuracy_interval[0] <= accuracy <= r.accuracy_interval[1],
+                        r.spammer_interval[0] <= score <= r.spammer_interval[1]]
+            assert r.accuracy_interval[0] <= r.accuracy <= r.accuracy_interval[1]
+            rows += 1
+    accuracy_coverage, score_coverage = covered / rows
+    print({"workers": rows, "accuracy": accuracy_coverage, "score": score_coverage})
+    assert rows == 2000
+    assert 0.93 <= accuracy_coverage <= 0.97, accuracy_coverage
+    assert 0.93 <= score_coverage <= 0.97, score_coverage
+
+
+def test_a_task_known_by_gold_keeps_its_label_in_every_draw():
+    """Gold is known truth: the sampler never draws another label for it, so a worker scored only
+    on gold tasks gets the known-truth posterior (every draw's counts the same). Tasks g1 (gold "x")
+    and t2 (unsure), each answered "x" by worker 0 and "y" by worker 1."""
+    post = np.array([[1.0, 0.0], [0.5, 0.5]])
+    counts = reliability.sampled_counts(post, np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), np.array([0, 1, 0, 1]), 2, seed=3)
+    assert counts.shape == (reliability.IMPUTATIONS, 2, 2, 2)
+    assert (counts[:, :, 0, :].sum(axis=-1) >= 1).all()  # g1 is "x" in every draw, for both workers
+    assert len({c.tobytes() for c in counts}) > 1  # t2's label is drawn, not fixed
+    assert (counts.sum(axis=(2, 3)) == 2).all()
