@@ -92,7 +92,10 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         """A worker is not given the goal of their last chat again next (they would know it): their
         claim starts at the first open item with another goal; the items are interleaved by goal and
         system already, so this rarely moves far. None (the plain order) for a first chat."""
-        last = _latest_claims(job, worker).values_list("item__payload__goal_id", flat=True).first()
+        # The whole payload, not its goal_id key: SQLite reads a key holding "3" back as the number 3,
+        # which then matches no stored "3", and a worker got the same goal every time.
+        payload = _latest_claims(job, worker).values_list("item__payload", flat=True).first()
+        last = (payload or {}).get("goal_id")
         if not last:
             return None
         return _first_open_position(job, last).values_list("position", flat=True).first() or None
