@@ -67,6 +67,9 @@ def test_a_digit_straight_after_load_picks_a_choice(page, make_annotator, key):
     log_in(page, "kit", "kit-pass-1")
     with contract_for(key).environment():
         _open_work_page(page, key, make_annotator, worker)
+        # The page names its first field; on a loaded machine the press can otherwise reach the page
+        # before the focus does, which no person's first key can.
+        expect(page.locator("#work-form :focus")).to_have_count(1)
         page.keyboard.press("1")
         typed = page.locator("#work-form textarea, #work-form input[type=text]").evaluate_all("fields => fields.map(f => f.value)")
         if contract_for(key).opens_on_text:  # e.g. a chat: the worker writes first, and the digit is text
