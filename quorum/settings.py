@@ -28,6 +28,24 @@ class _Env(environ.Env):
             expected = {"int": "a whole number", "float": "a number"}.get(kind, kind)
             raise ImproperlyConfigured(f"{var}={self.ENVIRON.get(var, '')!r} is not {expected}") from exc
 
+    # django-environ takes any value outside its few true spellings for false, so a typo
+    # (QUORUM_BEHIND_TLS_PROXY=ture, DEBUG=maybe) silently turned a switch off.
+    BOOLEAN_SPELLINGS = {
+        **dict.fromkeys(("true", "1", "yes", "on"), True), **dict.fromkeys(("false", "0", "no", "off"), False),
+    }
+
+    def bool(self, var, default=environ.Env.NOTSET):
+        """A switch: true/false, 1/0, yes/no or on/off in any case; anything else (empty too) stops start-up."""
+        if var not in self.ENVIRON:
+            return super().bool(var, default=default)  # the default, or django-environ's "not set" error
+        value = self.ENVIRON[var]
+        try:
+            return self.BOOLEAN_SPELLINGS[value.strip().lower()]
+        except KeyError:
+            raise ImproperlyConfigured(
+                f"{var}={value!r} is not true or false: write true/false, 1/0, yes/no or on/off (any case)"
+            ) from None
+
     def db(self, var="DATABASE_URL", default=environ.Env.NOTSET, engine=None):
         config = super().db(var, default=default, engine=engine)
         if "ENGINE" not in config:  # django-environ names no engine for a URL it cannot read

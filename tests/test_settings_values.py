@@ -70,3 +70,33 @@ def test_good_values_still_load():
         DATABASE_URL="postgres://quorum@db:5432/quorum", CELERY_BROKER_URL="redis://127.0.0.1:6379/0", LOG_LEVEL="warning",
         ALLOWED_HOSTS="quorum.example.org,.example.org,127.0.0.1,[::1]",
     ) == "loaded"
+
+
+@pytest.mark.parametrize(("variable", "value"), [("QUORUM_BEHIND_TLS_PROXY", "ture"), ("DEBUG", "maybe"), ("QUORUM_MTURK_LIVE", "")])
+def test_a_switch_that_is_neither_true_nor_false_names_its_variable_and_the_spellings(variable, value):
+    # django-environ took any unknown spelling for false: a typo silently turned the switch off.
+    assert _last_line(**{variable: value}) == (
+        f"django.core.exceptions.ImproperlyConfigured: {variable}={value!r} is not true or false: "
+        "write true/false, 1/0, yes/no or on/off (any case)"
+    )
+
+
+SWITCH = (
+    "import django; django.setup(); from django.conf import settings; "
+    "print(settings.DEBUG, settings.SECURE_PROXY_SSL_HEADER is not None, settings.QUORUM_PREPARED_STATEMENTS)"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(v, True) for v in ("true", "TRUE", "1", "yes", "Yes", "on", " On ")] + [(v, False) for v in ("false", "False", "0", "no", "NO", "off")],
+)
+def test_the_usual_spellings_of_a_switch_are_read_in_any_case(value, expected):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QUORUM_", "CELERY_", "DATABASE_URL"))}
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "quorum.settings", "QUORUM_ENV": "test", "SECRET_KEY": "not-a-real-secret",
+        "DEBUG": value, "QUORUM_BEHIND_TLS_PROXY": value, "QUORUM_PREPARED_STATEMENTS": value,
+    })
+    done = subprocess.run([sys.executable, "-c", SWITCH], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == [str(expected)] * 3, done.stderr
+
