@@ -100,3 +100,20 @@ def test_the_usual_spellings_of_a_switch_are_read_in_any_case(value, expected):
     done = subprocess.run([sys.executable, "-c", SWITCH], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == [str(expected)] * 3, done.stderr
 
+
+TASK_LOG = (
+    "import django; django.setup(); from quorum.celery import app\n"
+    "@app.task(name='quorum.tests.noop')\n"
+    "def noop():\n    return 'done'\n"
+    "noop.apply()\n"
+)
+
+
+@pytest.mark.parametrize(("level", "shown"), [("INFO", True), ("DEBUG", True), ("WARNING", False)])
+def test_the_worker_log_shows_a_task_finishing_at_info(level, shown):
+    # celery.app.trace was held at WARNING, so at LOG_LEVEL=INFO a worker logged "received" and never "succeeded".
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QUORUM_", "CELERY_", "DATABASE_URL"))}
+    env.update({"DJANGO_SETTINGS_MODULE": "quorum.settings", "QUORUM_ENV": "test", "SECRET_KEY": "not-a-real-secret", "LOG_LEVEL": level})
+    done = subprocess.run([sys.executable, "-c", TASK_LOG], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert ("Task quorum.tests.noop[" in done.stderr and "succeeded in" in done.stderr) is shown, done.stderr
