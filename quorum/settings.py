@@ -12,6 +12,9 @@ import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from annotation.speech import asr as speech_asr
+from annotation.speech import tts as speech_tts
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -490,6 +493,14 @@ QUORUM_ASR_HTTP_URL = env.str("QUORUM_ASR_HTTP_URL", default="")  # endpoint tak
 QUORUM_ASR_HTTP_TIMEOUT = env.float("QUORUM_ASR_HTTP_TIMEOUT", default=30.0)  # seconds before an http transcription counts as failed
 QUORUM_ASR_CACHE_DIR = env.str("QUORUM_ASR_CACHE_DIR", default="")  # where adapted language models are cached; empty: the system temp dir
 QUORUM_TTS_ENGINE = env.str("QUORUM_TTS_ENGINE", default="flite")  # espeak-ng or flite (Debian packages), for simulated speech
+# A name the speech package does not know was accepted here and failed only when a recording was
+# transcribed or speech simulated; refused now, at start-up, by the speech package's own registries
+# (pure Python, no Django: safe to read while settings load).
+for _variable, _name, _known in (
+    ("QUORUM_ASR_BACKEND", QUORUM_ASR_BACKEND, speech_asr.BACKENDS), ("QUORUM_TTS_ENGINE", QUORUM_TTS_ENGINE, speech_tts.ENGINES),
+):
+    if _name not in _known:
+        raise ImproperlyConfigured(f"{_variable}={_name!r} is not one Quorum knows: {', '.join(_known)}")
 # Objective scoring (evaluation score_entries): METEOR needs the WordNet 3.0 database, which no PyPI
 # package ships; this folder holds it (Debian's wordnet-base). Missing: METEOR is taken from score.csv.
 QUORUM_WORDNET_DIR = env.str("QUORUM_WORDNET_DIR", default="/usr/share/wordnet")

@@ -117,3 +117,23 @@ def test_the_worker_log_shows_a_task_finishing_at_info(level, shown):
     done = subprocess.run([sys.executable, "-c", TASK_LOG], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert ("Task quorum.tests.noop[" in done.stderr and "succeeded in" in done.stderr) is shown, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "known"),
+    [("QUORUM_ASR_BACKEND", "bogus", "pocketsphinx, whisper, http"), ("QUORUM_TTS_ENGINE", "festival", "espeak-ng, flite")],
+)
+def test_an_unknown_speech_backend_stops_start_up_listing_the_known_ones(variable, value, known):
+    # It was accepted until a recording was transcribed (or speech simulated), then failed there.
+    assert _last_line(**{variable: value}) == (
+        f"django.core.exceptions.ImproperlyConfigured: {variable}={value!r} is not one Quorum knows: {known}"
+    )
+
+
+def test_every_speech_backend_the_registries_know_loads():
+    from annotation.speech import asr, tts
+
+    for backend in asr.BACKENDS:
+        assert _last_line(QUORUM_ASR_BACKEND=backend) == "loaded"
+    for engine in tts.ENGINES:
+        assert _last_line(QUORUM_TTS_ENGINE=engine) == "loaded"
