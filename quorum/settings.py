@@ -73,6 +73,8 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"] if DEVELOPMENT else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# A refused form gets the site's page saying what to do (templates/403_csrf.html), an /api/ request JSON.
+CSRF_FAILURE_VIEW = "quorum.error_pages.csrf_failure"
 # A URL in ALLOWED_HOSTS (https://quorum.example.org) matches no Host header: every request was a 400.
 if any("/" in host for host in ALLOWED_HOSTS):
     raise ImproperlyConfigured(

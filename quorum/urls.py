@@ -28,3 +28,9 @@ urlpatterns = [
     re_path(r"^api/(?P<rest>(?s:.*))$", unknown_api_address),
     path("", include("annotation.urls")),
 ]
+
+# DEBUG off: the site's error pages, JSON under /api/ (quorum/error_pages.py).
+handler400 = "quorum.error_pages.bad_request"
+handler403 = "quorum.error_pages.permission_denied"
+handler404 = "quorum.error_pages.page_not_found"
+handler500 = "quorum.error_pages.server_error"
