@@ -12,14 +12,39 @@ campaign's results computation) has no units to count: `attempt_state` says how 
 and `state_response` answers any such state with its fragment. `page_again` is the link such a
 fragment offers once the work is done, to the page that shows what it stored.
 """
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 FINISHED = ("succeeded", "failed")
+
+
+def queue_refused(refused_at: datetime, retry_by: datetime) -> str:
+    """Why work is still waiting when the broker did not take it (`background.after_commit`'s
+    `on_refused`): when, by when a beat sweep queues it again, and what the operator can do. Kept as
+    the waiting run's or attempt's `error`, so its page fragment and progress answer say it."""
+    def at(moment: datetime) -> str:
+        return timezone.localtime(moment).strftime("%H:%M %Z")
+
+    return (
+        f"the background queue could not be reached at {at(refused_at)}; Quorum will try again by itself "
+        f"by {at(retry_by)} (or start a worker, or check the broker)"
+    )
+
+
+def note_refused(run: Any) -> None:
+    """Say on a pending run (`BackgroundRun`: imports, exports, campaign runs, scoring runs) that the
+    broker did not take its task. The beat sweeps queue a pending run again once it is
+    QUORUM_RUN_DEADLINE_MINUTES old, at their next round; the run's start clears the note."""
+    now = timezone.now()
+    due = max(run.created_at + timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES), now)
+    retry_by = due + timedelta(seconds=settings.QUORUM_LOST_WORK_SWEEP_SECONDS)
+    type(run)._default_manager.filter(pk=run.pk, status="pending").update(error=queue_refused(now, retry_by))
 
 
 def is_finished(run: Any) -> bool:

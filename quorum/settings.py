@@ -341,13 +341,16 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# How often beat's sweeps come round: a page whose work the broker refused says by when Quorum tries again.
+QUORUM_LOST_WORK_SWEEP_SECONDS = env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)
+QUORUM_FLAG_SWEEP_SECONDS = env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)
 CELERY_BEAT_SCHEDULE = {
     # Lost background work comes back (annotation/services/sweeps.py): readings without a transcript
     # queued again, imports/exports stuck past QUORUM_RUN_DEADLINE_MINUTES re-queued or failed with
     # the reason, leftover export staging folders removed.
     "sweep-lost-work": {
         "task": "annotation.tasks.sweep_lost_work",
-        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+        "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
     },
     "release-expired-claims": {
         "task": "annotation.tasks.release_expired_claims",
@@ -368,7 +371,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "sweep-worker-flags": {
         "task": "annotation.tasks.sweep_worker_flags",
-        "schedule": timedelta(seconds=env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)),
+        "schedule": timedelta(seconds=QUORUM_FLAG_SWEEP_SECONDS),
     },
     # RADDLE's evaluation service: entries with an endpoint that are top-k by automatic score and
     # were not evaluated within their schedule's window get an interactive campaign (evaluation
@@ -380,7 +383,7 @@ CELERY_BEAT_SCHEDULE = {
     # Objective scoring runs (evaluation score_entries) lost like imports and exports above: re-queued or failed with the reason.
     "sweep-objective-scoring": {
         "task": "evaluation.tasks.sweep_objective_scoring",
-        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+        "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
     },
     # Adaptive campaigns: a look is queued when a rating is recorded; this sweep catches a round
     # whose last change was not a new rating (a response rejected, a claim expiring).
@@ -391,17 +394,17 @@ CELERY_BEAT_SCHEDULE = {
     # Pairwise ranking reports (evaluation PairwiseReport) lost like the runs below: re-queued or failed with the reason.
     "sweep-pairwise-reports": {
         "task": "evaluation.tasks.sweep_pairwise_reports",
-        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+        "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
     },
     # Planner runs and human-evaluation imports stuck past QUORUM_RUN_DEADLINE_MINUTES, as sweep-lost-work does for imports and exports.
     "sweep-campaign-runs": {
         "task": "evaluation.tasks.sweep_campaign_runs",
-        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+        "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
     },
     # Campaign results computations the broker refused, or whose worker was lost (failed with the reason), queued again.
     "sweep-campaign-results": {
         "task": "evaluation.tasks.sweep_campaign_results",
-        "schedule": timedelta(seconds=env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)),
+        "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
     },
 }
 

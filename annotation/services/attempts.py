@@ -19,6 +19,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from quorum.background import after_commit
+from quorum.progress import queue_refused
 
 from ..models import LatestAttempt
 
@@ -26,11 +27,6 @@ logger = logging.getLogger(__name__)
 
 #: How much of an error's message is kept: enough to act on, never a page of it.
 ERROR_CHARS = 300
-
-REFUSED = (
-    "the background queue did not take it (the broker is down); the beat sweep queues it again "
-    "once the broker is back"
-)
 
 #: How long a queued attempt the broker took may wait before the sweep takes it for lost: an idle
 #: worker starts one within seconds, and a sweep every few minutes must not queue every attempt
@@ -76,6 +72,9 @@ class AttemptRecord(Generic[A]):
     model: type[A]
     owner_field: str
     task: str
+    #: The setting of how often the beat sweep that calls `settle` comes round: a refused attempt is
+    #: queued again then, and its row says by when.
+    sweep_seconds_setting: str = "QUORUM_LOST_WORK_SWEEP_SECONDS"
 
     @property
     def _rows(self) -> models.QuerySet[A]:
@@ -97,7 +96,11 @@ class AttemptRecord(Generic[A]):
         return run
 
     def _note_refused(self, run_id: int, queued_at) -> None:
-        self._rows.filter(pk=run_id, status=Status.QUEUED, queued_at=queued_at).update(error=REFUSED)
+        """The broker did not take the task: the row, still queued, says when and by when the sweep
+        tries again (a queued attempt with an error is a refused one: `settle`)."""
+        now = timezone.now()
+        retry_by = now + timedelta(seconds=getattr(settings, self.sweep_seconds_setting))
+        self._rows.filter(pk=run_id, status=Status.QUEUED, queued_at=queued_at).update(error=queue_refused(now, retry_by))
 
     def run(self, owner: models.Model, work: Callable[[], T]) -> Outcome[T]:
         """Run `work` as the owner's attempt: running, then succeeded, or failed with the reason on
@@ -153,5 +156,5 @@ class AttemptRecord(Generic[A]):
         stuck = self._rows.filter(status=Status.RUNNING, started_at__lt=cutoff)
         lost = set(stuck.values_list(owner_id, flat=True))
         stuck.update(status=Status.FAILED, finished_at=now, error=lost_reason())
-        waiting = self._rows.filter(status=Status.QUEUED).filter(models.Q(error=REFUSED) | models.Q(queued_at__lt=now - QUEUED_GRACE))
+        waiting = self._rows.filter(status=Status.QUEUED).filter(~models.Q(error="") | models.Q(queued_at__lt=now - QUEUED_GRACE))
         return lost | set(waiting.values_list(owner_id, flat=True))

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from quorum import csv_safety
 from quorum.background import after_commit
+from quorum.progress import note_refused
 
 from .. import task_types
 from ..exporters import DialogRecord, ExportError, TurnRecord, raw_csv, readme, writer_for
@@ -609,5 +610,6 @@ def start_export(job: Job, created_by=None, *, include_audio: bool = False, out_
             if same is not None:
                 return same  # asked twice: the run already queued, not a second one
         run = create_export_run(job, created_by=created_by, include_audio=include_audio, out_of_domain=out_of_domain, **speech_errors)
-        after_commit("annotation.tasks_exports.run_export", run.pk)
+        # The broker down: the run says so on its row (and the page), and the lost-work sweep queues it again.
+        after_commit("annotation.tasks_exports.run_export", run.pk, on_refused=lambda: note_refused(run))
     return run

@@ -14,7 +14,9 @@ from .attempts import AttemptRecord
 from .quality import apply_flags
 from .voting import vote_job_of
 
-FLAG_RUNS: AttemptRecord[FlagRun] = AttemptRecord(FlagRun, "job", "annotation.tasks.apply_worker_flags")
+FLAG_RUNS: AttemptRecord[FlagRun] = AttemptRecord(
+    FlagRun, "job", "annotation.tasks.apply_worker_flags", sweep_seconds_setting="QUORUM_FLAG_SWEEP_SECONDS"  # settled by sweep_worker_flags
+)
 
 
 def request_flag_run(job: Job, *, by=None) -> FlagRun:

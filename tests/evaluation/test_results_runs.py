@@ -193,11 +193,12 @@ def test_with_the_broker_down_the_computation_is_recorded_as_queued_and_says_the
     answer = _compute(client_for(organizer), campaign, django_capture_on_commit_callbacks)
     assert answer.status_code == 202 and broker_down == [(campaign.pk,)]
     shown = _results_run(client_for(organizer), campaign)
-    assert shown["status"] == "queued" and "broker is down" in shown["error"] and shown["current"] is True
+    assert shown["status"] == "queued" and "queue could not be reached" in shown["error"] and shown["current"] is True
     run = CampaignResultsRun.objects.get(campaign=campaign)
     assert _run_line(page, campaign) == (
-        f"Computing the results: queued at {_shown(run.queued_at)}, but the background queue did not take it "
-        "(the broker is down); the beat sweep queues it again once the broker is back."
+        f"Computing the results: queued at {_shown(run.queued_at)}, but the background queue could not be reached "
+        f"at {run.queued_at:%H:%M} UTC; Quorum will try again by itself by "
+        f"{run.queued_at + timedelta(seconds=settings.QUORUM_LOST_WORK_SWEEP_SECONDS):%H:%M} UTC (or start a worker, or check the broker)."
     )
 
 

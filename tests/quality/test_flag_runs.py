@@ -184,12 +184,13 @@ def test_with_the_broker_down_the_run_is_recorded_as_queued_and_says_the_queue_d
     answer = _recompute(client_for(organizer), job, django_capture_on_commit_callbacks)
     assert answer.status_code == 202 and broker_down == [(job.pk,)]
     run = client_for(organizer).get(f"/api/jobs/{job.pk}/reviews/").data["flags"]["run"]
-    assert run["status"] == "queued" and "broker is down" in run["error"] and run["current"] is True
+    assert run["status"] == "queued" and "queue could not be reached" in run["error"] and run["current"] is True
     run = FlagRun.objects.get(job=job)
     for line in _both_lines(page, job):
         assert line.startswith(
-            f"Recomputing worker flags: queued at {_shown(run.queued_at)}, but the background queue did not take it "
-            "(the broker is down); the beat sweep queues it again once the broker is back."
+            f"Recomputing worker flags: queued at {_shown(run.queued_at)}, but the background queue could not be reached "
+            f"at {run.queued_at:%H:%M} UTC; Quorum will try again by itself by "
+            f"{run.queued_at + timedelta(seconds=settings.QUORUM_FLAG_SWEEP_SECONDS):%H:%M} UTC (or start a worker, or check the broker)."
         ), line
 
 

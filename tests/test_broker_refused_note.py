@@ -1,0 +1,88 @@
+"""Work started while the broker is unreachable (kombu's OperationalError when the task is sent) is
+kept, and the click answers as usual; the run's own fragment says the queue could not be reached,
+when, and by when Quorum tries again by itself. Before, an export showed "Pending 0% Waiting for the
+background worker" until the lost-work sweep queued it again, two hours later, with nothing said."""
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from annotation.models import ExportRun, FlagRun, RunStatus
+from annotation.services import flag_runs
+from annotation.services.exports import run_export
+from tests.annotation.test_api_follow_runs import job_with_a_response
+
+pytestmark = pytest.mark.django_db
+
+NOTE = re.compile(
+    r"the background queue could not be reached at (\d\d:\d\d) UTC; Quorum will try again by itself by (\d\d:\d\d) UTC "
+    r"\(or start a worker, or check the broker\)"
+)
+
+
+@pytest.fixture
+def unreachable_broker(monkeypatch):
+    """Celery as in production (not eager), its sends refused as kombu refuses them with Redis down."""
+    from quorum import background
+
+    def refuse(self, *args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(background, "runs_inline", lambda: False)
+    monkeypatch.setattr("celery.app.task.Task.delay", refuse)
+    monkeypatch.setattr("celery.app.task.Task.apply_async", refuse)
+
+
+@pytest.fixture
+def page(organizer):
+    client = Client()
+    client.force_login(organizer)
+    return client
+
+
+def _hhmm(moment) -> str:
+    return timezone.localtime(moment).strftime("%H:%M")
+
+
+def test_an_export_the_broker_refused_says_so_and_when_quorum_tries_again(
+    unreachable_broker, page, settings, django_capture_on_commit_callbacks,
+):
+    job = job_with_a_response()
+    with django_capture_on_commit_callbacks(execute=True):
+        clicked = page.post(reverse("organizer:job-export", args=[job.pk]))
+    assert clicked.status_code == 302  # never a 500 on the button
+    run = ExportRun.objects.get(job=job)
+    assert run.status == RunStatus.PENDING  # kept: the sweep queues it again
+
+    state = page.get(reverse("organizer:export-progress", args=[run.pk])).json()
+    assert state["status"] == "pending" and not state["finished"]
+    refused, retry = NOTE.search(state["html"]).groups()
+    assert refused == _hhmm(timezone.now())
+    due = run.created_at + timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES, seconds=settings.QUORUM_LOST_WORK_SWEEP_SECONDS)
+    assert retry == _hhmm(due)
+    assert "Waiting for the background worker" not in state["html"] and "data-progress-url" in state["html"]  # still followed
+    assert NOTE.search(page.get(reverse("organizer:job", args=[job.pk])).content.decode())  # the job page's row says it too
+
+    run_export(run.pk)  # the sweep queued it again, a worker runs it
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.error == ""
+
+
+def test_a_flag_run_the_broker_refused_says_so_and_the_flag_sweep_takes_it(
+    unreachable_broker, page, settings, django_capture_on_commit_callbacks,
+):
+    job = job_with_a_response()
+    with django_capture_on_commit_callbacks(execute=True):
+        clicked = page.post(reverse("organizer:job-flags", kwargs={"pk": job.pk}))
+    assert clicked.status_code == 302
+    run = FlagRun.objects.get(job=job)
+    assert run.status == FlagRun.Status.QUEUED
+    html = page.get(reverse("organizer:job-flags-progress", kwargs={"pk": job.pk})).json()["html"]
+    refused, retry = NOTE.search(html).groups()
+    assert refused == _hhmm(timezone.now())
+    assert retry == _hhmm(run.queued_at + timedelta(seconds=settings.QUORUM_FLAG_SWEEP_SECONDS))
+    assert job.pk in flag_runs.jobs_to_sweep()  # the next flag sweep queues it again
