@@ -11,6 +11,7 @@ that failed. On submission the transcript is read back from the relay (`server_a
 response holds what was said: [{"role", "text", "failed", "offered"}].
 """
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .. import chat_relay
@@ -85,8 +86,12 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         return {"transcript": recorded["turns"], "system_unavailable": bool(recorded.get("unavailable"))}
 
     def held_back(self, job):
-        paused = chat_relay.paused_endpoints()  # a system that kept failing gets no new chats
-        return {"payload__endpoint__in": sorted(paused)} if paused else None
+        # A system that kept failing gets no new chats. Its relay's query is read inside the claim's
+        # statement (never asked whether it is empty: that would be the read it saves).
+        paused = chat_relay.paused_endpoints()
+        if isinstance(paused, AbstractSet):
+            return {"payload__endpoint__in": sorted(paused)} if paused else None
+        return {"payload__endpoint__in": paused}
 
     def claim_start(self, job, worker) -> int | None:
         """A worker is not given the goal of their last chat again next (they would know it): their

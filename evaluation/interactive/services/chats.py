@@ -12,6 +12,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Func, JSONField
 from django.utils import timezone
 
 from annotation import chat_relay
@@ -36,6 +37,17 @@ PAUSED_ERROR = "system paused"
 #: Like a paused turn, it does not count toward pausing: the calls under way do.
 BUSY_ERROR = "system busy"
 _NOT_COUNTED = (PAUSED_ERROR, BUSY_ERROR)
+
+
+class _AsPayloadValue(Func):
+    """A text column as the JSON value an item's payload key holding the same text compares to:
+    jsonb on PostgreSQL; SQLite reads a payload key's string as text, so there the column as it is."""
+
+    template = "%(expressions)s"
+    output_field = JSONField()
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return self.as_sql(compiler, connection, template="to_jsonb(%(expressions)s)", **extra_context)
 
 
 def _client(system: DialogSystem) -> SystemClient:
@@ -250,6 +262,11 @@ class SystemsRelay(chat_relay.ChatRelay):
 
     def paused_endpoints(self):
         return set(DialogSystem.objects.filter(paused_at__isnull=False).values_list("public_id", flat=True))
+
+    def paused_endpoints_query(self):
+        # Read inside each claim's statement: a pause or resume counts from the next claim in every
+        # process, with no cache to invalidate and no read of its own.
+        return DialogSystem.objects.filter(paused_at__isnull=False).order_by().values(endpoint=_AsPayloadValue("public_id"))
 
 
 def create_chat_job(

@@ -33,7 +33,6 @@ class TestChat(TaskTypeContract):
     bad_fields = {"outcome_reason", "understanding", "appropriateness_reason"}
     payload = CHAT
     opens_on_text = True  # the worker chats before judging: the page opens in the message box
-    cycle_queries = 13  # HoldsBackItems: every claim first asks which systems are paused (evaluation's relay knows); the claim itself is one statement
 
     def environment(self):
         from annotation.extensions import chat_relays
