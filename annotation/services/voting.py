@@ -32,7 +32,7 @@ from ..models import DecisionRule, Item, Job, OnVotedDown, QualityPolicy, Respon
 from ..quality import reliability
 from ..selectors.policies import policy_of
 from ..task_types.vote import AGAINST, FOR
-from . import model_votes
+from . import model_votes, voting_tally
 from .response_status import transition
 
 DEFAULT_VOTE_REWARD = Decimal("0.10")  # CGoDial paid $0.10-0.20 per turn
@@ -218,6 +218,11 @@ def _history(item: Item) -> list[dict]:
 
 def record_vote(vote: Response) -> ReviewRound | None:
     """Count a stored vote; decide the round when the last vote is in. Call with the vote item locked."""
+    # Most votes are not the last: counted and stored in one statement. The last one, and one for
+    # a round settled already, go on below as before.
+    counted = voting_tally.count_votes(vote.item_id)
+    if counted is not None and counted.waits_for_more:
+        return counted.round
     # The response and its job's policy come with the round (the decision reads both); only the
     # round's row is locked, as before.
     round_ = (
