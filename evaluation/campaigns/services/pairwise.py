@@ -17,7 +17,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import connection
+from django.db.models.constants import OnConflict
+from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from annotation.models import RunStatus
@@ -82,14 +84,33 @@ def request_report(job, *, delay: float | None = None, created_by=None) -> Pairw
 def _waiting_or_new(job, created_by) -> tuple[PairwiseReport, bool]:
     """(the job's pending report, True), else (a new one, False)."""
     while True:
-        try:
-            with transaction.atomic():
-                report = PairwiseReport.objects.create(job=job, created_by=created_by)
+        report = PairwiseReport(job=job, created_by=created_by)
+        if _insert_unless_one_waits(report):
             return report, False
-        except IntegrityError:  # pairwise_report_one_pending: a computation waits already
-            waiting = PairwiseReport.objects.filter(job=job, status=RunStatus.PENDING).first()
-            if waiting is not None:  # else it started meanwhile: this change needs one of its own
-                return waiting, True
+        # pairwise_report_one_pending: a computation waits already
+        waiting = PairwiseReport.objects.filter(job=job, status=RunStatus.PENDING).first()
+        if waiting is not None:  # else it started meanwhile: this change needs one of its own
+            return waiting, True
+
+
+def _insert_unless_one_waits(report: PairwiseReport) -> bool:
+    """Insert the pending `report` unless its job has one: INSERT ... ON CONFLICT DO NOTHING
+    RETURNING id, one statement, where an insert refused by the constraint needs a savepoint to roll
+    back to (it runs inside the vote's transaction). True with `report` saved."""
+    fields = [f for f in PairwiseReport._meta.concrete_fields if not f.primary_key]
+    query = InsertQuery(PairwiseReport, on_conflict=OnConflict.IGNORE)
+    query.insert_values(fields, [report])
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [PairwiseReport._meta.pk]
+    (sql, params), = compiler.as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    report.pk = row[0]
+    report._state.adding, report._state.db = False, connection.alias
+    return True
 
 
 def compute_report(report_id: int) -> PairwiseReport | None:
