@@ -64,16 +64,52 @@ def unit_name(unspaced: bool, n: int) -> str:
     return "word" if n == 1 else "words"
 
 
+# Numerals a number can be written with besides Unicode's numeric characters (digits, 一..十, 百, 千, 万):
+# 两 ("two", 两个人) and 几 ("some", 十几个人) glue onto numbers like any other numeral.
+_MORE_NUMERALS = frozenset("两几幾")
+
+
+def _numeral(char: str) -> bool:
+    return char.isnumeric() or char in _MORE_NUMERALS
+
+
+def joins_word(before: str, after: str) -> bool:
+    """Whether these two neighbouring characters belong to one word or one number, so that a slot
+    value cannot begin or end between them: letters or digits of scripts written with spaces
+    ("least" holds no "east"), and numerals in any script ("十三个人" holds no "三个人": thirteen
+    people are not three; "14位" holds no "4位"). Anywhere else in a script written without spaces
+    ("订北京饭店"), a word may begin or end between any two characters."""
+    if not (before.isalnum() and after.isalnum()):
+        return False
+    if _numeral(before) and _numeral(after):
+        return True
+    return not (is_unspaced(before) or is_unspaced(after))
+
+
+def _contains_unspaced(haystack: str, needle: str) -> bool:
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if not (start and joins_word(haystack[start - 1], needle[0])) and not (
+            end < len(haystack) and joins_word(needle[-1], haystack[end])
+        ):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
 def contains_value(text: str, value: str, unspaced: bool) -> bool:
     """Whether `value` occurs in `text` as stored: its characters in order, with no other
     normalisation than Unicode form, case (a value may open a sentence: "Cheap Thai food") and
-    runs of spaces; as whole words in spaced scripts, as a substring in unspaced ones. Importers
-    store values as whole words of the source, so the source's own words always pass."""
+    runs of spaces; as whole words in spaced scripts, as a substring in unspaced ones, where it
+    must still not extend a number ("三个人" is not kept in "十三个人", nor "4位" in "14位": see
+    `joins_word`). Importers store values as whole words of the source, so the source's own words
+    always pass."""
     haystack, needle = normalize(text), normalize(value)
     if not needle:
         return True
     if unspaced or is_unspaced(needle):
-        return needle in haystack
+        return _contains_unspaced(haystack, needle)
     left = r"(?<!\w)" if needle[0].isalnum() else ""
     right = r"(?!\w)" if needle[-1].isalnum() else ""
     return re.search(left + re.escape(needle) + right, haystack) is not None
