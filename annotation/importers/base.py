@@ -22,6 +22,7 @@ import ijson
 
 from quorum.lazy_modules import lazy
 
+from ..text import text_units
 from .json_errors import MAX_DEPTH, TOO_DEEP, locate_syntax_error
 
 if TYPE_CHECKING:
@@ -499,6 +500,9 @@ def locate(text: str, lowered: str, value: str) -> str | None:
     `lowered` is text.lower() (computed once per turn). An occurrence must start and end at a word
     boundary: "east" is not found in "least", nor "moderate" in "moderately", since a rewrite
     is checked for the stored value as whole words and the source itself must pass that check.
+    Where either side of a boundary is written without spaces between words (Chinese, Japanese,
+    Thai: "我想订北京饭店"), a word may begin or end between any two characters but a number's
+    numerals (`text_units.joins_word`), as the rewrite check (`text_units.contains_value`) takes it.
     """
     needle = value.strip().lower()
     if needle in NON_VALUES:
@@ -509,8 +513,8 @@ def locate(text: str, lowered: str, value: str) -> str | None:
     check_start, check_end = needle[0].isalnum(), needle[-1].isalnum()
     while start != -1:
         end = start + len(needle)
-        if (not check_start or start == 0 or not lowered[start - 1].isalnum()) and (
-            not check_end or end == len(lowered) or not lowered[end].isalnum()
+        if (not check_start or start == 0 or not text_units.joins_word(lowered[start - 1], needle[0])) and (
+            not check_end or end == len(lowered) or not text_units.joins_word(needle[-1], lowered[end])
         ):
             return text[start:end]
         start = lowered.find(needle, start + 1)
