@@ -311,8 +311,9 @@ def job_agreement(job: Job) -> list[QuestionAgreement]:
             tables[question].append((item_id, worker_id, value))
     out = []
     for question, table in tables.items():
-        alpha, note, units, (low, high) = agreement_table(table, kind.agreement_level)
-        out.append(QuestionAgreement(question, kind.agreement_level, alpha, note, units, len(table), low, high))
+        level = task_types.agreement_level_of(kind, question, job.settings)
+        alpha, note, units, (low, high) = agreement_table(table, level)
+        out.append(QuestionAgreement(question, level, alpha, note, units, len(table), low, high))
     return out
 
 
@@ -373,7 +374,8 @@ def job_flags(job: Job):
 
     kind = task_types.get(job.task_type)
     responses, ratings, texts = flag_tables(job)
-    ordinal = set(ratings["key"].astype(str)) if kind.agreement_level in ("ordinal", "interval", "ratio") and len(ratings) else set()
+    keys = set(ratings["key"].astype(str)) if len(ratings) else set()
+    ordinal = {k for k in keys if task_types.agreement_level_of(kind, k, job.settings) in ("ordinal", "interval", "ratio")}
     thresholds = FlagThresholds.from_policy(QualityPolicy.objects.filter(job=job).first(), ordinal_keys=ordinal)
     return compute_flags(responses, ratings, texts, thresholds)
 

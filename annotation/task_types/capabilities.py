@@ -242,6 +242,15 @@ class HoldsBackItems:
 # --- Combining and review ------------------------------------------------------------------------------
 
 
+class LevelsByQuestion:
+    """Questions of one type measured at different levels (a chat's Success/Fail is nominal, its
+    1-5 ratings ordinal): agreement and the rating flags take each question's own level."""
+
+    def question_level(self, question: str, settings: Mapping) -> str:
+        """The level of measurement (`base.LEVELS`) of one question of `agreement_values`."""
+        return getattr(self, "agreement_level", "nominal")
+
+
 class HasSubset:
     """A job may define a downloadable subset of its items (CGoDial's hard test subset)."""
 
@@ -367,10 +376,17 @@ def settings_notes(kind: object, settings: Mapping) -> list[str]:
     return noting.settings_notes(settings) if noting else []
 
 
+def agreement_level_of(kind: Any, question: str, settings: Mapping) -> str:
+    """The level one question of `kind` is measured at: its own where the type says
+    (`LevelsByQuestion`), else the type's `agreement_level`."""
+    levels = capability(kind, LevelsByQuestion)
+    return levels.question_level(question, settings) if levels else kind.agreement_level
+
+
 CAPABILITIES: tuple[type, ...] = (
     FromCorpusTurns, FromPayloads, FromResponses, SettingFiles, Votable, GradesGold, FeedsRatings, ComparesSystems,
     TakesUploads, RelaysChat, GroupsFields, OrdersClaims, HoldsBackItems, HasSubset, DiffsAgainstSubject,
-    ExportsTestSets, ExportsFiles, NotesSettings,
+    ExportsTestSets, ExportsFiles, NotesSettings, LevelsByQuestion,
 )
 
 

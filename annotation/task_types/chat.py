@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import chat_relay
 from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError
-from .capabilities import FromPayloads, HoldsBackItems, OrdersClaims, RelaysChat
+from .capabilities import FromPayloads, HoldsBackItems, LevelsByQuestion, OrdersClaims, RelaysChat
 from .registration import register
 
 OUTCOMES = {"success": "Success: the system did what my goal asked", "fail": "Fail: it did not"}
@@ -31,11 +31,11 @@ SYSTEM_STOPPED = "The system stopped answering."
 NOT_CALLED = (chat_relay.UNAVAILABLE, chat_relay.BUSY)
 
 
-class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersClaims):
+class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersClaims, LevelsByQuestion):
     key = "chat"
     label = "Chat with a dialog system towards a goal, then judge it (DSTC9 Track 2 interactive evaluation)"
     template = "annotation/tasks/chat.html"
-    agreement_level = "ordinal"
+    agreement_level = "ordinal"  # the 1-5 ratings; the outcome is nominal (question_level)
     settings_help = {
         "min_user_turns": (1, "How many messages the worker must send before ending the dialog."),
     }
@@ -148,6 +148,11 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
             out[name] = round(sum(values) / len(values), 4) if values else None
         out["failed_turns"] = sum(failed_calls(r.get("transcript") or []) for r in answer_rows)
         return out
+
+    def question_level(self, question, settings):
+        # Success/Fail are two categories, not points of a scale: alpha is the same at either level
+        # for two values, but the page said "ordinal", and the flags compared them "within one point".
+        return "nominal" if question == "outcome" else self.agreement_level
 
     def agreement_values(self, answers, settings):
         values = {name: answers[name] for name in RATINGS if isinstance(answers.get(name), int)}

@@ -165,7 +165,7 @@ class TaskTypeContract:
         agreement = job_agreement(job)
         has_choices = any(f.get("choices") and not f.get("hidden") for f in kind.answer_fields(job.settings))
         assert bool(agreement) == (has_choices and counted > 0)
-        assert all(a.level == kind.agreement_level for a in agreement)
+        assert all(a.level == task_types.agreement_level_of(kind, a.question, job.settings) for a in agreement)
 
     def test_a_reviewer_sees_every_answer_under_its_label(self, job, make_annotator):
         (user, worker), = self._workers(make_annotator, 1)

@@ -299,6 +299,20 @@ class TestDiffsAgainstSubject:
         assert kind.subject_of({"utterance": "a table for two"}) == "a table for two"
 
 
+@suite(caps.LevelsByQuestion)
+class TestLevelsByQuestion:
+    @pytest.mark.parametrize("kind", declaring(caps.LevelsByQuestion))
+    def test_every_question_of_a_good_answer_has_a_level(self, kind):
+        from annotation.task_types.base import LEVELS
+
+        settings = kind.clean_settings({})
+        answers = {f["name"]: next(iter(f["choices"])) for f in kind.answer_fields(settings) if f.get("choices")}
+        questions = kind.agreement_values(answers, settings)
+        assert questions, "a type with levels by question measures agreement on some question"
+        levels = {q: task_types.agreement_level_of(kind, q, settings) for q in questions}
+        assert set(levels.values()) <= set(LEVELS), levels
+
+
 # --- What the builder is told ----------------------------------------------------------------------
 
 

@@ -50,3 +50,13 @@ class TestChat(TaskTypeContract):
     def bad_answers(self, item):
         return {"outcome": "fail", "understanding": "9", "appropriateness": "3"}
 
+
+
+def test_success_or_fail_is_measured_as_categories_and_the_ratings_as_a_scale():
+    """The organizer's walk: a chat job's agreement on Success/Fail read "ordinal"."""
+    from annotation import task_types
+
+    kind = task_types.get("chat")
+    settings = kind.clean_settings({})
+    assert task_types.agreement_level_of(kind, "outcome", settings) == "nominal"
+    assert task_types.agreement_level_of(kind, "understanding", settings) == "ordinal"
