@@ -93,3 +93,42 @@ def test_a_flag_run_the_broker_refused_says_so_and_the_flag_sweep_takes_it(
     assert refused in _minutes_since(clicked_at)
     assert retry == _hhmm(run.queued_at + timedelta(seconds=settings.QUORUM_FLAG_SWEEP_SECONDS))
     assert job.pk in flag_runs.jobs_to_sweep()  # the next flag sweep queues it again
+
+
+def test_a_campaign_run_and_a_scoring_run_the_broker_refused_say_so_until_they_start(
+    unreachable_broker, page, tmp_path, django_capture_on_commit_callbacks,
+):
+    """The campaign page's planner and the objective scores' Compute kept "Waiting for the
+    background worker" (and nothing) while the broker refused their task."""
+    from evaluation.campaigns.services.campaigns import create_campaign
+    from evaluation.campaigns.services.imports import import_entries, import_test_set
+    from evaluation.campaigns.services.objective import run_scoring
+    from evaluation.campaigns.services.runs import execute
+    from evaluation.models import CampaignRun, ObjectiveScoringRun
+    from tests.evaluation.test_campaign_runs import GOAL, progress
+    from tests.evaluation.test_objective_scoring import FIXTURES
+    from tests.evaluation.test_power import write_pilot
+
+    test_set = import_test_set("DSTC9 Track 1", "test", FIXTURES / "labels.json", FIXTURES / "knowledge.json")
+    import_entries(test_set, FIXTURES / "entries", scores_path=FIXTURES / "score.csv")
+    campaign = create_campaign("pilot", test_set, [])
+    clicked_at = timezone.now()
+    with write_pilot(tmp_path / "pilot.csv").open("rb") as handle, django_capture_on_commit_callbacks(execute=True):
+        assert page.post(reverse("evaluation:campaign-results", args=[campaign.pk]), {**GOAL, "pilot_file": handle}).status_code == 302
+    run = CampaignRun.objects.get()
+    state = progress(page, run)
+    assert state["status"] == "pending" and "data-progress-url" in state["html"]
+    assert NOTE.search(state["html"]).group(1) in _minutes_since(clicked_at)
+    assert "Waiting for the background worker" not in state["html"]
+    execute(run.pk)  # the sweep queued it again, a worker runs it
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.error == "" and not NOTE.search(progress(page, run)["html"])
+
+    objective = f"/evaluation/test-sets/{test_set.pk}/objective/"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert page.post(objective + "compute/").status_code == 302
+    scoring = ObjectiveScoringRun.objects.get()
+    assert scoring.status == RunStatus.PENDING and NOTE.search(page.get(objective).content.decode())
+    run_scoring(scoring.pk)
+    scoring.refresh_from_db()
+    assert scoring.status == RunStatus.SUCCEEDED and not NOTE.search(page.get(objective).content.decode())

@@ -25,6 +25,7 @@ from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from quorum import strict_json
 from quorum.background import after_commit, queue_now
 from quorum.lazy_modules import lazy
+from quorum.progress import note_refused
 
 if TYPE_CHECKING:
     from evaluation.stats import objective
@@ -79,7 +80,7 @@ def start_scoring(test_set: TestSet, created_by=None) -> ObjectiveScoringRun:
         if under_way is not None:
             return under_way
         run = ObjectiveScoringRun.objects.create(test_set=test_set, created_by=created_by, total=scorable_entries(test_set).count())
-        after_commit("evaluation.tasks.run_objective_scoring", run.pk)
+        after_commit("evaluation.tasks.run_objective_scoring", run.pk, on_refused=lambda: note_refused(run))
     return run
 
 

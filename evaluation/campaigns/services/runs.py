@@ -29,6 +29,7 @@ from evaluation.models import Campaign, CampaignRun, Rating
 from hits.providers import registry
 from quorum.background import after_commit, queue_now
 from quorum.lazy_modules import lazy
+from quorum.progress import note_refused
 
 if TYPE_CHECKING:
     from evaluation.stats import power
@@ -50,7 +51,8 @@ def _record(campaign: Campaign, kind: str, *, options: dict, upload=None, create
                 campaign=campaign, kind=kind, options=options, upload=str(saved or ""), upload_name=getattr(upload, "name", "") or "",
                 created_by=created_by,
             )
-            after_commit(TASK, run.pk)
+            # The broker down: the run says so (and when Quorum tries again); the lost-work sweep queues it.
+            after_commit(TASK, run.pk, on_refused=lambda: note_refused(run))
     except BaseException:
         _remove_upload(saved)
         raise
@@ -123,7 +125,9 @@ def start_human_eval_import(campaign: Campaign, upload, *, replace: bool, create
 
 def execute(run_id: int) -> CampaignRun | None:
     """Do a queued run (the task's body). None when it is not pending (already done, or taken)."""
-    claimed = CampaignRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=timezone.now())
+    claimed = CampaignRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.RUNNING, started_at=timezone.now(), error="",  # the broker's refusal, if any, is over
+    )
     if not claimed:
         return None
     run = CampaignRun.objects.select_related("campaign__test_set").get(pk=run_id)
