@@ -6,7 +6,7 @@ whole corpus never holds more than one dialog in memory.
 """
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -29,6 +29,11 @@ class TurnRecord:
     #: "" for a turn of the source; OOS_TURN for an inserted out-of-scope user turn, OOS_REPLY for
     #: the system's default answer after it. Each writer labels them in its format (docs/formats.md).
     inserted: str = ""
+    #: The text `raw`'s positions (MultiWOZ `span_info`) were counted in, where `text` took its place
+    #: (a rewrite); None where `text` is that text. A writer whose format has positions moves them.
+    source_text: str | None = None
+    #: Values as written in `source_text` -> the values that replaced them (unseen entities).
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
 
 OOS_TURN, OOS_REPLY = "oos", "oos_reply"
@@ -123,6 +128,10 @@ class VariantWriter:
 
     def finish(self) -> list[str]:
         raise NotImplementedError
+
+    def counts(self) -> dict:
+        """What the writer counted for the manifest's counts of its set (MultiWOZ: spans moved and left out)."""
+        return {}
 
     def close(self) -> None:
         for handle in self._open:

@@ -102,6 +102,7 @@ def render(
     ]
     for variant, counts in variants.items():
         lines.append(f"| {variant} | {counts['turns_replaced']} | {counts['turns_without_accepted_rewrite']} |")
+    lines += span_lines(variants)
     speech = manifest.get("speech_errors")
     if speech:
         lines += [
@@ -135,6 +136,20 @@ def render(
         "",
     ]
     return "\n".join(lines)
+
+
+def span_lines(variants: Mapping) -> list[str]:
+    """What became of the MultiWOZ `span_info` of changed turns (the writer's counts), where there was any."""
+    moved = sum(c.get("span_info_moved", 0) for c in variants.values())
+    dropped = sum(c.get("span_info_dropped", 0) for c in variants.values())
+    if not moved and not dropped:
+        return []
+    return [
+        "",
+        f"`span_info` of changed turns: {moved} spans placed in the new text, {dropped} left "
+        "out because the new text does not hold their value (per set in `manifest.json`: `variants.<set>.span_info_moved`, "
+        "`span_info_dropped`).",
+    ]
 
 
 def file_lines(file_words: Mapping[str, str]) -> list[str]:

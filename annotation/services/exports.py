@@ -194,6 +194,7 @@ def _write_export(
             tracker.advance()
         for variant in variants:
             files += [f"{variant}/{name}" for name in writers[variant].finish()]
+            counts[variant].update(writers[variant].counts())
 
     flagged = FlagSummary(variants)
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:

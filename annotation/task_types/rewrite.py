@@ -176,24 +176,32 @@ class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Setti
     def test_set_turns(self, turn, payload, accepted_responses, settings):
         """Per variant, the earliest accepted rewrite in place of the source turn; with unseen
         entities, the turn with its new values where no rewrite was accepted, and the new values as
-        the turn's slot values."""
+        the turn's slot values. Each record names the source text (and the values renamed), so a
+        format with positions (MultiWOZ `span_info`) can place the values in the new text."""
         variants = self.test_set_names(settings)
         rewrites = earliest_accepted_rewrites(accepted_responses, variants)
         slot_values = turn.slot_values
+        renamed: dict[str, str] = {}
         if "entities" in payload:
             new = {(c["slot"], c["old"]): c["new"] for c in payload["entities"]}
             slot_values = [{**sv, "value": new.get((sv["slot"], sv["value"]), sv["value"])} for sv in turn.slot_values]
+            renamed = {c["old"]: c["new"] for c in payload["entities"]}
             if payload["entities"]:
                 rewrites = {v: rewrites.get(v, payload["utterance"]) for v in variants}
-        return {v: [TurnRecord(turn.index, turn.speaker, text, slot_values, turn.raw)] for v, text in rewrites.items()}
+        return {
+            v: [TurnRecord(turn.index, turn.speaker, text, slot_values, turn.raw, source_text=turn.text, renamed=renamed)]
+            for v, text in rewrites.items()
+        }
 
     def test_set_words(self, settings):
         return TestSetWords(
             sets="One directory per rewrite variant. Each is the source corpus in its own format with every user turn that "
             "has an accepted rewrite replaced by that rewrite; everything else is as imported.",
-            slot_values="**`span_info` start/end word positions refer to the original user text and may not match a "
-            "rewrite**; the slot values themselves were required verbatim in every rewrite, so locate them in the text "
-            "(case-insensitively) rather than by position.",
+            slot_values="The slot values were required verbatim in every rewrite. A changed turn's MultiWOZ `span_info` gives "
+            "each value's place in the new text, counted as the corpus counted it (words, as in MultiWOZ 2.1, or characters "
+            "where the corpus is written without spaces; `end` inclusive unless the corpus's was not); a span whose value the "
+            "new text does not hold (a rewrite a reviewer accepted after all) is left out rather than given a wrong place, "
+            "and with unseen entities a span names the new value. `dialog_act` is as imported (it has no positions).",
             selection=[DIALOGS_RULE, earliest_rule("rewrite"), "Turns of the job without an accepted rewrite keep their original text."],
             counts=("variant", "turns replaced", "turns without an accepted rewrite"),
         )
