@@ -1,6 +1,6 @@
 """The README written into every export directory. Pure: no Django import."""
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from quorum import numbers
 
@@ -9,7 +9,7 @@ from . import flag_summary
 FORMAT_NOTES = {
     "multiwoz": (
         "`<set>/data.json` has the MultiWOZ 2.x shape: a dict from dialog id to `{goal, log}`. "
-        "Every log entry of a source turn keeps its `metadata`, `dialog_act` and `span_info` as imported."
+        "Every log entry of a source turn keeps its `metadata`, `dialog_act` and `span_info` as imported, but where said below."
     ),
     "dstc9": (
         "`<set>/logs.json` has the DSTC9 Track 1 shape (a list of instances, each a list of "
@@ -26,6 +26,9 @@ FORMAT_NOTES = {
         "`{dialog_id, turns: [{speaker, text, slot_values}], meta}`."
     ),
 }
+#: The formats whose test sets hold slot values (DSTC9 and DSTC6 turns are text alone), so only
+#: their READMEs say what a changed turn's slot values are worth.
+SLOT_VALUE_FORMATS = frozenset({"multiwoz", "jsonl"})
 
 
 @dataclass(frozen=True)
@@ -34,12 +37,23 @@ class TestSetWords:
 
     #: What the test-set directories hold: a paragraph.
     sets: str
-    #: What a changed turn's slot values and word positions (MultiWOZ `span_info`) are worth.
+    #: What a changed turn's slot values are worth, in words true of every format that has them
+    #: (`SLOT_VALUE_FORMATS`); the README of a format without slot values leaves it out.
     slot_values: str
     #: How the export chooses what goes in: bullets, without the leading "- ".
     selection: Sequence[str]
     #: The headers of the count table: the set, the item turns changed, the item turns left as they were.
     counts: tuple[str, str, str] = ("test set", "turns changed", "item turns left as imported")
+    #: Source format -> what is true of that format alone (MultiWOZ `span_info`, a format's label of
+    #: an inserted turn): only its own README says it.
+    format_words: Mapping[str, str] = field(default_factory=dict)
+
+
+def about_format(source_format: str, words: TestSetWords) -> str:
+    """The README's paragraph on what the corpus's format holds: nothing said of another format."""
+    slot_values = words.slot_values if source_format in SLOT_VALUE_FORMATS else ""
+    parts = (FORMAT_NOTES.get(source_format, ""), slot_values, words.format_words.get(source_format, ""))
+    return " ".join(p for p in parts if p)
 
 
 DIALOGS_RULE = "Dialogs: only those with at least one item in this job are included, in corpus order."
@@ -93,7 +107,7 @@ def render(
         "",
         words.sets,
         "",
-        " ".join(p for p in (FORMAT_NOTES.get(manifest["corpus"]["source_format"], ""), words.slot_values) if p),
+        about_format(manifest["corpus"]["source_format"], words),
         "",
         *(f"- {bullet}" for bullet in words.selection),
         "",

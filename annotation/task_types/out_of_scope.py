@@ -45,6 +45,15 @@ LEFT_OUT = (
     "the set even though it was chosen for the job: it would be the source dialog unchanged, so take it from the source "
     "corpus if the set should hold in-scope dialogs too."
 )
+#: How each format labels the inserted user turn (docs/formats.md), for that format's README only.
+OOS_LABELS = {
+    "multiwoz": 'The inserted user turn has `dialog_act` `{"general-oos": [["none", "none"]]}`, `"span_info": []` and '
+    '`"oos": true`; the default answer after it keeps the belief state (`metadata`) of the system turn before it.',
+    "dstc9": 'The inserted user turn has `"oos": true` beside `speaker` and `text` in `logs.json`; `labels.json` stays '
+    "aligned (no instance is added).",
+    "dstc6": "Utterances are strings, so the dialog's `oos_turns` lists the indexes of the inserted turns in `utterances`.",
+    "jsonl": 'The inserted user turn has `"oos": true`.',
+}
 NO_KNOWLEDGE_NOTE = (
     "No knowledge QA pairs: the corpus has no DSTC9 knowledge and no QA-pairs file was given, so workers see no "
     "list of what the system can answer, and a turn is not checked against the knowledge, only against the "
@@ -276,12 +285,10 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
         return TestSetWords(
             sets=f"One directory, `{SET_NAME}`: the source corpus in its own format with two turns inserted before each item's "
             "user turn that has an accepted response: the worker's out-of-scope user turn, then the system's default answer "
-            f'("{answer}"). Nothing is replaced: every source turn is as imported. The inserted user turn is labelled out of '
-            'scope as the format allows: MultiWOZ `dialog_act` `{"general-oos": [["none", "none"]]}` and `"oos": true`; '
-            'DSTC9 and JSONL `"oos": true`; DSTC6 the dialog\'s `oos_turns` (docs/formats.md). In `manifest.json`, '
+            f'("{answer}"). Nothing is replaced: every source turn is as imported. In `manifest.json`, '
             f"`replaced.{SET_NAME}` of a dialog lists the source turns (indices from 0) a turn was inserted before.",
-            slot_values="The inserted turns carry no slot values and no word positions (an out-of-scope turn changes no slot); "
-            "in MultiWOZ the default answer keeps the belief state (`metadata`) of the system turn before it.",
+            slot_values="The inserted turns carry no slot values (an out-of-scope turn changes no slot).",
+            format_words=OOS_LABELS,
             selection=[
                 f"Dialogs: {LEFT_OUT.format(probability=probability)}",
                 earliest_rule("out-of-scope turn"),

@@ -197,11 +197,15 @@ class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Setti
         return TestSetWords(
             sets="One directory per rewrite variant. Each is the source corpus in its own format with every user turn that "
             "has an accepted rewrite replaced by that rewrite; everything else is as imported.",
-            slot_values="The slot values were required verbatim in every rewrite. A changed turn's MultiWOZ `span_info` gives "
-            "each value's place in the new text, counted as the corpus counted it (words, as in MultiWOZ 2.1, or characters "
-            "where the corpus is written without spaces; `end` inclusive unless the corpus's was not); a span whose value the "
-            "new text does not hold (a rewrite a reviewer accepted after all) is left out rather than given a wrong place, "
-            "and with unseen entities a span names the new value. `dialog_act` is as imported (it has no positions).",
+            slot_values="A changed turn keeps the source turn's slot values (with unseen entities, the new ones), which were "
+            "required verbatim in every rewrite.",
+            format_words={"multiwoz": (
+                "A changed turn's `span_info` gives each value's place in the new text, counted as the corpus counted it "
+                "(words, as in MultiWOZ 2.1, or characters where the corpus is written without spaces; `end` inclusive unless "
+                "the corpus's was not); a span whose value the new text does not hold (a rewrite a reviewer accepted after "
+                "all) is left out rather than given a wrong place, and with unseen entities a span names the new value. "
+                "`dialog_act` is as imported (it has no positions)."
+            )},
             selection=[DIALOGS_RULE, earliest_rule("rewrite"), "Turns of the job without an accepted rewrite keep their original text."],
             counts=("variant", "turns replaced", "turns without an accepted rewrite"),
         )
