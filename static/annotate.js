@@ -51,7 +51,12 @@
 
   /* --- Typing telemetry (the page tells the worker): per text field, characters typed, characters
    * pasted, keystrokes and paste events. Only counts are kept, never the keys. The server's
-   * `clean_telemetry` keeps the same four names; reviewers see "mostly pasted" as a flag. --- */
+   * `clean_telemetry` keeps the same four names; reviewers see "mostly pasted" as a flag.
+   * An input method (pinyin, kana, Hangul; dictation or autocomplete that composes) sends an input
+   * event for every update of its composition ("n", "ni", ... "nihao", then "你好"): only what it
+   * commits ends in the text, so that is what is typed, counted once when the composition ends.
+   * The keys it takes while composing are not counted (how many a character needs depends on the
+   * method, none for dictation): a composition is one keystroke, the key that opened it. --- */
   var telemetryInput = document.getElementById("telemetry");
   var counts = {};
   try {
@@ -84,9 +89,19 @@
       c.pasted_chars += text.length;
       c.paste_events += 1;
     });
+    var committed = null;  // what a composition just committed, until its last input event is by
+    field.addEventListener("compositionend", function (event) {
+      committed = event.data || "";
+      countsFor(field.name).typed_chars += committed.length;
+      setTimeout(function () { committed = null; }, 0);
+    });
     field.addEventListener("input", function (event) {
       var kind = event.inputType || "";
-      if (kind === "insertText" || kind === "insertCompositionText" || kind === "insertReplacementText") {
+      // The updates of a composition, and the input event some browsers send for its commit after
+      // compositionend, are the text compositionend counted.
+      if (event.isComposing || kind === "insertCompositionText" || kind === "insertFromComposition" || kind === "deleteCompositionText") return;
+      if (committed !== null && kind === "insertText" && event.data === committed) return;
+      if (kind === "insertText" || kind === "insertReplacementText") {
         countsFor(field.name).typed_chars += (event.data || "").length;
       } else if (kind === "insertLineBreak" || kind === "insertParagraph") {
         countsFor(field.name).typed_chars += 1;

@@ -4,6 +4,8 @@
  * change of its text (typed, deleted, pasted, dropped, inserted without a key, undone, cut, or
  * changed with no input event at all) with the change in length, each focus change of the field,
  * of the window and of the page, and the time since the field's previous event in 5 ms steps.
+ * A composition of an input method (pinyin, kana, Hangul; dictation that composes) is one event,
+ * when it ends: what it committed, not each update it showed on the way.
  * The format, and its check on the server, is annotation/text/typing_log.py. The record goes in the
  * hidden input #typing_log when the form is submitted: no request of its own.
  */
@@ -32,6 +34,8 @@
     this.last = clock();
     this.keyAt = -1;
     this.count = 0;
+    this.composition = null;  // while one is open: {from: the length before it, keyed: a key went into it}
+    this.ending = false;      // it has ended; its last input event may still come (Firefox, Safari)
     var ok = old && typeof old === "object" && old.v === 1 && typeof old.e === "string";
     this.record = ok ? old : { v: 1, l: this.length, e: "", c: {}, z: {} };
     if (ok) this.count = (old.e.match(/[A-Z]/g) || []).length;
@@ -57,11 +61,47 @@
       this.length = length;
     }
   };
+  Recorder.prototype.compositionStart = function () {
+    this.settle();
+    this.sync();
+    this.composition = { from: this.length, keyed: this.keyAt >= 0 && clock() - this.keyAt < KEY_WINDOW_MS };
+  };
+  Recorder.prototype.compositionEnd = function () {
+    if (!this.composition || this.ending) return;
+    this.ending = true;
+    var rec = this;
+    setTimeout(function () { rec.settle(); }, 0);
+  };
+  /* A composition that ended (or is left by the focus), as one event: keyed (m), or with no key
+   * pressed (x: dictation), and the change its commit made to the text's length. */
+  Recorder.prototype.settle = function (open) {
+    if (!this.composition || !(this.ending || open)) return;
+    var length = this.field.value.length;
+    this.add(this.composition.keyed ? "m" : "x", length - this.composition.from);
+    this.length = length;
+    this.composition = null;
+    this.ending = false;
+    this.keyAt = -1;
+  };
+  Recorder.prototype.onKey = function (event) {
+    if (this.composition && !this.ending) {
+      this.composition.keyed = true;
+      return;  // the composition's text is not settled yet: nothing to sync
+    }
+    this.settle();
+    this.sync();
+    this.keyAt = clock();
+  };
   Recorder.prototype.onInput = function (event) {
+    var kind = event.inputType || "";
+    if (this.composition) {
+      // An update, or the commit's own event (after compositionend in some browsers): settle() records it.
+      if (!this.ending || event.isComposing || /^insertText$|Composition/.test(kind)) return;
+      this.settle();
+    }
     var length = this.field.value.length;
     var delta = length - this.length;
     this.length = length;
-    var kind = event.inputType || "";
     var keyed = this.keyAt >= 0 && clock() - this.keyAt < KEY_WINDOW_MS;
     this.keyAt = -1;
     var letter;
@@ -86,21 +126,26 @@
     records[name] = rec.record;
     recorders.push(rec);
     // keydown says only that a key was pressed: which one is never read.
-    field.addEventListener("keydown", function () { rec.sync(); rec.keyAt = clock(); });
+    field.addEventListener("keydown", function (event) { rec.onKey(event); });
+    field.addEventListener("compositionstart", function () { rec.compositionStart(); });
+    field.addEventListener("compositionend", function () { rec.compositionEnd(); });
     field.addEventListener("input", function (event) { rec.onInput(event); });
     // Not synced on focus or page events: a drop into a field without focus changes the text, then
     // focuses the field, then sends its input event, which must carry the change itself.
-    field.addEventListener("focus", function () { rec.add("f", 0); });
-    field.addEventListener("blur", function () { rec.sync(); rec.add("b", 0); });
+    field.addEventListener("focus", function () { rec.settle(); rec.add("f", 0); });
+    // A composition still open as the field loses focus keeps what it shows.
+    field.addEventListener("blur", function () { rec.settle(true); rec.sync(); rec.add("b", 0); });
   });
 
-  function all(letter) { recorders.forEach(function (rec) { rec.add(letter, 0); }); }
+  function all(letter) { recorders.forEach(function (rec) { rec.settle(); rec.add(letter, 0); }); }
   document.addEventListener("visibilitychange", function () { all(document.visibilityState === "hidden" ? "h" : "v"); });
   window.addEventListener("blur", function () { all("w"); });
   window.addEventListener("focus", function () { all("g"); });
 
   function write() {
-    recorders.forEach(function (rec) { rec.sync(); });
+    // A composition still open is left alone (drafts.js writes while the worker types): it is
+    // recorded when it ends.
+    recorders.forEach(function (rec) { rec.settle(); if (!rec.composition) rec.sync(); });
     input.value = JSON.stringify(records);
   }
   form.addEventListener("submit", write, true); // before any other submit handler reads the form

@@ -30,6 +30,11 @@ verdicts (see `flags.py`). The thresholds are per job (`QualityPolicy`, read thr
 - `revision_free_min_chars` (default 200): a text that long typed without one deletion, undo or
   cut. Everyday typists correct as they go (Dhakal et al. 2018 report backspace in most sentences
   typed), so a long answer without any revision is unusual; off for short answers.
+
+Text an input method composed (`m` events: pinyin, kana, Hangul) is typed: `keyed` counts what
+its compositions committed, so the paste share compares like with like. A composition's keys and
+its corrections happen inside the input method, out of the log's sight, so the rhythm, speed and
+revision flags read only the characters typed key by key (`keyed` less `composed`).
 """
 from dataclasses import dataclass
 from statistics import median, pstdev
@@ -89,7 +94,9 @@ def features(record: dict, text: str) -> dict:
     f = {
         "events": sum(counts.values()),
         "capped": bool(record.get("t")),
-        "keyed": positive.get("k", 0) if not record.get("t") else max(chars.get("k", 0), 0),
+        "keyed": positive.get("k", 0) + positive.get("m", 0) if not record.get("t")
+        else max(chars.get("k", 0), 0) + max(chars.get("m", 0), 0),
+        "composed": positive.get("m", 0) if not record.get("t") else max(chars.get("m", 0), 0),
         "pasted": positive.get("p", 0),
         "dropped": positive.get("r", 0),
         "unkeyed": positive.get("x", 0) + positive.get("s", 0),
@@ -150,7 +157,7 @@ def _away(events) -> dict:
                 gone, typed_since_back = span / 1000, False
         if e.letter == "k" and "h" in left_at:
             keyed_while_hidden += 1
-        if e.letter == "k":
+        if e.letter in "km":
             typed_since_back = True
         elif e.letter in INSERT_LETTERS and e.size > 0 and not typed_since_back and e.size > largest:
             largest, largest_away = e.size, gone
@@ -174,15 +181,25 @@ def _paste_dominant(f: dict, t: TypingThresholds) -> str | None:
     return f"{brought} of {entered} characters entered were pasted or dropped ({brought / entered:.0%}; flagged from {t.paste_share:.0%})"
 
 
+def _by_keys(f: dict) -> int:
+    """Characters typed key by key, whose intervals the log has (not through an input method)."""
+    return f["keyed"] - f.get("composed", 0)
+
+
+def _composed_note(f: dict) -> str:
+    composed = f.get("composed", 0)
+    return f"; {composed} more composed with an input method, not timed" if composed else ""
+
+
 def _transcription_rhythm(f: dict, t: TypingThresholds) -> str | None:
     human_speed = f["median_iki_ms"] is not None and f["median_iki_ms"] >= t.implausible_iki_ms  # else implausible_speed says it
     share = f["hesitation_share"]
-    if not (human_speed and f["keyed"] >= t.transcription_min_chars and share is not None and share < t.transcription_pause_share):
+    if not (human_speed and _by_keys(f) >= t.transcription_min_chars and share is not None and share < t.transcription_pause_share):
         return None
     return (
-        f"{f['keyed']} characters typed with {f['hesitations']} hesitations of 1 s or more in {f['intervals']} intervals "
+        f"{_by_keys(f)} characters typed with {f['hesitations']} hesitations of 1 s or more in {f['intervals']} intervals "
         f"({share:.1%}; flagged below {t.transcription_pause_share:.1%}), median {f['median_iki_ms']:.0f} ms a key, "
-        f"{f['revisions']} corrections"
+        f"{f['revisions']} corrections{_composed_note(f)}"
     )
 
 
@@ -220,8 +237,13 @@ def _implausible_speed(f: dict, t: TypingThresholds) -> str | None:
 
 
 def _revision_free(f: dict, t: TypingThresholds) -> str | None:
-    if not (f["keyed"] >= t.revision_free_min_chars and f["revisions"] == 0 and f["length"] >= t.revision_free_min_chars):
+    if not (_by_keys(f) >= t.revision_free_min_chars and f["revisions"] == 0 and f["length"] >= t.revision_free_min_chars):
         return None
+    if f.get("composed"):
+        return (
+            f"{_by_keys(f)} characters typed key by key without one deletion, undo or cut "
+            f"(flagged from {t.revision_free_min_chars}{_composed_note(f)})"
+        )
     return f"{f['length']} characters typed without one deletion, undo or cut (flagged from {t.revision_free_min_chars})"
 
 
@@ -241,6 +263,8 @@ def summary(f: dict) -> str:
     if "malformed" in f:
         return f"typing log unreadable: {f['malformed']}"
     parts = [f"{f['keyed']} typed", f"{f['pasted'] + f['dropped']} pasted or dropped"]
+    if f.get("composed"):
+        parts[0] += f" ({f['composed']} with an input method)"
     if f["unkeyed"]:
         parts.append(f"{f['unkeyed']} inserted without keys")
     parts.append(f"{f['revisions']} corrections")
@@ -256,6 +280,8 @@ def _spans(prev, e) -> list[tuple[int, int, str]]:
     if e.letter in "kd":
         if e.dt_ms >= PAUSE_MS and prev is not None and prev.letter in "kd":
             return [(e.at_ms - e.dt_ms, e.at_ms, "pause"), (e.at_ms, e.at_ms, "typing")]
+        return [(e.at_ms, e.at_ms, "typing")]
+    if e.letter == "m":
         return [(e.at_ms, e.at_ms, "typing")]
     if e.letter in "pr":
         return [(e.at_ms, e.at_ms, "paste")]

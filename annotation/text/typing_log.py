@@ -17,6 +17,7 @@ ends the digits before it): dt is lower-case base 36 in units of
 change in the text's length in base 36 (left out: +1 for `k`, -1 for `d`, 0 for the rest). Letters:
 
     k  text typed with a key pressed just before      d  text deleted with a key
+    m  text an input method composed with keys (pinyin, kana, Hangul): one event per composition
     p  pasted                                          r  dropped in (drag and drop)
     x  inserted with no key pressed (autofill, a script dispatching input, dictation)
     u  undo or redo                                    c  cut (or dragged out)
@@ -24,6 +25,12 @@ change in the text's length in base 36 (left out: +1 for `k`, -1 for `d`, 0 for 
     f  the field gained focus                          b  the field lost focus
     h  the page was hidden (another tab)               v  the page was visible again
     w  the window lost focus (another window)          g  the window had focus again
+
+A composition is recorded once, when it ends, with the change its commit made to the length (the
+pinyin "nihao" committed as "你好" is `M<dt>.2`; a cancelled one has size 0): its updates on the
+way are not events, nor are the keys the input method takes, so `m` events have no inter-key
+intervals. One composed without a key (dictation) is an `x`. Logs from before `m` (version 1 all
+the same) are read as they always were.
 
 After `MAX_EVENTS` events the page stops appending and only counts (`t` true); `c` and `z` always
 cover the whole session, so a capped log still says how much was typed, pasted and inserted.
@@ -39,8 +46,8 @@ MAX_EVENT_CHARS = MAX_EVENTS * 12
 #: The whole posted value: twenty fields of full logs and their counts.
 MAX_POSTED_CHARS = 20 * (MAX_EVENT_CHARS + 600)
 MAX_FIELDS = 20
-LETTERS = "kdprxucsfbhvwg"
-TEXT_LETTERS = "kdprxucs"
+LETTERS = "kdmprxucsfbhvwg"
+TEXT_LETTERS = "kdmprxucs"
 DEFAULT_SIZE = {"k": 1, "d": -1}
 _EVENT = re.compile(r"([A-Z])([0-9a-z]{1,4})(?:\.(-?[0-9a-z]{1,6}))?")
 _SUMMARY_MAX = 10**7
