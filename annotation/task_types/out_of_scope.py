@@ -60,6 +60,35 @@ NO_KNOWLEDGE_NOTE = (
     "dialog's own user turns (and by the vote, if voting is on). To have it checked, create the job again with a QA-pairs file."
 )
 
+#: The built-in default answer is English; set in another language, it would be a wrong answer in a
+#: test set of that language (a Chinese CGoDial set), so the builder is told how to change it.
+HOW_TO_SET_ANSWER = (
+    "create the job again with its Default answer setting written in the corpus's language (a field of the "
+    "out-of-scope settings on the new-job page; the same setting in the command's or the API's settings)"
+)
+ENGLISH_ANSWER_NOTE = (
+    f'The system\'s default answer is English ("{DEFAULT_ANSWER}") and is written after every inserted turn of the '
+    "export, but the QA pairs are in a script written without spaces (Chinese, Japanese, Thai): to have it in their "
+    f"language, {HOW_TO_SET_ANSWER}."
+)
+MAYBE_ENGLISH_ANSWER_NOTE = (
+    f'The system\'s default answer, written after every inserted turn of the export, is English ("{DEFAULT_ANSWER}"). '
+    f"If the corpus is in another language (a Chinese corpus, say), {HOW_TO_SET_ANSWER}."
+)
+
+
+def default_answer_notes(settings: Mapping) -> list[str]:
+    """A note where the English default answer may not be the corpus's language. The settings hold
+    no corpus text but the QA pairs (the corpus's knowledge or the builder's file): QA pairs in a
+    script without spaces say the corpus is not English; QA pairs in a spaced script say nothing
+    is amiss; without any, the note says what to do if the corpus is not English."""
+    if settings.get("default_answer", DEFAULT_ANSWER) != DEFAULT_ANSWER:
+        return []
+    questions = " ".join(p["question"] for p in settings.get("qa_pairs") or [])
+    if not questions:
+        return [MAYBE_ENGLISH_ANSWER_NOTE]
+    return [ENGLISH_ANSWER_NOTE] if text_units.is_unspaced(questions) else []
+
 
 @dataclass(frozen=True)
 class InsertionPoint:
@@ -145,7 +174,11 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
         "insert_probability": (0.6, "Chance that a dialog gets out-of-scope turns (CGoDial: 0.6)."),
         "max_per_dialog": (2, "A chosen dialog gets from 1 to this many insertion points, each an item (CGoDial: at most 2)."),
         "seed": (0, "Seed of the draw of dialogs and insertion points: the same corpus, seed and settings give the same items."),
-        "default_answer": (DEFAULT_ANSWER, "The system's answer to an out-of-scope turn, written after it in the export."),
+        "default_answer": (
+            DEFAULT_ANSWER,
+            "The system's answer to an out-of-scope turn, written after it in the export. English by default: for a corpus "
+            "in another language (a Chinese one, say), write it in that language.",
+        ),
         "qa_pairs": (
             [],
             f"The knowledge QA pairs (each a question and its answer) shown to workers so that they do not ask what the "
@@ -196,9 +229,8 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
         return {**settings, "qa_pairs": pairs}
 
     def settings_notes(self, settings):
-        if settings.get("qa_pairs"):
-            return []
-        return [NO_KNOWLEDGE_NOTE]
+        knowledge = [] if settings.get("qa_pairs") else [NO_KNOWLEDGE_NOTE]
+        return knowledge + default_answer_notes(settings)
 
     def read_setting_file(self, setting, text, name):
         if setting != "qa_pairs":
