@@ -60,6 +60,11 @@ NO_KNOWLEDGE_NOTE = (
     "dialog's own user turns (and by the vote, if voting is on). To have it checked, create the job again with a QA-pairs file."
 )
 
+#: What the length settings count in a turn written without spaces (`check_turn`, `text_units.length`).
+COUNTED_IN_UNSPACED = (
+    "characters instead where the turn is mostly in a script written without spaces (Chinese, Japanese, Thai), "
+    "punctuation and spaces not counted"
+)
 #: The built-in default answer is English; set in another language, it would be a wrong answer in a
 #: test set of that language (a Chinese CGoDial set), so the builder is told how to change it.
 HOW_TO_SET_ANSWER = (
@@ -189,8 +194,8 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
             "A turn at least this similar (from 0 to 100, where 100 is the same text; case and spaces aside) to a user turn of the "
             "dialog or to a knowledge question is refused as in scope.",
         ),
-        "min_length": (2, "Fewest words of an inserted turn (characters in scripts written without spaces)."),
-        "max_length": (40, "Most words of an inserted turn (characters in scripts written without spaces)."),
+        "min_length": (2, f"Fewest words of an inserted turn; {COUNTED_IN_UNSPACED} (so 2 is two characters there)."),
+        "max_length": (40, f"Most words of an inserted turn; {COUNTED_IN_UNSPACED}."),
     }
 
     def clean_settings(self, settings):

@@ -26,11 +26,17 @@ from .base import TaskType, TaskTypeSettingsError, clean_text
 from .capabilities import DiffsAgainstSubject, ExportsTestSets, FromCorpusTurns, SettingFiles, Votable
 from .registration import register
 
+#: What the length checks count (`text_units.length`), said where a worker reads "more" or "fewer".
+COUNTED = (
+    "words, or where the original is mostly in a script written without spaces (Chinese, Japanese, Thai) "
+    "characters, punctuation and spaces not counted"
+)
 VARIANT_HELP = {
     "paraphrase": "The same meaning in other words.",
-    "typos": "The utterance as it might be typed with mistakes: misspellings, illegitimate abbreviations.",
-    "verbose": "The same intent with more words than needed.",
-    "simplified": "The same intent with fewer words, concisely.",
+    "typos": "The utterance as it might be typed with mistakes: misspellings, illegitimate abbreviations; in Chinese, "
+    "wrong characters of the same sound (错别字).",
+    "verbose": f"The same intent with more than the original has, counting {COUNTED}.",
+    "simplified": f"The same intent, concisely, with fewer than the original has, counting {COUNTED}.",
 }
 MAX_REWRITE_CHARS = 2000
 
