@@ -143,11 +143,7 @@ def render(
         "Text is stored as written; read it with a CSV parser. The answer columns:",
         *column_lines(columns),
         *file_lines({name: what for name, what in (file_words or {}).items() if any(f.startswith(name) for f in files)}),
-        "",
-        "## Files",
-        "",
-        *(f"- `{name}`" for name in files),
-        "",
+        *files_section(files),
     ]
     return "\n".join(lines)
 
@@ -164,6 +160,22 @@ def span_lines(variants: Mapping) -> list[str]:
         "out because the new text does not hold their value (per set in `manifest.json`: `variants.<set>.span_info_moved`, "
         "`span_info_dropped`).",
     ]
+
+
+#: The CSV files carry no byte order mark (a reader of plain UTF-8 would take it for part of the first
+#: header), so Excel on Windows guesses the local code page when such a file is opened by double-click.
+CSV_ENCODING = (
+    "The `.csv` files are UTF-8 without a byte order mark. Excel on Windows opens such a file (by double-click) in "
+    "the computer's local code page and garbles text outside it, Chinese for one: open it from Excel's Data tab "
+    "instead, with From Text/CSV, and choose File Origin 65001: Unicode (UTF-8). Python, pandas, R and LibreOffice "
+    "read them as UTF-8."
+)
+
+
+def files_section(files: Sequence[str]) -> list[str]:
+    """The README's list of files, with how to open its CSV files."""
+    csv_note = ["", CSV_ENCODING] if any(name.endswith(".csv") for name in files) else []
+    return ["", "## Files", "", *(f"- `{name}`" for name in files), *csv_note, ""]
 
 
 def file_lines(file_words: Mapping[str, str]) -> list[str]:
@@ -209,5 +221,5 @@ def render_answers(*, manifest: Mapping, files: Sequence[str], columns: Mapping[
         )
     if manifest.get("flags"):
         lines += ["", *flag_summary.readme_lines(manifest["flags"], part="answer field")]
-    lines += ["", "## Files", "", *(f"- `{name}`" for name in files), ""]
+    lines += files_section(files)
     return "\n".join(lines)
