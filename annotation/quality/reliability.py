@@ -65,9 +65,11 @@ INTERVAL = 0.95
 #: Dirichlet draws per worker for the spammer score's interval (the 2.5% quantile of 200 draws
 #: rests on 5 of them; of 4000, on 100).
 DRAWS = 4000
-#: Draws of the judged tasks' true labels from their posterior (`imputed_counts`): the spammer
+#: Draws of the judged tasks' true labels from their posterior (`sampled_counts`): the spammer
 #: score's `DRAWS` are shared among them (80 each).
 IMPUTATIONS = 50
+#: Workers whose Dirichlet draws are made at once (`spammer_estimate`): about 16,000 numbers each.
+WORKERS_PER_CHUNK = 256
 #: Gibbs sweeps dropped before the first kept draw (the chain starts at the EM's answer, already
 #: near the posterior's mode), and sweeps between kept draws.
 GIBBS_BURN_IN = 50
@@ -216,18 +218,22 @@ def sampled_counts(post: np.ndarray, task_codes: np.ndarray, worker_codes: np.nd
     fixed = post.max(axis=1) >= 1 - 1e-12
     labels = post.argmax(axis=1)
     kept = []
+    cell_of_answer = worker_codes * k * k + answer  # + true * k: the flat cell of a judgement
     for sweep in range(GIBBS_BURN_IN + IMPUTATIONS * GIBBS_THIN):
-        counts = np.bincount((worker_codes * k + labels[task_codes]) * k + answer,
+        counts = np.bincount(cell_of_answer + labels[task_codes] * k,
                              minlength=n_workers * k * k).reshape(n_workers, k, k).astype(float)
         if sweep >= GIBBS_BURN_IN and (sweep - GIBBS_BURN_IN) % GIBBS_THIN == 0:
             kept.append(counts)
         rows = rng.gamma(counts + GIBBS_PRIOR)
-        log_confusion = np.log(rows / rows.sum(axis=-1, keepdims=True))
+        log_confusion = np.log(rows / rows.sum(axis=-1, keepdims=True)).ravel()
         shares = rng.gamma(np.bincount(labels, minlength=k) + PRIOR)
         log_post = np.tile(np.log(shares / shares.sum()), (n_tasks, 1))
         for c in range(k):
-            log_post[:, c] += np.bincount(task_codes, weights=log_confusion[worker_codes, c, answer], minlength=n_tasks)
-        drawn = (log_post - rng.gumbel(size=log_post.shape) * -1).argmax(axis=1)  # Gumbel-max: a draw from softmax(log_post)
+            log_post[:, c] += np.bincount(task_codes, weights=log_confusion[cell_of_answer + c * k], minlength=n_tasks)
+        # A draw from softmax(log_post) by its inverse CDF (half the cost of Gumbel-max's argmax).
+        chances = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+        cumulative = np.cumsum(chances, axis=1)
+        drawn = (rng.random(n_tasks)[:, None] * cumulative[:, -1:] >= cumulative).sum(axis=1)
         labels = np.where(fixed, labels, drawn)
     return np.stack(kept)
 
@@ -237,48 +243,39 @@ def share_estimate(successes, trials, level: float = INTERVAL) -> tuple[np.ndarr
     n - x + 1/2), its mean and equal-tailed quantiles; the lower end is 0 when nothing succeeded
     and the upper end 1 when nothing failed (Brown, Cai & DasGupta 2001), so a perfect record
     keeps 1 in its interval. No trials: 0 with the interval [0, 1] (nothing is known).
-    `successes` [D, W] (draws of the counts, as `imputed_counts` gives) makes it the mixture of
-    the draws' posteriors: their mean, the mixture's quantiles, and an end at 0 or 1 only where
-    every draw has it."""
+    `successes` [D, W] (draws of the counts, as `sampled_counts` gives) makes it the mixture of
+    the draws' posteriors: their mean, and the quantiles of the Beta with the mixture's mean and
+    variance (exact for one posterior, and the mixtures of near neighbours here are near a Beta;
+    scipy has no mixture quantile, and bisecting the mixture's CDF cost seconds on a large job);
+    an end at 0 or 1 only where every draw has it."""
     from scipy import stats  # here: web workers that never fit a model skip scipy
 
     n = np.atleast_1d(np.asarray(trials, dtype=float))
     x = np.asarray(successes, dtype=float)
     x = np.clip(x.reshape(-1, n.shape[0]) if x.ndim > 1 else np.atleast_1d(x)[None, :], 0.0, n)
     a, b = x + PRIOR, n - x + PRIOR
+    means = a / (a + b)
+    mean = means.mean(axis=0)
+    # The mixture's variance: the draws' own variances plus the spread of their means.
+    variance = (a * b / ((a + b) ** 2 * (a + b + 1)) + means ** 2).mean(axis=0) - mean ** 2
+    size = mean * (1 - mean) / np.maximum(variance, 1e-15) - 1
     tail = (1 - level) / 2
-    if (x == x[0]).all():  # one posterior: its exact quantiles
-        low, high = stats.beta.ppf(tail, a[0], b[0]), stats.beta.ppf(1 - tail, a[0], b[0])
-    else:
-        low, high = _mixture_quantile(a, b, tail), _mixture_quantile(a, b, 1 - tail)
+    low, high = stats.beta.ppf(tail, mean * size, (1 - mean) * size), stats.beta.ppf(1 - tail, mean * size, (1 - mean) * size)
     eps = 1e-9 * np.maximum(n, 1)
     low = np.where((x <= eps).all(axis=0), 0.0, low)
     high = np.where((n - x <= eps).all(axis=0), 1.0, high)
-    mean = (a / (a + b)).mean(axis=0)
     none = n <= 0
-    return np.where(none, 0.0, mean), np.where(none, 0.0, low), np.where(none, 1.0, high)
-
-
-def _mixture_quantile(a: np.ndarray, b: np.ndarray, q: float) -> np.ndarray:
-    """The q-quantile per column of an equal mixture of Beta(a[d], b[d]) over rows d, by bisection
-    on the mixture's CDF (scipy has no mixture quantile; 40 halvings reach 1e-12)."""
-    from scipy import stats
-
-    lo, hi = np.zeros(a.shape[1]), np.ones(a.shape[1])
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        below = stats.beta.cdf(mid[None, :], a, b).mean(axis=0) < q
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return (lo + hi) / 2
+    return np.where(none, 0.0, mean), np.where(none, 0.0, np.minimum(low, mean)), np.where(none, 1.0, np.maximum(high, mean))
 
 
 def spammer_estimate(counts: np.ndarray, seed: int = 0, level: float = INTERVAL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(score, low, high) per worker of [W, k, k] counts ([true][answer]), or [D, W, k, k] draws of
-    them (`imputed_counts`): each confusion row Dirichlet(counts + 1/2), `DRAWS` draws shared
+    them (`sampled_counts`): each confusion row Dirichlet(counts + 1/2), `DRAWS` draws shared
     equally among the count draws; the score of the posterior mean confusion (the score is linear
     in each row, so this is the posterior mean of the score), averaged over the count draws, and
     the equal-tailed quantiles of the draws. A label the worker never met (an empty row) is the
-    prior's, as it should be: no evidence."""
+    prior's, as it should be: no evidence. Drawn for `WORKERS_PER_CHUNK` workers at a time, so a
+    job with thousands of workers needs tens of megabytes, not gigabytes."""
     counts = np.asarray(counts, dtype=float)
     if counts.ndim == 3:
         counts = counts[None, ...]
@@ -288,11 +285,15 @@ def spammer_estimate(counts: np.ndarray, seed: int = 0, level: float = INTERVAL)
     score = spammer_score(posterior / posterior.sum(axis=-1, keepdims=True)).mean(axis=0)
     rng = np.random.default_rng(seed)
     per_draw = max(DRAWS // counts.shape[0], 1)
-    draws = rng.gamma(posterior[:, None, ...], size=(counts.shape[0], per_draw, *counts.shape[1:]))
-    draws /= draws.sum(axis=-1, keepdims=True)
-    scores = spammer_score(draws).reshape(-1, counts.shape[1])
     tail = (1 - level) / 2
-    low, high = np.quantile(scores, tail, axis=0), np.quantile(scores, 1 - tail, axis=0)
+    low, high = np.empty(counts.shape[1]), np.empty(counts.shape[1])
+    for start in range(0, counts.shape[1], WORKERS_PER_CHUNK):
+        part = posterior[:, start:start + WORKERS_PER_CHUNK]
+        draws = rng.gamma(np.broadcast_to(part[:, None, ...], (part.shape[0], per_draw, *part.shape[1:])))
+        draws /= draws.sum(axis=-1, keepdims=True)
+        scores = spammer_score(draws).reshape(-1, part.shape[1])
+        low[start:start + part.shape[1]] = np.quantile(scores, tail, axis=0)
+        high[start:start + part.shape[1]] = np.quantile(scores, 1 - tail, axis=0)
     k = counts.shape[-1]
     diagonal = np.einsum("dwkk->dw", counts)
     total = counts.sum(axis=(2, 3))
