@@ -233,7 +233,7 @@ def sampled_counts(post: np.ndarray, task_codes: np.ndarray, worker_codes: np.nd
         # A draw from softmax(log_post) by its inverse CDF (half the cost of Gumbel-max's argmax).
         chances = np.exp(log_post - log_post.max(axis=1, keepdims=True))
         cumulative = np.cumsum(chances, axis=1)
-        drawn = (rng.random(n_tasks)[:, None] * cumulative[:, -1:] >= cumulative).sum(axis=1)
+        drawn = (rng.random((n_tasks, 1)) * cumulative[:, -1:] >= cumulative).sum(axis=1)
         labels = np.where(fixed, labels, drawn)
     return np.stack(kept)
 
