@@ -119,15 +119,7 @@ def render(
     lines += span_lines(variants)
     speech = manifest.get("speech_errors")
     if speech:
-        lines += [
-            "",
-            f"Speech errors: `speech_errors/` has every user turn of these dialogs, as imported (not the test sets' texts), "
-            f"replaced by simulated ASR text: spoken by {speech['engine']}, mixed with {speech['noise']} noise at "
-            f"{speech['snr_db']} dB SNR and recognised; corpus WER {speech['wer']} (target {speech['target_wer']}, "
-            f"clean floor {speech['clean_floor_wer']}) over {speech['utterances']} user turns. Slot values no longer in "
-            "the ASR text are left out of the turn. `speech_errors.jsonl` has one line per user turn: "
-            "dialog, turn, source text, ASR text and WER.",
-        ]
+        lines += speech_lines(speech, manifest["corpus"]["source_format"])
     lines += ["", *flag_summary.readme_lines(manifest["flags"], part="test set")] if manifest.get("flags") else []
     lines += [
         "",
@@ -146,6 +138,25 @@ def render(
         *files_section(files),
     ]
     return "\n".join(lines)
+
+
+def speech_lines(speech: Mapping, source_format: str) -> list[str]:
+    """The speech-error set in words: how it was made, what became of its slot values and spans
+    (said only of a format that holds them)."""
+    values = " Slot values no longer in the ASR text are left out of the turn." if source_format in SLOT_VALUE_FORMATS else ""
+    moved, dropped = speech.get("span_info_moved", 0), speech.get("span_info_dropped", 0)
+    spans = (
+        f" `span_info` of the `speech_errors/` user turns: {moved} spans placed in the ASR text, {dropped} left out because "
+        "it does not hold their value (`manifest.json`: `speech_errors.span_info_moved`, `span_info_dropped`)."
+    ) if moved or dropped else ""
+    return [
+        "",
+        f"Speech errors: `speech_errors/` has every user turn of these dialogs, as imported (not the test sets' texts), "
+        f"replaced by simulated ASR text: spoken by {speech['engine']}, mixed with {speech['noise']} noise at "
+        f"{speech['snr_db']} dB SNR and recognised; corpus WER {speech['wer']} (target {speech['target_wer']}, "
+        f"clean floor {speech['clean_floor_wer']}) over {speech['utterances']} user turns.{values}{spans} "
+        "`speech_errors.jsonl` has one line per user turn: dialog, turn, source text, ASR text and WER.",
+    ]
 
 
 def span_lines(variants: Mapping) -> list[str]:

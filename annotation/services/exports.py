@@ -359,7 +359,8 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
     user turn replaced by its ASR text, and speech_errors.jsonl; returns the files and the manifest's part.
 
     Slot values that no longer occur verbatim in the ASR text are dropped from that turn (the
-    importers anchor values in the text) and listed in speech_errors.jsonl as `dropped_slot_values`.
+    importers anchor values in the text) and listed in speech_errors.jsonl as `dropped_slot_values`;
+    MultiWOZ `span_info` is placed in the ASR text as a rewrite's is (`exporters.spans`).
     """
     keys = [(d.external_id, t.index) for d in sources for t in d.turns if t.speaker == "user" and t.text.strip()]
     texts = {(d.external_id, t.index): t.text for d in sources for t in d.turns}
@@ -402,13 +403,14 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
                     continue
                 heard = asr[key]
                 kept, dropped = values_heard(turn.slot_values, heard)
-                turns.append(TurnRecord(turn.index, turn.speaker, heard, kept, turn.raw))
+                turns.append(TurnRecord(turn.index, turn.speaker, heard, kept, turn.raw, source_text=turn.text))
                 rows.append({
                     "dialog": dialog.external_id, "turn": turn.index, "text": turn.text, "asr": heard,
                     "wer": round(word_errors(turn.text, heard).wer, 4), **({"dropped_slot_values": dropped} if dropped else {}),
                 })
             writer.add(DialogRecord(dialog.external_id, dialog.meta, turns))
         files = [f"{SPEECH_ERRORS}/{name}" for name in writer.finish()]
+        spans = writer.counts()  # MultiWOZ: span_info moved into the ASR text, or left out
     finally:
         writer.close()
     with open(staging / "speech_errors.jsonl", "x", encoding="utf-8") as fh:
@@ -422,6 +424,7 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
             "clean_floor_wer": round(result.floor, 4), "seed": seed, "engine": settings.QUORUM_TTS_ENGINE,
             "noise": "white", "asr_backend": settings.QUORUM_ASR_BACKEND, "utterances": len(keys),
             "passes": [{"snr_db": round(snr, 2), "wer": round(rate, 4)} for snr, rate in result.steps],
+            **spans,
         }
     }
     return [*files, "speech_errors.jsonl"], manifest

@@ -290,8 +290,11 @@ class ExportsTestSets:
         return TestSetWords(
             sets=f"One directory per test set ({names}). Each is the source corpus in its own format with every user turn "
             "that has an accepted response replaced by that response's text; everything else is as imported.",
-            slot_values="A replaced turn keeps the source turn's slot values; word positions (MultiWOZ `span_info`) refer to "
-            "the source text and may not match the text that replaced it, so locate values in the text rather than by position.",
+            slot_values="A replaced turn keeps the source turn's slot values.",
+            format_words={"multiwoz": (
+                "A replaced turn's `span_info` gives places in the source text, which may not match the text that replaced it, "
+                "so locate values in the text rather than by position."
+            )},
             selection=[DIALOGS_RULE, earliest_rule("text"), "Item turns without an accepted response keep their original text."],
             counts=("test set", "turns replaced", "item turns without an accepted response"),
         )

@@ -205,10 +205,11 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         return [spoken_variant(i) for i in range(len(self.upload_fields(settings)))]
 
     def test_set_turns(self, turn, payload, accepted_responses, settings):
-        """In each `spoken_k` set the ASR hypothesis of reading k, with the slot values it still holds."""
+        """In each `spoken_k` set the ASR hypothesis of reading k, with the slot values it still holds;
+        the record names the source text, so MultiWOZ `span_info` is placed in the hypothesis."""
         variants = self.test_set_names(settings)
         return {
-            v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw)]
+            v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw, source_text=turn.text)]
             for v, text in earliest_hypotheses(accepted_responses, variants).items()
         }
 
@@ -219,7 +220,13 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
             "each item's user turn replaced by the ASR hypothesis (what the speech recogniser heard) of the k-th reading of an accepted "
             "response; everything else is as imported.",
             slot_values="A replaced turn keeps only the slot values its hypothesis still holds verbatim (a reading may say "
-            '"two" where the value is "2"); word positions (MultiWOZ `span_info`) refer to the source text, not to the hypothesis.',
+            '"two" where the value is "2").',
+            format_words={"multiwoz": (
+                "A replaced turn's `span_info` gives each value's place in the hypothesis, counted as the corpus counted it "
+                "(words, as in MultiWOZ 2.1, or characters where the corpus is written without spaces); a span whose value the "
+                "hypothesis does not hold (the recogniser misheard it) is left out rather than given a wrong place. "
+                "`dialog_act` is as imported (it has no positions)."
+            )},
             selection=[
                 DIALOGS_RULE,
                 "Responses: only responses that count (status `accepted`) are used. For each reading k, the test set takes "
