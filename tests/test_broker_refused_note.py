@@ -72,6 +72,12 @@ def test_an_export_the_broker_refused_says_so_and_when_quorum_tries_again(
     assert retry == _hhmm(due)
     assert "Waiting for the background worker" not in state["html"] and "data-progress-url" in state["html"]  # still followed
     assert NOTE.search(page.get(reverse("organizer:job", args=[job.pk])).content.decode())  # the job page's row says it too
+    # So does the dashboard's Recent exports row, and the fragment progress.js replaces it with.
+    dashboard = page.get(reverse("organizer:dashboard")).content.decode()
+    row = dashboard.split(f'id="dashboard-export-{run.pk}"')[1].split("</tr>")[0]
+    assert "Not started: " in row and NOTE.search(row)
+    fragment = page.get(reverse("organizer:export-progress", args=[run.pk]), {"fragment": "dashboard"}).json()["html"]
+    assert NOTE.search(fragment) and "data-progress-url" in fragment
 
     run_export(run.pk)  # the sweep queued it again, a worker runs it
     run.refresh_from_db()
