@@ -2,8 +2,10 @@
 waits in a keep/drop queue, does not count until kept, and a dropped one never counts (page,
 downloads, the test set's leaderboard, FED sets from the chats)."""
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -204,3 +206,8 @@ def test_when_every_dialog_is_dropped_the_downloads_say_the_runs_state_and_why_n
     body = json.loads(client.get(reverse("evaluation:interactive-results-file", args=[job.pk, "json"])).content)
     assert body["systems"] == [] and body["nothing_to_rank"] == why
     assert body["unscored"] == [{"system": "ref", "dropped": 1, "pending": 0, "reason": "no dialogs count: 1 dropped"}]
+    # The command says the same and ends normally (it stopped with "no dialogs that count yet").
+    for fmt in ("md", "csv"):
+        out = StringIO()
+        call_command("rank_interactive", str(job.pk), "--format", fmt, stdout=out)
+        assert all(words in out.getvalue() for words in (why, state, screening)), fmt

@@ -22,9 +22,9 @@ class Command(BaseCommand):
             raise CommandError(f"No chat job with id {job_id}.")
         if opts["bootstrap"] < 1:
             raise CommandError("--bootstrap must be at least 1.")
+        # A job with nothing ranked is still answered, as the page and the downloads answer it: its
+        # state and why nothing is ranked (`interactive.nothing_to_rank`, in both formats).
         result, _dialogs = selectors.interactive_board(job, bootstrap=opts["bootstrap"], seed=opts["seed"])
-        if not result["systems"]:
-            raise CommandError(f"Job {job_id} has no dialogs that count yet.")
         if opts["format"] == "csv":
             self.stdout.write(interactive.to_csv(result), ending="")
         else:
