@@ -194,8 +194,12 @@ def file_lines(file_words: Mapping[str, str]) -> list[str]:
     return [f"- `{name}`: {words}" for name, words in file_words.items()]
 
 
-def render_answers(*, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str], file_words: Mapping[str, str]) -> str:
-    """The README of a job exported without test sets (ratings, scores, votes, comparisons, QA paraphrases)."""
+def render_answers(
+    *, manifest: Mapping, files: Sequence[str], columns: Mapping[str, str], file_words: Mapping[str, str],
+    item_columns: Mapping[str, str] | None = None,
+) -> str:
+    """The README of a job exported without test sets (ratings, scores, votes, comparisons, QA paraphrases);
+    `item_columns`: words for the columns of `items.csv` whose name does not say what they count."""
     job = manifest["job"]
     agreement = manifest.get("agreement") or []
     lines = [
@@ -213,6 +217,7 @@ def render_answers(*, manifest: Mapping, files: Sequence[str], columns: Mapping[
         "for ratings the mean per question and overall, for choices the most chosen answer and its share; "
         "`in_subset` says whether the item is in the job's subset (e.g. the hard test subset), empty when "
         "the job has none.",
+        *column_lines(item_columns or {}),
         "- `manifest.json`: the job and its settings, and Krippendorff's alpha per question over the "
         "responses that count.",
         *file_lines({name: words for name, words in file_words.items() if any(f.startswith(name) for f in files)}),

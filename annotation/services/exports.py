@@ -287,9 +287,12 @@ def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None
     write_json(staging / "manifest.json", manifest)
     files = ["responses.csv", "items.csv", *(name for name, _count in extra), *ood_files, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     exports_files = task_types.capability(kind, task_types.ExportsFiles)
+    relays = task_types.capability(kind, task_types.RelaysChat)
+    item_words = relays.combined_column_help(job.settings) if relays else {}
     text = readme.render_answers(
         manifest=manifest, files=files, columns={f["name"]: readme.field_words(f) for f in kind.answer_fields(job.settings)},
         file_words=exports_files.answer_file_words(job.settings) if exports_files else {},
+        item_columns={name: words for name, words in item_words.items() if name in columns},  # those items.csv has
     )
     text += reliability_files.readme_section(decision, model_columns)
     (staging / "README.md").write_text(text, encoding="utf-8")

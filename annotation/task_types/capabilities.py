@@ -194,6 +194,11 @@ class RelaysChat:
         validation (a chat's transcript, read back from its relay, so it cannot be forged)."""
         return {}
 
+    def combined_column_help(self, settings: Mapping) -> dict[str, str]:
+        """What the columns `combine` counts from the relayed conversations hold, for the README of
+        the combined-items export (`items.csv`): a count whose name does not say what it counts."""
+        return {}
+
 
 class GroupsFields:
     """Some answer fields are shown inside another's row on the page (a questionnaire's N/A reason

@@ -149,6 +149,13 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         out["failed_turns"] = sum(failed_calls(r.get("transcript") or []) for r in answer_rows)
         return out
 
+    def combined_column_help(self, settings):
+        return {"failed_turns": (
+            "the item's counted chats' calls to the system that failed (timed out, an error, a reply that broke the contract), "
+            "as the interactive leaderboard's Failed calls counts them: Quorum's own replies while the system was paused or "
+            "busy are failed turns of the transcript but not counted, since the system was not called"
+        )}
+
     def question_level(self, question, settings):
         # Success/Fail are two categories, not points of a scale: alpha is the same at either level
         # for two values, but the page said "ordinal", and the flags compared them "within one point".

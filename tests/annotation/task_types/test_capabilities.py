@@ -234,6 +234,13 @@ class TestRelaysChat:
         _cleaned, problems = kind.validate(kind.build_payload(SimpleNamespace(payload=CHAT)), kind.clean_settings({}), answers)
         assert problems  # no verdict before any message
 
+    @pytest.mark.parametrize("kind", declaring(caps.RelaysChat))
+    def test_its_combined_column_words_name_columns_of_its_combination(self, kind):
+        settings = kind.clean_settings({})
+        words = kind.combined_column_help(settings)
+        assert set(words) <= set(kind.combine([{"transcript": []}], settings))
+        assert all(isinstance(w, str) and w.strip() for w in words.values())
+
 
 @suite(caps.GroupsFields)
 class TestGroupsFields:

@@ -60,3 +60,27 @@ def test_success_or_fail_is_measured_as_categories_and_the_ratings_as_a_scale():
     settings = kind.clean_settings({})
     assert task_types.agreement_level_of(kind, "outcome", settings) == "nominal"
     assert task_types.agreement_level_of(kind, "understanding", settings) == "ordinal"
+
+
+def test_the_combined_items_readme_says_what_failed_turns_counts(db, tmp_path):
+    """items.csv's failed_turns counts the system's failed calls, not Quorum's own replies to a paused
+    or busy system (0558b6b), and the README did not say so: the name reads as every failed turn."""
+    import csv
+
+    from annotation import chat_relay
+    from annotation.services.exports import export_job
+    from tests.annotation.test_exports import respond
+
+    job = payload_job("chat", [CHAT])
+    transcript = [{"role": "user", "text": "chinese please", "failed": False, "offered": None},
+                  {"role": "system", "text": "Sorry, something went wrong.", "failed": True, "offered": None},
+                  {"role": "user", "text": "hello?", "failed": False, "offered": None},
+                  {"role": "system", "text": chat_relay.UNAVAILABLE, "failed": True, "offered": None}]
+    respond(job.items.get(), "w", answers={"outcome": "fail", "outcome_reason": "it stopped", "transcript": transcript})
+    export_job(job, tmp_path / "out")
+
+    with open(tmp_path / "out" / "items.csv", encoding="utf-8") as fh:
+        assert [row["failed_turns"] for row in csv.DictReader(fh)] == ["1"]
+    readme = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if "`failed_turns`" in line)
+    assert "calls to the system that failed" in line and "Failed calls" in line and "paused or busy" in line
