@@ -171,12 +171,11 @@ def _task_outcomes(data: pd.DataFrame, probas: pd.DataFrame, labels: list) -> di
 def worker_reliability(data: pd.DataFrame, probas: pd.DataFrame, errors: pd.DataFrame, labels: list,
                        seed: int = 0) -> dict:
     """Per worker: accuracy and spammer score, each the posterior mean with its equal-tailed
-    interval. The true label of each judged task is not known but inferred: each of the worker's
-    judgements takes its task's truth from every *other* answer (`truth_without_own_answer`), and the
-    truth is drawn from that posterior `IMPUTATIONS` times; each draw gives hard counts with their
-    Jeffreys posterior (`share_estimate`, `spammer_estimate`), and the figure and its interval are
-    those of the mixture. With known truth (gold) every draw is the same and this is one Jeffreys
-    posterior."""
+    interval. The true label of each judged task is not known but inferred: every task's label is
+    drawn `IMPUTATIONS` times from the Bayesian Dawid-Skene posterior (`sampled_counts`); each draw
+    gives hard counts with their Jeffreys posterior (`share_estimate`, `spammer_estimate`), and the
+    figure and its interval are those of the mixture. With known truth (gold) every draw is the same
+    and this is one Jeffreys posterior."""
     k = len(labels)
     label_index = {v: i for i, v in enumerate(labels)}
     answer = data["label"].map(label_index).to_numpy()
