@@ -15,6 +15,7 @@ Either way everything the worker writes goes to var/worker.log, its start-up ban
 too, so the console beside it shows only the server's own lines.
 """
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -62,13 +63,19 @@ def stop(worker: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def inline() -> Iterator[None]:
     """Run tasks in this process for the duration (the demo's scripted part reads each step's
-    result before the next, as a test does), whatever the broker."""
+    result before the next, as a test does), whatever the broker, without the worker's per-task log lines."""
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
+    # The caller reports each step itself; a worker's "Task NAME[id] succeeded" lines would only
+    # interleave its output (they stay on in a worker's own log, where nothing else reports).
+    trace_log = logging.getLogger("celery.app.trace")
+    trace_level = trace_log.level
+    trace_log.setLevel(max(trace_log.getEffectiveLevel(), logging.WARNING))
     try:
         yield
     finally:
         app.conf.task_always_eager = before
+        trace_log.setLevel(trace_level)
 
 
 def main() -> None:

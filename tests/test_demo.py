@@ -43,6 +43,8 @@ def run_demo(migrated, var_dir, out, *args):
         cwd=ROOT, env=_env(var_dir), capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # The console reads as the demo's own steps: no worker's "Task NAME[id] succeeded" line between them.
+    assert " succeeded in " not in proc.stderr, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stdout
 
 
