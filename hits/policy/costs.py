@@ -1,9 +1,10 @@
 """What crowd work costs, fees included. Pure: no Django, no database; amounts are Decimal USD.
 
 The fee rules belong to each provider (its package's fees.py, reached through the provider's
-`fee_per_assignment`, `bonus_fee` and `posting_sizes`); this module adds them up the same way for
-every provider. Fees are computed per assignment and rounded to the cent, half up, as the providers
-bill them. `pricing` below is a provider (anything with those three methods).
+`fee_on_places`, `bonus_fee` and `posting_sizes`); this module adds them up the same way for every
+provider. Fees are rounded to the cent, half up, where each provider bills them: MTurk on each
+assignment (`fee_per_assignment`, the default), Prolific on a study's total. `pricing` below is a
+provider (anything with those methods).
 """
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -17,8 +18,8 @@ def cents(amount) -> Decimal:
 
 def posting_cost(pricing, reward, assignments: int, *, fee_rate=0) -> Decimal:
     """Cost of one posting (an MTurk HIT, a Prolific study) of `assignments` assignments, fees included."""
-    fee = pricing.fee_per_assignment(reward, assignments_per_posting=assignments, fee_rate=fee_rate)
-    return cents((cents(reward) + fee) * assignments)
+    fee = pricing.fee_on_places(reward, assignments, assignments_per_posting=assignments, fee_rate=fee_rate)
+    return cents(cents(reward) * assignments + fee)
 
 
 def postings_cost(pricing, reward, sizes, *, fee_rate=0) -> Decimal:
@@ -42,13 +43,13 @@ class Spent:
 
 def spent(pricing, approved, bonuses=(), *, fee_rate=0) -> Spent:
     """What has been paid, fees included: `approved` is (reward, assignments of its posting, how many
-    approved) per kind of place (a posting's size sets MTurk's fee), `bonuses` is (amount, cost with
-    fees) per paid bonus."""
+    approved) per posting (a posting's size sets MTurk's fee; Prolific's is on each study's approved
+    total), `bonuses` is (amount, cost with fees) per paid bonus."""
     count, rewards, reward_fees = 0, Decimal("0.00"), Decimal("0.00")
     for reward, posting_size, n in approved:
         count += n
         rewards += cents(reward) * n
-        reward_fees += pricing.fee_per_assignment(reward, assignments_per_posting=posting_size, fee_rate=fee_rate) * n
+        reward_fees += pricing.fee_on_places(reward, n, assignments_per_posting=posting_size, fee_rate=fee_rate)
     bonus_amounts = sum((cents(amount) for amount, _cost in bonuses), Decimal("0.00"))
     bonus_fees = sum((cents(cost) - cents(amount) for amount, cost in bonuses), Decimal("0.00"))
     fees = cents(reward_fees + bonus_fees)

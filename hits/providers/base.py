@@ -144,6 +144,11 @@ class CrowdProvider(ABC):
         """The provider's fee on one assignment of a posting of `assignments_per_posting`, in USD."""
         return NO_FEE
 
+    def fee_on_places(self, reward, places: int, *, assignments_per_posting: int = 1, fee_rate=0):
+        """The provider's fee on `places` assignments of one posting of `assignments_per_posting`, in USD: its
+        fee per assignment on each, as MTurk bills them. A provider that charges on a listing's total says so."""
+        return self.fee_per_assignment(reward, assignments_per_posting=assignments_per_posting, fee_rate=fee_rate) * places
+
     def bonus_fee(self, amount, *, fee_rate=0):
         return NO_FEE
 

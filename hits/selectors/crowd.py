@@ -62,14 +62,16 @@ def spent_for_job(job: Job, config: JobCrowdConfig) -> costs.Spent:
     approved (by Quorum or by itself) and the bonuses it confirmed. Unlike `committed`, which also holds
     what postings reserved for work not yet done or paid."""
     provider = providers.get(config.provider)
+    # Per posting: a provider that bills a listing's total (Prolific) rounds its fee once per study.
     approved = (
         ProviderAssignment.objects.filter(posting__job=job, state=ProviderAssignment.State.APPROVED)
-        .values_list("posting__reward", "posting__assignments").annotate(n=Count("id")).order_by()
+        .values_list("posting_id", "posting__reward", "posting__assignments").annotate(n=Count("id")).order_by()
     )
     bonuses = Payment.objects.filter(
         assignment__posting__job=job, kind=Payment.Kind.BONUS, state=Payment.State.CONFIRMED
     ).values_list("amount", "cost")
-    return costs.spent(provider, list(approved), list(bonuses), fee_rate=provider.fee_rate(config))
+    rows = [(reward, size, n) for _posting, reward, size, n in approved]
+    return costs.spent(provider, rows, list(bonuses), fee_rate=provider.fee_rate(config))
 
 
 def paying_note(config: JobCrowdConfig) -> str:

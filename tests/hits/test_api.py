@@ -86,7 +86,7 @@ def test_provider_options_are_stored_with_the_crowd_settings_and_shown_back(api,
     assert response.status_code == 200
     body = response.json()
     assert body["provider_options"] == {"prolific_fee_rate": "0.4286"} and body["prolific_fee_rate"] == "0.4286"
-    assert body["estimate"]["fees"] == "4.30"  # 10 x 0.43, the job's own rate
+    assert body["estimate"]["fees"] == "4.29"  # 42.86% of the study's 10.00, the job's own rate
     config = JobCrowdConfig.objects.get(job=job)
     assert config.provider_options == {"prolific_fee_rate": "0.4286", "sandbox": True}  # every provider's, defaults filled
     moved = api.put(f"/api/crowd/jobs/{job.pk}/", {"provider": "mturk", "sandbox": False}, format="json").json()

@@ -32,9 +32,9 @@ def test_mturk_hit_cost_includes_fee_for_every_assignment():
     assert costs.posting_cost(MTURK, D("0.50"), 10) == D("7.00")
 
 
-def test_prolific_fee_is_the_configured_rate():
-    # 33.33% of 0.50 = 0.166650 -> 0.17 per place; 20 places -> 20 * 0.67 = 13.40
-    assert costs.posting_cost(PROLIFIC, D("0.50"), 20, fee_rate=D("0.3333")) == D("13.40")
+def test_prolific_fee_is_the_configured_rate_on_the_studys_total():
+    # 20 places at 0.50 = 10.00; 33.33% of it = 3.333 -> 3.33 (not 20 x 0.17 = 3.40 per place rounded)
+    assert costs.posting_cost(PROLIFIC, D("0.50"), 20, fee_rate=D("0.3333")) == D("13.33")
     assert costs.posting_cost(PROLIFIC, D("1.00"), 3, fee_rate=D("0.4286")) == D("4.29")
 
 

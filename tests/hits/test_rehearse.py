@@ -43,8 +43,9 @@ def test_rehearsal_posts_serves_submits_and_pays_on_a_copy(small_job, provider):
     # Reconciled and approved: each submission paid once, and spend within the budget.
     assert report.assignments == {"approved": 2}
     assert Payment.objects.filter(assignment__posting__job=copy, kind="approve", state="confirmed").count() == 2
-    per_assignment = D("0.60") if provider == "mturk" else D("0.67")  # MTurk 20% / Prolific 33.33% fee on 0.50
-    assert report.committed == per_assignment * 3 and report.within_budget
+    # Three places at 0.50: MTurk's 20% on each (3 x 0.60), Prolific's 33.33% on the study's 1.50 (0.49995 -> 0.50).
+    reserved = D("1.80") if provider == "mturk" else D("2.00")
+    assert report.committed == reserved and report.within_budget
     assert set(report.postings) == {"closed"}
     assert copy.state == Job.State.FINISHED and JobCrowdConfig.objects.get(job=copy).rehearsal
     _untouched(small_job)

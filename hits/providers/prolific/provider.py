@@ -19,6 +19,7 @@ from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError
 from .client import ProlificAPI, spending_refusal
 from .entry import parse as read_entry
 from .fees import fee as prolific_fee
+from .fees import study_fee
 from .options import OPTIONS
 from .posting import study_body
 from .status import STATUS
@@ -67,6 +68,9 @@ class ProlificProvider(CrowdProvider):
     # Fees, requirements, URLs ---------------------------------------------------------------
     def fee_per_assignment(self, reward, *, assignments_per_posting: int = 1, fee_rate=0):
         return prolific_fee(reward, fee_rate)
+
+    def fee_on_places(self, reward, places: int, *, assignments_per_posting: int = 1, fee_rate=0):
+        return study_fee(reward, places, fee_rate)
 
     def bonus_fee(self, amount, *, fee_rate=0):
         return prolific_fee(amount, fee_rate)
