@@ -7,8 +7,9 @@
  * typing counts, the typing log), so restored text is not taken for text that appeared from
  * nowhere. It is restored only into a page whose answers are all empty (a refused submission's
  * page already carries them), before typing.js and annotate.js read those records, and it is
- * dropped when the form is submitted. Pages that send recordings are left alone: a recording
- * cannot be kept here.
+ * dropped when the form is submitted, but for text written outside the answers (a chat message not
+ * sent yet), which a refused page cannot carry and gets back from here. Pages that send recordings
+ * are left alone: a recording cannot be kept here.
  */
 (function () {
   "use strict";
@@ -50,20 +51,24 @@
   function restore() {
     var draft;
     try { draft = JSON.parse(store.getItem(key) || "null"); } catch (e) { draft = null; }
-    if (!draft || typeof draft !== "object" || !draft.values || !empty()) return;
+    if (!draft || typeof draft !== "object" || !draft.values) return;
     var restored = false;
-    controls().forEach(function (el) {
-      var value = draft.values[el.name];
-      if (el.type === "radio" || el.type === "checkbox") {
-        if (Array.isArray(value) && value.indexOf(el.value) >= 0) { el.checked = true; restored = true; }
-      } else if (typeof value === "string" && (el.type !== "hidden" || RECORDS.indexOf(el.name) >= 0)) {
-        el.value = value;
-        if (el.type !== "hidden" && value.trim() !== "") restored = true;
-      }
-    });
+    if (empty()) {
+      controls().forEach(function (el) {
+        var value = draft.values[el.name];
+        if (el.type === "radio" || el.type === "checkbox") {
+          if (Array.isArray(value) && value.indexOf(el.value) >= 0) { el.checked = true; restored = true; }
+        } else if (typeof value === "string" && (el.type !== "hidden" || RECORDS.indexOf(el.name) >= 0)) {
+          el.value = value;
+          if (el.type !== "hidden" && value.trim() !== "") restored = true;
+        }
+      });
+    }
+    // A refused submission's page carries the posted answers but not these boxes (a chat message
+    // not sent yet), so they come back whenever they are empty.
     written().forEach(function (el) {
       var value = draft.values[WRITTEN + el.getAttribute("data-typing-name")];
-      if (typeof value === "string" && value.trim() !== "") { el.value = value; restored = true; }
+      if (el.value.trim() === "" && typeof value === "string" && value.trim() !== "") { el.value = value; restored = true; }
     });
     if (!restored) return;
     var notice = document.createElement("p");
@@ -97,7 +102,18 @@
   form.addEventListener("input", later);
   form.addEventListener("change", later);
   var submitted = false;
-  form.addEventListener("submit", function () { submitted = true; clearTimeout(timer); store.removeItem(key); });
+  form.addEventListener("submit", function () {
+    submitted = true;
+    clearTimeout(timer);
+    // The answers go with the form; what was written outside them (a chat message not sent yet)
+    // does not, so it is kept for the refused page that may follow.
+    var unsent = {};
+    written().forEach(function (el) {
+      if (el.value.trim() !== "") unsent[WRITTEN + el.getAttribute("data-typing-name")] = el.value;
+    });
+    if (Object.keys(unsent).length === 0) { store.removeItem(key); return; }
+    try { store.setItem(key, JSON.stringify({ values: unsent })); } catch (e) { store.removeItem(key); }
+  });
   window.addEventListener("pagehide", function () { if (!submitted) save(); });
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "hidden" && !submitted) save();
