@@ -9,6 +9,7 @@ from annotation.models import Item, Job, Response
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from ..policy import costs
+from ..services.postings import cost_of, posting_sizes, uncovered_assignments
 
 
 def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Estimate:
@@ -114,6 +115,29 @@ def reservation_note(job: Job, config: JobCrowdConfig, posted: dict | None = Non
     )
 
 
+def unposted_note(job: Job, config: JobCrowdConfig) -> dict | None:
+    """Slots of a live or paused job that no posting carries because the budget cannot: a later round
+    (items or raters added) is posted only within the budget, and nothing posts it by itself once the
+    budget is raised. None when there are none, or when posting them fits (they are on their way)."""
+    if job.state not in (Job.State.LIVE, Job.State.PAUSED) or config.budget is None:
+        return None
+    slots = uncovered_assignments(job)
+    if not slots:
+        return None
+    cost = cost_of(config, posting_sizes(config, slots), job.reward)
+    left = config.budget - config.committed
+    if cost <= left:
+        return None
+    return {
+        "slots": slots, "cost": str(cost), "left": str(left),
+        "note": (
+            f"{slots} slot{'s' if slots != 1 else ''} of this job {'are' if slots != 1 else 'is'} not posted to "
+            f"{config.get_provider_display()}: posting them costs ${cost} with fees and the budget has ${left} left. "
+            "Raise the budget, then pause and resume the job to post them."
+        ),
+    }
+
+
 def _json_safe(values: dict) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in values.items()}
 
@@ -147,6 +171,8 @@ def crowd_overview(job: Job) -> dict:
         # What the provider has paid, fees included; `committed` is what is reserved, paid or not.
         "spent": _json_safe(spent_for_job(job, config).__dict__),
         "estimate": estimate_for_job(job, config).as_dict(),
+        # Slots the budget could not post (a later round); null when every slot is posted or on its way.
+        "unposted": unposted_note(job, config),
         # When accepted work is paid: after this many hours (0: at once), before the provider's own deadline.
         "review_hours": config.review_hours,
         "auto_approval_days": config.auto_approval_days,
@@ -206,6 +232,7 @@ def crowd_page(job: Job) -> dict:
         "provider_paid": provider.paid,
         "paying_note": paying_note(config),
         "reservation_note": reservation_note(job, config, posted) if config.pk is not None else None,
+        "unposted": unposted_note(job, config) if config.pk is not None else None,
         "spent": spent_for_job(job, config) if config.pk is not None else None,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),

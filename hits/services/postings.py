@@ -54,7 +54,7 @@ def cost_of(config: JobCrowdConfig, sizes: list[int], reward) -> Decimal:
     return costs.postings_cost(provider, reward, sizes, fee_rate=provider.fee_rate(config))
 
 
-def _uncovered_assignments(job: Job) -> int:
+def uncovered_assignments(job: Job) -> int:
     """Slots of the job that no open posting carries and no finished posting used."""
     slots = Slot.objects.filter(job=job).count()
     open_places = Posting.objects.filter(job=job, state__in=Posting.OPEN_STATES).aggregate(n=Sum("assignments"))["n"] or 0
@@ -74,7 +74,7 @@ def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Postin
     with transaction.atomic():
         config = JobCrowdConfig.objects.select_for_update(of=("self",)).select_related("job").get(job=job)
         job = config.job
-        wanted = _uncovered_assignments(job) if assignments is None else int(assignments)
+        wanted = uncovered_assignments(job) if assignments is None else int(assignments)
         if wanted <= 0:
             return []
         sizes = posting_sizes(config, wanted)

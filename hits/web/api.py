@@ -152,7 +152,8 @@ class CrowdJobView(_JobView):
                 description="The job's crowd settings, estimate and spend. `provider_options` holds the settings its "
                 "provider declares (e.g. MTurk's `sandbox`, Prolific's `prolific_fee_rate`), also given under their own "
                 "names; another provider's settings are not shown. `postings` counts them by state (intended: the call "
-                "to the provider is pending), `failed_postings` gives the provider's reason for each it refused.",
+                "to the provider is pending), `failed_postings` gives the provider's reason for each it refused, `unposted` "
+                "the slots a later round added that the budget cannot post (their cost, what is left, what to do), or null.",
             ),
             **NO_JOB,
         },
