@@ -300,8 +300,11 @@
     })
       .then(function (response) {
         var away = response.headers.get("X-Quorum-Go-To");  // saved; the next page is not a work page
-        if (away) { window.location.assign(away); return; }
         var url = response.headers.get("X-Quorum-Location") || (response.redirected ? response.url : "");
+        // Told before the page is replaced, while the answers are still on it (a chat ends its
+        // conversation only now: a refused judgement leaves it open).
+        if (away || url) form.dispatchEvent(new CustomEvent("quorum:saved"));
+        if (away) { window.location.assign(away); return; }
         return response.text().then(function (html) { showPage(html, url); });
       })
       .catch(function () {

@@ -2,7 +2,7 @@
 // the system and answers with the whole transcript, so the page only draws what it is sent: a
 // reload shows the same conversation, and a failed turn shows the polite fallback the server chose.
 // Choosing Success or Fail never ends the conversation: a verdict can be changed while chatting, and
-// the conversation ends only when the judgement is submitted (and the minimum was met), so a stray
+// the conversation ends only when the judgement is saved (and the minimum was met), so a stray
 // click cannot trap the worker. Before the minimum, the page says how many messages remain, or how to
 // leave the item (Skip).
 (function () {
@@ -109,11 +109,10 @@
     if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey) { e.preventDefault(); send.click(); }
   });
   if (form) {
-    // The conversation ends when a judgement that met the minimum is submitted (the system's own
-    // bookkeeping; the server reads the transcript back either way). Skip never ends it.
-    form.addEventListener("submit", function (event) {
-      var submitter = event.submitter;
-      if (submitter && submitter.id !== "submit-button") { return; }
+    // The conversation ends when a judgement that met the minimum is saved (the system's own
+    // bookkeeping; the server reads the transcript back either way), as annotate.js tells: a refused
+    // one leaves it open, so the worker may still chat. Skip never ends it.
+    form.addEventListener("quorum:saved", function () {
       var chosen = form.querySelector('input[name="outcome"]:checked');
       if (ended || !chosen || (said < minTurns && !unavailable)) { return; }
       try {
