@@ -273,6 +273,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",  # drf-spectacular's default
         "quorum.api.pagination.document_refused_pages",  # a bad limit or offset is a 400
+        "quorum.api.query.document_refused_query_parameters",  # so is a query parameter an endpoint does not take
         "quorum.api.uploads_schema.declare_uploads_binary",  # file fields of multipart bodies are files
     ],
     # Who may read /api/schema/ and /api/docs/: QUORUM_API_SCHEMA_PUBLIC below, read per request.

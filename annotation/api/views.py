@@ -29,6 +29,7 @@ from rest_framework.views import APIView
 from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+from quorum.api.query import RefusesUnknownQueryParameters
 from quorum.lockout import lockout_response
 from quorum.slashes import PermanentRedirectKeepingMethod
 
@@ -72,7 +73,7 @@ STATE_REFUSED = {409: OpenApiResponse(
 )}
 
 
-class OrganizerAPI:
+class OrganizerAPI(RefusesUnknownQueryParameters):
     """Organizers only; service refusals become 400s that name the field."""
 
     permission_classes = [IsOrganizer]
@@ -221,7 +222,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return self._change_state(request, "finish")
 
     @extend_schema(summary="How far the job is", responses={200: s.JobProgressSerializer, **NOT_FOUND})
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def progress(self, request, pk=None):
         return Response(s.JobProgressSerializer.describe(job_progress(self.get_object())))
 
@@ -307,7 +308,7 @@ class JobViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         parameters=[OpenApiParameter("all", OpenApiTypes.BOOL, description="true: every response, not only those with evidence; false (the default): those with evidence.")],
         responses={200: s.JobReviewsSerializer, **ERRORS, **NOT_FOUND},
     )
-    @action(detail=True, methods=["get"], serializer_class=s.JobReviewsSerializer, pagination_class=None)
+    @action(detail=True, methods=["get"], serializer_class=s.JobReviewsSerializer, pagination_class=None, query_parameters=("all",))
     def reviews(self, request, pk=None):
         job = self.get_object()
         every = request.query_params.get("all", "false").lower()
@@ -491,7 +492,7 @@ def export_file_path(run: ExportRun, name: str) -> Path:
     return path
 
 
-class TokenView(ObtainAuthToken):
+class TokenView(RefusesUnknownQueryParameters, ObtainAuthToken):
     """DRF's token view, with both of its answers in the schema."""
 
     @extend_schema(

@@ -52,6 +52,7 @@ from quorum import limits
 from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
+from quorum.api.query import RefusesUnknownQueryParameters
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ RUN_LOCATION = location_header("The started run's `url`: GET it to follow the ru
 NOT_READY = {409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results computed yet.")}
 
 
-class EvaluationAPI:
+class EvaluationAPI(RefusesUnknownQueryParameters):
     permission_classes = [IsOrganizer]
 
     def handle_exception(self, exc):

@@ -29,6 +29,7 @@ from annotation.models import Job
 from annotation.services.jobs import JobError
 from quorum.api.accepted import accepted, location_header
 from quorum.api.permissions import IsOrganizer
+from quorum.api.query import RefusesUnknownQueryParameters
 from quorum.api.strict import RefusesUnknownFields
 
 from .. import providers
@@ -135,7 +136,7 @@ class BonusSerializer(RefusesUnknownFields, serializers.Serializer):
     bonuses = BonusItemSerializer(many=True, allow_empty=False, max_length=MAX_BULK)
 
 
-class _JobView(APIView):
+class _JobView(RefusesUnknownQueryParameters, APIView):
     permission_classes = [IsOrganizer]
 
     def job(self, pk) -> Job:
