@@ -24,6 +24,13 @@ UNDERSTANDING = {1: "Doesn't understand at all", 2: "Understands a little", 3: "
 APPROPRIATENESS = {1: "Not appropriate at all", 2: "Slightly appropriate", 3: "Somewhat appropriate", 4: "Very appropriate", 5: "Extremely appropriate"}
 RATINGS = {"understanding": ("Language understanding", UNDERSTANDING), "appropriateness": ("Response appropriateness", APPROPRIATENESS)}
 MAX_REASON_CHARS = 1000
+# The page's labels; a refusal starts with the label of the field it is about, so the worker finds it.
+OUTCOME_LABEL = "Did the dialog succeed?"
+OUTCOME_REASON_LABEL = "Why (required on Fail)"
+
+
+def _reason_label(rating_label: str) -> str:
+    return f"{rating_label}: reason"
 SYSTEM_STOPPED = "The system stopped answering."
 #: Quorum's own replies to a message it did not send (the system was paused, or busy with as many
 #: calls as allowed): failed turns of the transcript, but no call of the system's that failed. A
@@ -69,12 +76,12 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
 
     def answer_fields(self, settings):
         fields = [
-            {"name": "outcome", "label": "Did the dialog succeed?", "help": "Success if the system found (and booked) what your goal asks; otherwise Fail.", "choices": OUTCOMES},
-            {"name": "outcome_reason", "label": "Why (required on Fail)", "help": "What went wrong, or what made it work."},
+            {"name": "outcome", "label": OUTCOME_LABEL, "help": "Success if the system found (and booked) what your goal asks; otherwise Fail.", "choices": OUTCOMES},
+            {"name": "outcome_reason", "label": OUTCOME_REASON_LABEL, "help": "What went wrong, or what made it work."},
         ]
         for name, (label, anchors) in RATINGS.items():
             fields.append({"name": name, "label": label, "help": f"1 = {anchors[1]}, 5 = {anchors[5]}.", "choices": {str(k): v for k, v in anchors.items()}})
-            fields.append({"name": f"{name}_reason", "label": f"{label}: reason", "help": "Say in a few words why."})
+            fields.append({"name": f"{name}_reason", "label": _reason_label(label), "help": "Say in a few words why."})
         return fields
 
     def server_answers(self, item, slot, settings):
@@ -122,14 +129,14 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         cleaned, problems = _transcript(answers.get("transcript") or [], settings.get("min_user_turns", 1), unavailable)
         outcome = answers.get("outcome", "") or ("fail" if unavailable else "")
         if outcome not in OUTCOMES:
-            problems.append(Problem("outcome", "required", "Say whether the dialog succeeded: Success or Fail."))
+            problems.append(Problem("outcome", "required", f"{OUTCOME_LABEL} Choose Success or Fail."))
         cleaned["outcome"] = outcome
         problems += _reasons(answers, cleaned)
         if outcome == "fail" and not cleaned["outcome_reason"]:
             if unavailable:
                 cleaned["outcome_reason"] = SYSTEM_STOPPED
             else:
-                problems.append(Problem("outcome_reason", "required", "Say why the dialog failed."))
+                problems.append(Problem("outcome_reason", "required", f"{OUTCOME_REASON_LABEL}: say what went wrong."))
         problems += _ratings(answers, cleaned, unavailable)
         return cleaned, problems
 
@@ -221,11 +228,12 @@ def _transcript(transcript: list, min_user_turns: int, unavailable: bool) -> tup
 def _reasons(answers: Mapping, cleaned: dict) -> list[Problem]:
     """Each reason stripped into `cleaned`; a problem for one that is too long."""
     problems = []
-    for name in ("outcome_reason", *(f"{r}_reason" for r in RATINGS)):
+    labels = {"outcome_reason": OUTCOME_REASON_LABEL, **{f"{r}_reason": _reason_label(label) for r, (label, _) in RATINGS.items()}}
+    for name, label in labels.items():
         text = answers.get(name, "")
         text = text.strip() if isinstance(text, str) else ""
         if len(text) > MAX_REASON_CHARS:
-            problems.append(Problem(name, "too_long", f"At most {MAX_REASON_CHARS} characters."))
+            problems.append(Problem(name, "too_long", f"{label}: at most {MAX_REASON_CHARS} characters."))
         cleaned[name] = text
     return problems
 
@@ -240,7 +248,7 @@ def _ratings(answers: Mapping, cleaned: dict, unavailable: bool) -> list[Problem
             problems.append(Problem(name, "required", f"{label}: choose a rating from 1 to 5."))
         cleaned[name] = value if value in anchors else None
         if value is not None and not cleaned[f"{name}_reason"]:
-            problems.append(Problem(f"{name}_reason", "required", f"{label}: give a reason for your rating."))
+            problems.append(Problem(f"{name}_reason", "required", f"{_reason_label(label)} missing: say in a few words why you gave this rating."))
     return problems
 
 

@@ -99,7 +99,9 @@ class PairwiseTaskType(TaskType, FromPayloads, ComparesSystems):
         reason, problems = clean_text(answers.get("reason", "") or "", "reason", "Reason", MAX_REASON_CHARS)
         reason = reason or ""
         if winner not in allowed:
-            problems.append(Problem("winner", "required", "Choice: pick the better response" + (" or say they are about as good." if TIE in allowed else ".")))
+            # Starts with the question the page shows above the choices, so the worker finds what to fix.
+            pick = "Pick the better response" + (" or say they are about as good." if TIE in allowed else ".")
+            problems.append(Problem("winner", "required", f"{settings.get('question', DEFAULT_QUESTION)} {pick}"))
         if left not in SIDES:
             problems.append(Problem("left", "required", "Reload the page: the order in which the responses were shown is missing."))
         if settings.get("reason_required") and not reason:

@@ -152,6 +152,9 @@ class TaskTypeContract:
         kind = task_types.get(job.task_type)
         _cleaned, problems = kind.validate(slot.item.payload, job.settings, self.bad_answers(slot.item))
         assert self.bad_fields <= {p.field for p in problems} and all(p.message for p in problems)
+        # A worker finds what to fix by the words on the page: a refusal of a field they see starts with its label.
+        labels = {f["name"]: f["label"] for f in kind.answer_fields(job.settings) if not f.get("hidden")}
+        assert [p.message for p in problems if p.field in labels and not p.message.startswith(labels[p.field])] == []
         assert not Response.objects.filter(slot=slot).exists()
 
     def test_responses_combine_per_item_and_agreement_has_a_table(self, job, make_annotator):
