@@ -1,7 +1,8 @@
 """Reads for jobs: what an annotator may see, what an organizer follows."""
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, Q
+from django.db.models import Avg, Count, F, Q, Window
+from django.db.models.functions import RowNumber
 
 from ..models import Item, Job, Response, Slot, Turn, Worker
 
@@ -15,10 +16,19 @@ def jobs_open_to(worker: Worker):
 
 
 def worker_responses(worker: Worker, job: Job | None = None):
+    """The worker's responses, newest first, each with `your_item`: which of their own items in its
+    job it was (1 for their first), the number the work page's "Item N of M" showed them. The item's
+    own position would not agree: raters see items in their own order, and vote items are numbered
+    across re-collections."""
     qs = Response.objects.filter(worker=worker).select_related("item__job")
     if job is not None:
         qs = qs.filter(item__job=job)
-    return qs.order_by("-submitted_at")
+    ordinal = Window(RowNumber(), partition_by=[F("item__job_id")], order_by=[F("submitted_at").asc(), F("id").asc()])
+    return qs.annotate(your_item=ordinal).order_by("-submitted_at", "-id")
+
+
+def worker_response_total(worker: Worker) -> int:
+    return Response.objects.filter(worker=worker).count()
 
 
 def dialog_history(item: Item) -> list[dict]:

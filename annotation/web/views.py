@@ -29,7 +29,7 @@ from .. import chat_relay, task_types
 from ..models import Item, Job, Response, SkippedItem, Slot, Worker
 from ..selectors import work as work_selectors
 from ..selectors.feedback import feedback_from_json, labels_of, voted_down
-from ..selectors.jobs import worker_responses
+from ..selectors.jobs import worker_response_total, worker_responses
 from ..selectors.readings import reading_of
 from ..services.claims import (
     ClaimError,
@@ -93,7 +93,7 @@ def home(request):
     if worker is not None:
         context["rows"] = work_selectors.annotator_jobs(worker)
         context["recent"] = list(worker_responses(worker)[:RECENT_RESPONSES])
-        context["response_total"] = worker_responses(worker).count()
+        context["response_total"] = worker_response_total(worker)
         context["feedback"] = voted_down(worker)
     return render(request, "annotation/home.html", context)
 

@@ -659,3 +659,25 @@ def test_a_crowd_worker_is_not_told_item_1_of_n(client):
     crowd = Worker.objects.create(provider="prolific", external_id="PIDCOUNT")
     page = client.get(reverse("work", args=[make_token(claim_next_slot(job=job, worker=crowd))])).content.decode()
     assert "Item 1 of" not in page and "One item of the 4 this job shares among its workers" in page
+
+
+def test_the_home_page_numbers_a_saved_response_as_the_work_page_did(people):
+    """An annotator answered "Item 1 of 3" and their home page listed it as item 2: it printed the
+    item's place in the job, which another worker had reached first."""
+    job = make_live_job(corpus=make_corpus(dialogs=3, user_turns=1))
+    first = claim_next_slot(job=job, worker=people["B"])  # B holds the job's item 1
+    assert first.item.position == 0
+    client = people["clients"]["A"]
+    token = claim_by_client(client, job)
+    assert slot_of(token).item.position == 1
+    assert "Item 1 of 3 ·" in client.get(reverse("work", args=[token])).content.decode()
+    saved = client.post(reverse("work", args=[token]), good_answers(slot_of(token).item))
+    assert saved.status_code == 302
+    second = token_in(saved["Location"])
+    assert "Item 2 of 3 ·" in client.get(saved["Location"]).content.decode()
+    assert client.post(reverse("work", args=[second]), good_answers(slot_of(second).item)).status_code == 302
+
+    home = client.get(reverse("home")).content.decode()
+    rows = re.findall(r"<tr><td>rewrite job</td><td>(\d+)</td>", home)
+    assert rows == ["2", "1"]  # newest first, numbered as the work page showed them
+    assert '<th scope="col">Your item</th>' in home
