@@ -100,14 +100,29 @@ def estimate(
     into postings as the provider splits them."""
     if items < 0 or redundancy < 1:
         raise ValueError("items must be zero or more and redundancy at least one")
-    total_assignments = items * redundancy
-    sizes = pricing.posting_sizes(total_assignments, assignments_per_posting)
-    rewards = cents(reward) * total_assignments
-    total = postings_cost(pricing, reward, sizes, fee_rate=fee_rate)
+    sizes = pricing.posting_sizes(items * redundancy, assignments_per_posting)
+    return estimate_postings(
+        pricing, [(reward, n, n) for n in sizes], reward=reward, fee_rate=fee_rate, minutes_per_assignment=minutes_per_assignment,
+    )
+
+
+def estimate_postings(pricing, postings, *, reward, fee_rate=0, minutes_per_assignment=None) -> Estimate:
+    """The cost of the places `postings` carry, fees included: (reward, places, posting size) per posting.
+
+    A posting is priced on the places it carries, its fee where its provider bills it (a posted MTurk HIT
+    of 10 keeps its 40% fee on each place; a Prolific study's fee is on the total of its places), so a job
+    posted in rounds is estimated as its rounds were reserved, not as one posting of all its places.
+    `reward` sets the hourly pay."""
+    count, rewards, total = 0, Decimal("0.00"), Decimal("0.00")
+    for posting_reward, places, size in postings:
+        count += places
+        rewards += cents(posting_reward) * places
+        fee = pricing.fee_on_places(posting_reward, places, assignments_per_posting=size, fee_rate=fee_rate)
+        total += cents(cents(posting_reward) * places + fee)
     return Estimate(
         provider=pricing.key,
-        assignments=total_assignments,
-        postings=len(sizes),
+        assignments=count,
+        postings=sum(1 for _reward, places, _size in postings if places),
         rewards=cents(rewards),
         fees=cents(total - rewards),
         total=cents(total),

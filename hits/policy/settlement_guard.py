@@ -8,7 +8,9 @@ rejection kept in Quorum only, or an assignment not settled yet) can be made or 
 """
 from annotation.models import Response
 
+from .. import providers
 from ..models import Payment, ProviderAssignment
+from ..services.reconcile import rejection_message
 
 
 def settlement_refusal(response, to_status: str) -> str | None:
@@ -34,4 +36,13 @@ def settlement_refusal(response, to_status: str) -> str | None:
             f"the rejection of {where} was sent to the provider, which keeps it; the decision stands. "
             "If the worker deserves the pay, give a bonus from the job's crowd page"
         )
+    if to_status == Response.Status.REJECTED and assignment.state == ProviderAssignment.State.SUBMITTED:
+        # The settlement would send the configured message, which the provider would refuse: the work would
+        # stay unsettled and be approved by the provider at its deadline, against this decision.
+        refusal = providers.get(assignment.provider).rejection_refusal(rejection_message())
+        if refusal:
+            return (
+                f"{refusal} (QUORUM_REJECTION_MESSAGE, which the settlement of {where} sends): lengthen it, or "
+                "exclude the response instead (the worker is paid, the answer left out)"
+            )
     return None

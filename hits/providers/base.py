@@ -152,6 +152,12 @@ class CrowdProvider(ABC):
     def bonus_fee(self, amount, *, fee_rate=0):
         return NO_FEE
 
+    def rejection_refusal(self, message: str) -> str | None:
+        """Why this provider would refuse to reject with `message` (the worker reads it), or None. Asked
+        before a rejection is recorded: one the provider refuses stays unsettled and is paid when its
+        review window ends."""
+        return None
+
     def fee_rate(self, config) -> Decimal:
         """The `fee_rate` the fee methods take for this job (a share the account's plan sets), or 0."""
         return Decimal("0")

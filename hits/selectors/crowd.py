@@ -4,27 +4,32 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import Avg, Count, Q, Sum
 
-from annotation.models import Item, Job, Response
+from annotation.models import Job, Response
 
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from ..policy import costs
-from ..services.postings import cost_of, posting_sizes, uncovered_assignments
+from ..services.postings import cost_of, places_carrying_slots, posting_sizes, uncovered_assignments
+
+
+def _estimate_and_rest(job: Job, config: JobCrowdConfig) -> tuple[costs.Estimate, Decimal]:
+    """The estimate of every slot the job has, and what posting the slots no posting carries yet would add."""
+    provider = providers.get(config.provider)
+    carried = places_carrying_slots(job)
+    rest = [(job.reward, n, n) for n in posting_sizes(config, uncovered_assignments(job, carried))]
+    fee_rate = provider.fee_rate(config)
+    estimate = costs.estimate_postings(
+        provider, carried + rest, reward=job.reward, fee_rate=fee_rate, minutes_per_assignment=config.minutes_per_assignment,
+    )
+    return estimate, costs.estimate_postings(provider, rest, reward=job.reward, fee_rate=fee_rate).total
 
 
 def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Estimate:
-    """Cost of the whole job (items x redundancy) on its provider, fees included, with the hourly pay."""
+    """Cost of every slot the job has, fees included, with the hourly pay: items and raters added to a live
+    job count as much as the first round (a job's slots, not items x redundancy), the slots its postings
+    carry priced as those postings are, the rest as posting them now would be."""
     config = config or JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
-    provider = providers.get(config.provider)
-    return costs.estimate(
-        provider,
-        items=Item.objects.filter(job=job).count(),
-        redundancy=job.redundancy,
-        reward=job.reward,
-        assignments_per_posting=config.assignments_per_posting,
-        fee_rate=provider.fee_rate(config),
-        minutes_per_assignment=config.minutes_per_assignment,
-    )
+    return _estimate_and_rest(job, config)[0]
 
 
 def _responses_taken(job: Job) -> dict:
@@ -50,12 +55,6 @@ def fits_budget(config: JobCrowdConfig, total) -> bool:
     if config.budget is None:
         return not providers.get(config.provider).paid
     return config.committed + total <= config.budget
-
-
-def _cost_still_to_post(estimate: costs.Estimate, reserved: Decimal | None) -> Decimal:
-    """The estimate less what the job's postings already reserved (it is in `committed`): what posting
-    the rest would add, so a job that was posted within its budget is not said to exceed it."""
-    return max(estimate.total - (reserved or Decimal("0")), Decimal("0"))
 
 
 def spent_for_job(job: Job, config: JobCrowdConfig) -> costs.Spent:
@@ -138,6 +137,26 @@ def unposted_note(job: Job, config: JobCrowdConfig) -> dict | None:
     }
 
 
+def returned_note(job: Job, config: JobCrowdConfig) -> dict | None:
+    """Assignments submitted in Quorum whose workers then took them back at the provider (`services.returns`):
+    what happened and what is left to the builder; None when there are none."""
+    n = ProviderAssignment.objects.filter(
+        posting__job=job, state=ProviderAssignment.State.RETURNED, submitted_at__isnull=False
+    ).count()
+    if not n:
+        return None
+    where = config.get_provider_display()
+    return {
+        "assignments": n,
+        "note": (
+            f"{n} assignment{'s' if n != 1 else ''} submitted here {'were' if n != 1 else 'was'} then returned on {where}: "
+            f"{where} pays nothing for {'them' if n != 1 else 'it'} and Quorum sends no settlement; each place's share of "
+            "the reservation goes back once no one can take the place. The responses stay in Quorum as they are: reject "
+            "or exclude them in the review queue if they should not count."
+        ),
+    }
+
+
 def _json_safe(values: dict) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in values.items()}
 
@@ -173,6 +192,8 @@ def crowd_overview(job: Job) -> dict:
         "estimate": estimate_for_job(job, config).as_dict(),
         # Slots the budget could not post (a later round); null when every slot is posted or on its way.
         "unposted": unposted_note(job, config),
+        # Work taken back at the provider after it was submitted: never settled; null when there is none.
+        "returned_after_submission": returned_note(job, config),
         # When accepted work is paid: after this many hours (0: at once), before the provider's own deadline.
         "review_hours": config.review_hours,
         "auto_approval_days": config.auto_approval_days,
@@ -209,7 +230,7 @@ def crowd_page(job: Job) -> dict:
     """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd,
     which adds the section's forms)."""
     config = JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
-    estimate = estimate_for_job(job, config)
+    estimate, rest_cost = _estimate_and_rest(job, config)
     assignments = list(
         ProviderAssignment.objects.filter(posting__job=job)
         .select_related("worker", "response", "posting")
@@ -227,12 +248,13 @@ def crowd_page(job: Job) -> dict:
         "configured": config.pk is not None,
         "estimate": estimate,
         "measured_pay": measured_pay(job.reward, taken),
-        "fits_budget": fits_budget(config, _cost_still_to_post(estimate, posted["reserved"])),
+        "fits_budget": fits_budget(config, rest_cost),  # what is posted is in `committed` already
         "provider_detail": provider.describe(config),
         "provider_paid": provider.paid,
         "paying_note": paying_note(config),
         "reservation_note": reservation_note(job, config, posted) if config.pk is not None else None,
         "unposted": unposted_note(job, config) if config.pk is not None else None,
+        "returned": returned_note(job, config) if config.pk is not None else None,
         "spent": spent_for_job(job, config) if config.pk is not None else None,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),

@@ -2,8 +2,9 @@
 
 The reconciler's listing stays the fallback for an event that never arrives. What an event may do:
 free the claim of a worker who returned or timed out (so the item goes to someone else now, not at
-the claim's expiry), confirm a response whose submission the provider reports as its own, and
-record the provider's status. It never pays or settles: that stays with the settlement services.
+the claim's expiry), stop settling work its worker took back after submitting it (`returns`), confirm
+a response whose submission the provider reports as its own, and record the provider's status. It never
+pays or settles: that stays with the settlement services.
 """
 from django.db import IntegrityError, transaction
 
@@ -13,6 +14,7 @@ from annotation.services.claims import release_slot
 from ..models import ProviderAssignment, ProviderEvent
 from ..providers import Confirmation
 from .confirmation import apply_verdict
+from .returns import returned_after_submitting
 
 
 def record_status_event(
@@ -46,8 +48,11 @@ def _apply(provider_key, event, worker_external_id, status, normalized) -> str:
         return "the event names another worker: ignored"
     ProviderAssignment.objects.filter(pk=assignment.pk).update(provider_status=status)
     if normalized == ProviderAssignment.State.RETURNED:
+        if assignment.state == ProviderAssignment.State.SUBMITTED:
+            if returned_after_submitting(assignment.pk, status):
+                return "returned after submitting: not settled; its response stays in Quorum"
         if assignment.state != ProviderAssignment.State.ACCEPTED:
-            return "returned after submitting: left to the settlement"
+            return f"status recorded ({status})"
         ProviderAssignment.objects.filter(pk=assignment.pk).update(state=ProviderAssignment.State.RETURNED, place=None)
         if assignment.slot_id:
             release_slot(slot_id=assignment.slot_id, worker=assignment.worker)

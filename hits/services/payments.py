@@ -248,10 +248,26 @@ def approve_assignments(assignment_ids, message: str = "") -> list[ElementResult
     return _each(assignment_ids, action)
 
 
-def reject_assignments(assignment_ids, message: str) -> list[ElementResult]:
-    """Reject (not paid, data excluded); the message tells the worker why and is required."""
+def rejection_refusal(assignment_ids, message: str) -> str | None:
+    """Why rejecting these assignments with `message` is refused before anything is recorded: no message, or
+    one their provider would refuse (Prolific's minimum length). A rejection the provider refuses afterwards
+    leaves the work unsettled, and accepted work is paid when its review window ends."""
     if not message or not message.strip():
-        return [ElementResult(i, False, "", "a rejection needs a message for the worker") for i in assignment_ids]
+        return "a rejection needs a message for the worker"
+    keys = ProviderAssignment.objects.filter(pk__in=list(assignment_ids)).values_list("provider", flat=True).distinct()
+    for key in sorted(keys):
+        refusal = providers.get(key).rejection_refusal(message)
+        if refusal:
+            return refusal
+    return None
+
+
+def reject_assignments(assignment_ids, message: str) -> list[ElementResult]:
+    """Reject (not paid, data excluded); the message tells the worker why and is required, and must be one
+    the provider takes: otherwise every element is refused and nothing is recorded."""
+    refusal = rejection_refusal(assignment_ids, message)
+    if refusal:
+        return [ElementResult(i, False, "", refusal) for i in assignment_ids]
 
     def action(assignment):
         payment = _intend_settlement(assignment, Payment.Kind.REJECT, message.strip())

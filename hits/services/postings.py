@@ -14,7 +14,7 @@ from decimal import ROUND_DOWN, Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import Q, Sum
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Job, Slot
@@ -54,14 +54,26 @@ def cost_of(config: JobCrowdConfig, sizes: list[int], reward) -> Decimal:
     return costs.postings_cost(provider, reward, sizes, fee_rate=provider.fee_rate(config))
 
 
-def uncovered_assignments(job: Job) -> int:
-    """Slots of the job that no open posting carries and no finished posting used."""
-    slots = Slot.objects.filter(job=job).count()
-    open_places = Posting.objects.filter(job=job, state__in=Posting.OPEN_STATES).aggregate(n=Sum("assignments"))["n"] or 0
-    used_elsewhere = ProviderAssignment.objects.filter(
-        posting__job=job, posting__state__in=[Posting.State.EXPIRED, Posting.State.CLOSED]
-    ).exclude(state=ProviderAssignment.State.RETURNED).count()
-    return max(0, slots - open_places - used_elsewhere)
+def places_carrying_slots(job: Job) -> list[tuple[Decimal, int, int]]:
+    """(reward, places, posting size) of each of the job's postings that carries slots: every place of an
+    open posting, and the places a finished posting used (a returned assignment's place carries none)."""
+    open_places = [
+        (reward, n, n) for reward, n in
+        Posting.objects.filter(job=job, state__in=Posting.OPEN_STATES).values_list("reward", "assignments")
+    ]
+    used = (
+        ProviderAssignment.objects.filter(posting__job=job, posting__state__in=[Posting.State.EXPIRED, Posting.State.CLOSED])
+        .exclude(state=ProviderAssignment.State.RETURNED)
+        .values_list("posting_id", "posting__reward", "posting__assignments").annotate(n=Count("id")).order_by()
+    )
+    return open_places + [(reward, n, size) for _posting, reward, size, n in used]
+
+
+def uncovered_assignments(job: Job, carried: list | None = None) -> int:
+    """Slots of the job that no open posting carries and no finished posting used (`carried`:
+    `places_carrying_slots(job)` when the caller has it)."""
+    carried = places_carrying_slots(job) if carried is None else carried
+    return max(0, Slot.objects.filter(job=job).count() - sum(n for _reward, n, _size in carried))
 
 
 def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Posting]:

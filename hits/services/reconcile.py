@@ -3,7 +3,8 @@ submitted at the provider but not here. Run by Celery beat; safe to run at any t
 of times.
 
 Steps for a job: (1) repeat the calls of postings left `intended` (same request token, so no
-duplicate); (2) list each posting's assignments and record what Quorum missed; (2b) ask the provider
+duplicate); (2) list each posting's assignments and record what Quorum missed (work its worker took back
+at the provider after submitting is returned, never settled: `returns`); (2b) ask the provider
 again about responses still awaiting its confirmation; (3) repeat pending payments (never a
 non-idempotent one that may have been made); (4) settle every submitted assignment whose response is
 decided, and any other before the provider's auto-approval deadline (never one whose response the
@@ -32,6 +33,7 @@ from . import confirmation
 from . import payments as payment_services
 from .entry import saved_response_of
 from .postings import close_listings, release_unfilled_places, send_postings, stale_intended_postings
+from .returns import returned_after_submitting
 
 log = logging.getLogger(__name__)
 UNMATCHED_REJECTION = (
@@ -43,6 +45,11 @@ REJECTION_MESSAGE = (
     "Your answers did not meet the requirements stated in the task instructions, as judged by other "
     "workers' votes and our automatic checks, so this submission cannot be accepted. Thank you for your time."
 )
+
+
+def rejection_message() -> str:
+    """What the settlement of a rejected response tells its worker."""
+    return settings.QUORUM_REJECTION_MESSAGE or REJECTION_MESSAGE
 
 
 def _grace(grace_seconds):
@@ -88,6 +95,10 @@ def sync_remote_assignment(posting: Posting, remote, now) -> str:
         kind = Payment.Kind.APPROVE if remote.status == "approved" else Payment.Kind.REJECT
         assignment.payments.filter(kind=kind, state__in=Payment.PENDING).update(state=Payment.State.CONFIRMED)
         change = change or "settled_at_provider"
+    if remote.status == "returned" and state == ProviderAssignment.State.SUBMITTED:
+        # Taken back at the provider after submitting: it refuses to settle it, so it is not tried again.
+        if returned_after_submitting(assignment.pk, remote.provider_status):
+            change = change or "returned_after_submission"
     if remote.status == "returned" and state == ProviderAssignment.State.ACCEPTED:
         updates["state"] = ProviderAssignment.State.RETURNED
         updates["place"] = None  # the provider offers the place to another worker
@@ -134,7 +145,7 @@ def _settle_due(job_id: int, config: JobCrowdConfig, now, grace) -> list:
             if near_deadline or _review_window_over(assignment, config, now):
                 due.append((assignment.pk, "approve", ""))
         elif response.status == Response.Status.REJECTED:
-            due.append((assignment.pk, "reject", settings.QUORUM_REJECTION_MESSAGE or REJECTION_MESSAGE))
+            due.append((assignment.pk, "reject", rejection_message()))
         elif near_deadline:
             due.append((assignment.pk, "approve", ""))  # undecided at the deadline: the provider would approve anyway
     return due
@@ -177,7 +188,7 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
         summary["postings_sent"] = send_postings(stale, concurrency=1, grace_seconds=grace.total_seconds())
 
     # 2. Assignments at the provider (in-house: the database, read the same way).
-    for posting in _listed_postings().filter(job_id=job_id):
+    for posting in _postings_to_list(job_id):
         try:
             remotes = provider.list_assignments(posting)
         except providers.ProviderError as exc:
@@ -227,6 +238,16 @@ def _listed_postings():
     return Posting.objects.filter(
         Q(state=Posting.State.CREATED) | Q(state=Posting.State.CLOSED, closed_at__isnull=False, released_at__isnull=True)
     )
+
+
+def _postings_to_list(job_id: int):
+    """The job's postings whose assignments are listed: those the provider may still change, and any with
+    submitted work not settled yet, even once its places were given back: until it is settled its worker
+    may still take it back at the provider (Prolific lets a participant return a submission awaiting review)."""
+    unsettled = ProviderAssignment.objects.filter(posting__job_id=job_id, state=ProviderAssignment.State.SUBMITTED)
+    return Posting.objects.filter(job_id=job_id).filter(
+        Q(pk__in=_listed_postings().values("pk")) | Q(pk__in=unsettled.values("posting_id"))
+    ).order_by("seq")
 
 
 def jobs_to_reconcile() -> list[int]:

@@ -41,6 +41,7 @@ from ..services.payments import (
     approve_assignments,
     bonus_assignments,
     reject_assignments,
+    rejection_refusal,
     soft_reject_assignments,
 )
 from ..services.postings import BudgetExceeded, launch_crowd_job
@@ -123,7 +124,10 @@ class CrowdConfigSerializer(RefusesUnknownFields, serializers.Serializer):
 class SettleSerializer(RefusesUnknownFields, serializers.Serializer):
     action = serializers.ChoiceField(choices=["approve", "reject", "soft_reject"])
     assignments = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=MAX_BULK)
-    message = serializers.CharField(required=False, allow_blank=True, default="")
+    message = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="Shown to the worker. Required to reject, at the length the provider takes (Prolific: at least 100 characters).",
+    )
 
 
 class BonusItemSerializer(RefusesUnknownFields, serializers.Serializer):
@@ -154,7 +158,11 @@ class CrowdJobView(_JobView):
                 "provider declares (e.g. MTurk's `sandbox`, Prolific's `prolific_fee_rate`), also given under their own "
                 "names; another provider's settings are not shown. `postings` counts them by state (intended: the call "
                 "to the provider is pending), `failed_postings` gives the provider's reason for each it refused, `unposted` "
-                "the slots a later round added that the budget cannot post (their cost, what is left, what to do), or null.",
+                "the slots a later round added that the budget cannot post (their cost, what is left, what to do), or null. "
+                "`estimate` is the cost of every slot the job has (items and raters added to it included), what is posted "
+                "priced as its postings reserved it; `committed` is what is reserved against the budget, `spent` what was paid. "
+                "`returned_after_submission` counts the assignments submitted in Quorum that their workers then took back at "
+                "the provider (never settled; their responses stay as they are), with what that means, or null.",
             ),
             **NO_JOB,
         },
@@ -218,13 +226,21 @@ class AssignmentsView(_JobView):
 
 
 class SettleView(_JobView):
-    @extend_schema(request=SettleSerializer, responses={200: _BODY, **REFUSED, **NO_JOB}, summary="Approve, reject or soft-reject in bulk; a result per element")
+    @extend_schema(
+        request=SettleSerializer, responses={200: _BODY, **REFUSED, **NO_JOB},
+        summary="Approve, reject or soft-reject in bulk; a result per element",
+        description="A rejection needs a message the provider takes (Prolific: at least 100 characters, shown to the "
+        "participant); without one the request is a 400 naming `message`, and nothing is recorded.",
+    )
     def post(self, request, pk):
         job = self.job(pk)
         data = SettleSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         ids = _ids_of_job(job, data.validated_data["assignments"])
         action, message = data.validated_data["action"], data.validated_data["message"]
+        refusal = rejection_refusal(ids, message) if action == "reject" else None
+        if refusal:  # the same for every element: refused as a request, before anything is recorded
+            return Response({"detail": f"Not rejected: {refusal}.", "errors": {"message": refusal}}, status=status.HTTP_400_BAD_REQUEST)
         if action == "approve":
             results = approve_assignments(ids, message)
         elif action == "reject":

@@ -16,7 +16,13 @@ from quorum.roles import organizer_required
 
 from ..models import JobCrowdConfig, ProviderAssignment
 from ..services.config import CrowdConfigError, configure_crowd
-from ..services.payments import approve_assignments, bonus_assignments, reject_assignments, soft_reject_assignments
+from ..services.payments import (
+    approve_assignments,
+    bonus_assignments,
+    reject_assignments,
+    rejection_refusal,
+    soft_reject_assignments,
+)
 from . import section_results
 from .forms import BonusForm, CrowdSettingsForm, SettleForm
 
@@ -82,6 +88,10 @@ def crowd_settle(request, pk):
         _form_errors(request, job, form)
         return _back(job)
     action, ids, message = form.cleaned_data["action"], form.cleaned_data["assignments"], form.cleaned_data["message"]
+    refusal = rejection_refusal(ids, message) if action == "reject" else None
+    if refusal:  # the same for every ticked assignment: said once, before anything is recorded
+        section_results.keep(request, job.pk, "error", f"Not rejected: {refusal}. Nothing was recorded.")
+        return _back(job)
     label = {"approve": "approved", "reject": "rejected", "soft_reject": "soft-rejected"}[action]
     _report(request, job, label, SETTLE[action](ids, message))
     return _back(job)

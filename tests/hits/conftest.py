@@ -90,3 +90,9 @@ def fake_prolific(settings, monkeypatch):
 def _hits_urls(settings):
     settings.ROOT_URLCONF = "tests.hits.urls"
     settings.QUORUM_PUBLIC_BASE_URL = "https://quorum.example.org"
+
+
+@pytest.fixture
+def project_urls(settings):
+    """The project's URLs, where the organizer pages live (the hits tests' own URLs have the API and entries)."""
+    settings.ROOT_URLCONF = "quorum.urls"

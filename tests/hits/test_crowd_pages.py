@@ -265,11 +265,11 @@ def test_bulk_approve_and_reject_give_a_result_per_element(submitted, org_client
     assert "Approve $0.50: Confirmed" in body and "Reject $0.00: Confirmed" in body
 
 
-def test_reject_without_message_is_refused_per_element(submitted, org_client):
+def test_reject_without_message_is_refused_once_for_the_ticked_assignments(submitted, org_client):
     job, (a, b, c) = submitted
     response = org_client.post(f"/crowd/jobs/{job.pk}/settle/", {"action": "reject", "assignments": [a.pk, b.pk]}, follow=True)
     lines = _results(response)
-    assert sum("needs a message" in m for m in lines) == 2 and "0 of 2 rejected." in lines
+    assert lines == ["Not rejected: a rejection needs a message for the worker. Nothing was recorded."]
     assert not Payment.objects.exists()
 
 

@@ -75,6 +75,15 @@ class ProlificProvider(CrowdProvider):
     def bonus_fee(self, amount, *, fee_rate=0):
         return prolific_fee(amount, fee_rate)
 
+    def rejection_refusal(self, message: str) -> str | None:
+        length = len((message or "").strip())
+        if length >= MIN_REJECTION_MESSAGE:
+            return None
+        return (
+            f"Prolific needs a rejection message of at least {MIN_REJECTION_MESSAGE} characters for the participant; "
+            f"this one has {length}"
+        )
+
     def fee_rate(self, config) -> Decimal:
         return self.options_of(config)["prolific_fee_rate"]
 
@@ -108,6 +117,10 @@ class ProlificProvider(CrowdProvider):
         return study_id
 
     def find_posting(self, posting) -> str | None:
+        # One call: Prolific documents "List all studies" (GET /api/v1/studies/, docs.prolific.com/api-reference/
+        # studies/get-studies) with a `state` filter only and `results` as every study matching it, with no
+        # page, page_size or next link; paging is documented for a project's studies and for submissions
+        # (`list_assignments` follows it), not for this list.
         page = self._request("GET", "/api/v1/studies/")
         for study in page.get("results", []):
             if study.get("internal_name") == posting.request_token:
@@ -173,8 +186,9 @@ class ProlificProvider(CrowdProvider):
         return self._transition(payment, {"action": "APPROVE"})
 
     def reject(self, payment) -> str:
-        if len(payment.message.strip()) < MIN_REJECTION_MESSAGE:
-            raise ProviderError(f"Prolific needs a rejection message of at least {MIN_REJECTION_MESSAGE} characters")
+        refusal = self.rejection_refusal(payment.message)  # asked before the rejection is recorded; the last line
+        if refusal:
+            raise ProviderError(refusal)
         return self._transition(
             payment, {"action": "REJECT", "message": payment.message, "rejection_category": "LOW_EFFORT"}
         )
