@@ -7,11 +7,13 @@ def _scripted_relay():
     from annotation.chat_relay import ChatRelay
 
     class ScriptedRelay(ChatRelay):
-        """A relay that needs no system: every conversation already holds one exchange."""
+        """A relay that needs no system: every conversation already holds one exchange, and stays
+        open until it is ended (an ended one disables the page's message box, as a real one does)."""
 
-        def transcript(self, endpoint, session_key):
+        def transcript(self, endpoint, session_key, ended=False):
             return {"turns": [{"role": "user", "text": f"a cheap place {HOSTILE}", "failed": False, "offered": None},
-                              {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}], "ended": True}
+                              {"role": "system", "text": f"Golden Wok. {HOSTILE}", "failed": False, "offered": {"name": "Golden Wok"}}],
+                    "ended": ended}
 
         def open(self, endpoint, session_key, goal):  # the page opens the conversation on load
             return self.transcript(endpoint, session_key)
@@ -20,7 +22,7 @@ def _scripted_relay():
             return self.transcript(endpoint, session_key)
 
         def end(self, endpoint, session_key, reason):
-            return self.transcript(endpoint, session_key)
+            return self.transcript(endpoint, session_key, ended=True)
 
     return ScriptedRelay()
 
