@@ -252,8 +252,9 @@ class LevelsByQuestion:
     1-5 ratings ordinal): agreement and the rating flags take each question's own level."""
 
     def question_level(self, question: str, settings: Mapping) -> str:
-        """The level of measurement (`base.LEVELS`) of one question of `agreement_values`."""
-        return getattr(self, "agreement_level", "nominal")
+        """The level of measurement (`base.LEVELS`) of one question of `agreement_values`: the type
+        that declares this capability says each one's (a type with one level needs no capability)."""
+        raise NotImplementedError
 
 
 class HasSubset:
