@@ -15,7 +15,7 @@ from pathlib import Path
 from django.db import models, transaction
 
 from evaluation.campaigns import dstc9
-from evaluation.campaigns.services.inputs import refresh_inputs_version
+from evaluation.campaigns.services.inputs import refresh_campaigns_of, refresh_inputs_version
 from evaluation.errors import EvaluationInputError, RatingsAlreadyImported
 from evaluation.models import Campaign, Challenge, Entry, Rating, Team, TestSet
 
@@ -136,6 +136,7 @@ def import_entries(test_set, directory, baseline_teams=BASELINE_TEAMS, scores_pa
         import_objective_scores(test_set, scores_path, baseline_teams=baseline_teams)
     if ground_truth:
         add_ground_truth_entry(test_set)
+    refresh_campaigns_of(entries)
     return entries
 
 
@@ -216,6 +217,7 @@ def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -
             entry = _upsert_entry(test_set, team, entry_id, None, is_baseline=team in baseline_teams)
         entry.objective_scores = {**entry.objective_scores, **scores}
         entry.save(update_fields=["objective_scores"])
+    refresh_campaigns_of([entry for _, _, entry, _ in updates if entry is not None])
     return len(updates)
 
 

@@ -33,3 +33,18 @@ def refresh_inputs_version(campaign: Campaign) -> str:
     campaign.inputs_version = inputs_version(campaign)
     campaign.save(update_fields=["inputs_version"])
     return campaign.inputs_version
+
+
+def refresh_campaigns_of(entries) -> int:
+    """Refresh the inputs version of every campaign rating one of `entries` (Entry rows or pks).
+
+    Called by whatever changes an entry's outputs or objective scores (an import, `score_entries`):
+    the stored results read them (each metric's Spearman correlation with the human ranking), so without this the
+    page and the API kept calling results computed from the old scores current. Returns the number
+    of campaigns refreshed."""
+    campaigns = Campaign.objects.filter(entries__in=entries).distinct().select_related("test_set")
+    refreshed = 0
+    for campaign in campaigns:
+        refresh_inputs_version(campaign)
+        refreshed += 1
+    return refreshed

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.models import RunStatus
 from evaluation.campaigns.services.imports import BASELINE_TEAMS, read_score_csv, score_entry
+from evaluation.campaigns.services.inputs import refresh_campaigns_of
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from quorum import strict_json
@@ -56,14 +57,21 @@ def score_entries(test_set: TestSet, *, progress=None) -> dict:
     if not entries:
         raise EvaluationInputError(f"test set {test_set.name!r} has no entry with outputs to score; import the entries first")
     reader = wordnet()
-    for done, entry in enumerate(entries, start=1):
-        computed = objective.dstc9_scores(test_set.labels, entry.outputs, wordnet=reader)
-        with transaction.atomic():
-            entry.computed_scores = computed
-            entry.objective_scores = {**entry.objective_scores, **computed}
-            entry.save(update_fields=["computed_scores", "objective_scores"])
-        if progress is not None:
-            progress(done, len(entries))
+    scored = []
+    try:
+        for done, entry in enumerate(entries, start=1):
+            computed = objective.dstc9_scores(test_set.labels, entry.outputs, wordnet=reader)
+            with transaction.atomic():
+                entry.computed_scores = computed
+                entry.objective_scores = {**entry.objective_scores, **computed}
+                entry.save(update_fields=["computed_scores", "objective_scores"])
+            scored.append(entry)
+            if progress is not None:
+                progress(done, len(entries))
+    finally:
+        # The campaigns' correlations read these scores: results stored before are now stale,
+        # also when a later entry failed (those already scored stay).
+        refresh_campaigns_of(scored)
     metrics = [m for m in objective.DSTC9_METRICS if reader is not None or m != objective.METEOR]
     not_computed = {} if reader is not None else {objective.METEOR: objective.METEOR_REASON}
     return {"entries": len(entries), "metrics": metrics, "not_computed": not_computed}
