@@ -490,4 +490,9 @@ class FinalistSerializer(serializers.Serializer):
 class FinalistsResponseSerializer(serializers.Serializer):
     finalists = FinalistSerializer(many=True)
     left_out = serializers.ListField(child=serializers.CharField(), help_text="Entries left out of the ranking for lack of a value for a chosen metric.")
+    without_outputs = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Entries ranked at or above the last finalist but passed over for lack of outputs to rate (known from their "
+        "scores only): import their outputs to include them. A team whose entries are all here is not among the finalists.",
+    )
     campaign = serializers.IntegerField(allow_null=True, help_text="The campaign created with the finalists; null when none was asked for.")

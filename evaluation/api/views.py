@@ -337,7 +337,10 @@ class FinalistsView(EvaluationAPI, APIView):
              "scores": [{k: sc[k] for k in ("metric", "value", "source")} for sc in row["scores"]]}
             for row in finalist_rows(finalists, data["metrics"])
         ]
-        return Response({"finalists": rows, "left_out": finalists.attrs.get("left_out", []), "campaign": campaign.pk if campaign else None})
+        return Response({
+            "finalists": rows, "left_out": finalists.attrs.get("left_out", []),
+            "without_outputs": finalists.attrs.get("without_outputs", []), "campaign": campaign.pk if campaign else None,
+        })
 
 
 class HumanEvalUploadView(EvaluationAPI, APIView):

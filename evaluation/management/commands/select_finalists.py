@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists
 from evaluation.errors import EvaluationInputError
+from quorum import numbers
 
 from ._common import add_test_set_arguments, get_test_set
 
@@ -29,10 +30,17 @@ class Command(BaseCommand):
             finalists = select_finalists(test_set, metrics, opts["top"], lower_is_better=lower)
             self.stdout.write("rank\tteam\tentry\toverall")
             for row in finalists.itertuples():
-                self.stdout.write(f"{row.rank}\t{row.team_id}\t{row.entry_id}\t{row.overall:.4f}")
+                self.stdout.write(f"{row.rank}\t{row.team_id}\t{row.entry_id}\t{numbers.decimals(row.overall, 4)}")
             left_out = finalists.attrs.get("left_out", [])
             if left_out:
                 self.stderr.write(f"warning: left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}")
+            skipped = finalists.attrs.get("without_outputs", [])
+            if skipped:
+                # The page says so too: without it a team with no outputs to rate vanished from the list unnamed.
+                self.stderr.write(
+                    f"warning: passed over for lack of outputs to rate (known from their scores only): {', '.join(skipped)}; "
+                    "import their outputs with import_entries to include them"
+                )
             if finalists["tied_at_cutoff"].any():
                 self.stderr.write("warning: a team left out ties with the last finalist; decide by hand")
             if opts["campaign"]:
