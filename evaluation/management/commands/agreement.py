@@ -4,6 +4,15 @@ import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.quality import agreement
+from quorum import numbers
+
+
+def _shown(result) -> str:
+    """Alpha and its interval as the campaign page writes them (quorum.numbers), or why it is undefined."""
+    if result.undefined:
+        return result.reason
+    text = numbers.decimals(result.alpha)
+    return text if result.ci_low is None else f"{text} {numbers.interval(result.ci_low, result.ci_high)}"
 
 
 class Command(BaseCommand):
@@ -43,8 +52,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report.to_dict(), indent=2))
             return
         result = report.result
-        self.stdout.write(f"alpha ({result.level}) = {result.display()}  units={result.units} values={result.pairable_values} raters={result.raters}")
+        self.stdout.write(f"alpha ({result.level}) = {_shown(result)}  units={result.units} values={result.pairable_values} raters={result.raters}")
         for r in report.raters:
-            alpha_without = f"{r.alpha_without:.3f}" if r.alpha_without is not None else (r.alpha_without_reason or "n/a")
-            corr = f"{r.correlation_with_rest:.3f}" if r.correlation_with_rest is not None else "n/a"
+            alpha_without = numbers.decimals(r.alpha_without) if r.alpha_without is not None else (r.alpha_without_reason or "n/a")
+            corr = numbers.decimals(r.correlation_with_rest) if r.correlation_with_rest is not None else "n/a"
             self.stdout.write(f"  {r.rater}: ratings={r.ratings} corr_with_rest={corr} alpha_without={alpha_without}")

@@ -11,8 +11,15 @@ from evaluation.campaigns.services.objective import (
     score_entries,
 )
 from evaluation.errors import EvaluationInputError
+from quorum import numbers
 
 from ._common import get_test_set
+
+
+def _signed(value, places):
+    """A difference with its sign, by the pages' rounding (quorum.numbers)."""
+    text = numbers.decimals(value, places)
+    return text if text.startswith("-") or float(text) == 0 else f"+{text}"
 
 
 class Command(BaseCommand):
@@ -54,8 +61,8 @@ class Command(BaseCommand):
         for row in report["compared"]:
             mark = "" if row["within"] else "  <- outside"
             self.stdout.write(
-                f"{row['team_id']}/{row['entry_id']} {row['metric']}: computed {row['computed']:.6f} "
-                f"published {row['published']:.6f} difference {row['difference']:+.6f}{mark}"
+                f"{row['team_id']}/{row['entry_id']} {row['metric']}: computed {numbers.decimals(row['computed'], 6)} "
+                f"published {numbers.decimals(row['published'], 6)} difference {_signed(row['difference'], 6)}{mark}"
             )
         for row in report["unscored"]:
             self.stdout.write(f"line {row['line']}: {row['entry']}: {row['reason']}")
@@ -65,4 +72,4 @@ class Command(BaseCommand):
             raise CommandError("give both --dstc6-test-set and --dstc6-results")
         dialogs = load_json_text(read_text(opts["dstc6_test_set"]), opts["dstc6_test_set"])
         scores = score_dstc6_results(dialogs, read_text(opts["dstc6_results"]), name=opts["dstc6_results"])
-        self.stdout.write(" ".join(f"{k}={v:.4f}" for k, v in scores.items()))
+        self.stdout.write(" ".join(f"{k}={numbers.decimals(v, 4)}" for k, v in scores.items()))
