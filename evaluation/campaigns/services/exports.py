@@ -34,8 +34,13 @@ def instance_scores_csv(campaign: Campaign, path) -> int:
     # Team, entry and instance ids come from uploads (text); the score columns stay numeric.
     for column in ("team_id", "entry_id", "instance"):
         table[column] = table[column].map(csv_safety.safe_cell)
+    # Counts stay whole numbers also where a question has no rating on an instance (NaN made them floats).
+    for column in [c for c in table.columns if str(c).endswith("_count")]:
+        table[column] = table[column].astype("Int64")
     table.columns = csv_safety.safe_row(table.columns)
-    table.to_csv(path, index=False, float_format="%.4f")
+    # Each mean whole (pandas writes a float's shortest repr), as leaderboard.csv carries its figures: rounded
+    # to four places, a mean of 3 ratings recomputed into Eq. 1 missed leaderboard.csv's value by up to 3e-6.
+    table.to_csv(path, index=False)
     return len(table)
 
 
