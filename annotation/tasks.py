@@ -10,7 +10,6 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from annotation.services import claims, exports, flag_runs, imports, readings, sweeps, typing_logs
-from quorum import background
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +73,7 @@ def sweep_worker_flags() -> int:
     One task per job, so a slow or failing job does not hold the others back. Returns how many were
     queued; one the broker refuses is logged and the next beat comes round again.
     """
-    return sum(1 for job_id in flag_runs.jobs_to_sweep() if background.queue_now("annotation.tasks.apply_worker_flags", job_id))
+    return flag_runs.FLAG_RUNS.queue_again(flag_runs.jobs_to_sweep())
 
 
 # --- typing-process logs: retention ---

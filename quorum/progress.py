@@ -12,6 +12,7 @@ campaign's results computation) has no units to count: `attempt_state` says how 
 and `state_response` answers any such state with its fragment. `page_again` is the link such a
 fragment offers once the work is done, to the page that shows what it stored.
 """
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -20,6 +21,8 @@ from django.conf import settings
 from django.http import JsonResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
+
+from . import background
 
 FINISHED = ("succeeded", "failed")
 
@@ -45,6 +48,19 @@ def note_refused(run: Any) -> None:
     due = max(run.created_at + timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES), now)
     retry_by = due + timedelta(seconds=settings.QUORUM_LOST_WORK_SWEEP_SECONDS)
     type(run)._default_manager.filter(pk=run.pk, status="pending").update(error=queue_refused(now, retry_by))
+
+
+def queue_pending_again(task: str, runs: Iterable[Any]) -> int:
+    """A beat sweep's retry of pending runs (`BackgroundRun`s with `pk` and `created_at`): each is
+    queued again, and one the broker refuses again gets a fresh note, so its page does not keep
+    promising a retry by a time that has passed. Returns how many were queued."""
+    queued = 0
+    for run in runs:
+        if background.queue_now(task, run.pk):
+            queued += 1
+        else:
+            note_refused(run)
+    return queued
 
 
 def is_finished(run: Any) -> bool:

@@ -138,3 +138,41 @@ def test_a_campaign_run_and_a_scoring_run_the_broker_refused_say_so_until_they_s
     run_scoring(scoring.pk)
     scoring.refresh_from_db()
     assert scoring.status == RunStatus.SUCCEEDED and not NOTE.search(page.get(objective).content.decode())
+
+
+def test_a_sweep_the_broker_refuses_again_moves_the_promised_retry_on(unreachable_broker, page, settings):
+    """The lost-work sweep queued a pending export again while the broker was still down: its page
+    kept saying Quorum would try again "by" a time already past."""
+    from annotation.services import sweeps
+
+    job = job_with_a_response()
+    run = ExportRun.objects.create(job=job)
+    long_ago = timezone.now() - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES + 90)
+    stale = "the background queue could not be reached at 01:00 UTC; Quorum will try again by itself by 01:30 UTC (or start a worker, or check the broker)"
+    ExportRun.objects.filter(pk=run.pk).update(created_at=long_ago, error=stale)
+
+    swept_at = timezone.now()
+    assert sweeps.settle_stuck_runs()["requeued"] == 0  # refused again: kept pending, nothing lost
+    run.refresh_from_db()
+    assert run.status == RunStatus.PENDING
+    refused, retry = NOTE.search(run.error).groups()
+    assert refused in _minutes_since(swept_at)
+    assert retry in {_hhmm(at + timedelta(seconds=settings.QUORUM_LOST_WORK_SWEEP_SECONDS)) for at in (swept_at, timezone.now())}
+    state = page.get(reverse("organizer:export-progress", args=[run.pk])).json()
+    assert NOTE.search(state["html"]).groups() == (refused, retry)
+
+
+def test_a_flag_sweep_the_broker_refuses_again_moves_the_promised_retry_on(unreachable_broker, settings):
+    from annotation.tasks import sweep_worker_flags
+
+    job = job_with_a_response()
+    stale = "the background queue could not be reached at 01:00 UTC; Quorum will try again by itself by 01:05 UTC (or start a worker, or check the broker)"
+    FlagRun.objects.create(job=job, status=FlagRun.Status.QUEUED, queued_at=timezone.now() - timedelta(hours=3), error=stale)
+
+    swept_at = timezone.now()
+    assert sweep_worker_flags() == 0
+    run = FlagRun.objects.get(job=job)
+    assert run.status == FlagRun.Status.QUEUED
+    refused, retry = NOTE.search(run.error).groups()
+    assert refused in _minutes_since(swept_at)
+    assert retry in {_hhmm(at + timedelta(seconds=settings.QUORUM_FLAG_SWEEP_SECONDS)) for at in (swept_at, timezone.now())}

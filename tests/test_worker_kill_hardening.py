@@ -169,7 +169,7 @@ def test_a_broker_outage_during_spoken_submissions_is_no_500_and_the_sweep_queue
     assert readings.count() == 2 and not readings.filter(transcribed_at__isnull=False).exists()
 
     # The broker is back: the beat sweep (past the grace period) queues them, a real worker transcribes.
-    monkeypatch.setattr(sweeps, "queue_now", lambda name, *args: bool(broker.send_task(name, args=args)))
+    monkeypatch.setattr("quorum.background.queue_now", lambda name, *args: bool(broker.send_task(name, args=args)))
     later = timezone.now() + timedelta(minutes=settings.QUORUM_TRANSCRIBE_GRACE_MINUTES + 1)
     worker = Worker(tmp_path / "worker.log")
     try:

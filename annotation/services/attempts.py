@@ -9,7 +9,7 @@ sweep and a click, a redelivered message): an attempt only finishes the row it s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from quorum import background
 from quorum.background import after_commit
 from quorum.progress import queue_refused
 
@@ -98,9 +99,12 @@ class AttemptRecord(Generic[A]):
     def _note_refused(self, run_id: int, queued_at) -> None:
         """The broker did not take the task: the row, still queued, says when and by when the sweep
         tries again (a queued attempt with an error is a refused one: `settle`)."""
+        self._say_refused(self._rows.filter(pk=run_id, status=Status.QUEUED, queued_at=queued_at))
+
+    def _say_refused(self, rows: models.QuerySet[A]) -> None:
         now = timezone.now()
         retry_by = now + timedelta(seconds=getattr(settings, self.sweep_seconds_setting))
-        self._rows.filter(pk=run_id, status=Status.QUEUED, queued_at=queued_at).update(error=queue_refused(now, retry_by))
+        rows.update(error=queue_refused(now, retry_by))
 
     def run(self, owner: models.Model, work: Callable[[], T]) -> Outcome[T]:
         """Run `work` as the owner's attempt: running, then succeeded, or failed with the reason on
@@ -141,6 +145,18 @@ class AttemptRecord(Generic[A]):
         self._rows.filter(pk=run.pk, status=Status.RUNNING, started_at=run.started_at).update(
             status=status, finished_at=timezone.now(), error=error
         )
+
+    def queue_again(self, owner_ids: Iterable[Any]) -> int:
+        """A beat sweep's queueing of the owners' task (`settle`'s owners, and any others it sweeps):
+        an attempt still queued that the broker refuses again gets a fresh note, so its page does not
+        keep promising a retry by a time that has passed. Returns how many were queued."""
+        queued = 0
+        for owner_id in owner_ids:
+            if background.queue_now(self.task, owner_id):
+                queued += 1
+            else:
+                self._say_refused(self._rows.filter(**{f"{self.owner_field}_id": owner_id}, status=Status.QUEUED))
+        return queued
 
     def settle(self, now=None) -> set[Any]:
         """The owners (ids) whose attempt the beat sweep queues again: every attempt the broker

@@ -16,7 +16,8 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from quorum.background import queue_now
+from quorum import background
+from quorum.progress import queue_pending_again
 
 from ..models import ExportRun, ImportRun, RunStatus, SpokenReading
 from .imports import remove_uploads
@@ -38,7 +39,7 @@ def requeue_untranscribed(now=None) -> int:
     cutoff = now - timedelta(minutes=settings.QUORUM_TRANSCRIBE_GRACE_MINUTES)
     lost = SpokenReading.objects.filter(transcribed_at__isnull=True, asr_error="", created_at__lt=cutoff)
     ids = list(lost.order_by("pk").values_list("pk", flat=True)[:READINGS_PER_SWEEP])
-    return sum(1 for reading_id in ids if queue_now("annotation.tasks.transcribe_reading", reading_id))
+    return sum(1 for reading_id in ids if background.queue_now("annotation.tasks.transcribe_reading", reading_id))
 
 
 def settle_stuck_runs(now=None) -> dict:
@@ -47,8 +48,8 @@ def settle_stuck_runs(now=None) -> dict:
     cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
     counts = {"requeued": 0, "failed": 0}
     for model, task in RUN_TASKS:
-        for run_id in model.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True):
-            counts["requeued"] += queue_now(task, run_id)
+        pending = model.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).only("pk", "created_at")
+        counts["requeued"] += queue_pending_again(task, pending)
         reason = (
             f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start "
             "(the worker running it was lost). Nothing of it was kept; start it again."

@@ -39,7 +39,7 @@ def test_a_spoken_submission_while_the_broker_is_down_is_saved_answered_and_swep
     later = timezone.now() + timedelta(minutes=settings.QUORUM_TRANSCRIBE_GRACE_MINUTES + 1)
     assert sweeps.requeue_untranscribed(later) == 0  # the broker is still down: nothing lost, tried again next sweep
     queued = []
-    monkeypatch.setattr(sweeps, "queue_now", lambda name, *args: queued.append((name, *args)) or True)
+    monkeypatch.setattr("quorum.background.queue_now", lambda name, *args: queued.append((name, *args)) or True)
     assert sweeps.requeue_untranscribed(timezone.now()) == 0  # too young: its task may still be on the way
     assert sweeps.requeue_untranscribed(later) == 2
     assert sorted(q[1] for q in queued) == sorted(readings.values_list("pk", flat=True))
@@ -48,7 +48,7 @@ def test_a_spoken_submission_while_the_broker_is_down_is_saved_answered_and_swep
 @pytest.mark.django_db
 def test_the_sweep_requeues_lost_readings_fails_stuck_runs_and_removes_staging(monkeypatch, settings, tmp_path):
     queued = []
-    monkeypatch.setattr(sweeps, "queue_now", lambda name, *args: queued.append((name, *args)) or True)
+    monkeypatch.setattr("quorum.background.queue_now", lambda name, *args: queued.append((name, *args)) or True)
     now = timezone.now()
     old = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES + 1)
     upload = settings.QUORUM_IMPORT_DIR / "0f0f" / "data.jsonl"
@@ -111,6 +111,7 @@ def test_statistics_are_refreshed_after_a_large_bulk_write(monkeypatch):
         ("evaluation.tasks.sweep_adaptive_campaigns", "evaluation.tasks.campaigns_to_look_at", "evaluation.tasks.run_adaptive_look"),
     ],
 )
+@pytest.mark.django_db  # a refused flag run's row is told when the next sweep comes
 def test_a_beat_sweep_goes_through_its_list_while_the_broker_is_down(sweep, selector, task, broker_down, monkeypatch, caplog):
     """A refused task does not end the sweep: every one is tried and logged, the sweep says how many
     were queued (none), and the next beat comes round to the same list."""

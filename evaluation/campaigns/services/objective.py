@@ -24,9 +24,9 @@ from evaluation.campaigns.services.inputs import refresh_campaigns_of
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Entry, ObjectiveScoringRun, TestSet
 from quorum import strict_json
-from quorum.background import after_commit, queue_now
+from quorum.background import after_commit
 from quorum.lazy_modules import lazy
-from quorum.progress import note_refused
+from quorum.progress import note_refused, queue_pending_again
 
 if TYPE_CHECKING:
     from evaluation.stats import objective
@@ -119,8 +119,8 @@ def settle_lost_scoring(now=None) -> dict:
     that long (its worker was lost) fails with the reason. Safe to repeat."""
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
-    pending = list(ObjectiveScoringRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True))
-    requeued = sum(queue_now("evaluation.tasks.run_objective_scoring", run_id) for run_id in pending)
+    pending = ObjectiveScoringRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).only("pk", "created_at")
+    requeued = queue_pending_again("evaluation.tasks.run_objective_scoring", pending)
     reason = (
         f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start (the worker "
         "running it was lost). The entries scored before keep their scores; start it again."

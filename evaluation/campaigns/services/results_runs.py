@@ -14,7 +14,6 @@ broker refused and fails, then queues again, one a lost worker left running. The
 from annotation.services.attempts import AttemptRecord
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignResult, CampaignResultsRun, Rating
-from quorum import background
 
 from .campaigns import compute_campaign_results
 from .exports import export_campaign
@@ -78,4 +77,4 @@ def sweep_results_runs(now=None) -> int:
     """The beat's safety net: every attempt still queued (the broker refused or lost it) and every
     attempt a lost worker left running (failed first with the reason, `AttemptRecord.settle`) is
     queued again. Returns how many were queued."""
-    return sum(1 for campaign_id in sorted(RESULTS_RUNS.settle(now)) if background.queue_now(TASK, campaign_id))
+    return RESULTS_RUNS.queue_again(sorted(RESULTS_RUNS.settle(now)))

@@ -27,9 +27,9 @@ from evaluation.campaigns.services.uploads import check_human_eval_listing, impo
 from evaluation.errors import EvaluationInputError, RatingsAlreadyImported
 from evaluation.models import Campaign, CampaignRun, Rating
 from hits.providers import registry
-from quorum.background import after_commit, queue_now
+from quorum.background import after_commit
 from quorum.lazy_modules import lazy
-from quorum.progress import note_refused
+from quorum.progress import note_refused, queue_pending_again
 
 if TYPE_CHECKING:
     from evaluation.stats import power
@@ -213,8 +213,8 @@ def settle_stuck_runs(now=None) -> dict:
     reason and its upload is removed. Safe to repeat: `execute` takes only a pending run."""
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
-    pending = CampaignRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).values_list("pk", flat=True)
-    requeued = sum(1 for run_id in list(pending) if queue_now(TASK, run_id))
+    pending = CampaignRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff).only("pk", "created_at")
+    requeued = queue_pending_again(TASK, pending)
     stuck = CampaignRun.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff)
     uploads = [Path(upload) for upload in stuck.exclude(upload="").values_list("upload", flat=True)]
     failed = stuck.update(
