@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import selectors
 from evaluation.interactive.forms import (
@@ -301,8 +302,11 @@ def _schedule_initial(test_set) -> dict:
 
 
 def _scheduled_page(request, test_set, status=200, endpoint_form=None, schedule_form=None):
+    rated = campaign_selectors.campaigns_with_status().filter(test_set=test_set)
     context = {
         "test_set": test_set, **selectors.interactive_leaderboard(test_set),
+        # Where a test set's responses were rated (DSTC9 Track 1), its leaderboard is the campaign's: say so first.
+        "rating_campaigns": [{"campaign": c, "results": campaign_selectors.results_status(c)} for c in rated],
         "endpoint_form": endpoint_form or EntryEndpointForm(test_set=test_set),
         "schedule_form": schedule_form or InteractiveScheduleForm(test_set=test_set, initial=_schedule_initial(test_set)),
     }
