@@ -158,6 +158,19 @@
   var submitButton = document.getElementById("submit-button");
   var status = document.getElementById("check-status");
   var sending = false;
+  var leaving = false; // set when the page itself moves on (a submit, a skip, the saved answer's next page)
+
+  /* Recordings live only in this page until they are submitted (drafts.js cannot keep files): a
+   * reload, a closed tab or a link followed would lose them without a word, so the browser asks
+   * first while any is recorded and not yet sent. */
+  window.addEventListener("beforeunload", function (event) {
+    if (leaving) return;
+    var recorded = Array.prototype.some.call(root.querySelectorAll(".reading-file"), function (f) { return f.files.length > 0; });
+    if (!recorded) return;
+    event.preventDefault();
+    event.returnValue = ""; // older browsers ask only when a value is set
+  });
+  document.addEventListener("submit", function () { leaving = true; }, true); // Skip, Finish: the worker chose to go
 
   function showRefusal(body) {
     var errors = body.errors || {};
@@ -214,11 +227,13 @@
           say("The server could not save your readings just now (error " + response.status + ")." + keep + " in a moment.");
           return;
         }
+        leaving = true;
         form.submit();
         return true;
       }
       return response.json().then(function (body) {
         if (response.ok && body.redirect) {
+          leaving = true;
           window.location.assign(body.redirect); // where a form post's redirect would have gone
           return true;
         }
@@ -227,9 +242,9 @@
       });
     }).catch(function () {
       say("Your readings could not be sent: the connection to the server failed." + keep + " when you are back online.");
-    }).then(function (leaving) {
+    }).then(function (moved) {
       if (status) status.textContent = "";
-      if (leaving) return; // the next page is loading: no second submission meanwhile
+      if (moved) return; // the next page is loading: no second submission meanwhile
       sending = false;
       submitButton.disabled = false;
     });
@@ -238,6 +253,7 @@
   form.addEventListener("submit", function (event) {
     if (event.submitter && event.submitter.id === "skip-button") return;
     event.preventDefault();
+    leaving = false; // sent by fetch: the page stays until the answer says where to go
     if (sending) return;
     if (active) stop();
     var missing = Array.prototype.filter.call(root.querySelectorAll(".reading-file"), function (f) { return !f.files.length; });

@@ -195,3 +195,27 @@ def test_a_refused_microphone_is_explained(page, make_annotator):
     _open_item(page, make_annotator, "tess", readings=1)
     page.locator("#record_reading_1").click()
     expect(page.locator("#mic-error")).to_contain_text(re.compile("microphone", re.I))
+
+
+def test_leaving_with_a_recording_not_sent_asks_first_and_skip_does_not(mic_page, make_annotator):
+    """A reload lost every recording without a word (drafts.js keeps text, not files): the browser
+    now asks first while a recording is not sent. Submit and Skip leave without asking (the submit
+    test above would stall on a question)."""
+    page = mic_page
+    worker = _open_item(page, make_annotator, "lena", readings=2, dialogs=2)
+    url = page.url
+    page.evaluate("() => setTimeout(() => location.reload(), 0)")  # nothing recorded: no question
+    page.wait_for_load_state()
+    expect(page.locator("#record_reading_1")).to_be_visible()
+
+    _record(page, "reading_1")
+    with page.expect_event("dialog") as asked:
+        page.evaluate("() => setTimeout(() => location.reload(), 0)")
+    assert asked.value.type == "beforeunload"
+    asked.value.dismiss()  # stay
+    assert page.url == url
+    assert page.evaluate("() => document.getElementById('id_reading_1').files.length") == 1  # the take is still there
+
+    page.locator("#skip-button").click()  # the worker chose to give the item back: asked nothing
+    expect(page).not_to_have_url(url)
+    assert not Response.objects.filter(worker=worker).exists()
