@@ -186,6 +186,30 @@ def system_cell(row) -> str:
     return row["system"] + ("" if row["kind"] == "entry" else f" ({row['kind'].replace('_', ' ')})")
 
 
+EQ1_WORDS = (
+    "Eq. 1's S_f (DSTC9 Track 1), not the mean rating: the harmonic mean of the ratings of its responses summed over the turns "
+    "it detected as knowledge-seeking, per detected turn (S_p) and per true knowledge-seeking turn (S_r), so a turn it missed "
+    "counts 0 and one it detected wrongly counts against it"
+)
+PLAIN_WORDS = "the mean over rated instances of each instance's mean rating"
+
+
+def score_text(report: dict) -> str:
+    """What each question's score is, as the stored report says each row was scored (Eq. 1's S_f for
+    a row weighted by its knowledge-turn detection, else the mean of the instances' mean ratings):
+    the page's "How to read this" and the Markdown say it in the same words."""
+    method = report.get("method", {})
+    scored = [r for r in report.get("systems", []) if r.get("rated", True)]
+    weighted = [r["system"] for r in scored if r.get("weighted")]
+    if "weighted" not in (scored[0] if scored else {}):
+        return f"each question's score is {method.get('system_score', PLAIN_WORDS)}"  # a report stored before rows said how they were scored
+    if weighted and len(weighted) == len(scored):
+        return f"each question's score is {EQ1_WORDS}"
+    if weighted:
+        return f"each question's score is, for {', '.join(weighted)}, {EQ1_WORDS}; for the other rows (which predict no knowledge-seeking turns), {PLAIN_WORDS}"
+    return f"each question's score is {PLAIN_WORDS}"
+
+
 def to_markdown(report: dict) -> str:
     questions = report["questions"]
     header = ["Rank", "Rank range", "System"] + [q.capitalize() for q in questions] + ["Final", "n", "Unrated"]
@@ -196,8 +220,11 @@ def to_markdown(report: dict) -> str:
         cells += [score_cell(row["final"], row["final_ci_low"], row["final_ci_high"]), str(row["n"]), str(row["unrated"])]
         lines.append("| " + " | ".join(cells) + " |")
     method = report["method"]
+    final = method.get("final_score", "mean of the question scores; the ranked statistic")
     lines += [
         "",
+        # The page leads its reading guide with this: without it a plain-mean file and an Eq. 1 one read alike.
+        f"Scores: {score_text(report)}. Final: {final}.",
         f"Scores with {method['ci']:.0%} intervals: {method['ci_method']} (B = {method['bootstrap']}, seed {method['seed']}).",
         f"Rank: {method['rank']}; 'ref' marks reference rows. Rank range: {method['rank_range']}.",
     ]

@@ -221,22 +221,7 @@ def reading_guide(report: dict) -> dict:
     instances' mean ratings; `score`), what the interval's resamples vary (instances, and raters
     only when `method.raters_resampled`; `interval`) and the rank range's rule (`rank_range`)."""
     method = report.get("method", {})
-    rows = [r for r in report.get("systems", []) if r.get("rated", True)]
-    weighted = [r["system"] for r in rows if r.get("weighted")]
-    eq1 = (
-        "Eq. 1's S_f (DSTC9 Track 1), not the mean rating: the harmonic mean of the ratings of its responses summed over the turns "
-        "it detected as knowledge-seeking, per detected turn (S_p) and per true knowledge-seeking turn (S_r), so a turn it missed "
-        "counts 0 and one it detected wrongly counts against it"
-    )
-    plain = "the mean over rated instances of each instance's mean rating"
-    if "weighted" not in (rows[0] if rows else {}):
-        score = f"each question's score is {method.get('system_score', plain)}"  # a report stored before rows said how they were scored
-    elif weighted and len(weighted) == len(rows):
-        score = f"each question's score is {eq1}"
-    elif weighted:
-        score = f"each question's score is, for {', '.join(weighted)}, {eq1}; for the other rows (which predict no knowledge-seeking turns), {plain}"
-    else:
-        score = f"each question's score is {plain}"
+    score = leaderboard.score_text(report)
     level = f"{method.get('ci', 0.95):.0%}"
     if method.get("raters_resampled"):
         interval = (
