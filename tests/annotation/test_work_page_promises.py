@@ -14,7 +14,7 @@ from tests.factories import make_corpus, make_live_job
 pytestmark = pytest.mark.django_db
 
 KEPT = "so that a reload does not lose it"
-LOST = "a reload, or leaving the page, loses them"
+LOST = "a reload, or leaving the page, loses them (the browser asks first)"
 
 
 def _notice(make_annotator, **job) -> str:
