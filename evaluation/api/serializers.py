@@ -380,6 +380,9 @@ class EntriesImportedSerializer(serializers.Serializer):
     entries = serializers.IntegerField(help_text="Number of entries imported or matched.")
     labels = serializers.ListField(child=serializers.CharField(), help_text="team/entry of each.")
     scores = serializers.BooleanField(help_text="Whether objective scores were imported with them.")
+    scored_only = serializers.IntegerField(
+        help_text="Entries the score file named without outputs (DSTC9 published only the finalists' outputs): added, ranked by Eq. 2, never finalists."
+    )
     ground_truth = serializers.BooleanField()
 
 

@@ -28,6 +28,7 @@ from evaluation.campaigns.services.pairwise import request_report as request_pai
 from evaluation.campaigns.services.results_runs import request_campaign_results
 from evaluation.campaigns.services.runs import start_human_eval_import, start_plan
 from evaluation.campaigns.services.uploads import (
+    entries_imported_text,
     import_entries_upload,
     import_test_set_logs_upload,
     import_test_set_upload,
@@ -120,13 +121,7 @@ def _import_entries(data) -> str:
     summary = import_entries_upload(
         data["test_set"], data["archive"], scores=data["scores"], baseline_teams=data["baseline_teams"], ground_truth=data["ground_truth"]
     )
-    scores = " and their objective scores" if summary["scores"] else ""
-    listed = ", ".join(summary["labels"])
-    more = summary.get("scored_only", 0)
-    extra = (
-        f" The scores also named {more} entr{'y' if more == 1 else 'ies'} without outputs (ranked, never finalists)." if more else ""
-    )
-    return f"Imported {summary['entries']} entr{'y' if summary['entries'] == 1 else 'ies'} with outputs{scores}: {listed}.{extra}"
+    return entries_imported_text(summary)
 
 
 @organizer_required

@@ -180,16 +180,32 @@ def import_test_set_logs_upload(test_set: TestSet, logs=None, knowledge=None) ->
 def import_entries_upload(test_set: TestSet, archive, scores=None, baseline_teams=BASELINE_TEAMS, ground_truth=False) -> dict:
     """Entries from a .zip whose top level holds the team folders (<team>/<entry>.json), with an
     optional objective scores CSV: `import_entries` takes both in one transaction, all or nothing."""
-    without_outputs = Entry.objects.filter(test_set=test_set, outputs__isnull=True)
-    before = without_outputs.count()
     with unpacked_archive(archive) as root, _saved_uploads(**{"score.csv": scores}) as paths:
-        entries = import_entries(
+        return import_entries_summary(
             test_set, root, baseline_teams=tuple(baseline_teams) or BASELINE_TEAMS, scores_path=paths.get("score.csv"), ground_truth=ground_truth
         )
+
+
+def import_entries_summary(test_set: TestSet, directory, baseline_teams=BASELINE_TEAMS, scores_path=None, ground_truth=False) -> dict:
+    """`import_entries`, and what it added as the page, the API and the command say it (`entries_imported_text`)."""
+    without_outputs = Entry.objects.filter(test_set=test_set, outputs__isnull=True)
+    before = without_outputs.count()
+    entries = import_entries(test_set, directory, baseline_teams=baseline_teams, scores_path=scores_path, ground_truth=ground_truth)
     return {
-        "entries": len(entries), "labels": [e.label for e in entries], "scores": scores is not None, "ground_truth": ground_truth,
+        "entries": len(entries), "labels": [e.label for e in entries], "scores": scores_path is not None, "ground_truth": ground_truth,
         "scored_only": max(0, without_outputs.count() - before),  # entries the score file named, known by scores alone
     }
+
+
+def entries_imported_text(summary: dict) -> str:
+    """What an entries import added, in words: the entries with outputs, and those a score file named without outputs."""
+    scores = " and their objective scores" if summary["scores"] else ""
+    listed = ", ".join(summary["labels"])
+    more = summary.get("scored_only", 0)
+    extra = (
+        f" The scores also named {more} entr{'y' if more == 1 else 'ies'} without outputs (ranked, never finalists)." if more else ""
+    )
+    return f"Imported {summary['entries']} entr{'y' if summary['entries'] == 1 else 'ies'} with outputs{scores}: {listed}.{extra}"
 
 
 def import_human_eval_archive(campaign: Campaign, fileobj, replace=False, progress=None) -> dict:
