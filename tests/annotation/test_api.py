@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from annotation.models import Corpus, ExportRun, ImportRun, Job, Response, RunStatus
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job, finish_job, launch_job
-from tests.factories import good_answers, make_corpus
+from tests.factories import MISSING_ID, good_answers, make_corpus
 
 pytestmark = pytest.mark.django_db
 
@@ -134,11 +134,11 @@ def test_permission_matrix(role, method, template, body, organizer_status, world
 def test_missing_objects_are_404_on_every_detail_route(organizer):
     client = client_for(organizer)
     for path in [
-        "/api/corpora/999/", "/api/imports/999/", "/api/jobs/999/", "/api/jobs/999/progress/",
-        "/api/jobs/999/exports/", "/api/exports/999/", "/api/exports/999/files/responses.csv",
+        f"/api/corpora/{MISSING_ID}/", f"/api/imports/{MISSING_ID}/", f"/api/jobs/{MISSING_ID}/", f"/api/jobs/{MISSING_ID}/progress/",
+        f"/api/jobs/{MISSING_ID}/exports/", f"/api/exports/{MISSING_ID}/", f"/api/exports/{MISSING_ID}/files/responses.csv",
     ]:
         assert client.get(path).status_code == 404, path
-    for path in ["/api/jobs/999/launch/", "/api/jobs/999/pause/", "/api/jobs/999/finish/", "/api/jobs/999/exports/"]:
+    for path in [f"/api/jobs/{MISSING_ID}/launch/", f"/api/jobs/{MISSING_ID}/pause/", f"/api/jobs/{MISSING_ID}/finish/", f"/api/jobs/{MISSING_ID}/exports/"]:
         assert client.post(path).status_code == 404, path
 
 
@@ -348,8 +348,8 @@ def test_sample_selection_is_the_same_for_the_same_seed(uploaded, organizer):
         ({"redundancy": 0}, "redundancy", "1"),
         ({"reward": "-1"}, "reward", "0"),
         ({"name": ""}, "name", "blank"),
-        ({"corpus": 999}, "corpus", "999"),
-        ({"annotators": [999]}, "annotators", "999"),
+        ({"corpus": MISSING_ID}, "corpus", str(MISSING_ID)),
+        ({"annotators": [MISSING_ID]}, "annotators", str(MISSING_ID)),
     ],
 )
 def test_bad_job_requests_are_400_naming_the_field(change, field, words, uploaded, organizer):

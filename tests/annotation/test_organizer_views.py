@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotation.models import Corpus, ExportRun, ImportRun, Job, RunStatus
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job, launch_job
-from tests.factories import good_answers, make_corpus
+from tests.factories import MISSING_ID, good_answers, make_corpus
 
 pytestmark = pytest.mark.django_db
 
@@ -107,9 +107,9 @@ def test_actions_and_export_refuse_get(world, organizer, client):
 
 def test_missing_objects_are_404(organizer, client):
     client.force_login(organizer)
-    assert client.get(reverse("organizer:job", kwargs={"pk": 999})).status_code == 404
-    assert client.get(reverse("organizer:import-run", kwargs={"pk": 999})).status_code == 404
-    assert client.post(reverse("organizer:job-action", kwargs={"pk": 999, "action": "launch"})).status_code == 404
+    assert client.get(reverse("organizer:job", kwargs={"pk": MISSING_ID})).status_code == 404
+    assert client.get(reverse("organizer:import-run", kwargs={"pk": MISSING_ID})).status_code == 404
+    assert client.post(reverse("organizer:job-action", kwargs={"pk": MISSING_ID, "action": "launch"})).status_code == 404
 
 
 # --- dashboard --------------------------------------------------------------------------------------

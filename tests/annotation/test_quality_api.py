@@ -8,7 +8,7 @@ from annotation.models import CheckOverride, Job, QualityPolicy, Response, Revie
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.quality import apply_flags, set_quality
 from annotation.services.voting import vote_job_of
-from tests.factories import good_answers, make_corpus, make_live_job
+from tests.factories import MISSING_ID, good_answers, make_corpus, make_live_job
 from tests.quality.helpers import vote, write
 
 from .test_api import client_for
@@ -76,11 +76,11 @@ def test_permission_matrix(role, method, template, body, organizer_status, world
 
 def test_missing_objects_are_404(organizer):
     client = client_for(organizer)
-    for path in ["/api/jobs/999/voting/", "/api/jobs/999/reviews/", "/api/jobs/999/quality/", "/api/workers/999/quality/"]:
+    for path in [f"/api/jobs/{MISSING_ID}/voting/", f"/api/jobs/{MISSING_ID}/reviews/", f"/api/jobs/{MISSING_ID}/quality/", f"/api/workers/{MISSING_ID}/quality/"]:
         assert client.get(path).status_code == 404, path
-    assert client.post("/api/jobs/999/voting/", VOTING, format="json").status_code == 404
-    assert client.post("/api/responses/999/override/", {"status": "accepted", "reason": "x"}, format="json").status_code == 404
-    assert client.post("/api/workers/999/unblock/", {"job": 1}, format="json").status_code == 404
+    assert client.post(f"/api/jobs/{MISSING_ID}/voting/", VOTING, format="json").status_code == 404
+    assert client.post(f"/api/responses/{MISSING_ID}/override/", {"status": "accepted", "reason": "x"}, format="json").status_code == 404
+    assert client.post(f"/api/workers/{MISSING_ID}/unblock/", {"job": 1}, format="json").status_code == 404
 
 
 def test_object_permission_is_checked(world, organizer, monkeypatch):
@@ -272,7 +272,7 @@ def test_worker_quality_then_unblock(world, organizer):
 def test_unblock_needs_an_existing_job(world, organizer):
     response = client_for(organizer).post(f"/api/workers/{world['worker'].pk}/unblock/", {}, format="json")
     assert response.status_code == 400 and "job" in response.data
-    response = client_for(organizer).post(f"/api/workers/{world['worker'].pk}/unblock/", {"job": 999}, format="json")
+    response = client_for(organizer).post(f"/api/workers/{world['worker'].pk}/unblock/", {"job": MISSING_ID}, format="json")
     assert response.status_code == 400 and "job" in response.data
 
 

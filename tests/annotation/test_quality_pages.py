@@ -15,7 +15,7 @@ from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job, launch_job
 from annotation.services.quality import add_gold_item, apply_flags, override_verdict, set_quality
 from annotation.services.voting import enable_voting, vote_job_of
-from tests.factories import good_answers, make_corpus, make_live_job
+from tests.factories import MISSING_ID, good_answers, make_corpus, make_live_job
 from tests.quality.helpers import vote, write
 
 pytestmark = pytest.mark.django_db
@@ -123,9 +123,9 @@ def test_writes_refuse_get(world, organizer, client):
 
 def test_missing_objects_are_404(organizer, client):
     login(client, organizer)
-    assert client.get(reverse("organizer:worker", kwargs={"pk": 999})).status_code == 404
-    assert client.post(reverse("organizer:response-override", kwargs={"pk": 999}), {"reason": "x"}).status_code == 404
-    assert client.post(reverse("organizer:job-voting", kwargs={"pk": 999})).status_code == 404
+    assert client.get(reverse("organizer:worker", kwargs={"pk": MISSING_ID})).status_code == 404
+    assert client.post(reverse("organizer:response-override", kwargs={"pk": MISSING_ID}), {"reason": "x"}).status_code == 404
+    assert client.post(reverse("organizer:job-voting", kwargs={"pk": MISSING_ID})).status_code == 404
 
 
 # --- voting -----------------------------------------------------------------------------------------
