@@ -16,9 +16,10 @@ def cents(amount) -> Decimal:
     return Decimal(str(amount)).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def posting_cost(pricing, reward, assignments: int, *, fee_rate=0) -> Decimal:
-    """Cost of one posting (an MTurk HIT, a Prolific study) of `assignments` assignments, fees included."""
-    fee = pricing.fee_on_places(reward, assignments, assignments_per_posting=assignments, fee_rate=fee_rate)
+def posting_cost(pricing, reward, assignments: int, *, size: int | None = None, fee_rate=0) -> Decimal:
+    """Cost of `assignments` places of one posting (an MTurk HIT, a Prolific study) of `size` places
+    (default: those assignments), fees included."""
+    fee = pricing.fee_on_places(reward, assignments, assignments_per_posting=size or assignments, fee_rate=fee_rate)
     return cents(cents(reward) * assignments + fee)
 
 
@@ -117,8 +118,7 @@ def estimate_postings(pricing, postings, *, reward, fee_rate=0, minutes_per_assi
     for posting_reward, places, size in postings:
         count += places
         rewards += cents(posting_reward) * places
-        fee = pricing.fee_on_places(posting_reward, places, assignments_per_posting=size, fee_rate=fee_rate)
-        total += cents(cents(posting_reward) * places + fee)
+        total += posting_cost(pricing, posting_reward, places, size=size, fee_rate=fee_rate)
     return Estimate(
         provider=pricing.key,
         assignments=count,

@@ -1,4 +1,5 @@
 """Reads for the organizer: estimated cost before launch, and postings, assignments and payments of a job."""
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
@@ -9,19 +10,28 @@ from annotation.models import Job, Response
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from ..policy import costs
-from ..services.postings import cost_of, places_carrying_slots, posting_sizes, uncovered_assignments
+from ..services.postings import places_carrying_slots, posting_sizes, uncovered_assignments
 
 
-def _estimate_and_rest(job: Job, config: JobCrowdConfig) -> tuple[costs.Estimate, Decimal]:
-    """The estimate of every slot the job has, and what posting the slots no posting carries yet would add."""
+@dataclass(frozen=True)
+class _Unposted:
+    """The slots no posting carries yet, and what posting them now would cost."""
+
+    slots: int
+    cost: Decimal
+
+
+def _estimate_and_rest(job: Job, config: JobCrowdConfig) -> tuple[costs.Estimate, _Unposted]:
+    """The estimate of every slot the job has, and the slots no posting carries yet with their cost."""
     provider = providers.get(config.provider)
     carried = places_carrying_slots(job)
-    rest = [(job.reward, n, n) for n in posting_sizes(config, uncovered_assignments(job, carried))]
+    slots = uncovered_assignments(job, carried)
+    rest = [(job.reward, n, n) for n in posting_sizes(config, slots)]
     fee_rate = provider.fee_rate(config)
     estimate = costs.estimate_postings(
         provider, carried + rest, reward=job.reward, fee_rate=fee_rate, minutes_per_assignment=config.minutes_per_assignment,
     )
-    return estimate, costs.estimate_postings(provider, rest, reward=job.reward, fee_rate=fee_rate).total
+    return estimate, _Unposted(slots, costs.estimate_postings(provider, rest, reward=job.reward, fee_rate=fee_rate).total)
 
 
 def estimate_for_job(job: Job, config: JobCrowdConfig | None = None) -> costs.Estimate:
@@ -114,16 +124,15 @@ def reservation_note(job: Job, config: JobCrowdConfig, posted: dict | None = Non
     )
 
 
-def unposted_note(job: Job, config: JobCrowdConfig) -> dict | None:
+def unposted_note(job: Job, config: JobCrowdConfig, rest: _Unposted) -> dict | None:
     """Slots of a live or paused job that no posting carries because the budget cannot: a later round
     (items or raters added) is posted only within the budget, and nothing posts it by itself once the
     budget is raised. None when there are none, or when posting them fits (they are on their way)."""
     if job.state not in (Job.State.LIVE, Job.State.PAUSED) or config.budget is None:
         return None
-    slots = uncovered_assignments(job)
+    slots, cost = rest.slots, rest.cost
     if not slots:
         return None
-    cost = cost_of(config, posting_sizes(config, slots), job.reward)
     left = config.budget - config.committed
     if cost <= left:
         return None
@@ -178,6 +187,7 @@ def crowd_overview(job: Job) -> dict:
     assignments = ProviderAssignment.objects.filter(posting__job=job)
     payments = Payment.objects.filter(assignment__posting__job=job)
     provider_settings = _json_safe(providers.get(config.provider).options_of(config))
+    estimate, rest = _estimate_and_rest(job, config)
     return {
         "configured": True,
         "provider": config.provider,
@@ -189,9 +199,9 @@ def crowd_overview(job: Job) -> dict:
         "left": str(config.budget - config.committed) if config.budget is not None else None,
         # What the provider has paid, fees included; `committed` is what is reserved, paid or not.
         "spent": _json_safe(spent_for_job(job, config).__dict__),
-        "estimate": estimate_for_job(job, config).as_dict(),
+        "estimate": estimate.as_dict(),
         # Slots the budget could not post (a later round); null when every slot is posted or on its way.
-        "unposted": unposted_note(job, config),
+        "unposted": unposted_note(job, config, rest),
         # Work taken back at the provider after it was submitted: never settled; null when there is none.
         "returned_after_submission": returned_note(job, config),
         # When accepted work is paid: after this many hours (0: at once), before the provider's own deadline.
@@ -230,7 +240,7 @@ def crowd_page(job: Job) -> dict:
     """What the crowd section of the organizer's job page shows (rendered by hits_tags.job_crowd,
     which adds the section's forms)."""
     config = JobCrowdConfig.objects.filter(job=job).first() or JobCrowdConfig(job=job)
-    estimate, rest_cost = _estimate_and_rest(job, config)
+    estimate, rest = _estimate_and_rest(job, config)
     assignments = list(
         ProviderAssignment.objects.filter(posting__job=job)
         .select_related("worker", "response", "posting")
@@ -248,12 +258,12 @@ def crowd_page(job: Job) -> dict:
         "configured": config.pk is not None,
         "estimate": estimate,
         "measured_pay": measured_pay(job.reward, taken),
-        "fits_budget": fits_budget(config, rest_cost),  # what is posted is in `committed` already
+        "fits_budget": fits_budget(config, rest.cost),  # what is posted is in `committed` already
         "provider_detail": provider.describe(config),
         "provider_paid": provider.paid,
         "paying_note": paying_note(config),
         "reservation_note": reservation_note(job, config, posted) if config.pk is not None else None,
-        "unposted": unposted_note(job, config) if config.pk is not None else None,
+        "unposted": unposted_note(job, config, rest) if config.pk is not None else None,
         "returned": returned_note(job, config) if config.pk is not None else None,
         "spent": spent_for_job(job, config) if config.pk is not None else None,
         "left": left,
