@@ -1,4 +1,5 @@
 """`python -m perf [NAME ...]`: run the benchmarks and print their figures (also saved in perf/results/)."""
+import argparse
 import importlib
 import json
 import sys
@@ -30,9 +31,27 @@ BENCHMARKS = {
 }
 
 
-def main(names):
+def parse_names(argv):
+    """The benchmarks asked for; an unknown name stops before anything runs, naming what exists."""
+    parser = argparse.ArgumentParser(
+        prog="python -m perf",
+        description="Run Quorum's benchmarks and print their figures (also saved in perf/results/).",
+    )
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME",
+        help="benchmarks to run, all of them when none is named; one of: " + ", ".join(BENCHMARKS),
+    )
+    names = parser.parse_args(argv).names
+    # Checked here, not with choices=: Python 3.11's argparse refuses an empty list against choices.
+    unknown = [name for name in names if name not in BENCHMARKS]
+    if unknown:
+        parser.error(f"no benchmark named {', '.join(unknown)}; the benchmarks are: {', '.join(BENCHMARKS)}")
+    return names
+
+
+def main(argv):
     failed = False
-    for name in names or BENCHMARKS:
+    for name in parse_names(argv) or BENCHMARKS:
         print(f"== {name}", flush=True)
         try:
             module = importlib.import_module(BENCHMARKS[name])
