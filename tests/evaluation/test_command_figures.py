@@ -54,3 +54,69 @@ def test_score_entries_writes_dstc6_precision_as_the_objective_scores_page(clien
     printed = dict(re.findall(r"(precision@\d)=(\d\.\d+)", out.getvalue()))
     assert printed == shown
     assert shown["precision@1"] == numbers.decimals(1 / 32, 4)
+
+
+# --- every command that prints a figure writes it with quorum.numbers --------------------------
+
+COMMANDS = __import__("pathlib").Path(__file__).resolve().parents[2] / "evaluation" / "management" / "commands"
+
+
+def _own_formatting(path):
+    """Where a command formats a number itself: an f-string's format spec for a float, a percentage
+    or an exponent (":.3f", ":+.3f", ":.1%"), or round()/format() (dates' "%Y" specs are not figures)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            spec = "".join(v.value for v in node.format_spec.values if isinstance(v, ast.Constant))
+            if re.fullmatch(r"[+\- ]?[,_]?\d*(\.\d+)?[efg%EFG]", spec):
+                found.append(f"{path.name}:{node.lineno} ':{spec}'")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("round", "format"):
+            found.append(f"{path.name}:{node.lineno} {node.func.id}()")
+    return found
+
+
+def test_no_command_writes_a_figure_with_pythons_own_formatting():
+    # judge_report, plan_power, simulate_allocation and compute_results did (":.3f", ":+.3f", ":.4f", ":.1%", ":.1f").
+    offenders = [where for path in sorted(COMMANDS.glob("*.py")) for where in _own_formatting(path)]
+    assert offenders == []
+
+
+def test_the_guard_sees_a_format_spec(tmp_path):
+    path = tmp_path / "cmd.py"
+    path.write_text('x = 1.5\ny = f"{x:.3f} {x:+.3f} {x:.1%} {x}"\nz = round(x, 2)\nd = f"{x:%Y-%m-%d}"\n')
+    assert sorted(w.split(" ", 1)[1] for w in _own_formatting(path)) == ["':+.3f'", "':.1%'", "':.3f'", "round()"]
+
+
+HALF = 4.9985  # stored as 4.99849999...: Python's ".3f" writes 4.998, a person (and the page) 4.999
+
+
+def _judge_report_of(values):
+    interval = {"estimate": values, "low": values - 0.5, "high": 0.0015, "labelled": 40, "unlabelled": 12, "lam": 0.125}
+    corr = {"n": 40, "pearson": {"r": 0.0625}, "spearman": {"r": HALF / 10}, "kendall": {"r": -2e-16}}
+    return {
+        "items_scored_by_judge": 80, "items_rated_by_humans": 40, "raters_are_positions": False, "intervals_on": "plain means",
+        "agreement": {"items": corr, "systems": corr},
+        "alt_test": {"epsilon": 0.1, "scoring": "neg_rmse", "winning_rate": 0.125, "raters_tested": 3, "raters_left_out": 0,
+                     "advantage_probability": 0.0625, "passes": False},
+        "systems": [{"system": "team1/entry0", "human_only": interval, "ppi": interval, "width_ratio": 0.875}],
+        "pairs": [{"a": "team1/entry0", "b": "team2/entry0", "human_only": interval, "ppi": interval, "resolved": False, "width_ratio": 0.875}],
+    }
+
+
+def test_judge_report_writes_each_figure_as_the_campaign_page(campaign, monkeypatch):
+    from evaluation.management.commands import judge_report
+    from evaluation.models import JudgeRun
+
+    JudgeRun.objects.create(campaign=campaign, name="llm")
+    monkeypatch.setattr(judge_report, "compute_judge_report", lambda run, **kwargs: _judge_report_of(HALF))
+    out = io.StringIO()
+    call_command("judge_report", campaign.name, stdout=out)
+    text = out.getvalue()
+    # The page's places: estimates and intervals 3, winning rate 2, width ratio 2 (campaign_results.html).
+    assert "human-only 4.999 [4.499, 0.002] (n=40)" in text
+    assert "PPI++ 4.999 [4.499, 0.002]" in text and "lambda 0.13" in text
+    assert "Spearman 0.500" in text and "Pearson 0.063" in text and "Kendall 0.000" in text
+    assert "winning rate 0.13 over" in text and "advantage probability 0.063" in text and "width ratio 0.88" in text
+    assert "4.998" not in text and "-0.000" not in text

@@ -1,5 +1,7 @@
 from django.core.management.base import BaseCommand
 
+from quorum import numbers
+
 from ._common import current_results, get_campaign
 
 
@@ -15,4 +17,4 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         campaign = get_campaign(opts["campaign"])
         result = current_results(campaign)
-        self.stdout.write(f"results for {campaign.name!r} at inputs {result.inputs_version[:12]} (computed {result.computed_at:%Y-%m-%d %H:%M:%S}, {result.seconds:.1f} s)")
+        self.stdout.write(f"results for {campaign.name!r} at inputs {result.inputs_version[:12]} (computed {result.computed_at:%Y-%m-%d %H:%M:%S}, {numbers.decimals(result.seconds, 1)} s)")

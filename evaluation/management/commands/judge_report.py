@@ -6,12 +6,18 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges.services import compute_judge_report
 from evaluation.models import JudgeRun
 from evaluation.stats import judge_agreement
+from quorum import numbers
 
 from ._common import get_campaign
 
 
-def _r(value):
-    return "n/a" if value is None else f"{value:.3f}"
+def _r(value, places=3):
+    """A figure as the campaign page writes it (quorum.numbers, the same places), "n/a" when missing."""
+    return "n/a" if value is None else numbers.decimals(value, places)
+
+
+def _estimate(part):
+    return f"{_r(part['estimate'])} {numbers.interval(part['low'], part['high'])}"
 
 
 class Command(BaseCommand):
@@ -62,7 +68,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  alternative-annotator test: not run ({alt['skipped']})")
         else:
             self.stdout.write(
-                f"  alternative-annotator test (epsilon {alt['epsilon']}, {alt.get('scoring', 'neg_rmse')}): winning rate {_r(alt['winning_rate'])} over "
+                f"  alternative-annotator test (epsilon {alt['epsilon']}, {alt.get('scoring', 'neg_rmse')}): winning rate {_r(alt['winning_rate'], 2)} over "
                 f"{alt['raters_tested']} raters with enough items ({alt.get('raters_left_out', 0)} left out with fewer), advantage probability {_r(alt['advantage_probability'])}: "
                 f"{'PASSES' if alt['passes'] else 'does not pass'}" + (" (raters are list positions, not people)" if report["raters_are_positions"] else "")
             )
@@ -73,9 +79,12 @@ class Command(BaseCommand):
                 continue
             h, p = row["human_only"], row["ppi"]
             self.stdout.write(
-                f"  {row['system']}: human-only {h['estimate']:.3f} [{h['low']:.3f}, {h['high']:.3f}] (n={h['labelled']}); "
-                f"PPI++ {p['estimate']:.3f} [{p['low']:.3f}, {p['high']:.3f}] (+{p['unlabelled']} judge-only, lambda {p['lam']:.2f}); width ratio {_r(row['width_ratio'])}"
+                f"  {row['system']}: human-only {_estimate(h)} (n={h['labelled']}); "
+                f"PPI++ {_estimate(p)} (+{p['unlabelled']} judge-only, lambda {_r(p['lam'], 2)}); width ratio {_r(row['width_ratio'], 2)}"
             )
         for pair in report["pairs"]:
-            p = pair["ppi"]
-            self.stdout.write(f"  {pair['a']} - {pair['b']}: PPI++ {p['estimate']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}] {'resolved' if pair['resolved'] else 'not resolved'}; width ratio {_r(pair['width_ratio'])}")
+            h, p = pair["human_only"], pair["ppi"]
+            self.stdout.write(
+                f"  {pair['a']} - {pair['b']}: human-only {_estimate(h)} (n={h['labelled']}); PPI++ {_estimate(p)} "
+                f"{'resolved' if pair['resolved'] else 'not resolved'}; width ratio {_r(pair['width_ratio'], 2)}"
+            )

@@ -62,11 +62,12 @@ class Command(BaseCommand):
         c = model.components
         self.stdout.write(
             f"pilot: {model.n_ratings} ratings, {model.n_instances} instances, {model.n_raters} raters; variance components "
-            f"instance {c.instance:.3f}, system x instance {c.system_instance:.3f}, rater {c.rater:.3f}, residual {c.residual:.3f}"
+            f"instance {numbers.decimals(c.instance)}, system x instance {numbers.decimals(c.system_instance)}, "
+            f"rater {numbers.decimals(c.rater)}, residual {numbers.decimals(c.residual)}"
         )
         for pair in body["pairs"]:
             name = f"{pair['a']} vs {pair['b']}" if pair["a"] else "delta"
-            self.stdout.write(f"  {name}: gap {pair['gap']:.4f}")
+            self.stdout.write(f"  {name}: gap {numbers.decimals(pair['gap'], 4)}")
         self.stdout.write(
             f"power {opts['power']} at alpha {opts['alpha']} for the hardest pair, {body['systems']} systems rated "
             f"(each power from {result.campaigns} simulated campaigns per size; the search starts from a t-test simulated {result.simulations} times per size):"

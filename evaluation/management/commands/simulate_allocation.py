@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.campaigns.services.imports import BASELINE_TEAMS, GROUND_TRUTH_TEAMS
 from evaluation.stats import allocation
+from quorum import numbers
 
 
 class Command(BaseCommand):
@@ -69,11 +70,11 @@ class Command(BaseCommand):
             uniform = run["uniform"]
             self.stdout.write(
                 f"seed {run['seed']}: adaptive used {run['ratings_used']} of {run['ratings_total']} ratings "
-                f"({run['ratings_used_fraction']:.1%}); resolved {run['resolved_pairs']} of {run['pairs']} pairs "
+                f"({numbers.percent(run['ratings_used_fraction'], 1)}); resolved {run['resolved_pairs']} of {run['pairs']} pairs "
                 f"({run['settled_as_ties']} more settled as ties), "
                 f"{run['full_resolved_pairs_resolved']} of the {run['full_resolved_pairs']} the leaderboard of every rating resolves; "
                 f"{run['wrongly_ordered_pairs']} ordered wrongly"
-                + (f" (the last of the leaderboard's pairs resolved with {run['full_resolved_by_fraction']:.1%} of the ratings)" if run["full_resolved_by_fraction"] is not None else "")
+                + (f" (the last of the leaderboard's pairs resolved with {numbers.percent(run['full_resolved_by_fraction'], 1)} of the ratings)" if run["full_resolved_by_fraction"] is not None else "")
                 + f"; top {run['top_k']} order "
                 f"{'matches' if run['top_k_order_matches'] else 'differs from'} the full data. Uniform, same ratings: "
                 f"{uniform['resolved_pairs']} resolved ({uniform['full_resolved_pairs_resolved']} of the leaderboard's), "
