@@ -17,5 +17,6 @@ slot_claimed = Signal()
 job_launched = Signal()
 #: Sent after commit when a job is finished (nothing more is to be collected). kwargs: job.
 job_finished = Signal()
-#: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`). kwargs: job.
+#: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`), or a
+#: place to collect an item again (`voting.reopen_item`). kwargs: job.
 items_added = Signal()

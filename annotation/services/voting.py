@@ -31,6 +31,7 @@ from .. import task_types
 from ..models import DecisionRule, Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
 from ..quality import reliability
 from ..selectors.policies import policy_of
+from ..signals import items_added
 from ..task_types.vote import AGAINST, FOR
 from . import model_votes, voting_tally
 from .response_status import transition
@@ -335,14 +336,20 @@ def reopen_item(item_id: int, *, collection: int) -> Slot:
     `collection` is the new slot's: one more than the turned-down response's for a re-collection,
     the same for a place taken by an entry the provider refuted. The author of the rejected
     response keeps their old slot, so `slot_one_worker_per_item` keeps them from collecting the
-    same item again.
+    same item again. A new collection is announced after commit (`signals.items_added`), so a job
+    with crowd settings posts its place, as it posts a launch's.
     """
     item = Item.objects.select_for_update().get(pk=item_id)
     next_index = (Slot.objects.filter(item=item).aggregate(m=Max("index"))["m"] or 0) + 1
+    # A new collection needs a new place at the job's crowd; a refuted entry's replacement reuses the
+    # place its assignment gave back.
+    new_place = not Slot.objects.filter(item=item, collection=collection).exists()
     slot = Slot.objects.create(item=item, job_id=item.job_id, index=next_index, position=item.position, collection=collection)
     if item.state != Item.State.OPEN:
         item.state = Item.State.OPEN
         item.save(update_fields=["state"])
+    if new_place:
+        transaction.on_commit(lambda: items_added.send(sender=Job, job=Job.objects.get(pk=item.job_id)))
     return slot
 
 
