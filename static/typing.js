@@ -4,8 +4,10 @@
  * change of its text (typed, deleted, pasted, dropped, inserted without a key, undone, cut, or
  * changed with no input event at all) with the change in length, each focus change of the field,
  * of the window and of the page, and the time since the field's previous event in 5 ms steps.
- * A composition of an input method (pinyin, kana, Hangul; dictation that composes) is one event,
- * when it ends: what it committed, not each update it showed on the way.
+ * A composition of an input method (pinyin, kana, Hangul; a phone keyboard's words; dictation) is
+ * one event, when it ends: what it committed, not each update it showed on the way. Key and input
+ * events a script dispatched (an extension typing for the worker) are recorded as text inserted
+ * with no key, whatever they claim.
  * The format, and its check on the server, is annotation/text/typing_log.py. The record goes in the
  * hidden input #typing_log when the form is submitted: no request of its own.
  */
@@ -64,7 +66,9 @@
   Recorder.prototype.compositionStart = function () {
     this.settle();
     this.sync();
-    this.composition = { from: this.length, keyed: this.keyAt >= 0 && clock() - this.keyAt < KEY_WINDOW_MS };
+    // seen: the input method itself changed the text (a trusted update). Chrome marks the
+    // compositionend of a commit untrusted, so the composition events cannot say it themselves.
+    this.composition = { from: this.length, keyed: this.keyAt >= 0 && clock() - this.keyAt < KEY_WINDOW_MS, seen: false };
   };
   Recorder.prototype.compositionEnd = function () {
     if (!this.composition || this.ending) return;
@@ -73,11 +77,13 @@
     setTimeout(function () { rec.settle(); }, 0);
   };
   /* A composition that ended (or is left by the focus), as one event: keyed (m), or with no key
-   * pressed (x: dictation), and the change its commit made to the text's length. */
+   * pressed (i: voice dictation, handwriting), and the change its commit made to the text's length;
+   * one a script staged (no key, no update from an input method) is text inserted with no key (x). */
   Recorder.prototype.settle = function (open) {
     if (!this.composition || !(this.ending || open)) return;
     var length = this.field.value.length;
-    this.add(this.composition.keyed ? "m" : "x", length - this.composition.from);
+    var c = this.composition;
+    this.add(c.keyed ? "m" : c.seen ? "i" : "x", length - c.from);
     this.length = length;
     this.composition = null;
     this.ending = false;
@@ -95,6 +101,7 @@
   Recorder.prototype.onInput = function (event) {
     var kind = event.inputType || "";
     if (this.composition) {
+      if (event.isTrusted) this.composition.seen = true;
       // An update, or the commit's own event (after compositionend in some browsers): settle() records it.
       if (!this.ending || event.isComposing || /^insertText$|Composition/.test(kind)) return;
       this.settle();
@@ -105,7 +112,8 @@
     var keyed = this.keyAt >= 0 && clock() - this.keyAt < KEY_WINDOW_MS;
     this.keyAt = -1;
     var letter;
-    if (kind === "insertFromPaste") letter = "p";
+    if (!event.isTrusted) letter = "x";  // dispatched by a script: whatever kind it claims, no one typed it
+    else if (kind === "insertFromPaste") letter = "p";
     else if (kind === "insertFromDrop") letter = "r";
     else if (kind.indexOf("history") === 0) letter = "u";
     else if (kind === "deleteByCut" || kind === "deleteByDrag") letter = "c";
@@ -125,8 +133,9 @@
     var rec = new Recorder(field, carried[name]);
     records[name] = rec.record;
     recorders.push(rec);
-    // keydown says only that a key was pressed: which one is never read.
-    field.addEventListener("keydown", function (event) { rec.onKey(event); });
+    // keydown says only that a key was pressed: which one is never read. A key a script dispatched
+    // (not isTrusted: an extension "typing" for the worker) is no key.
+    field.addEventListener("keydown", function (event) { if (event.isTrusted) rec.onKey(event); });
     field.addEventListener("compositionstart", function () { rec.compositionStart(); });
     field.addEventListener("compositionend", function () { rec.compositionEnd(); });
     field.addEventListener("input", function (event) { rec.onInput(event); });

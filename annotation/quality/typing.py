@@ -31,8 +31,10 @@ verdicts (see `flags.py`). The thresholds are per job (`QualityPolicy`, read thr
   cut. Everyday typists correct as they go (Dhakal et al. 2018 report backspace in most sentences
   typed), so a long answer without any revision is unusual; off for short answers.
 
-Text an input method composed (`m` events: pinyin, kana, Hangul) is typed: `keyed` counts what
-its compositions committed, so the paste share compares like with like. A composition's keys and
+Text an input method composed (`m` events: pinyin, kana, Hangul, a phone keyboard's words; `i`:
+voice dictation, handwriting, composed with no key) is the worker's own: `keyed` counts what its
+compositions committed, so the paste share compares like with like, and dictation is not "text
+that arrived without key presses" (a page script cannot compose; see typing_log.py). A composition's keys and
 its corrections happen inside the input method, out of the log's sight, so the rhythm, speed and
 revision flags read only the characters typed key by key (`keyed` less `composed`).
 """
@@ -94,9 +96,9 @@ def features(record: dict, text: str) -> dict:
     f = {
         "events": sum(counts.values()),
         "capped": bool(record.get("t")),
-        "keyed": positive.get("k", 0) + positive.get("m", 0) if not record.get("t")
-        else max(chars.get("k", 0), 0) + max(chars.get("m", 0), 0),
-        "composed": positive.get("m", 0) if not record.get("t") else max(chars.get("m", 0), 0),
+        "keyed": sum(_entered(positive, chars, record, letter) for letter in "kmi"),
+        "composed": sum(_entered(positive, chars, record, letter) for letter in "mi"),
+        "dictated": _entered(positive, chars, record, "i"),
         "pasted": positive.get("p", 0),
         "dropped": positive.get("r", 0),
         "unkeyed": positive.get("x", 0) + positive.get("s", 0),
@@ -107,6 +109,11 @@ def features(record: dict, text: str) -> dict:
     f.update(_rhythm(events))
     f.update(_away(events))
     return f
+
+
+def _entered(positive: dict, chars: dict, record: dict, letter: str) -> int:
+    """Characters `letter` events added: from the events, or from the counts when the log was capped."""
+    return positive.get(letter, 0) if not record.get("t") else max(chars.get(letter, 0), 0)
 
 
 def _positive_sizes(events) -> dict:
@@ -157,7 +164,7 @@ def _away(events) -> dict:
                 gone, typed_since_back = span / 1000, False
         if e.letter == "k" and "h" in left_at:
             keyed_while_hidden += 1
-        if e.letter in "km":
+        if e.letter in "kmi":
             typed_since_back = True
         elif e.letter in INSERT_LETTERS and e.size > 0 and not typed_since_back and e.size > largest:
             largest, largest_away = e.size, gone
@@ -264,7 +271,10 @@ def summary(f: dict) -> str:
         return f"typing log unreadable: {f['malformed']}"
     parts = [f"{f['keyed']} typed", f"{f['pasted'] + f['dropped']} pasted or dropped"]
     if f.get("composed"):
-        parts[0] += f" ({f['composed']} with an input method)"
+        dictated = f.get("dictated", 0)
+        keys = f["composed"] - dictated
+        how = [f"{keys} with an input method"] * bool(keys) + [f"{dictated} dictated or handwritten"] * bool(dictated)
+        parts[0] += f" ({', '.join(how)})"
     if f["unkeyed"]:
         parts.append(f"{f['unkeyed']} inserted without keys")
     parts.append(f"{f['revisions']} corrections")
@@ -281,7 +291,7 @@ def _spans(prev, e) -> list[tuple[int, int, str]]:
         if e.dt_ms >= PAUSE_MS and prev is not None and prev.letter in "kd":
             return [(e.at_ms - e.dt_ms, e.at_ms, "pause"), (e.at_ms, e.at_ms, "typing")]
         return [(e.at_ms, e.at_ms, "typing")]
-    if e.letter == "m":
+    if e.letter in "mi":
         return [(e.at_ms, e.at_ms, "typing")]
     if e.letter in "pr":
         return [(e.at_ms, e.at_ms, "paste")]

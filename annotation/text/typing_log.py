@@ -17,9 +17,11 @@ ends the digits before it): dt is lower-case base 36 in units of
 change in the text's length in base 36 (left out: +1 for `k`, -1 for `d`, 0 for the rest). Letters:
 
     k  text typed with a key pressed just before      d  text deleted with a key
-    m  text an input method composed with keys (pinyin, kana, Hangul): one event per composition
+    m  text an input method composed with keys (pinyin, kana, Hangul, a phone keyboard's words):
+       one event per composition
+    i  text an input method composed with no key pressed (voice dictation, handwriting)
     p  pasted                                          r  dropped in (drag and drop)
-    x  inserted with no key pressed (autofill, a script dispatching input, dictation)
+    x  inserted with no key pressed (autofill, an input or key event a script dispatched)
     u  undo or redo                                    c  cut (or dragged out)
     s  the text changed without any input event (a script set the value)
     f  the field gained focus                          b  the field lost focus
@@ -29,8 +31,10 @@ change in the text's length in base 36 (left out: +1 for `k`, -1 for `d`, 0 for 
 A composition is recorded once, when it ends, with the change its commit made to the length (the
 pinyin "nihao" committed as "你好" is `M<dt>.2`; a cancelled one has size 0): its updates on the
 way are not events, nor are the keys the input method takes, so `m` events have no inter-key
-intervals. One composed without a key (dictation) is an `x`. Logs from before `m` (version 1 all
-the same) are read as they always were.
+intervals. One composed without a key (dictation, handwriting) is an `i`: a person's own input,
+which a page script cannot make (the page ignores composition, key and input events a script
+dispatched; an input event a script dispatched is an `x`, whatever kind it claims). Logs from
+before `m` and `i` (version 1 all the same; a dictation there was an `x`) are read as they always were.
 
 After `MAX_EVENTS` events the page stops appending and only counts (`t` true); `c` and `z` always
 cover the whole session, so a capped log still says how much was typed, pasted and inserted.
@@ -46,8 +50,8 @@ MAX_EVENT_CHARS = MAX_EVENTS * 12
 #: The whole posted value: twenty fields of full logs and their counts.
 MAX_POSTED_CHARS = 20 * (MAX_EVENT_CHARS + 600)
 MAX_FIELDS = 20
-LETTERS = "kdmprxucsfbhvwg"
-TEXT_LETTERS = "kdmprxucs"
+LETTERS = "kdmiprxucsfbhvwg"
+TEXT_LETTERS = "kdmiprxucs"
 DEFAULT_SIZE = {"k": 1, "d": -1}
 _EVENT = re.compile(r"([A-Z])([0-9a-z]{1,4})(?:\.(-?[0-9a-z]{1,6}))?")
 _SUMMARY_MAX = 10**7

@@ -70,3 +70,33 @@ def test_rhythm_and_revisions_are_read_from_the_keys_alone():
         "220 characters typed key by key without one deletion, undo or cut "
         "(flagged from 200; 240 more composed with an input method, not timed)"
     )
+
+
+# A phone user's answer: words from the keyboard's compositions (keys report only code 229), spaces
+# by key, and one sentence dictated by voice: a composition with no key (`i`).
+SPOKEN = "if that is possible please and thank you very much for your help"
+WORDS = ["Could", "you", "book", "a", "cheap", "table", "in", "the", "centre"]
+
+
+def phone_record():
+    events = [("f", 900, None)]
+    for word in WORDS:
+        events += [("m", 1200, len(word)), ("k", 300, None)]
+    return typing_log.build_record([*events, ("i", 4000, len(SPOKEN))])
+
+
+def test_dictated_text_is_the_workers_own_and_flags_nothing():
+    text = " ".join(WORDS) + " " + SPOKEN
+    record = phone_record()
+    assert typing_log.check_record(record) is record and record["c"]["i"] == 1
+    f = features(record, text)
+    assert (f["dictated"], f["unkeyed"], f["unexplained"]) == (len(SPOKEN), 0, 0)
+    assert f["keyed"] == len(text)
+    assert field_flags(f) == {}  # before, a dictated sentence was "text that arrived without key presses"
+    assert summary(f).startswith(f"{len(text)} typed ({sum(map(len, WORDS))} with an input method, {len(SPOKEN)} dictated or handwritten), 0 pasted")
+    assert features(typing_log.build_record([("i", 4000, len(SPOKEN))]), SPOKEN)["keyed"] == len(SPOKEN)
+
+
+def test_an_old_log_with_dictation_recorded_as_inserted_text_reads_as_it_did():
+    old = typing_log.build_record([("f", 900, None), ("x", 4000, len(SPOKEN))])
+    assert "synthetic_input" in field_flags(features(old, SPOKEN))
