@@ -54,6 +54,8 @@ def parse_team_csv(text: str) -> list[tuple[int, list[str]]]:
         if number == 1 and cells and cells[0].lower() == "username":
             continue
         rows.append((number, cells))
+    if not rows:
+        raise TeamError("the list is empty: write one annotator a line, username,email and optionally ,name, or choose a CSV file")
     if len(rows) > MAX_ROWS:
         raise TeamError(f"at most {MAX_ROWS} annotators at once; this list has {len(rows)}")
     return rows
@@ -72,6 +74,10 @@ def add_annotators(rows) -> list[AddedAnnotator]:
             problem = f"{len(cells)} cells; the columns are username, email, name (quote a name that has a comma)"
         elif not username or len(username) > 150:
             problem = "a user name of 1 to 150 characters is needed"
+        elif not _valid_username(User, username):
+            problem = f"{username!r} is not a user name: use letters, digits and @ . + - _ only"
+        elif not email:
+            problem = "no email: a line is username,email and optionally ,name"
         else:
             try:
                 validate_email(email)
@@ -90,6 +96,25 @@ def add_annotators(rows) -> list[AddedAnnotator]:
             make_annotator(user)
         results.append(AddedAnnotator(line, username, True, "added", set_password_path(user)))
     return results
+
+
+def _valid_username(User, username: str) -> bool:
+    try:
+        User.username_validator(username)
+    except ValidationError:
+        return False
+    return True
+
+
+def lines_to_correct(rows, results: list[AddedAnnotator]) -> str:
+    """The rows that were not added, as CSV lines, for the builder to correct and add again."""
+    refused = {result.line for result in results if not result.ok}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for line, cells in rows:
+        if line in refused:
+            writer.writerow(cells)
+    return out.getvalue()
 
 
 def set_active(worker: Worker, active: bool) -> Worker:

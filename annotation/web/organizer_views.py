@@ -49,7 +49,7 @@ from ..services.payload_jobs import create_payload_job_from_file
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.review import ACTIONS as REVIEW_ACTIONS
 from ..services.review import bulk_decide
-from ..services.team import TeamError, add_annotators, parse_team_csv, set_active
+from ..services.team import TeamError, add_annotators, lines_to_correct, parse_team_csv, set_active
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .views import audio_response
@@ -589,7 +589,8 @@ def worker_detail(request, pk):
     return render(
         request,
         "annotation/organizer/worker_detail.html",
-        {"worker": worker, "jobs": jobs, "responses": worker_recent_responses(worker), "reliability": reliability},
+        {"worker": worker, "jobs": jobs, "reliability": reliability,
+         "responses": quality_selectors.worker_response_evidence(worker_recent_responses(worker))},
     )
 
 
@@ -612,10 +613,11 @@ def worker_unblock(request, pk, job_pk):
 
 
 def _team_page(request, *, results=None, text="", status=200):
+    added = sum(1 for r in results or () if r["ok"])
     return render(
         request,
         "annotation/organizer/team.html",
-        {"annotators": _paged(request, in_house_annotators(), "page", 50), "results": results, "text": text},
+        {"annotators": _paged(request, in_house_annotators(), "page", 50), "results": results, "added": added, "text": text},
         status=status,
     )
 
@@ -639,13 +641,15 @@ def team_add(request):
         messages.error(request, "Nobody was added: the file is not UTF-8 text. Save it as CSV UTF-8 and upload it again.")
         return _team_page(request, status=400)
     try:
-        results = add_annotators(parse_team_csv(text))
+        rows = parse_team_csv(text)
+        results = add_annotators(rows)
     except TeamError as exc:
         messages.error(request, f"Nobody was added: {exc}.")
         return _team_page(request, text=text, status=400)
     base = request.build_absolute_uri("/").rstrip("/")
-    rows = [{"line": r.line, "username": r.username, "ok": r.ok, "message": r.message, "link": f"{base}{r.link}" if r.link else ""} for r in results]
-    return _team_page(request, results=rows)
+    shown = [{"line": r.line, "username": r.username, "ok": r.ok, "message": r.message, "link": f"{base}{r.link}" if r.link else ""} for r in results]
+    # The lines not added go back in the box, so the builder corrects them rather than types them again.
+    return _team_page(request, results=shown, text=lines_to_correct(rows, results))
 
 
 @organizer_required

@@ -85,3 +85,27 @@ def test_organizers_see_their_models_in_the_admin_read_only_where_services_write
     assert client.get("/admin/annotation/job/add/").status_code == 200
     assert client.get("/admin/annotation/response/").status_code == 200
     assert client.get("/admin/annotation/response/add/").status_code == 403  # responses change through their life only
+
+
+def test_an_empty_list_is_refused_with_what_to_write(organizer, client):
+    client.force_login(organizer)
+    page = client.post(reverse("organizer:team-add"), {"rows": "  \n\n"})
+    body = page.content.decode()
+    assert page.status_code == 400
+    assert "Nobody was added: the list is empty" in body and "username,email" in body
+    assert not Worker.objects.exists()
+
+
+def test_lines_not_added_come_back_in_the_box_to_correct_and_the_heading_counts(organizer, client):
+    client.force_login(organizer)
+    page = client.post(reverse("organizer:team-add"), {"rows": 'ann,ann@example.org,Ann Lee\nbob,not-an-email\ncid\n"dee lee",dee@example.org'})
+    body = page.content.decode()
+    assert "Added 1 of 4" in body
+    assert "no email: a line is username,email" in body  # not "'' is not an email address"
+    assert "is not a user name: use letters, digits and @ . + - _ only" in body  # was created with the space
+    box = body.split('name="rows"', 1)[1].split("</textarea>", 1)[0].split(">", 1)[1]
+    assert box == "bob,not-an-email\ncid\ndee lee,dee@example.org\n"  # ann was added: not in the box
+    assert Worker.objects.filter(external_id="ann").exists()
+
+    again = client.post(reverse("organizer:team-add"), {"rows": "bob,not-an-email"}).content.decode()
+    assert "Nobody was added" in again and "Added 0 of 1" not in again
