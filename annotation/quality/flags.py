@@ -196,6 +196,20 @@ RESPONSE_FLAG_WORDS = {
     **typing_flags.AS_COUNT,
 }
 
+#: What each response flag says of one response, as a page names it ("text that arrived without key presses").
+RESPONSE_FLAG_NAMES = {
+    "fast": "far faster than the job's norm",
+    "pasted": "mostly pasted rather than typed",
+    "near_duplicate": "closer to another worker's earlier rewrite than to the source",
+    **typing_flags.CODES,
+}
+
+
+def flag_name(code: str) -> str:
+    """A response flag in words; a code this module does not know (another run's flag) as itself."""
+    return RESPONSE_FLAG_NAMES.get(code, code.replace("_", " "))
+
+
 #: How a page says each stored measure of a worker: (words, kind); kind says how the number reads.
 MEASURE_WORDS = {
     "ratings": ("ratings", "count"),

@@ -483,3 +483,41 @@ def worker_quality(worker) -> list[WorkerJobQuality]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class ResponseEvidence:
+    """One of a worker's latest responses on the worker page, with what its checks and its typing say."""
+
+    response: Response
+    flags: list[tuple[str, str, str]]  # (code, in words, the evidence the last flag run stored)
+    typing: list[tuple[str, str]]  # (field, how it was written, from its typing log or else its counts)
+
+
+def worker_response_evidence(responses) -> list[ResponseEvidence]:
+    """`responses` (a worker's latest) with each one's flags in words and evidence, and each field's
+    typing summary: from the typing log where there is one (it says what was typed, pasted, dropped,
+    dictated or inserted with no key), else the page's counts. One query for the logs and answers."""
+    from ..quality import typing as typing_flags
+    from ..quality.flags import flag_name
+
+    responses = list(responses)
+    logged = {
+        pk: (answers or {}, typing or {})
+        for pk, answers, typing in Response.objects.filter(pk__in=[r.pk for r in responses]).values_list("pk", "answers", "typing")
+    }
+    rows = []
+    for r in responses:
+        checks = r.checks or {}
+        evidence = checks.get("flag_evidence") or {}
+        flags = [(code, flag_name(code), evidence.get(code, "")) for code in checks.get("flags") or []]
+        answers, logs = logged.get(r.pk, ({}, {}))
+        typing = [
+            (name, typing_flags.summary(typing_flags.features(record, str(answers.get(name) or ""))))
+            for name, record in logs.items() if isinstance(record, dict)
+        ]
+        if not typing:
+            typing = [(name, f"{counts.get('typed_chars', 0)} typed, {counts.get('pasted_chars', 0)} pasted")
+                      for name, counts in (r.telemetry or {}).items() if isinstance(counts, dict)]
+        rows.append(ResponseEvidence(r, flags, typing))
+    return rows
