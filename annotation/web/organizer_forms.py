@@ -42,7 +42,10 @@ SELECTION_MODES = [
 
 class CorpusUploadForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="A name unique across Quorum.")
-    source_format = forms.ChoiceField(label="Format", choices=SourceFormat.choices)
+    source_format = forms.ChoiceField(
+        label="Format", choices=SourceFormat.choices,
+        help_text="The file's format; a file of another format is refused by the import, which says what it found.",
+    )
     data = forms.FileField(label="Corpus file", help_text="MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON or Quorum JSONL; or a .zip holding that one file.")
     labels = forms.FileField(required=False, help_text="Optional: DSTC9 labels.json, aligned with logs.json.")
     knowledge = forms.FileField(required=False, help_text="Optional: DSTC9 knowledge.json.")
@@ -52,6 +55,10 @@ class CorpusUploadForm(forms.Form):
         if Corpus.objects.filter(name=name).exists():
             raise forms.ValidationError(f"A corpus named {name!r} already exists; choose another name.")
         return name
+
+    #: The files only a DSTC9 corpus takes: their boxes are shown with that format alone.
+    dstc9_only = ("labels", "knowledge")
+    dstc9 = SourceFormat.DSTC9.value
 
     def files_by_role(self) -> dict:
         return {role: self.cleaned_data[role] for role in ("data", "labels", "knowledge") if self.cleaned_data.get(role)}
@@ -151,9 +158,12 @@ class JobForm(forms.Form):
         label="Payload file", required=False,
         help_text="For a task type whose items are payloads (pairwise comparisons, question paraphrases, ratings, FED): the file, in the format shown with the type's settings below.",
     )
-    name = forms.CharField(max_length=200)
-    task_type = forms.ChoiceField(label="Task type")
-    selection_mode = forms.ChoiceField(label="Selection", choices=SELECTION_MODES, initial="all", widget=forms.RadioSelect)
+    name = forms.CharField(max_length=200, help_text="What annotators see in their list of jobs, and what the dashboard and exports call it.")
+    task_type = forms.ChoiceField(label="Task type", help_text="The kind of work; its own settings follow it.")
+    selection_mode = forms.ChoiceField(
+        label="Selection", choices=SELECTION_MODES, initial="all", widget=forms.RadioSelect,
+        help_text="Which of the corpus's turns the task type takes become items, one item each.",
+    )
     sample_size = forms.IntegerField(required=False, min_value=1, help_text="With a sample: how many turns.")
     seed = forms.IntegerField(initial=0, required=False, help_text="With a sample: the same seed draws the same sample.")
     dialog_ids = forms.CharField(
