@@ -18,7 +18,7 @@ from django.db.models.functions import Coalesce
 from .. import task_types
 from ..models import CheckOverride, Job, Response, ReviewRound, Worker
 from ..quality import typing as typing_process
-from ..quality.flags import FlagReport
+from ..quality.flags import FlagReport, flag_name
 from ..text.highlight import slot_segments
 from ..text.review_diff import word_diff
 from .flags import StoredFlags, stored_flags
@@ -98,6 +98,16 @@ class QueueRow:
     flag_evidence: dict = field(default_factory=dict)  # code -> why, as the last flag run stored it
     typing: list = field(default_factory=list)  # per text field: {"field", "summary", "cells"}
 
+    @property
+    def named_flags(self) -> list[tuple[str, str, str]]:
+        """The response's flags as a reviewer reads them: (code, in words, the stored evidence or "")."""
+        return [(code, flag_name(code), self.flag_evidence.get(code, "")) for code in self.response_flags]
+
+    @property
+    def named_worker_flags(self) -> list[tuple[str, str, str]]:
+        """Its author's flags: (code, in words, the evidence)."""
+        return [(f.code, flag_name(f.code), f.message) for f in self.worker_flags]
+
 
 @dataclass
 class ReviewQueue:
@@ -152,8 +162,9 @@ def _flag_options(report: FlagReport) -> list[tuple[str, list[tuple[str, str]]]]
     own = sorted({c for cs in report.responses.values() for c in cs})
     authors = sorted({f.code for fs in report.workers.values() for f in fs})
     return [
-        ("On the response", [(code, code) for code in own]),
-        ("On its author (every response of a flagged worker)", [(f"{AUTHOR_FLAG}{code}", f"{code} (author)") for code in authors]),
+        ("On the response", [(code, flag_name(code)) for code in own]),
+        ("On its author (every response of a flagged worker)",
+         [(f"{AUTHOR_FLAG}{code}", f"author: {flag_name(code)}") for code in authors]),
     ]
 
 

@@ -293,7 +293,10 @@ def test_review_list_shows_worker_flags_per_response(make_annotator, organizer, 
     rows = response.context["queue"].page.object_list
     assert len(rows) == 3 and all("pasted" in row.response_flags and "pasted" in [f.code for f in row.worker_flags] for row in rows)
     page = response.content.decode()
-    assert "Response flags: pasted" in page and "<strong>pasted</strong> (worker): 3 of 3 responses mostly pasted" in page
+    assert '<strong>Mostly pasted rather than typed</strong>' in page
+    assert "<strong>Mostly pasted rather than typed</strong> (worker): 3 of 3 responses mostly pasted" in page
+    assert '<option value="pasted" selected>mostly pasted rather than typed</option>' in page
+    assert "<strong>pasted</strong>" not in page  # a flag is named in words, not by its code
     assert reverse("organizer:worker", kwargs={"pk": paster.pk}) in page
 
 
