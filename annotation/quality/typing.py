@@ -211,7 +211,7 @@ def _transcription_rhythm(f: dict, t: TypingThresholds) -> str | None:
 
 
 def _composed_offscreen(f: dict, t: TypingThresholds) -> str | None:
-    if f["offscreen_insert"] < t.offscreen_min_chars:
+    if f["offscreen_insert"] < max(t.offscreen_min_chars, 1):  # 0 characters is no evidence (a stored 0)
         return None
     return (
         f"{f['offscreen_insert']} characters inserted without typing after {f['offscreen_away_s']:.0f} s away from the page"
@@ -221,7 +221,7 @@ def _composed_offscreen(f: dict, t: TypingThresholds) -> str | None:
 
 def _synthetic_input(f: dict, t: TypingThresholds) -> str | None:
     unaccounted = max(f["unexplained"], 0)
-    if f["unkeyed"] + unaccounted < t.synthetic_min_chars and not f["keyed_while_hidden"]:
+    if f["unkeyed"] + unaccounted < max(t.synthetic_min_chars, 1) and not f["keyed_while_hidden"]:
         return None
     parts = []
     if f["unkeyed"]:
@@ -244,7 +244,8 @@ def _implausible_speed(f: dict, t: TypingThresholds) -> str | None:
 
 
 def _revision_free(f: dict, t: TypingThresholds) -> str | None:
-    if not (_by_keys(f) >= t.revision_free_min_chars and f["revisions"] == 0 and f["length"] >= t.revision_free_min_chars):
+    least = max(t.revision_free_min_chars, 1)
+    if not (_by_keys(f) >= least and f["revisions"] == 0 and f["length"] >= least):
         return None
     if f.get("composed"):
         return (

@@ -44,9 +44,11 @@ COUNT_FIELDS = (
 COUNT_MAX = 10000
 # Counts that must be at least 1 (the others may be 0): a session gap of 0 minutes makes every
 # submission a new session; patterns judged on 0 ratings flag every worker and divide by zero on
-# the job and worker pages, in the API and in the flag sweep. The form, the API serializer and a
-# database check (QualityPolicy.Meta) use these same minimums.
-COUNT_MINIMUMS = {"session_gap_minutes": 1, "pattern_min_ratings": 1}
+# the job and worker pages, in the API and in the flag sweep; a typing flag "from 0 characters"
+# flags every logged answer, the honest ones with "0 characters inserted". The form and the API
+# serializer use these same minimums (a database check, QualityPolicy.Meta, holds the first two).
+COUNT_MINIMUMS = {"session_gap_minutes": 1, "pattern_min_ratings": 1,
+                  "offscreen_min_chars": 1, "synthetic_min_chars": 1, "revision_free_min_chars": 1}
 
 
 def set_quality(job: Job, **values) -> QualityPolicy:

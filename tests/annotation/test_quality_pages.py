@@ -357,11 +357,19 @@ def test_quality_settings_show_their_help_and_save(world, organizer, client):
     assert 'value="0.25"' in client.get(job_url).content.decode()
 
 
-@pytest.mark.parametrize("changes, field", [({"paste_share": 1.5}, "paste_share"), ({"session_gap_minutes": 0}, "session_gap_minutes"), ({"gold_decay_items": "many"}, "gold_decay_items")])
+@pytest.mark.parametrize("changes, field", [
+    ({"paste_share": 1.5}, "paste_share"), ({"session_gap_minutes": 0}, "session_gap_minutes"),
+    ({"gold_decay_items": "many"}, "gold_decay_items"),
+    # A typing flag "from 0 characters" would flag every answer with a log, honest or not.
+    ({"synthetic_min_chars": 0}, "synthetic_min_chars"), ({"offscreen_min_chars": 0}, "offscreen_min_chars"),
+    ({"revision_free_min_chars": 0}, "revision_free_min_chars"),
+])
 def test_bad_quality_settings_are_shown_and_nothing_is_saved(changes, field, world, organizer, client):
     response = login(client, organizer).post(reverse("organizer:job-quality", kwargs={"pk": world["job"].pk}), quality_form_data(**changes))
     assert response.status_code == 400
     assert field in response.context["quality_form"].errors
+    if changes[field] == 0:
+        assert "greater than or equal to 1" in response.context["quality_form"].errors[field][0]
     assert not QualityPolicy.objects.exists()
 
 

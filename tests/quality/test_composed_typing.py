@@ -100,3 +100,10 @@ def test_dictated_text_is_the_workers_own_and_flags_nothing():
 def test_an_old_log_with_dictation_recorded_as_inserted_text_reads_as_it_did():
     old = typing_log.build_record([("f", 900, None), ("x", 4000, len(SPOKEN))])
     assert "synthetic_input" in field_flags(features(old, SPOKEN))
+
+
+def test_a_threshold_of_zero_characters_flags_no_honest_answer():
+    """A policy stored with 0 (before the form refused it) must not flag every logged answer."""
+    typed = typing_log.build_record([("f", 500, None), *[("k", 180 + 40 * (i % 7), None) for i in range(30)], ("d", 400, None)])
+    zero = TypingThresholds(offscreen_min_chars=0, synthetic_min_chars=0, revision_free_min_chars=0)
+    assert field_flags(features(typed, "x" * 29), zero) == {}
