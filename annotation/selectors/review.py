@@ -18,7 +18,7 @@ from django.db.models.functions import Coalesce
 from .. import task_types
 from ..models import CheckOverride, Job, Response, ReviewRound, Worker
 from ..quality import typing as typing_process
-from ..quality.flags import FlagReport, flag_name
+from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, flag_name
 from ..text.highlight import slot_segments
 from ..text.review_diff import word_diff
 from .flags import StoredFlags, stored_flags
@@ -116,6 +116,7 @@ class ReviewQueue:
     page: object  # django Page of QueueRow
     flags: StoredFlags
     flag_options: list[tuple[str, list[tuple[str, str]]]]  # (group, [(value, label)])
+    flag_counts: list[tuple[str, int, str]]  # (code, responses carrying it, what it marks), most first
     workers: list[tuple[int, str]]
     variants: list[tuple[str, str]]  # (field name, label) a reviewer may narrow the page to
     statuses: list[tuple[str, str]]
@@ -154,6 +155,19 @@ def _flagged_ids(qs, flag: str, report: FlagReport) -> list[int]:
         pk for pk, worker in qs.order_by("pk").values_list("pk", "worker_id").iterator(chunk_size=10000)
         if worker in workers or (pk in flagged and any(wanted(c) for c in flagged[pk]))
     ]
+
+
+def _flag_counts(report: FlagReport) -> list[tuple[str, int, str]]:
+    """How many responses carry each flag, most first: the line a reviewer reads before the queue."""
+    counts: dict[str, int] = defaultdict(int)
+    for codes in report.responses.values():
+        for code in codes:
+            counts[code] += 1
+    rows = []
+    for code, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])):
+        words = RESPONSE_FLAG_WORDS.get(code, f"responses {flag_name(code)}")
+        rows.append((code, n, words.replace("responses ", "response ", 1) if n == 1 else words))
+    return rows
 
 
 def _flag_options(report: FlagReport) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -223,6 +237,7 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1, page_size: int
         page=page,
         flags=flags,
         flag_options=_flag_options(report),
+        flag_counts=_flag_counts(report),
         workers=[(pk, f"{provider}:{external}") for pk, provider, external in workers],
         variants=variants,
         statuses=list(Response.Status.choices),

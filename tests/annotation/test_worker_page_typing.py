@@ -45,3 +45,21 @@ def test_a_response_without_a_typing_log_shows_the_pages_counts(make_annotator, 
     client.force_login(organizer)
     page = client.get(reverse("organizer:worker", kwargs={"pk": worker.pk})).content.decode()
     assert "paraphrase: 40 typed, 12 pasted" in page
+
+
+def test_the_review_queue_leads_with_how_many_responses_carry_each_flag(make_annotator, organizer, client):
+    job = make_live_job(make_corpus(dialogs=3, user_turns=1), name="rewrites")
+    for name, pasted in (("paster", 80), ("paster2", 80), ("typist", 0)):
+        worker = make_annotator(name)[1]
+        slot = claim_next_slot(job=job, worker=worker)
+        submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item),
+                        telemetry={"paraphrase": {"pasted_chars": pasted, "typed_chars": 80 - pasted}})
+    apply_flags(job)
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job-review", kwargs={"pk": job.pk})).content.decode()
+    line = page[page.index('<p id="flag-counts">'):]
+    line = line[:line.index("</p>")]
+    assert "<strong>2 of 3 responses carry a flag</strong>" in line
+    assert '<a href="?flag=pasted" data-flag="pasted">2 responses mostly pasted rather than typed</a>' in line
+    assert '<a href="?flag=any" id="show-flagged">Show only flagged responses</a>' in line
+    assert page.index('id="flag-counts"') < page.index('id="review-filters"')  # before the filters and the queue
