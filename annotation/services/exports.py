@@ -604,18 +604,36 @@ def run_export(run_id: int) -> ExportRun | None:
     return run
 
 
+def _same_export_pending(job: Job, include_audio: bool, out_of_domain: OutOfDomain | None, speech_errors: dict) -> ExportRun | None:
+    """A run of the same export not started yet (None: go ahead). Only a pending one: a running
+    export may have read the data before the latest responses, so asking again makes a new run.
+    Called under the job's row lock."""
+    ood: dict[str, object] = {"out_of_domain_rate": None} if out_of_domain is None else {
+        "out_of_domain_corpus_id": out_of_domain.corpus_id, "out_of_domain_rate": out_of_domain.rate,
+        "out_of_domain_seed": out_of_domain.seed, "out_of_domain_mode": out_of_domain.mode,
+    }
+    return ExportRun.objects.filter(
+        job=job, status=RunStatus.PENDING, include_audio=include_audio,
+        speech_errors_wer=speech_errors.get("speech_errors_wer"), speech_errors_seed=speech_errors.get("speech_errors_seed", 0), **ood,
+    ).order_by("pk").first()
+
+
 def start_export(job: Job, created_by=None, *, include_audio: bool = False, out_of_domain: OutOfDomain | None = None, **speech_errors) -> ExportRun:
     """Record an export run of `job` (ExportError if it cannot be exported) and queue it on commit
     (the API, the job page and the demo start exports here). Where tasks run in-process
     (development, tests, QUORUM_TASKS_INLINE) the export runs at the commit: refresh the run to see
     its outcome. A speech-error export is one at a time per job, a repeated request answered with
-    the run under way (`_speech_errors_under_way`)."""
+    the run under way (`_speech_errors_under_way`); any export asked again before it has started is
+    answered with the run already queued (`_same_export_pending`)."""
     with transaction.atomic():
+        Job.objects.select_for_update().filter(pk=job.pk).first()
         if speech_errors.get("speech_errors_wer") is not None:
-            Job.objects.select_for_update().filter(pk=job.pk).first()
             same = _speech_errors_under_way(job, include_audio, speech_errors["speech_errors_wer"], speech_errors.get("speech_errors_seed", 0))
             if same is not None:
                 return same  # asked twice: the run already queued, not a second one
+        pending = _same_export_pending(job, include_audio, out_of_domain, speech_errors)
+        if pending is not None:
+            return pending  # a double click or a retried call: the run already queued reads the data when it starts
         run = create_export_run(job, created_by=created_by, include_audio=include_audio, out_of_domain=out_of_domain, **speech_errors)
         # The broker down: the run says so on its row (and the page), and the lost-work sweep queues it again.
         after_commit("annotation.tasks_exports.run_export", run.pk, on_refused=lambda: note_refused(run))
