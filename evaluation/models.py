@@ -102,6 +102,12 @@ class Entry(models.Model):
     def label(self):
         return f"{self.team.team_id}/{self.entry_id}"
 
+    def scores_for_ranking(self) -> dict:
+        """The value of each metric an automatic ranking (Eq. 2) reads: the uploaded score file's (what
+        the challenge published) where it has one, else Quorum's computation; `finalist_scores`
+        says which per value."""
+        return {**(self.computed_scores or {}), **(self.objective_scores or {})}
+
     @property
     def kind(self):
         if self.is_ground_truth:

@@ -361,12 +361,15 @@ def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThreshol
     per_worker: dict = {}
     if "typing" not in texts.columns:
         return found, {}
+    sources = texts["source"].tolist() if "source" in texts.columns else [""] * len(texts)
     rows = zip(texts["response"].tolist(), texts["worker"].tolist(), texts["field"].astype(str).tolist(),
-               texts["text"].tolist(), texts["typing"].tolist(), strict=True)
-    for rid, worker, name, text, record in rows:
+               texts["text"].tolist(), texts["typing"].tolist(), sources, strict=True)
+    for rid, worker, name, text, record, source in rows:
         if not isinstance(record, dict):
             continue
         features = typing_flags.features(record, text or "")
+        if isinstance(source, str) and source and text and "malformed" not in features:
+            features["source_similarity"] = similarity(text, source)
         _add_to_summary(per_worker.setdefault(worker, {"fields": 0, "entered": 0, "brought": 0, "ikis": []}), features)
         for code, why in typing_flags.field_flags(features, thresholds).items():
             earlier = found[code].get(int(rid))

@@ -1,15 +1,16 @@
 """Reads for the finalists table (page and API): each finalist with the values of the chosen
 metrics and where each value came from.
 
-A value is *computed* when `score_entries` computed it from the entry's outputs and the labels
-(`Entry.computed_scores`) and it is still the value Eq. 2 read (`Entry.objective_scores`); it is
-*uploaded* when it came from a score.csv, including an upload after the computation that replaced it.
+Eq. 2 reads `Entry.scores_for_ranking`: a value is *uploaded* when a score file gave it (what the
+challenge published, `Entry.objective_scores`), and *computed* when only `score_entries` did
+(`Entry.computed_scores`); a recomputation never replaces a published value.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from evaluation.models import Entry
+from evaluation.stats.score_sources import COMPUTED, LABELS, UPLOADED
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -17,19 +18,14 @@ if TYPE_CHECKING:
 else:
     pd = lazy("pandas")
 
-COMPUTED = "computed"
-UPLOADED = "uploaded"
 #: Shown in brackets after each value, so plain words without brackets of their own. The score file's
 #: name is not kept (a command line import reads one too), so the label names its kind.
-SOURCE_LABELS = {COMPUTED: "computed by Quorum", UPLOADED: "from the uploaded score file"}
+SOURCE_LABELS = LABELS
 
 
 def score_source(entry: Entry, metric: str) -> str:
-    """Where the value of `metric` that Eq. 2 reads for `entry` came from: COMPUTED or UPLOADED."""
-    computed = entry.computed_scores or {}
-    if metric in computed and computed[metric] == (entry.objective_scores or {}).get(metric):
-        return COMPUTED
-    return UPLOADED
+    """Where the value of `metric` that Eq. 2 reads for `entry` came from: UPLOADED or COMPUTED."""
+    return UPLOADED if metric in (entry.objective_scores or {}) else COMPUTED
 
 
 def finalist_rows(finalists: pd.DataFrame, metrics) -> list[dict]:
@@ -39,8 +35,9 @@ def finalist_rows(finalists: pd.DataFrame, metrics) -> list[dict]:
     for row in finalists.itertuples():
         entry = entries[int(row.entry_pk)]
         sources = {m: score_source(entry, m) for m in metrics}
+        read = entry.scores_for_ranking()
         scores = [
-            {"metric": m, "value": float(entry.objective_scores[m]), "source": sources[m], "source_label": SOURCE_LABELS[sources[m]]}
+            {"metric": m, "value": float(read[m]), "source": sources[m], "source_label": SOURCE_LABELS[sources[m]]}
             for m in metrics
         ]
         rows.append({

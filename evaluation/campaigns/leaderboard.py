@@ -14,6 +14,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from evaluation.stats import score_sources
 from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
 from quorum.lazy_modules import lazy
@@ -25,6 +26,16 @@ else:
 
 
 NOT_RATED = "not rated"
+#: The count column, named the same way on the page, in the Markdown and (as `instances_rated`) in the
+#: CSV and JSON: it counts test-set instances, not ratings or dialogs.
+INSTANCES_RATED = "Instances rated"
+INSTANCES_RATED_WORDS = (
+    "Instances rated: the test-set instances with at least one rating of the system on every question (each "
+    "<question>_instances_rated in the CSV and JSON: on that question, the instances its score is over); it counts "
+    "instances, not ratings (several raters may rate one instance) nor dialogs"
+)
+#: The Spearman table's count: the ranked entries with a value of the metric.
+CORRELATED_ENTRIES = "Entries"
 
 
 def rows(report: dict) -> list[dict]:
@@ -41,10 +52,10 @@ def rows(report: dict) -> list[dict]:
             row[q] = per_q["score"]
             row[f"{q}_ci_low"] = per_q["ci_low"]
             row[f"{q}_ci_high"] = per_q["ci_high"]
-            row[f"{q}_n"] = per_q["n"]
+            row[f"{q}_instances_rated"] = per_q["n"]
         row.update(
             final=system["final"], final_ci_low=system["final_ci_low"], final_ci_high=system["final_ci_high"],
-            n=system["n"], unrated=system.get("unrated", 0), ci_clipped=bool(system.get("ci_clipped")),
+            instances_rated=system["n"], unrated=system.get("unrated", 0), ci_clipped=bool(system.get("ci_clipped")),
         )
         out.append(row)
     return out
@@ -87,10 +98,27 @@ TOO_FEW = "too few"  # a correlation's p-value over fewer than scoring.MIN_CORRE
 
 
 def spearman_rows(report: dict) -> list[dict]:
+    """Each metric's correlation with the final score, on the uploaded score file's values, then on
+    Quorum's recomputation where it has one; `scores` names the source, `scores_text` in words."""
+    if "spearman_computed" in report:
+        sources = [(score_sources.UPLOADED, report.get("spearman", {})), (score_sources.COMPUTED, report["spearman_computed"])]
+    else:  # stored before the two were kept apart: it read the merged values
+        sources = [(score_sources.MERGED, report.get("spearman", {}))]
     return [
-        {"metric": metric, "rho": value["rho"], "p": value["p"], "n": value["n"], "too_few": bool(value.get("too_few"))}
-        for metric, value in report.get("spearman", {}).items()
+        {"metric": metric, "scores": source, "scores_text": scores_text(source),
+         "rho": value["rho"], "p": value["p"], "entries": value["n"], "too_few": bool(value.get("too_few"))}
+        for source, by_metric in sources
+        for metric, value in by_metric.items()
     ]
+
+
+def scores_text(source: str) -> str:
+    return score_sources.MERGED_LABEL if source == score_sources.MERGED else score_sources.LABELS[source]
+
+
+def correlation_text(report: dict) -> str:
+    """What the objective metrics' correlations read, as the page and the Markdown say it."""
+    return report.get("method", {}).get("objective_scores") or f"Spearman's rho of each objective metric with the final score, on the entries' scores {score_sources.MERGED_LABEL}"
 
 
 def to_json_dict(report: dict) -> dict:
@@ -212,12 +240,12 @@ def score_text(report: dict) -> str:
 
 def to_markdown(report: dict) -> str:
     questions = report["questions"]
-    header = ["Rank", "Rank range", "System"] + [q.capitalize() for q in questions] + ["Final", "n", "Unrated"]
+    header = ["Rank", "Rank range", "System"] + [q.capitalize() for q in questions] + ["Final", INSTANCES_RATED, "Unrated"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in rows(report):
         cells = [rank_cell(row), row["rank_range"] or "", system_cell(row)]
         cells += [score_cell(row[q], row[f"{q}_ci_low"], row[f"{q}_ci_high"]) for q in questions]
-        cells += [score_cell(row["final"], row["final_ci_low"], row["final_ci_high"]), str(row["n"]), str(row["unrated"])]
+        cells += [score_cell(row["final"], row["final_ci_low"], row["final_ci_high"]), str(row["instances_rated"]), str(row["unrated"])]
         lines.append("| " + " | ".join(cells) + " |")
     method = report["method"]
     final = method.get("final_score", "mean of the question scores; the ranked statistic")
@@ -227,6 +255,7 @@ def to_markdown(report: dict) -> str:
         f"Scores: {score_text(report)}. Final: {final}.",
         f"Scores with {method['ci']:.0%} intervals: {method['ci_method']} (B = {method['bootstrap']}, seed {method['seed']}).",
         f"Rank: {method['rank']}; 'ref' marks reference rows. Rank range: {method['rank_range']}.",
+        f"{INSTANCES_RATED_WORDS}.",
     ]
     note = clipped_note(report)
     if note:
@@ -245,17 +274,18 @@ def to_markdown(report: dict) -> str:
     lengths = length_rows(report)
     if lengths:
         lines += ["", "## Response length and score", "", "Spearman's rho between a response's length in words and its mean rating, per system "
-                  "(an association: longer responses rated higher when positive).", "", "| System | rho | p | n | Mean length |", "|---|---|---|---|---|"]
+                  "(an association: longer responses rated higher when positive).", "", "| System | rho | p | Rated responses | Mean length |", "|---|---|---|---|---|"]
         for row in lengths:
             rho = "n/a" if row["rho"] is None else numbers.decimals(row["rho"])
             mean = numbers.decimals(row["mean_length"], 1)
             lines.append(f"| {row['system']} | {rho} | {TOO_FEW if row.get('too_few') else numbers.p_value(row['p'])} | {row['n']} | {mean} |")
     spearman = spearman_rows(report)
     if spearman:
-        lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", "| Metric | rho | p | n |", "|---|---|---|---|"]
+        lines += ["", "## Spearman correlation of each objective metric with the human ranking", "", f"{correlation_text(report)}.", "",
+                  f"| Metric | Scores | rho | p | {CORRELATED_ENTRIES} |", "|---|---|---|---|---|"]
         for s in spearman:
             rho = "n/a" if s["rho"] is None else numbers.decimals(s["rho"], 4)
-            lines.append(f"| {s['metric']} | {rho} | {TOO_FEW if s['too_few'] else numbers.p_value(s['p'])} | {s['n']} |")
+            lines.append(f"| {s['metric']} | {s['scores_text']} | {rho} | {TOO_FEW if s['too_few'] else numbers.p_value(s['p'])} | {s['entries']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -137,8 +137,8 @@ def finalist_metric_names(test_sets) -> list[dict]:
     name is refused."""
     names: dict[int, set[str]] = {t.pk: set() for t in test_sets}
     competing = Entry.objects.filter(test_set__in=list(names), is_baseline=False, is_ground_truth=False)
-    for test_set_id, scores in competing.values_list("test_set_id", "objective_scores"):
-        names[test_set_id].update(scores or {})
+    for test_set_id, uploaded, computed in competing.values_list("test_set_id", "objective_scores", "computed_scores"):
+        names[test_set_id].update(uploaded or {}, computed or {})
     return [{"test_set": t, "names": sorted(names[t.pk])} for t in test_sets]
 
 

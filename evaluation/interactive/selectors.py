@@ -202,7 +202,7 @@ def chat_screenings(job) -> dict:
 def entry_metrics(test_set) -> list[str]:
     """The objective metrics the test set's entries have scores for, sorted: what a schedule's
     automatic score may be computed over."""
-    return sorted({m for scores in test_set.entries.values_list("objective_scores", flat=True) for m in scores})
+    return sorted({m for entry in test_set.entries.only("objective_scores", "computed_scores") for m in entry.scores_for_ranking()})
 
 
 def interactive_leaderboard(test_set) -> dict:
@@ -227,12 +227,12 @@ def _automatic_scores(schedule, entries: list) -> dict:
     """Entry id -> Eq. 2 over the schedule's metrics, for the entries scored on all of them."""
     if not schedule:
         return {}
-    scored = [e for e in entries if all(m in e.objective_scores for m in schedule.metrics)]
+    scored = [e for e in entries if all(m in e.scores_for_ranking() for m in schedule.metrics)]
     if not scored:
         return {}
     from evaluation.stats import scoring  # with the first leaderboard: web workers skip numpy/scipy
 
-    frame = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
+    frame = pd.DataFrame([{m: e.scores_for_ranking()[m] for m in schedule.metrics} for e in scored], index=[e.pk for e in scored])
     return scoring.mrr_overall(frame, schedule.metrics, lower_is_better=schedule.lower_is_better).to_dict()
 
 

@@ -100,7 +100,7 @@ class BradleyTerryBootstrap:
     ci_low: np.ndarray  # [S] percentile interval of the log-strength
     ci_high: np.ndarray
     rank: np.ndarray  # [S] tie-group rank from Holm-adjusted paired comparisons (`_holm_groups`)
-    rank_low: np.ndarray  # [S] the ranks those comparisons allow; rank_low <= rank <= rank_high
+    rank_low: np.ndarray  # [S] the ranks those comparisons allow; rank <= rank_low <= rank_high
     rank_high: np.ndarray
     level: float
     n_resamples: int

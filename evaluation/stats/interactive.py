@@ -13,7 +13,8 @@ interval on its scale (0-1, or 1-5 rescaled) with the effective number of dialog
 variance implies and t_df for z (`_intervals`: a success rate over tens of goals is a proportion,
 and the percentile interval covered 92-93% at nominal 95%); pairwise differences of final scores
 on the same resamples with bootstrap p and Holm (percentile, widened by t_df/z as `scoring` does); tie groups and rank ranges from the Holm-adjusted table
-(`scoring.holm_rank_groups`), so the rank shown always lies in its range. Workers are resampled
+(`scoring.holm_rank_groups`): the range is what a system's own rows of the pairwise table allow,
+so it starts after its group's rank when a system of its group is significantly better. Workers are resampled
 too when the dialogs name them (`worker`), as raters are on the evaluation pages: a worker judges
 the success of many dialogs, of every system, so a lenient or strict worker moves them together;
 their resamples (an own stream, scaled by sqrt(W/(W-1)) and by the share of their spread that

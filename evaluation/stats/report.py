@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from annotation.quality import agreement
-from evaluation.stats import fragility, scoring, style
+from evaluation.stats import fragility, score_sources, scoring, style
 from evaluation.stats.report_format import REPORT_FORMAT
 
 KINDS = ("entry", "baseline", "ground_truth")
@@ -25,7 +25,8 @@ class SystemSpec:
     label: str
     kind: str = "entry"  # entry | baseline | ground_truth; the last two are reference rows, not ranked
     predicted: np.ndarray | None = None  # f~ per test instance, None when the system predicts no detection
-    objective: dict = field(default_factory=dict)
+    objective: dict = field(default_factory=dict)  # the uploaded score file's values (what the challenge published)
+    computed: dict = field(default_factory=dict)  # the values Quorum computed from the outputs; kept apart, never merged
     responses: list | None = None  # the response text per test instance, for the length-score association; None when not known
 
 
@@ -142,11 +143,16 @@ def build_report(
                 "ci_widening": _num(f_kappa[s]),
                 "ci_clipped": bool(ci_clipped[s]),
                 "objective": {k: _num(v) for k, v in spec.objective.items()},
+                "computed_objective": {k: _num(v) for k, v in spec.computed.items()},
             }
         )
 
-    objective = pd.DataFrame([systems[k].objective for k in ranked], index=[labels[k] for k in ranked])
-    spearman = scoring.spearman_by_metric(final[ranked], objective) if ranked else {}
+    # Each source on its own: the published values, and Quorum's recomputation beside them.
+    ranked_labels = [labels[k] for k in ranked]
+    published = pd.DataFrame([systems[k].objective for k in ranked], index=ranked_labels)
+    recomputed = pd.DataFrame([systems[k].computed for k in ranked], index=ranked_labels)
+    spearman = scoring.spearman_by_metric(final[ranked], published) if ranked else {}
+    spearman_computed = scoring.spearman_by_metric(final[ranked], recomputed) if ranked else {}
     raters_resampled = bool(rater_ids_known and unc_f.n_raters.max(initial=0) > 1)
 
     return {
@@ -176,6 +182,7 @@ def build_report(
                 f"intervals are clipped to the scale ({SCALE[0]:g}-{SCALE[1]:g}; {EQ1_FLOOR:g}-{SCALE[1]:g} for Eq. 1 S_f with detection, "
                 "where a missed knowledge turn counts 0); a clipped row is marked: it has too few ratings for its interval's shape"
             ),
+            "objective_scores": score_sources.CORRELATION_WORDS,
             "rank": scoring.tie_group_rule(ci),
             "rank_range": scoring.rank_range_rule(ci),
             "pairwise": (
@@ -189,7 +196,8 @@ def build_report(
         },
         "systems": [rows[k] for k in order],
         "pairwise": pairwise,
-        "spearman": spearman,
+        "spearman": spearman,  # on the uploaded score file's values
+        "spearman_computed": spearman_computed,  # on Quorum's recomputation, where it has one
         "agreement": _agreement(ratings, labels, questions, n_instances, agreement_levels, bootstrap, seed, rater_ids_known),
         "rating_distribution": _distribution(ratings, labels, questions),
         "length_association": style.length_association(style.length_rows(labels, [s.responses for s in systems], scores)),

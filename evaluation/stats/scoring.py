@@ -22,9 +22,11 @@ figure is computed on, from one set of B paired resamples shared by all systems:
 - tie groups and rank ranges, from the same table read simultaneously (`holm_rank_groups`): a
   comparison counts when its Holm-adjusted p is below 1 - ci, which bounds the chance of any wrong
   "better" in the table by 1 - ci (family-wise); a line is drawn between two rows only where every
-  entry above it is significantly better than every entry below it, so groups are contiguous, the
-  ranks monotone down the table, and the rank shown (the group's first place) always lies in the
-  rank range (the group's first place to the entries less those significantly worse).
+  entry above it is significantly better than every entry below it, so groups are contiguous and the
+  ranks monotone down the table; an entry's rank range is read from its own rows of the pairwise
+  table, 1 + the entries significantly better than it to the entries less those significantly
+  worse, so it never holds a place the table rules out. It starts at the group's rank, or below it
+  when an entry of its own group is significantly better (a group is not transitive).
 
 Rater-aware intervals: a two-way bootstrap, chosen over a mixed model because it needs no
 distributional assumption on 1-5 ratings, reuses the instance resampling the report already does,
@@ -635,7 +637,7 @@ def _pair_row(point, unc: Uncertainty, labels, i, j, ci, bounds) -> dict:
 class RankGroups:
     """What simultaneous pairwise comparisons say about ranks (entries best first)."""
     rank: list[int]  # the first place of the entry's tie group
-    rank_low: list[int]  # = rank: the group's first place
+    rank_low: list[int]  # 1 + entries significantly better than it (Holm); never above `rank`
     rank_high: list[int]  # entries minus those significantly worse than it (Holm)
 
 
@@ -644,14 +646,15 @@ def tie_group_rule(ci=0.95) -> str:
     return (
         f"Rows share a rank (a tie group) unless a line separates them; a line is drawn only where every entry above it is "
         f"significantly better than every entry below it, by paired comparisons Holm-adjusted over the whole table "
-        f"(family-wise error at most {1 - ci:.0%})"
+        f"(family-wise error at most {1 - ci:.0%}); two rows of one group can still differ (the pairwise table's 'Better (Holm)'), "
+        f"and the lower one's rank range then starts after the group's rank"
     )
 
 
 def rank_range_rule(ci=0.95) -> str:
     return (
-        f"ranks the same Holm-adjusted comparisons allow (family-wise {ci:.0%}): from the first place of the entry's group "
-        f"to the number of entries less those significantly worse than it"
+        f"places the entry's own rows of the pairwise table allow (Holm-adjusted, family-wise {ci:.0%}): from 1 plus the number "
+        f"of entries significantly better than it to the number of entries less those significantly worse than it"
     )
 
 
@@ -662,10 +665,12 @@ def holm_rank_groups(labels_in_order, pairwise_rows) -> RankGroups:
     better than every entry below it. A line between two truly equal entries therefore needs their
     own comparison rejected, which Holm allows with probability at most 1 - ci over the whole
     table, so equal entries are split in at most that share of campaigns. An entry's rank is its
-    group's first place; its range runs from there to the number of entries less those
-    significantly worse than it. Whenever every Holm rejection is right (probability >= ci) each
-    entry's true rank lies in its range, all rows at once, and the rank shown lies in the range by
-    construction (the entries significantly worse are all below the entry's group).
+    group's first place; its range is what its own rows of the table allow: from 1 + the entries
+    significantly better than it to the number of entries less those significantly worse than it.
+    Whenever every Holm rejection is right (probability >= ci) each entry's true rank lies in its
+    range, all rows at once. The range never starts above the group's rank (every entry above the
+    group's line beats it) and starts below it when an entry of the same group is significantly
+    better: a range from the group's place would hold places the table beside it rules out.
     """
     labels = list(labels_in_order)
     position = {label: k for k, label in enumerate(labels)}
@@ -681,8 +686,9 @@ def holm_rank_groups(labels_in_order, pairwise_rows) -> RankGroups:
         if k > start and beats[:k, k:].all():
             start = k
         ranks.append(start + 1)
+    lows = [1 + int(beats[:, k].sum()) for k in range(n)]
     highs = [n - int(beats[k].sum()) for k in range(n)]
-    return RankGroups(rank=ranks, rank_low=list(ranks), rank_high=highs)
+    return RankGroups(rank=ranks, rank_low=lows, rank_high=highs)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -153,36 +153,43 @@ def scored(test_set, tmp_path):
 
 
 def test_the_finalists_say_which_scores_were_computed_and_which_uploaded(organizer_api, scored):
-    answer = organizer_api.post(f"/api/evaluation/test-sets/{scored.pk}/finalists/", {"metrics": ["detection_f1", "lm_fluency"], "top": 3}, format="json")
+    # detection_prec only Quorum computed; detection_f1 the score file published and Quorum computed
+    # too (its published value is what Eq. 2 reads); lm_fluency only the file gives.
+    metrics = ["detection_prec", "detection_f1", "lm_fluency"]
+    answer = organizer_api.post(f"/api/evaluation/test-sets/{scored.pk}/finalists/", {"metrics": metrics, "top": 3}, format="json")
     assert answer.status_code == 200, answer.content
     finalists = answer.json()["finalists"]
     assert finalists
     for row in finalists:
         entry = Entry.objects.get(test_set=scored, team__team_id=row["team_id"], entry_id=row["entry_id"])
-        assert [s["metric"] for s in row["scores"]] == ["detection_f1", "lm_fluency"]
-        f1, fluency = row["scores"]
-        assert (f1["source"], f1["value"]) == ("computed", pytest.approx(entry.computed_scores["detection_f1"]))
+        assert [s["metric"] for s in row["scores"]] == metrics
+        precision, f1, fluency = row["scores"]
+        assert (precision["source"], precision["value"]) == ("computed", pytest.approx(entry.computed_scores["detection_prec"]))
+        assert (f1["source"], f1["value"]) == ("uploaded", pytest.approx(entry.objective_scores["detection_f1"]))
         assert (fluency["source"], fluency["value"]) == ("uploaded", pytest.approx(entry.objective_scores["lm_fluency"]))
+    # The recomputation differs from the published value for some finalist, and the published one is read.
+    assert any(Entry.objects.get(test_set=scored, team__team_id=r["team_id"], entry_id=r["entry_id"]).computed_scores["detection_f1"] != r["scores"][1]["value"]
+               for r in finalists)
 
 
 def test_a_computed_score_replaced_by_a_later_upload_shows_as_uploaded(organizer_api, scored, tmp_path):
     url = f"/api/evaluation/test-sets/{scored.pk}/finalists/"
-    body = {"metrics": ["lm_fluency", "detection_f1"], "top": 1000}
+    body = {"metrics": ["lm_fluency", "detection_prec"], "top": 1000}
     first = organizer_api.post(url, body, format="json").json()["finalists"][0]
-    # A higher detection_f1 only lifts this entry's mean reciprocal rank: it stays its team's finalist.
+    # A higher detection_prec only lifts this entry's mean reciprocal rank: it stays its team's finalist.
     changed = tmp_path / "changed.csv"
-    changed.write_text(f"team_id,entry_id,detection_f1\n{first['team_id']},{first['entry_id']},1.0\n")
+    changed.write_text(f"team_id,entry_id,detection_prec\n{first['team_id']},{first['entry_id']},1.0\n")
     import_objective_scores(scored, changed)
     rows = {(r["team_id"], r["entry_id"]): r for r in organizer_api.post(url, body, format="json").json()["finalists"]}
-    assert rows[(first["team_id"], first["entry_id"])]["scores"][1] == {"metric": "detection_f1", "value": 1.0, "source": "uploaded"}
+    assert rows[(first["team_id"], first["entry_id"])]["scores"][1] == {"metric": "detection_prec", "value": 1.0, "source": "uploaded"}
     others = [r for key, r in rows.items() if key != (first["team_id"], first["entry_id"])]
     assert others and all(r["scores"][1]["source"] == "computed" for r in others)
 
 
 def test_the_finalists_page_shows_where_each_score_came_from(client, organizer, scored):
     client.force_login(organizer)
-    page = client.post("/evaluation/", {"test_set": scored.pk, "metrics": "detection_f1, lm_fluency", "top": "3"}).content.decode()
-    assert '<th>detection_f1</th><th>lm_fluency</th>' in page
+    page = client.post("/evaluation/", {"test_set": scored.pk, "metrics": "detection_prec, lm_fluency", "top": "3"}).content.decode()
+    assert '<th>detection_prec</th><th>lm_fluency</th>' in page
     table = page[page.index('id="finalist-table"'):page.index("</table>", page.index('id="finalist-table"'))]
     assert "(computed by Quorum)" in table and "(from the uploaded score file)" in table
     assert "))" not in table, "a source in brackets inside the value's brackets"

@@ -53,9 +53,9 @@ def test_import_human_eval_and_leaderboards(loaded):
         assert row["final_ci_low"] <= row["final"] <= row["final_ci_high"]
     table = list(csv.DictReader(io.StringIO(run("leaderboard", "dstc9-human", "--format", "csv"))))
     assert [r["system"] for r in table] == systems
-    assert {"rank", "rank_range", "accuracy", "accuracy_ci_low", "appropriateness_ci_high", "final", "n"} <= set(table[0])
+    assert {"rank", "rank_range", "accuracy", "accuracy_ci_low", "appropriateness_ci_high", "final", "instances_rated"} <= set(table[0])
     markdown = run("leaderboard", "dstc9-human", "--format", "md")
-    assert markdown.splitlines()[0].startswith("| Rank | Rank range | System | Appropriateness | Accuracy | Final | n |")
+    assert markdown.splitlines()[0].startswith("| Rank | Rank range | System | Appropriateness | Accuracy | Final | Instances rated |")
     assert "(ground truth)" in markdown and "ref" in markdown
 
 

@@ -70,10 +70,14 @@ def test_tie_groups_and_pairwise_table_match_the_golden_file(report):
     assert summary == json.loads(GOLDEN.read_text(encoding="utf-8"))
     ranks = [r["rank"] for r in summary["rows"] if r["rank"] is not None]
     assert ranks == sorted(ranks)  # monotone down the table
+    ranked = [r["system"] for r in summary["rows"] if r["rank"] is not None]
     for row in summary["rows"]:
-        if row["rank"] is not None:  # the rank shown lies in its range (Holm groups, issue 20)
+        if row["rank"] is not None:  # the range is what the pairwise table beside it says
             low, high = map(int, row["rank_range"].split("-"))
-            assert low <= row["rank"] <= high
+            better = sum(p["better"] in ranked and p["better"] != row["system"] and row["system"] in (p["a"], p["b"]) for p in summary["pairwise"])
+            worse = sum(p["better"] == row["system"] and ({p["a"], p["b"]} - {row["system"]}) <= set(ranked) for p in summary["pairwise"])
+            assert (low, high) == (1 + better, len(ranked) - worse)
+            assert row["rank"] <= low
 
 
 def test_exports_agree_on_ranks(report):

@@ -99,9 +99,10 @@ def test_the_ranking_is_bradley_terry_of_the_counted_choices(make_annotator):
     assert [row["system"] for row in ranked] == ["strong", "mid", "weak"]
     assert [row.rank for row in sorted(expected.per_system, key=lambda r: r.rank)] == [1, 2, 3]  # the point order
     # Six comparisons draw no line with family-wise control (mid is told apart from neither): one
-    # tie group; strong beats weak, so strong cannot be last.
+    # tie group; strong beats weak, so strong cannot be last, nor weak first (its range starts after the group's rank).
     assert [by_system[s]["rank"] for s in ("strong", "mid", "weak")] == [1, 1, 1]
-    assert by_system["strong"]["rank_high"] == 2 and all(row["rank_low"] <= row["rank"] <= row["rank_high"] for row in by_system.values())
+    assert by_system["strong"]["rank_high"] == 2 and by_system["weak"]["rank_low"] == 2
+    assert all(row["rank"] <= row["rank_low"] <= row["rank_high"] for row in by_system.values())
     for system, strength in zip(expected.systems, expected.log_strength, strict=False):
         assert math.isclose(by_system[system]["log_strength"], strength, abs_tol=1e-9)
     assert by_system["mid"]["ties"] == 1 and by_system["weak"]["losses"] == 3

@@ -51,7 +51,7 @@ def test_a_correlation_over_fewer_than_five_points_is_too_few():
 def test_the_exports_say_too_few():
     report = _small_campaign()
     report["spearman"] = {"bleu": {"rho": -1.0, "p": None, "n": 3, "too_few": True}}
-    assert "| bleu | -1.0000 | too few | 3 |" in leaderboard.to_markdown(report)
+    assert "| bleu | from the uploaded score file | -1.0000 | too few | 3 |" in leaderboard.to_markdown(report)
     assert leaderboard.spearman_rows(report)[0]["too_few"]
 
 

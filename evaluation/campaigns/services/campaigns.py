@@ -33,7 +33,7 @@ def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
     entries = list(Entry.objects.filter(test_set=test_set, is_baseline=False, is_ground_truth=False).select_related("team"))
     if not entries:
         raise EvaluationInputError(f"test set {test_set.name!r} has no entries; import them first")
-    scores = pd.DataFrame([e.objective_scores for e in entries], index=[e.label for e in entries])
+    scores = pd.DataFrame([e.scores_for_ranking() for e in entries], index=[e.label for e in entries])
     unknown = [m for m in metrics if m not in scores.columns]
     if unknown or not metrics:
         available = ", ".join(map(str, scores.columns)) or "none (import objective scores with import_entries --scores)"
@@ -156,6 +156,7 @@ def _report_inputs(campaign: Campaign):
             kind=e.kind,
             predicted=None if e.outputs is None else np.array([bool(o.get("target")) for o in e.outputs]),
             objective=dict(e.objective_scores),
+            computed=dict(e.computed_scores),
             responses=None if e.outputs is None else [o.get("response") for o in e.outputs],
         )
         for e in entries

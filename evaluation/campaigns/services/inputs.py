@@ -13,11 +13,13 @@ from evaluation.stats.report_format import REPORT_FORMAT
 
 def inputs_version(campaign: Campaign) -> str:
     """SHA-256 over everything the results depend on: test set, questions, entries (outputs,
-    flags, objective scores) and every rating, in a fixed order."""
+    flags, the uploaded and the computed objective scores) and every rating, in a fixed order."""
     digest = hashlib.sha256()
     digest.update(f"report-format:{REPORT_FORMAT}|testset:{campaign.test_set.content_hash}|questions:{campaign.questions}|raters-known:{campaign.rater_ids_known}".encode())
     for entry in campaign.entries.order_by("pk"):
-        digest.update(f"|entry:{entry.pk}:{entry.content_hash}:{sorted(entry.objective_scores.items())}".encode())
+        digest.update(
+            f"|entry:{entry.pk}:{entry.content_hash}:{sorted(entry.objective_scores.items())}:{sorted(entry.computed_scores.items())}".encode()
+        )
     ratings = Rating.objects.filter(campaign=campaign).order_by("entry_id", "instance", "question", "rater").values_list("entry_id", "instance", "question", "rater", "value")
     batch = []
     for row in ratings.iterator(chunk_size=20000):

@@ -2,9 +2,11 @@
 uploaded score.csv (`compare_score_csv`); DSTC6 Track 1 result files checked and scored.
 
 The mathematics is `evaluation.stats.objective` (pure). Scoring writes each entry's
-`computed_scores` and merges them into `objective_scores`, which Eq. 2 finalist selection reads; a
-metric that cannot be computed here (METEOR without WordNet) keeps its uploaded value. The page
-and the API queue it (`start_scoring`) and show the run's progress; the command runs it in place.
+`computed_scores` and leaves `objective_scores`, the uploaded score file's values (what the challenge
+published), as they are: a recomputation is evidence beside them (`evaluation.stats.score_sources`).
+Eq. 2 reads the uploaded value where there is one, else the computed one (`Entry.scores_for_ranking`,
+labelled per value); a campaign's correlations are computed on each apart. The page and the API
+queue it (`start_scoring`) and show the run's progress; the command runs it in place.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # an upload from the page or the API; the c
 
 
 def wordnet():
-    """The WordNet reader METEOR needs, or None (then METEOR is left to the uploaded score.csv)."""
+    """The WordNet reader METEOR needs, or None (then METEOR is not computed; the uploaded score.csv's stays the only one)."""
     return objective.wordnet_reader(str(settings.QUORUM_WORDNET_DIR) if settings.QUORUM_WORDNET_DIR else None)
 
 
@@ -63,8 +65,7 @@ def score_entries(test_set: TestSet, *, progress=None) -> dict:
             computed = objective.dstc9_scores(test_set.labels, entry.outputs, wordnet=reader)
             with transaction.atomic():
                 entry.computed_scores = computed
-                entry.objective_scores = {**entry.objective_scores, **computed}
-                entry.save(update_fields=["computed_scores", "objective_scores"])
+                entry.save(update_fields=["computed_scores"])
             scored.append(entry)
             if progress is not None:
                 progress(done, len(entries))

@@ -63,11 +63,11 @@ def due_entries(schedule: InteractiveSchedule, now=None) -> list[Entry]:
     now = now or timezone.now()
     entries = [
         e for e in schedule.test_set.entries.filter(is_baseline=False, is_ground_truth=False).select_related("team", "dialog_system")
-        if all(m in e.objective_scores for m in schedule.metrics)
+        if all(m in e.scores_for_ranking() for m in schedule.metrics)
     ]
     if not entries:
         return []
-    scores = pd.DataFrame([{m: e.objective_scores[m] for m in schedule.metrics} for e in entries], index=[e.pk for e in entries])
+    scores = pd.DataFrame([{m: e.scores_for_ranking()[m] for m in schedule.metrics} for e in entries], index=[e.pk for e in entries])
     overall = scoring.mrr_overall(scores, schedule.metrics, lower_is_better=schedule.lower_is_better)
     ranked = sorted(entries, key=lambda e: (-overall[e.pk], e.label))[: schedule.top_k]
     recent = set(EntryInteractiveRun.objects.filter(
