@@ -163,6 +163,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
         "notes": task_types.settings_notes(kind, job.settings or {}),
         "actions": _allowed_actions(job),
+        "can_finish": job.state in (Job.State.LIVE, Job.State.PAUSED),
         "export_runs": _paged(request, job.export_runs.order_by("-created_at", "-id"), "exports_page", 10),
         "export_form": export_form or ExportForm(audio=spoken, corpus_id=job.corpus_id, auto_id="id_export_%s"),
         "speech_errors_possible": isinstance(kind, task_types.ExportsTestSets),
@@ -216,14 +217,18 @@ def _readable(value) -> str:
     return str(value)
 
 
+#: The one state change that cannot be undone: its button asks for a confirmation.
+FINISH = "finish"
+
+
 def _allowed_actions(job) -> list[tuple[str, str]]:
-    """The state changes to offer as buttons: (action, label)."""
+    """The state changes to offer as buttons: (action, label); finishing is offered apart."""
     if job.state == Job.State.DRAFT:
         return [("launch", "Launch")]
     if job.state == Job.State.LIVE:
-        return [("pause", "Pause"), ("finish", "Finish")]
+        return [("pause", "Pause")]
     if job.state == Job.State.PAUSED:
-        return [("launch", "Resume"), ("finish", "Finish")]
+        return [("launch", "Resume")]
     return []
 
 
@@ -233,6 +238,9 @@ def job_action(request, pk, action):
     job = get_object_or_404(Job, pk=pk)
     if action not in JOB_ACTIONS:
         messages.error(request, f"Unknown action {action!r}.")
+        return redirect("organizer:job", pk=job.pk)
+    if action == FINISH and request.POST.get("confirm") != "yes":  # it cannot be undone
+        messages.error(request, "Not finished: tick “Yes, finish” first. A finished job collects nothing more and cannot be launched again.")
         return redirect("organizer:job", pk=job.pk)
     try:
         job = change_state(job, action)

@@ -347,7 +347,7 @@ def test_state_buttons_change_the_state_and_refusals_are_shown(world, organizer,
 
     assert "now live" in act("launch").content.decode()
     assert "now paused" in act("pause").content.decode()
-    assert "now finished" in act("finish").content.decode()
+    assert "now finished" in client.post(reverse("organizer:job-action", kwargs={"pk": draft.pk, "action": "finish"}), {"confirm": "yes"}, follow=True).content.decode()
     page = act("launch").content.decode()
     assert "A finished job cannot be launched." in page  # a sentence, as the page says it
     assert Job.objects.get(pk=draft.pk).state == Job.State.FINISHED
@@ -408,3 +408,19 @@ def test_the_job_page_says_which_in_house_annotators_it_is_open_to_without_leavi
     assert re.search(r'<th>In-house annotators</th><td id="job-annotators">every one <span class="muted">\(a crowd', page)
     world["live"].annotators.add(make_annotator("ines")[1])
     assert re.search(r'<td id="job-annotators">ines <span', client.get(url).content.decode())
+
+
+def test_finishing_a_job_asks_for_a_confirmation_first(world, organizer, client):
+    """Finish sat beside Pause, one tap apart on a phone, and cannot be undone: it now asks."""
+    client.force_login(organizer)
+    live = world["live"]
+    url = reverse("organizer:job-action", kwargs={"pk": live.pk, "action": "finish"})
+    page = client.get(reverse("organizer:job", kwargs={"pk": live.pk})).content.decode()
+    assert 'id="finish-confirm"' in page and "cannot be launched again" in page
+
+    refused = client.post(url, follow=True).content.decode()
+    assert "Not finished: tick" in refused
+    assert Job.objects.get(pk=live.pk).state == Job.State.LIVE
+
+    assert "now finished" in client.post(url, {"confirm": "yes"}, follow=True).content.decode()
+    assert Job.objects.get(pk=live.pk).state == Job.State.FINISHED
