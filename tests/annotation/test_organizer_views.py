@@ -424,3 +424,16 @@ def test_finishing_a_job_asks_for_a_confirmation_first(world, organizer, client)
 
     assert "now finished" in client.post(url, {"confirm": "yes"}, follow=True).content.decode()
     assert Job.objects.get(pk=live.pk).state == Job.State.FINISHED
+
+
+def test_a_live_job_page_says_how_far_it_is_before_its_settings(world, organizer, make_annotator, client):
+    """On a phone the settings table filled the first screen; how far the job is now comes first."""
+    live = world["live"]
+    _, ann = make_annotator("ann")
+    slot = claim_next_slot(job=live, worker=ann)
+    submit_response(slot_id=slot.id, worker=ann, answers=good_answers(slot.item))
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job", kwargs={"pk": live.pk})).content.decode()
+    glance = page.split('id="job-at-a-glance">', 1)[1].split("</p>", 1)[0]
+    assert "1 / 4 items complete" in glance and "1 / 4 responses submitted" in glance
+    assert page.index('id="job-at-a-glance"') < page.index("<th>Task type</th>")
