@@ -45,3 +45,20 @@ def finalist_rows(finalists: pd.DataFrame, metrics) -> list[dict]:
             "overall": float(row.overall), "tied_at_cutoff": bool(row.tied_at_cutoff), "scores": scores,
         })
     return rows
+
+
+def sources_read(test_set, metrics) -> str:
+    """Per chosen metric, how many competing entries' values Eq. 2 read from each source, in words:
+    "detection_f1: 106 from the uploaded score file; detection_prec: 11 computed by Quorum"."""
+    counts: dict[str, dict[str, int]] = {m: {} for m in metrics}
+    entries = Entry.objects.filter(test_set=test_set, is_baseline=False, is_ground_truth=False).only("objective_scores", "computed_scores")
+    for entry in entries:
+        read = entry.scores_for_ranking()
+        for metric in metrics:
+            if metric in read:
+                source = score_source(entry, metric)
+                counts[metric][source] = counts[metric].get(source, 0) + 1
+    return "; ".join(
+        f"{metric}: " + ", ".join(f"{n} {SOURCE_LABELS[source]}" for source, n in sorted(by_source.items(), key=lambda item: item[0] != UPLOADED))
+        for metric, by_source in counts.items() if by_source
+    )

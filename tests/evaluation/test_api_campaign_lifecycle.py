@@ -193,3 +193,20 @@ def test_the_finalists_page_shows_where_each_score_came_from(client, organizer, 
     table = page[page.index('id="finalist-table"'):page.index("</table>", page.index('id="finalist-table"'))]
     assert "(computed by Quorum)" in table and "(from the uploaded score file)" in table
     assert "))" not in table, "a source in brackets inside the value's brackets"
+
+
+def test_select_finalists_says_which_values_it_read(scored):
+    """The command names, per metric, how many entries' values came from the uploaded score file and
+    how many only Quorum computed, as the page and the API do per value."""
+    from django.core.management import call_command
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("select_finalists", "--challenge", scored.challenge.name, "--test-set", scored.name,
+                 "--metrics", "detection_prec,detection_f1", "--top", "3", stdout=out, stderr=err)
+    competing = Entry.objects.filter(test_set=scored, is_baseline=False, is_ground_truth=False)
+    uploaded = sum("detection_f1" in e.objective_scores for e in competing)
+    computed = sum("detection_prec" in e.computed_scores for e in competing)
+    assert uploaded and computed
+    assert (f"note: Eq. 2 read, per metric, entries' values detection_prec: {computed} computed by Quorum; "
+            f"detection_f1: {uploaded} from the uploaded score file") in err.getvalue()
+    assert all("\t" in line for line in out.getvalue().splitlines())  # stdout stays the table

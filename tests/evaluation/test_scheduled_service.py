@@ -221,3 +221,22 @@ def test_every_field_of_the_service_forms_says_what_it_is_for(board):
     for form in (EntryEndpointForm(test_set=test_set), InteractiveScheduleForm(test_set=test_set)):
         assert [name for name, field in form.fields.items() if len(field.help_text) < 20] == []
     assert InteractiveScheduleForm(test_set=test_set).fields["metrics"].choices == [("bleu", "bleu"), ("ter", "ter")]
+
+
+def test_the_automatic_score_reads_the_published_value_first_and_says_so(board, organizer):
+    """A value Quorum computed (score_entries) is read only where the uploaded score file has none;
+    the page says so beside the metrics."""
+    test_set, goals, _systems = board
+    # Quorum's recomputation would reverse bleu; the published values stand. meteor only Quorum computed.
+    for entry in Entry.objects.filter(test_set=test_set, is_baseline=False):
+        n = int(entry.entry_id[1:])
+        entry.computed_scores = {"bleu": -n, "meteor": n}
+        entry.save(update_fields=["computed_scores"])
+    schedule = set_schedule(test_set=test_set, goal_set=goals, metrics=["bleu"], top_k=3)
+    assert run_schedule(schedule)["entries"] == ["team1/e4", "team1/e2"]  # by the published bleu (e3 has no endpoint)
+    schedule = set_schedule(test_set=test_set, goal_set=goals, metrics=["meteor"], top_k=5)
+    assert set(run_schedule(schedule, now=timezone.now() + timedelta(days=400))["entries"]) >= {"team1/e4"}
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:scheduled-leaderboard", args=[test_set.pk])).content.decode()
+    assert "from the uploaded score file where it has one, else the one Quorum computed" in page

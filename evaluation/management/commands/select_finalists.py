@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.campaigns.finalist_scores import sources_read
 from evaluation.campaigns.services.campaigns import create_finalist_campaign, select_finalists
 from evaluation.errors import EvaluationInputError
 from quorum import numbers
@@ -31,6 +32,9 @@ class Command(BaseCommand):
             self.stdout.write("rank\tteam\tentry\toverall")
             for row in finalists.itertuples():
                 self.stdout.write(f"{row.rank}\t{row.team_id}\t{row.entry_id}\t{numbers.decimals(row.overall, 4)}")
+            # Published values are read first, Quorum's where there is none: say which, per metric (on
+            # stderr with the warnings, so stdout stays the table).
+            self.stderr.write(f"note: Eq. 2 read, per metric, entries' values {sources_read(test_set, metrics)}")
             left_out = finalists.attrs.get("left_out", [])
             if left_out:
                 self.stderr.write(f"warning: left out of the ranking for lack of a value for every chosen metric: {', '.join(left_out)}")
