@@ -47,6 +47,7 @@ from scipy import stats
 
 from evaluation.stats import report_power
 from hits.policy import costs
+from quorum import numbers
 
 DEFAULT_SIMULATIONS = 2000
 DEFAULT_SEED = 20210101
@@ -450,17 +451,17 @@ def assumed(model: PilotModel, best: Option | None, top_k: int, alpha: float, de
     if raters.pool is not None:
         lines.append(
             f"Assumed: a pool of {raters.pool} raters (detected: the pilot's {model.n_raters} raters each rated about "
-            f"{model.rater_share:.0%} of its items), the same pool rating the campaign, each rater's leniency "
-            f"(variance {model.components.rater:.3f}) shared across the instances they rate"
+            f"{numbers.percent(model.rater_share)} of its items), the same pool rating the campaign, each rater's leniency "
+            f"(variance {numbers.decimals(model.components.rater)}) shared across the instances they rate"
         )
     else:
         why = (
             "the pilot's rater ids are positions, not people" if not model.rater_ids_known
-            else f"the pilot's {model.n_raters} raters each rated about {model.rater_share:.0%} of its items"
+            else f"the pilot's {model.n_raters} raters each rated about {numbers.percent(model.rater_share)} of its items"
         )
         lines.append(
             f"Assumed: a crowd, a new rater for every rating ({why}; the rater variance, "
-            f"{model.components.rater:.3f}, counted as rating noise)"
+            f"{numbers.decimals(model.components.rater)}, counted as rating noise)"
         )
     if best is not None:
         lines.append(f"Assumed: {best.raters_per_instance} rater{'' if best.raters_per_instance == 1 else 's'} per instance (the recommended option)")

@@ -162,6 +162,8 @@ def test_the_command_scores_and_lists_the_differences(small, tmp_path, capsys):
     call_command("score_entries", "--challenge", "DSTC9 Track 1", "--test-set", "test", "--compare", str(FIXTURES / "score.csv"))
     out = capsys.readouterr().out
     assert "scored" in out and "compared" in out and "difference" in out
+    # It says the published values stay what they were (it replaced them before).
+    assert "beside the uploaded score file's values, which are left as published" in out
 
 
 @pytest.fixture

@@ -22,6 +22,14 @@ def _signed(value, places):
     return text if text.startswith("-") or float(text) == 0 else f"+{text}"
 
 
+#: Said after scoring: what the recomputation changes, and what it leaves as published.
+KEPT_APART = (
+    "stored as computed by Quorum, beside the uploaded score file's values, which are left as published: finalist "
+    "selection (Eq. 2) reads a published value where there is one, and a campaign's correlations show both, "
+    "named, once its results are computed again"
+)
+
+
 class Command(BaseCommand):
     help = (
         "Compute each metric the DSTC9 Track 1 scorer reports (detection, selection, BLEU-1..4, METEOR, ROUGE-1/2/L) "
@@ -48,6 +56,7 @@ class Command(BaseCommand):
             if not opts["no_score"]:
                 summary = score_entries(test_set, progress=lambda done, total: self.stderr.write(f"scored {done} of {total} entries"))
                 self.stdout.write(f"scored {summary['entries']} entries: {', '.join(summary['metrics'])}")
+                self.stdout.write(KEPT_APART)
                 for metric, reason in summary["not_computed"].items():
                     self.stdout.write(f"not computed: {metric}: {reason}")
             if opts["compare"]:
