@@ -364,17 +364,30 @@ def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThreshol
     sources = texts["source"].tolist() if "source" in texts.columns else [""] * len(texts)
     rows = zip(texts["response"].tolist(), texts["worker"].tolist(), texts["field"].astype(str).tolist(),
                texts["text"].tolist(), texts["typing"].tolist(), sources, strict=True)
+    judged: dict[int, list[dict]] = {}  # response -> its fields' features, for the rhythm flag's whole-response test
     for rid, worker, name, text, record, source in rows:
         if not isinstance(record, dict):
             continue
         features = typing_flags.features(record, text or "")
         if isinstance(source, str) and source and text and "malformed" not in features:
             features["source_similarity"] = similarity(text, source)
+        judged.setdefault(int(rid), []).append(features)
         _add_to_summary(per_worker.setdefault(worker, {"fields": 0, "entered": 0, "brought": 0, "ikis": []}), features)
         for code, why in typing_flags.field_flags(features, thresholds).items():
             earlier = found[code].get(int(rid))
             said = f"{name}: {why}" if name else why
             found[code][int(rid)] = f"{earlier}; {said}" if earlier else said
+    rhythm = found["transcription_rhythm"]
+    for rid in list(rhythm):
+        hesitated = typing_flags.response_hesitations(judged[rid], thresholds)
+        if hesitated is None:
+            continue
+        hesitations, intervals = hesitated
+        if hesitations / intervals >= thresholds.transcription_pause_share:
+            del rhythm[rid]  # the response as a whole hesitates as composing does: one even field is no evidence
+        elif len(judged[rid]) > 1:
+            rhythm[rid] += (f" (the whole response: {hesitations} hesitations in {intervals} intervals, "
+                            f"{hesitations / intervals:.1%})")
     summary = {
         worker: {
             "typing_logged_fields": s["fields"],

@@ -218,6 +218,23 @@ def _transcription_rhythm(f: dict, t: TypingThresholds) -> str | None:
     )
 
 
+def _rhythm_judged(f: dict, t: TypingThresholds) -> bool:
+    """Whether a field's rhythm is read at all: typed key by key at a human speed, not a retyping of its source."""
+    return ("malformed" not in f and f.get("source_similarity", 0) < SOURCE_COPY_SIMILARITY and f["intervals"] > 0
+            and f["median_iki_ms"] is not None and f["median_iki_ms"] >= t.implausible_iki_ms)
+
+
+def response_hesitations(fields: list[dict], t: TypingThresholds = TypingThresholds()) -> tuple[int, int] | None:
+    """(hesitations, key intervals) over all of one response's fields whose rhythm is read; None
+    when none is. `transcription_rhythm` flags a field only when the response as a whole also
+    hesitates under the threshold: a 12-word paraphrase typed without a 1 s pause happens to people
+    who compose (about one in three of them, at a 1 s pause before one word in ten), and one even
+    field beside three that were composed is no evidence of typing out a text read elsewhere."""
+    read = [f for f in fields if _rhythm_judged(f, t)]
+    intervals = sum(f["intervals"] for f in read)
+    return (sum(f["hesitations"] for f in read), intervals) if intervals else None
+
+
 def _composed_offscreen(f: dict, t: TypingThresholds) -> str | None:
     if f["offscreen_insert"] < max(t.offscreen_min_chars, 1):  # 0 characters is no evidence (a stored 0)
         return None

@@ -142,6 +142,18 @@ def heavy_corrector(w):
         type_like_a_person(w, w.answers[field], base=190, spread=80, think=0.15, typo_rate=0.12)
 
 
+def fluent_retyper(w):
+    """Composes the rewrites with a pause here and there, but retypes the source with its typos at
+    an even rhythm, reading it off the page: that variant is transcription by design."""
+    for field in FIELDS:
+        w.focus(field)
+        if field == "typos":
+            for ch in w.answers[field]:
+                w.key(ch, w.rng.gauss(165, 25))
+        else:
+            type_like_a_person(w, w.answers[field], base=150, spread=45, think=0.1)
+
+
 def phone_keyboard(w):
     """Gboard on Android Chrome: every word a composition behind keys that say only 229, a space a key,
     autocorrect fixing a word as it commits, one field dictated by voice (compositions with no key)."""
@@ -260,7 +272,7 @@ def source_copier(w):
 
 
 HONEST = {"steady": steady_typist, "thinker": slow_thinker, "corrector": heavy_corrector, "phone": phone_keyboard,
-          "mei": chinese_ime}
+          "mei": chinese_ime, "retyper": fluent_retyper}
 CHEATS = {"paster": llm_paster, "dropper": llm_dropper, "transcriber": transcriber, "setter": value_setter,
           "extension": key_extension, "slowext": slow_key_extension, "copier": source_copier}
 
@@ -312,5 +324,5 @@ def test_honest_writers_are_not_flagged_and_each_cheater_is(chromium_browser, li
     assert "transcription_rhythm" not in flagged["slowext"] and "implausible_speed" not in flagged["extension"]
     slowext = Response.objects.get(worker=workers["slowext"])
     why = reports[job.pk].evidence[slowext.pk]["synthetic_input"]
-    assert "paraphrase: 57 characters inserted with no key pressed" in why
+    assert f"paraphrase: {len(slowext.answers['paraphrase'])} characters inserted with no key pressed" in why
     assert typing_flags.CODES["synthetic_input"] == "text that arrived without key presses"
