@@ -40,7 +40,7 @@ def composed(text, seed=0):
     """Typed as one composes: a pause of a second or more before some words."""
     rng = random.Random(seed)
     events = [("f", 800, None)]
-    for i, ch in enumerate(text):
+    for i in range(len(text)):
         thinking = i > 0 and text[i - 1] == " " and rng.random() < 0.3
         events.append(("k", rng.uniform(1200, 3000) if thinking else rng.gauss(170, 40), None))
     return typing_log.build_record(events)
