@@ -8,6 +8,8 @@ any other flag (fast, near-duplicate, ...) is about the whole response and count
 """
 from collections.abc import Mapping, Sequence
 
+from ..quality.flags import flag_name
+
 
 class FlagSummary:
     """Fed one response at a time (`add`), as the export streams them."""
@@ -72,5 +74,5 @@ def readme_lines(summary: Mapping, *, part: str) -> list[str]:
     lines += [f"| {part} | flag | responses | what was decided |", "|---|---|---|---|"]
     for variant, code, statuses in rows:
         decided = ", ".join(f"{n} {status}" for status, n in statuses.items())
-        lines.append(f"| {variant} | {code} | {sum(statuses.values())} | {decided} |")
+        lines.append(f"| {variant} | `{code}`: {flag_name(code)} | {sum(statuses.values())} | {decided} |")
     return [*lines, ""]

@@ -237,7 +237,7 @@ def test_the_dataset_card_counts_flags_per_variant_and_what_was_decided(job, tmp
     assert flags["per_variant"][fields[0]]["paste_dominant"] == {"accepted": 1}
     assert "paste_dominant" not in flags["per_variant"][fields[1]]
     readme = (tmp_path / "out" / "README.md").read_text()
-    assert "## Flags and decisions" in readme and f"| {fields[0]} | paste_dominant | 1 | 1 accepted |" in readme
+    assert "## Flags and decisions" in readme and f"| {fields[0]} | `paste_dominant`: text mostly pasted or dropped in | 1 | 1 accepted |" in readme
     with open(tmp_path / "out" / "responses.csv", encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows[0]["response_id"] == str(response.pk) and "paste_dominant" in rows[0]["flags"]
