@@ -365,6 +365,7 @@ def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThreshol
     rows = zip(texts["response"].tolist(), texts["worker"].tolist(), texts["field"].astype(str).tolist(),
                texts["text"].tolist(), texts["typing"].tolist(), sources, strict=True)
     judged: dict[int, list[dict]] = {}  # response -> its fields' features, for the rhythm flag's whole-response test
+    read = []
     for rid, worker, name, text, record, source in rows:
         if not isinstance(record, dict):
             continue
@@ -372,11 +373,15 @@ def typing_evidence(texts: pd.DataFrame, thresholds: typing_flags.TypingThreshol
         if isinstance(source, str) and source and text and "malformed" not in features:
             features["source_similarity"] = similarity(text, source)
         judged.setdefault(int(rid), []).append(features)
+        read.append((int(rid), worker, name, features))
+    for fields in judged.values():
+        typing_flags.unless_all_retyped(fields)
+    for rid, worker, name, features in read:
         _add_to_summary(per_worker.setdefault(worker, {"fields": 0, "entered": 0, "brought": 0, "ikis": []}), features)
         for code, why in typing_flags.field_flags(features, thresholds).items():
-            earlier = found[code].get(int(rid))
+            earlier = found[code].get(rid)
             said = f"{name}: {why}" if name else why
-            found[code][int(rid)] = f"{earlier}; {said}" if earlier else said
+            found[code][rid] = f"{earlier}; {said}" if earlier else said
     rhythm = found["transcription_rhythm"]
     for rid in list(rhythm):
         hesitated = typing_flags.response_hesitations(judged[rid], thresholds)

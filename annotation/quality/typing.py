@@ -218,6 +218,18 @@ def _transcription_rhythm(f: dict, t: TypingThresholds) -> str | None:
     )
 
 
+def unless_all_retyped(fields: list[dict]) -> None:
+    """One response's fields: when two or more have a text and every one follows its source, none is
+    excused from the rhythm flag (their `source_similarity` is dropped). A "typos" field is retyped
+    by design beside rewrites that are not (and alone, in a job that asks only for typos); a
+    response whose every rewrite is the source retyped with small edits is the copying the rhythm
+    flag is for."""
+    texts = [f for f in fields if "source_similarity" in f]
+    if len(texts) > 1 and all(f["source_similarity"] >= SOURCE_COPY_SIMILARITY for f in texts):
+        for f in texts:
+            del f["source_similarity"]
+
+
 def _rhythm_judged(f: dict, t: TypingThresholds) -> bool:
     """Whether a field's rhythm is read at all: typed key by key at a human speed, not a retyping of its source."""
     return ("malformed" not in f and f.get("source_similarity", 0) < SOURCE_COPY_SIMILARITY and f["intervals"] > 0

@@ -293,10 +293,24 @@ def fake_dictation(w):
 
 CHEATS["fakedictation"] = fake_dictation
 
+
+def source_typist(w):
+    """Types the source turn out into every field with a word or two changed, at an even rhythm."""
+    source = re.search(r"I need a cheap table.*please\.", w.page.locator("#target-turn").inner_text()).group(0)
+    texts = {"paraphrase": source.replace("I need", "I want"), "typos": source.replace("table", "tabel"),
+             "verbose": "Hello, " + source, "simplified": source.replace(" please.", ".").replace("I need a ", "")}
+    for field in FIELDS:
+        w.focus(field)
+        for ch in texts[field]:
+            w.key(ch, w.rng.gauss(165, 20))
+
+
+CHEATS["sourcetypist"] = source_typist
+
 #: What gives each cheater away: the flag that must be on the response (others may be too).
 GIVEN_AWAY_BY = {"paster": "paste_dominant", "dropper": "paste_dominant", "transcriber": "transcription_rhythm",
                  "setter": "synthetic_input", "extension": "synthetic_input", "slowext": "synthetic_input",
-                 "fakedictation": "synthetic_input", "copier": "paste_dominant"}
+                 "fakedictation": "synthetic_input", "copier": "paste_dominant", "sourcetypist": "transcription_rhythm"}
 
 
 def test_honest_writers_are_not_flagged_and_each_cheater_is(chromium_browser, live_server, make_annotator, organizer):

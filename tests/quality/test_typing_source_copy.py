@@ -61,3 +61,10 @@ def test_a_response_typed_evenly_throughout_is_flagged_with_the_whole_responses_
     assert why.startswith("paraphrase: 57 characters typed with 0 hesitations")
     assert "; verbose: 106 characters typed with 0 hesitations" in why
     assert why.endswith("(the whole response: 0 hesitations in 161 intervals, 0.0%)")
+
+
+def test_a_response_that_retypes_the_source_in_every_field_is_not_excused():
+    near = SOURCE.replace("I need", "I want")  # a "paraphrase" that is the source with one word changed
+    why = response_rhythm(("paraphrase", near, evenly_typed(near)), ("typos", TYPOS, evenly_typed(TYPOS, 1)))[1]
+    assert why.startswith("paraphrase: 55 characters typed with 0 hesitations")
+    assert "; typos: 52 characters typed with 0 hesitations" in why
