@@ -60,6 +60,18 @@ def percent(value, places: int = 0) -> str:
     return f"{decimals(float(value) * 100, places)}%"
 
 
+def money(value) -> str:
+    """An amount in US dollars as people read it: "$8.50", "$184,125.00" (cents half up, thousands
+    separated); "" for None. Decimal amounts are taken as they are, floats from their shortest form."""
+    if value is None or value == "":
+        return ""
+    amount = value if isinstance(value, Decimal) else Decimal(repr(float(value)) if isinstance(value, float) else str(value))
+    cents = amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    if cents == 0:
+        cents = abs(cents)
+    return f"-${-cents:,.2f}" if cents < 0 else f"${cents:,.2f}"
+
+
 def interval(low, high, places: int = 3) -> str:
     return f"[{decimals(low, places)}, {decimals(high, places)}]"
 

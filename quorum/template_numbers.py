@@ -1,4 +1,4 @@
-"""The `decimals`, `p_value`, `p_clause` and `percent` template filters, built into every template (settings.TEMPLATES):
+"""The `decimals`, `p_value`, `p_clause`, `percent` and `money` template filters, built into every template (settings.TEMPLATES):
 pages write figures by the same rule as the downloads' Markdown (`quorum.numbers`)."""
 from django import template
 
@@ -29,3 +29,9 @@ def p_clause(value):
 def percent(value, places=0):
     """`{{ level|percent }}`: 0.95 as "95%", as the reports."""
     return numbers.percent(value, int(places))
+
+
+@register.filter
+def money(value):
+    """`{{ amount|money }}`: "$1,234.50", cents half up, as the crowd section and its notes write amounts."""
+    return numbers.money(value)

@@ -1,4 +1,6 @@
 """One rule for writing a figure (`quorum.numbers`): half up from the value a download carries."""
+from decimal import Decimal
+
 from django.template import Context, Template
 
 from quorum import numbers
@@ -38,3 +40,14 @@ def test_a_csv_carries_the_full_value_that_the_page_rounds():
     assert numbers.data_cell(9997 / 2000) == "4.9985"
     assert numbers.data_cell(1 / 3) == repr(1 / 3)
     assert numbers.data_cell(3) == 3
+
+
+def test_an_amount_of_money_is_written_in_dollars_and_cents_with_thousands_separated():
+    # SQLite sums a DecimalField without its trailing zero: the crowd section read "$8.5 reserved".
+    assert numbers.money(Decimal("8.5")) == "$8.50"
+    assert numbers.money(Decimal("7")) == "$7.00"
+    assert numbers.money(Decimal("184125")) == "$184,125.00"
+    assert numbers.money(2.675) == "$2.68"  # half up from the figure, as decimals()
+    assert numbers.money(Decimal("-3.5")) == "-$3.50"
+    assert numbers.money(None) == ""
+    assert Template("{{ amount|money }}").render(Context({"amount": Decimal("1234.5")})) == "$1,234.50"

@@ -27,6 +27,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from quorum import numbers
+
 from .. import task_types
 from ..models import DecisionRule, Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
 from ..quality import reliability
@@ -147,7 +149,7 @@ def enable_voting(
             if vote_reward is not None and vote_job.reward != Decimal(str(vote_reward)):
                 # A vote already given was offered at the old pay: the pay changes only before the first.
                 if Response.objects.filter(item__job=vote_job).exists():
-                    raise VotingError(f"vote_reward cannot change: the vote job has votes already, so its pay stays ${vote_job.reward} per vote")
+                    raise VotingError(f"vote_reward cannot change: the vote job has votes already, so its pay stays {numbers.money(vote_job.reward)} per vote")
                 changes["reward"] = Decimal(str(vote_reward))
             if changes:
                 Job.objects.filter(pk=vote_job.pk).update(**changes)

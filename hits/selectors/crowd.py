@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db.models import Avg, Count, Q, Sum
 
 from annotation.models import Job, Response
+from quorum import numbers
 
 from .. import providers
 from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
@@ -119,7 +120,7 @@ def reservation_note(job: Job, config: JobCrowdConfig, posted: dict | None = Non
         return None
     places = posted["places"]
     return (
-        f"${posted['reserved']} reserved on {config.get_provider_display()} for {places} place"
+        f"{numbers.money(posted['reserved'])} reserved on {config.get_provider_display()} for {places} place"
         f"{'s' if places != 1 else ''}, fees included"
     )
 
@@ -140,7 +141,7 @@ def unposted_note(job: Job, config: JobCrowdConfig, rest: _Unposted) -> dict | N
         "slots": slots, "cost": str(cost), "left": str(left),
         "note": (
             f"{slots} slot{'s' if slots != 1 else ''} of this job {'are' if slots != 1 else 'is'} not posted to "
-            f"{config.get_provider_display()}: posting them costs ${cost} with fees and the budget has ${left} left. "
+            f"{config.get_provider_display()}: posting them costs {numbers.money(cost)} with fees and the budget has {numbers.money(left)} left. "
             "Raise the budget, then pause and resume the job to post them."
         ),
     }

@@ -398,3 +398,13 @@ def test_a_bonus_to_a_rejected_worker_is_paid_and_said(submitted, org_client):
     assert "2 of 2 paid a bonus." in lines
     assert f"Assignment {a.pk}: its work was rejected; the bonus is paid all the same (as a bonus can pay a rejected worker)." in lines
     assert not any(line.startswith(f"Assignment {b.pk}: its work was rejected") for line in lines)
+
+
+def test_amounts_are_written_in_dollars_and_cents_with_thousands_separated(job_factory, org_client):
+    # 368,250 slots at $0.50: the page read "$184125.00 for 368250 assignments" and a budget of "$200000".
+    job = job_factory(turns=20, redundancy=3, reward="0.50")
+    configure_crowd(job, provider="mturk", budget="200000")
+    JobCrowdConfig.objects.filter(job=job).update(committed=D("8.5"))
+    body = _page(org_client, job)
+    assert "$200,000.00" in body
+    assert "$8.50 ($199,991.50 of the budget left)" in body
