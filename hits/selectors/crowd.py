@@ -5,7 +5,9 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import Avg, Count, Q, Sum
 
-from annotation.models import Job, Response
+from annotation.models import Job, Response, Slot
+from annotation.selectors.policies import policy_of
+from annotation.services.voting import vote_job_of
 from quorum import numbers
 
 from .. import providers
@@ -167,6 +169,42 @@ def returned_note(job: Job, config: JobCrowdConfig) -> dict | None:
     }
 
 
+def votes_estimate(job: Job) -> dict | None:
+    """What the votes on this job's responses will cost, which the job's own estimate leaves out: the vote
+    job is a job of its own, with its own pay, crowd settings and budget. Every slot of the job (re-collections
+    included) gives a response, and each is put to the vote with the policy's votes per response; a vote the
+    reliability model asks for beyond those is not counted. None when the job does not vote."""
+    vote_job = vote_job_of(job)
+    policy = policy_of(job)
+    if vote_job is None or policy is None or not policy.voting_enabled:
+        return None
+    responses = Slot.objects.filter(job=job).count()
+    votes = responses * policy.votes_per_response
+    config = JobCrowdConfig.objects.filter(job=vote_job).first()
+    where = ""
+    if config is None:
+        provider = providers.get(providers.default_key())
+        fee_rate: Decimal | int = 0
+        crowd = "It has no crowd settings yet: set them on its page to pay its voters through a crowd, with a budget of its own."
+    else:
+        provider = providers.get(config.provider)
+        fee_rate = provider.fee_rate(config)
+        where = f" on {config.get_provider_display()}"
+        crowd = "Its budget is its own" + (f" ({numbers.money(config.budget)})." if config.budget is not None else ".")
+    sizes = provider.posting_sizes(votes, config.assignments_per_posting) if config is not None else [votes]
+    estimate = costs.estimate_postings(provider, [(vote_job.reward, n, n) for n in sizes], reward=vote_job.reward, fee_rate=fee_rate)
+    return {
+        "vote_job": vote_job.pk, "vote_job_name": vote_job.name, "votes": votes, "responses": responses,
+        "votes_per_response": policy.votes_per_response, "estimate": estimate.as_dict(),
+        "note": (
+            f"Not in the estimate above: the votes on its responses are the job {vote_job.name}, {votes} vote"
+            f"{'s' if votes != 1 else ''} ({responses} response{'s' if responses != 1 else ''} x {policy.votes_per_response}) "
+            f"at {numbers.money(vote_job.reward)}, {numbers.money(estimate.total)}{where}"
+            f"{' with fees' if estimate.fees else ''} if every response is put to the vote. {crowd}"
+        ),
+    }
+
+
 def _json_safe(values: dict) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in values.items()}
 
@@ -205,6 +243,8 @@ def crowd_overview(job: Job) -> dict:
         "unposted": unposted_note(job, config, rest),
         # Work taken back at the provider after it was submitted: never settled; null when there is none.
         "returned_after_submission": returned_note(job, config),
+        # What the votes on the job's responses will cost (their own job, budget and crowd); null when it does not vote.
+        "votes": votes_estimate(job),
         # When accepted work is paid: after this many hours (0: at once), before the provider's own deadline.
         "review_hours": config.review_hours,
         "auto_approval_days": config.auto_approval_days,
@@ -266,6 +306,7 @@ def crowd_page(job: Job) -> dict:
         "reservation_note": reservation_note(job, config, posted) if config.pk is not None else None,
         "unposted": unposted_note(job, config, rest) if config.pk is not None else None,
         "returned": returned_note(job, config) if config.pk is not None else None,
+        "votes": votes_estimate(job),
         "spent": spent_for_job(job, config) if config.pk is not None else None,
         "left": left,
         "postings": list(Posting.objects.filter(job=job).order_by("seq")[:PAGE_ASSIGNMENTS]),

@@ -162,7 +162,9 @@ class CrowdJobView(_JobView):
                 "`estimate` is the cost of every slot the job has (items and raters added to it included), what is posted "
                 "priced as its postings reserved it; `committed` is what is reserved against the budget, `spent` what was paid. "
                 "`returned_after_submission` counts the assignments submitted in Quorum that their workers then took back at "
-                "the provider (never settled; their responses stay as they are), with what that means, or null.",
+                "the provider (never settled; their responses stay as they are), with what that means, or null. `votes` is what "
+                "the votes on the job's responses will cost, which `estimate` leaves out (the vote job has its own pay, crowd "
+                "settings and budget), or null when the job does not vote.",
             ),
             **NO_JOB,
         },
