@@ -163,7 +163,7 @@ def test_a_broker_outage_during_spoken_submissions_is_no_500_and_the_sweep_queue
     user, worker_row = make_annotator("reader")
     job = spoken_job()
     text = job.items.get().payload["utterance"]
-    slot, posted = submit(job, user, worker_row, {"reading_1": upload("r1", speech(text)), "reading_2": upload("r2", speech(text))})
+    slot, posted = submit(job, user, worker_row, {"reading_1": upload("r1", speech(text)), "reading_2": upload("r2", speech(f"Well, {text}"))})
     assert posted.status_code == 302  # saved and sent on: the closed port was not a 500
     readings = SpokenReading.objects.filter(response__slot=slot)
     assert readings.count() == 2 and not readings.filter(transcribed_at__isnull=False).exists()

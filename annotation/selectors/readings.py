@@ -1,8 +1,11 @@
 """Reads of spoken readings: the job's texts the recognizer is adapted to, the readings a review
-page shows, and the one reading an audio request asks for."""
+page shows with their evidence (speech, the hypothesis against the turn, the same recording sent
+twice), and the one reading an audio request asks for."""
 from django.db.models import Count, Q
 
-from ..models import Item, SpokenReading
+from ..models import Item, Response, SpokenReading
+from ..speech.evidence import doubts, turn_match
+from ..task_types.spoken_reading import MAX_READINGS, reading_field, reading_index
 
 #: A recognizer adapted to more sentences than this gains little and costs every decode more.
 MAX_ADAPTATION_TEXTS = 5000
@@ -43,3 +46,52 @@ def transcription_summary(job_id: int) -> dict:
     )
     return {**counts, "pending": counts["readings"] - counts["transcribed"] - counts["failed"],
             "errors": [(row["asr_error"], row["n"]) for row in errors]}
+
+
+def reading_fingerprints(answers) -> dict[int, str]:
+    """{reading index: its recording's fingerprint} of a response's stored answers (readings stored
+    before fingerprints were taken have none)."""
+    out = {}
+    for name, meta in (answers or {}).items() if isinstance(answers, dict) else ():
+        index = reading_index(name)
+        if index is not None and isinstance(meta, dict) and isinstance(meta.get("fingerprint"), str):
+            out[index] = meta["fingerprint"]
+    return out
+
+
+def same_recordings(job_id: int, responses) -> dict[str, list[tuple[int, int]]]:
+    """{fingerprint: [(response id, reading index), ...]} of every reading of the job whose recording
+    is one of these responses' readings: the same file sent for several readings or turns. One query."""
+    wanted = sorted({fp for r in responses for fp in reading_fingerprints(r.answers).values()})
+    if not wanted:
+        return {}
+    holds = Q()
+    for index in range(MAX_READINGS):
+        holds |= Q(**{f"answers__{reading_field(index)}__fingerprint__in": wanted})
+    out: dict[str, list[tuple[int, int]]] = {}
+    rows = Response.objects.filter(item__job_id=job_id).filter(holds).order_by("pk").values_list("pk", "answers")
+    for response_id, answers in rows:
+        for index, fp in sorted(reading_fingerprints(answers).items()):
+            if fp in wanted:
+                out.setdefault(fp, []).append((response_id, index))
+    return out
+
+
+def reading_evidence(reading: SpokenReading, response_id: int, answers, turn: str, same: dict) -> dict:
+    """What the review queue shows beside one reading: its seconds of speech, the hypothesis against
+    the turn (WER, the turn's words heard) once transcribed, the other readings with the same
+    recording, and in words what makes it worth a listen (`speech.evidence.doubts`)."""
+    meta = (answers or {}).get(reading_field(reading.index)) if isinstance(answers, dict) else None
+    speech = meta.get("speech_seconds") if isinstance(meta, dict) else None
+    speech = speech if isinstance(speech, (int, float)) else None
+    match = turn_match(turn, reading.asr_text) if reading.transcribed_at is not None and turn else None
+    fp = reading_fingerprints(answers).get(reading.index)
+    same_as = [
+        f"reading {index + 1} of {'this response' if other == response_id else f'response {other}'}"
+        for other, index in same.get(fp, []) if (other, index) != (response_id, reading.index)
+    ] if fp else []
+    return {
+        "speech_seconds": speech, "wer": match.wer if match else None,
+        "heard": match.heard if match else None, "words": match.words if match else None,
+        "same_as": same_as, "doubts": doubts(speech=speech, match=match, same_as=same_as),
+    }

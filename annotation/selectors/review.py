@@ -22,7 +22,7 @@ from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, flag_name
 from ..text.highlight import slot_segments
 from ..text.review_diff import word_diff
 from .flags import StoredFlags, stored_flags
-from .readings import readings_by_response
+from .readings import reading_evidence, readings_by_response, same_recordings
 
 PAGE_SIZE = 50  # the compact table: one line per response
 #: The full cards show the work, votes and evidence of each response: fewer per page, so a page
@@ -191,6 +191,7 @@ class _PageEvidence:
     diffs: bool
     votes: dict
     readings: dict
+    same_audio: dict  # fingerprint -> the job's readings with that recording (`readings.same_recordings`)
     report: FlagReport
 
 
@@ -224,6 +225,7 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1, page_size: int
         settings=job.settings, variant=filters.variant, diffs=diffs, votes=_votes_on([r.pk for r in responses]),
         # A type whose responses carry audio shows each reading's player and hypothesis (one more query).
         readings=readings_by_response([r.pk for r in responses]) if isinstance(kind, task_types.TakesUploads) else {},
+        same_audio=same_recordings(job.pk, responses) if isinstance(kind, task_types.TakesUploads) else {},
         report=report,
     )
     page.object_list = [_queue_row(kind, r, evidence) for r in responses]
@@ -265,7 +267,7 @@ def _queue_row(kind, r: Response, evidence: _PageEvidence) -> QueueRow:
         status_label=r.get_status_display(),
         source=slot_segments(view["subject"], values),
         slots=[(sv.get("slot", ""), sv.get("value", "")) for sv in turn_slots] or [("", v) for v in values],
-        shown=_shown(view, values, evidence.readings.get(r.pk, {}), evidence),
+        shown=_shown(view, values, r, evidence),
         vote_state=rnd.state if rnd else "",
         votes_for=rnd.votes_for if rnd else 0,
         votes_against=rnd.votes_against if rnd else 0,
@@ -300,15 +302,20 @@ def typing_views(logs, answers: dict) -> list[dict]:
     return views
 
 
-def _shown(view: dict, values: list, readings: dict, evidence: _PageEvidence) -> list[dict]:
-    """The answers of one response's review view, each with its word diff and transcription."""
+def _shown(view: dict, values: list, r: Response, evidence: _PageEvidence) -> list[dict]:
+    """The answers of one response's review view, each with its word diff, or its transcription and
+    the evidence that the turn was read (`readings.reading_evidence`)."""
+    readings = evidence.readings.get(r.pk, {})
     shown = []
     for entry in view["shown"]:
         if evidence.variant and evidence.diffs and entry["name"] != evidence.variant:
             continue
         diff = word_diff(view["subject"], entry["text"], values) if evidence.diffs else None
         reading = readings.get(entry.get("reading"))
-        shown.append({**entry, "diff": diff, "asr": _asr_of(reading) if reading is not None else None})
+        asr = None
+        if reading is not None:
+            asr = {**_asr_of(reading), **reading_evidence(reading, r.pk, r.answers, view["subject"], evidence.same_audio)}
+        shown.append({**entry, "diff": diff, "asr": asr})
     return shown
 
 

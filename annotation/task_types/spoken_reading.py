@@ -17,6 +17,7 @@ from ..exporters.base import TurnRecord
 from ..exporters.readme import DIALOGS_RULE, TestSetWords
 from ..exporters.selection import passed_first, values_heard
 from ..speech.audio import RecordingError, check_recording, write_wav
+from ..speech.evidence import fingerprint, speech_seconds, turn_match
 from .base import Problem, TaskType, TaskTypeSettingsError, Upload, upload_bytes
 from .capabilities import ExportsFiles, ExportsTestSets, FromCorpusTurns, TakesUploads, Votable
 from .registration import register
@@ -62,6 +63,8 @@ READING_COLUMNS = {
     "hypothesis": "what the speech recogniser heard (empty until the reading is transcribed)",
     "confidence": "the recogniser's confidence in it, 0 to 1 (empty when it gives none)",
     "seconds": "the recording's duration",
+    "speech_seconds": "how long the recording is clearly louder than its background (a rough speech detector: a cough counts for its fraction of a second, steady noise does not)",
+    "wer_against_turn": "the hypothesis's word error rate against the turn (a reading that varies the wording has some; empty until transcribed)",
     "audio": "the recording's path in this export (empty when the recordings were not exported)",
 }
 
@@ -78,6 +81,21 @@ def reading_row(reading: Any, exported: str | None) -> dict:
         "asr_backend": reading.asr_backend, "asr_error": reading.asr_error, "decode_seconds": reading.decode_seconds,
         "seconds": reading.seconds, "sample_rate": reading.sample_rate,
         "audio": exported, "storage_name": reading.audio.name,
+        **reading_evidence_columns(reading, turn.text if turn else ""),
+    }
+
+
+def reading_evidence_columns(reading: Any, turn_text: str) -> dict:
+    """The evidence that the turn was read, for readings.jsonl: seconds of speech, the hypothesis
+    against the turn (WER and the turn's words heard; null until transcribed) and the recording's
+    fingerprint (`same_recording_as` is filled by `answer_files` from the other rows)."""
+    meta = (reading.response.answers or {}).get(reading_field(reading.index))
+    meta = meta if isinstance(meta, Mapping) else {}
+    match = turn_match(turn_text, reading.asr_text) if reading.transcribed_at and turn_text else None
+    return {
+        "speech_seconds": meta.get("speech_seconds"), "wer_against_turn": match.wer if match else None,
+        "turn_words_heard": match.heard if match else None, "turn_words": match.words if match else None,
+        "fingerprint": meta.get("fingerprint"), "same_recording_as": [],
     }
 
 
@@ -147,7 +165,11 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         ]
 
     def validate(self, payload: Mapping, settings: Mapping, answers: Mapping) -> tuple[dict, list[Problem]]:
+        """Each reading checked (`check_recording`), with the evidence a reviewer reads beside it: its
+        seconds of speech and its fingerprint. One recording sent for two readings is refused (a take
+        made in the page is never sample-identical to another)."""
         cleaned, problems = {}, []
+        labels_by_fingerprint: dict[str, str] = {}
         for field in self.answer_fields(settings):
             name, label = field["name"], field["label"]
             data = upload_bytes(answers.get(name))
@@ -161,7 +183,18 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
             except RecordingError as exc:
                 problems.append(Problem(name, "recording", f"{label}: {exc}"))
                 continue
-            meta = {"seconds": round(audio.seconds, 3), "sample_rate": audio.sample_rate}
+            same = fingerprint(audio)
+            if same in labels_by_fingerprint:
+                problems.append(Problem(
+                    name, "same_recording",
+                    f"{label}: this is the same recording as {labels_by_fingerprint[same]}. Read the turn aloud again for this reading.",
+                ))
+                continue
+            labels_by_fingerprint[same] = label
+            meta = {
+                "seconds": round(audio.seconds, 3), "sample_rate": audio.sample_rate,
+                "speech_seconds": speech_seconds(audio), "fingerprint": same,
+            }
             cleaned[name] = Upload(content=write_wav(audio), media_type=AUDIO_MEDIA_TYPE, meta=meta)
         return cleaned, problems
 
@@ -196,7 +229,9 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         for i, field in enumerate(self.answer_fields(settings)):
             meta = answers.get(field["name"])
             if isinstance(meta, Mapping):
-                shown.append({"name": field["name"], "label": field["label"], "text": f"{meta.get('seconds', 0):.1f} s of audio", "reading": i})
+                speech = meta.get("speech_seconds")
+                text = f"{meta.get('seconds', 0):.1f} s of audio" + (f", {speech:.1f} s of it speech" if isinstance(speech, (int, float)) else "")
+                shown.append({"name": field["name"], "label": field["label"], "text": text, "reading": i})
         return {"subject": self.subject_of(payload), "slot_values": list(payload.get("slot_values", [])), "shown": shown}
 
     # --- Export -----------------------------------------------------------------------------------
@@ -243,12 +278,16 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         return {
             "readings.jsonl": "one JSON object a line per reading of a confirmed response: the text read, the hypothesis, "
             "its confidence, the recording's duration and its path in this export (`audio`, null without the recordings) "
-            "and in storage (`storage_name`).",
+            "and in storage (`storage_name`); and the evidence that the turn was read: `speech_seconds` (how long the "
+            "recording is clearly louder than its background), `wer_against_turn` and `turn_words_heard` of `turn_words` "
+            "(the hypothesis against the turn; a reading that varies the wording has some WER; null until transcribed), "
+            "`fingerprint` (a hash of the samples) and `same_recording_as` (the other readings with the same recording).",
             "audio/": "the recordings, 16-bit PCM WAV, mono (only when the export was asked to include them).",
         }
 
     def response_columns(self, settings):
-        """Per reading k, `reading_k_hypothesis`, `_confidence`, `_seconds` and `_audio` (`READING_COLUMNS`)."""
+        """Per reading k, `reading_k_hypothesis`, `_confidence`, `_seconds`, `_speech_seconds`,
+        `_wer_against_turn` and `_audio` (`READING_COLUMNS`)."""
         return [f"{f['name']}_{column}" for f in self.upload_fields(settings) for column in READING_COLUMNS]
 
     def response_column_help(self, settings):
@@ -257,7 +296,8 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         }
 
     def response_cells(self, response, settings, *, include_audio):
-        """Each reading's hypothesis, confidence, duration and audio path, from its stored row."""
+        """Each reading's hypothesis, confidence, duration, speech, WER against the turn and audio path,
+        from its stored row and the response's answers."""
         cells = dict.fromkeys(self.response_columns(settings), "")
         for reading in getattr(response, "export_readings", []):
             name = reading_field(reading.index)
@@ -266,18 +306,32 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
             cells[f"{name}_hypothesis"] = reading.asr_text if reading.transcribed_at else ""
             cells[f"{name}_confidence"] = "" if reading.asr_confidence is None else reading.asr_confidence
             cells[f"{name}_seconds"] = reading.seconds
+            meta = (response.answers or {}).get(name)
+            speech = meta.get("speech_seconds") if isinstance(meta, Mapping) else None
+            cells[f"{name}_speech_seconds"] = "" if speech is None else speech
+            turn = response.item.turn
+            if reading.transcribed_at and turn is not None and turn.text:
+                cells[f"{name}_wer_against_turn"] = turn_match(turn.text, reading.asr_text).wer
             cells[f"{name}_audio"] = audio_path(response.id, reading.index) if include_audio else ""
         return cells
 
     def answer_files(self, source, settings):
         """readings.jsonl: one line per reading of a confirmed response; with the export's audio
         option, each recording copied under audio/."""
-        rows = []
+        rows, by_fingerprint = [], {}
         for reading in source.readings():
             exported = audio_path(reading.response_id, reading.index)
             if source.include_audio:
                 source.copy_file(reading.audio, exported)
-            rows.append(reading_row(reading, exported if source.include_audio else None))
+            row = reading_row(reading, exported if source.include_audio else None)
+            if row["fingerprint"]:
+                by_fingerprint.setdefault(row["fingerprint"], []).append(row)
+            rows.append(row)
+        for same in by_fingerprint.values():  # one recording sent for several readings or turns
+            for row in same:
+                row["same_recording_as"] = [
+                    {"response_id": o["response_id"], "reading": o["reading"]} for o in same if o is not row
+                ]
         return {"readings.jsonl": rows}
 
 

@@ -30,7 +30,7 @@ def test_a_spoken_submission_while_the_broker_is_down_is_saved_answered_and_swep
     job = spoken_job()
     text = job.items.get().payload["utterance"]
     with django_capture_on_commit_callbacks(execute=True):
-        slot, posted = submit(job, user, worker, {"reading_1": upload("r1", speech(text)), "reading_2": upload("r2", speech(text))})
+        slot, posted = submit(job, user, worker, {"reading_1": upload("r1", speech(text)), "reading_2": upload("r2", speech(f"Well, {text}"))})
     assert posted.status_code == 302  # saved and sent on, not a 500
     readings = SpokenReading.objects.filter(response__slot=slot)
     assert readings.count() == 2 and not readings.filter(transcribed_at__isnull=False).exists()

@@ -252,7 +252,7 @@ def test_a_submission_is_transcribed_on_commit_by_the_adapted_recognizer(reader,
     job = spoken_job()
     text = job.items.get().payload["utterance"]
     with django_capture_on_commit_callbacks(execute=True):
-        slot, posted = submit(job, user, worker, {"reading_1": upload("r1", speech(text)), "reading_2": upload("r2", speech(text))})
+        slot, posted = submit(job, user, worker, {"reading_1": upload("r1", speech(text)), "reading_2": upload("r2", speech(f"Well, {text}"))})
     assert posted.status_code == 302
     for reading in SpokenReading.objects.filter(response__slot=slot):
         assert reading.transcribed_at is not None and reading.asr_error == ""

@@ -55,7 +55,7 @@ def test_a_good_recording_is_returned_decoded():
         (write_wav(tone(0.4)), "0.4 s long; it must be at least 1 s"),
         (write_wav(tone(31.0)), "31.0 s long; it must be at most 30 s"),
         (write_wav(tone(2.0, amplitude=0.0)), "silent"),
-        (write_wav(tone(2.0, amplitude=0.001)), "silent (-63 dBFS)"),
+        (write_wav(tone(2.0, amplitude=0.001)), "silent (-63 dBFS at its loudest)"),
     ],
     ids=["not-wav", "low-rate", "too-short", "too-long", "digital-silence", "near-silence"],
 )
@@ -63,6 +63,16 @@ def test_bad_recordings_are_refused_with_what_to_fix(data, says):
     with pytest.raises(RecordingError, match=None) as refused:
         check_recording(data)
     assert says in str(refused.value)
+
+
+def test_a_quiet_reader_who_waits_before_and_after_speaking_is_not_called_silent():
+    """Two seconds of speech-level sound at -45 dBFS between 3 s of quiet on each side: the whole
+    recording's RMS is under -50 dBFS, and it was refused as silent, speech and all."""
+    quiet = np.zeros(3 * 16000)
+    speech = tone(2.0, amplitude=10 ** (-45 / 20) * np.sqrt(2)).samples
+    audio = Audio.from_samples(np.concatenate([quiet, speech, quiet]), 16000)
+    assert audio.rms_dbfs() < -50  # what the check read before
+    assert check_recording(write_wav(audio)).seconds == pytest.approx(8.0)
 
 
 def test_eight_bit_wav_is_refused_naming_the_format():
