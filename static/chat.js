@@ -17,6 +17,7 @@
   var error = document.getElementById("chat-error");
   var progress = document.getElementById("chat-progress");
   var count = document.getElementById("chat-count");
+  var waitingLine = document.getElementById("chat-waiting");
   var maxChars = parseInt(input.getAttribute("data-max-chars") || "0", 10);
   var form = chat.closest("form") || document.querySelector("form");
   var ended = false;
@@ -39,21 +40,25 @@
     }
   }
 
+  function turnItem(turn) {
+    var li = document.createElement("li");
+    li.className = turn.role + (turn.failed ? " failed" : "");
+    var who = document.createElement("span");
+    who.className = "speaker";
+    who.textContent = turn.role === "user" ? "You" : "System";
+    var text = document.createElement("span");
+    text.className = "text";
+    text.textContent = turn.text;  // text, never HTML: the system's words are not trusted
+    li.appendChild(who); li.appendChild(document.createTextNode(" ")); li.appendChild(text);
+    return li;
+  }
+
   function draw(state) {
     log.textContent = "";
     said = 0;
     (state.turns || []).forEach(function (turn) {
       if (turn.role === "user") { said += 1; }
-      var li = document.createElement("li");
-      li.className = turn.role + (turn.failed ? " failed" : "");
-      var who = document.createElement("span");
-      who.className = "speaker";
-      who.textContent = turn.role === "user" ? "You" : "System";
-      var text = document.createElement("span");
-      text.className = "text";
-      text.textContent = turn.text;  // text, never HTML: the system's words are not trusted
-      li.appendChild(who); li.appendChild(document.createTextNode(" ")); li.appendChild(text);
-      log.appendChild(li);
+      log.appendChild(turnItem(turn));
     });
     if (state.unavailable) {
       // The system was paused (it kept failing; one failed turn is only a retry): the worker ends as
@@ -69,16 +74,37 @@
     showProgress();
   }
 
-  function call(body) {
+  // While a call is under way (a slow system may take up to the turn deadline) the page says so,
+  // and a sent message shows in the conversation at once, marked as on its way, with the box free
+  // for the next one: the reply redraws the conversation and leaves what was typed meanwhile.
+  function waiting(text) {
+    if (!waitingLine) { return; }
+    waitingLine.textContent = text || "";
+    waitingLine.hidden = !text;
+  }
+
+  function call(body, pending) {
     error.textContent = "";
     send.disabled = true;
+    waiting(body.action === "open" ? "Connecting to the system…" : "Sent: waiting for the system's reply…");
+    function refused(message) {
+      error.textContent = message;
+      send.disabled = ended;
+      if (pending) {
+        // Nothing was said: the message leaves the conversation and goes back to the box.
+        if (pending.li.parentNode) { pending.li.parentNode.removeChild(pending.li); }
+        input.value = input.value.trim() ? pending.text + "\n" + input.value : pending.text;
+        showCount();
+      }
+    }
     return fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
       .then(function (r) { return r.json().then(function (data) { return { ok: r.ok, data: data }; }); })
       .then(function (res) {
-        if (!res.ok) { error.textContent = res.data.error || "Something went wrong."; send.disabled = ended; return; }
+        waiting("");
+        if (!res.ok) { refused(res.data.error || "Something went wrong."); return; }
         draw(res.data);
       })
-      .catch(function () { error.textContent = "No connection to Quorum; try again."; send.disabled = ended; });
+      .catch(function () { waiting(""); refused("No connection to Quorum; try again."); });
   }
 
   // The limit is said and counted, never enforced by cutting: a longer message stays in the box,
@@ -103,7 +129,12 @@
       input.focus();
       return;
     }
-    call({ action: "say", text: text }).then(function () { if (!error.textContent) { input.value = ""; } showCount(); input.focus(); });
+    var li = turnItem({ role: "user", text: text });
+    li.className += " pending";
+    log.appendChild(li);
+    input.value = "";
+    showCount();
+    call({ action: "say", text: text }, { li: li, text: text }).then(function () { input.focus(); });
   });
   input.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey) { e.preventDefault(); send.click(); }
