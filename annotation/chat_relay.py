@@ -102,4 +102,9 @@ def session_key(slot) -> str:
     """The conversation of one worker on one slot: the same after a reload or a re-claim by the same
     worker, another for another worker. Keyed by the server's secret so that a system, which sees
     the key, learns nothing about slot or worker ids."""
-    return "q" + salted_hmac("quorum.chat-session", f"{slot.pk}:{slot.worker_id}").hexdigest()[:24]
+    return session_key_of(slot.pk, slot.worker_id)
+
+
+def session_key_of(slot_id: int, worker_id: int | None) -> str:
+    """`session_key` from the ids: the conversation a worker had on a slot they no longer hold."""
+    return "q" + salted_hmac("quorum.chat-session", f"{slot_id}:{worker_id}").hexdigest()[:24]

@@ -8,11 +8,20 @@ from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 
 from annotation import task_types
-from annotation.chat_relay import session_key
-from annotation.models import Item, Job, Response
+from annotation.chat_relay import session_key, session_key_of
+from annotation.models import Item, Job, Response, SkippedItem, Slot
 from evaluation.interactive import goals as goal_rules
 from evaluation.interactive.services.chats import BUSY_ERROR, PAUSED_ERROR
-from evaluation.models import ChatScreening, ChatTurn, DialogSystem, EntryInteractiveRun, GoalSet, InteractiveSchedule, UserGoal
+from evaluation.models import (
+    ChatScreening,
+    ChatSession,
+    ChatTurn,
+    DialogSystem,
+    EntryInteractiveRun,
+    GoalSet,
+    InteractiveSchedule,
+    UserGoal,
+)
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -77,8 +86,9 @@ def interactive_board(job, bootstrap=None, seed=None) -> tuple[dict, list[dict]]
 
 
 def run_status(job) -> dict:
-    """The run's state: {"job_state" (its label), "job_live", "systems": [{system, planned, done, paused_at, paused_reason}]}
-    per system of the job (planned: its dialogs' slots; done: the dialogs submitted)."""
+    """The run's state: {"job_state" (its label), "job_live", "systems": [{system, planned, done, paused_at, paused_reason,
+    failed_calls_not_counted, dialogs_not_counted}]} per system of the job (planned: its dialogs' slots; done: the
+    dialogs submitted; the last two: `uncounted_failures`)."""
     endpoints = job.items.values_list("payload__endpoint", flat=True)
     planned: dict[str, int] = {}
     for endpoint in endpoints:
@@ -87,15 +97,50 @@ def run_status(job) -> dict:
     for endpoint in Response.objects.counted().filter(item__job=job).values_list("item__payload__endpoint", flat=True):
         done[endpoint] = done.get(endpoint, 0) + 1
     systems = {s.public_id: s for s in DialogSystem.objects.filter(public_id__in=planned)}
+    uncounted = uncounted_failures(job, list(systems.values()))
     rows: list[dict] = []
     for endpoint in planned:
         system = systems.get(endpoint)
         rows.append({
             "system": system.name if system else endpoint, "planned": planned[endpoint], "done": done.get(endpoint, 0),
             "paused_at": system.paused_at.isoformat(timespec="seconds") if system and system.paused_at else None, "paused_reason": system.paused_reason if system else "",
+            "failed_calls_not_counted": uncounted.get(endpoint, (0, 0))[0], "dialogs_not_counted": uncounted.get(endpoint, (0, 0))[1],
         })
     rows.sort(key=lambda r: str(r["system"]))
     return {"job_state": job.get_state_display(), "job_live": job.state == Job.State.LIVE, "systems": rows}
+
+
+def uncounted_failures(job, systems) -> dict[str, tuple[int, int]]:
+    """Endpoint -> (calls that failed, dialogs they failed in) in this job's conversations that do not
+    count on the leaderboard: left by their worker (Skip), not submitted yet, or waiting or dropped at
+    review. The leaderboard's Failed calls read only counted dialogs, so without this a system whose
+    failures made workers give up would read as never failing. A conversation is found from its slot
+    and a worker who held it (holds it, answered it, or skipped it); one whose claim only expired is
+    not found."""
+    sessions = list(
+        ChatSession.objects.filter(system__in=systems, turns__role=ChatTurn.Role.SYSTEM, turns__failed=True)
+        .values_list("key", "system__public_id").distinct()
+    )
+    if not sessions:
+        return {}
+    counted = {session_key_of(slot, worker) for slot, worker in counted_responses(job).values_list("slot_id", "slot__worker_id")}
+    slots = list(Slot.objects.filter(item__job=job).values_list("pk", "worker_id"))
+    workers = ({w for _slot, w in slots if w} | set(Response.objects.filter(item__job=job).values_list("worker_id", flat=True))
+               | set(SkippedItem.objects.filter(item__job=job).values_list("worker_id", flat=True)))
+    keys = {session_key_of(slot, worker) for slot, _holder in slots for worker in workers} - counted
+    found = {key: endpoint for key, endpoint in sessions if key in keys}
+    failures = (ChatTurn.objects.filter(session__key__in=found, role=ChatTurn.Role.SYSTEM, failed=True)
+                .exclude(error__in=NOT_CALLED).values("session__key").annotate(n=Count("pk")))
+    out: dict[str, tuple[int, int]] = {}
+    for row in failures:
+        calls, dialogs = out.get(found[row["session__key"]], (0, 0))
+        out[found[row["session__key"]]] = (calls + row["n"], dialogs + 1)
+    return out
+
+
+def counted_responses(job):
+    """The responses of a chat job that count on its leaderboard: flagged ones only once kept."""
+    return Response.objects.counted().filter(item__job=job).exclude(chat_screening__review__in=UNCOUNTED_SCREENINGS)
 
 
 #: Chats flagged by the offensive-word filter count only once an organizer keeps them.
@@ -106,10 +151,7 @@ def interactive_dialogs(job) -> list[dict]:
     """The counted dialogs of a chat job with their system's name, goal and entity database;
     flagged ones only once kept. `failed_calls`: the dialog's calls to the system that failed
     (`failed_calls`), None where its conversation is not recorded."""
-    responses = list(
-        Response.objects.counted().filter(item__job=job).exclude(chat_screening__review__in=UNCOUNTED_SCREENINGS)
-        .select_related("item", "slot").order_by("pk")
-    )
+    responses = list(counted_responses(job).select_related("item", "slot").order_by("pk"))
     failed = failed_calls([session_key(r.slot) for r in responses])
     names = dict(DialogSystem.objects.filter(public_id__in={r.item.payload["endpoint"] for r in responses}).values_list("public_id", "name"))
     goal_ids = {int(r.item.payload["goal_id"]) for r in responses if str(r.item.payload.get("goal_id", "")).isdigit()}

@@ -195,6 +195,11 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
         ),
         "rank": scoring.tie_group_rule(ci),
         "rank_range": scoring.rank_range_rule(ci),
+        "dialogs": (
+            "Dialogs: the submitted dialogs that count, each with its worker's verdict (a dialog ended because the system was "
+            "paused counts, as a failure); a dialog the offensive-word filter flagged counts once kept, and one a worker left "
+            "counts nowhere but in the run's failed calls"
+        ),
         "failed_calls": (
             "Failed calls: the dialogs' calls to the system that failed (timed out, an error, a reply that broke the contract); "
             "Quorum's own replies while the system was paused or busy are not counted, since the system was not called"
@@ -340,7 +345,16 @@ def status_lines(board: dict) -> list[str]:
                          f"{r['done']} of {r['planned']} of its dialogs collected.")
         elif r["done"] < r["planned"]:
             lines.append(f"{r['system']}: {r['done']} of {r['planned']} dialogs collected.")
+    lines += [f"{_uncounted_failures(r)}; not in its Failed calls." for r in systems if r.get("failed_calls_not_counted")]
     return lines
+
+
+def _uncounted_failures(row: dict) -> str:
+    """The calls a system failed in dialogs that do not count ("weak: 2 failed calls in 1 dialog that ..."),
+    which the leaderboard's Failed calls leave out."""
+    calls, dialogs = row["failed_calls_not_counted"], row["dialogs_not_counted"]
+    return (f"{row['system']}: {calls} failed call{'' if calls == 1 else 's'} in {dialogs} dialog{'' if dialogs == 1 else 's'} that "
+            f"{'does' if dialogs == 1 else 'do'} not count (left by its worker, unfinished, or not kept at review)")
 
 
 def _when(moment: str) -> str:
@@ -421,6 +435,8 @@ def _system_status(board: dict, system: str) -> str:
     text = f"{row['done']} of {row['planned']} dialogs collected"
     if row["paused_at"]:
         text += f"; paused since {_when(row['paused_at'])} ({row['paused_reason'] or 'no reason recorded'})"
+    if row.get("failed_calls_not_counted"):
+        text += "; " + _uncounted_failures(row).split(": ", 1)[1]
     return text
 
 
@@ -498,7 +514,7 @@ def to_markdown(board: dict, *, job_name: str = "") -> str:
         "",
         f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
-        f"{method['seed']}). Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}."
+        f"{method['seed']}). {method['dialogs']}. Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}."
         + (f" Pairwise: {method['pairwise']}." if method.get("pairwise") else ""),
     ]
     lines += fragility.markdown(board.get("fragility"), "dialogs")
