@@ -1,0 +1,37 @@
+"""The interactive leaderboard on a 390 px phone: each system is a card with its final score and
+interval in view, each figure named. Before, the table scrolled inside itself and showed Rank, Rank
+range, System and Dialogs, the scores cut off at the screen's edge."""
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from evaluation.interactive.services.chats import create_chat_job
+from evaluation.interactive.services.systems import import_goals, register_system
+from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
+from tests.evaluation.systems import running
+from tests.evaluation.test_interactive import _dialog
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SECRET = "a-secret-of-twenty-chars"
+
+
+def test_each_system_final_score_is_in_view_on_a_phone(page, organizer_login, make_annotator):
+    goals = import_goals(
+        name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n',
+        databases={"restaurant": json.dumps(RESTAURANTS).encode()},
+    )
+    with running(ReferenceSystem(SECRET)) as url:
+        system = register_system(name="team-phone", url=url, secret=SECRET)
+        job = create_chat_job(name="Chat on a phone", systems=[system], goal_set=goals)
+        _dialog(job, make_annotator("w"), ["I want chinese food in the centre", "book it for 2 people"])
+    page.set_viewport_size({"width": 390, "height": 844})
+    organizer_login(f"/evaluation/interactive/{job.pk}/")
+    row = page.locator("#interactive-ranking tbody tr").first
+    for label in ("System", "Final [95% CI]", "Failed calls"):
+        cell = row.locator(f'td[data-label="{label}"]')
+        expect(cell).to_be_visible()
+        box = cell.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390, label
+    expect(row.locator('td[data-label="Final [95% CI]"]')).to_contain_text("1.000 [")
