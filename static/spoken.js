@@ -9,6 +9,7 @@
   var TARGET_RATE = 16000;
   var maxSeconds = parseFloat(root.dataset.maxSeconds) || 30;
   var minSeconds = parseFloat(root.dataset.minSeconds) || 1;
+  var LITTLE_SPEECH_SECONDS = 0.5; // as evidence.LITTLE_SPEECH_SECONDS: a hint, the take may still be sent
   var micError = document.getElementById("mic-error");
   var stream = null;
   var active = null; // {recorder, reading, timer}
@@ -68,8 +69,26 @@
       source.start();
       return offline.startRendering();
     }).then(function (rendered) {
-      return { wav: wavOf(rendered.getChannelData(0), TARGET_RATE), seconds: rendered.duration };
+      var samples = rendered.getChannelData(0);
+      return { wav: wavOf(samples, TARGET_RATE), seconds: rendered.duration, speech: speechSeconds(samples, TARGET_RATE) };
     });
+  }
+
+  /* Seconds of 30 ms frames clearly louder than the take's own background (its quietest tenth), as
+   * the server measures them (annotation/speech/evidence.py): a take with almost none is worth
+   * hearing back before it is sent (a muted or distant microphone, a cough). */
+  function speechSeconds(samples, rate) {
+    var size = Math.round(rate * 0.03), levels = [];
+    for (var start = 0; start + size <= samples.length; start += size) {
+      var sum = 0;
+      for (var i = start; i < start + size; i++) sum += samples[i] * samples[i];
+      levels.push(20 * Math.log10(Math.max(Math.sqrt(sum / size), 1e-6)));
+    }
+    if (!levels.length) return 0;
+    var sorted = levels.slice().sort(function (a, b) { return a - b; });
+    var background = sorted[Math.floor(0.1 * (sorted.length - 1))];
+    var loud = levels.filter(function (level) { return level >= Math.max(background + 10, -60); }).length;
+    return loud * 0.03;
   }
 
   function parts(reading) {
@@ -110,7 +129,10 @@
           p.problems.innerHTML = ""; // a refusal's reason was about the take this one replaces
           p.file.removeAttribute("aria-invalid");
           var note = out.seconds < minSeconds ? " — too short: at least " + minSeconds + " s, record again" : "";
-          p.state.textContent = "Recorded: " + out.seconds.toFixed(1) + " s" + note + ".";
+          var quiet = !note && out.speech < LITTLE_SPEECH_SECONDS
+            ? " — we hear almost no speech in it (" + out.speech.toFixed(1) + " s): play it back, and record it again if your reading is not there"
+            : "";
+          p.state.textContent = "Recorded: " + out.seconds.toFixed(1) + " s" + note + quiet + ".";
           reading.classList.add("recorded");
           reading.classList.toggle("has-problems", !!note);
         }).catch(function () {
@@ -201,9 +223,13 @@
     var others = (body.non_field || []).concat(
       Object.keys(errors).filter(function (name) { return !document.getElementById("problems_" + name); })
         .map(function (name) { return errors[name].join(" "); }));
+    var kept = Array.prototype.some.call(root.querySelectorAll(".reading"), function (reading) {
+      var p = parts(reading);
+      return p.file.files.length && !(errors[p.name] || []).length;
+    });
     var summary = refused.length
       ? "Not saved: record " + (refused.length === 1 ? "the reading" : "the " + refused.length + " readings") +
-        " marked below again, then submit. Your other readings are kept."
+        " marked below again, then submit." + (kept ? " Your other readings are kept." : "")
       : "Not saved.";
     say([summary].concat(others).join(" "));
     var old = document.getElementById("problem-summary"); // from an earlier refusal shown as a page

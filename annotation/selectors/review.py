@@ -99,6 +99,12 @@ class QueueRow:
     typing: list = field(default_factory=list)  # per text field: {"field", "summary", "cells"}
 
     @property
+    def reading_doubts(self) -> list[str]:
+        """What makes a reading of this response worth a listen, each named by its reading (spoken
+        readings; `readings.reading_evidence`), for the evidence column and the table's flags."""
+        return [f"{entry['label']}: {doubt}" for entry in self.shown for doubt in ((entry.get("asr") or {}).get("doubts") or [])]
+
+    @property
     def named_flags(self) -> list[tuple[str, str, str]]:
         """The response's flags as a reviewer reads them: (code, in words, the stored evidence or "")."""
         return [(code, flag_name(code), self.flag_evidence.get(code, "")) for code in self.response_flags]

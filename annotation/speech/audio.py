@@ -174,7 +174,7 @@ def check_recording(
         )
     level = audio.loudest_dbfs()
     if level < silence_dbfs:
-        shown = "silent" if level <= -120 else f"{level:.0f} dBFS at its loudest"
+        shown = "silent" if level <= -90 else f"{level:.0f} dBFS at its loudest"
         raise RecordingError(
             f"The recording is silent ({shown}). Check that the microphone is allowed and not muted, "
             "then read the sentence aloud."

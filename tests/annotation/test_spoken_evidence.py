@@ -80,13 +80,24 @@ def test_the_review_queue_shows_each_reading_s_evidence_and_marks_only_the_cheat
     honest_card = _card(html, Response.objects.get(worker=honest))
     assert "s of it speech" in honest_card and "Against the turn:" in honest_card and "WER" in honest_card
     assert "Worth a listen" not in honest_card  # an honest reader is never marked
+    assert honest_card.split("Votes and evidence")[1].count('<span class="muted">none</span>') == 1
     other_card = _card(html, Response.objects.get(worker=other))
     assert "Worth a listen: the recogniser heard" in other_card and "of the turn&#x27;s 12 words" in other_card
     cough_card = _card(html, Response.objects.get(worker=cougher))
     assert "Worth a listen: little speech: sound above the background for only" in cough_card
+    evidence = cough_card.split("Votes and evidence")[1]  # the evidence column says it too, by reading
+    assert "Worth a listen</strong> (the recordings)" in evidence and "<li>Reading 1: little speech" in evidence
+    assert '<span class="muted">none</span>' not in evidence
     first, second = Response.objects.filter(worker=replayer).order_by("pk")
     assert f"Worth a listen: the same recording as reading 1 of response {second.pk}" in _card(html, first)
     assert f"Worth a listen: the same recording as reading 1 of response {first.pk}" in _card(html, second)
+
+    client = Client()
+    client.force_login(organizer)
+    client.post(reverse("organizer:review-view"), {"view": "compact"})
+    table = client.get(reverse("organizer:job-review", args=[job.pk])).content.decode()
+    assert table.count('class="chip reading-doubt"') == 4  # the cougher, the other sentence, both replays; not the honest reader
+    assert "worth a listen: 2" in table  # the cougher's two readings
 
     export_job(job, tmp_path / "out")
     rows = {(r["response_id"], r["reading"]): r for r in map(json.loads, (tmp_path / "out" / "readings.jsonl").open())}

@@ -41,22 +41,32 @@ def mic_browser(chromium_browser, tmp_path_factory):
         pytest.skip(message)
     sentence = tmp_path_factory.mktemp("mic") / "sentence.wav"
     sentence.write_bytes(synthesize("I need a cheap table for two people in the centre please."))
+    yield from browser_with_microphone(chromium_browser, sentence)
+
+
+def browser_with_microphone(chromium_browser, wav_path):
+    """A Chromium whose fake microphone plays `wav_path` in a loop, closed after its tests."""
     browser = chromium_browser.browser_type.launch(
         executable_path=CHROMIUM,
-        args=[*CHROMIUM_ARGS, *FAKE_MIC, f"--use-file-for-fake-audio-capture={sentence}"],
+        args=[*CHROMIUM_ARGS, *FAKE_MIC, f"--use-file-for-fake-audio-capture={wav_path}"],
     )
     yield browser
     browser.close()
 
 
-@pytest.fixture
-def mic_page(mic_browser, live_server):
-    """A tab of the microphone's Chromium in a fresh context (no cookies)."""
-    context = mic_browser.new_context(base_url=live_server.url)
+def fresh_tab(browser, live_server):
+    """A tab of `browser` in a fresh context (no cookies), closed after its test."""
+    context = browser.new_context(base_url=live_server.url)
     tab = context.new_page()
     tab.set_default_timeout(15_000)
     yield tab
     context.close()
+
+
+@pytest.fixture
+def mic_page(mic_browser, live_server):
+    """A tab of the microphone's Chromium in a fresh context (no cookies)."""
+    yield from fresh_tab(mic_browser, live_server)
 
 
 def _open_item(page, make_annotator, username, readings=2, dialogs=1):
