@@ -22,6 +22,8 @@ DEFAULT_RELAY = "systems"
 #: The longest message a worker may send (the page shows it and counts; the server refuses a longer one).
 MAX_MESSAGE_CHARS = 1000
 FALLBACK = "Sorry, the system did not answer. Please send your message again."
+#: A failed opening: the worker has sent nothing yet, so "send your message again" would puzzle them.
+OPENING_FALLBACK = "Sorry, the system did not answer. Write your first message: it may answer that."
 BUSY = "Sorry, the system is busy with other conversations. Please try again in a moment."
 UNAVAILABLE = (
     "Sorry, this system is not available right now. Please end the conversation (pick Fail) and submit: "

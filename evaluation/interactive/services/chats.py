@@ -114,7 +114,7 @@ def _record_reply(session_id, system_id, position, user_turn, reply, failure) ->
     ended the conversation meanwhile (the update's condition re-checks it)."""
     with transaction.atomic():
         if failure is not None:
-            text = chat_relay.UNAVAILABLE if failure.reason == PAUSED_ERROR else chat_relay.FALLBACK
+            text = chat_relay.UNAVAILABLE if failure.reason == PAUSED_ERROR else chat_relay.FALLBACK if position else chat_relay.OPENING_FALLBACK
             if failure.reason == BUSY_ERROR:
                 text = chat_relay.BUSY
             ChatTurn.objects.create(
