@@ -15,9 +15,9 @@ from typing import Any
 
 from ..exporters.base import TurnRecord
 from ..exporters.readme import DIALOGS_RULE, TestSetWords
-from ..exporters.selection import passed_first, values_heard
+from ..exporters.selection import passed_first, values_heard, voted_down_on
 from ..speech.audio import RecordingError, check_recording, write_wav
-from ..speech.evidence import fingerprint, speech_seconds, turn_match
+from ..speech.evidence import doubts, fingerprint, speech_seconds, turn_match
 from .base import Problem, TaskType, TaskTypeSettingsError, Upload, upload_bytes
 from .capabilities import ExportsFiles, ExportsTestSets, FromCorpusTurns, TakesUploads, Votable
 from .registration import register
@@ -38,19 +38,35 @@ def spoken_variant(index: int) -> str:
     return f"spoken_{index + 1}"
 
 
-def earliest_hypotheses(accepted_responses: list, variants: list[str]) -> dict[str, str]:
+def earliest_hypotheses(accepted_responses: list, variants: list[str], turn_text: str = "") -> dict[str, str]:
     """Variant `spoken_k` -> the ASR hypothesis of reading k of the earliest accepted response that
     has one transcribed (responses prefetched with `transcribed_readings`), a reading voted down and
-    accepted after all only where no other has one, as rewrites take theirs (`exporters.selection`)."""
+    accepted after all only where no other has one, as rewrites take theirs (`exporters.selection`);
+    and among the rest, a reading worth a listen (`worth_a_listen`: little speech, few of the turn's
+    words heard) only where no other has one, so a cough or another sentence that nobody reviewed
+    does not stand in for the turn while an honest reading of it was accepted."""
     chosen: dict[str, str] = {}
     for variant in variants:
         index = int(variant.rpartition("_")[2]) - 1  # spoken_k is reading k-1 (`spoken_variant`)
-        for response in passed_first(accepted_responses, reading_field(index)):  # voted-down readings last
-            text = next((r.asr_text for r in response.transcribed_readings if r.index == index and r.asr_text.strip()), None)
-            if text is not None:
-                chosen[variant] = text
-                break
+        part = reading_field(index)
+        candidates = []
+        for order, response in enumerate(passed_first(accepted_responses, part)):  # voted-down readings last
+            reading = next((r for r in response.transcribed_readings if r.index == index and r.asr_text.strip()), None)
+            if reading is not None:
+                doubtful = worth_a_listen(response.answers, index, turn_text, reading.asr_text)
+                candidates.append((voted_down_on(response, part), doubtful, order, reading.asr_text))
+        if candidates:
+            chosen[variant] = min(candidates)[3]
     return chosen
+
+
+def worth_a_listen(answers: Any, index: int, turn_text: str, hypothesis: str) -> bool:
+    """Whether reading `index` of a response has something that makes it worth a listen
+    (`speech.evidence.doubts`: under half a second of speech, under half the turn's words heard)."""
+    meta = answers.get(reading_field(index)) if isinstance(answers, Mapping) else None
+    speech = meta.get("speech_seconds") if isinstance(meta, Mapping) else None
+    match = turn_match(turn_text, hypothesis) if turn_text else None
+    return bool(doubts(speech=speech if isinstance(speech, (int, float)) else None, match=match, same_as=[]))
 
 
 def audio_path(response_id: int, index: int) -> str:
@@ -245,7 +261,7 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
         variants = self.test_set_names(settings)
         return {
             v: [TurnRecord(turn.index, turn.speaker, text, values_heard(turn.slot_values, text)[0], turn.raw, source_text=turn.text)]
-            for v, text in earliest_hypotheses(accepted_responses, variants).items()
+            for v, text in earliest_hypotheses(accepted_responses, variants, turn.text).items()
         }
 
     def test_set_words(self, settings):
@@ -267,7 +283,9 @@ class SpokenReadingTaskType(TaskType, FromCorpusTurns, TakesUploads, Votable, Ex
                 "Responses: only responses that count (status `accepted`) are used. For each reading k, the test set takes "
                 "the transcribed reading k of the earliest accepted response that has one (by submission time, then response "
                 "id) among those whose reading k passed the vote (or was not voted on); a reading voted down and accepted by a "
-                "reviewer after all is used only where no other accepted response has one. `responses.csv` and "
+                "reviewer after all is used only where no other accepted response has one; among the rest, a reading worth a "
+                "listen (under 0.5 s of speech, or a hypothesis holding under half of the turn's words) likewise, so check "
+                "`speech_seconds` and `turn_words_heard` in `readings.jsonl` for the turns no other reading covers. `responses.csv` and "
                 "`readings.jsonl` have them all.",
                 "Item turns without a transcribed reading of an accepted response keep their original text.",
             ],

@@ -125,3 +125,28 @@ def test_one_recording_sent_for_two_readings_is_refused_naming_both(make_annotat
         "reading_2": ["Reading 2: this is the same recording as Reading 1. Read the turn aloud again for this reading."]
     }
     assert not Response.objects.filter(worker=worker).exists() and not SpokenReading.objects.exists()
+
+
+def test_the_test_set_takes_an_honest_reading_over_an_earlier_cheat_and_a_cheat_only_where_alone(make_annotator, tmp_path):
+    """Both responses count (nobody reviewed them): the earlier one reads another sentence. Before,
+    spoken_1 put its hypothesis in place of the turn; now the honest reading stands in for it, and
+    the cheat's is used only for a turn no other reading covers (the README says so)."""
+    job = _job(dialogs=1)
+    cheat_user, cheat = make_annotator("other-sentence")
+    honest_user, honest = make_annotator("honest")
+    _submit(job, cheat_user, cheat, speech("The weather is lovely today and I will walk the dog in the park."))
+    _submit(job, honest_user, honest, lambda turn: speech(turn.replace("I need", "I would like")))
+    _transcribe_all()
+    assert set(Response.objects.values_list("status", flat=True)) == {Response.Status.ACCEPTED}
+    honest_text = SpokenReading.objects.get(response__worker=honest).asr_text
+
+    export_job(job, tmp_path / "out")
+    (dialog,) = [json.loads(line) for line in (tmp_path / "out" / "spoken_1" / "dialogs.jsonl").open()]
+    assert next(t for t in dialog["turns"] if t["speaker"] == "user")["text"] == honest_text
+    assert "a reading worth a listen" in (tmp_path / "out" / "README.md").read_text()
+
+    Response.objects.filter(worker=honest).delete()  # the cheat alone: used, and in the numbers
+    export_job(job, tmp_path / "again")
+    cheat_text = SpokenReading.objects.get(response__worker=cheat).asr_text
+    (dialog,) = [json.loads(line) for line in (tmp_path / "again" / "spoken_1" / "dialogs.jsonl").open()]
+    assert next(t for t in dialog["turns"] if t["speaker"] == "user")["text"] == cheat_text
