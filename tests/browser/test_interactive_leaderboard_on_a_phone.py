@@ -17,6 +17,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SECRET = "a-secret-of-twenty-chars"
 
 
+def expect_in_view(row, *labels):
+    """Each named cell of the row is shown whole within the phone's 390 px."""
+    for label in labels:
+        cell = row.locator(f'td[data-label="{label}"]')
+        expect(cell).to_be_visible()
+        box = cell.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390, label
+
+
 def test_each_system_final_score_is_in_view_on_a_phone(page, organizer_login, make_annotator):
     goals = import_goals(
         name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n',
@@ -29,9 +38,18 @@ def test_each_system_final_score_is_in_view_on_a_phone(page, organizer_login, ma
     page.set_viewport_size({"width": 390, "height": 844})
     organizer_login(f"/evaluation/interactive/{job.pk}/")
     row = page.locator("#interactive-ranking tbody tr").first
-    for label in ("System", "Final [95% CI]", "Failed calls"):
-        cell = row.locator(f'td[data-label="{label}"]')
-        expect(cell).to_be_visible()
-        box = cell.bounding_box()
-        assert box is not None and box["x"] + box["width"] <= 390, label
+    expect_in_view(row, "System", "Final [95% CI]", "Failed calls")
     expect(row.locator('td[data-label="Final [95% CI]"]')).to_contain_text("1.000 [")
+
+
+def test_each_system_state_is_in_view_on_a_phone(page, organizer_login):
+    """The systems page on a phone: before, the table showed System and URL with a screen of blank
+    rows above them, its contract check and state cut off; each system is now a card."""
+    with running(ReferenceSystem(SECRET)) as url:
+        register_system(name="team-phone", url=url, secret=SECRET)
+    page.set_viewport_size({"width": 390, "height": 844})
+    organizer_login("/evaluation/systems/")
+    row = page.locator("#systems tbody tr").first
+    expect_in_view(row, "System", "Contract check", "State")
+    expect(row.locator('td[data-label="State"]')).to_contain_text("running")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
