@@ -59,14 +59,15 @@ def reading_fingerprints(answers) -> dict[int, str]:
     return out
 
 
-def same_recordings(job_id: int, responses) -> dict[str, list[tuple[int, int]]]:
+def same_recordings(job_id: int, responses, readings: int = MAX_READINGS) -> dict[str, list[tuple[int, int]]]:
     """{fingerprint: [(response id, reading index), ...]} of every reading of the job whose recording
-    is one of these responses' readings: the same file sent for several readings or turns. One query."""
+    is one of these responses' readings: the same file sent for several readings or turns. One query,
+    asking only the job's `readings` fields (each a JSON lookup the database cannot index)."""
     wanted = sorted({fp for r in responses for fp in reading_fingerprints(r.answers).values()})
     if not wanted:
         return {}
     holds = Q()
-    for index in range(MAX_READINGS):
+    for index in range(max(1, min(int(readings), MAX_READINGS))):
         holds |= Q(**{f"answers__{reading_field(index)}__fingerprint__in": wanted})
     out: dict[str, list[tuple[int, int]]] = {}
     rows = Response.objects.filter(item__job_id=job_id).filter(holds).order_by("pk").values_list("pk", "answers")

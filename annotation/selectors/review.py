@@ -231,7 +231,7 @@ def review_queue(job: Job, filters: ReviewFilters, page_number=1, page_size: int
         settings=job.settings, variant=filters.variant, diffs=diffs, votes=_votes_on([r.pk for r in responses]),
         # A type whose responses carry audio shows each reading's player and hypothesis (one more query).
         readings=readings_by_response([r.pk for r in responses]) if isinstance(kind, task_types.TakesUploads) else {},
-        same_audio=same_recordings(job.pk, responses) if isinstance(kind, task_types.TakesUploads) else {},
+        same_audio=same_recordings(job.pk, responses, len(kind.upload_fields(job.settings))) if isinstance(kind, task_types.TakesUploads) else {},
         report=report,
     )
     page.object_list = [_queue_row(kind, r, evidence) for r in responses]
