@@ -233,4 +233,4 @@ def test_the_job_page_and_the_dashboard_name_the_type_by_its_label(organizer, cl
     assert label and label != "hard_score"
     job_page = client.get(reverse("organizer:job", kwargs={"pk": job.pk})).content.decode()
     assert f'<td id="job-task-type">{label} <span class="muted">(<code>hard_score</code>)' in job_page
-    assert f'<td title="hard_score">{label}</td>' in client.get(reverse("organizer:dashboard")).content.decode()
+    assert f'<td data-label="Task type" title="hard_score">{label}</td>' in client.get(reverse("organizer:dashboard")).content.decode()
