@@ -40,7 +40,7 @@ def broker():
     """The test's Redis database, emptied before and after: no message of another run is redelivered."""
     client = redis.Redis.from_url(BROKER)
     client.flushdb()
-    yield Celery("test-producer", broker=BROKER)
+    yield Celery("test-producer", broker=BROKER, set_as_current=False)  # not the app later tests queue to
     client.flushdb()
 
 
@@ -156,7 +156,7 @@ def test_a_broker_outage_during_spoken_submissions_is_no_500_and_the_sweep_queue
     from tests.annotation.spoken_audio import speech, upload
     from tests.annotation.test_spoken_reading import spoken_job, submit
 
-    closed = Celery("broker-down", broker=f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    closed = Celery("broker-down", broker=f"redis://127.0.0.1:{free_port()}/0", set_as_current=False)  # nothing listens there; kept from later tests
     monkeypatch.setattr(background, "runs_inline", lambda: False)
     monkeypatch.setattr("celery.app.task.Task.delay", lambda task, *args, **kwargs: closed.send_task(task.name, args=args))
 
