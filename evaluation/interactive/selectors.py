@@ -43,10 +43,13 @@ def interactive_jobs():
 
 
 def interactive_jobs_listed():
-    """The chat jobs as the systems page lists them, with how many dialogs are planned and still open
-    (a live job with none open has collected every dialog and waits for Finish)."""
+    """The chat jobs as the systems page lists them, with how many dialogs are planned, collected (as
+    the results page's run state counts them) and still open (a live job with none open has
+    collected every dialog and waits for Finish)."""
     return interactive_jobs().annotate(
-        n_dialogs=Count("items", distinct=True), n_open=Count("items", filter=Q(items__state=Item.State.OPEN), distinct=True)
+        n_dialogs=Count("items", distinct=True), n_open=Count("items", filter=Q(items__state=Item.State.OPEN), distinct=True),
+        n_planned=Count("items__slots", distinct=True),
+        n_collected=Count("items__responses", filter=Q(items__responses__status__in=Response.COUNTED), distinct=True),
     )
 
 

@@ -1,15 +1,13 @@
 """The interactive leaderboard on a 390 px phone: each system is a card with its final score and
 interval in view, each figure named. Before, the table scrolled inside itself and showed Rank, Rank
 range, System and Dialogs, the scores cut off at the screen's edge."""
-import json
-
 import pytest
 from playwright.sync_api import expect
 
 from evaluation.interactive.services.chats import create_chat_job
-from evaluation.interactive.services.systems import import_goals, register_system
-from evaluation.interactive.systems.reference import RESTAURANTS, ReferenceSystem
-from tests.evaluation.systems import running
+from evaluation.interactive.services.systems import register_system
+from evaluation.interactive.systems.reference import ReferenceSystem
+from tests.evaluation.systems import chinese_centre_goals, running
 from tests.evaluation.test_interactive import _dialog
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -27,10 +25,7 @@ def expect_in_view(row, *labels):
 
 
 def test_each_system_final_score_is_in_view_on_a_phone(page, organizer_login, make_annotator):
-    goals = import_goals(
-        name="goals", goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n',
-        databases={"restaurant": json.dumps(RESTAURANTS).encode()},
-    )
+    goals = chinese_centre_goals()
     with running(ReferenceSystem(SECRET)) as url:
         system = register_system(name="team-phone", url=url, secret=SECRET)
         job = create_chat_job(name="Chat on a phone", systems=[system], goal_set=goals)

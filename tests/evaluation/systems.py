@@ -42,3 +42,15 @@ class Broken(ReferenceSystem):
         if self.fault == "slow":
             time.sleep(self.delay)
         return status, json.loads(json.dumps(body))
+
+
+def chinese_centre_goals(name="goals"):
+    """A goal set of one goal (chinese food in the centre) with the reference system's restaurants
+    as its database, so success with grounding can be told."""
+    from evaluation.interactive.services.systems import import_goals
+    from evaluation.interactive.systems.reference import RESTAURANTS
+
+    return import_goals(
+        name=name, goals_file=b'{"id": "g1", "goal": {"restaurant": {"info": {"food": "chinese", "area": "centre"}}}}\n',
+        databases={"restaurant": json.dumps(RESTAURANTS).encode()},
+    )

@@ -330,7 +330,8 @@ def test_the_systems_page_says_when_a_live_chat_job_has_every_dialog(goal_set, o
     """Organizer walk, nit 12: at 12/12 the job still read 'Live' with nothing suggesting Finish."""
     job = create_chat_job(name="round 1", systems=[_system("team-a")], goal_set=goal_set)
     client = _organizer_client(organizer)
-    assert "dialogs collected" not in client.get(reverse("evaluation:systems")).content.decode()
+    before = client.get(reverse("evaluation:systems")).content.decode()
+    assert "(live: 0 of 2 dialogs collected)" in before and "press Finish" not in before
     job.items.update(state="complete")
     page = client.get(reverse("evaluation:systems")).content.decode()
     assert f'(live: all 2 dialogs collected; press Finish on <a href="{reverse("organizer:job", args=[job.pk])}">its job page</a> to close it)' in page
