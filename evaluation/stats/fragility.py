@@ -84,7 +84,8 @@ NONE, LIMIT, EQ1_RULE = "none", "limit", "eq1_rule"  # why a pair has no count (
 
 def _result(above, below, count, total, method, mark_share, reason=NONE, one_per_instance=False) -> Fragility:
     share = None if count is None or not total else count / total
-    marked = share is not None and (share < mark_share or count <= MARK_COUNT)
+    # Two systems already level (no removal needed) have no order to be fragile: `level` in display_rows.
+    marked = share is not None and count > 0 and (share < mark_share or count <= MARK_COUNT)
     if count is not None:
         reason, one_per_instance = None, False
     return Fragility(str(above), str(below), count, share, int(total), method, bool(marked), reason, bool(one_per_instance))
@@ -93,6 +94,8 @@ def _result(above, below, count, total, method, mark_share, reason=NONE, one_per
 def count_text(row: dict) -> str:
     """A row's count in words, the same on the page, in the Markdown and the CSV: the number, or
     why there is none. A row stored before reasons were kept says only that none was found."""
+    if row.get("count") == 0:
+        return "0: already level (the two score the same), no order to reverse"
     if row.get("count") is not None:
         return str(row["count"])
     reason = row.get("reason")
@@ -169,7 +172,9 @@ def display_rows(board: dict | None) -> list[dict]:
         return []
     top = [{"place": "rank 1", **board["top"]}] if board.get("top") else []
     rows = top + [{"place": "adjacent", **pair} for pair in board["pairs"]]
-    return [{**row, "share_text": share_text(row["share"]), "count_text": count_text(row), "measured": measured(row)} for row in rows]
+    # A level pair stored before it was told apart was marked fragile: it is read as level here too.
+    return [{**row, "marked": bool(row.get("marked")) and row.get("count") != 0, "level": row.get("count") == 0,
+             "share_text": share_text(row["share"]), "count_text": count_text(row), "measured": measured(row)} for row in rows]
 
 
 def share_text(share: float | None) -> str:
@@ -202,7 +207,7 @@ def markdown(board: dict | None, units: str) -> list[str]:
              "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
     for row in table:
         count = row["count_text"]
-        share = row["share_text"] + (" (!)" if row["marked"] else "" if row["measured"] else " (not measured)")
+        share = row["share_text"] + (" (!)" if row["marked"] else " (level)" if row["level"] else "" if row["measured"] else " (not measured)")
         lines.append(f"| {row['place']} | {row['above']} | {row['below']} | {count} | {share} | {row['method']} |")
     return lines
 

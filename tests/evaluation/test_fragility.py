@@ -298,3 +298,19 @@ def test_a_share_reads_to_two_significant_figures():
     assert [fragility.share_text(x) for x in (0.3, 0.024, 0.00037, None)] == ["30%", "2.4%", "0.037%", ""]
     rows = fragility.display_rows({"top": None, "pairs": [{"share": 0.3, "count": 3, "total": 10}]})
     assert rows[0]["share_text"] == "30%"
+
+
+def test_two_systems_already_level_read_as_level_not_fragile():
+    """Equal scores need no removal to be level: the row said '0', '0%' and 'fragile', which reads as an
+    order about to flip rather than no order at all. It is 'level' on the page and in the Markdown, never
+    marked, and a board stored before (marked) is read the same way."""
+    level = {"A": [4.0, 5.0], "B": [5.0, 4.0], "C": [1.0, 1.0]}
+    board = fragility.mean_leaderboard(level, ["A", "B", "C"])
+    first = board["pairs"][0]
+    assert (first["count"], first["marked"]) == (0, False)
+    (row,) = [r for r in fragility.display_rows(board) if r["place"] == "adjacent" and r["below"] == "B"]
+    assert row["level"] and row["count_text"] == "0: already level (the two score the same), no order to reverse"
+    markdown = "\n".join(fragility.markdown(board, "dialogs"))
+    assert "| adjacent | A | B | 0: already level (the two score the same), no order to reverse | 0% (level) | exact |" in markdown
+    stored_before = {**board, "pairs": [{**first, "marked": True}, *board["pairs"][1:]]}
+    assert not fragility.display_rows(stored_before)[1]["marked"]

@@ -243,7 +243,7 @@ def test_values_are_kept_whole_and_rounded_once_where_people_read_them():
         "job": type("Job", (), {"name": "chat", "pk": 1})(), "result": result, "rows": result["systems"], "dialogs": [],
         "screening": {"queue": [], "kept": 0, "dropped": 0, "pending": 0}, "fragility": [], "fragility_mark": "",
     })
-    assert f"[{shown}, " in page and "<td>1-1</td>" in page
+    assert f"[{shown}, " in page and "<td data-label=\"Rank range\">1-1</td>" in page
 
 
 def _shared_pool_campaign(rng, qualities, goals, workers, leniency=1.5):
