@@ -24,12 +24,17 @@ class _Unposted:
     cost: Decimal
 
 
+def _priced_now(config: JobCrowdConfig, reward: Decimal, slots: int) -> list[tuple[Decimal, int, int]]:
+    """(reward, places, posting size) of the postings that would carry `slots` if posted now."""
+    return [(reward, n, n) for n in posting_sizes(config, slots)]
+
+
 def _estimate_and_rest(job: Job, config: JobCrowdConfig) -> tuple[costs.Estimate, _Unposted]:
     """The estimate of every slot the job has, and the slots no posting carries yet with their cost."""
     provider = providers.get(config.provider)
     carried = places_carrying_slots(job)
     slots = uncovered_assignments(job, carried)
-    rest = [(job.reward, n, n) for n in posting_sizes(config, slots)]
+    rest = _priced_now(config, job.reward, slots)
     fee_rate = provider.fee_rate(config)
     estimate = costs.estimate_postings(
         provider, carried + rest, reward=job.reward, fee_rate=fee_rate, minutes_per_assignment=config.minutes_per_assignment,
@@ -174,25 +179,24 @@ def votes_estimate(job: Job) -> dict | None:
     job is a job of its own, with its own pay, crowd settings and budget. Every slot of the job (re-collections
     included) gives a response, and each is put to the vote with the policy's votes per response; a vote the
     reliability model asks for beyond those is not counted. None when the job does not vote."""
-    vote_job = vote_job_of(job)
-    policy = policy_of(job)
-    if vote_job is None or policy is None or not policy.voting_enabled:
+    policy = policy_of(job)  # read first: a job that does not vote asks nothing more
+    vote_job = vote_job_of(job) if policy is not None and policy.voting_enabled else None
+    if vote_job is None:
         return None
     responses = Slot.objects.filter(job=job).count()
     votes = responses * policy.votes_per_response
-    config = JobCrowdConfig.objects.filter(job=vote_job).first()
-    where = ""
-    if config is None:
-        provider = providers.get(providers.default_key())
-        fee_rate: Decimal | int = 0
+    stored = JobCrowdConfig.objects.filter(job=vote_job).first()
+    config = stored or JobCrowdConfig(job=vote_job)  # the default crowd until its page sets one, as crowd_page reads it
+    provider = providers.get(config.provider)
+    estimate = costs.estimate_postings(
+        provider, _priced_now(config, vote_job.reward, votes), reward=vote_job.reward, fee_rate=provider.fee_rate(config),
+    )
+    if stored is None:
+        where = ""
         crowd = "It has no crowd settings yet: set them on its page to pay its voters through a crowd, with a budget of its own."
     else:
-        provider = providers.get(config.provider)
-        fee_rate = provider.fee_rate(config)
         where = f" on {config.get_provider_display()}"
         crowd = "Its budget is its own" + (f" ({numbers.money(config.budget)})." if config.budget is not None else ".")
-    sizes = provider.posting_sizes(votes, config.assignments_per_posting) if config is not None else [votes]
-    estimate = costs.estimate_postings(provider, [(vote_job.reward, n, n) for n in sizes], reward=vote_job.reward, fee_rate=fee_rate)
     return {
         "vote_job": vote_job.pk, "vote_job_name": vote_job.name, "votes": votes, "responses": responses,
         "votes_per_response": policy.votes_per_response, "estimate": estimate.as_dict(),
