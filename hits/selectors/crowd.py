@@ -180,7 +180,9 @@ def votes_estimate(job: Job) -> dict | None:
     included) gives a response, and each is put to the vote with the policy's votes per response; a vote the
     reliability model asks for beyond those is not counted. None when the job does not vote."""
     policy = policy_of(job)  # read first: a job that does not vote asks nothing more
-    vote_job = vote_job_of(job) if policy is not None and policy.voting_enabled else None
+    if policy is None or not policy.voting_enabled:
+        return None
+    vote_job = vote_job_of(job)
     if vote_job is None:
         return None
     responses = Slot.objects.filter(job=job).count()
