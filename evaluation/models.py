@@ -681,6 +681,11 @@ class PairwiseReport(BackgroundRun):
         null=True, blank=True,
         help_text='Once succeeded: {"rows" (the ranking), "controls" (fragility, style, position), "votes", "bootstrap", "seed"}; null without counted votes.',
     )
+    method = models.PositiveIntegerField(
+        default=0,
+        help_text="The method that computed the report (stats.report_format.PAIRWISE_REPORT_METHOD when it was stored; 0: stored "
+        "before methods were recorded). An older one is computed again and marked until then.",
+    )
 
     class Meta(BackgroundRun.Meta):
         constraints = [

@@ -13,6 +13,7 @@ from annotation.models import RunStatus, Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun, PairwiseReport
+from evaluation.stats import report_format
 from quorum.api.accepted import FollowedRunFields, absolute
 from quorum.api.strict import RefusesUnknownFields
 from quorum.lazy_modules import lazy
@@ -318,12 +319,19 @@ class PairwiseReportSerializer(FollowedRunFields):
     ranking_url = serializers.SerializerMethodField(
         help_text="Once succeeded: the job's ranking, which serves the latest stored report (this one until a newer one replaces it); null before."
     )
+    older_method = serializers.SerializerMethodField(
+        help_text="Succeeded by an older method than today's (`method` is less than the current one): its rank ranges may contradict "
+        "the Holm-adjusted pairwise decisions, and the job's ranking asks for it to be computed again."
+    )
+
+    def get_older_method(self, report) -> bool:
+        return report.status == RunStatus.SUCCEEDED and report.method < report_format.PAIRWISE_REPORT_METHOD
 
     class Meta:
         model = PairwiseReport
         fields = [
             "id", "job", "status", "done", "total", "progress", "finished", "error", "votes",
-            "created_at", "started_at", "finished_at", "url", "ranking_url",
+            "created_at", "started_at", "finished_at", "url", "ranking_url", "method", "older_method",
         ]
         read_only_fields = fields
 

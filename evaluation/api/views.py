@@ -34,6 +34,7 @@ from evaluation.campaigns.services.campaigns import (
 from evaluation.campaigns.services.crowd import sync_campaign_ratings
 from evaluation.campaigns.services.lifecycle import delete_campaign, rename_campaign
 from evaluation.campaigns.services.lifecycle import dependents as campaign_dependents
+from evaluation.campaigns.services.pairwise import recompute_if_older as recompute_pairwise_if_older
 from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
 from evaluation.campaigns.services.results_runs import request_campaign_results
 from evaluation.campaigns.services.runs import start_human_eval_import
@@ -48,6 +49,7 @@ from evaluation.fed.results_file import results_csv
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
 from evaluation.models import Campaign, FedSet, TestSet
+from evaluation.stats import report_format
 from quorum import limits
 from quorum.api.accepted import accepted, location_header
 from quorum.api.parsers import StrictMultiPartParser
@@ -527,12 +529,18 @@ class PairwiseRankingView(EvaluationAPI, APIView):
         description="Served from the report stored in the background when votes change (nothing is fitted on request): "
         "`computed_at` and `age_seconds` say how old it is, `votes` how many counted votes it read, `rows` strongest first "
         "(`row_order` says how: rows of one tie group share its rank and are listed by log-strength), `under_way` the "
-        "recomputation queued or running (null when none), `failed` a failure newer than the report. 409 before the first report.",
+        "recomputation queued or running (null when none), `failed` a failure newer than the report. `method` is the method "
+        "that computed the report; `older_method` is true when it is older than today's (its rank ranges may contradict the "
+        "Holm-adjusted pairwise decisions): a recomputation is then asked for (`under_way`) and `older_method_note` says so in "
+        "words. `rank_columns` says what `rank` (the tie group's place) and `rank_low`-`rank_high` (the rank range) mean. "
+        "409 before the first report.",
         responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(s.EvaluationMessageSerializer, description="No ranking stored yet."), **NO_SUCH_JOB},
     )
     def get(self, request, pk):
         job = get_object_or_404(campaign_selectors.pairwise_jobs(), pk=pk)
         stored = campaign_selectors.stored_pairwise_report(job)
+        if stored.older_method and recompute_pairwise_if_older(job, stored) is not stored.under_way:
+            stored = campaign_selectors.stored_pairwise_report(job)  # the recomputation just asked for is `under_way`
         if stored.shown is None:
             detail = "no ranking has been stored for this job yet; POST here to compute it and try again when it is ready"
             return Response({"detail": detail, "under_way": _report_state(stored.under_way)}, status=status.HTTP_409_CONFLICT)
@@ -541,6 +549,8 @@ class PairwiseRankingView(EvaluationAPI, APIView):
             "job": job.pk, "name": job.name, "computed_at": shown.finished_at, "age_seconds": round((timezone.now() - shown.finished_at).total_seconds(), 1),
             "votes": shown.votes, "rows": body.get("rows", []), "row_order": bradley_terry.ROW_ORDER, "controls": body.get("controls"), "judge_sets": body.get("judge_sets", []),
             "under_way": _report_state(stored.under_way), "failed": _report_state(stored.failed),
+            "method": shown.method, "older_method": stored.older_method, "older_method_note": stored.older_method_note,
+            "rank_columns": report_format.RANK_COLUMNS_WORDS,
         }))
 
     @extend_schema(

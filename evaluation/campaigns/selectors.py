@@ -30,6 +30,7 @@ from evaluation.models import (
     Rating,
     TestSet,
 )
+from evaluation.stats.report_format import PAIRWISE_REPORT_METHOD, pairwise_older_method
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -262,6 +263,16 @@ class StoredPairwiseReport:
     def body(self) -> dict | None:
         """The stored report's body (`services.pairwise.build_report`); None before the first report."""
         return self.shown.report if self.shown is not None else None
+
+    @property
+    def older_method(self) -> bool:
+        """The shown report was computed by an older method than today's (`PAIRWISE_REPORT_METHOD`)."""
+        return self.shown is not None and self.shown.method < PAIRWISE_REPORT_METHOD
+
+    @property
+    def older_method_note(self) -> str:
+        """What every output says first of a report an older method computed ("" for a current one)."""
+        return pairwise_older_method(self.shown.method) if self.shown is not None and self.older_method else ""
 
 
 def stored_pairwise_report(job) -> StoredPairwiseReport:

@@ -24,6 +24,7 @@ from evaluation.campaigns.services.campaigns import (
 )
 from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_job
 from evaluation.campaigns.services.lifecycle import delete_campaign, dependents, rename_campaign
+from evaluation.campaigns.services.pairwise import recompute_if_older as recompute_pairwise_if_older
 from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
 from evaluation.campaigns.services.results_runs import request_campaign_results
 from evaluation.campaigns.services.runs import start_human_eval_import, start_plan
@@ -37,6 +38,7 @@ from evaluation.errors import EvaluationInputError
 from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
 from evaluation.models import Campaign, CampaignRun, PairwiseReport, TestSet
+from evaluation.stats import report_format
 from quorum.lazy_modules import lazy
 from quorum.progress import attempt_state, is_finished, page_again, progress_response, state_response
 from quorum.roles import organizer_required
@@ -510,25 +512,32 @@ def pairwise_ranking(request, pk, fmt=None):
     recomputation under way; as a page, or as CSV / Markdown to publish. Nothing is fitted here."""
     job = get_object_or_404(selectors.pairwise_jobs(), pk=pk)
     stored = selectors.stored_pairwise_report(job)
+    if stored.older_method and recompute_pairwise_if_older(job, stored) is not stored.under_way:
+        stored = selectors.stored_pairwise_report(job)  # with the recomputation just asked for, to follow
     body = stored.body
     if fmt is not None:
         if fmt not in RANKING_FORMATS or body is None or not body["rows"]:
             raise Http404("No such format, or no stored ranking yet.")
         content_type, writer = RANKING_FORMATS[fmt]
         render_as = getattr(pairwise_report, writer)
+        note = stored.older_method_note
         if fmt == "md":
-            text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=body.get("judge_sets", []))
+            text = render_as(body["rows"], job_name=job.name, controls=body["controls"], rank_sets=body.get("judge_sets", []), note=note)
         else:
-            text = render_as(body["rows"])
+            text = render_as(body["rows"], note=note)
         response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-ranking.{fmt}"'
+        older = "older-method-" if note else ""
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-{older}ranking.{fmt}"'
+        if note:
+            response["X-Report-Older-Method"] = "1"
         return response
     checks = body["controls"] if body else None
     context = {"job": job, "stored": stored, "rows": body["rows"] if body else [], "controls": checks,
                "fragility": checks["fragility_rows"] if checks else [], "fragility_mark": checks["fragility_mark"] if checks else "",
                "judge_sets": body.get("judge_sets", []) if body else [], "row_order": pairwise_report.ROW_ORDER if body and body["rows"] else "",
                # bradley_terry._holm_groups: the ratings leaderboard's rule on the strengths' resamples
-               "rank_rule": scoring.tie_group_rule(), "rank_range_rule": scoring.rank_range_rule()}
+               "rank_rule": scoring.tie_group_rule(), "rank_range_rule": scoring.rank_range_rule(),
+               "tie_group": report_format.TIE_GROUP, "rank_range": report_format.RANK_RANGE, "rank_columns": report_format.RANK_COLUMNS_WORDS}
     return render(request, "evaluation/pairwise_ranking.html", context)
 
 

@@ -7,6 +7,7 @@ import io
 
 from evaluation.stats import fragility
 from evaluation.stats.bradley_terry import ROW_ORDER
+from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, TIE_GROUP
 from evaluation.stats.scoring import tie_group_rule
 from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
@@ -16,19 +17,25 @@ from quorum.csv_safety import formatted_cell, safe_row
 COLUMNS = ["rank", "system", "strength", "log_strength", "ci_low", "ci_high", "rank_low", "rank_high", "wins", "losses", "ties", "comparisons"]
 
 
-def to_csv(table: list[dict]) -> str:
+def to_csv(table: list[dict], *, note: str = "") -> str:
+    """The rows; with a `note` (a report an older method computed, `report_format.pairwise_older_method`)
+    a last column `note` says it on every row, so a row read alone still says it."""
     columns = sorted(table[0], key=lambda name: COLUMNS.index(name) if name in COLUMNS else len(COLUMNS))
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=safe_row(columns), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=safe_row(columns + (["note"] if note else [])), lineterminator="\n")
     writer.writeheader()
     for row in table:
-        writer.writerow(dict(zip(writer.fieldnames, (formatted_cell(row[name]) for name in columns), strict=True)))
+        cells = [formatted_cell(row[name]) for name in columns] + ([formatted_cell(note)] if note else [])
+        writer.writerow(dict(zip(writer.fieldnames, cells, strict=True)))
     return buffer.getvalue()
 
 
-def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None = None, rank_sets: list[dict] | None = None) -> str:
-    header = ["Rank", "Rank range", "System", "Log-strength [95% CI]", "Wins", "Losses", "Ties", "Comparisons"]
-    lines = ([f"## {job_name}", ""] if job_name else []) + ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None = None, rank_sets: list[dict] | None = None,
+                note: str = "") -> str:
+    """The ranking as Markdown; a `note` (a report an older method computed) comes first, quoted."""
+    header = [TIE_GROUP, RANK_RANGE, "System", "Log-strength [95% CI]", "Wins", "Losses", "Ties", "Comparisons"]
+    lines = ([f"## {job_name}", ""] if job_name else []) + ([f"> {note}.", ""] if note else [])
+    lines += ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in table:
         span = "" if row["rank_low"] is None else f"{row['rank_low']}-{row['rank_high']}"
         interval = "" if row["ci_low"] is None else " " + numbers.interval(row["ci_low"], row["ci_high"])
@@ -38,6 +45,8 @@ def to_markdown(table: list[dict], *, job_name: str = "", controls: dict | None 
         "Bradley-Terry strengths by penalised maximum likelihood (ties count half a win each side), mean "
         "log-strength 0; 95% percentile intervals from a seeded bootstrap over contexts; with it, rank "
         "and rank range as on the ratings leaderboard: " + tie_group_rule() + "; " + ROW_ORDER + ".",
+        "",
+        RANK_COLUMNS_WORDS + ".",
     ]
     if controls:
         lines += controls_markdown(controls)

@@ -22,11 +22,12 @@ from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
-from annotation.models import RunStatus
+from annotation.models import Job, RunStatus
 from evaluation.campaigns import controls
 from evaluation.campaigns.selectors import pairwise_records
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import PairwiseReport
+from evaluation.stats.report_format import PAIRWISE_REPORT_METHOD
 from quorum.background import after_commit, queue_now
 from quorum.lazy_modules import lazy
 from quorum.strict_json import json_safe
@@ -134,9 +135,9 @@ def compute_report(report_id: int) -> PairwiseReport | None:
         report.status, report.error = RunStatus.FAILED, f"The votes cannot be ranked yet: {exc}. The report is computed again when votes change."
     else:
         report.status, report.report, report.votes = RunStatus.SUCCEEDED, body, body["votes"]
-        report.done = STEPS
+        report.done, report.method = STEPS, PAIRWISE_REPORT_METHOD
     report.finished_at, report.seconds = timezone.now(), time.perf_counter() - started
-    report.save(update_fields=["status", "report", "votes", "done", "error", "finished_at", "seconds"])
+    report.save(update_fields=["status", "report", "votes", "done", "error", "finished_at", "seconds", "method"])
     # The page shows the latest succeeded report and a failure newer than it: older ones are of
     # votes that have changed since (a failure keeps the last succeeded report, still the best there is).
     older = PairwiseReport.objects.filter(job_id=report.job_id, finished_at__lt=report.finished_at)
@@ -145,11 +146,43 @@ def compute_report(report_id: int) -> PairwiseReport | None:
     return report
 
 
+def recompute_if_older(job, stored) -> PairwiseReport | None:
+    """When the report the job shows (`selectors.stored_pairwise_report`) was computed by an older
+    method and no computation is under way, ask for one now (in the background, followed as any
+    other); the report under way otherwise, None when the shown report is current. A failed
+    recomputation is not asked again here: the page keeps the older report marked and offers the button."""
+    if not stored.older_method:
+        return None
+    if stored.under_way is not None:
+        return stored.under_way
+    if stored.failed is not None:
+        return None
+    return request_report(job, delay=0)
+
+
+def older_method_jobs() -> list[int]:
+    """Jobs whose latest succeeded report was computed by an older method, with nothing under way
+    and no failure since (a ranking that cannot be computed now is not asked for at every sweep:
+    its page keeps the older one marked and offers the button)."""
+    latest: dict[int, tuple[int, bool]] = {}  # job -> (method of its latest succeeded report, failed since)
+    busy: set[int] = set()
+    rows = PairwiseReport.objects.order_by("job_id", "created_at", "pk").values_list("job_id", "status", "method")
+    for job_id, status, method in rows:
+        if status == RunStatus.SUCCEEDED:
+            latest[job_id] = (method, False)
+        elif status == RunStatus.FAILED and job_id in latest:
+            latest[job_id] = (latest[job_id][0], True)
+        elif status in (RunStatus.PENDING, RunStatus.RUNNING):
+            busy.add(job_id)
+    return [job_id for job_id, (method, failed) in latest.items() if method < PAIRWISE_REPORT_METHOD and not failed and job_id not in busy]
+
+
 def settle_lost_reports(now=None) -> dict:
     """The beat's safety net (`evaluation.tasks.sweep_pairwise_reports`): a report still pending
     QUORUM_RUN_DEADLINE_MINUTES after it was due (its task was lost, or the broker was down) is
     queued again; one left running that long (its worker was lost) fails with the reason, so the
-    next vote, or the page's button, asks for a new one."""
+    next vote, or the page's button, asks for a new one. A job whose shown report an older method
+    computed gets a new one ("older_method": how many, when any)."""
     now = now or timezone.now()
     deadline = timedelta(minutes=settings.QUORUM_RUN_DEADLINE_MINUTES)
     due = now - deadline - timedelta(seconds=settings.QUORUM_PAIRWISE_REPORT_DELAY_SECONDS)
@@ -160,4 +193,11 @@ def settle_lost_reports(now=None) -> dict:
         error=f"Stopped: no worker finished it within {settings.QUORUM_RUN_DEADLINE_MINUTES} minutes of its start "
         "(the worker computing it was lost). The shown report is the last one stored; compute it again.",
     )
-    return {"requeued": requeued, "failed": failed}
+    # Reports stored by an older method are computed again (each a pending report of its own, as a vote asks).
+    recomputed = 0
+    for job_id in older_method_jobs():
+        report, waited = _waiting_or_new(Job.objects.get(pk=job_id), None)
+        if not waited:
+            queue_now(TASK, report.pk)
+            recomputed += 1
+    return {"requeued": requeued, "failed": failed, **({"older_method": recomputed} if recomputed else {})}
