@@ -480,8 +480,11 @@ class InteractiveResultsView(EvaluationAPI, APIView):
         summary="A chat job's interactive leaderboard: per system success, grounded success, final score and ratings with intervals, tie groups, rank ranges",
         description="Computed from the counted dialogs, as on the results page: chats flagged by the offensive-word filter count only once kept "
         "(`screening` says how many wait, were kept and were dropped); `status_lines` the run's state (dialogs collected of those "
-        "planned, paused systems, the job still live), `unscored` the job's systems with no counted dialog and why; the same as the "
-        "page's JSON download.",
+        "planned, paused systems, the job still live; per system `failed_calls_not_counted` in dialogs that do not count, a claim that "
+        "expired included), `unscored` the job's systems with no counted dialog and why; the same as the page's JSON download. Each "
+        "system's `failed_calls` is the page's Failed calls (its calls that failed in the counted dialogs); `failed_turns` repeats it "
+        "under its name before, for older clients. `rank` is the tie group's place (Tie-group rank), `rank_low`-`rank_high` the rank "
+        "range; `rank_columns` says so in words.",
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such interactive (chat) job.")},
     )
     def get(self, request, pk):

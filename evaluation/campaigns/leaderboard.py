@@ -15,6 +15,7 @@ import json
 from typing import TYPE_CHECKING
 
 from evaluation.stats import score_sources
+from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, TIE_GROUP
 from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
 from quorum.lazy_modules import lazy
@@ -240,7 +241,7 @@ def score_text(report: dict) -> str:
 
 def to_markdown(report: dict) -> str:
     questions = report["questions"]
-    header = ["Rank", "Rank range", "System"] + [q.capitalize() for q in questions] + ["Final", INSTANCES_RATED, "Unrated"]
+    header = [TIE_GROUP, RANK_RANGE, "System"] + [q.capitalize() for q in questions] + ["Final", INSTANCES_RATED, "Unrated"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in rows(report):
         cells = [rank_cell(row), row["rank_range"] or "", system_cell(row)]
@@ -254,7 +255,8 @@ def to_markdown(report: dict) -> str:
         # The page leads its reading guide with this: without it a plain-mean file and an Eq. 1 one read alike.
         f"Scores: {score_text(report)}. Final: {final}.",
         f"Scores with {method['ci']:.0%} intervals: {method['ci_method']} (B = {method['bootstrap']}, seed {method['seed']}).",
-        f"Rank: {method['rank']}; 'ref' marks reference rows. Rank range: {method['rank_range']}.",
+        f"{TIE_GROUP}: {method['rank']}; 'ref' marks reference rows. {RANK_RANGE}: {method['rank_range']}.",
+        f"{RANK_COLUMNS_WORDS}.",
         f"{INSTANCES_RATED_WORDS}.",
     ]
     note = clipped_note(report)

@@ -323,6 +323,7 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "spearman": leaderboard.spearman_rows(shown.report) if shown else [],
         "correlation_text": leaderboard.correlation_text(shown.report) if shown else "",
         "instances_rated": leaderboard.INSTANCES_RATED, "instances_rated_words": leaderboard.INSTANCES_RATED_WORDS,
+        "tie_group": report_format.TIE_GROUP, "rank_range": report_format.RANK_RANGE, "rank_columns": report_format.RANK_COLUMNS_WORDS,
         "correlated_entries": leaderboard.CORRELATED_ENTRIES,
         "fragility": leaderboard.fragility_rows(shown.report) if shown else [],
         "length_association": leaderboard.length_rows(shown.report) if shown else [],

@@ -9,7 +9,7 @@ from django.db.models import Case, Count, IntegerField, Q, Value, When
 
 from annotation import task_types
 from annotation.chat_relay import session_key, session_key_of
-from annotation.models import Item, Job, Response, SkippedItem, Slot
+from annotation.models import Item, Job, Response, SkippedItem, Slot, Worker
 from evaluation.interactive import goals as goal_rules
 from evaluation.interactive.services.chats import BUSY_ERROR, PAUSED_ERROR
 from evaluation.models import (
@@ -115,11 +115,12 @@ def run_status(job) -> dict:
 
 def uncounted_failures(job, systems) -> dict[str, tuple[int, int]]:
     """Endpoint -> (calls that failed, dialogs they failed in) in this job's conversations that do not
-    count on the leaderboard: left by their worker (Skip), not submitted yet, or waiting or dropped at
-    review. The leaderboard's Failed calls read only counted dialogs, so without this a system whose
-    failures made workers give up would read as never failing. A conversation is found from its slot
-    and a worker who held it (holds it, answered it, or skipped it); one whose claim only expired is
-    not found."""
+    count on the leaderboard: left by their worker (Skip, or a claim that expired), not submitted yet,
+    or waiting or dropped at review. The leaderboard's Failed calls read only counted dialogs, so
+    without this a system whose failures made workers give up would read as never failing. A
+    conversation is found from its slot and a worker who held it (holds it, answered it, or skipped
+    it); one whose claim expired has no such worker left, and is found among every worker's keys of
+    the slots of its own system and goal (`_expired_claims`)."""
     sessions = list(
         ChatSession.objects.filter(system__in=systems, turns__role=ChatTurn.Role.SYSTEM, turns__failed=True)
         .values_list("key", "system__public_id").distinct()
@@ -132,6 +133,8 @@ def uncounted_failures(job, systems) -> dict[str, tuple[int, int]]:
                | set(SkippedItem.objects.filter(item__job=job).values_list("worker_id", flat=True)))
     keys = {session_key_of(slot, worker) for slot, _holder in slots for worker in workers} - counted
     found = {key: endpoint for key, endpoint in sessions if key in keys}
+    unknown = [key for key, _endpoint in sessions if key not in found and key not in counted]
+    found.update(_expired_claims(job, unknown, workers))
     failures = (ChatTurn.objects.filter(session__key__in=found, role=ChatTurn.Role.SYSTEM, failed=True)
                 .exclude(error__in=NOT_CALLED).values("session__key").annotate(n=Count("pk")))
     out: dict[str, tuple[int, int]] = {}
@@ -139,6 +142,28 @@ def uncounted_failures(job, systems) -> dict[str, tuple[int, int]]:
         calls, dialogs = out.get(found[row["session__key"]], (0, 0))
         out[found[row["session__key"]]] = (calls + row["n"], dialogs + 1)
     return out
+
+
+def _expired_claims(job, keys: list[str], known_workers: set) -> dict[str, str]:
+    """Key -> endpoint of the conversations among `keys` held on this job's slots by a worker the job
+    no longer names: their claim expired and was freed, so neither the slot nor a response or skip
+    says who held it. Each conversation is tried against the slots of the items of its own system and
+    goal (a few) and every other worker, so the work grows with the unfound conversations, not the job."""
+    if not keys:
+        return {}
+    conversations = ChatSession.objects.filter(key__in=keys, opened_at__gte=job.created_at).values_list("key", "system__public_id", "goal")
+    items = list(job.items.values_list("pk", "payload__endpoint", "payload__goal"))
+    slots_of: dict[int, list[int]] = {}
+    for item, slot in Slot.objects.filter(item__job=job).values_list("item_id", "pk"):
+        slots_of.setdefault(item, []).append(slot)
+    others = [w for w in Worker.objects.values_list("pk", flat=True).iterator() if w not in known_workers]
+    found: dict[str, str] = {}
+    for key, endpoint, goal in conversations:
+        candidates = [slot for item, item_endpoint, item_goal in items if item_endpoint == endpoint and (item_goal or None) == (goal or None)
+                      for slot in slots_of.get(item, [])]
+        if any(session_key_of(slot, worker) == key for slot in candidates for worker in others):
+            found[key] = endpoint
+    return found
 
 
 def counted_responses(job):

@@ -38,6 +38,7 @@ from scipy import stats
 
 from evaluation.interactive.goals import grounded_success
 from evaluation.stats import fragility, scoring
+from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, TIE_GROUP
 from quorum import numbers
 from quorum.csv_safety import formatted_cell
 
@@ -180,8 +181,8 @@ def _ratio(total, count):
 def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, seed=scoring.DEFAULT_SEED, ci=0.95,
                    fragility_mark=fragility.DEFAULT_MARK_SHARE) -> dict:
     """{"systems": rows best first, "pairwise": rows, "n_goals", "method", "fragility"}. A row: system, dialogs,
-    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_turns (calls
-    to the system that failed, `_failed_calls`).
+    each statistic with `_ci_low`/`_ci_high`, rank (tie group), rank_low/rank_high, failed_calls (calls
+    to the system that failed in the counted dialogs, `_failed_calls`; "Failed calls" on the page).
     "fragility": the dialogs whose removal reverses each adjacent order and rank 1 (exact: the final
     score is a mean over dialogs; `fragility.mean_leaderboard`)."""
     if bootstrap < 1:
@@ -201,8 +202,10 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
             "counts nowhere but in the run's failed calls"
         ),
         "failed_calls": (
-            "Failed calls: the dialogs' calls to the system that failed (timed out, an error, a reply that broke the contract); "
-            "Quorum's own replies while the system was paused or busy are not counted, since the system was not called"
+            "Failed calls: in the dialogs that count, the calls to the system that failed (timed out, an error, a reply that broke "
+            "the contract); Quorum's own replies while the system was paused or busy are not counted, since the system was not "
+            "called. Calls that failed in the job's dialogs that do not count (left by their worker, with Skip or by letting "
+            "the claim expire; unfinished; not kept at review) are not in this column: the run's state names them per system"
         ),
         "pairwise": (
             f"difference of final scores on the same goal resamples, {ci:.0%} interval, the pair's own two-sided bootstrap p (unadjusted) "
@@ -260,7 +263,7 @@ def system_results(dialogs: list[dict], *, bootstrap=scoring.DEFAULT_BOOTSTRAP, 
             row[name] = _num(point[k, q])
             row[f"{name}_ci_low"] = _num(low[k, q])
             row[f"{name}_ci_high"] = _num(high[k, q])
-        row["failed_turns"] = failed[systems[k]]
+        row["failed_calls"] = failed[systems[k]]
         rows.append(row)
     finals: defaultdict[str, list] = defaultdict(list)
     for d, row in zip(dialogs, values, strict=True):
@@ -418,14 +421,16 @@ def verdict(board: dict) -> str:
 
 
 def to_json_dict(board: dict) -> dict:
-    """The JSON download and the API: the board with the sentences the page and the Markdown show."""
+    """The JSON download and the API: the board with the sentences the page and the Markdown show.
+    Each system's `failed_turns` repeats `failed_calls` for clients written before the rename."""
     return {**board, "status_lines": status_lines(board), "screening_note": screening_note(board), "verdict": verdict(board),
-            "nothing_to_rank": nothing_to_rank(board),
+            "nothing_to_rank": nothing_to_rank(board), "rank_columns": RANK_COLUMNS_WORDS,
+            "systems": [{**row, "failed_turns": row["failed_calls"]} for row in board["systems"]],
             "unscored": [{**row, "reason": unscored_reason(row)} for row in board.get("unscored", [])]}
 
 
 CSV_FIELDS = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers",
-              *(f"{name}{suffix}" for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")), "failed_turns", "note", "run"]
+              *(f"{name}{suffix}" for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")), "failed_calls", "note", "run"]
 
 
 def _system_status(board: dict, system: str) -> str:
@@ -481,7 +486,10 @@ def _with_interval(row, name):
     return f"{numbers.decimals(row[name])} {numbers.interval(row[f'{name}_ci_low'], row[f'{name}_ci_high'])}"
 
 
-TABLE_HEADER = ["Rank", "Rank range", "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), "Failed calls"]
+#: The count of a system's failed calls in its counted dialogs: "Failed calls" on the page and in the
+#: Markdown, `failed_calls` in the CSV, the JSON and the API (which also keep `failed_turns`, its name before).
+FAILED_CALLS = "Failed calls"
+TABLE_HEADER = [TIE_GROUP, RANK_RANGE, "System", "Dialogs", *(f"{LABELS[n]} [95% CI]" for n in STATISTICS), FAILED_CALLS]
 PAIRWISE_HEADER = ["A", "B", "A − B [95% CI]", "p (unadjusted)", "Holm p", "Significant (Holm)"]
 
 
@@ -500,7 +508,7 @@ def to_markdown(board: dict, *, job_name: str = "") -> str:
     lines += ["| " + " | ".join(TABLE_HEADER) + " |", "|" + "|".join(["---"] * len(TABLE_HEADER)) + "|"]
     for row in board["systems"]:
         cells = [str(row["rank"]), f"{row['rank_low']}-{row['rank_high']}", row["system"], str(row["dialogs"])]
-        cells += [_with_interval(row, name) for name in STATISTICS] + [str(row["failed_turns"])]
+        cells += [_with_interval(row, name) for name in STATISTICS] + [str(row["failed_calls"])]
         lines.append("| " + " | ".join(cells) + " |")
     for row in board.get("unscored", []):
         cells = ["—", "—", row["system"], "0", unscored_reason(row), *(["—"] * len(STATISTICS))]
@@ -514,7 +522,8 @@ def to_markdown(board: dict, *, job_name: str = "") -> str:
         "",
         f"DSTC9 Track 2: success as judged by the worker, success with grounding, and their average (Final), which ranks "
         f"the systems; ratings are 1-5 means. Intervals: {method['ci_method']} ({method['bootstrap']} resamples, seed "
-        f"{method['seed']}). {method['dialogs']}. Rank: {method['rank']}. Rank range: {method['rank_range']}. {method['failed_calls']}."
+        f"{method['seed']}). {method['dialogs']}. {TIE_GROUP}: {method['rank']}. {RANK_RANGE}: {method['rank_range']}. "
+        f"{RANK_COLUMNS_WORDS}. {method['failed_calls']}."
         + (f" Pairwise: {method['pairwise']}." if method.get("pairwise") else ""),
     ]
     lines += fragility.markdown(board.get("fragility"), "dialogs")

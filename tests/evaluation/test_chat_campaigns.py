@@ -234,7 +234,7 @@ def test_failed_calls_count_the_systems_failures_not_quorums_replies_after_the_p
         assert client.post(reverse("work", args=[token]), {"outcome": "fail"}).status_code == 302
     assert ChatTurn.objects.filter(session__system=broken, failed=True).count() == 5
     row, = selectors.interactive_ranking(job)[0]["systems"]
-    assert row["failed_turns"] == 3
+    assert row["failed_calls"] == 3
     page = _organizer_client(organizer).get(reverse("evaluation:interactive-results", args=[job.pk])).content.decode()
     assert "Failed calls" in page and "not counted" in page
 
@@ -388,7 +388,7 @@ def test_the_exports_failed_calls_are_the_leaderboards_on_a_job_with_a_paused_sy
                 answers.update(understanding=3, understanding_reason="ok", appropriateness=3, appropriateness_reason="ok")
             assert client.post(reverse("work", args=[token]), answers).status_code == 302
     assert ChatTurn.objects.filter(session__system=broken, failed=True).count() == 5
-    board = {row["system"]: row["failed_turns"] for row in selectors.interactive_ranking(job)[0]["systems"]}
+    board = {row["system"]: row["failed_calls"] for row in selectors.interactive_ranking(job)[0]["systems"]}
     assert board == {"broken": 3, "good": 0}
 
     export_job(job, tmp_path / "out")

@@ -55,7 +55,7 @@ def test_import_human_eval_and_leaderboards(loaded):
     assert [r["system"] for r in table] == systems
     assert {"rank", "rank_range", "accuracy", "accuracy_ci_low", "appropriateness_ci_high", "final", "instances_rated"} <= set(table[0])
     markdown = run("leaderboard", "dstc9-human", "--format", "md")
-    assert markdown.splitlines()[0].startswith("| Rank | Rank range | System | Appropriateness | Accuracy | Final | Instances rated |")
+    assert markdown.splitlines()[0].startswith("| Tie-group rank | Rank range | System | Appropriateness | Accuracy | Final | Instances rated |")
     assert "(ground truth)" in markdown and "ref" in markdown
 
 

@@ -64,7 +64,7 @@ def test_the_campaign_page_its_markdown_and_its_csvs_show_the_same_figures(campa
     pairs = {(row["a"], row["b"]): row for row in csv.DictReader(io.StringIO(download("pairwise.csv")))}
 
     page_board = page.tables["leaderboard"]
-    assert page_board[1:] == _markdown_table(markdown, "Rank")[1:]
+    assert page_board[1:] == _markdown_table(markdown, "Tie-group rank")[1:]
     final = page_board[0].index("Final [95% CI]")
     for row in page_board[1:]:
         system = row[2].split(" (")[0]
@@ -125,7 +125,7 @@ def test_the_interactive_page_and_its_downloads_show_the_same_figures_run_state_
     shown = json.loads(download("json"))
     assert 'id="results-json"' in html
 
-    assert page.tables["interactive-ranking"] == _markdown_table(markdown, "Rank")
+    assert page.tables["interactive-ranking"] == _markdown_table(markdown, "Tie-group rank")
     assert page.tables["interactive-pairwise"] == _markdown_table(markdown, "A")
     assert [row["system"] for row in board] == [row[2] for row in page.tables["interactive-ranking"][1:]] == ["a", "b", "quiet"]
     assert board[2]["note"].startswith("no dialog collected yet") and shown["unscored"][0]["reason"] == "no dialog collected yet"

@@ -81,7 +81,7 @@ def test_a_failing_system_shows_the_fallback_and_the_turn_is_recorded_as_failed(
     assert state["turns"][-1]["failed"] and "did not answer" in state["turns"][-1]["text"]
     assert response.answers["transcript"][-1]["failed"]
     row, = system_results(selectors.interactive_dialogs(job))["systems"]
-    assert row["success"] == 0 and row["failed_turns"] == 1
+    assert row["success"] == 0 and row["failed_calls"] == 1
 
 
 def test_a_chat_is_refused_until_the_worker_has_chatted_and_bad_requests_are_4xx(goal_set, make_annotator):

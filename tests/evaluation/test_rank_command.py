@@ -58,7 +58,7 @@ def test_without_detection_columns_the_score_is_the_mean_and_two_files_give_a_js
     first = {row["system"]: row for row in reports[0]["rows"]}
     assert first["x"]["q"] == 4.0 and first["y"]["q"] == 2.0
     markdown = run(str(a), "--format", "md", "--bootstrap", "1000")
-    assert markdown.startswith("| Rank") and "| x" in markdown
+    assert markdown.startswith("| Tie-group rank | Rank range |") and "| x" in markdown
 
 
 @pytest.mark.parametrize(

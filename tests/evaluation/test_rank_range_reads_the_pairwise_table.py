@@ -47,7 +47,7 @@ def _page_tables(page):
 
 
 def _markdown_tables(markdown):
-    board = markdown[markdown.index("| Rank |"):].split("\n\n")[0].splitlines()[2:]
+    board = markdown[markdown.index("| Tie-group rank |"):].split("\n\n")[0].splitlines()[2:]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in board]
     ranges = {r[2]: r[1] for r in rows if r[0] != "ref"}
     part = markdown[markdown.index("| A | B |"):].split("\n\n")[0].splitlines()[2:]
