@@ -134,8 +134,9 @@ def reservation_note(job: Job, config: JobCrowdConfig, posted: dict | None = Non
 
 def unposted_note(job: Job, config: JobCrowdConfig, rest: _Unposted) -> dict | None:
     """Slots of a live or paused job that no posting carries because the budget cannot: a later round
-    (items or raters added) is posted only within the budget, and nothing posts it by itself once the
-    budget is raised. None when there are none, or when posting them fits (they are on their way)."""
+    (items or raters added) is posted only within the budget. Raising the budget of a live job posts
+    them (`services.config.configure_crowd`); a paused job's are posted when it resumes. None when
+    there are none, or when posting them fits (they are on their way)."""
     if job.state not in (Job.State.LIVE, Job.State.PAUSED) or config.budget is None:
         return None
     slots, cost = rest.slots, rest.cost
@@ -149,7 +150,8 @@ def unposted_note(job: Job, config: JobCrowdConfig, rest: _Unposted) -> dict | N
         "note": (
             f"{slots} slot{'s' if slots != 1 else ''} of this job {'are' if slots != 1 else 'is'} not posted to "
             f"{config.get_provider_display()}: posting them costs {numbers.money(cost)} with fees and the budget has {numbers.money(left)} left. "
-            "Raise the budget, then pause and resume the job to post them."
+            f"Raise the budget to at least {numbers.money(config.budget + cost - left)}: "
+            + ("they are posted as soon as it carries them." if job.state == Job.State.LIVE else "they are posted when you resume the job.")
         ),
     }
 

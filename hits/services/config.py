@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from annotation.models import Job
+from quorum import background
 
 from .. import providers
 from ..models import JobCrowdConfig
@@ -56,6 +57,7 @@ def configure_crowd(job: Job, *, provider: str | None = None, **fields: Any) -> 
     with transaction.atomic():
         config, _ = JobCrowdConfig.objects.select_for_update().get_or_create(job=job)
         errors: dict[str, str] = {}
+        budget_before = config.budget
         _set_provider(config, provider, posted=job.postings.exists(), errors=errors)
         _set_budget(config, fields, errors)
         _set_shared(config, fields, errors)
@@ -69,7 +71,16 @@ def configure_crowd(job: Job, *, provider: str | None = None, **fields: Any) -> 
         config.save()
         # Claims read the job's provider from the cache (hits.receivers.on_slot_claimed): forget it.
         transaction.on_commit(lambda: cache.delete(provider_cache_key(job.pk)))
+        if _raised(budget_before, config.budget) and job.state == Job.State.LIVE and not config.rehearsal:
+            # Slots a later round added beyond the old budget were left unposted (`post_job`); the
+            # builder raised it to post them, so post now what it carries (nothing when none wait).
+            background.after_commit("hits.tasks.post_job", job.pk)
     return config
+
+
+def _raised(before: Decimal | None, after: Decimal | None) -> bool:
+    """Whether the budget now carries more: a higher one, or none at all (no cap) where there was one."""
+    return before is not None and (after is None or after > before)
 
 
 def _set_provider(config: JobCrowdConfig, provider: str | None, *, posted: bool, errors: dict) -> None:
