@@ -819,6 +819,11 @@ class JobFlagReport(models.Model):
     response_flags = models.JSONField(
         default=dict, blank=True, help_text='The flagged responses: {"<response id>": ["fast", "pasted", ...]}.'
     )
+    response_flag_counts = models.JSONField(
+        default=dict, blank=True,
+        help_text='How many responses carry each flag: {"fast": 4, "worth_a_listen": 2, ...} '
+        "(the job page names them without reading `response_flags`; empty in a report stored before it was counted).",
+    )
     worker_flags = models.JSONField(
         default=dict, blank=True,
         help_text='The flagged workers with the evidence: {"<worker id>": [{"code", "message", "value", "count"}, ...]}.',

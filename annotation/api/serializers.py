@@ -467,6 +467,14 @@ class ItemReviewSerializer(serializers.Serializer):
     decisions = serializers.ListField(child=serializers.CharField(), help_text="Reviewers' decisions against the vote since, in words.")
 
 
+class FlagEvidenceSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="The flag's code (e.g. worth_a_listen, fast, near_duplicate).")
+    name = serializers.CharField(help_text='The flag in words (e.g. "a reading worth a listen").')
+    evidence = serializers.CharField(
+        allow_blank=True, help_text="Why, in words with the numbers measured, as the last flag run stored it; empty when it stored none."
+    )
+
+
 class ReviewRowSerializer(serializers.Serializer):
     response_id = serializers.IntegerField()
     worker_id = serializers.IntegerField()
@@ -479,10 +487,14 @@ class ReviewRowSerializer(serializers.Serializer):
     gold = serializers.DictField(allow_null=True, help_text='{"correct", "expected"} for an answer to a gold item.')
     vote_state = serializers.CharField(allow_blank=True)
     overrides = serializers.IntegerField()
+    response_flag_evidence = FlagEvidenceSerializer(
+        many=True, help_text="The response's flags (`response_flags`, in the same order) each named in words with its evidence."
+    )
 
 
 class WorkerFlagSerializer(serializers.Serializer):
     code = serializers.CharField()
+    name = serializers.CharField(read_only=True, help_text="The flag in words, as the pages name it.")
     message = serializers.CharField(help_text="The evidence, in words.")
     value = serializers.FloatField(help_text="The measured share or agreement.")
     count = serializers.IntegerField(help_text="Responses or ratings it is based on.")

@@ -10,6 +10,9 @@ operations rather than a loop over rows:
                the work was about, `order` the submission order; missing columns mean one field,
                no source, and the rows' own order; `typing` is the field's typing-process log, a
                dict in the format of `annotation/text/typing_log.py`, or None)
+- `readings` (optional, spoken readings only): response, worker, reading (index from 0), turn (the
+               text read), hypothesis (what the recogniser heard; None until transcribed),
+               speech_seconds, seconds (the recording's duration), fingerprint (of its samples)
 
 Response-level flags (each names the responses that carry it):
 - `fast`: time below `fast_ratio` x the median time per response of the same job;
@@ -24,7 +27,12 @@ Response-level flags (each names the responses that carry it):
 - the typing-process flags of `typing.py`, from each field's log: `paste_dominant`,
   `transcription_rhythm`, `composed_offscreen`, `synthetic_input`, `implausible_speed`,
   `revision_free`, `malformed_log` (`pasted` above reads the page's older counts, which responses
-  stored before the logs have).
+  stored before the logs have);
+- `worth_a_listen` (given the `readings` table): a reading with little speech, whose hypothesis
+  holds under half of the turn's words, or whose recording is the same as another reading's of the
+  job (`speech.evidence.doubts`); its evidence names each such reading with its numbers. It never
+  rejects anything, even where the job rejects flagged responses (`NEVER_REJECTS`): a person
+  listens and decides.
 
 Every response-level flag carries its evidence (`FlagReport.evidence`: response -> code -> text).
 Worker-level flags:
@@ -48,6 +56,7 @@ from rapidfuzz.distance import Indel
 
 from quorum.lazy_modules import lazy
 
+from ..speech.evidence import listen_evidence, turn_match
 from ..text import text_units
 from . import typing as typing_flags
 from .reliability import two_places
@@ -98,6 +107,11 @@ class WorkerFlag:
     message: str
     value: float  # the measured share (or agreement)
     count: int  # responses or ratings it is based on
+
+    @property
+    def name(self) -> str:
+        """The flag in words, as pages name it (`flag_name`)."""
+        return flag_name(self.code)
 
 
 @dataclass
@@ -182,6 +196,13 @@ def _plain_number(value):
 RESPONSE_COLUMNS = ["response", "worker", "job", "item", "seconds"]
 RATING_COLUMNS = ["response", "worker", "item", "key", "value", "order"]
 TEXT_COLUMNS = ["response", "worker", "item", "field", "text", "source", "order", "pasted_chars", "typed_chars", "typing"]
+READING_COLUMNS = ["response", "worker", "reading", "turn", "hypothesis", "speech_seconds", "seconds", "fingerprint"]
+
+#: A spoken reading worth a listen: what a person hears decides, so a job that rejects flagged
+#: responses (`flags_reject`) never rejects on this flag alone.
+WORTH_A_LISTEN = "worth_a_listen"
+#: Flags that never reject a response by themselves, whatever the job's policy.
+NEVER_REJECTS = frozenset({WORTH_A_LISTEN})
 
 
 def empty(columns) -> pd.DataFrame:
@@ -193,6 +214,7 @@ RESPONSE_FLAG_WORDS = {
     "fast": "responses far faster than the job's norm",
     "pasted": "responses mostly pasted rather than typed",
     "near_duplicate": "rewrites closer to another worker's earlier rewrite than to the source",
+    WORTH_A_LISTEN: "responses with a reading worth a listen",
     **typing_flags.AS_COUNT,
 }
 
@@ -201,13 +223,35 @@ RESPONSE_FLAG_NAMES = {
     "fast": "far faster than the job's norm",
     "pasted": "mostly pasted rather than typed",
     "near_duplicate": "closer to another worker's earlier rewrite than to the source",
+    WORTH_A_LISTEN: "a reading worth a listen",
     **typing_flags.CODES,
 }
 
 
+#: What each flag raised on a worker alone says, as a page names it beside its evidence.
+WORKER_FLAG_NAMES = {
+    "straight_lining": "the same rating again and again",
+    "alternating": "ratings alternating between two values",
+    "low_agreement": "low agreement with the other raters",
+    "unreliable_rater": "answers the reliability model finds unreliable",
+    "unreliable_voter": "votes the reliability model finds unreliable",
+    "voted_down": "responses voted down more often than the job's",
+}
+
+
+def count_flags(response_flags: Mapping) -> dict[str, int]:
+    """{code: responses carrying it} of a report's `responses` (response -> codes), most first."""
+    counts: dict[str, int] = {}
+    for codes in response_flags.values():
+        for code in codes:
+            counts[code] = counts.get(code, 0) + 1
+    return dict(sorted(counts.items(), key=lambda c: (-c[1], c[0])))
+
+
 def flag_name(code: str) -> str:
-    """A response flag in words; a code this module does not know (another run's flag) as itself."""
-    return RESPONSE_FLAG_NAMES.get(code, code.replace("_", " "))
+    """A flag in words (a response's, or a worker's alone); a code this module does not know
+    (another run's flag) as itself."""
+    return RESPONSE_FLAG_NAMES.get(code) or WORKER_FLAG_NAMES.get(code) or code.replace("_", " ")
 
 
 #: How a page says each stored measure of a worker: (words, kind); kind says how the number reads.
@@ -252,14 +296,20 @@ def _as_read(value: float, kind: str) -> str:
 
 
 def compute_flags(responses: pd.DataFrame, ratings: pd.DataFrame | None = None, texts: pd.DataFrame | None = None,
-                  thresholds: FlagThresholds = FlagThresholds()) -> FlagReport:
-    """Every flag for every worker in the tables."""
+                  thresholds: FlagThresholds = FlagThresholds(), readings: pd.DataFrame | None = None) -> FlagReport:
+    """Every flag for every worker in the tables; `worth_a_listen` only when `readings` is given (a
+    job of spoken readings), so other jobs' workers carry no share of it."""
     ratings = empty(RATING_COLUMNS) if ratings is None else ratings
     texts = empty(TEXT_COLUMNS) if texts is None else texts
     report = FlagReport(responses_seen=len(responses))
 
     texts = _with_text_defaults(texts)
     response_flags = _response_flags(responses, texts, thresholds, report)
+    if readings is not None:
+        listen = readings_worth_a_listen(readings)
+        response_flags[WORTH_A_LISTEN] = np.array(sorted(listen), dtype=np.int64)
+        for rid, why in listen.items():
+            report.evidence.setdefault(rid, {})[WORTH_A_LISTEN] = why
 
     per_worker_total = responses.groupby("worker").size()
     for code, ids in response_flags.items():
@@ -310,6 +360,44 @@ def _response_flags(responses, texts, thresholds: FlagThresholds, report: FlagRe
         for rid, why in found.items():
             report.evidence.setdefault(rid, {})[code] = why
     return response_flags
+
+
+def readings_worth_a_listen(readings: pd.DataFrame) -> dict[int, str]:
+    """response -> why, for each response with a reading worth a listen: each such reading named
+    ("reading 2: heard 3 of the turn's 11 words, 0.8 s of speech in a 4.1 s recording, WER 0.73"),
+    readings apart by "; ". The same recording is looked for among all the table's readings (a file
+    sent for several readings or turns); a reading not transcribed yet is judged on its speech."""
+    rows = list(readings[READING_COLUMNS].itertuples(index=False, name=None))
+    by_fingerprint: dict[str, list[tuple[int, int]]] = {}
+    for rid, _worker, index, _turn, _hypothesis, _speech, _seconds, fp in rows:
+        if isinstance(fp, str) and fp:
+            by_fingerprint.setdefault(fp, []).append((int(rid), int(index)))
+    found: dict[int, list[str]] = {}
+    for rid, _worker, index, turn, hypothesis, speech, seconds, fp in sorted(rows, key=lambda row: (row[0], row[2])):
+        rid, index = int(rid), int(index)
+        same = by_fingerprint.get(fp, []) if isinstance(fp, str) and fp else []
+        same_as = [
+            f"reading {other_index + 1} of {'this response' if other == rid else f'response {other}'}"
+            for other, other_index in same if (other, other_index) != (rid, index)
+        ]
+        heard = isinstance(hypothesis, str) and isinstance(turn, str) and turn.strip()
+        why = listen_evidence(
+            speech=_number(speech), seconds=_number(seconds), match=turn_match(turn, hypothesis) if heard else None, same_as=same_as,
+        )
+        if why:
+            found.setdefault(rid, []).append(f"reading {index + 1}: {why}")
+    return {rid: "; ".join(said) for rid, said in found.items()}
+
+
+def _number(value) -> float | None:
+    """A measure that may be missing (None, NaN: a reading stored before it was taken) as a float or None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(value) else value
 
 
 def fast_responses(responses: pd.DataFrame, ratio: float) -> np.ndarray:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..models import FlagRun, Job, JobFlagReport, Response, Worker
-from ..quality.flags import FlagReport, WorkerFlag
+from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, WorkerFlag, flag_name
 from .attempts import AttemptState, attempt_state
 
 
@@ -18,6 +18,7 @@ class StoredFlags:
     computed_at: datetime | None = None
     agreement: list[dict] = field(default_factory=list)  # per question, as `selectors.quality.job_agreement` gives it
     responses_flagged: int = 0  # how many responses carry a flag, also when `report.responses` was not read
+    flag_counts: dict = field(default_factory=dict)  # code -> responses carrying it (also when they were not read)
 
     @property
     def computed(self) -> bool:
@@ -26,6 +27,20 @@ class StoredFlags:
     @property
     def responses_seen(self) -> int:
         return self.report.responses_seen
+
+    @property
+    def counts_in_words(self) -> list[tuple[str, int, str]]:
+        """(code, responses carrying it, what it marks in words) per flag, most first."""
+        # Sorted here: PostgreSQL's jsonb does not keep the order the counts were stored in.
+        ordered = sorted(self.flag_counts.items(), key=lambda c: (-c[1], c[0]))
+        return [(code, n, counted_flag_words(code, n)) for code, n in ordered]
+
+
+def counted_flag_words(code: str, n: int) -> str:
+    """What `n` responses carrying flag `code` are, as a count reads them ("1 response with a reading
+    worth a listen", "4 responses far faster than the job's norm" without the number)."""
+    words = RESPONSE_FLAG_WORDS.get(code, f"responses {flag_name(code)}")
+    return words.replace("responses ", "response ", 1) if n == 1 else words
 
 
 def _from_row(row: JobFlagReport) -> StoredFlags:
@@ -37,7 +52,7 @@ def _from_row(row: JobFlagReport) -> StoredFlags:
     }
     # A report stored before alpha carried its interval reads as one without it.
     agreement = [{"ci_low": None, "ci_high": None, **question} for question in row.agreement or []]
-    return StoredFlags(FlagReport.from_json(data), row.computed_at, agreement, row.responses_flagged)
+    return StoredFlags(FlagReport.from_json(data), row.computed_at, agreement, row.responses_flagged, dict(row.response_flag_counts or {}))
 
 
 def stored_flags(job: Job, *, with_responses: bool = True) -> StoredFlags:

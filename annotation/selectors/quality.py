@@ -18,6 +18,7 @@ from ..models import Item, Job, QualityPolicy, Response, ReviewRound
 from ..quality.flags import described_measures
 from ..task_types.vote import AGAINST, FOR
 from .flags import StoredFlags, stored_flags, stored_worker_flags
+from .readings import flag_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -377,7 +378,23 @@ def job_flags(job: Job):
     keys = set(ratings["key"].astype(str)) if len(ratings) else set()
     ordinal = {k for k in keys if task_types.agreement_level_of(kind, k, job.settings) in ("ordinal", "interval", "ratio")}
     thresholds = FlagThresholds.from_policy(QualityPolicy.objects.filter(job=job).first(), ordinal_keys=ordinal)
-    return compute_flags(responses, ratings, texts, thresholds)
+    # A type whose responses carry recordings has its readings judged too (`worth_a_listen`).
+    readings = reading_table(job, kind) if isinstance(kind, task_types.TakesUploads) else None
+    return compute_flags(responses, ratings, texts, thresholds, readings=readings)
+
+
+def reading_table(job: Job, kind):
+    """The `readings` table `compute_flags` reads: every reading of the job's confirmed responses,
+    the turn read being the item's subject as the review queue shows it."""
+    import pandas as pd
+
+    from ..quality.flags import READING_COLUMNS
+
+    rows = [
+        (response, worker, index, kind.subject_of(payload), hypothesis, speech, seconds, fp)
+        for response, worker, index, payload, hypothesis, speech, seconds, fp in flag_rows(job.pk)
+    ]
+    return pd.DataFrame(rows, columns=READING_COLUMNS)
 
 
 @dataclass
@@ -393,6 +410,17 @@ class ReviewRow:
     gold: dict | None
     vote_state: str
     overrides: int
+    #: The response's flags as data a reader can check: {"code", "name" (in words), "evidence"}, in `response_flags` order.
+    response_flag_evidence: list[dict] = field(default_factory=list)
+
+
+def _flags_with_evidence(codes, checks: dict) -> list[dict]:
+    """Each flag of a response with its name in words and the evidence the last flag run stored on it."""
+    from ..quality.flags import flag_name
+
+    evidence = checks.get("flag_evidence")
+    evidence = evidence if isinstance(evidence, dict) else {}
+    return [{"code": code, "name": flag_name(code), "evidence": str(evidence.get(code) or "")} for code in codes]
 
 
 def review_list(job: Job, *, flagged_only: bool = True, flags=None) -> list[ReviewRow]:
@@ -426,6 +454,7 @@ def review_list(job: Job, *, flagged_only: bool = True, flags=None) -> list[Revi
             vote_state=rounds.get(pk, ""),
             overrides=n_overrides,
         )
+        row.response_flag_evidence = _flags_with_evidence(row.response_flags, checks)
         evidence = row.response_flags or row.worker_flags or row.held or (row.gold and not row.gold.get("correct"))
         if evidence or row.vote_state == ReviewRound.State.EXHAUSTED or not flagged_only:
             rows.append(row)

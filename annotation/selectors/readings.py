@@ -1,6 +1,7 @@
 """Reads of spoken readings: the job's texts the recognizer is adapted to, the readings a review
 page shows with their evidence (speech, the hypothesis against the turn, the same recording sent
-twice), and the one reading an audio request asks for."""
+twice), the job's readings as the flag run judges them (`flag_rows`), and the one reading an
+audio request asks for."""
 from django.db.models import Count, Q
 
 from ..models import Item, Response, SpokenReading
@@ -26,6 +27,27 @@ def readings_by_response(response_ids: list[int]) -> dict[int, dict[int, SpokenR
     for reading in SpokenReading.objects.filter(response_id__in=response_ids).defer("created_at"):
         out.setdefault(reading.response_id, {})[reading.index] = reading
     return out
+
+
+def flag_rows(job_id: int):
+    """Every reading of the job's confirmed responses to ordinary items, as the flag run reads them
+    (the responses `selectors.quality.flag_tables` reads): (response, worker, reading index, item
+    payload, hypothesis or None until transcribed, seconds of speech or None, duration, fingerprint
+    or None). One query, streamed."""
+    responses = Response.objects.confirmed().filter(item__job_id=job_id, item__gold__isnull=True).values("pk")
+    rows = (
+        SpokenReading.objects.filter(job_id=job_id, response__in=responses).order_by("response_id", "index")
+        .values_list("response_id", "response__worker_id", "index", "response__item__payload", "asr_text", "transcribed_at",
+                     "seconds", "response__answers")
+    )
+    for response_id, worker_id, index, payload, hypothesis, transcribed_at, seconds, answers in rows.iterator(chunk_size=2000):
+        meta = (answers or {}).get(reading_field(index)) if isinstance(answers, dict) else None
+        meta = meta if isinstance(meta, dict) else {}
+        speech = meta.get("speech_seconds")
+        fp = meta.get("fingerprint")
+        yield (response_id, worker_id, index, payload or {}, hypothesis if transcribed_at is not None else None,
+               speech if isinstance(speech, (int, float)) and not isinstance(speech, bool) else None, seconds,
+               fp if isinstance(fp, str) else None)
 
 
 def reading_of(response_id: int, index: int) -> SpokenReading | None:

@@ -18,10 +18,10 @@ from django.db.models.functions import Coalesce
 from .. import task_types
 from ..models import CheckOverride, Job, Response, ReviewRound, Worker
 from ..quality import typing as typing_process
-from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, flag_name
+from ..quality.flags import WORTH_A_LISTEN, FlagReport, count_flags, flag_name
 from ..text.highlight import slot_segments
 from ..text.review_diff import word_diff
-from .flags import StoredFlags, stored_flags
+from .flags import StoredFlags, counted_flag_words, stored_flags
 from .readings import reading_evidence, readings_by_response, same_recordings
 
 PAGE_SIZE = 50  # the compact table: one line per response
@@ -105,6 +105,13 @@ class QueueRow:
         return [f"{entry['label']}: {doubt}" for entry in self.shown for doubt in ((entry.get("asr") or {}).get("doubts") or [])]
 
     @property
+    def unstored_reading_doubts(self) -> list[str]:
+        """`reading_doubts` while the last flag run has not stored them as the response's
+        `worth_a_listen` flag (a reading transcribed since): the chip and the evidence column say
+        them then; once stored, the flag says them with the others."""
+        return [] if WORTH_A_LISTEN in self.response_flags else self.reading_doubts
+
+    @property
     def named_flags(self) -> list[tuple[str, str, str]]:
         """The response's flags as a reviewer reads them: (code, in words, the stored evidence or "")."""
         return [(code, flag_name(code), self.flag_evidence.get(code, "")) for code in self.response_flags]
@@ -165,15 +172,7 @@ def _flagged_ids(qs, flag: str, report: FlagReport) -> list[int]:
 
 def _flag_counts(report: FlagReport) -> list[tuple[str, int, str]]:
     """How many responses carry each flag, most first: the line a reviewer reads before the queue."""
-    counts: dict[str, int] = defaultdict(int)
-    for codes in report.responses.values():
-        for code in codes:
-            counts[code] += 1
-    rows = []
-    for code, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])):
-        words = RESPONSE_FLAG_WORDS.get(code, f"responses {flag_name(code)}")
-        rows.append((code, n, words.replace("responses ", "response ", 1) if n == 1 else words))
-    return rows
+    return [(code, n, counted_flag_words(code, n)) for code, n in count_flags(report.responses).items()]
 
 
 def _flag_options(report: FlagReport) -> list[tuple[str, list[tuple[str, str]]]]:

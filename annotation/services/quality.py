@@ -17,6 +17,7 @@ from django.utils import timezone
 from .. import extensions, task_types
 from ..models import CheckOverride, Item, Job, JobFlagReport, QualityPolicy, Response, ReviewRound, Slot, Worker, WorkerStanding
 from ..quality import gold as gold_schedule
+from ..quality.flags import NEVER_REJECTS, count_flags
 from ..selectors.policies import policy_of
 from ..selectors.quality import job_agreement, job_flags
 from . import reliability, voting
@@ -331,7 +332,8 @@ def recollection_outstanding(response: Response, decision: CheckOverride) -> boo
 def apply_flags(job: Job) -> dict:
     """Compute the job's flags and store them: the whole report (`JobFlagReport`, which the pages
     and the API read) and each response's flags in its checks; where the job says so
-    (`flags_reject`), soft-reject the flagged responses that are not settled by a reviewer.
+    (`flags_reject`), soft-reject the flagged responses that are not settled by a reviewer, on the
+    flags that may reject (not `quality.flags.NEVER_REJECTS`: a reading worth a listen).
     Idempotent. Returns counts. Run by the beat sweep and by "recompute now", never by a page."""
     policy = QualityPolicy.objects.filter(job=job).first()
     computed_at = timezone.now()  # before reading: a response stored later is not in this report
@@ -348,8 +350,9 @@ def apply_flags(job: Job) -> dict:
                 continue
             checks = dict(response.checks or {})
             status = response.status
+            rejecting = sorted(set(codes) - NEVER_REJECTS)  # a reading worth a listen is for a person to hear
             reject = (
-                policy is not None and policy.flags_reject and status == Response.Status.ACCEPTED
+                policy is not None and policy.flags_reject and bool(rejecting) and status == Response.Status.ACCEPTED
                 and not response.overrides.exists()  # a reviewer's decision stands
             )
             evidence = {code: why for code, why in report.evidence.get(response_id, {}).items() if code in codes}
@@ -360,7 +363,7 @@ def apply_flags(job: Job) -> dict:
             Response.objects.filter(pk=response.pk).update(checks=checks)
             if reject:
                 transition(response, Response.Status.EXCLUDED, actor="flags", reason="flagged: " + "; ".join(
-                    f"{code} ({evidence[code]})" if code in evidence else code for code in sorted(codes)
+                    f"{code} ({evidence[code]})" if code in evidence else code for code in rejecting
                 ))
                 rejected += 1
             recorded += 1
@@ -376,6 +379,7 @@ def store_flag_report(job: Job, report, computed_at, agreement=()) -> JobFlagRep
         "computed_at": computed_at,
         "responses_seen": data["responses_seen"],
         "responses_flagged": len(data["responses"]),
+        "response_flag_counts": count_flags(data["responses"]),  # what the job page names, without reading them all
         "response_flags": data["responses"],
         "worker_flags": data["workers"],
         "worker_measures": data["measures"],

@@ -11,7 +11,9 @@
   words it heard (a reading varies the wording, so WER alone is high for honest readers; a reading of
   another sentence hears few of the turn's words).
 
-These are evidence, never verdicts: `doubts` says in words what a reviewer may want to listen to.
+These are evidence, never verdicts: `doubts` says in words what a reviewer may want to listen to;
+`listen_evidence` says it with every number beside it, for the stored flag a reading worth a
+listen raises (`quality.flags`, code `worth_a_listen`).
 """
 from __future__ import annotations
 
@@ -83,3 +85,22 @@ def doubts(*, speech: float | None, match: TurnMatch | None, same_as: list[str])
     if same_as:
         out.append("the same recording as " + ", ".join(same_as))
     return out
+
+
+def listen_evidence(*, speech: float | None, seconds: float | None, match: TurnMatch | None, same_as: list[str]) -> str:
+    """Why one reading is worth a listen, with its numbers ("heard 3 of the turn's 11 words, 0.8 s
+    of speech in a 4.1 s recording, WER 0.73"), or "" when nothing stands out (`doubts` is empty).
+    Every measure taken is given, not only the one that stands out: a reviewer weighs them together
+    (few words heard with plenty of speech is another sentence; with little speech, a cough)."""
+    if not doubts(speech=speech, match=match, same_as=same_as):
+        return ""
+    parts = []
+    if match is not None and match.words:
+        parts.append(f"heard {match.heard} of the turn's {match.words} words")
+    if speech is not None:
+        parts.append(f"{speech:.1f} s of speech" + (f" in a {seconds:.1f} s recording" if seconds else ""))
+    if match is not None:
+        parts.append(f"WER {match.wer:.2f}")
+    if same_as:
+        parts.append("the same recording as " + ", ".join(same_as))
+    return ", ".join(parts)
