@@ -4,7 +4,11 @@ reason and what became of them. Pure: no Django import.
 A response's flags are what the last flag run stored in its checks (`checks["flags"]`, with
 `checks["flag_evidence"]`: code -> why). A typing-process flag is about one field: its evidence
 starts with the field's name (`quality.flags.typing_evidence`), so it counts for that variant only;
-any other flag (fast, near-duplicate, ...) is about the whole response and counts for every variant.
+any other flag (fast, near-duplicate, a spoken reading worth a listen, whose evidence names its
+readings, ...) is about the whole response and counts for every variant.
+
+Each flagged response is also kept as data (`records`: its id, worker, status and each flag's code,
+name and evidence), which the export writes to `flags.jsonl`.
 """
 from collections.abc import Mapping, Sequence
 
@@ -21,9 +25,11 @@ class FlagSummary:
         self.reviewed = 0
         # variant -> code -> status -> count
         self.counts: dict[str, dict[str, dict[str, int]]] = {v: {} for v in self.variants}
+        #: One record per flagged response, in the order added: the lines of `flags.jsonl`.
+        self.records: list[dict] = []
 
-    def add(self, status: str, checks: Mapping) -> list[str]:
-        """Count one response; returns its flag codes (for the CSV's `flags` column)."""
+    def add(self, status: str, checks: Mapping, *, response_id: int | None = None, worker: str = "") -> list[str]:
+        """Count one response and keep its flags with their evidence; returns its flag codes."""
         self.responses += 1
         checks = checks if isinstance(checks, Mapping) else {}
         codes = [str(c) for c in checks.get("flags") or []]
@@ -32,7 +38,12 @@ class FlagSummary:
         self.flagged += 1
         if checks.get("override"):
             self.reviewed += 1
-        evidence = checks.get("flag_evidence") or {}
+        evidence = checks.get("flag_evidence")
+        evidence = evidence if isinstance(evidence, Mapping) else {}
+        self.records.append({
+            "response_id": response_id, "worker": worker, "status": status,
+            "flags": [{"code": code, "name": flag_name(code), "evidence": str(evidence.get(code) or "")} for code in codes],
+        })
         for code in codes:
             for variant in self._variants_of(str(evidence.get(code, ""))):
                 by_status = self.counts[variant].setdefault(code, {})
@@ -52,6 +63,7 @@ class FlagSummary:
             "flagged_responses": self.flagged,
             "flagged_and_reviewed_by_a_person": self.reviewed,
             "per_variant": {v: {code: dict(sorted(s.items())) for code, s in sorted(codes.items())} for v, codes in self.counts.items()},
+            "names": {code: flag_name(code) for code in sorted({c for codes in self.counts.values() for c in codes})},
         }
 
 
@@ -65,7 +77,8 @@ def readme_lines(summary: Mapping, *, part: str) -> list[str]:
         f"{summary['flagged_responses']} of {summary['responses']} responses carry at least one flag "
         f"({summary['flagged_and_reviewed_by_a_person']} of them decided by a reviewer). Flags are evidence, not verdicts: "
         f"a flagged response that counts (`accepted`) may be in {where}. The `flags` column of `responses.csv` "
-        "names each response's flags; `response_id` identifies it.",
+        "names each response's flags and `flag_evidence` says why, in words with the numbers measured; `response_id` "
+        "identifies it. `flags.jsonl` has the same as data, one flagged response a line.",
         "",
     ]
     rows = [(v, code, s) for v, codes in summary["per_variant"].items() for code, s in codes.items()]

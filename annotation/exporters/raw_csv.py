@@ -14,7 +14,10 @@ from quorum import csv_safety
 LEADING_COLUMNS = ["item_id", "dialog_id", "turn_index", "source_text", "worker"]
 TRAILING_COLUMNS = [
     "status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks", "response_id", "flags",
+    "flag_evidence",  # appended after `flags`, so scripts that read the columns before it by position still work
 ]
+#: Between two flags' evidence in the `flag_evidence` cell (one flag's evidence may hold "; ").
+EVIDENCE_SEPARATOR = " | "
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ def row(record: ResponseRecord, variants: Sequence[str]) -> list:
         failed_checks(record.checks),
         "" if record.response_id is None else record.response_id,
         flag_codes(record.checks),
+        flag_evidence(record.checks),
     ]
 
 
@@ -100,6 +104,18 @@ def flag_codes(checks) -> str:
     if not isinstance(checks, Mapping):
         return ""
     return "; ".join(str(c) for c in checks.get("flags") or [])
+
+
+def flag_evidence(checks) -> str:
+    """Why the last flag run flagged a response, in words: `code: why` per flag in the order of
+    `flags`, apart by " | " (a flag stored without evidence as its code alone; empty when none)."""
+    if not isinstance(checks, Mapping):
+        return ""
+    evidence = checks.get("flag_evidence")
+    evidence = evidence if isinstance(evidence, Mapping) else {}
+    return EVIDENCE_SEPARATOR.join(
+        f"{code}: {evidence[code]}" if evidence.get(code) else str(code) for code in checks.get("flags") or []
+    )
 
 
 def write_responses(fh, records: Iterable[ResponseRecord], variants: Sequence[str], on_row=None) -> int:

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from quorum import numbers
 
 from . import flag_summary
+from .raw_csv import EVIDENCE_SEPARATOR
 
 FORMAT_NOTES = {
     "multiwoz": (
@@ -55,6 +56,12 @@ def about_format(source_format: str, words: TestSetWords) -> str:
     parts = (FORMAT_NOTES.get(source_format, ""), slot_values, words.format_words.get(source_format, ""))
     return " ".join(p for p in parts if p)
 
+
+FLAGS_FILE_WORDS = (
+    "- `flags.jsonl`: one JSON object a line per flagged response, as the last flag run stored its flags: "
+    "`response_id`, `worker`, `status` and `flags`, a list of `{code, name, evidence}` (the code, the flag in words, "
+    "and why in words with the numbers measured). Flags are evidence for a person to weigh, not verdicts."
+)
 
 DIALOGS_RULE = "Dialogs: only those with at least one item in this job are included, in corpus order."
 
@@ -127,11 +134,13 @@ def render(
         "",
         "- `manifest.json`: the job, its settings, the counts above, and per dialog which turns "
         "have items and which were changed in each test set (`replaced`; turn indices of the source, from 0).",
+        FLAGS_FILE_WORDS,
         "- `responses.csv`: one row per response, whatever became of it (accepted, awaiting review, "
         "held, rejected, excluded; crowd responses the provider has not confirmed are left out): item id, dialog id, turn index, source text, worker (`provider:id`), the answer "
         "columns below, status, claim and submission times (ISO 8601, UTC), seconds from claim to "
         "submission, active seconds measured by the browser, failed checks (`field:code`), the response's id "
-        "and its flags (codes joined by `; `, as the last flag run stored them). "
+        "and its flags (codes joined by `; `, as the last flag run stored them), then `flag_evidence`: why, each flag's "
+        f"evidence in words as `code: why`, in the order of `flags`, apart by `{EVIDENCE_SEPARATOR.strip()}`. "
         "Text is stored as written; read it with a CSV parser. The answer columns:",
         *column_lines(columns),
         *file_lines({name: what for name, what in (file_words or {}).items() if any(f.startswith(name) for f in files)}),
@@ -211,7 +220,8 @@ def render_answers(
         "rejected, excluded; crowd responses the provider has not confirmed are left out): item id, worker "
         "(`provider:id`), the answer columns below, status, claim and submission times (ISO 8601, UTC), "
         "seconds from claim to submission, active seconds measured by the browser, failed checks, the "
-        "response's id and its flags (codes joined by `; `). The answer columns:",
+        "response's id and its flags (codes joined by `; `), then `flag_evidence` (each flag's evidence in words, "
+        f"`code: why`, apart by `{EVIDENCE_SEPARATOR.strip()}`). The answer columns:",
         *column_lines(columns),
         "- `items.csv`: per item with responses that count (status `accepted`), what they say together: "
         "for ratings the mean per question and overall, for choices the most chosen answer and its share; "
@@ -220,6 +230,7 @@ def render_answers(
         *column_lines(item_columns or {}),
         "- `manifest.json`: the job and its settings, and Krippendorff's alpha per question over the "
         "responses that count.",
+        FLAGS_FILE_WORDS,
         *file_lines({name: words for name, words in file_words.items() if any(f.startswith(name) for f in files)}),
         "",
         "## Agreement",

@@ -203,7 +203,7 @@ def _write_export(
             for r in selectors.job_responses(job, with_readings=with_readings)
         )
         raw_csv.write_responses(fh, response_records, kind.response_columns(job.settings), on_row=tracker.advance)
-    files.append("responses.csv")
+    files += ["responses.csv", _write_flag_records(flagged, staging)]
     speech_manifest = {}
     if speech:
         speech_files, speech_manifest = _write_speech_errors(sources, writer_cls, corpus.meta, staging, tracker, *speech)
@@ -258,6 +258,7 @@ def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None
     with open(staging / "responses.csv", "x", encoding="utf-8", newline="") as fh:
         records = (_response_record(r, flagged) for r in selectors.job_responses(job))
         raw_csv.write_responses(fh, records, fields, on_row=tracker.advance)
+    flags_file = _write_flag_records(flagged, staging)
     combined = quality_selectors.combined_items(job)
     columns = list(dict.fromkeys(key for row in combined for key in row.combined))
     model_columns, model = reliability_reads.item_model_columns(job, [row.item_id for row in combined])  # beside the majority
@@ -285,7 +286,7 @@ def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None
         "decision": (decision := reliability_reads.decision_of(job)),
     }
     write_json(staging / "manifest.json", manifest)
-    files = ["responses.csv", "items.csv", *(name for name, _count in extra), *ood_files, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
+    files = ["responses.csv", flags_file, "items.csv", *(name for name, _count in extra), *ood_files, *_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     exports_files = task_types.capability(kind, task_types.ExportsFiles)
     relays = task_types.capability(kind, task_types.RelaysChat)
     item_words = relays.combined_column_help(job.settings) if relays else {}
@@ -436,14 +437,15 @@ def _write_speech_errors(sources, writer_cls, corpus_meta, staging: Path, tracke
 def _response_record(response, flagged: FlagSummary, cells=None) -> raw_csv.ResponseRecord:
     """One row of responses.csv, its answer columns `cells` (default: the stored answers); the
     response's flags are counted for the dataset card on the way."""
-    flagged.add(response.status, response.checks)
+    worker = f"{response.worker.provider}:{response.worker.external_id}"
+    flagged.add(response.status, response.checks, response_id=response.id, worker=worker)
     turn = response.item.turn
     return raw_csv.ResponseRecord(
         item_id=response.item.id,
         dialog_id=turn.dialog.external_id if turn else "",
         turn_index=turn.index if turn else None,
         source_text=turn.text if turn else "",
-        worker=f"{response.worker.provider}:{response.worker.external_id}",
+        worker=worker,
         answers=response.answers if cells is None else cells,
         status=response.status,
         claimed_at=response.claimed_at,
@@ -452,6 +454,18 @@ def _response_record(response, flagged: FlagSummary, cells=None) -> raw_csv.Resp
         checks=response.checks,
         response_id=response.id,
     )
+
+
+FLAGS_FILE = "flags.jsonl"
+
+
+def _write_flag_records(flagged: FlagSummary, staging: Path) -> str:
+    """flags.jsonl: each flagged response's flags with their evidence, as data (`FlagSummary.records`),
+    written even when none is flagged, so a script finds the file in every export."""
+    with open(staging / FLAGS_FILE, "x", encoding="utf-8") as fh:
+        for record in flagged.records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return FLAGS_FILE
 
 
 class _ExportSource:

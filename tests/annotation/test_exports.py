@@ -146,7 +146,7 @@ def test_multiwoz_test_set_replaces_the_user_turn_with_the_earliest_accepted_rew
     out = tmp_path / "export"
     files = export_job(job, out)
 
-    assert set(files) == {f"{v}/data.json" for v in VARIANTS} | {"responses.csv", "worker_reliability.csv", "manifest.json", "README.md"}
+    assert set(files) == {f"{v}/data.json" for v in VARIANTS} | {"responses.csv", "flags.jsonl", "worker_reliability.csv", "manifest.json", "README.md"}
     for variant in VARIANTS:
         data = read_json(out / variant / "data.json")
         assert list(data) == ["SNG0001.json", "PMUL0002.json"]  # the dialog without items is left out
@@ -315,7 +315,7 @@ def test_responses_csv_has_every_response_with_its_status(tmp_path):
     assert header == [
         "item_id", "dialog_id", "turn_index", "source_text", "worker", *VARIANTS,
         "status", "claimed_at", "submitted_at", "seconds_to_submit", "active_seconds", "failed_checks",
-        "response_id", "flags",
+        "response_id", "flags", "flag_evidence",  # the evidence appended: the columns before it keep their places
     ]
     rows = read_csv(tmp_path / "out" / "responses.csv")
     assert [r["status"] for r in rows] == ["accepted", "rejected"]
@@ -331,7 +331,7 @@ def test_responses_csv_has_every_response_with_its_status(tmp_path):
     assert a["failed_checks"] == ""
     assert r["failed_checks"] == "verbose:not_longer; typos:too_different"
     assert r["paraphrase"] == rejected.answers["paraphrase"]
-    assert a["response_id"] == str(accepted.id) and a["flags"] == ""
+    assert a["response_id"] == str(accepted.id) and a["flags"] == "" and a["flag_evidence"] == ""
 
 
 def test_gold_items_are_left_out_of_test_sets_and_responses_csv(multiwoz, tmp_path):
