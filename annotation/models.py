@@ -667,7 +667,8 @@ class QualityPolicy(models.Model):
         default=200, help_text="Flag a text at least this long typed without one deletion, undo or cut."
     )
     flags_reject = models.BooleanField(
-        default=False, help_text="Soft-reject flagged responses automatically (off: flags are evidence for a reviewer)."
+        default=False, help_text="Soft-reject flagged responses automatically (off: flags are evidence for a reviewer); "
+        "a spoken reading worth a listen is never rejected by its flag alone: a person listens and decides."
     )
 
     class Meta:
