@@ -4,15 +4,20 @@ reason and what became of them. Pure: no Django import.
 A response's flags are what the last flag run stored in its checks (`checks["flags"]`, with
 `checks["flag_evidence"]`: code -> why). A typing-process flag is about one field: its evidence
 starts with the field's name (`quality.flags.typing_evidence`), so it counts for that variant only;
-any other flag (fast, near-duplicate, a spoken reading worth a listen, whose evidence names its
-readings, ...) is about the whole response and counts for every variant.
+a reading worth a listen names its readings ("reading 2: ..."), and a job of readings has one test
+set per reading in their order (`spoken_1`, `spoken_2`, ...), so it counts for those sets only; any
+other flag (fast, near-duplicate, ...) is about the whole response and counts for every variant.
 
 Each flagged response is also kept as data (`records`: its id, worker, status and each flag's code,
 name and evidence), which the export writes to `flags.jsonl`.
 """
+import re
 from collections.abc import Mapping, Sequence
 
-from ..quality.flags import flag_name
+from ..quality.flags import WORTH_A_LISTEN, flag_name
+
+#: A reading named at the head of its evidence ("reading 2: ..."; not "as reading 1 of response 7").
+READING_NAMED = re.compile(r"(?:^|; )reading (\d+): ")
 
 
 class FlagSummary:
@@ -45,13 +50,17 @@ class FlagSummary:
             "flags": [{"code": code, "name": flag_name(code), "evidence": str(evidence.get(code) or "")} for code in codes],
         })
         for code in codes:
-            for variant in self._variants_of(str(evidence.get(code, ""))):
+            for variant in self._variants_of(code, str(evidence.get(code, ""))):
                 by_status = self.counts[variant].setdefault(code, {})
                 by_status[status] = by_status.get(status, 0) + 1
         return codes
 
-    def _variants_of(self, why: str) -> list[str]:
-        named = [v for v in self.variants if why.startswith(f"{v}: ") or f"; {v}: " in why]
+    def _variants_of(self, code: str, why: str) -> list[str]:
+        if code == WORTH_A_LISTEN:
+            readings = {int(k) for k in READING_NAMED.findall(why)}
+            named = [v for k, v in enumerate(self.variants, start=1) if k in readings]
+        else:
+            named = [v for v in self.variants if why.startswith(f"{v}: ") or f"; {v}: " in why]
         return named or self.variants
 
     def as_json(self) -> dict:

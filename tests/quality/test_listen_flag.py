@@ -55,3 +55,20 @@ def test_a_job_without_readings_carries_no_share_of_the_flag():
     report = compute_flags(_responses((1, 10)))
     assert "worth_a_listen_share" not in report.measures[10]
     assert report.responses == {}
+
+
+def test_the_export_s_flag_table_counts_a_reading_worth_a_listen_in_that_reading_s_test_set_only():
+    from annotation.exporters.flag_summary import FlagSummary
+
+    summary = FlagSummary(["spoken_1", "spoken_2"])
+    summary.add("accepted", {"flags": ["worth_a_listen"], "flag_evidence": {
+        "worth_a_listen": "reading 2: 0.2 s of speech in a 2.5 s recording, the same recording as reading 1 of response 7",
+    }})
+    summary.add("excluded", {"flags": ["fast", "worth_a_listen"], "flag_evidence": {
+        "worth_a_listen": "reading 1: heard 3 of the turn's 14 words, 2.9 s of speech in a 4.1 s recording, WER 0.86; "
+                          "reading 2: 0.1 s of speech in a 2.0 s recording",
+        "fast": "took 2 s; the job's median is 30 s (flagged below 25% of it, 8 s)",
+    }})
+    counts = summary.as_json()["per_variant"]
+    assert counts["spoken_1"] == {"fast": {"excluded": 1}, "worth_a_listen": {"excluded": 1}}
+    assert counts["spoken_2"] == {"fast": {"excluded": 1}, "worth_a_listen": {"accepted": 1, "excluded": 1}}
