@@ -246,7 +246,10 @@ class LeaderboardView(FormatParameter, EvaluationAPI, APIView):
 
     @extend_schema(
         summary="A campaign's leaderboard from its stored results, as JSON, CSV or Markdown",
-        description="Served from the stored results; when the ratings changed since, the older results are served with stale=true (header X-Results-Stale: 1).",
+        description="Served from the stored results; when the ratings changed since, or the results were computed with an older method "
+        "(older_method=true: an older report format, whose rank ranges may contradict the pairwise table), the older results are "
+        "served with stale=true (header X-Results-Stale: 1) and the Markdown's first paragraph says which; "
+        "POST /api/evaluation/campaigns/{id}/results/ computes them again.",
         parameters=[OpenApiParameter("format", str, enum=list(leaderboard.FORMATS), description="json (default), csv or md.")],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, (200, "text/markdown"): OpenApiTypes.STR, **ERRORS, **NOT_FOUND, **NOT_READY},
     )
@@ -257,12 +260,13 @@ class LeaderboardView(FormatParameter, EvaluationAPI, APIView):
             return refusal
         fmt = request.accepted_renderer.format
         if fmt == "json":
-            body = {**leaderboard.to_json_dict(result.report), "stale": stale, "computed_at": result.computed_at}
+            body = {**leaderboard.to_json_dict(result.report), "stale": stale, "older_method": campaign_selectors.older_method(result),
+                    "computed_at": result.computed_at}
         else:
             body = leaderboard.render(result.report, fmt)
             if stale and fmt == "md":  # as the page's download says it
                 at = dateformat.format(timezone.localtime(result.computed_at), "Y-m-d H:i T")
-                body = leaderboard.stale_note(at) + "\n\n" + body
+                body = leaderboard.out_of_date_note(result.report, at) + "\n\n" + body
         response = Response(body)
         if stale:
             response["X-Results-Stale"] = "1"

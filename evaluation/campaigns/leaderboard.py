@@ -15,7 +15,7 @@ import json
 from typing import TYPE_CHECKING
 
 from evaluation.stats import score_sources
-from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, TIE_GROUP
+from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, REPORT_FORMAT, TIE_GROUP
 from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
 from quorum.lazy_modules import lazy
@@ -289,6 +289,27 @@ def to_markdown(report: dict) -> str:
             rho = "n/a" if s["rho"] is None else numbers.decimals(s["rho"], 4)
             lines.append(f"| {s['metric']} | {s['scores_text']} | {rho} | {TOO_FEW if s['too_few'] else numbers.p_value(s['p'])} | {s['entries']} |")
     return "\n".join(lines) + "\n"
+
+
+def older_method_note(report: dict) -> str:
+    """The first paragraph of a download of results an older report format computed (the page's and
+    the API's alike), in place of `stale_note`: their inputs may be today's, their method is not."""
+    return (
+        f"> **Out of date.** These results were computed with an older method (report format {report.get('format', 0)}; "
+        f"today's is {REPORT_FORMAT}): their rank ranges may contradict the pairwise table's Holm-adjusted decisions. "
+        "Compute the results again for today's."
+    )
+
+
+def older_format(report: dict) -> bool:
+    """The report names a format older than today's (`report_format.REPORT_FORMAT`); one that names
+    none (before format 2) is not judged by it."""
+    return isinstance(report.get("format"), int) and report["format"] < REPORT_FORMAT
+
+
+def out_of_date_note(report: dict, computed_at: str) -> str:
+    """What a download of results that are not current says first: an older method, or older inputs."""
+    return older_method_note(report) if older_format(report) else stale_note(computed_at)
 
 
 def stale_note(computed_at: str) -> str:

@@ -17,6 +17,7 @@ from annotation import task_types
 from annotation.models import Job, Response, RunStatus, Slot
 from annotation.selectors.attempts import AttemptState, attempt_state, state_of
 from evaluation.campaigns import ratings_csv
+from evaluation.campaigns.leaderboard import older_format
 from evaluation.models import (
     Campaign,
     CampaignJob,
@@ -30,7 +31,7 @@ from evaluation.models import (
     Rating,
     TestSet,
 )
-from evaluation.stats.report_format import PAIRWISE_REPORT_METHOD, pairwise_older_method
+from evaluation.stats.report_format import PAIRWISE_REPORT_METHOD, REPORT_FORMAT, pairwise_older_method
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -51,10 +52,32 @@ def campaigns():
     )
 
 
+#: A stored result is current only when today's report format computed it: the campaign's inputs
+#: version names the format, but it is stored, and stays as it was until the inputs change, so a
+#: result computed before a method changed (the rank ranges of format 7) would read as current. A
+#: report that names no format (none has since format 2) is not judged by it.
+CURRENT_FORMAT = Q(report__format=REPORT_FORMAT) | ~Q(report__has_key="format")
+
+
+def older_method(result: CampaignResult | None) -> bool:
+    """The result was computed by an older report format than today's (`leaderboard.older_format`)."""
+    return result is not None and older_format(result.report or {})
+
+
+def shows_older_method(campaign: Campaign) -> bool:
+    """The campaign has no result of today's method for its inputs and the latest one it shows was
+    computed by an older report format (without reading the report itself)."""
+    rows = CampaignResult.objects.filter(campaign=campaign)
+    if rows.filter(CURRENT_FORMAT, inputs_version=campaign.inputs_version).exists():
+        return False
+    stored = rows.order_by("-computed_at").values_list("report__format", flat=True).first()
+    return isinstance(stored, int) and stored < REPORT_FORMAT
+
+
 def current_result(campaign: Campaign):
-    """The stored result for the campaign's current inputs, or None (then the page says it is
-    being computed or stale, and shows the latest older result if any)."""
-    return CampaignResult.objects.filter(campaign=campaign, inputs_version=campaign.inputs_version).first()
+    """The stored result for the campaign's current inputs, computed by today's report format, or
+    None (then the page says it is being computed or stale, and shows the latest older result if any)."""
+    return CampaignResult.objects.filter(CURRENT_FORMAT, campaign=campaign, inputs_version=campaign.inputs_version).first()
 
 
 def latest_result(campaign: Campaign):
@@ -64,7 +87,7 @@ def latest_result(campaign: Campaign):
 def campaigns_with_status():
     """Campaigns with `n_ratings`, `results_status` (current | stale | none) and `shown_computed_at`
     (when the result the campaign shows was computed), in three queries' worth of SQL."""
-    current = CampaignResult.objects.filter(campaign=OuterRef("pk"), inputs_version=OuterRef("inputs_version"))
+    current = CampaignResult.objects.filter(CURRENT_FORMAT, campaign=OuterRef("pk"), inputs_version=OuterRef("inputs_version"))
     any_result = CampaignResult.objects.filter(campaign=OuterRef("pk"))
     # The ratings are counted in a subquery: a join grouped by every selected column made the
     # database sort each campaign's ratings (124k for DSTC9's) by whole rows.
@@ -102,7 +125,7 @@ def _shown(campaign, pick):
     """(what `pick` takes from the current stored result, False), else from the latest older one
     (stale: True); (None, False) without any. The one rule of which result a campaign shows."""
     rows = CampaignResult.objects.filter(campaign=campaign)
-    current = pick(rows.filter(inputs_version=campaign.inputs_version))
+    current = pick(rows.filter(CURRENT_FORMAT, inputs_version=campaign.inputs_version))
     if current is not None:
         return current, False
     latest = pick(rows.order_by("-computed_at"))

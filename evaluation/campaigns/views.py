@@ -26,7 +26,7 @@ from evaluation.campaigns.services.crowd import create_crowd_job, launch_crowd_j
 from evaluation.campaigns.services.lifecycle import delete_campaign, dependents, rename_campaign
 from evaluation.campaigns.services.pairwise import recompute_if_older as recompute_pairwise_if_older
 from evaluation.campaigns.services.pairwise import request_report as request_pairwise_report
-from evaluation.campaigns.services.results_runs import request_campaign_results
+from evaluation.campaigns.services.results_runs import recompute_if_older_method, request_campaign_results
 from evaluation.campaigns.services.runs import start_human_eval_import, start_plan
 from evaluation.campaigns.services.uploads import (
     entries_imported_text,
@@ -287,6 +287,8 @@ def campaign_results(request, pk):
     """The campaign page; a POST is the planner's form, which starts a planner run (the page follows
     its progress) or is shown again with what to fix (400, nothing started)."""
     campaign = get_object_or_404(Campaign.objects.select_related("test_set__challenge"), pk=pk)
+    if request.method == "GET":  # results an older method computed are computed again, followed on the page
+        recompute_if_older_method(campaign, by=request.user)
     plan_form = PlanForm(request.POST or None, request.FILES or None, initial={"pilot_campaign": campaign.pk})
     if request.method == "POST":
         if plan_form.is_valid():
@@ -314,6 +316,7 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "delete_blockers": dependents(campaign),
         "result": shown,
         "stale": shown is not None and current is None,
+        "older_method": current is None and selectors.older_method(shown), "report_format": report_format.REPORT_FORMAT,
         # The latest computation, named above the results while queued, running or failed.
         **_results_line(campaign, shown.computed_at if shown else None),
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],
@@ -484,11 +487,12 @@ def campaign_download(request, pk, name):
     if name in REPORT_FILES:
         content_type, render_as = REPORT_FILES[name]
         if stale and name == "leaderboard.json":
-            body = json.dumps({**leaderboard.to_json_dict(shown.report), "stale": stale, "computed_at": shown.computed_at.isoformat()}, indent=2)
+            body = json.dumps({**leaderboard.to_json_dict(shown.report), "stale": stale, "older_method": selectors.older_method(shown),
+                               "computed_at": shown.computed_at.isoformat()}, indent=2)
         else:
             body = render_as(shown.report)
         if stale and name == "leaderboard.md":
-            body = leaderboard.stale_note(dateformat.format(timezone.localtime(shown.computed_at), "Y-m-d H:i T")) + "\n\n" + body
+            body = leaderboard.out_of_date_note(shown.report, dateformat.format(timezone.localtime(shown.computed_at), "Y-m-d H:i T")) + "\n\n" + body
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
     else:

@@ -96,3 +96,61 @@ def test_the_sweep_asks_again_for_a_report_of_an_older_method(make_annotator, mo
     waiting = PairwiseReport.objects.get(status=RunStatus.PENDING)
     assert waiting.job_id == older.pk and queued == [("evaluation.tasks.compute_pairwise_report", waiting.pk)]
     assert pairwise.settle_lost_reports() == {"requeued": 0, "failed": 0}  # asked once: it waits
+
+
+# The ratings leaderboard: its stored results name their report format, and the campaign's inputs
+# version, stored too, kept calling results of the previous format current until an input changed.
+
+def _results_of_the_previous_format(campaign):
+    """The campaign's results as the previous Quorum stored them: format REPORT_FORMAT - 1, and the
+    inputs version that format gave (the campaign's stored one, unchanged since)."""
+    from evaluation.campaigns.services.campaigns import compute_campaign_results
+    from evaluation.models import Campaign, CampaignResult
+    from evaluation.stats.report_format import REPORT_FORMAT
+
+    result = compute_campaign_results(campaign.pk)
+    report = result.report
+    report["format"] = REPORT_FORMAT - 1
+    earlier = "e" * 64
+    CampaignResult.objects.filter(pk=result.pk).update(report=report, inputs_version=earlier)
+    Campaign.objects.filter(pk=campaign.pk).update(inputs_version=earlier)
+    campaign.refresh_from_db()
+    return result
+
+
+def test_ratings_results_of_an_older_format_are_marked_and_computed_again(campaign, client, organizer, organizer_api,
+                                                                          django_capture_on_commit_callbacks):
+    from evaluation.campaigns import selectors
+    from evaluation.models import CampaignResult
+    from evaluation.stats.report_format import REPORT_FORMAT
+
+    old = _results_of_the_previous_format(campaign)
+    url = reverse("evaluation-api:campaign-leaderboard", args=[campaign.pk])
+    answer = organizer_api.get(url)
+    assert answer["X-Results-Stale"] == "1" and answer.json()["stale"] is True and answer.json()["older_method"] is True
+    markdown = organizer_api.get(url, {"format": "md"}).content.decode()
+    assert markdown.startswith(f"> **Out of date.** These results were computed with an older method (report format {REPORT_FORMAT - 1};")
+    client.force_login(organizer)
+    download = client.get(reverse("evaluation:campaign-download", args=[campaign.pk, "leaderboard.md"])).content.decode()
+    assert download.startswith("> **Out of date.** These results were computed with an older method")
+    with django_capture_on_commit_callbacks(execute=True):  # the queued computation runs at the commit
+        page = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert 'id="older-method-results"' in page
+    campaign.refresh_from_db()
+    current = selectors.current_result(campaign)
+    assert current is not None and current.pk != old.pk and current.report["format"] == REPORT_FORMAT
+    again = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert 'id="older-method-results"' not in again and 'id="stale-results"' not in again
+    assert organizer_api.get(url).json()["older_method"] is False
+    assert CampaignResult.objects.filter(campaign=campaign).count() == 2
+
+
+def test_current_ratings_results_are_left_alone(campaign, client, organizer, monkeypatch):
+    from evaluation.campaigns.services import results_runs
+    from evaluation.campaigns.services.campaigns import compute_campaign_results
+
+    compute_campaign_results(campaign.pk)
+    monkeypatch.setattr(results_runs, "request_campaign_results", lambda *a, **k: pytest.fail("computed again"))
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
+    assert 'id="older-method-results"' not in page and 'id="stale-results"' not in page

@@ -12,6 +12,7 @@ broker refused and fails, then queues again, one a lost worker left running. The
 (`compute_results_here`), so the page shows theirs too.
 """
 from annotation.services.attempts import AttemptRecord
+from evaluation.campaigns import selectors
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignResult, CampaignResultsRun, Rating
 
@@ -29,6 +30,22 @@ def request_campaign_results(campaign: Campaign, *, by=None) -> CampaignResultsR
     words, with nothing recorded: there is nothing to compute."""
     _refuse_without_inputs(campaign)
     return RESULTS_RUNS.request(campaign, by=by)
+
+
+def recompute_if_older_method(campaign: Campaign, *, by=None) -> CampaignResultsRun | None:
+    """Queue the campaign's results again when the ones it shows were computed by an older method
+    (`selectors.shows_older_method`) and no attempt is under way or failed since: what the page
+    does when it is read, so that a range computed by an older method is replaced without anyone
+    pressing Compute results. None when nothing was queued."""
+    if not selectors.shows_older_method(campaign):
+        return None
+    state = selectors.results_run_state(campaign, None)
+    if state is not None and (state.under_way or state.failed):
+        return None  # on its way, or it failed: the page says so and offers the button
+    try:
+        return request_campaign_results(campaign, by=by)
+    except EvaluationInputError:
+        return None  # nothing to compute any more (no entries or ratings): the page says so
 
 
 def compute_results_here(campaign: Campaign) -> CampaignResult:
