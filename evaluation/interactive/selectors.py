@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 
-from annotation import task_types
+from annotation import chat_relay, task_types
 from annotation.chat_relay import session_key, session_key_of
 from annotation.models import Item, Job, Response, SkippedItem, Slot, Worker
 from evaluation.interactive import goals as goal_rules
@@ -178,7 +178,7 @@ UNCOUNTED_SCREENINGS = ("pending", "dropped")
 def interactive_dialogs(job) -> list[dict]:
     """The counted dialogs of a chat job with their system's name, goal and entity database;
     flagged ones only once kept. `failed_calls`: the dialog's calls to the system that failed
-    (`failed_calls`), None where its conversation is not recorded."""
+    (`failed_calls`; from its transcript where its conversation is not recorded, `transcript_failed_calls`)."""
     responses = list(counted_responses(job).select_related("item", "slot").order_by("pk"))
     failed = failed_calls([session_key(r.slot) for r in responses])
     names = dict(DialogSystem.objects.filter(public_id__in={r.item.payload["endpoint"] for r in responses}).values_list("public_id", "name"))
@@ -190,10 +190,22 @@ def interactive_dialogs(job) -> list[dict]:
             "answers": r.answers, "goal": r.item.payload.get("goal") or {}, "goal_text": r.item.payload.get("goal_text", []),
             "database": (databases.get(int(r.item.payload["goal_id"])) if str(r.item.payload.get("goal_id", "")).isdigit() else None) or {},
             "goal_id": str(r.item.payload.get("goal_id", "")), "response_id": r.pk, "worker": r.worker_id,
-            "failed_calls": failed.get(session_key(r.slot)),
+            "failed_calls": failed.get(session_key(r.slot), transcript_failed_calls(r.answers.get("transcript"))),
         }
         for r in responses
     ]
+
+
+def transcript_failed_calls(transcript) -> int:
+    """A dialog's failed calls read from its transcript, where its conversation is not recorded (its
+    rows removed): the failed system turns but Quorum's own replies while the system was paused or
+    busy (`chat_relay.UNAVAILABLE`, `BUSY`), which are failed turns of the transcript but no call."""
+    return sum(1 for t in transcript or [] if isinstance(t, dict) and t.get("role") == "system" and t.get("failed")
+               and t.get("text") not in QUORUMS_REPLIES)
+
+
+#: The texts Quorum answers with itself when it did not call the system.
+QUORUMS_REPLIES = (chat_relay.UNAVAILABLE, chat_relay.BUSY)
 
 
 def _offer_words(offered) -> str:

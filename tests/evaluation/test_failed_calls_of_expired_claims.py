@@ -76,3 +76,29 @@ def test_the_failed_calls_column_has_one_name_in_every_format():
     assert header.endswith("| Failed calls |")
     shown = interactive.to_json_dict(board)["systems"][0]
     assert shown["failed_calls"] == shown["failed_turns"] == 3  # the API's old key, kept for its clients
+
+
+def test_without_its_recorded_conversation_a_dialog_counts_its_failed_calls_not_quorums_replies(db, make_annotator, settings):
+    """A counted dialog whose conversation rows are gone is read from its transcript, where Quorum's
+    own replies after the pause are failed turns too: they were counted as failed calls (5, not 3)."""
+    from evaluation.models import ChatSession
+
+    from .test_chat_campaigns import _page_chat, _system
+
+    settings.QUORUM_SYSTEM_PAUSE_CONSECUTIVE_FAILURES = 3
+    with running(Broken("error", secret=SECRET)) as broken_url:
+        broken = _system("broken", broken_url)
+        job = create_chat_job(name="chat", systems=[broken], goal_set=import_goals(name="goals", goals_file=GOALS))
+        user, worker = make_annotator("w")
+        client = Client()
+        client.force_login(user)
+        token = make_token(claim_next_slot(job=job, worker=worker))
+        _page_chat(client, token, "open")
+        for n in range(5):  # 3 failed calls pause it; 2 more messages get Quorum's refusal
+            _page_chat(client, token, "say", text=f"chinese please ({n})")
+        _page_chat(client, token, "end", reason="fail")
+        assert client.post(reverse("work", args=[token]), {"outcome": "fail"}).status_code == 302
+    recorded, = selectors.interactive_ranking(job)[0]["systems"]
+    ChatSession.objects.filter(system=broken).delete()  # the conversation's rows are gone; the response keeps its transcript
+    read_back, = selectors.interactive_ranking(job)[0]["systems"]
+    assert recorded["failed_calls"] == read_back["failed_calls"] == 3
