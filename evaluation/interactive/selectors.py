@@ -151,7 +151,14 @@ def _expired_claims(job, keys: list[str], known_workers: set) -> dict[str, str]:
     goal (a few) and every other worker, so the work grows with the unfound conversations, not the job."""
     if not keys:
         return {}
-    conversations = ChatSession.objects.filter(key__in=keys, opened_at__gte=job.created_at).values_list("key", "system__public_id", "goal")
+    conversations = list(ChatSession.objects.filter(key__in=keys, opened_at__gte=job.created_at).values_list("key", "system__public_id", "goal"))
+    # Most conversations of the same systems in other jobs were submitted there: known at one key each.
+    elsewhere = Response.objects.filter(item__job__in=interactive_jobs().exclude(pk=job.pk),
+                                        item__payload__endpoint__in={endpoint for _key, endpoint, _goal in conversations})
+    submitted_elsewhere = {session_key_of(slot, worker) for slot, worker in elsewhere.values_list("slot_id", "worker_id")}
+    conversations = [c for c in conversations if c[0] not in submitted_elsewhere]
+    if not conversations:
+        return {}
     items = list(job.items.values_list("pk", "payload__endpoint", "payload__goal"))
     slots_of: dict[int, list[int]] = {}
     for item, slot in Slot.objects.filter(item__job=job).values_list("item_id", "pk"):

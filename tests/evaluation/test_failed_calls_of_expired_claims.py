@@ -35,6 +35,7 @@ def test_calls_failed_in_a_dialog_whose_claim_expired_are_counted_everywhere(db,
         system.fault = None  # it passes the check at registration, then starts failing
         registered = register_system(name="flaky-team", url=url, secret=SECRET)
         job = create_chat_job(name="chat", systems=[registered], goal_set=goals, dialogs_per_goal=2)
+        other = create_chat_job(name="chat 2", systems=[registered], goal_set=goals)  # same system and goal: not its conversation
         system.fault = "error"
         user, worker = make_annotator("w")
         client = Client()
@@ -48,6 +49,8 @@ def test_calls_failed_in_a_dialog_whose_claim_expired_are_counted_everywhere(db,
     board, _dialogs = selectors.interactive_board(job)
     row, = board["status"]["systems"]
     assert (row["failed_calls_not_counted"], row["dialogs_not_counted"]) == (3, 1)
+    elsewhere, = selectors.interactive_board(other)[0]["status"]["systems"]
+    assert elsewhere["failed_calls_not_counted"] == 0
     said = "flaky-team: 3 failed calls in 1 dialog that does not count"
     organizer_client = Client()
     organizer_client.force_login(organizer)
