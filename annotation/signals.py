@@ -20,3 +20,6 @@ job_finished = Signal()
 #: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`), or a
 #: place to collect an item again (`voting.reopen_item`). kwargs: job.
 items_added = Signal()
+#: Sent after commit when a place added to collect an item again is taken back before anyone started it
+#: (`voting.withdraw_recollection`: a reviewer accepted the turned-down response after all). kwargs: job.
+places_withdrawn = Signal()

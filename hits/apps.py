@@ -21,6 +21,7 @@ class HitsConfig(AppConfig):
         signals.job_launched.connect(receivers.on_job_launched, dispatch_uid="hits.job_launched")
         signals.job_finished.connect(receivers.on_job_finished, dispatch_uid="hits.job_finished")
         signals.items_added.connect(receivers.on_items_added, dispatch_uid="hits.items_added")
+        signals.places_withdrawn.connect(receivers.on_places_withdrawn, dispatch_uid="hits.places_withdrawn")
         signals.slot_claimed.connect(receivers.on_slot_claimed, dispatch_uid="hits.slot_claimed")
         signals.response_submitted.connect(receivers.on_response_submitted, dispatch_uid="hits.response_submitted")
         # Crowd workers are sent back to their provider after a saved submit; the others get annotation's default.

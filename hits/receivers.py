@@ -48,6 +48,15 @@ def on_job_finished(sender, job, **kwargs):
         request_reconciliation(job.pk)
 
 
+def on_places_withdrawn(sender, job, **kwargs):
+    """A place posted for a re-collection was taken back: a reconciliation closes a listing no slot
+    needs any more, so that no worker takes it and its reservation goes back to the budget
+    (`services.reconcile.close_surplus_postings`; the beat's reconciliation would come round too)."""
+    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
+    if config is not None and not config.rehearsal:
+        request_reconciliation(job.pk)
+
+
 @receiver([post_save, post_delete], sender=JobCrowdConfig, dispatch_uid="hits.crowd_config_changed")
 def forget_job_provider(sender, instance, **kwargs):
     """However crowd settings are written (service, admin, a test), claims stop reading a stale provider."""

@@ -33,7 +33,7 @@ from .. import task_types
 from ..models import DecisionRule, Item, Job, OnVotedDown, QualityPolicy, Response, ReviewRound, Slot
 from ..quality import reliability
 from ..selectors.policies import policy_of
-from ..signals import items_added
+from ..signals import items_added, places_withdrawn
 from ..task_types.vote import AGAINST, FOR
 from . import model_votes, voting_tally
 from .response_status import transition
@@ -367,6 +367,9 @@ def withdraw_recollection(response: Response) -> bool:
     spare.delete()
     if not Slot.objects.filter(item_id=response.item_id).exclude(state=Slot.State.SUBMITTED).exists():
         Item.objects.filter(pk=response.item_id).update(state=Item.State.COMPLETE)
+    # A crowd may hold a place for it (`items_added` posted one): told, so that it can stop listing it.
+    job_id = spare.job_id
+    transaction.on_commit(lambda: places_withdrawn.send(sender=Job, job=Job.objects.get(pk=job_id)))
     return True
 
 

@@ -20,7 +20,7 @@ from typing import NotRequired, TypedDict
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Job, Response, Slot, Worker
@@ -32,7 +32,7 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from . import confirmation
 from . import payments as payment_services
 from .entry import saved_response_of
-from .postings import close_listings, release_unfilled_places, send_postings, stale_intended_postings
+from .postings import close_listings, places_carrying_slots, release_unfilled_places, send_postings, stale_intended_postings
 from .returns import returned_after_submitting
 
 log = logging.getLogger(__name__)
@@ -224,8 +224,8 @@ def reconcile_job(job_id: int, *, grace_seconds: float | None = None, now=None) 
         key = action if result.ok else f"{action}_failed"
         summary["settled"][key] = summary["settled"].get(key, 0) + 1
 
-    # 5. Listings with nothing left to claim stop taking workers.
-    summary["closed"] = expire_finished_postings(job_id, now=now)
+    # 5. Listings with nothing left to claim stop taking workers, and so do those no slot needs.
+    summary["closed"] = expire_finished_postings(job_id, now=now) + close_surplus_postings(config.job, provider, now=now)
 
     # 6. Places of closed listings that no worker can still take go back to the budget.
     summary["released"] = str(release_places_never_filled(config.job, now, grace))
@@ -277,6 +277,27 @@ def expire_finished_postings(job_id: int, now=None) -> int:
     if first is None:
         return 0
     return close_listings(postings, providers.get(first.provider), now=now)
+
+
+def close_surplus_postings(job: Job, provider, now=None) -> int:
+    """Close listings whose places no slot needs any more: a re-collection's place is posted on its
+    own, and a reviewer who then accepts the turned-down response takes the slot back
+    (`voting.withdraw_recollection`). Places serve any of the job's slots, so any listing no worker
+    has taken a place on, no larger than the surplus, can go, newest first. Their reservation goes
+    back with their unfilled places (`release_places_never_filled`), as any closed listing's does."""
+    surplus = sum(places for _reward, places, _size in places_carrying_slots(job)) - Slot.objects.filter(job=job).count()
+    if surplus <= 0:
+        return 0
+    untaken = (
+        Posting.objects.filter(job=job, state=Posting.State.CREATED)
+        .annotate(taken=Count("assignments_at_provider")).filter(taken=0).order_by("-seq")
+    )
+    chosen = []
+    for posting in untaken:
+        if posting.assignments <= surplus:
+            chosen.append(posting.pk)
+            surplus -= posting.assignments
+    return close_listings(Posting.objects.filter(pk__in=chosen), provider, now=now) if chosen else 0
 
 
 def release_places_never_filled(job: Job, now, grace: timedelta) -> Decimal:
