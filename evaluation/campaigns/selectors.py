@@ -295,7 +295,9 @@ class StoredPairwiseReport:
     @property
     def older_method_note(self) -> str:
         """What every output says first of a report an older method computed ("" for a current one)."""
-        return pairwise_older_method(self.shown.method) if self.shown is not None and self.older_method else ""
+        if self.shown is None or not self.older_method:
+            return ""
+        return pairwise_older_method(self.shown.method, under_way=self.under_way is not None)
 
 
 def stored_pairwise_report(job) -> StoredPairwiseReport:

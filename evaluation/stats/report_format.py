@@ -11,13 +11,15 @@ REPORT_FORMAT = 7  # 7: objective metrics correlated on the uploaded and the com
 PAIRWISE_REPORT_METHOD = 1
 PAIRWISE_OLDER_METHOD = (
     "This ranking was computed with an older method (method {stored}; the current one is {current}): its rank ranges "
-    "may contradict the Holm-adjusted pairwise decisions. It is being computed again; compute it again if it does not change"
+    "may contradict the Holm-adjusted pairwise decisions. {then}"
 )
 
 
-def pairwise_older_method(stored: int) -> str:
-    """What every output of a pairwise ranking stored by an older method says first."""
-    return PAIRWISE_OLDER_METHOD.format(stored=stored, current=PAIRWISE_REPORT_METHOD)
+def pairwise_older_method(stored: int, *, under_way: bool) -> str:
+    """What every output of a pairwise ranking stored by an older method says first; `under_way`:
+    its recomputation is queued or running (else it failed, or could not be asked for)."""
+    then = "It is being computed again" if under_way else "Compute it again to replace it"
+    return PAIRWISE_OLDER_METHOD.format(stored=stored, current=PAIRWISE_REPORT_METHOD, then=then)
 
 #: The two rank columns of every leaderboard (ratings, pairwise, interactive), named apart on every
 #: page and in every Markdown table: the tie group's place and the ranks the pairwise table allows.

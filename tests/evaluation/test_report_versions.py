@@ -154,3 +154,15 @@ def test_current_ratings_results_are_left_alone(campaign, client, organizer, mon
     client.force_login(organizer)
     page = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
     assert 'id="older-method-results"' not in page and 'id="stale-results"' not in page
+
+
+def test_an_older_report_whose_recomputation_failed_asks_for_the_button(make_annotator, organizer, client, monkeypatch):
+    job = pairwise_job(3)
+    vote(job, make_annotator("ann")[1], 9)
+    _stored_before_the_change(job)
+    PairwiseReport.objects.create(job=job, status=RunStatus.FAILED, error="The votes cannot be ranked yet: test.")
+    monkeypatch.setattr(pairwise, "request_report", lambda *a, **k: pytest.fail("asked again after a failure"))
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
+    assert "computed with an older method" in page and "Compute it again to replace it" in page
+    assert "It is being computed again" not in page and 'id="pairwise-compute"' in page
