@@ -18,7 +18,8 @@ job_launched = Signal()
 #: Sent after commit when a job is finished (nothing more is to be collected). kwargs: job.
 job_finished = Signal()
 #: Sent after commit when items are added to an existing job (`payload_jobs.add_payload_items`), or a
-#: place to collect an item again (`voting.reopen_item`). kwargs: job.
+#: place to collect an item again (`voting.reopen_item`). kwargs: job; recollection (True for the
+#: latter: more may follow soon, one per voted-down response).
 items_added = Signal()
 #: Sent after commit when a place added to collect an item again is taken back before anyone started it
 #: (`voting.withdraw_recollection`: a reviewer accepted the turned-down response after all). kwargs: job.

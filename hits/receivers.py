@@ -1,12 +1,14 @@
 """How hits follows annotation: signals and the post-submit redirect registry (connected in apps.ready)."""
 import logging
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from annotation.models import Job, Response, Slot
+from quorum.background import after_commit
 
 from . import providers
 from .links import done_url
@@ -32,12 +34,22 @@ def on_job_launched(sender, job, **kwargs):
     transaction.on_commit(lambda: post_job.delay(job.pk))
 
 
-def on_items_added(sender, job, **kwargs):
+def on_items_added(sender, job, recollection=False, **kwargs):
     """Items added to a live crowd job (an adaptive campaign's next round) are posted like a launch's:
     `post_job` reserves what is uncovered under the budget (nothing, when the caller reserved it in
-    its own transaction) and sends the intended postings once, by their request tokens."""
-    if job.state == Job.State.LIVE:
+    its own transaction) and sends the intended postings once, by their request tokens.
+
+    A re-collection's place waits QUORUM_RECOLLECTION_POST_DELAY_SECONDS: votes decide one response
+    at a time, and the first delayed `post_job` posts every place added meanwhile in one listing
+    (the later ones find nothing uncovered)."""
+    if job.state != Job.State.LIVE:
+        return
+    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal", "provider").first()
+    delay = settings.QUORUM_RECOLLECTION_POST_DELAY_SECONDS if recollection else 0
+    if config is None or delay <= 0 or not providers.get(config.provider).batches_recollections:
         on_job_launched(sender, job, **kwargs)
+    elif not config.rehearsal:
+        after_commit("hits.tasks.post_job", job.pk, countdown=delay)
 
 
 def on_job_finished(sender, job, **kwargs):

@@ -345,6 +345,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # How often beat's sweeps come round: a page whose work the broker refused says by when Quorum tries again.
 QUORUM_LOST_WORK_SWEEP_SECONDS = env.int("QUORUM_LOST_WORK_SWEEP_SECONDS", default=300)
 QUORUM_FLAG_SWEEP_SECONDS = env.int("QUORUM_FLAG_SWEEP_SECONDS", default=900)
+# A re-collection's place is posted this long after it is added, with every other added meanwhile: one
+# listing (a Prolific study, an MTurk HIT) for a batch of voted-down items, not one each.
+QUORUM_RECOLLECTION_POST_DELAY_SECONDS = env.int("QUORUM_RECOLLECTION_POST_DELAY_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
     # Lost background work comes back (annotation/services/sweeps.py): readings without a transcript
     # queued again, imports/exports stuck past QUORUM_RUN_DEADLINE_MINUTES re-queued or failed with

@@ -351,7 +351,7 @@ def reopen_item(item_id: int, *, collection: int) -> Slot:
         item.state = Item.State.OPEN
         item.save(update_fields=["state"])
     if new_place:
-        transaction.on_commit(lambda: items_added.send(sender=Job, job=Job.objects.get(pk=item.job_id)))
+        transaction.on_commit(lambda: items_added.send(sender=Job, job=Job.objects.get(pk=item.job_id), recollection=True))
     return slot
 
 

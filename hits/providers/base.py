@@ -125,6 +125,9 @@ class CrowdProvider(ABC):
     workers_sign_in: bool = False
     #: Whether crowd workers are sent back to the provider after a saved submit (the done page).
     sends_worker_back: bool = True
+    #: Whether a re-collection's place waits QUORUM_RECOLLECTION_POST_DELAY_SECONDS to be posted with the
+    #: others of that while: each posting is a listing of its own at the provider (a study, a HIT).
+    batches_recollections: bool = True
     #: Whether blocks are applied at the provider too (`apply_block`).
     syncs_blocks: bool = False
     #: Whether `manage.py rehearse` can run a job against a local fake of this provider (`rehearsal.py`).

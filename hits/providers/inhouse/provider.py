@@ -27,6 +27,7 @@ class InHouseProvider(CrowdProvider):
     workers_sign_in = True
     needs_confirmation = False  # the annotator signed in: Quorum is the provider
     sends_worker_back = False  # annotation's own "next item" redirect serves them
+    batches_recollections = False  # a place is only a row here: annotators may take it at once
 
     def create_posting(self, posting, config) -> str:
         return f"inhouse-{posting.request_token}"
