@@ -65,31 +65,26 @@ def _postgres_admin():
 
 @pytest.fixture(scope="module")
 def _migrated(tmp_path_factory):
-    """Migrate once per backend (migrations take most of a run), then copy for each test."""
-    made, admins = {}, []
+    """A migrated database per backend, to be copied for each test. On PostgreSQL it is the suite's
+    own template (tests/db_template.py: `manage.py migrate` run once per change of the migrations,
+    which every test database of the run is copied from), asked for at each copy: a run on other
+    migrations drops it. SQLite is migrated here, once."""
+    made = {}
 
     def get(backend):
-        if backend in made:
-            return made[backend]
-        folder = tmp_path_factory.mktemp(f"crash-{backend}")
-        if backend == "sqlite":
-            template = folder / "template.sqlite3"
-            _run(_env(f"sqlite:///{template}", folder), "migrate")
-        else:
-            admin, url = _postgres_admin()
-            admins.append(admin)
-            template = f"{url.path.lstrip('/')}_crash_template_{uuid.uuid4().hex[:8]}"
-            admin.execute(f'CREATE DATABASE "{template}"')
-            _run(_env(urlunsplit(url._replace(path=f"/{template}")), folder), "migrate")
-        made[backend] = template
-        return template
+        if backend == "postgres":
+            from django.conf import settings
 
-    yield get
-    for admin in admins:
-        for backend, template in made.items():
-            if backend == "postgres":
-                admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
-        admin.close()
+            from tests import db_template
+
+            return db_template.ensure_template(settings.DATABASES["default"])
+        if backend not in made:
+            folder = tmp_path_factory.mktemp(f"crash-{backend}")
+            made[backend] = folder / "template.sqlite3"
+            _run(_env(f"sqlite:///{made[backend]}", folder), "migrate")
+        return made[backend]
+
+    return get
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -102,7 +97,9 @@ def database(request, _migrated, tmp_path):
         yield f"sqlite:///{path}"
         return
     admin, url = _postgres_admin()
-    name = f"{template.rsplit('_template_', 1)[0]}_{uuid.uuid4().hex[:8]}"
+    # Named after the suite's database, not the template: a name under the template's prefix would
+    # read as an earlier template to tests/db_template.py, which drops those.
+    name = f"{url.path.lstrip('/')}_crash_{uuid.uuid4().hex[:8]}"
     admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     try:
         yield urlunsplit(url._replace(path=f"/{name}"))
