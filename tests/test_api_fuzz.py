@@ -103,6 +103,10 @@ def _nothing_but_the_id(operation) -> bool:
     return len(operation.path_parameters) == 1 and not operation.query and not operation.body
 
 
+def _spoilable(operation) -> bool:
+    return bool(operation.path_parameters or operation.query or operation.body)
+
+
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=["positive", "negative"])
 def test_the_api_answers_generated_requests_without_server_errors_and_as_documented(objects, capsys, mode):
     key, ids = objects
@@ -127,6 +131,8 @@ def test_the_api_answers_generated_requests_without_server_errors_and_as_documen
         attempts = [_path_ids(operation.path, ids)]
         if mode == GenerationMode.NEGATIVE and attempts[0]:
             attempts = [{}] if _nothing_but_the_id(operation) else [*attempts, {}]
+        elif mode == GenerationMode.NEGATIVE and not _spoilable(operation):
+            continue  # no parameter and no body: no request the schema forbids (Unsatisfiable too)
         for path_ids in attempts:
             strategy = operation.as_strategy(mode, path_parameters=path_ids or None)
             try:
