@@ -49,7 +49,7 @@ def test_interactive_results_csv_quotes_a_formula_like_system_name(monkeypatch):
     from evaluation.stats import interactive
 
     names = ["rank", "rank_low", "rank_high", "system", "dialogs", "goals", "workers"]
-    names += [f"{n}{suffix}" for n in interactive.STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_turns"]
+    names += [f"{n}{suffix}" for n in interactive.STATISTICS for suffix in ("", "_ci_low", "_ci_high")] + ["failed_calls"]
     row = dict.fromkeys(names, -0.25) | {"system": "+SUM(A1)", "rank_low": None}
     [written] = list(csv.DictReader(io.StringIO(interactive.to_csv({"systems": [row]}))))
     assert written["system"] == "'+SUM(A1)" and float(written["dialogs"]) == -0.25 and written["rank_low"] == ""

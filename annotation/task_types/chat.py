@@ -153,14 +153,15 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         for name in RATINGS:
             values = [r[name] for r in answer_rows if isinstance(r.get(name), int)]
             out[name] = round(sum(values) / len(values), 4) if values else None
-        out["failed_turns"] = sum(failed_calls(r.get("transcript") or []) for r in answer_rows)
+        out["failed_calls"] = sum(failed_calls(r.get("transcript") or []) for r in answer_rows)
         return out
 
     def combined_column_help(self, settings):
-        return {"failed_turns": (
+        return {"failed_calls": (
             "the item's counted chats' calls to the system that failed (timed out, an error, a reply that broke the contract), "
-            "as the interactive leaderboard's Failed calls counts them: Quorum's own replies while the system was paused or "
-            "busy are failed turns of the transcript but not counted, since the system was not called"
+            "as the interactive leaderboard's Failed calls (`failed_calls` in its CSV) counts them: Quorum's own replies while "
+            "the system was paused or busy are failed turns of the transcript but not counted, since the system was not called "
+            "(exports before 2026-11-28 named this column `failed_turns`)"
         )}
 
     def question_level(self, question, settings):
@@ -188,7 +189,7 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
 
 def failed_calls(transcript: list) -> int:
     """The transcript's failed turns that were calls to the system: the interactive leaderboard's
-    "Failed calls" (`failed_turns`), which reads the same from the recorded conversation's errors."""
+    "Failed calls" (`failed_calls`), which reads the same from the recorded conversation's errors."""
     return sum(1 for t in transcript if isinstance(t, Mapping) and t.get("failed") and t.get("text") not in NOT_CALLED)
 
 

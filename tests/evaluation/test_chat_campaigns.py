@@ -397,5 +397,5 @@ def test_the_exports_failed_calls_are_the_leaderboards_on_a_job_with_a_paused_sy
     exported: Counter = Counter()
     with open(tmp_path / "out" / "items.csv", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
-            exported[names[endpoints[int(row["item_id"])]]] += int(row["failed_turns"])
+            exported[names[endpoints[int(row["item_id"])]]] += int(row["failed_calls"])
     assert dict(exported) == board

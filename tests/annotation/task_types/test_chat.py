@@ -64,9 +64,10 @@ def test_success_or_fail_is_measured_as_categories_and_the_ratings_as_a_scale():
     assert task_types.agreement_level_of(kind, "understanding", settings) == "ordinal"
 
 
-def test_the_combined_items_readme_says_what_failed_turns_counts(db, tmp_path):
-    """items.csv's failed_turns counts the system's failed calls, not Quorum's own replies to a paused
-    or busy system (0558b6b), and the README did not say so: the name reads as every failed turn."""
+def test_the_combined_items_readme_says_what_failed_calls_counts(db, tmp_path):
+    """items.csv's failed_calls counts the system's failed calls, not Quorum's own replies to a paused
+    or busy system (0558b6b), and the README says so; the column is named as the leaderboard's CSV names
+    it (it was failed_turns, which read as every failed turn)."""
     import csv
 
     from annotation import chat_relay
@@ -82,7 +83,7 @@ def test_the_combined_items_readme_says_what_failed_turns_counts(db, tmp_path):
     export_job(job, tmp_path / "out")
 
     with open(tmp_path / "out" / "items.csv", encoding="utf-8") as fh:
-        assert [row["failed_turns"] for row in csv.DictReader(fh)] == ["1"]
+        assert [row["failed_calls"] for row in csv.DictReader(fh)] == ["1"]
     readme = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
-    line = next(line for line in readme.splitlines() if "`failed_turns`" in line)
+    line = next(line for line in readme.splitlines() if line.lstrip("-* ").startswith("`failed_calls`"))
     assert "calls to the system that failed" in line and "Failed calls" in line and "paused or busy" in line
