@@ -5,7 +5,7 @@ response of a job and is left to `services.quality.apply_flags` in the backgroun
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..models import FlagRun, Job, JobFlagReport, Response, Worker
+from ..models import FlagRun, Job, JobFlagReport, Response, SpokenReading, Worker
 from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, WorkerFlag, flag_name
 from .attempts import AttemptState, attempt_state
 
@@ -74,6 +74,16 @@ def responses_since(job: Job, flags: StoredFlags) -> int:
     if flags.computed_at is None:
         return 0
     return Response.objects.filter(item__job=job, submitted_at__gt=flags.computed_at).count()
+
+
+def readings_since(job: Job, flags: StoredFlags) -> int:
+    """Readings of responses the flags did read whose transcript came after them (the recogniser runs
+    in the background): their "worth a listen" is not judged yet. One count; 0 while nothing was computed."""
+    if flags.computed_at is None:
+        return 0
+    return SpokenReading.objects.filter(
+        job=job, transcribed_at__gt=flags.computed_at, response__submitted_at__lte=flags.computed_at
+    ).count()
 
 
 def stored_worker_flags(job_ids) -> dict[int, StoredFlags]:

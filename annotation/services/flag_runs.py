@@ -9,7 +9,7 @@ marks it running, then succeeded or failed with the reason in words. A failure l
 """
 from django.db.models import Exists, OuterRef
 
-from ..models import FlagRun, Job, Response
+from ..models import FlagRun, Job, JobFlagReport, Response, SpokenReading
 from .attempts import AttemptRecord
 from .quality import apply_flags
 from .voting import vote_job_of
@@ -48,9 +48,13 @@ def _apply_flags_with_its_votes(job: Job) -> dict:
 
 def jobs_to_sweep(now=None) -> list[int]:
     """The jobs whose flag run the beat sweep queues: every live job with responses (a vote job
-    through the job it votes on), and every job whose attempt is still queued or was lost by its
-    worker (`AttemptRecord.settle`, which fails the lost ones with the reason first)."""
+    through the job it votes on), every job whose attempt is still queued or was lost by its
+    worker (`AttemptRecord.settle`, which fails the lost ones with the reason first), and a job no
+    longer live with a reading transcribed after its flags (the recogniser runs in the background,
+    so a finished job's last readings may be heard after its last run)."""
     again = FLAG_RUNS.settle(now)
+    heard_since = Exists(SpokenReading.objects.filter(job=OuterRef("job"), transcribed_at__gt=OuterRef("computed_at")))
+    again |= set(JobFlagReport.objects.filter(heard_since).values_list("job_id", flat=True))
     has_responses = Exists(Response.objects.filter(item__job=OuterRef("pk")))
     rows = dict(Job.objects.filter(state=Job.State.LIVE).filter(has_responses).values_list("pk", "reviews_id"))
     # A vote job whose job is swept too is flagged by that job's run (`_apply_flags_with_its_votes`).

@@ -30,7 +30,7 @@ from ..selectors.dashboard import (
     worker_recent_responses,
 )
 from ..selectors.exports import export_contents
-from ..selectors.flags import flag_run_state, flagged_workers, responses_since, stored_flags
+from ..selectors.flags import flag_run_state, flagged_workers, readings_since, responses_since, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.readings import reading_of, transcription_summary
@@ -188,6 +188,7 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
         "has_subset": quality_selectors.has_subset(job),
         "agreement": flags.agreement,  # stored by the flag run: agreement reads every response
         "responses_since_flags": responses_since(job, flags),
+        "readings_since_flags": readings_since(job, flags) if spoken else 0,
         "transcription": transcription_summary(job.pk) if spoken else None,
         **(extra or {}),
     }
