@@ -80,10 +80,18 @@ def controls_markdown(controls: dict) -> list[str]:
     if "error" in styled:
         lines.append(f"Not fitted: {styled['error']}.")
     else:
-        lines += ["| Rank | System | Log-strength [CI] | Raw rank | Raw log-strength |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {TIE_GROUP} | {RANK_RANGE} | System | Log-strength [{numbers.percent(styled['level'])} CI] | Raw rank range | Raw log-strength |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in styled["rows"]:
             raw = numbers.decimals(row["raw_log_strength"])
-            lines.append(f"| {row['rank']} | {row['system']} | {numbers.decimals(row['log_strength'])} {numbers.interval(row['ci_low'], row['ci_high'])} | {row['raw_rank']} | {raw} |")
+            span = f"{row['rank_low']}-{row['rank_high']}" if row.get("rank_low") else "not computed"
+            raw_span = f"{row['raw_rank_low']}-{row['raw_rank_high']}" if row.get("raw_rank_low") else str(row["raw_rank"])
+            lines.append(
+                f"| {row['rank']} | {span} | {row['system']} | {numbers.decimals(row['log_strength'])} "
+                f"{numbers.interval(row['ci_low'], row['ci_high'])} | {raw_span} | {raw} |"
+            )
         for c in styled["coefficients"]:
             lines.append(
                 f"\nStyle coefficient, {c['label']}: {numbers.decimals(c['coefficient'])} {numbers.interval(c['ci_low'], c['ci_high'])} "

@@ -6,9 +6,11 @@ REPORT_FORMAT = 7  # 7: objective metrics correlated on the uploaded and the com
 #: The method that computes a pairwise job's stored ranking (`PairwiseReport.method`), raised with
 #: every change to what a stored report says. A report computed by an older method is computed again
 #: in the background, and until then every output marks it (`PAIRWISE_OLDER_METHOD`).
+#: 2: the style-controlled ranking's tie groups and rank ranges from Holm-adjusted Wald tests of
+#: every pair (it ranked by the point estimates alone, 1, 2, 3 where the intervals overlapped);
 #: 1: rank ranges from 1 + the entries significantly better (Holm) to N less those significantly
 #: worse; 0: reports stored before the method was recorded (ranges from the tie group's first place).
-PAIRWISE_REPORT_METHOD = 1
+PAIRWISE_REPORT_METHOD = 2
 PAIRWISE_OLDER_METHOD = (
     "This ranking was computed with an older method (method {stored}; the current one is {current}): its rank ranges "
     "may contradict the Holm-adjusted pairwise decisions. {then}"

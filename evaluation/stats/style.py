@@ -34,7 +34,7 @@ from scipy import stats
 from scipy.special import expit
 
 from evaluation.stats import bradley_terry
-from evaluation.stats.scoring import MIN_CORRELATION_POINTS
+from evaluation.stats.scoring import MIN_CORRELATION_POINTS, holm, holm_rank_groups
 
 FEATURES = ("length", "headers", "list_items", "bold")
 FEATURE_LABELS = {"length": "length (words)", "headers": "Markdown headers", "list_items": "list items", "bold": "bold spans"}
@@ -148,13 +148,16 @@ def fit(comparisons: list[StyledComparison], level: float = 0.95) -> dict:
     centre = np.eye(S) - 1.0 / S
     transform = centre @ embed
     theta = transform @ beta
-    theta_se = np.sqrt(np.maximum(np.diag(transform @ covariance @ transform.T), 0))
+    theta_covariance = transform @ covariance @ transform.T
+    theta_se = np.sqrt(np.maximum(np.diag(theta_covariance), 0))
     z = stats.norm.ppf(0.5 + level / 2)
     order = sorted(range(S), key=lambda k: -theta[k])
+    groups = _wald_rank_groups(theta, theta_covariance, order, level)
     strengths = [
         {"system": systems[k], "log_strength": float(theta[k]), "ci_low": float(theta[k] - z * theta_se[k]),
-         "ci_high": float(theta[k] + z * theta_se[k]), "se": float(theta_se[k]), "rank": order.index(k) + 1}
-        for k in order
+         "ci_high": float(theta[k] + z * theta_se[k]), "se": float(theta_se[k]),
+         "rank": groups.rank[x], "rank_low": groups.rank_low[x], "rank_high": groups.rank_high[x]}
+        for x, k in enumerate(order)
     ]
     gamma = beta[S - 1:]
     gamma_se = np.sqrt(np.maximum(np.diag(covariance)[S - 1:], 0))
@@ -171,9 +174,29 @@ def fit(comparisons: list[StyledComparison], level: float = 0.95) -> dict:
         "method": (
             "Bradley-Terry with style covariates: P(a chosen) = expit(theta_a - theta_b + gamma . z), z the normalised "
             "differences (f_a - f_b)/(f_a + f_b) of " + (", ".join(FEATURE_LABELS[n] for n in used) or "no feature") +
-            f" per standard deviation; maximum likelihood, ties half a win; {level:.0%} Wald intervals; thetas centred to mean 0"
+            f" per standard deviation; maximum likelihood, ties half a win; {level:.0%} Wald intervals; thetas centred to mean 0; "
+            f"tie groups and rank ranges from Wald tests of every pair's difference, Holm-adjusted (family-wise {level:.0%}), "
+            "as the raw ranking reads its own"
         ),
     }
+
+
+def _wald_rank_groups(theta: np.ndarray, theta_covariance: np.ndarray, order: list[int], level: float):
+    """Tie groups and rank ranges of the style-controlled strengths, read as the raw ranking reads
+    its own (`scoring.holm_rank_groups`): every pair's difference theta_i - theta_j with its Wald
+    standard error from the full covariance (the thetas are correlated), a two-sided normal p, Holm
+    over the table. A place is only claimed where the table separates the systems; the order of
+    the point estimates alone is not a rank."""
+    rows = []
+    for x, i in enumerate(order):
+        for j in order[x + 1:]:
+            difference = float(theta[i] - theta[j])
+            variance = float(theta_covariance[i, i] + theta_covariance[j, j] - 2 * theta_covariance[i, j])
+            p = float(2 * stats.norm.sf(abs(difference) / math.sqrt(variance))) if variance > 0 else 1.0
+            rows.append({"a": i, "b": j, "difference": difference, "p": p})
+    for row, adjusted in zip(rows, holm([row["p"] for row in rows]) if rows else [], strict=True):
+        row["significant_holm"] = bool(adjusted < 1 - level)
+    return holm_rank_groups(order, rows)
 
 
 def beside_raw(controlled: dict, raw_rows: list[dict]) -> list[dict]:
@@ -181,7 +204,8 @@ def beside_raw(controlled: dict, raw_rows: list[dict]) -> list[dict]:
     `bradley_terry.export_rows` gives them)."""
     raw = {row["system"]: row for row in raw_rows}
     return [
-        {**row, "raw_rank": raw.get(row["system"], {}).get("rank"), "raw_log_strength": raw.get(row["system"], {}).get("log_strength")}
+        {**row, "raw_rank": raw.get(row["system"], {}).get("rank"), "raw_rank_low": raw.get(row["system"], {}).get("rank_low"),
+         "raw_rank_high": raw.get(row["system"], {}).get("rank_high"), "raw_log_strength": raw.get(row["system"], {}).get("log_strength")}
         for row in controlled["systems"]
     ]
 
