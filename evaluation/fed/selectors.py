@@ -55,6 +55,7 @@ def _questions(fed_set) -> list[dict]:
 def _results(fed_set, fields, rows) -> list[dict]:
     questions = [f["name"] for f in fields]
     scale = {f["name"]: _scale(f["choices"]) for f in fields}
+    label = {f["name"]: f["label"] for f in fields}
     system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
     answers_of: dict[str, dict] = {}
     for item_id, worker_id, answers in rows:
@@ -70,7 +71,7 @@ def _results(fed_set, fields, rows) -> list[dict]:
                 na[0] += 1
     return [
         {"system": system, "items": len(answers_of[system]["items"]),
-         "questions": [_question(q, *answers_of[system][q], bounds=scale[q]) for q in questions]}
+         "questions": [{**_question(q, *answers_of[system][q], bounds=scale[q]), "label": label[q]} for q in questions]}
         for system in sorted(answers_of)
     ]
 
@@ -84,7 +85,7 @@ def _agreement(fields, rows) -> list[dict]:
         result = agreement.alpha(triples, "ordinal", value_domain=domain) if triples else None
         figures = result if result is not None and not result.undefined else None
         out.append({
-            "name": name, "defined": figures is not None, "units": result.units if result else 0,
+            "name": name, "label": f["label"], "defined": figures is not None, "units": result.units if result else 0,
             "alpha": _rounded(figures.alpha) if figures else None,
             "ci_low": _rounded(figures.ci_low) if figures else None, "ci_high": _rounded(figures.ci_high) if figures else None,
             "shown": result.display() if result else "no answers yet",  # the figure and interval, or why there is none

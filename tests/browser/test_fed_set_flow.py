@@ -72,7 +72,7 @@ def test_an_organizer_builds_launches_and_reads_a_fed_set(page, dialogs, organiz
     results = page.locator("#fed-results")
     expect(results).to_contain_text("bot-a")
     expect(results).to_contain_text("bot-b")
-    expect(page.locator("#fed-agreement")).to_contain_text(questions[0]["name"])
+    expect(page.locator("#fed-agreement")).to_contain_text(questions[0]["label"])
 
     with page.expect_download() as waiting:
         page.get_by_role("link", name="Download the results and agreement (CSV)").click()
