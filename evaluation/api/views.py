@@ -505,7 +505,8 @@ class FedResultsView(FormatParameter, EvaluationAPI, APIView):
         summary="A FED set's results: per system and question the mean with its 95% interval, and the raters' agreement per question",
         description="Computed from the counted answers when asked, as on the set's page. The interval is clustered by dialog and by rater "
         "(t with min(dialogs, raters) - 1 degrees of freedom, within the scale); agreement is Krippendorff's ordinal alpha with a "
-        "bootstrap interval over items. `?format=csv` gives the page's CSV download.",
+        "bootstrap interval over items. Each question carries its `label` and its `coding` (\"1 = No, 2 = Somewhat, 3 = Yes\": "
+        "the FED paper's 1-3, not the 0-2 of some loaders). `?format=csv` gives the page's CSV download.",
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"], description="json (default) or csv.")],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, **ERRORS,
                    404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such FED set.")},

@@ -5,7 +5,9 @@ One row per system and question (long form: a system's row per question, so a ta
 different set of questions has the same columns): the mean with its 95% interval, how many answers
 it rests on, how many were N/A, and how many dialogs or responses of the system were rated. Then,
 under system "(all)", each question's agreement between raters: Krippendorff's ordinal alpha with
-its bootstrap interval, on the same columns, and the items rated twice or more.
+its bootstrap interval, on the same columns, and the items rated twice or more. Every row says in
+`coding` how its question's answers are numbered ("1 = No, 2 = Somewhat, 3 = Yes"): the FED paper's
+tables code the three-point answers 1-3, some loaders 0-2, and a mean means nothing without it.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import io
 
 from quorum.csv_safety import formatted_cell
 
-COLUMNS = ["system", "question", "statistic", "value", "ci_low", "ci_high", "answers", "na", "items"]
+COLUMNS = ["system", "question", "statistic", "value", "ci_low", "ci_high", "answers", "na", "items", "coding"]
 
 
 def results_csv(results: list[dict], agreement: list[dict]) -> str:
@@ -23,9 +25,9 @@ def results_csv(results: list[dict], agreement: list[dict]) -> str:
     writer.writerow(COLUMNS)
     for row in results:
         for q in row["questions"]:
-            writer.writerow(_cells(row["system"], q["name"], "mean", *_floats(q["mean"], q["low"], q["high"]), q["n"], q["na"], row["items"]))
+            writer.writerow(_cells(row["system"], q["name"], "mean", *_floats(q["mean"], q["low"], q["high"]), q["n"], q["na"], row["items"], q["coding"]))
     for a in agreement:
-        writer.writerow(_cells("(all)", a["name"], "krippendorff_alpha_ordinal", *_floats(a["alpha"], a["ci_low"], a["ci_high"]), None, None, a["units"]))
+        writer.writerow(_cells("(all)", a["name"], "krippendorff_alpha_ordinal", *_floats(a["alpha"], a["ci_low"], a["ci_high"]), None, None, a["units"], a["coding"]))
     return buffer.getvalue()
 
 

@@ -56,6 +56,7 @@ def _results(fed_set, fields, rows) -> list[dict]:
     questions = [f["name"] for f in fields]
     scale = {f["name"]: _scale(f["choices"]) for f in fields}
     label = {f["name"]: f["label"] for f in fields}
+    coding = {f["name"]: coding_of(f) for f in fields}
     system_of = dict(FedCandidate.objects.filter(fed_set=fed_set, item__isnull=False).values_list("item_id", "system"))
     answers_of: dict[str, dict] = {}
     for item_id, worker_id, answers in rows:
@@ -71,7 +72,7 @@ def _results(fed_set, fields, rows) -> list[dict]:
                 na[0] += 1
     return [
         {"system": system, "items": len(answers_of[system]["items"]),
-         "questions": [{**_question(q, *answers_of[system][q], bounds=scale[q]), "label": label[q]} for q in questions]}
+         "questions": [{**_question(q, *answers_of[system][q], bounds=scale[q]), "label": label[q], "coding": coding[q]} for q in questions]}
         for system in sorted(answers_of)
     ]
 
@@ -85,7 +86,7 @@ def _agreement(fields, rows) -> list[dict]:
         result = agreement.alpha(triples, "ordinal", value_domain=domain) if triples else None
         figures = result if result is not None and not result.undefined else None
         out.append({
-            "name": name, "label": f["label"], "defined": figures is not None, "units": result.units if result else 0,
+            "name": name, "label": f["label"], "coding": coding_of(f), "defined": figures is not None, "units": result.units if result else 0,
             "alpha": _rounded(figures.alpha) if figures else None,
             "ci_low": _rounded(figures.ci_low) if figures else None, "ci_high": _rounded(figures.ci_high) if figures else None,
             "shown": result.display() if result else "no answers yet",  # the figure and interval, or why there is none
@@ -99,6 +100,12 @@ def _question(name, values, items, raters, na, *, bounds) -> dict:
         "name": name, "mean": round(found.mean, 4) if found else None, "n": len(values), "na": na[0],
         "low": _rounded(found.low if found else None), "high": _rounded(found.high if found else None),
     }
+
+
+def coding_of(field) -> str:
+    """How a question's answers are coded, as a reader of the figures needs it: "1 = No, 2 = Somewhat,
+    3 = Yes" (FED's tables code 1-3; some loaders 0-2), "1 = very poor, 2, 3, 4, 5 = very good"."""
+    return ", ".join(f"{a['value']} = {a['words']}" if a["words"] else str(a["value"]) for a in field["anchors"])
 
 
 def _scale(choices) -> tuple[float, float] | None:
