@@ -7,7 +7,8 @@ from playwright.sync_api import expect
 
 from annotation import task_types
 from annotation.services.claims import claim_next_slot, submit_response
-from evaluation.fed.services import import_fed_static, launch_fed_job
+from evaluation.fed.services import import_fed_static, launch_fed_job, review_candidate
+from evaluation.models import FedCandidate
 
 from .test_accessibility import _violations, _width
 
@@ -21,8 +22,11 @@ LINES = [
 
 
 def _answered_set(make_annotator, level="turn"):
-    """A static FED set of three systems, rated by three raters, each a little more lenient."""
+    """A static FED set of three systems, rated by three raters, each a little more lenient; what the
+    offensive-word filter flagged is kept first."""
     fed_set = import_fed_static(name="Rainy replies", jsonl="\n".join(json.dumps(line) for line in LINES).encode(), level=level)
+    for candidate in FedCandidate.objects.filter(fed_set=fed_set, review="pending"):
+        review_candidate(candidate, keep=True)
     job = launch_fed_job(fed_set, raters=3)
     questions = [f for f in task_types.get(job.task_type).answer_fields(job.settings) if f.get("choices")]
     for lift, name in enumerate(("ria", "rob", "rue")):
@@ -43,3 +47,17 @@ def test_the_turn_level_results_fit_a_desktop_window_with_the_questions_named(pa
     for q in questions:  # the columns say what the raters were asked, not the field names
         expect(results.get_by_role("columnheader", name=q["label"], exact=True)).to_have_count(1)
     assert _violations(page) == []  # the scroll box is reachable by keyboard and named
+
+
+def test_once_answers_are_in_the_set_page_leads_with_the_results_on_a_phone(page, organizer_login, make_annotator, settings):
+    # Two responses were flagged and kept before the launch: the decided review queue stays on the
+    # page, below what the organizer comes back for.
+    settings.QUORUM_OFFENSIVE_WORDS = ["rain"]
+    fed_set, _questions = _answered_set(make_annotator)
+    assert FedCandidate.objects.filter(fed_set=fed_set, review="kept").count() >= 2
+    page.set_viewport_size({"width": 390, "height": 844})
+    organizer_login(f"/evaluation/fed/{fed_set.pk}/")
+    results = page.get_by_role("heading", name="Results", exact=True)
+    expect(results).to_be_in_viewport()  # the first screen shows the results, not the settled review queue
+    assert results.bounding_box()["y"] < page.locator("#review").bounding_box()["y"]
+    assert _width(page) <= 390
