@@ -133,8 +133,16 @@ class PairwiseTaskType(TaskType, FromPayloads, ComparesSystems):
         return {"winner": answers["winner"]} if answers.get("winner") else {}
 
     def review_view(self, payload, answers, settings):
+        """The two outputs named A and B as the answer names them (the worker saw them as Response 1
+        and 2, in the order recorded in `left`), and that order, so a reviewer can check the choice
+        against what the worker saw."""
         view = super().review_view(payload, answers, settings)
+        view["subject"] = f"A: {payload['a']['text']} | B: {payload['b']['text']}"
         view["shown"] = [row for row in view["shown"] if row["name"] != "left"]
+        left = answers.get("left")
+        if left in SIDES:
+            right = "b" if left == "a" else "a"
+            view["shown"].append({"name": "left", "label": "Shown on the left", "text": f"{left.upper()} as Response 1 (left), {right.upper()} as Response 2"})
         return view
 
     def subject_of(self, payload):
