@@ -24,6 +24,31 @@
   var unavailable = false;
   var said = 0;
 
+  // A message on its way when the page goes (a reload, leaving and coming back) may or may not have
+  // reached the server: the next page's conversation, the server's, says which. It is kept in this
+  // tab (the work page's draft key names the worker's slot) and, once the conversation is drawn
+  // again, dropped if it is there, or put back in the box if not, never both: a message the system
+  // already answered is not offered again, and one lost on the way is not lost.
+  var leaving = false;
+  var store = null;
+  var pendingKey = form && form.getAttribute("data-draft-key") ? "quorum-chat-pending:" + form.getAttribute("data-draft-key") : null;
+  try { if (pendingKey) { store = window.sessionStorage; store.getItem(pendingKey); } } catch (e) { store = null; }
+  function keepPending(text) { try { if (store) { store.setItem(pendingKey, text); } } catch (e) { /* full: not kept */ } }
+  function dropPending() { try { if (store) { store.removeItem(pendingKey); } } catch (e) { /* nothing kept */ } }
+  function settlePending(state) {
+    var text = null;
+    try { text = store ? store.getItem(pendingKey) : null; } catch (e) { text = null; }
+    if (text === null) { return; }
+    dropPending();
+    var users = (state.turns || []).filter(function (turn) { return turn.role === "user"; });
+    var last = users.length ? users[users.length - 1].text : null;
+    if (last === text || ended) { return; }
+    if (!input.value.trim()) { input.value = text; showCount(); }
+    error.textContent = "Your last message did not reach the system before the page was left: it is back in the box. Send it again.";
+  }
+  window.addEventListener("pagehide", function () { leaving = true; });
+  window.addEventListener("pageshow", function () { leaving = false; });
+
   function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
 
   function showProgress() {
@@ -88,6 +113,9 @@
     send.disabled = true;
     waiting(body.action === "open" ? "Connecting to the system…" : "Sent: waiting for the system's reply…");
     function refused(message) {
+      // A call cut off by the page going is not refused: the next page settles its message.
+      if (leaving) { return; }
+      if (pending) { dropPending(); }
       error.textContent = message;
       send.disabled = ended;
       if (pending) {
@@ -102,7 +130,9 @@
       .then(function (res) {
         waiting("");
         if (!res.ok) { refused(res.data.error || "Something went wrong."); return; }
+        if (pending) { dropPending(); }
         draw(res.data);
+        if (body.action === "open") { settlePending(res.data); }
       })
       .catch(function () { waiting(""); refused("No connection to Quorum; try again."); });
   }
@@ -132,6 +162,7 @@
     var li = turnItem({ role: "user", text: text });
     li.className += " pending";
     log.appendChild(li);
+    keepPending(text);
     input.value = "";
     showCount();
     call({ action: "say", text: text }, { li: li, text: text }).then(function () { input.focus(); });
