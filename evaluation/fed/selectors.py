@@ -87,8 +87,8 @@ def _agreement(fields, rows) -> list[dict]:
         figures = result if result is not None and not result.undefined else None
         out.append({
             "name": name, "label": f["label"], "coding": coding_of(f), "defined": figures is not None, "units": result.units if result else 0,
-            "alpha": _rounded(figures.alpha) if figures else None,
-            "ci_low": _rounded(figures.ci_low) if figures else None, "ci_high": _rounded(figures.ci_high) if figures else None,
+            "alpha": _whole(figures.alpha) if figures else None,
+            "ci_low": _whole(figures.ci_low) if figures else None, "ci_high": _whole(figures.ci_high) if figures else None,
             "shown": result.display() if result else "no answers yet",  # the figure and interval, or why there is none
         })
     return out
@@ -97,8 +97,8 @@ def _agreement(fields, rows) -> list[dict]:
 def _question(name, values, items, raters, na, *, bounds) -> dict:
     found = clustered_mean(values, items, raters, bounds=bounds)
     return {
-        "name": name, "mean": round(found.mean, 4) if found else None, "n": len(values), "na": na[0],
-        "low": _rounded(found.low if found else None), "high": _rounded(found.high if found else None),
+        "name": name, "mean": found.mean if found else None, "n": len(values), "na": na[0],
+        "low": _whole(found.low if found else None), "high": _whole(found.high if found else None),
     }
 
 
@@ -114,5 +114,7 @@ def _scale(choices) -> tuple[float, float] | None:
     return (min(numbers), max(numbers)) if numbers else None
 
 
-def _rounded(value):
-    return None if value is None else round(value, 4)
+def _whole(value):
+    """A figure as computed (a bound clipped to the scale is its end, as a float): the CSV and the API
+    carry it whole and people read it rounded once, by `quorum.numbers`."""
+    return None if value is None else float(value)

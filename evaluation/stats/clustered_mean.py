@@ -56,7 +56,10 @@ def clustered_mean(
     mean = float(y.mean())
     if n_items < 2:
         return MeanInterval(mean, None, None, len(y), n_items, n_raters, None)
-    fit = OLS(y, np.ones((len(y), 1))).fit()
+    # Fitted on the deviations from the mean (the same residuals, the same variance), so answers that
+    # all agree have residuals of exactly 0 and an interval of exactly [mean, mean], not one off by
+    # the least-squares solver's rounding (2.999999999999989 for a mean of 3).
+    fit = OLS(y - mean, np.ones((len(y), 1))).fit()
     if n_raters > 1:
         both, by_item, by_rater = cov_cluster_2groups(fit, item_codes, rater_codes)
         variance = float(both[0, 0])

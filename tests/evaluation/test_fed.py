@@ -159,7 +159,7 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
     org = Client()
     org.force_login(organizer)
     page = org.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
-    assert '3.00 <span class="interval">[3.00, 3.00]</span>' in page  # bot-a: every answer 3 on two dialogs
+    assert '3.000 <span class="interval">[3.000, 3.000]</span>' in page  # bot-a: every answer 3 on two dialogs
     assert f'href="/organize/jobs/{job.pk}/"' in page and "4 of 4 ratings collected" in page
 
 
