@@ -8,6 +8,7 @@ under system "(all)", each question's agreement between raters: Krippendorff's o
 its bootstrap interval, on the same columns, and the items rated twice or more. Every row says in
 `coding` how its question's answers are numbered ("1 = No, 2 = Somewhat, 3 = Yes"): the FED paper's
 tables code the three-point answers 1-3, some loaders 0-2, and a mean means nothing without it.
+`ci_clipped` (True/False) says a mean's interval ran past the scale and was cut at its end.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import io
 
 from quorum.csv_safety import formatted_cell
 
-COLUMNS = ["system", "question", "statistic", "value", "ci_low", "ci_high", "answers", "na", "items", "coding"]
+COLUMNS = ["system", "question", "statistic", "value", "ci_low", "ci_high", "answers", "na", "items", "coding", "ci_clipped"]
 
 
 def results_csv(results: list[dict], agreement: list[dict]) -> str:
@@ -25,7 +26,7 @@ def results_csv(results: list[dict], agreement: list[dict]) -> str:
     writer.writerow(COLUMNS)
     for row in results:
         for q in row["questions"]:
-            writer.writerow(_cells(row["system"], q["name"], "mean", *_floats(q["mean"], q["low"], q["high"]), q["n"], q["na"], row["items"], q["coding"]))
+            writer.writerow(_cells(row["system"], q["name"], "mean", *_floats(q["mean"], q["low"], q["high"]), q["n"], q["na"], row["items"], q["coding"], q.get("ci_clipped", False)))
     for a in agreement:
         writer.writerow(_cells("(all)", a["name"], "krippendorff_alpha_ordinal", *_floats(a["alpha"], a["ci_low"], a["ci_high"]), None, None, a["units"], a["coding"]))
     return buffer.getvalue()

@@ -99,6 +99,7 @@ def _question(name, values, items, raters, na, *, bounds) -> dict:
     return {
         "name": name, "mean": found.mean if found else None, "n": len(values), "na": na[0],
         "low": _whole(found.low if found else None), "high": _whole(found.high if found else None),
+        "ci_clipped": bool(found and found.clipped),
     }
 
 

@@ -71,6 +71,7 @@ def _set_page(request, fed_set, status=200, launch_form=None):
     context = {
         "fed_set": fed_set, "queue": selectors.fed_review_queue(fed_set), "launch_form": launch_form or FedLaunchForm(),
         "results": results,
+        "any_clipped": any(q["ci_clipped"] for r in results for q in r["questions"]),
         "agreement": agreement,
         "ratings": job_progress(fed_set.job) if fed_set.job_id else None,
     }

@@ -7,7 +7,8 @@ answer), each with its small-sample factor, from statsmodels' `cov_cluster_2grou
 intercept-only regression whose coefficient is the mean. When the difference comes out negative
 (it can with few clusters) the larger one-way part stands in. The interval is mean ± t_df · SE with
 df = min(items, raters) − 1, as the interactive leaderboard's two-way intervals take it
-(`stats/interactive.py`), clipped to the scale.
+(`stats/interactive.py`), clipped to the scale (`clipped` says it was: such an interval is as much
+the scale's end as an estimate, and the FED page, CSV and API mark it).
 
 Clustering by item alone ignores that raters differ: with raters' leniency sd 0.3 on a 1-3 scale it
 covered 81-88% at nominal 95% in the simulation of tests/evaluation/test_clustered_mean.py, where this
@@ -32,6 +33,7 @@ class MeanInterval:
     items: int
     raters: int
     df: int | None
+    clipped: bool = False  # the t interval ran past an end of `bounds` and was cut there
 
 
 def clustered_mean(
@@ -71,9 +73,10 @@ def clustered_mean(
         df = n_items - 1
     half = float(stats.t.ppf(0.5 + ci / 2, df)) * math.sqrt(max(variance, 0.0))
     low, high = mean - half, mean + half
+    clipped = bounds is not None and (low < bounds[0] or high > bounds[1])
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
-    return MeanInterval(mean, low, high, len(y), n_items, n_raters, df)
+    return MeanInterval(mean, low, high, len(y), n_items, n_raters, df, clipped)
 
 
 def _codes(labels: Sequence[Hashable]):

@@ -151,7 +151,7 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
         answers = {f["name"]: str(list(f["choices"])[-1 if slot.item.payload["response"] != "I don't know." else 0]) for f in fields}
         assert client.post(reverse("work", args=[make_token(slot)]), answers).status_code == 302
     rows = {r["system"]: r for r in selectors.fed_results(FedSet.objects.get(pk=fed_set.pk))}
-    assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "label": "Interesting", "mean": 3.0, "n": 2, "na": 0, "low": 3.0, "high": 3.0, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}
+    assert rows["bot-a"]["items"] == 2 and rows["bot-a"]["questions"][0] == {"name": "interesting", "label": "Interesting", "mean": 3.0, "n": 2, "na": 0, "low": 3.0, "high": 3.0, "ci_clipped": False, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}
     assert rows["bot-b"]["questions"][0]["mean"] == 2.0  # one 1 ("I don't know.") and one 3
     listed = [q["name"] for q in rows["bot-a"]["questions"]]
     assert listed and not any(name.endswith("_na_reason") for name in listed)  # questions only
@@ -201,7 +201,7 @@ def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the
     assert client.post(reverse("work", args=[token]), {**answers, "error_recovery": "na", "error_recovery_na_reason": "no errors"}).status_code == 302
     row, = selectors.fed_results(FedSet.objects.get(pk=dialog_set.pk))
     recovery = next(q for q in row["questions"] if q["name"] == "error_recovery")
-    assert recovery == {"name": "error_recovery", "label": "Error recovery", "mean": None, "n": 0, "na": 1, "low": None, "high": None, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}
+    assert recovery == {"name": "error_recovery", "label": "Error recovery", "mean": None, "n": 0, "na": 1, "low": None, "high": None, "ci_clipped": False, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}
 
     org = Client()
     org.force_login(organizer)
@@ -348,6 +348,6 @@ def test_results_download_and_api_give_the_pages_figures(db, make_annotator, set
 def test_a_system_name_that_looks_like_a_formula_is_written_as_text():
     from evaluation.fed.results_file import results_csv
 
-    results = [{"system": "=cmd()", "items": 1, "questions": [{"name": "coherent", "mean": 2.0, "n": 1, "na": 0, "low": None, "high": None, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}]}]
+    results = [{"system": "=cmd()", "items": 1, "questions": [{"name": "coherent", "mean": 2.0, "n": 1, "na": 0, "low": None, "high": None, "ci_clipped": False, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}]}]
     row, = _csv_rows(results_csv(results, []))
     assert row["system"] == "'=cmd()" and row["value"] == "2.0" and row["ci_low"] == ""
