@@ -7,6 +7,7 @@ class EvaluationConfig(AppConfig):
 
     def ready(self):
         from annotation import chat_relay, extensions
+        from evaluation.campaigns.links import pairwise_ranking_link
         from evaluation.interactive.demo import run_interactive_demo
         from evaluation.interactive.links import interactive_results_link
         from evaluation.interactive.services.chats import SystemsRelay
@@ -21,3 +22,6 @@ class EvaluationConfig(AppConfig):
         # A chat job's page links to its leaderboard, which this app keeps.
         if "interactive_results" not in extensions.job_links:
             extensions.job_links.register("interactive_results", interactive_results_link)
+        # A pairwise job's page links to its ranking.
+        if "pairwise_ranking" not in extensions.job_links:
+            extensions.job_links.register("pairwise_ranking", pairwise_ranking_link)
