@@ -506,7 +506,8 @@ class FedResultsView(FormatParameter, EvaluationAPI, APIView):
         description="Computed from the counted answers when asked, as on the set's page. The interval is clustered by dialog and by rater "
         "(t with min(dialogs, raters) - 1 degrees of freedom, within the scale); agreement is Krippendorff's ordinal alpha with a "
         "bootstrap interval over items. Each question carries its `label` and its `coding` (\"1 = No, 2 = Somewhat, 3 = Yes\": "
-        "the FED paper's 1-3, not the 0-2 of some loaders). `?format=csv` gives the page's CSV download.",
+        "the FED paper's 1-3, not the 0-2 of some loaders); `ci_clipped` is true where the interval ran past the scale and was cut at "
+        "its end. At turn level the interval is clustered by response rather than dialog. `?format=csv` gives the page's CSV download.",
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"], description="json (default) or csv.")],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, **ERRORS,
                    404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such FED set.")},

@@ -61,3 +61,13 @@ def test_once_answers_are_in_the_set_page_leads_with_the_results_on_a_phone(page
     expect(results).to_be_in_viewport()  # the first screen shows the results, not the settled review queue
     assert results.bounding_box()["y"] < page.locator("#review").bounding_box()["y"]
     assert _width(page) <= 390
+
+
+def test_a_turn_level_sets_results_say_they_are_clustered_by_response_not_dialog(page, organizer_login, make_annotator):
+    # At turn level each rated item is a response in its context: the reader is told what was resampled.
+    fed_set, _questions = _answered_set(make_annotator, level="turn")
+    organizer_login(f"/evaluation/fed/{fed_set.pk}/")
+    method = page.locator("#fed-results-method")
+    expect(method).to_contain_text("clustered by response and by rater")
+    expect(method).to_contain_text("min(responses, raters) − 1 degrees of freedom")
+    expect(method).not_to_contain_text("dialog")
