@@ -1,4 +1,6 @@
 """Forms of the FED pages: a set from chat jobs or from the static FED file, and its launch."""
+import json
+
 from django import forms
 
 from evaluation.forms import OwnIdsForm
@@ -19,10 +21,20 @@ class FedFromChatsForm(OwnIdsForm):
         self.fields["chat_job"].queryset = interactive_selectors.interactive_jobs()
 
 
+#: A whole line of the static file, shown under its field: what a first-time organizer copies.
+EXAMPLE_LINE = {
+    "context_id": "c1", "context": [{"speaker": "user", "text": "Hi! Any plans for the weekend?"}],
+    "responses": {"system-a": "Hiking in the hills. You?", "system-b": "No idea."},
+}
+
+
 class FedStaticForm(OwnIdsForm):
     id_prefix = "fedstatic"
     name = forms.CharField(max_length=200, help_text="A name for the set, e.g. “DSTC9 Track 3 static”; it must be new.")
-    jsonl = forms.FileField(label="JSONL file", help_text="One {context_id, context, responses: {system: text}} per line, the same systems on every line (docs/formats.md).")
+    jsonl = forms.FileField(label="JSONL file", help_text=(
+        "One JSON object per line, the same systems on every line; a context's speakers are user or system, e.g. "
+        + json.dumps(EXAMPLE_LINE) + " (docs/formats.md)."
+    ))
     level = forms.ChoiceField(
         choices=[("dialog", "Dialog level: the context and the response read as one dialog"), ("turn", "Turn level: the response in its context")],
         help_text="DSTC9 Track 3 static used the dialog-level questions.",
