@@ -76,6 +76,7 @@ def _object_of(line: str, where: str) -> dict:
 def _context_id(context_id: object, where: str, seen: dict[str, int]) -> str:
     if not isinstance(context_id, str) or not context_id.strip() or len(context_id) > 100:
         raise StaticSetError(f"{where}: 'context_id' must be a non-empty text of at most 100 characters")
+    context_id = context_id.strip()  # stored trimmed: "c1" and "c1 " are one id
     if context_id in seen:
         raise StaticSetError(f"{where}: context_id {context_id!r} is used on line {seen[context_id]} already")
     return context_id
@@ -96,6 +97,10 @@ def _responses(responses: object, where: str) -> dict[str, str]:
     for system, response in responses.items():
         if not system.strip() or len(system) > 200 or not isinstance(response, str) or not response.strip():
             raise StaticSetError(f"{where}: response of {system[:50]!r} must be a non-empty text, under a system name of 1-200 characters")
+    trimmed = [system.strip() for system in responses]
+    twice = sorted({name for name in trimmed if trimmed.count(name) > 1})
+    if twice:  # names are stored trimmed: " bot-a" and "bot-a" would be one system, a response lost
+        raise StaticSetError(f"{where}: the system name(s) {', '.join(map(repr, twice))} appear more than once when the spaces around them are removed")
     return responses
 
 
