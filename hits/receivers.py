@@ -21,17 +21,23 @@ from .tasks import confirm_submission, post_job
 log = logging.getLogger(__name__)
 
 
+def _crowd_config(job) -> JobCrowdConfig | None:
+    """The job's crowd settings, or None where hits has nothing to do: no crowd settings (the database
+    queue is all there is), or a rehearsal copy (posted by the rehearsal alone; its listings live at a
+    fake that is gone)."""
+    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal", "provider").first()
+    return None if config is None or config.rehearsal else config
+
+
 def on_job_launched(sender, job, **kwargs):
     """Send a launched crowd job's postings, after commit, in a task.
 
     The spend was reserved inside the launch's transaction (hits.services.postings.launch_budget_check),
     so a job over its budget never goes live; the task reserves whatever is still uncovered (slots
-    added since) and sends the calls. A rehearsal copy is posted by the rehearsal alone.
+    added since) and sends the calls.
     """
-    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
-    if config is None or config.rehearsal:
-        return  # no crowd settings: the database queue is all there is; or a rehearsal copy
-    transaction.on_commit(lambda: post_job.delay(job.pk))
+    if _crowd_config(job) is not None:
+        transaction.on_commit(lambda: post_job.delay(job.pk))
 
 
 def on_items_added(sender, job, recollection=False, **kwargs):
@@ -42,31 +48,29 @@ def on_items_added(sender, job, recollection=False, **kwargs):
     A re-collection's place waits QUORUM_RECOLLECTION_POST_DELAY_SECONDS: votes decide one response
     at a time, and the first delayed `post_job` posts every place added meanwhile in one listing
     (the later ones find nothing uncovered)."""
-    if job.state != Job.State.LIVE:
+    config = _crowd_config(job) if job.state == Job.State.LIVE else None
+    if config is None:
         return
-    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal", "provider").first()
     delay = settings.QUORUM_RECOLLECTION_POST_DELAY_SECONDS if recollection else 0
-    if config is None or delay <= 0 or not providers.get(config.provider).batches_recollections:
-        on_job_launched(sender, job, **kwargs)
-    elif not config.rehearsal:
+    if delay > 0 and providers.get(config.provider).batches_recollections:
         after_commit("hits.tasks.post_job", job.pk, countdown=delay)
+    else:
+        transaction.on_commit(lambda: post_job.delay(job.pk))
 
 
-def on_job_finished(sender, job, **kwargs):
-    """A finished crowd job takes no more workers: a reconciliation closes its listings now (the
-    beat would within minutes) and settles what is submitted. A job without crowd settings has none."""
-    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
-    if config is not None and not config.rehearsal:  # a rehearsal copy's listings live at a fake that is gone
+def _reconcile_now(sender, job, **kwargs):
+    """Ask for the job's reconciliation now (the beat would within minutes), when it has a crowd."""
+    if _crowd_config(job) is not None:
         request_reconciliation(job.pk)
 
 
-def on_places_withdrawn(sender, job, **kwargs):
-    """A place posted for a re-collection was taken back: a reconciliation closes a listing no slot
-    needs any more, so that no worker takes it and its reservation goes back to the budget
-    (`services.reconcile.close_surplus_postings`; the beat's reconciliation would come round too)."""
-    config = JobCrowdConfig.objects.filter(job=job).only("rehearsal").first()
-    if config is not None and not config.rehearsal:
-        request_reconciliation(job.pk)
+#: A finished crowd job takes no more workers: a reconciliation closes its listings and settles what
+#: is submitted.
+on_job_finished = _reconcile_now
+#: A place posted for a re-collection was taken back: a reconciliation closes a listing no slot needs
+#: any more, so that no worker takes it and its reservation goes back to the budget
+#: (`services.reconcile.close_surplus_postings`).
+on_places_withdrawn = _reconcile_now
 
 
 @receiver([post_save, post_delete], sender=JobCrowdConfig, dispatch_uid="hits.crowd_config_changed")

@@ -69,11 +69,21 @@ def places_carrying_slots(job: Job) -> list[tuple[Decimal, int, int]]:
     return open_places + [(reward, n, size) for _posting, reward, size, n in used]
 
 
+def _slots_beyond_places(job: Job, carried: list | None) -> int:
+    """The job's slots less the places carrying them (negative: places no slot needs)."""
+    carried = places_carrying_slots(job) if carried is None else carried
+    return Slot.objects.filter(job=job).count() - sum(n for _reward, n, _size in carried)
+
+
 def uncovered_assignments(job: Job, carried: list | None = None) -> int:
     """Slots of the job that no open posting carries and no finished posting used (`carried`:
     `places_carrying_slots(job)` when the caller has it)."""
-    carried = places_carrying_slots(job) if carried is None else carried
-    return max(0, Slot.objects.filter(job=job).count() - sum(n for _reward, n, _size in carried))
+    return max(0, _slots_beyond_places(job, carried))
+
+
+def surplus_places(job: Job) -> int:
+    """Places of the job's postings that no slot needs (a slot taken back after its place was posted)."""
+    return max(0, -_slots_beyond_places(job, None))
 
 
 def reserve_postings(job: Job, *, assignments: int | None = None) -> list[Posting]:

@@ -32,7 +32,7 @@ from ..models import JobCrowdConfig, Payment, Posting, ProviderAssignment
 from . import confirmation
 from . import payments as payment_services
 from .entry import saved_response_of
-from .postings import close_listings, places_carrying_slots, release_unfilled_places, send_postings, stale_intended_postings
+from .postings import close_listings, release_unfilled_places, send_postings, stale_intended_postings, surplus_places
 from .returns import returned_after_submitting
 
 log = logging.getLogger(__name__)
@@ -285,7 +285,7 @@ def close_surplus_postings(job: Job, provider, now=None) -> int:
     (`voting.withdraw_recollection`). Places serve any of the job's slots, so any listing no worker
     has taken a place on, no larger than the surplus, can go, newest first. Their reservation goes
     back with their unfilled places (`release_places_never_filled`), as any closed listing's does."""
-    surplus = sum(places for _reward, places, _size in places_carrying_slots(job)) - Slot.objects.filter(job=job).count()
+    surplus = surplus_places(job)
     if surplus <= 0:
         return 0
     untaken = (

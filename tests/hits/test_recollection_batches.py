@@ -33,6 +33,14 @@ def _answered_by_the_crowd(job, n):
     return responses
 
 
+def _live_on_prolific(job_factory):
+    job = job_factory(turns=3, reward="0.50")
+    configure_crowd(job, provider="prolific", budget="10.00", prolific_fee_rate="0.3333")
+    job = launch_crowd_job(job)
+    post_job(job, concurrency=1)
+    return job
+
+
 @pytest.fixture
 def queued(monkeypatch):
     """The broker as a list: what was queued for later, with its countdown (tasks otherwise run at once here)."""
@@ -45,10 +53,7 @@ def queued(monkeypatch):
 
 def test_two_re_collections_share_one_listing(fake_prolific, job_factory, organizer, settings, queued):
     settings.QUORUM_RECOLLECTION_POST_DELAY_SECONDS = 300
-    job = job_factory(turns=3, reward="0.50")
-    configure_crowd(job, provider="prolific", budget="10.00", prolific_fee_rate="0.3333")
-    job = launch_crowd_job(job)
-    post_job(job, concurrency=1)
+    job = _live_on_prolific(job_factory)
     first, second = _answered_by_the_crowd(job, 2)
     queued.clear()
 
@@ -68,10 +73,7 @@ def test_two_re_collections_share_one_listing(fake_prolific, job_factory, organi
 
 def test_with_no_delay_each_re_collection_is_posted_at_once(fake_prolific, job_factory, organizer, settings, queued):
     settings.QUORUM_RECOLLECTION_POST_DELAY_SECONDS = 0
-    job = job_factory(turns=3, reward="0.50")
-    configure_crowd(job, provider="prolific", budget="10.00", prolific_fee_rate="0.3333")
-    job = launch_crowd_job(job)
-    post_job(job, concurrency=1)
+    job = _live_on_prolific(job_factory)
     [response] = _answered_by_the_crowd(job, 1)
     queued.clear()
     with TestCase.captureOnCommitCallbacks(execute=True):
