@@ -48,6 +48,7 @@ Flags are evidence, never verdicts: what is done with them is the job's and the 
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -241,10 +242,7 @@ WORKER_FLAG_NAMES = {
 
 def count_flags(response_flags: Mapping) -> dict[str, int]:
     """{code: responses carrying it} of a report's `responses` (response -> codes), most first."""
-    counts: dict[str, int] = {}
-    for codes in response_flags.values():
-        for code in codes:
-            counts[code] = counts.get(code, 0) + 1
+    counts = Counter(code for codes in response_flags.values() for code in codes)
     return dict(sorted(counts.items(), key=lambda c: (-c[1], c[0])))
 
 
