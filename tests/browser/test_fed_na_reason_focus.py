@@ -8,6 +8,8 @@ from playwright.sync_api import expect
 from annotation.services.jobs import launch_job
 from annotation.services.payload_jobs import create_payload_job
 
+from .test_annotator_flow import wait_until_ready
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 DIALOG = {"dialog": [{"speaker": "user", "text": "Hi! Any plans for the weekend?"}, {"speaker": "system", "text": "Hiking, you?"}]}
@@ -23,6 +25,7 @@ def test_na_without_a_reason_is_refused_with_the_focus_in_the_reason_box(page, m
     page.locator("#id_password").press("Enter")
     page.get_by_role("button", name=re.compile(f"Start {job.name}")).click()
     expect(page.locator("#answers-title")).to_be_visible()
+    wait_until_ready(page)  # the page's keys work once its script has run: a key pressed before is lost
     page.keyboard.press("3")  # coherent: Yes, on to error recovery
     page.keyboard.press("a")  # error recovery: N/A, on to its reason
     for name in ("consistent", "diverse", "topic_depth", "likeable", "understanding", "flexible", "informative", "inquisitive", "overall"):
