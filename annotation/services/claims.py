@@ -64,9 +64,9 @@ def claim_next_slot(*, job: Job, worker: Worker, now=None) -> Slot | None:
     policy = policy_of(job)
     if policy is None:
         orders = capability(kind, OrdersClaims)
-        start = orders.claim_start_expression(job, worker) if orders else None
-        if _claims_in_one_statement(kind, job, start):
-            return _claim_in_one_statement(job, worker, now, start)
+        start_values = orders.claim_start_values(job, worker) if orders else None
+        if _claims_in_one_statement(kind, job, start_values):
+            return _claim_in_one_statement(job, worker, now, orders if start_values is not None else None, start_values)
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
@@ -157,21 +157,24 @@ def _first_open_unless_held(job_id: int, worker_id: int, now, held_back: Mapping
 _PLAIN_PICK = CompiledQuery(_first_open_unless_held, job_id=int, worker_id=int, now=datetime)
 
 
-def _claims_in_one_statement(kind, job: Job, start=None) -> bool:
+def _claims_in_one_statement(kind, job: Job, start_values: Mapping | None = None) -> bool:
     """Whether the claim can be one UPDATE: on PostgreSQL (SKIP LOCKED inside an UPDATE's
     subquery), for a task type with the plain position order or one whose rotation of it is an SQL
-    expression (`start`, `OrdersClaims.claim_start_expression`), and with nobody who must act on this
+    expression (`start_values`, what `OrdersClaims.claim_start_values` gave for this claim: None when
+    the type has no such expression), and with nobody who must act on this
     job's claims (`extensions.claim_watchers`), since `slot_claimed` receivers are promised the claim's
     transaction. The caller has checked that the job has no quality policy (no soft blocks, no gold
     to serve first)."""
     return (
         connection.vendor == "postgresql"
-        and (start is not None or not isinstance(kind, OrdersClaims))
+        and (start_values is not None or not isinstance(kind, OrdersClaims))
         and not any(watches(job) for watches in claim_watchers.values())
     )
 
 
-def _claim_in_one_statement(job: Job, worker: Worker, now, start=None) -> Slot | None:
+def _claim_in_one_statement(
+    job: Job, worker: Worker, now, orders: OrdersClaims | None = None, start_values: Mapping | None = None,
+) -> Slot | None:
     """`claim_next_slot` in one round trip, the usual queue statement:
 
         UPDATE slot SET <claimed by worker> WHERE id = (<first open slot for the worker, unless the
@@ -183,9 +186,9 @@ def _claim_in_one_statement(job: Job, worker: Worker, now, start=None) -> Slot |
     """
     expires_at = now + timedelta(minutes=job.claim_timeout_minutes)
     held_back = _held_back(job)
-    if start is not None:  # the start and what is held back vary: this pick is built each time
-        target, pick_params = _rotated_pick(job, worker, now, held_back, start)
-        sql = _claim_statement(target)
+    if orders is not None:
+        target, pick_params = _rotated_pick(orders, job, worker, now, held_back, start_values or {})
+        sql = _rotated_claim_statement(target) if not held_back else _claim_statement(target)
     elif held_back:
         pick_sql, pick_params = _first_open_unless_held(job.pk, worker.pk, now, held_back).query.sql_with_params()
         sql = _claim_statement(_locked(pick_sql))
@@ -219,19 +222,47 @@ def _locked(pick_sql: str) -> str:
     return f"({pick_sql} FOR UPDATE SKIP LOCKED)"
 
 
-def _rotated_pick(job: Job, worker: Worker, now, held_back: Mapping | None, start) -> tuple[str, list]:
+_ROTATION_SCANS = ("position__gte", "position__lt")
+
+
+def _rotated_pick(orders: OrdersClaims, job: Job, worker: Worker, now, held_back: Mapping | None, values: Mapping) -> tuple[str, list]:
     """The pick in a worker's rotation of the position order, as the transactional claim makes it:
-    the first open slot from `start` on, else the first before it. Two ordered scans of the (job,
-    state, position) index, the second run only when the first finds nothing: COALESCE evaluates
-    its arguments lazily, so the second scan locks no row the first made needless. NULL and 0 are
-    the plain order (all positions from 0 on, none before)."""
-    start = Coalesce(start, Value(0))
-    picks = [
-        _first_open_unless_held(job.pk, worker.pk, now, held_back, {lookup: start}).query.sql_with_params()
-        for lookup in ("position__gte", "position__lt")
-    ]
+    the first open slot from the type's start (`claim_start_expression` with these `values`) on,
+    else the first before it. Two ordered scans of the (job, state, position) index, the second run
+    only when the first finds nothing: COALESCE evaluates its arguments lazily, so the second scan
+    locks no row the first made needless. NULL and 0 are the plain order (all positions from 0 on,
+    none before)."""
+    if held_back:  # what is held back (a list of varying length, a relay's query) is built for the claim: so is the pick
+        start = _start(orders, job.pk, worker.pk, values)
+        picks = [
+            _first_open_unless_held(job.pk, worker.pk, now, held_back, {lookup: start}).query.sql_with_params()
+            for lookup in _ROTATION_SCANS
+        ]
+    else:
+        picks = [
+            pick.sql_with_params(job_id=job.pk, worker_id=worker.pk, now=now, **values)
+            for pick in _compiled_rotated_picks(orders, tuple(sorted(values)))
+        ]
     (after, after_params), (before, before_params) = picks
     return f"COALESCE({_locked(after)}, {_locked(before)})", [*after_params, *before_params]
+
+
+def _start(orders: OrdersClaims, job_id: int, worker_id: int, values: Mapping):
+    return Coalesce(orders.claim_start_expression(job_id, worker_id, **values), Value(0))
+
+
+@cache
+def _compiled_rotated_picks(orders: OrdersClaims, names: tuple[str, ...]) -> tuple[CompiledQuery, ...]:
+    """A type's two rotated scans compiled once per process, as `_PLAIN_PICK` is: building them
+    cost a rating job's claim several times what running them did (perf/bench_rated_claims.py)."""
+
+    def scan(lookup):
+        return lambda job_id, worker_id, now, **values: _first_open_unless_held(
+            job_id, worker_id, now, None, {lookup: _start(orders, job_id, worker_id, values)},
+        )
+
+    kinds: dict[str, type] = {"job_id": int, "worker_id": int, "now": datetime, **dict.fromkeys(names, int)}
+    return tuple(CompiledQuery(scan(lookup), "default", **kinds) for lookup in _ROTATION_SCANS)
 
 
 def _claim_statement(target_sql: str) -> str:
@@ -248,6 +279,11 @@ def _claim_statement(target_sql: str) -> str:
 @cache
 def _plain_claim_statement(pick_sql: str) -> str:
     return _claim_statement(_locked(pick_sql))
+
+
+@cache
+def _rotated_claim_statement(target_sql: str) -> str:
+    return _claim_statement(target_sql)
 
 
 def release_slot(*, slot_id: int, worker: Worker) -> None:

@@ -227,11 +227,20 @@ class OrdersClaims:
         """
         return None
 
-    def claim_start_expression(self, job: Any, worker: Any) -> Any:
+    def claim_start_values(self, job: Any, worker: Any) -> dict[str, int] | None:
+        """The values, besides the job's and the worker's ids, that this claim's
+        `claim_start_expression` is built from (e.g. a hash of the two; {} when the ids suffice), or
+        None when the type has no start in SQL and its jobs are claimed in a transaction. Called on
+        every claim: it must be cheap."""
+        return None
+
+    def claim_start_expression(self, job_id: int, worker_id: int, **values: int) -> Any:
         """`claim_start` as one SQL expression (a Django expression; NULL or 0 for the plain order),
-        which the one-statement claim reads in its own statement instead of asking first; None when
-        the type has none, and its jobs are claimed in a transaction. It must say what `claim_start`
-        says for every job and worker (`TestOrdersClaims`)."""
+        which the one-statement claim reads in its own statement instead of asking first. Built from
+        its arguments alone (`values` from `claim_start_values`), each going into the SQL as a
+        parameter: the claim compiles the expression once per process and binds new values on each
+        claim (quorum.compiled_queries refuses SQL that depends on them). It must say what
+        `claim_start` says for every job and worker (`TestOrdersClaims`)."""
         return None
 
 

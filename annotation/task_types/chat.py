@@ -106,20 +106,23 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         system already, so this rarely moves far. None (the plain order) for a first chat."""
         # The whole payload, not its goal_id key: SQLite reads a key holding "3" back as the number 3,
         # which then matches no stored "3", and a worker got the same goal every time.
-        payload = _latest_claims(job, worker).values_list("item__payload", flat=True).first()
+        payload = _latest_claims(job.pk, worker.pk).values_list("item__payload", flat=True).first()
         last = (payload or {}).get("goal_id")
         if not last:
             return None
-        return _first_open_position(job, last).values_list("position", flat=True).first() or None
+        return _first_open_position(job.pk, last).values_list("position", flat=True).first() or None
 
-    def claim_start_expression(self, job, worker):
+    def claim_start_values(self, job, worker):
+        return {}  # the ids suffice: the last goal is read in the claim's statement
+
+    def claim_start_expression(self, job_id, worker_id):
         """`claim_start` in SQL: the last goal and the first open item without it read in the claim's
         own statement. No last chat, or one without a goal id, is NULL: the plain order, and so is 0."""
         from django.db.models import JSONField, Subquery, Value
         from django.db.models.functions import NullIf
 
-        last = NullIf(Subquery(_latest_claims(job, worker).values("item__payload__goal_id")[:1]), Value("", output_field=JSONField()))
-        return Subquery(_first_open_position(job, last).values("position")[:1])
+        last = NullIf(Subquery(_latest_claims(job_id, worker_id).values("item__payload__goal_id")[:1]), Value("", output_field=JSONField()))
+        return Subquery(_first_open_position(job_id, last).values("position")[:1])
 
     def validate(self, payload, settings, answers):
         # The system stopped answering (the relay paused it; one failed turn is only a retry): the
@@ -193,18 +196,18 @@ def failed_calls(transcript: list) -> int:
     return sum(1 for t in transcript if isinstance(t, Mapping) and t.get("failed") and t.get("text") not in NOT_CALLED)
 
 
-def _latest_claims(job, worker):
+def _latest_claims(job_id: int, worker_id: int):
     """The worker's claims in the job, latest first: the first one's goal they would know."""
     from ..models import Slot  # late: task-type modules import no models when they load
 
-    return Slot.objects.filter(job=job, worker=worker).exclude(claimed_at=None).order_by("-claimed_at", "-pk")
+    return Slot.objects.filter(job_id=job_id, worker_id=worker_id).exclude(claimed_at=None).order_by("-claimed_at", "-pk")
 
 
-def _first_open_position(job, last):
+def _first_open_position(job_id: int, last):
     """The job's open slots whose item has another goal than `last` (a value or an expression), first in position order."""
     from ..models import Slot
 
-    return Slot.objects.filter(job=job, state=Slot.State.OPEN).exclude(item__payload__goal_id=last).order_by("position")
+    return Slot.objects.filter(job_id=job_id, state=Slot.State.OPEN).exclude(item__payload__goal_id=last).order_by("position")
 
 
 def _transcript(transcript: list, min_user_turns: int, unavailable: bool) -> tuple[dict[str, Any], list[Problem]]:

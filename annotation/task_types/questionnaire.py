@@ -381,10 +381,14 @@ class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
             return None
         return rotation_offset(job.pk, worker.pk, highest + 1)
 
-    def claim_start_expression(self, job, worker):
-        """`claim_start` in SQL, its span read in the claim's own statement (NULL without items).
-        The hash's 64 bits do not fit a signed integer, so it goes in as two 32-bit halves:
-        h mod s = ((hi mod s) * (2^32 mod s) + lo) mod s, within 63 bits for any position."""
+    def claim_start_values(self, job, worker):
+        """The rater's hash, in two 32-bit halves: its 64 bits do not fit a signed integer."""
+        high, low = divmod(rotation_hash(job.pk, worker.pk), HALF)
+        return {"hash_high": high, "hash_low": low}
+
+    def claim_start_expression(self, job_id, worker_id, *, hash_high, hash_low):
+        """`claim_start` in SQL, its span read in the claim's own statement (NULL without items):
+        h mod s = ((high mod s) * (2^32 mod s) + low) mod s, within 63 bits for any position."""
         from django.db.models import BigIntegerField, Subquery, Value
 
         from ..models import Item
@@ -392,10 +396,9 @@ class PayloadQuestionnaire(QuestionnaireTaskType, FromPayloads, OrdersClaims):
         def big(value):  # 64-bit on the server: a prepared statement binds each value with its field's type
             return Value(value, output_field=BigIntegerField())
 
-        highest = Item.objects.filter(job_id=job.pk).order_by("-position").values("position")[:1]
+        highest = Item.objects.filter(job_id=job_id).order_by("-position").values("position")[:1]
         span = Subquery(highest, output_field=BigIntegerField()) + big(1)
-        hi, lo = divmod(rotation_hash(job.pk, worker.pk), HALF)
-        return ((big(hi) % span) * (big(HALF) % span) + big(lo)) % span
+        return ((big(hash_high) % span) * (big(HALF) % span) + big(hash_low)) % span
 
 
 class RatingQuestionnaire(PayloadQuestionnaire, FeedsRatings):

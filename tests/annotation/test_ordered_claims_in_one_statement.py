@@ -40,7 +40,7 @@ def _likert_payloads():
 
 def _start_in_sql(kind, job, worker):
     """The expression's value, bound as the claim binds it (a prepared statement's typed parameters)."""
-    expression = kind.claim_start_expression(job, worker)
+    expression = kind.claim_start_expression(job.pk, worker.pk, **kind.claim_start_values(job, worker))
     sql, params = Job.objects.filter(pk=job.pk).annotate(start=expression).values_list("start").query.sql_with_params()
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
@@ -91,7 +91,7 @@ def test_the_one_statement_claim_hands_out_what_the_transactional_one_would(key,
     kind = task_types.get(key)
     job = _job(key, payloads())
     workers = [make_annotator(f"{key}-w{n}")[1] for n in range(4)]
-    assert claims._claims_in_one_statement(kind, job, kind.claim_start_expression(job, workers[0]))
+    assert claims._claims_in_one_statement(kind, job, kind.claim_start_values(job, workers[0]))
     met = {w.pk: [] for w in workers}
     active = list(workers)
     while active:  # the workers in turn, each submitting before their next claim
@@ -116,7 +116,7 @@ def test_the_second_scan_runs_only_when_the_first_finds_nothing(make_annotator):
     job = _job("likert", _likert_payloads(), redundancy=1)
     worker = next(w for n in range(50) if kind.claim_start(job, w := make_annotator(f"lazy-{n}")[1]))  # a start after 0
     start = kind.claim_start(job, worker)
-    target, params = claims._rotated_pick(job, worker, claims.timezone.now(), None, kind.claim_start_expression(job, worker))
+    target, params = claims._rotated_pick(kind, job, worker, claims.timezone.now(), None, kind.claim_start_values(job, worker))
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) SELECT {target}", params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
@@ -155,7 +155,28 @@ def test_a_job_whose_claims_are_watched_is_still_claimed_in_a_transaction(make_a
     worker = make_annotator("watched")[1]
     kind = task_types.get("likert")
     with claim_watchers.override("test-watcher", lambda job: True):
-        assert not claims._claims_in_one_statement(kind, job, kind.claim_start_expression(job, worker))
+        assert not claims._claims_in_one_statement(kind, job, kind.claim_start_values(job, worker))
         slot = claim_next_slot(job=job, worker=worker)
     assert slot.position == (kind.claim_start(job, worker) or 0)
     assert Response.objects.filter(slot=submit_response(slot_id=slot.pk, worker=worker, answers={"appropriateness": 4, "accuracy": 3}).slot).exists()
+
+
+@pytest.mark.django_db
+def test_a_rating_jobs_claim_builds_its_sql_once_per_process(make_annotator, monkeypatch):
+    """Building the rotated pick's querysets cost a rating job's claim several times what running the
+    statement did (perf/bench_rated_claims.py): after the first claim, later raters' claims only bind
+    their values, and still each gets the start claim_start says. (A chat's claim is still built each
+    time: what it holds back is a query of paused systems the claim reads.)"""
+    key = "likert"
+    job = _job(key, _likert_payloads())
+    kind = task_types.get(key)
+    claim_next_slot(job=job, worker=make_annotator(f"{key}-first")[1])
+    built = []
+    real = claims._first_open_unless_held
+    monkeypatch.setattr(claims, "_first_open_unless_held", lambda *args, **kwargs: built.append(args) or real(*args, **kwargs))
+    for n in range(4):
+        worker = make_annotator(f"{key}-later-{n}")[1]
+        start = kind.claim_start(job, worker) or 0
+        slot = claim_next_slot(job=job, worker=worker)
+        assert slot.position >= start or not Slot.objects.filter(job=job, state=Slot.State.OPEN, position__gte=start).exists()
+    assert built == []

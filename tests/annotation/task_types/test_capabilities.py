@@ -269,8 +269,10 @@ class TestOrdersClaims:
         assert not _claims_in_one_statement(kind, job)  # without its start in SQL: in a transaction
         # With it (on PostgreSQL), the one statement; that it says what claim_start says is
         # tests/annotation/test_ordered_claims_in_one_statement.py.
-        expression = kind.claim_start_expression(job, worker)
-        assert _claims_in_one_statement(kind, job, expression) == (expression is not None and connection.vendor == "postgresql")
+        values = kind.claim_start_values(job, worker)
+        expression = None if values is None else kind.claim_start_expression(job.pk, worker.pk, **values)
+        assert (values is None) == (expression is None)  # values exactly when there is an expression to bind them to
+        assert _claims_in_one_statement(kind, job, values) == (values is not None and connection.vendor == "postgresql")
 
 
 @suite(caps.HoldsBackItems)
