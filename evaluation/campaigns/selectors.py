@@ -38,10 +38,11 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from evaluation.stats import report_power
+    from evaluation.stats import fragility, report_power
 else:
     np = lazy("numpy")
     pd = lazy("pandas")
+    fragility = lazy("evaluation.stats.fragility")
     report_power = lazy("evaluation.stats.report_power")
 
 
@@ -284,8 +285,16 @@ class StoredPairwiseReport:
 
     @property
     def body(self) -> dict | None:
-        """The stored report's body (`services.pairwise.build_report`); None before the first report."""
-        return self.shown.report if self.shown is not None else None
+        """The stored report's body (`services.pairwise.build_report`); None before the first report.
+        Its fragility rows are read again from the stored board, so a report stored before a pair was
+        listed once (rank 1 and adjacent) reads as today's (`fragility.display_rows`)."""
+        body = self.shown.report if self.shown is not None else None
+        if body is None:
+            return None
+        controls = body.get("controls")
+        if controls and controls.get("fragility") is not None:
+            body = {**body, "controls": {**controls, "fragility_rows": fragility.display_rows(controls["fragility"])}}
+        return body
 
     @property
     def older_method(self) -> bool:

@@ -165,16 +165,34 @@ def mean_leaderboard(values_by_system: dict, order: list, mark_share=DEFAULT_MAR
     return _board(order, pair, True, mark_share)
 
 
+RANK_1, ADJACENT = "rank 1", "adjacent"  # a row's places: the first against its nearest challenger; two neighbours
+
+
 def display_rows(board: dict | None) -> list[dict]:
-    """One row per line of the fragility table: rank 1 first (`place` "rank 1"), then each adjacent
-    pair; an empty list for a report made before fragility was reported."""
+    """One row per pair of the fragility table: rank 1 first (`place` "rank 1"), then each adjacent
+    pair; an empty list for a report made before fragility was reported. When the nearest challenger
+    is the second system, rank 1 is the first adjacent pair: one row names both places ("rank 1,
+    adjacent"), so no pair is listed twice (the count is the pair's; `_board`)."""
     if not board:
         return []
-    top = [{"place": "rank 1", **board["top"]}] if board.get("top") else []
-    rows = top + [{"place": "adjacent", **pair} for pair in board["pairs"]]
+    rows = [{"place": ADJACENT, **pair} for pair in board["pairs"]]
+    top = board.get("top")
+    if top:
+        same = next((k for k, row in enumerate(rows) if (row["above"], row["below"]) == (top["above"], top["below"])), None)
+        if same is None:
+            rows.insert(0, {"place": RANK_1, **top})
+        else:
+            pair = rows.pop(same)
+            rows.insert(0, {**pair, "place": f"{RANK_1}, {ADJACENT}", "method": _both_methods(pair["method"], top["method"])})
     # A level pair stored before it was told apart was marked fragile: it is read as level here too.
     return [{**row, "marked": bool(row.get("marked")) and row.get("count") != 0, "level": row.get("count") == 0,
              "share_text": share_text(row["share"]), "count_text": count_text(row), "measured": measured(row)} for row in rows]
+
+
+def _both_methods(pair: str, top: str) -> str:
+    """The method of a pair that is also rank 1: rank 1's may be only a bound where the pair's is
+    exact (Bradley-Terry's always is, and a challenger further down may have been greedy)."""
+    return pair if pair == top else f"{pair} (as {RANK_1}: {top})"
 
 
 def share_text(share: float | None) -> str:
@@ -203,7 +221,8 @@ def markdown(board: dict | None, units: str) -> list[str]:
     if not table:
         return []
     lines = ["", "## Fragility", "", f"The fewest {units} whose removal reverses each order (the lower one then level or ahead); "
-             f"marked (!) when {mark_text(board)} reverse it; exact, or a greedy bound (that many do reverse it).", "",
+             f"marked (!) when {mark_text(board)} reverse it; exact, or a greedy bound (that many do reverse it). "
+             "Rank 1 is the first against its nearest challenger; a pair that is also adjacent is listed once, with both places.", "",
              "| Place | Above | Below | Count | Share | Method |", "|---|---|---|---|---|---|"]
     for row in table:
         count = row["count_text"]

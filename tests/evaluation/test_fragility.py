@@ -4,6 +4,8 @@ Brute force here is independent of the module's search: every subset of the rati
 removed in turn and the leaderboard's own statistic recomputed from what is left (plain means,
 means of instance means, `bradley_terry.fit`).
 """
+import csv
+import io
 import itertools
 
 import numpy as np
@@ -272,7 +274,7 @@ def test_a_weighted_row_with_one_rating_per_instance_is_not_measured_not_robust(
     from django.template.loader import render_to_string
 
     page = render_to_string("evaluation/_fragility.html", {"fragility": rows, "units": "ratings", "mark": fragility.mark_text(board)})
-    assert page.count(words.replace("'", "&#x27;")) == 2 and "none reverses it" not in page and page.count("not measured</td>") == 2
+    assert page.count(words.replace("'", "&#x27;")) == 1 and "none reverses it" not in page and page.count("not measured</td>") == 1  # one pair, rank 1 and adjacent
 
 
 def test_a_weighted_row_with_ratings_to_spare_that_still_holds_is_not_called_robust():
@@ -289,7 +291,7 @@ def test_an_unweighted_pair_no_removal_reverses_still_says_so():
         pd.DataFrame([{"system": s, "question": "q", "instance": i, "rater": "r", "value": v} for s, v in (("A", 5), ("B", 1)) for i in range(2)]),
         ["A", "B"], ["q"], 2, np.ones((2, 1, 2)), np.full((2, 1), 4.0), [False, False],
     )
-    (row,) = [r for r in fragility.display_rows(fragility.cell_leaderboard(cells, ["A", "B"])) if r["place"] == "adjacent"]
+    (row,) = [r for r in fragility.display_rows(fragility.cell_leaderboard(cells, ["A", "B"])) if "adjacent" in r["place"]]
     assert row["count"] is None and row["reason"] == fragility.NONE and row["count_text"] == "none reverses it" and row["measured"]
 
 
@@ -308,9 +310,47 @@ def test_two_systems_already_level_read_as_level_not_fragile():
     board = fragility.mean_leaderboard(level, ["A", "B", "C"])
     first = board["pairs"][0]
     assert (first["count"], first["marked"]) == (0, False)
-    (row,) = [r for r in fragility.display_rows(board) if r["place"] == "adjacent" and r["below"] == "B"]
+    (row,) = [r for r in fragility.display_rows(board) if "adjacent" in r["place"] and r["below"] == "B"]
     assert row["level"] and row["count_text"] == "0: already level (the two score the same), no order to reverse"
     markdown = "\n".join(fragility.markdown(board, "dialogs"))
-    assert "| adjacent | A | B | 0: already level (the two score the same), no order to reverse | 0% (level) | exact |" in markdown
+    assert "| rank 1, adjacent | A | B | 0: already level (the two score the same), no order to reverse | 0% (level) | exact |" in markdown
     stored_before = {**board, "pairs": [{**first, "marked": True}, *board["pairs"][1:]]}
-    assert not fragility.display_rows(stored_before)[1]["marked"]
+    assert not fragility.display_rows(stored_before)[0]["marked"]
+
+
+def _listed_pairs(rows):
+    return [(row["above"], row["below"]) for row in rows]
+
+
+def test_a_pair_that_is_rank_1_and_adjacent_is_listed_once_with_both_places_in_every_format():
+    """B is the first's nearest challenger and its neighbour: the table listed A over B twice, as
+    "rank 1" and as "adjacent". One row names both places, on the page, in the Markdown and the CSV;
+    a nearest challenger further down (C) keeps a row of its own."""
+    from django.template.loader import render_to_string
+
+    from evaluation.campaigns import leaderboard
+
+    nearest_is_second = fragility.mean_leaderboard({"A": [5.0, 5.0, 5.0, 4.0], "B": [4.0] * 4, "C": [1.0] * 4}, ["A", "B", "C"])
+    assert (nearest_is_second["top"]["above"], nearest_is_second["top"]["below"]) == ("A", "B")
+    rows = fragility.display_rows(nearest_is_second)
+    assert [(row["place"], row["above"], row["below"]) for row in rows] == [("rank 1, adjacent", "A", "B"), ("adjacent", "B", "C")]
+    markdown = fragility.markdown(nearest_is_second, "dialogs")
+    assert [line.split(" | ")[1:3] for line in markdown if line.startswith("| rank 1") or line.startswith("| adjacent")] == [["A", "B"], ["B", "C"]]
+    assert markdown[-2].startswith("| rank 1, adjacent | A | B | 3 |")  # three of A's 5s
+    written = csv.DictReader(io.StringIO(leaderboard.fragility_csv({"fragility": nearest_is_second})))
+    assert [(row["place"], row["above"], row["below"]) for row in written] == [("rank 1, adjacent", "A", "B"), ("adjacent", "B", "C")]
+    page = render_to_string("evaluation/_fragility.html", {"fragility": rows, "units": "dialogs", "mark": fragility.mark_text(nearest_is_second)})
+    assert page.count("<td>A</td><td>B</td>") == 1 and "<td>rank 1, adjacent</td>" in page
+
+    nearest_is_third = fragility.mean_leaderboard({"A": [5.0] * 4, "B": [4.9] * 4, "C": [5.0, 5.0, 5.0, 1.0]}, ["A", "B", "C"])
+    assert [(row["place"], row["above"], row["below"]) for row in fragility.display_rows(nearest_is_third)] == [
+        ("rank 1", "A", "C"), ("adjacent", "A", "B"), ("adjacent", "B", "C")]
+
+
+def test_a_merged_pair_says_when_its_count_is_exact_for_the_pair_but_a_bound_for_rank_1():
+    """Bradley-Terry's rank 1 is always a bound (a removal moves every strength): the merged row keeps
+    the pair's own method and says what it is for rank 1."""
+    board = {"top": {"above": "A", "below": "B", "count": 2, "share": 0.2, "total": 10, "method": "greedy bound", "marked": True},
+             "pairs": [{"above": "A", "below": "B", "count": 2, "share": 0.2, "total": 10, "method": "exact", "marked": True}]}
+    (row,) = fragility.display_rows(board)
+    assert row["place"] == "rank 1, adjacent" and row["method"] == "exact (as rank 1: greedy bound)"

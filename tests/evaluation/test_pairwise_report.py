@@ -270,3 +270,26 @@ def test_the_page_and_the_markdown_say_the_same_of_ranks_and_style(make_annotato
         "row_order": "", "fragility": [], "judge_sets": [],
     })
     assert "per standard deviation (p = 0.021)" in page_text and "per standard deviation (p &lt; 0.001)" in page_text
+
+
+def test_the_fragility_table_lists_each_pair_once_also_from_a_report_stored_before(make_annotator, organizer, client, organizer_api):
+    """strong over mid is rank 1 (mid is the nearest challenger) and an adjacent pair: the page and the
+    API listed it twice. One row names both places, also when the stored report kept the two rows."""
+    job = pairwise_job(4)
+    vote(job, make_annotator("ann")[1], 12)
+    report = computed(job)
+    board = report.report["controls"]["fragility"]
+    assert (board["top"]["above"], board["top"]["below"]) == (board["pairs"][0]["above"], board["pairs"][0]["below"]) == ("strong", "mid")
+    # As a report computed before the rows were merged stored them: rank 1 and the same pair again.
+    old_rows = [{"place": "rank 1", **board["top"]}, *({"place": "adjacent", **pair} for pair in board["pairs"])]
+    report.report = {**report.report, "controls": {**report.report["controls"], "fragility_rows": old_rows}}
+    report.save(update_fields=["report"])
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:pairwise-ranking", args=[job.pk])).content.decode()
+    table = page[page.index('id="fragility"'):page.index("</table>", page.index('id="fragility"'))]
+    assert table.count("<td>strong</td><td>mid</td>") == 1 and "<td>rank 1, adjacent</td><td>strong</td><td>mid</td>" in table
+    assert table.count("<td>mid</td><td>weak</td>") == 1
+    rows = organizer_api.get(reverse("evaluation-api:pairwise-ranking", args=[job.pk])).json()["controls"]["fragility_rows"]
+    assert [(row["place"], row["above"], row["below"]) for row in rows] == [("rank 1, adjacent", "strong", "mid"), ("adjacent", "mid", "weak")]
+    markdown = client.get(reverse("evaluation:pairwise-ranking-file", args=[job.pk, "md"])).content.decode()
+    assert [line.split(" | ")[:3] for line in markdown.splitlines() if "| strong | mid |" in line] == [["| rank 1, adjacent", "strong", "mid"]]

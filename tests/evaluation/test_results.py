@@ -95,8 +95,9 @@ def test_export_writes_every_file(campaign, tmp_path):
     with written["fragility.csv"].open() as handle:
         fragile = list(csv.DictReader(handle))
     ranked = [row["system"] for row in board["rows"] if row["kind"] == "entry" and row["rank"] is not None]
-    assert [(row["place"], row["above"], row["below"]) for row in fragile[1:]] == [("adjacent", a, b) for a, b in zip(ranked, ranked[1:], strict=False)]
-    assert fragile[0]["place"] == "rank 1" and fragile[0]["above"] == ranked[0]
+    assert [(row["above"], row["below"]) for row in fragile if "adjacent" in row["place"]] == list(zip(ranked, ranked[1:], strict=False))
+    assert fragile[0]["place"].startswith("rank 1") and fragile[0]["above"] == ranked[0]
+    assert len({(row["above"], row["below"]) for row in fragile}) == len(fragile)  # rank 1 and adjacent: one row
     assert len(board["fragility"]) == len(fragile)
     agreement = json.loads(written["agreement.json"].read_text())
     assert set(agreement["agreement"]["accuracy"]["levels"]) == {"ordinal", "interval"}
