@@ -587,6 +587,46 @@ class FedCandidate(Screened):
         ]
 
 
+
+class FedResult(models.Model):
+    """A FED set's results computed from one state of its counted answers (`fed/results.py`, in the
+    background): the set's page, its CSV, the API and the `fed_results` command read it, and nothing
+    is computed on a request. The latest is shown; one from older answers or an older method is shown
+    marked as such until the computation under way (`FedResultsRun`) replaces it."""
+
+    fed_set = models.ForeignKey(FedSet, on_delete=models.CASCADE, related_name="results")
+    answers_version = models.CharField(
+        max_length=64, help_text="The state of the set's counted answers it was computed from: how many count, and the latest move of any "
+        "of the job's responses (`fed.selectors.answers_version`).",
+    )
+    answers = models.PositiveIntegerField(default=0, help_text="Counted answers (responses) it was computed from.")
+    method = models.PositiveIntegerField(
+        default=0, help_text="The method that computed it (fed.results.FED_RESULTS_METHOD when it was stored); one computed by an older "
+        "method is computed again, and marked until then.",
+    )
+    computed_at = models.DateTimeField(auto_now_add=True)
+    seconds = models.FloatField(default=0, help_text="Time taken to compute it.")
+    report = models.JSONField(help_text='{"results": per system and question, "agreement": per question} (fed.selectors.fed_report).')
+
+    class Meta:
+        ordering = ["-computed_at"]
+        constraints = [models.UniqueConstraint(fields=["fed_set", "answers_version", "method"], name="fed_result_unique_version")]
+
+    def __str__(self):
+        return f"{self.fed_set} @ {self.answers_version}"
+
+
+class FedResultsRun(LatestAttempt):
+    """The latest attempt at computing a FED set's results (`fed/results.py`): queued, running,
+    succeeded or failed with the reason. A failure leaves the stored `FedResult` as it was."""
+
+    fed_set = models.OneToOneField(
+        FedSet, on_delete=models.CASCADE, related_name="results_run", help_text="The FED set whose results the attempt computes.",
+    )
+
+    def __str__(self):
+        return f"results of FED set {self.fed_set_id}: {self.status}"
+
 class ChatScreening(Screened):
     """A completed chat whose transcript the offensive-word filter flagged (clean chats have none).
     Until an organizer keeps it, it is left out of the interactive leaderboard and its exports;
