@@ -203,6 +203,20 @@ def test_home_leads_with_the_jobs_that_have_work_for_the_annotator(people):
     assert waiting.state == Job.State.LIVE
 
 
+def test_the_home_buttons_accessible_name_begins_with_its_visible_text(people):
+    """WCAG 2.5.3 Label in Name: a voice-control user says what they see ("Next item"); the name
+    assistive technology reads must begin with it, and adds the job it is for."""
+    corpus = make_corpus(dialogs=1, user_turns=2)
+    make_live_job(corpus, name="Work waiting")
+    held = make_live_job(corpus, name="Item in hand")
+    client = people["clients"]["A"]
+    claim_by_client(client, held)
+    page = client.get(reverse("home")).content.decode()
+    buttons = dict(re.findall(r'<button type="submit" aria-label="([^"]*)">([^<]*)</button>', page))
+    assert {name: text for name, text in buttons.items() if "Work waiting" in name or "Item in hand" in name} == {
+        "Next item: Work waiting": "Next item", "Continue your item: Item in hand": "Continue your item"}
+
+
 # --- claim and submit ----------------------------------------------------------------------------
 
 

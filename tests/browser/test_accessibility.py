@@ -78,7 +78,7 @@ def test_a_phones_work_page_leaves_out_the_key_hints(chromium_browser, live_serv
     refused = record_policy_violations(phone)
     page = phone.new_page()
     log_in(page, "ada", "ada-pass-1")
-    page.get_by_role("button", name="Start Compare replies").tap()
+    page.get_by_role("button", name="Next item: Compare replies").tap()
     expect(page.locator("#work-form")).to_be_visible()
     expect(page.locator("#key-hint")).to_be_hidden()
     assert page.locator("#key-hint").count() == 1 and not refused
@@ -95,7 +95,7 @@ def test_a_phone_is_not_told_to_press_ctrl_enter(chromium_browser, live_server, 
     refused = record_policy_violations(phone)
     page = phone.new_page()
     log_in(page, "ada", "ada-pass-1")
-    page.get_by_role("button", name="Start Rewrites").tap()
+    page.get_by_role("button", name="Next item: Rewrites").tap()
     expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
     answers = good_answers(Item.objects.get())
     for name in ("paraphrase", "typos", "verbose", "simplified"):

@@ -49,7 +49,7 @@ def log_in(page, username, password):
 
 
 def claim_by_keyboard(page, job_name):
-    button = page.get_by_role("button", name=f"Start {job_name}", exact=True)
+    button = page.get_by_role("button", name=f"Next item: {job_name}", exact=True)
     tab_to(page, button)
     page.keyboard.press("Enter")
     wait_until_ready(page)

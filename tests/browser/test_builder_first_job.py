@@ -86,7 +86,7 @@ def test_a_builder_imports_a_corpus_creates_previews_and_launches_a_job(page, di
     page.get_by_role("button", name="Log out").click()
     log_in(page, "ada", "ada-pass-1")
     expect(page.locator("body")).to_contain_text("Restaurant rewrites")
-    page.get_by_role("button", name="Start Restaurant rewrites", exact=True).click()
+    page.get_by_role("button", name="Next item: Restaurant rewrites", exact=True).click()
     expect(page.locator("#target-turn")).to_contain_text(first_user_turn)
     expect(page.locator(".instructions-text")).to_contain_text("keep the marked values")
     assert dialogs == []

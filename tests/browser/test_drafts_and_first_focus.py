@@ -35,7 +35,7 @@ def test_text_written_comes_back_after_a_reload_and_after_leaving_the_item(page,
 
     # Away to the home page, and back with "Continue your item": still there.
     page.goto("/")
-    page.get_by_role("button", name="Continue Hotel rewrites").click()
+    page.get_by_role("button", name="Continue your item: Hotel rewrites").click()
     wait_until_ready(page)
     expect(page.locator("#id_typos")).to_have_value("I ned a cheap hotel in teh centre for 4 people.")
     page.locator("#id_verbose").fill("Hello there, I would really like to find a cheap hotel in the centre for 4 people, please.")

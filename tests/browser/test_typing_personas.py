@@ -50,7 +50,7 @@ class Writer:
         page.locator("#id_password").fill(f"{name}-pass-1")
         page.locator("#id_password").press("Enter")
         expect(page.get_by_role("heading", name=f"Hello, {name}")).to_be_visible()
-        page.get_by_role("button", name=f"Start {job}", exact=True).click()
+        page.get_by_role("button", name=f"Next item: {job}", exact=True).click()
         wait_until_ready(page)
         area = re.search(r"in the (\w+) please", page.locator("#target-turn").inner_text())
         self.answers = answers_for(area.group(1)) if area else {}

@@ -59,7 +59,7 @@ def test_a_rewrite_voted_down_is_collected_again_and_its_writer_reads_why(page, 
     expect(feedback.locator(".feedback-answer .muted")).to_have_text(["Paraphrase:", "Typos:", "Verbose:", "Simplified:"])
     expect(feedback.locator(".feedback-answer.turned-down")).to_contain_text(answers["paraphrase"])
     expect(feedback.locator(".turned-down-parts")).to_have_text("Turned down: Paraphrase (2 said no)")
-    expect(page.get_by_role("button", name="Start Hotel rewrites", exact=True)).to_have_count(0)  # not their own item again
+    expect(page.get_by_role("button", name="Next item: Hotel rewrites", exact=True)).to_have_count(0)  # not their own item again
     page.get_by_role("button", name="Log out").click()
 
     log_in(page, "nia", "nia-pass-1")
