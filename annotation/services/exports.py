@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
@@ -235,13 +236,14 @@ def _write_export(
         **ood_manifest,
         "decision": (decision := reliability_reads.decision_of(job)),
     }
-    files += [name for name, _count in _write_answer_files(job, kind, staging, include_audio)]
+    answer_files = _write_answer_files(job, kind, staging, include_audio, flagged)
+    files += [name for name, _count in answer_files.written]
     files += [*_write_worker_reliability(job, staging), "manifest.json", "README.md"]
     write_json(staging / "manifest.json", manifest)
     exports_files = task_types.capability(kind, task_types.ExportsFiles)
     text = readme.render(
         manifest=manifest, files=files, columns=kind.response_column_help(job.settings), words=kind.test_set_words(job.settings),
-        file_words=exports_files.answer_file_words(job.settings) if exports_files else {},
+        file_words=answer_files.words(exports_files, job.settings),
     )
     text += reliability_files.readme_section(decision)
     (staging / "README.md").write_text(text, encoding="utf-8")
@@ -269,7 +271,8 @@ def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None
             cells = [json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in (row.combined.get(c) for c in columns)]
             cells += [model.get(row.item_id, {}).get(c, "") for c in model_columns]
             writer.writerow([row.item_id, row.position, row.subject, *cells, "" if row.in_subset is None else row.in_subset])
-    extra = _write_answer_files(job, kind, staging, include_audio=False)
+    answer_files = _write_answer_files(job, kind, staging, False, flagged)
+    extra = answer_files.written
     ood_files, ood_manifest = _answers_out_of_domain(job, staging, out_of_domain)
     agreement = [a.__dict__ for a in quality_selectors.job_agreement(job)]
     manifest = {
@@ -292,7 +295,7 @@ def _write_answers_export(job, kind, staging: Path, progress, out_of_domain=None
     item_words = relays.combined_column_help(job.settings) if relays else {}
     text = readme.render_answers(
         manifest=manifest, files=files, columns={f["name"]: readme.field_words(f) for f in kind.answer_fields(job.settings)},
-        file_words=exports_files.answer_file_words(job.settings) if exports_files else {},
+        file_words=answer_files.words(exports_files, job.settings),
         item_columns={name: words for name, words in item_words.items() if name in columns},  # those items.csv has
     )
     text += reliability_files.readme_section(decision, model_columns)
@@ -489,20 +492,48 @@ class _ExportSource:
         self.copied.append(name)
 
 
-def _write_answer_files(job: Job, kind, staging: Path, include_audio: bool) -> list[tuple[str, int]]:
+#: What a line of a type's extra file that names its response carries after the type's own keys.
+RESPONSE_FLAGS_WORDS = (
+    "Each line ends with `flags`: its response's flags as `flags.jsonl` words them (`code`, `name`, `evidence`), "
+    "an empty list when it has none."
+)
+
+
+@dataclass
+class _AnswerFiles:
+    """What `_write_answer_files` wrote: (name, records) of each file in order, then the files it
+    copied; and the files whose lines carry their response's flags."""
+
+    written: list[tuple[str, int]] = field(default_factory=list)
+    with_flags: set[str] = field(default_factory=set)
+
+    def words(self, exports_files, settings) -> dict[str, str]:
+        """The README's words for each extra file (`ExportsFiles.answer_file_words`), with its flags where it has them."""
+        words = exports_files.answer_file_words(settings) if exports_files else {}
+        return {name: f"{text} {RESPONSE_FLAGS_WORDS}" if name in self.with_flags else text for name, text in words.items()}
+
+
+def _write_answer_files(job: Job, kind, staging: Path, include_audio: bool, flagged: FlagSummary) -> _AnswerFiles:
     """The extra files of a type that makes them (`ExportsFiles`: QA pairs, readings), one JSON
-    record a line; then the files it copied. Returns (name, records) of each, in the order written."""
+    record a line; then the files it copied. A line that names its response (`response_id`: a
+    reading) ends with that response's flags, as `flags.jsonl` has them (`flagged`, filled by
+    responses.csv): appended, so a reader of the type's own keys reads them as before."""
     exports_files = task_types.capability(kind, task_types.ExportsFiles)
+    out = _AnswerFiles()
     if exports_files is None:
-        return []
+        return out
+    flags_of = {record["response_id"]: record["flags"] for record in flagged.records}
     source = _ExportSource(job, staging, include_audio)
-    written = []
     for name, records in exports_files.answer_files(source, job.settings).items():
         with open(staging / name, "x", encoding="utf-8") as fh:
             for record in records:
+                if "response_id" in record and "flags" not in record:
+                    record = {**record, "flags": flags_of.get(record["response_id"], [])}
+                    out.with_flags.add(name)
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        written.append((name, len(records)))
-    return written + [(name, 1) for name in source.copied]
+        out.written.append((name, len(records)))
+    out.written += [(name, 1) for name in source.copied]
+    return out
 
 
 # --- background runs -----------------------------------------------------------------------------

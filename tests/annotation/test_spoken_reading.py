@@ -431,3 +431,27 @@ def test_other_types_review_and_vote_pages_have_no_players(organizer, make_annot
     vote_slot = claim_next_slot(job=vote_job, worker=voter)
     page = client.get(reverse("work", args=[make_token(vote_slot)])).content.decode()
     assert "Paraphrase" in page and "<audio" not in page
+
+
+def test_readings_jsonl_carries_its_response_s_flags_as_flags_jsonl_words_them(stored, tmp_path):
+    """A builder filtering readings by their flags had to join flags.jsonl by response id: each line of
+    readings.jsonl now carries its response's flags (code, name, evidence; empty when it has none),
+    after the keys it had, and the README says so."""
+    job, response = _transcribed(stored)
+    export_job(job, tmp_path / "clean")
+    clean = [json.loads(line) for line in (tmp_path / "clean" / "readings.jsonl").open()]
+    assert [row["flags"] for row in clean] == [[], []] and list(clean[0])[-1] == "flags"
+
+    checks = {**response.checks, "flags": ["fast", "worth_a_listen"],
+              "flag_evidence": {"fast": "12 s for the item; the job's median is 95 s", "worth_a_listen": "reading 2: little speech: 0.3 s"}}
+    Response.objects.filter(pk=response.pk).update(checks=checks)
+    export_job(job, tmp_path / "out")
+    rows = [json.loads(line) for line in (tmp_path / "out" / "readings.jsonl").open()]
+    (flagged,) = [json.loads(line) for line in (tmp_path / "out" / "flags.jsonl").open()]
+    assert [row["flags"] for row in rows] == [flagged["flags"], flagged["flags"]]
+    assert [(f["code"], f["evidence"]) for f in rows[0]["flags"]] == [
+        ("fast", "12 s for the item; the job's median is 95 s"), ("worth_a_listen", "reading 2: little speech: 0.3 s")]
+    assert [list(row)[:-1] for row in rows] == [list(row)[:-1] for row in clean]  # the keys it had, in their order
+    readme = (tmp_path / "out" / "README.md").read_text()
+    described = next(line for line in readme.splitlines() if line.startswith("- `readings.jsonl`"))
+    assert "`flags`" in described and "flags.jsonl" in described
