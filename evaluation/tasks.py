@@ -8,6 +8,7 @@ from evaluation.campaigns.services.pairwise import settle_lost_reports
 from evaluation.campaigns.services.results_runs import request_campaign_results, run_campaign_results, sweep_results_runs
 from evaluation.campaigns.services.runs import execute as execute_campaign_run
 from evaluation.campaigns.services.runs import settle_stuck_runs
+from evaluation.fed.results import run_fed_results, sweep_fed_results
 from evaluation.interactive.services.scheduled import run_due_schedules
 from evaluation.interactive.services.systems import run_system_check
 from quorum import background
@@ -106,3 +107,18 @@ def compute_pairwise_report(report_id):
 def sweep_pairwise_reports():
     """Beat: pairwise ranking reports lost on the way come back (queued again while pending, failed with the reason when their worker was lost)."""
     return settle_lost_reports()
+
+
+@shared_task(acks_late=True)
+def compute_fed_results(fed_set_id):
+    """A FED set's results from its counted answers as they stand, stored for its page, CSV, API and
+    command (`fed/results.py`), the attempt on its `FedResultsRun`. Idempotent: the same state of
+    the answers is computed at most once."""
+    return run_fed_results(fed_set_id)
+
+
+@shared_task
+def sweep_fed_results_runs():
+    """Beat: FED results computations the broker refused or lost are queued again; those whose worker
+    was lost fail with the reason first, then are queued again."""
+    return sweep_fed_results()

@@ -410,6 +410,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.sweep_campaign_results",
         "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
     },
+    # FED results computations the broker refused, or whose worker was lost, queued again.
+    "sweep-fed-results": {
+        "task": "evaluation.tasks.sweep_fed_results_runs",
+        "schedule": timedelta(seconds=QUORUM_LOST_WORK_SWEEP_SECONDS),
+    },
 }
 
 # Beat's record of when each entry last ran lives in QUORUM_VAR_DIR with the rest of Quorum's state

@@ -44,7 +44,7 @@ from evaluation.campaigns.services.uploads import (
     import_test_set_upload,
 )
 from evaluation.errors import EvaluationInputError
-from evaluation.fed import selectors as fed_selectors
+from evaluation.fed import results as fed_results
 from evaluation.fed.results_file import results_csv
 from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.services.systems import import_goals, register_system
@@ -56,6 +56,7 @@ from quorum.api.parsers import StrictMultiPartParser
 from quorum.api.permissions import IsOrganizer
 from quorum.api.query import RefusesUnknownQueryParameters
 from quorum.lazy_modules import lazy
+from quorum.progress import attempt_state
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -503,23 +504,36 @@ class FedResultsView(FormatParameter, EvaluationAPI, APIView):
 
     @extend_schema(
         summary="A FED set's results: per system and question the mean with its 95% interval, and the raters' agreement per question",
-        description="Computed from the counted answers when asked, as on the set's page. The interval is clustered by dialog and by rater "
+        description="Served from the results stored for the set's counted answers (computed in the background once per state of the "
+        "answers; nothing is computed on request): `computed_at` says when, `answers` from how many counted answers. When they are "
+        "missing, or the answers have changed since (`stale`) or an older method computed them (`older_method`), a computation is asked "
+        "for, `results_run` says how it stands and `note` says in words what is not current (empty when current). 409 before any "
+        "results are stored. The interval is clustered by dialog and by rater "
         "(t with min(dialogs, raters) - 1 degrees of freedom, within the scale); agreement is Krippendorff's ordinal alpha with a "
         "bootstrap interval over items. Each question carries its `label` and its `coding` (\"1 = No, 2 = Somewhat, 3 = Yes\": "
         "the FED paper's 1-3, not the 0-2 of some loaders); `ci_clipped` is true where the interval ran past the scale and was cut at "
-        "its end. At turn level the interval is clustered by response rather than dialog. `?format=csv` gives the page's CSV download.",
+        "its end. At turn level the interval is clustered by response rather than dialog. `?format=csv` gives the page's CSV download "
+        "(with a last column `note` on every row when the results are not current).",
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"], description="json (default) or csv.")],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, **ERRORS,
-                   404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such FED set.")},
+                   404: OpenApiResponse(s.EvaluationMessageSerializer, description="No such FED set."),
+                   409: OpenApiResponse(s.EvaluationMessageSerializer, description="No results stored yet: their computation is asked for.")},
     )
     def get(self, request, pk):
         fed_set = get_object_or_404(FedSet.objects.select_related("job"), pk=pk)
-        results, agreement_rows = fed_selectors.fed_report(fed_set)
+        stored = fed_results.results_if_asked(fed_set, by=request.user)
+        run = attempt_state(stored.run) if stored.run is not None else None
+        if stored.shown is None and fed_set.job_id is not None:
+            detail = "no results are stored for this set yet; their computation is asked for: try again when it has finished"
+            return Response({"detail": detail, "results_run": run}, status=status.HTTP_409_CONFLICT)
         if request.accepted_renderer.format == "csv":
-            return Response(results_csv(results, agreement_rows))
+            return Response(results_csv(stored.results, stored.agreement, note=stored.note))
+        shown = stored.shown
         body = {
             "fed_set": fed_set.pk, "name": fed_set.name, "level": fed_set.level, "job": fed_set.job_id,
-            "results": results, "agreement": agreement_rows,
+            "computed_at": shown.computed_at if shown else None, "answers": shown.answers if shown else 0,
+            "stale": stored.stale, "older_method": stored.older_method, "note": stored.note, "results_run": run,
+            "results": stored.results, "agreement": stored.agreement,
         }
         return Response(s.json_safe(body))
 

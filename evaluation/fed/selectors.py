@@ -1,12 +1,23 @@
-"""Reads of FED question sets: the sets, their offensive-word review queue and per-system results."""
-from django.db.models import Count, Q
+"""Reads of FED question sets: the sets, their offensive-word review queue, per-system results (as
+computed, `fed_report`, and as stored, `stored_fed_results`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Max, Q
 
 from annotation import task_types
-from annotation.models import Response
+from annotation.models import Response, ResponseTransition
 from annotation.quality import agreement
+from annotation.selectors.attempts import AttemptState, attempt_state
 from evaluation.interactive.selectors import waiting_first
-from evaluation.models import FedCandidate, FedSet
+from evaluation.models import FedCandidate, FedResult, FedResultsRun, FedSet
 from evaluation.stats.clustered_mean import clustered_mean
+
+#: The method that computes a FED set's stored results (`FedResult.method`), raised with every change
+#: to what they say: results of an older method are computed again and marked until then.
+#: 1: the first stored results (clustered means with `ci_clipped`, agreement with its bootstrap interval).
+FED_RESULTS_METHOD = 1
 
 
 def fed_sets():
@@ -21,8 +32,68 @@ def fed_review_queue(fed_set):
     return fed_set.candidates.exclude(review="clean").order_by(waiting_first(), "position")
 
 
+def answers_version(fed_set) -> tuple[str, int]:
+    """(the state of the set's counted answers, how many count): their number and the latest move of
+    any response of its job (every move writes a transition, so any answer that starts or stops
+    counting changes it). Two indexed aggregates, not a read of the answers."""
+    if fed_set.job_id is None:
+        return "0:0", 0
+    counted = Response.objects.counted().filter(item__job_id=fed_set.job_id).count()
+    last = ResponseTransition.objects.filter(response__item__job_id=fed_set.job_id).aggregate(last=Max("pk"))["last"] or 0
+    return f"{counted}:{last}", counted
+
+
+@dataclass(frozen=True)
+class StoredFedResults:
+    """The set's stored results as its page, CSV, API and command show them. `shown`: the latest
+    stored (None: none yet); `stale`: computed from answers that have changed since; `older_method`:
+    computed by an older method; `run`: the latest computation when newer than `shown`; `answers_now`:
+    how many answers count now."""
+
+    shown: FedResult | None
+    stale: bool
+    older_method: bool
+    run: AttemptState | None
+    answers_now: int
+
+    @property
+    def current(self) -> bool:
+        return self.shown is not None and not self.stale and not self.older_method
+
+    @property
+    def results(self) -> list[dict]:
+        return self.shown.report["results"] if self.shown else []
+
+    @property
+    def agreement(self) -> list[dict]:
+        return self.shown.report["agreement"] if self.shown else []
+
+    @property
+    def note(self) -> str:
+        """What every output of results that are not current says first, in words; "" when current."""
+        if self.shown is None or self.current:
+            return ""
+        then = "new ones are being computed" if self.run is not None and self.run.under_way else "compute them again to replace them"
+        if self.stale:
+            return (f"These results were computed from {self.shown.answers} counted answer{'s' if self.shown.answers != 1 else ''}; "
+                    f"the answers have changed since ({self.answers_now} count now): {then}")
+        return f"These results were computed by an older method (method {self.shown.method}; the current one is {FED_RESULTS_METHOD}): {then}"
+
+
+def stored_fed_results(fed_set) -> StoredFedResults:
+    """The set's latest stored results beside the state of its answers now and the latest computation."""
+    shown = FedResult.objects.filter(fed_set=fed_set).order_by("-computed_at", "-pk").first()
+    version, answers_now = answers_version(fed_set)
+    run = attempt_state(FedResultsRun.objects.filter(fed_set=fed_set), shown.computed_at if shown else None)
+    return StoredFedResults(
+        shown=shown, stale=shown is not None and shown.answers_version != version,
+        older_method=shown is not None and shown.method < FED_RESULTS_METHOD, run=run, answers_now=answers_now,
+    )
+
+
 def fed_report(fed_set) -> tuple[list[dict], list[dict]]:
-    """(`fed_results`, `fed_agreement`) from one read of the set's counted answers."""
+    """(`fed_results`, `fed_agreement`) from one read of the set's counted answers: what the
+    background computation stores (`fed.results`); pages read `stored_fed_results`."""
     if fed_set.job_id is None:
         return [], []
     fields = _questions(fed_set)

@@ -3,7 +3,7 @@ offensive-word review queue, the FED job and its results. Thin: services write, 
 from functools import partial
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -12,10 +12,12 @@ from annotation.selectors.jobs import job_progress
 from evaluation.errors import EvaluationInputError
 from evaluation.fed import selectors
 from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
+from evaluation.fed.results import results_if_asked
 from evaluation.fed.results_file import results_csv
 from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
 from evaluation.interactive.views import keep_or_drop
 from evaluation.models import FedCandidate, FedSet
+from quorum.progress import attempt_state, page_again, state_response
 from quorum.roles import organizer_required
 
 
@@ -67,15 +69,31 @@ def fed_static(request):
 
 
 def _set_page(request, fed_set, status=200, launch_form=None):
-    results, agreement = selectors.fed_report(fed_set)
+    stored = results_if_asked(fed_set, by=request.user)  # stored once per state of the answers; asked for when not current
+    results = stored.results
     context = {
         "fed_set": fed_set, "queue": selectors.fed_review_queue(fed_set), "launch_form": launch_form or FedLaunchForm(),
-        "results": results,
+        "stored": stored, "results": results,
         "any_clipped": any(q["ci_clipped"] for r in results for q in r["questions"]),
-        "agreement": agreement,
+        "agreement": stored.agreement,
         "ratings": job_progress(fed_set.job) if fed_set.job_id else None,
+        **_results_line(fed_set, stored),
     }
     return render(request, "evaluation/fed_set.html", context, status=status)
+
+
+def _results_line(fed_set, stored, *, followed: bool = False) -> dict:
+    """The context of the results computation's line (`_fed_results_run.html`): the latest attempt,
+    the endpoint that follows it and, once `followed` to its end, the link to the page again."""
+    shown_at = stored.shown.computed_at if stored.shown else None
+    stored_at = shown_at or (stored.run.finished_at if stored.run else None)
+    shown = ""
+    if followed and stored.run is not None and stored.run.finished and stored_at is not None:
+        shown = page_again(reverse("evaluation:fed-set", args=[fed_set.pk]), {}, stored_at, "results")
+    return {
+        "results_run": stored.run, "results_shown_at": shown_at, "results_shown_url": shown, "results_note": stored.note,
+        "results_progress_url": reverse("evaluation:fed-results-run-progress", args=[fed_set.pk]),
+    }
 
 
 @organizer_required
@@ -85,11 +103,27 @@ def fed_set(request, pk):
 
 @organizer_required
 def fed_results_download(request, pk):
-    """The results and agreement the page shows, as one CSV (`results_file`)."""
+    """The stored results and agreement the page shows, as one CSV (`results_file`); results that are
+    not current say so on every row (`note`). 404 until results are stored."""
     fed_set = get_object_or_404(FedSet.objects.select_related("job"), pk=pk)
-    response = HttpResponse(results_csv(*selectors.fed_report(fed_set)), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="fed-{fed_set.pk}-results.csv"'
+    stored = results_if_asked(fed_set, by=request.user)
+    if stored.shown is None:
+        raise Http404("No results are stored for this set yet: its page says how their computation stands.")
+    response = HttpResponse(results_csv(stored.results, stored.agreement, note=stored.note), content_type="text/csv; charset=utf-8")
+    older = "" if stored.current else "not-current-"
+    response["Content-Disposition"] = f'attachment; filename="fed-{fed_set.pk}-{older}results.csv"'
     return response
+
+
+@organizer_required
+def fed_results_run_progress(request, pk):
+    """The set's latest results computation as JSON, with the page's fragment for it. 404 when none was recorded."""
+    fed_set = get_object_or_404(FedSet.objects.select_related("job"), pk=pk)
+    stored = selectors.stored_fed_results(fed_set)
+    line = _results_line(fed_set, stored, followed=True)
+    if stored.run is None:
+        raise Http404("No results computation was recorded for this set.")
+    return state_response(request, attempt_state(stored.run), "evaluation/_fed_results_run.html", line)
 
 
 @organizer_required

@@ -15,6 +15,7 @@ from annotation.work_tokens import make_token
 from evaluation.errors import EvaluationInputError
 from evaluation.fed import selectors
 from evaluation.fed.dataset import StaticSetError, parse
+from evaluation.fed.results import run_fed_results
 from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
 from evaluation.interactive.offensive import WordListError, load_words, matcher
 from evaluation.interactive.services.chats import create_chat_job
@@ -155,6 +156,7 @@ def test_turn_level_static_set_and_results_leave_na_out(db, make_annotator, sett
     assert rows["bot-b"]["questions"][0]["mean"] == 2.0  # one 1 ("I don't know.") and one 3
     listed = [q["name"] for q in rows["bot-a"]["questions"]]
     assert listed and not any(name.endswith("_na_reason") for name in listed)  # questions only
+    run_fed_results(fed_set.pk)  # the background computation the answers asked for
     assert listed == [f["name"] for f in fields if f.get("choices")]
     org = Client()
     org.force_login(organizer)
@@ -202,6 +204,7 @@ def test_frozen_transcripts_of_chats_at_dialog_and_turn_level_and_na_through_the
     row, = selectors.fed_results(FedSet.objects.get(pk=dialog_set.pk))
     recovery = next(q for q in row["questions"] if q["name"] == "error_recovery")
     assert recovery == {"name": "error_recovery", "label": "Error recovery", "mean": None, "n": 0, "na": 1, "low": None, "high": None, "ci_clipped": False, "coding": "1 = No, 2 = Somewhat, 3 = Yes"}
+    run_fed_results(dialog_set.pk)  # the background computation the answers asked for
 
     org = Client()
     org.force_login(organizer)
@@ -282,6 +285,7 @@ def test_agreement_per_question_is_krippendorffs_ordinal_alpha_of_the_raters(db,
     assert coherent_alpha["defined"] and coherent_alpha["shown"].startswith(f"{expected:.3f} [") and coherent_alpha["units"] == 4
     assert coherent_alpha["alpha"] == pytest.approx(expected, abs=1e-4) and coherent_alpha["ci_low"] <= coherent_alpha["alpha"] <= coherent_alpha["ci_high"]
     assert not rows["diverse"]["defined"] and rows["diverse"]["alpha"] is None  # every answer the same: nothing to agree beyond chance
+    run_fed_results(fed_set.pk)  # the background computation the answers asked for
     page = Client()
     page.force_login(organizer)
     body = page.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
@@ -308,6 +312,7 @@ def test_results_download_and_api_give_the_pages_figures(db, make_annotator, set
             answers = {f["name"]: list(f["choices"])[0] for f in fields}
             answers["coherent"] = 1 + (slot.item.position + shift) % 3
             submit_response(slot_id=slot.pk, worker=worker, answers=answers)
+    run_fed_results(fed_set.pk)  # the background computation the answers asked for
     results, agreement = selectors.fed_report(FedSet.objects.get(pk=fed_set.pk))
     client = Client()
     client.force_login(organizer)

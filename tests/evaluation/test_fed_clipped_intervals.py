@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from annotation import task_types
 from annotation.services.claims import claim_next_slot, submit_response
+from evaluation.fed.results import run_fed_results
 from evaluation.fed.services import import_fed_static, launch_fed_job
 from evaluation.stats.clustered_mean import clustered_mean
 
@@ -37,6 +38,7 @@ def test_the_page_the_csv_and_the_api_mark_a_clipped_interval(db, make_annotator
             answers = {f["name"]: list(f["choices"])[(slot.item.position + lift) % len(f["choices"])] for f in fields}
             coherent = 1 if (slot.item.position, lift) == (0, 0) else 3  # one No among Yeses: its interval runs past 3
             submit_response(slot_id=slot.pk, worker=worker, answers={**answers, "coherent": coherent, "overall": 3})  # overall: all agree
+    run_fed_results(fed_set.pk)  # the background computation the answers asked for
     client = Client()
     client.force_login(organizer)
     body = client.get(reverse("evaluation-api:fed-results", args=[fed_set.pk])).json()

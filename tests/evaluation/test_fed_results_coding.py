@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotation import task_types
 from annotation.services.claims import claim_next_slot, submit_response
+from evaluation.fed.results import run_fed_results
 from evaluation.fed.services import import_fed_static, launch_fed_job
 
 CONTEXT = [{"speaker": "user", "text": "I just adopted a cat."}]
@@ -31,6 +32,7 @@ def _rated(make_annotator):
 
 def test_the_csv_and_the_api_say_how_each_questions_answers_are_coded(db, make_annotator, organizer):
     fed_set = _rated(make_annotator)
+    run_fed_results(fed_set.pk)  # the background computation the answers asked for
     client = Client()
     client.force_login(organizer)
     rows = list(csv.DictReader(io.StringIO(client.get(reverse("evaluation:fed-results-csv", args=[fed_set.pk])).content.decode())))
