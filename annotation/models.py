@@ -543,6 +543,31 @@ class ExportRun(BackgroundRun):
         ]
 
 
+class JobCreationRun(BackgroundRun):
+    """A corpus job asked for on the job form, made in the background (a job over 100,000 turns
+    writes its items and slots for tens of seconds): the request as checked, then the job, made in
+    one transaction with its items and slots, or the reason nothing was made."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="job_creation_runs", help_text="The corpus whose turns become items.")
+    name = models.CharField(max_length=200, help_text="The job's name.")
+    task_type = models.CharField(max_length=32, help_text="Key of the job's task type in the registry.")
+    settings = models.JSONField(default=dict, blank=True, help_text="The task-type settings as asked for; checked again by the run.")
+    selection = models.JSONField(
+        default=dict, blank=True, help_text='Which turns become items: {"mode": "all" | "sample" | "dialogs", "size", "seed", "dialog_ids"}.'
+    )
+    redundancy = models.PositiveSmallIntegerField(default=1, help_text="Responses wanted per item.")
+    reward = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.50"), help_text="Pay per response, in USD.")
+    instructions = models.TextField(blank=True, help_text="Shown to annotators above every item.")
+    claim_timeout_minutes = models.PositiveSmallIntegerField(default=30, help_text="A claimed slot is freed after this many minutes.")
+    annotator_ids = models.JSONField(default=list, blank=True, help_text="Ids of the in-house Workers the job is open to; empty means all.")
+    job = models.OneToOneField(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="creation_run", help_text="The job made, once the run succeeded."
+    )
+    error_field = models.CharField(
+        max_length=32, blank=True, help_text="The field of the request a failure is about (e.g. selection.size), so the job form can show it there."
+    )
+
+
 # --- Quality control (issue 5): voting with re-collection, gold checks, worker flags, overrides ---
 
 

@@ -9,7 +9,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from annotation.services import claims, exports, flag_runs, imports, readings, sweeps, typing_logs
+from annotation.services import claims, exports, flag_runs, imports, job_creation, readings, sweeps, typing_logs
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,15 @@ def run_import(run_id: int) -> None:
         raise
     finally:
         progress.close()
+
+
+# --- jobs made in the background ---
+@shared_task(acks_late=True)
+def run_job_creation(run_id: int) -> str | None:
+    """Make the job of JobCreationRun `run_id` with its items and slots; the row records progress,
+    then the job or why nothing was made (services.job_creation)."""
+    run = job_creation.run_job_creation(run_id)
+    return run.status if run else None
 
 
 # --- exports ---

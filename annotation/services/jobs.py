@@ -67,6 +67,10 @@ class Selection:
     dialog_ids: list[str] = field(default_factory=list)  # with "dialogs": external ids
 
 
+#: `progress(done, total)`: rows written so far out of all a job's items and slots (`RunProgress`).
+Progress = Callable[[int, int], None]
+
+
 @cyclic_gc_paused()  # tens of thousands of turn rows and payloads, none in a cycle
 def create_job(
     *,
@@ -81,28 +85,31 @@ def create_job(
     claim_timeout_minutes: int = 30,
     annotators=(),
     created_by=None,
+    progress: Progress | None = None,
+    on_saved: Callable[[Job], None] | None = None,
 ) -> Job:
     """Create a draft job with one item per selected source turn and `redundancy` slots per item.
 
-    `annotators`: in-house Workers the job is open to; empty means every annotator.
+    `annotators`: in-house Workers the job is open to; empty means every annotator. `on_saved(job)`
+    runs inside the transaction that writes the job, its items and slots (a creation run marks
+    itself succeeded there, so a job is never seen without its items).
     """
     selection = selection or Selection()
-    kind = task_type_or_error(task_type)
-    if not isinstance(kind, task_types.FromCorpusTurns):
-        raise JobError(BUILT_ELSEWHERE[task_types.item_source(kind)].format(kind=kind.label), field="task_type")
-    clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
+    kind, clean_settings, reward = checked_job_request(
+        corpus=corpus, name=name, task_type=task_type, settings=settings, selection=selection,
+        redundancy=redundancy, reward=reward, claim_timeout_minutes=claim_timeout_minutes,
+    )
     try:
-        clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
         turns = _selected_turns(corpus, kind, selection, clean_settings)
     except task_types.TaskTypeSettingsError as exc:
         raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
-    if not turns:
-        raise JobError("the selection contains no turns to annotate", field="selection")
 
     return save_job(
         item_builder=kind,
         sources=turns,
         annotators=annotators,
+        progress=progress,
+        on_saved=on_saved,
         name=name.strip(),
         corpus=corpus,
         task_type=kind.key,
@@ -113,6 +120,26 @@ def create_job(
         claim_timeout_minutes=claim_timeout_minutes,
         created_by=created_by,
     )
+
+
+def checked_job_request(
+    *, corpus: Corpus, name: str, task_type: str, settings: dict | None, selection: Selection, redundancy: int,
+    reward: Decimal | str, claim_timeout_minutes: int,
+) -> tuple[task_types.TaskType, dict, Decimal]:
+    """Every check of a corpus job's request that does not read its turns (JobError names the field):
+    the type, its settings completed from the corpus, the fields, the selection and the dialogs it
+    chooses. Returns (type, settings, reward). A job made in the background (`services.job_creation`)
+    is refused here, in its request; whether a sample fits is known once its type has read the turns."""
+    kind = task_type_or_error(task_type)
+    if not isinstance(kind, task_types.FromCorpusTurns):
+        raise JobError(BUILT_ELSEWHERE[task_types.item_source(kind)].format(kind=kind.label), field="task_type")
+    clean_settings, reward = validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout_minutes)
+    try:
+        clean_settings = kind.settings_for_corpus(clean_settings, corpus.meta or {})
+    except task_types.TaskTypeSettingsError as exc:
+        raise JobError(f"invalid settings: {exc}", exc.errors, field="settings") from None
+    _source_turns_query(corpus, kind, selection)
+    return kind, clean_settings, reward
 
 
 def task_type_or_error(key: str) -> task_types.TaskType:
@@ -140,20 +167,28 @@ def validated_job_fields(kind, settings, name, redundancy, reward, claim_timeout
     return clean_settings, reward
 
 
-def save_job(*, item_builder, sources, annotators=(), **job_fields) -> Job:
-    """Write a validated job, one item per source (payload from `item_builder.build_payload`), and its slots."""
+def save_job(
+    *, item_builder, sources, annotators=(), progress: Progress | None = None, on_saved: Callable[[Job], None] | None = None,
+    **job_fields,
+) -> Job:
+    """Write a validated job, one item per source (payload from `item_builder.build_payload`), and its
+    slots, in one transaction; `progress` hears of the rows written, `on_saved(job)` runs before it commits."""
     with transaction.atomic():
         job = Job.objects.create(**job_fields)
         if annotators:
             job.annotators.set(annotators)
-        _insert_items(job, item_builder, sources)
+        _insert_items(job, item_builder, sources, progress=progress)
         _insert_slots(job, job.redundancy)
+        if progress is not None:
+            progress(len(sources) * (job.redundancy + 1), len(sources) * (job.redundancy + 1))
+        if on_saved is not None:
+            on_saved(job)
     items = len(sources) if hasattr(sources, "__len__") else job.items.count()
     refresh_statistics(items * (job.redundancy + 1), Item, Slot)  # claims are planned on fresh statistics
     return job
 
 
-def _insert_items(job: Job, kind, turns, first_position: int = 0) -> None:
+def _insert_items(job: Job, kind, turns, first_position: int = 0, progress: Progress | None = None) -> None:
     """One item per turn, written with executemany.
 
     Why not bulk_create: a job over a whole corpus has ~70,000 items, and building that many model
@@ -173,6 +208,8 @@ def _insert_items(job: Job, kind, turns, first_position: int = 0) -> None:
                     for i, turn in enumerate(turns[start : start + ITEM_BATCH])
                 ],
             )
+            if progress is not None:  # the slots follow: redundancy rows per item
+                progress(min(start + ITEM_BATCH, len(turns)), len(turns) * (job.redundancy + 1))
 
 
 def _insert_slots(job: Job, redundancy: int, first_position: int = 0) -> None:
@@ -193,7 +230,8 @@ TurnRow = namedtuple("TurnRow", ["id", "dialog_id", "index", "speaker", "text", 
 TURN_CHUNK = 5000
 
 
-def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
+def _source_turns_query(corpus, kind, selection: Selection):
+    """The turns a selection takes from the corpus, of the type's speaker; the dialogs chosen checked."""
     turns = Turn.objects.filter(dialog__corpus=corpus)
     if selection.mode == "dialogs":
         wanted = set(selection.dialog_ids)
@@ -206,20 +244,30 @@ def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
         turns = turns.filter(dialog__external_id__in=wanted)
     elif selection.mode not in ("all", "sample"):
         raise JobError("selection mode must be all, sample or dialogs", field="selection")
+    if selection.mode == "sample" and (not selection.size or selection.size < 1):
+        raise JobError("a sample needs a size of at least 1", field="selection")
     if kind.source_speaker is not None:
         turns = turns.filter(speaker=kind.source_speaker)
-    rows = turns.order_by("dialog__position", "index").values_list(
+    return turns
+
+
+def _check_selection_size(corpus, kind, selection: Selection, available: int) -> None:
+    """JobError when the selection takes no turn, or a sample asks for more than there are."""
+    if not available:
+        raise JobError("the selection contains no turns to annotate", field="selection")
+    if selection.mode == "sample" and selection.size is not None and selection.size > available:
+        raise JobError(_sample_too_large(corpus, kind, selection.size, available), field="selection.size")
+
+
+def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
+    rows = _source_turns_query(corpus, kind, selection).order_by("dialog__position", "index").values_list(
         "id", "dialog_id", "index", "speaker", "text", Cast("slot_values", TextField())
     )
     chosen = list(kind.source_turns(_turn_rows(rows), settings))
-    if selection.mode == "sample":
-        if not selection.size or selection.size < 1:
-            raise JobError("a sample needs a size of at least 1", field="selection")
-        if selection.size > len(chosen):
-            raise JobError(_sample_too_large(corpus, kind, selection.size, len(chosen)), field="selection.size")
-        if selection.size < len(chosen):
-            keep = set(random.Random(selection.seed).sample(range(len(chosen)), selection.size))
-            chosen = [t for i, t in enumerate(chosen) if i in keep]
+    _check_selection_size(corpus, kind, selection, len(chosen))
+    if selection.mode == "sample" and selection.size is not None and selection.size < len(chosen):
+        keep = set(random.Random(selection.seed).sample(range(len(chosen)), selection.size))
+        chosen = [t for i, t in enumerate(chosen) if i in keep]
     return chosen
 
 

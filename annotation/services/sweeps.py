@@ -3,7 +3,7 @@
 
 - **Readings without a transcript**: queued again when none was recorded (no hypothesis, no error)
   some minutes after they were stored (the broker was down at the submission, or lost the task).
-- **Runs stuck in "running" or "pending"** (imports, exports) past `QUORUM_RUN_DEADLINE_MINUTES`:
+- **Runs stuck in "running" or "pending"** (imports, exports, jobs made in the background) past `QUORUM_RUN_DEADLINE_MINUTES`:
   a pending run that no worker started is queued again once; one left running (its worker was killed)
   fails with the reason, and its staging folder and uploads go with it.
 - **Leftover `.partial` staging folders** of exports older than the deadline are removed.
@@ -19,7 +19,7 @@ from django.utils import timezone
 from quorum import background
 from quorum.progress import queue_pending_again
 
-from ..models import ExportRun, ImportRun, RunStatus, SpokenReading
+from ..models import ExportRun, ImportRun, JobCreationRun, RunStatus, SpokenReading
 from .imports import remove_uploads
 
 logger = logging.getLogger(__name__)
@@ -27,8 +27,9 @@ logger = logging.getLogger(__name__)
 #: At most this many readings are queued again by one sweep (the next sweep takes the rest).
 READINGS_PER_SWEEP = 500
 
-RUN_TASKS: tuple[tuple[type[ImportRun] | type[ExportRun], str], ...] = (
+RUN_TASKS: tuple[tuple[type[ImportRun] | type[ExportRun] | type[JobCreationRun], str], ...] = (
     (ImportRun, "annotation.tasks.run_import"), (ExportRun, "annotation.tasks_exports.run_export"),
+    (JobCreationRun, "annotation.tasks.run_job_creation"),
 )
 
 
@@ -55,7 +56,7 @@ def settle_stuck_runs(now=None) -> dict:
             "(the worker running it was lost). Nothing of it was kept; start it again."
         )
         stuck = model.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff)
-        uploads = list(stuck.values_list("files", flat=True)) if model is ImportRun else []
+        uploads = list(ImportRun.objects.filter(pk__in=stuck.values("pk")).values_list("files", flat=True)) if model is ImportRun else []
         counts["failed"] += stuck.update(status=RunStatus.FAILED, error=reason, finished_at=now)
         for files in uploads:  # a failed import keeps no uploaded files, as when it fails by itself
             remove_uploads(files or {})

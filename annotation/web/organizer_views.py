@@ -20,7 +20,7 @@ from quorum.roles import organizer_required
 
 from .. import extensions, task_types
 from ..exporters import ExportError
-from ..models import CheckOverride, ExportRun, ImportRun, Job, QualityPolicy, Response, RunStatus, Worker
+from ..models import CheckOverride, ExportRun, ImportRun, Job, JobCreationRun, QualityPolicy, Response, RunStatus, Worker
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import (
     corpora_with_counts,
@@ -44,7 +44,8 @@ from ..services.gold import GoldRequestError, add_gold_from_item
 from ..services.gold import answer_fields as gold_answer_fields
 from ..services.import_uploads import UploadError, import_error_field, start_upload_import
 from ..services.imports import ImportFailed
-from ..services.jobs import JOB_ACTIONS, JobError, change_state, create_job, delete_draft_job, update_draft_job
+from ..services.job_creation import failure_as_job_error, retry_job_creation, start_job_creation
+from ..services.jobs import JOB_ACTIONS, JobError, change_state, delete_draft_job, update_draft_job
 from ..services.payload_jobs import create_payload_job_from_file
 from ..services.quality import QualityError, override_verdict, set_quality, unblock_worker
 from ..services.review import ACTIONS as REVIEW_ACTIONS
@@ -120,18 +121,58 @@ def job_new(request):
     if request.method == "POST" and form.is_valid():
         try:
             if form.builds_from_payloads:
-                job = create_payload_job_from_file(created_by=request.user, **form.payload_request())
-            else:
-                job = create_job(created_by=request.user, **form.job_request())
+                return _job_created(request, create_payload_job_from_file(created_by=request.user, **form.payload_request()))
+            # A corpus job is made in the background: over 100,000 turns its items and slots take
+            # tens of seconds to write (docs/measurements.md). Refused here if the request is bad.
+            run = start_job_creation(created_by=request.user, **form.job_request())
         except JobError as exc:
             form.add_service_error(exc.field_errors())
-
         else:
-            messages.success(request, f"Created draft job {job.name!r}. Launch it when you are ready.")
-            for note in task_types.settings_notes(task_types.get(job.task_type), job.settings):
-                messages.warning(request, note)
-            return redirect("organizer:job", pk=job.pk)
+            run.refresh_from_db()
+            # Made or refused already where tasks run in the request (development, tests): said at once.
+            if run.status == RunStatus.SUCCEEDED and run.job is not None:
+                return _job_created(request, run.job)
+            if run.status == RunStatus.FAILED:
+                form.add_service_error(failure_as_job_error(run).field_errors())
+            else:
+                return redirect("organizer:job-creation", pk=run.pk)
     return render(request, "annotation/organizer/job_form.html", {"form": form})
+
+
+def _job_created(request, job):
+    """The job page of a new draft job, with what the builder should know before launching it."""
+    messages.success(request, f"Created draft job {job.name!r}. Launch it when you are ready.")
+    for note in task_types.settings_notes(task_types.get(job.task_type), job.settings):
+        messages.warning(request, note)
+    return redirect("organizer:job", pk=job.pk)
+
+
+@organizer_required
+def job_creation(request, pk):
+    """A corpus job being made in the background; once made, its job page (where tasks run in the
+    request, at once)."""
+    run = get_object_or_404(JobCreationRun.objects.select_related("corpus", "job"), pk=pk)
+    if run.status == RunStatus.SUCCEEDED and run.job is not None:
+        return _job_created(request, run.job)
+    return render(request, "annotation/organizer/job_creation_run.html", {"run": run, "finished": is_finished(run)})
+
+
+@organizer_required
+def job_creation_progress(request, pk):
+    """The creation run's state as JSON, with its fragment of the page (quorum/progress.py)."""
+    run = get_object_or_404(JobCreationRun.objects.select_related("corpus", "job"), pk=pk)
+    return progress_response(request, run, "annotation/organizer/_job_creation_run.html")
+
+
+@organizer_required
+@require_POST
+def job_creation_retry(request, pk):
+    run = get_object_or_404(JobCreationRun, pk=pk)
+    try:
+        retry_job_creation(run)
+    except JobError as exc:
+        messages.error(request, str(exc)[:1].upper() + str(exc)[1:] + ".")
+    return redirect("organizer:job-creation", pk=run.pk)
 
 
 @organizer_required
