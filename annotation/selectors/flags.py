@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..models import FlagRun, Job, JobFlagReport, Response, SpokenReading, Worker
-from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, WorkerFlag, flag_name
+from ..quality.flags import RESPONSE_FLAG_WORDS, FlagReport, WorkerFlag, count_flags, flag_name
 from .attempts import AttemptState, attempt_state
 
 
@@ -63,6 +63,10 @@ def stored_flags(job: Job, *, with_responses: bool = True) -> StoredFlags:
     row = (rows if with_responses else rows.defer("response_flags")).first()
     if row is None:
         return StoredFlags()
+    if not row.response_flag_counts and row.responses_flagged:
+        # A report stored before per-flag counts were kept (migration 0025): counted from its flags,
+        # one query more while deferred, until the next run stores them.
+        row.response_flag_counts = count_flags(row.response_flags)
     if not with_responses:
         row.response_flags = {}  # deferred: reading it would cost a query
     return _from_row(row)

@@ -1,6 +1,7 @@
 """Worker flags are stored by the flag run (the beat sweep, or "recompute now") and only read by the
 pages and the API (issue 8): a page load never computes flags, shows when they were computed, and
 costs the same number of queries however many responses the job has."""
+import re
 from datetime import timedelta
 
 import pytest
@@ -10,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import JobFlagReport, Response
-from annotation.quality.flags import FlagReport, WorkerFlag
+from annotation.quality.flags import FlagReport, WorkerFlag, count_flags
 from annotation.selectors import quality as quality_selectors
 from annotation.selectors.flags import stored_flags
 from annotation.services.quality import apply_flags, store_flag_report
@@ -226,3 +227,23 @@ def test_the_job_page_shows_agreement_as_the_flag_run_stored_it(organizer, clien
     JobFlagReport.objects.filter(job=job).update(agreement=[{k: v for k, v in a.items() if not k.startswith("ci_")} for a in page.context["agreement"]])
     older = _job_page(client, job).content.decode()
     assert "<td>criterion_1</td><td>1.000</td>" in older
+
+
+def _flag_counts_line(client, job) -> str | None:
+    page = _job_page(client, job).content.decode()
+    found = re.search(r'<span id="flag-counts">(.*?)</span>', page, re.S)
+    return found.group(1) if found else None
+
+
+def test_a_report_stored_before_per_flag_counts_shows_them_counted_from_its_flags(organizer, client, monkeypatch):
+    """A report stored before `response_flag_counts` existed showed no per-flag counts on the job
+    page until the next run: they are counted from its stored flags, as the run would have stored them."""
+    job, _ = rushed_job()
+    apply_flags(job)
+    client.force_login(organizer)
+    counted = _flag_counts_line(client, job)
+    assert counted and "far faster" in counted and "mostly pasted" in counted
+    JobFlagReport.objects.filter(job=job).update(response_flag_counts={})  # as the migration left an older report
+    _refuse_to_compute(monkeypatch)
+    assert _flag_counts_line(client, job) == counted
+    assert stored_flags(job, with_responses=False).flag_counts == count_flags(JobFlagReport.objects.get(job=job).response_flags)
