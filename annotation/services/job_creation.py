@@ -17,42 +17,28 @@ from django.utils import timezone
 from quorum import background
 from quorum.progress import note_refused
 
-from ..models import Corpus, Job, JobCreationRun, RunStatus, Worker
+from ..models import Job, JobCreationRun, RunStatus, Worker
 from .imports import RunProgress
-from .jobs import DEFAULT_TASK_TYPE, JobError, Selection, checked_job_request, create_job
+from .jobs import JobError, Selection, checked_job_request, create_job
 
 logger = logging.getLogger(__name__)
 
 TASK = "annotation.tasks.run_job_creation"
 
 
-def start_job_creation(
-    *,
-    corpus: Corpus,
-    name: str,
-    task_type: str = DEFAULT_TASK_TYPE,
-    settings: dict | None = None,
-    selection: Selection | None = None,
-    redundancy: int = 1,
-    reward: Decimal | str = Decimal("0.50"),
-    instructions: str = "",
-    claim_timeout_minutes: int = 30,
-    annotators=(),
-    created_by=None,
-) -> JobCreationRun:
+def start_job_creation(*, instructions: str = "", annotators=(), created_by=None, **request) -> JobCreationRun:
     """Check a corpus job's request (JobError, nothing recorded) and record its run, queued on
-    commit. Where tasks run in-process (development, tests, QUORUM_TASKS_INLINE) the job is made
-    before this returns: refresh the run to see its outcome. Same arguments as `jobs.create_job`."""
-    selection = selection or Selection()
-    checked_job_request(
-        corpus=corpus, name=name, task_type=task_type, settings=settings, selection=selection,
-        redundancy=redundancy, reward=reward, claim_timeout_minutes=claim_timeout_minutes,
-    )
+    commit. `request`: the keywords `jobs.checked_job_request` checks (corpus, name, task_type,
+    settings, selection, redundancy, reward, claim_timeout_minutes), all given, as the job form's
+    `job_request()` gives them. Where tasks run in-process (development, tests, QUORUM_TASKS_INLINE)
+    the job is made before this returns: refresh the run to see its outcome."""
+    checked_job_request(**request)
+    selection: Selection = request["selection"]
     run = JobCreationRun.objects.create(
-        corpus=corpus, name=name.strip(), task_type=task_type, settings=settings or {},
+        corpus=request["corpus"], name=request["name"].strip(), task_type=request["task_type"], settings=request["settings"] or {},
         selection={"mode": selection.mode, "size": selection.size, "seed": selection.seed, "dialog_ids": list(selection.dialog_ids)},
-        redundancy=redundancy, reward=Decimal(str(reward)), instructions=instructions,
-        claim_timeout_minutes=claim_timeout_minutes, annotator_ids=[worker.pk for worker in annotators], created_by=created_by,
+        redundancy=request["redundancy"], reward=Decimal(str(request["reward"])), instructions=instructions,
+        claim_timeout_minutes=request["claim_timeout_minutes"], annotator_ids=[worker.pk for worker in annotators], created_by=created_by,
     )
     _queue(run)
     return run

@@ -5,6 +5,7 @@ from functools import partial
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -15,6 +16,7 @@ from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
 from evaluation.fed.results import results_if_asked
 from evaluation.fed.results_file import results_csv
 from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
+from evaluation.interactive import selectors as interactive_selectors
 from evaluation.interactive.views import keep_or_drop
 from evaluation.models import FedCandidate, FedSet
 from quorum.progress import attempt_state, page_again, state_response
@@ -30,7 +32,14 @@ def _list(request, status=200, chats_form=None, static_form=None):
 
 @organizer_required
 def fed_sets(request):
-    return _list(request)
+    """The sets and the two ways to make one; `?chat_job=<id>` (the link on a chat job's results page)
+    picks that job in the form from interactive dialogs."""
+    return _list(request, chats_form=FedFromChatsForm(initial=_chats_initial(request.GET.get("chat_job", ""))))
+
+
+def _chats_initial(chat_job: str) -> dict:
+    job = interactive_selectors.interactive_jobs().filter(pk=int(chat_job)).first() if chat_job.isdigit() else None
+    return {"chat_job": job.pk, "name": f"{job.name} (FED)"[:200]} if job is not None else {}
 
 
 def _created(request, fed_set):
@@ -144,6 +153,7 @@ def fed_launch(request, pk):
         except EvaluationInputError as exc:
             form.add_error(None, f"Not launched: {exc}")
         else:
-            messages.success(request, f"Launched “{job.name}”: {job.items.count()} items.")
+            items = job.items.count()
+            messages.success(request, f"Launched “{job.name}”: {items} item{pluralize(items)}.")
             return redirect("evaluation:fed-set", pk=pk)
     return _set_page(request, get_object_or_404(selectors.fed_sets(), pk=pk), status=400, launch_form=form)

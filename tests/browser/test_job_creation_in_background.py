@@ -4,8 +4,9 @@ and slots written), and opens the draft job by itself once every item is there; 
 launched before. A creation that fails part way says why on that page, left nothing behind, and
 "Try again" makes the job.
 
-The worker is a thread here (`queue_now` replaced), held at gates so the test sees each state the
-page must show: it starts on `start`, and after writing the items waits for `resume` before the slots."""
+The worker is the export test's thread (`queue_now` replaced), held at gates so the test sees each
+state the page must show: it starts on `start`, and after writing the items waits for `resume`
+before the slots."""
 import threading
 
 import pytest
@@ -14,8 +15,8 @@ from playwright.sync_api import expect
 
 from annotation.models import Item, Job, JobCreationRun, RunStatus, Slot
 from annotation.services import jobs
-from quorum import background
 from tests.browser.live import mark_this_page, still_this_page
+from tests.browser.test_background_export import gated_worker  # noqa: F401 - a fixture
 from tests.factories import make_corpus
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,37 +26,20 @@ ITEMS = DIALOGS * USER_TURNS
 
 
 @pytest.fixture
-def gated_worker(monkeypatch):
-    gates = {"start": threading.Event(), "resume": threading.Event(), "fail": threading.Event()}
-    threads = []
+def gated_slots(gated_worker, monkeypatch):  # noqa: F811 - the fixture imported above
+    """The export test's worker thread (it starts on `start`), whose creation, once its items are
+    written, waits for `resume` before the slots, and fails there while `fail` is set."""
+    gated_worker["fail"] = threading.Event()
     insert_slots = jobs._insert_slots
 
     def slots_when_resumed(job, redundancy, first_position=0):
-        gates["resume"].wait(20)
-        if gates["fail"].is_set():
+        gated_worker["resume"].wait(20)
+        if gated_worker["fail"].is_set():
             raise DatabaseError("could not extend file: No space left on device")
         insert_slots(job, redundancy, first_position)
 
-    def run(name, args):
-        try:
-            gates["start"].wait(20)
-            background.task_named(name).apply(args=args)
-        finally:
-            connection.close()
-
-    def queue_now(name, *args, countdown=None):
-        thread = threading.Thread(target=run, args=(name, args), daemon=True)
-        threads.append(thread)
-        thread.start()
-        return True
-
-    monkeypatch.setattr(background, "queue_now", queue_now)
     monkeypatch.setattr(jobs, "_insert_slots", slots_when_resumed)
-    yield gates
-    for gate in ("start", "resume"):
-        gates[gate].set()
-    for thread in threads:
-        thread.join(30)
+    return gated_worker
 
 
 def _fill_the_form(page, corpus):
@@ -66,7 +50,7 @@ def _fill_the_form(page, corpus):
     page.get_by_role("button", name="Create draft job").click()
 
 
-def test_the_form_answers_at_once_follows_the_creation_and_opens_the_job(page, dialogs, organizer_login, gated_worker):
+def test_the_form_answers_at_once_follows_the_creation_and_opens_the_job(page, dialogs, organizer_login, gated_slots):
     corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
     organizer_login("/organize/jobs/new/")
     _fill_the_form(page, corpus)
@@ -79,14 +63,14 @@ def test_the_form_answers_at_once_follows_the_creation_and_opens_the_job(page, d
     assert not Job.objects.exists()  # nothing a builder could launch yet
     mark_this_page(page)
 
-    gated_worker["start"].set()
+    gated_slots["start"].set()
     expect(page.locator("#creation-status")).to_have_text("Running")  # followed without a reload
     if connection.vendor == "postgresql":  # SQLite's one writer: there the share is written at the end
         expect(page.locator("#creation-percent")).to_have_text("25%")  # the items of items and slots
     assert still_this_page(page) is True
     assert not Job.objects.exists()  # the items are written, not yet committed: still no job
 
-    gated_worker["resume"].set()
+    gated_slots["resume"].set()
     expect(page.locator("#job-state")).to_have_text("Draft", timeout=20_000)  # the job page, opened by itself
     expect(page.locator(".messages")).to_contain_text("Created draft job 'Big rewrites'")
     expect(page.locator("#items-done")).to_have_text(f"0 / {ITEMS}")
@@ -95,14 +79,14 @@ def test_the_form_answers_at_once_follows_the_creation_and_opens_the_job(page, d
     assert dialogs == []
 
 
-def test_a_failed_creation_leaves_nothing_says_why_and_is_tried_again(page, organizer_login, gated_worker):
+def test_a_failed_creation_leaves_nothing_says_why_and_is_tried_again(page, organizer_login, gated_slots):
     corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
     organizer_login("/organize/jobs/new/")
-    gated_worker["fail"].set()
-    gated_worker["resume"].set()
+    gated_slots["fail"].set()
+    gated_slots["resume"].set()
     _fill_the_form(page, corpus)
     expect(page.locator("#creation-status")).to_have_text("Pending")
-    gated_worker["start"].set()
+    gated_slots["start"].set()
 
     expect(page.locator("#creation-status")).to_have_text("Failed")
     expect(page.locator("#creation-error")).to_contain_text("DatabaseError")
@@ -110,7 +94,7 @@ def test_a_failed_creation_leaves_nothing_says_why_and_is_tried_again(page, orga
     expect(page.locator("#creation-progress")).to_have_count(0)
     assert not Job.objects.exists() and not Item.objects.exists() and not Slot.objects.exists()
 
-    gated_worker["fail"].clear()  # the disk has room again
+    gated_slots["fail"].clear()  # the disk has room again
     page.get_by_role("button", name="Try again").click()
     expect(page.locator("#job-state")).to_have_text("Draft", timeout=20_000)
     job = Job.objects.get()
