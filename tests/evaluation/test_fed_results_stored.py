@@ -102,3 +102,38 @@ def test_before_any_results_are_stored_the_api_says_so_and_asks_for_them(make_an
     rate(job, make_annotator("ann")[1], fields, limit=2)
     answer = organizer_api.get(reverse("evaluation-api:fed-results", args=[fed_set.pk]))
     assert answer.status_code == 409 and answer.json()["results_run"]["status"] == "queued"
+
+
+def test_a_failed_computation_is_named_and_asked_again_only_once_the_answers_move(make_annotator, organizer, monkeypatch):
+    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
+    job = launch_fed_job(fed_set, raters=2)
+    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    rate(job, make_annotator("ann")[1], fields, limit=2)
+    run_fed_results(fed_set.pk)
+    rate(job, make_annotator("bea")[1], fields, limit=1)
+    with monkeypatch.context() as patched:
+        patched.setattr(selectors, "fed_report", lambda *a, **k: (_ for _ in ()).throw(ValueError("the solver gave up")))
+        assert run_fed_results(fed_set.pk)["failed"] == "ValueError: the solver gave up"
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert "failed: ValueError: the solver gave up" in page
+    assert f"the answers have changed since (3 count now): they are computed again when an answer changes, or now with manage.py fed_results {fed_set.pk}" in page
+    assert FedResultsRun.objects.get(fed_set=fed_set).status == "failed"  # not asked again at every read
+    rate(job, make_annotator("cid")[1], fields, limit=1)
+    client.get(reverse("evaluation:fed-set", args=[fed_set.pk]))
+    assert FedResultsRun.objects.get(fed_set=fed_set).status == "queued"  # an answer moved since: asked again
+
+
+def test_results_of_an_older_method_are_marked_and_computed_again(make_annotator, organizer_api):
+    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
+    job = launch_fed_job(fed_set, raters=2)
+    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    rate(job, make_annotator("ann")[1], fields, limit=2)
+    run_fed_results(fed_set.pk)
+    fed_set.results.update(method=selectors.FED_RESULTS_METHOD - 1)
+    body = organizer_api.get(reverse("evaluation-api:fed-results", args=[fed_set.pk])).json()
+    assert body["older_method"] is True and body["note"].startswith("These results were computed by an older method")
+    assert body["results_run"]["status"] == "queued"
+    run_fed_results(fed_set.pk)
+    assert organizer_api.get(reverse("evaluation-api:fed-results", args=[fed_set.pk])).json()["note"] == ""
