@@ -8,9 +8,20 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+
+from .text.languages import MAX_TAG_LENGTH, LanguageTagError, checked_tag
+
+
+def validate_language_tag(value: str) -> None:
+    """A model validator (the admin's form) refusing what is not a BCP 47 tag, with the reason."""
+    try:
+        checked_tag(value)
+    except LanguageTagError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 class SourceFormat(models.TextChoices):
@@ -25,6 +36,16 @@ class Corpus(models.Model):
     source_format = models.CharField(max_length=16, choices=SourceFormat.choices)
     meta = models.JSONField(
         default=dict, blank=True, help_text="Corpus-level source data kept for export (e.g. DSTC9 knowledge)."
+    )
+    language = models.CharField(
+        max_length=MAX_TAG_LENGTH,
+        default="en",
+        validators=[validate_language_tag],
+        help_text=(
+            'The language of the corpus\'s text, a BCP 47 tag such as "zh" (Chinese) or "en" (English): work and review '
+            "pages mark its text and the answer boxes with it, for fonts, line breaking and screen readers. Stated on "
+            "import, or found from the text's script there (mostly Chinese characters: zh); correct it here if it is wrong."
+        ),
     )
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -114,6 +135,9 @@ class ImportRun(BackgroundRun):
     source_format = models.CharField(max_length=16, choices=SourceFormat.choices)
     files = models.JSONField(
         default=dict, help_text='Paths of the uploaded files by role: {"data": ..., "labels": ..., "knowledge": ...}.'
+    )
+    language = models.CharField(
+        max_length=MAX_TAG_LENGTH, blank=True, help_text="The corpus's language as the builder stated it (a BCP 47 tag); empty: found from the text."
     )
     corpus = models.OneToOneField(Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_run")
 

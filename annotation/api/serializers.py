@@ -29,9 +29,11 @@ from ..models import (
 from ..selectors.jobs import job_progress
 from ..services.export_ood import OutOfDomain
 from ..services.import_uploads import FILE_ROLES
+from ..services.imports import LANGUAGE_HELP
 from ..services.jobs import DEFAULT_TASK_TYPE, Selection, settings_errors
 from ..services.quality import COUNT_FIELDS, COUNT_MAX, COUNT_MINIMUMS, RATE_FIELDS
 from ..services.voting import VOTE_REWARD_HELP
+from ..text.languages import LanguageTagError, stated_tag
 
 QUALITY_SETTINGS = (*RATE_FIELDS, *COUNT_FIELDS, "flags_reject")
 
@@ -42,7 +44,8 @@ class CorpusSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Corpus
-        fields = ["id", "name", "source_format", "dialog_count", "turn_count", "created_at"]
+        fields = ["id", "name", "source_format", "language", "dialog_count", "turn_count", "created_at"]
+        read_only_fields = ["language"]
 
 
 class CorpusUploadSerializer(RefusesUnknownFields, serializers.Serializer):
@@ -53,12 +56,19 @@ class CorpusUploadSerializer(RefusesUnknownFields, serializers.Serializer):
     data = serializers.FileField(help_text="The corpus file (MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON, JSONL), or a .zip holding that one file.")
     labels = serializers.FileField(required=False, help_text="DSTC9 labels.json, aligned with logs.json.")
     knowledge = serializers.FileField(required=False, help_text="DSTC9 knowledge.json.")
+    language = serializers.CharField(required=False, allow_blank=True, default="", help_text=LANGUAGE_HELP)
 
     def validate_name(self, value):
         value = value.strip()
         if Corpus.objects.filter(name=value).exists():
             raise serializers.ValidationError(f"a corpus named {value!r} already exists; choose another name")
         return value
+
+    def validate_language(self, value):
+        try:
+            return stated_tag(value)
+        except LanguageTagError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def files(self) -> dict:
         return {role: self.validated_data.get(role) for role in FILE_ROLES if self.validated_data.get(role)}

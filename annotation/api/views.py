@@ -142,6 +142,7 @@ class CorpusViewSet(OrganizerAPI, mixins.ListModelMixin, mixins.RetrieveModelMix
             source_format=upload.validated_data["source_format"],
             files=upload.files(),
             created_by=request.user,
+            language=upload.validated_data["language"],
         )
         run.refresh_from_db()  # without a broker the import has already run
         body = s.ImportRunSerializer(run, context={"request": request}).data

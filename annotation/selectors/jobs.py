@@ -1,10 +1,22 @@
 """Reads for jobs: what an annotator may see, what an organizer follows."""
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import Avg, Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from ..models import Item, Job, Response, Slot, Turn, Worker
+from ..text.languages import detected_language
+
+
+def job_text_language(job: Job, texts: Iterable[str] = ()) -> str:
+    """The BCP 47 tag of a job's corpus text, for the `lang` of work and review pages: its corpus's
+    language (a vote job's: the voted job's corpus's); for a job of payloads, found from `texts`,
+    the text a page shows of it."""
+    source = job.reviews if job.reviews_id and job.reviews is not None else job
+    if source.corpus_id and source.corpus is not None:
+        return source.corpus.language
+    return detected_language(texts)
 
 
 def jobs_open_to(worker: Worker):

@@ -4,15 +4,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Aggregate, Count, Exists, OuterRef, Subquery, TextField, Value
+from django.db.models import Aggregate, CharField, Count, Exists, F, OuterRef, Subquery, TextField, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from quorum.compiled_queries import CompiledQuery
 
 from ..models import Item, Job, Response, Slot, Turn, Worker
+from ..text.languages import detected_language
 from .feedback import feedback_subquery
-from .jobs import dialog_history, jobs_open_to
+from .jobs import dialog_history, job_text_language, jobs_open_to
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,9 @@ def _work_slot_query(slot_id: int, worker_id: int, *, for_page: bool):
         annotations["history_json"] = Subquery(
             turns.order_by().values("dialog_id").annotate(rows=_JSONRows("index", "speaker", "text")).values("rows")[:1]
         )
+        annotations["corpus_language"] = Coalesce(
+            F("item__job__corpus__language"), F("item__job__reviews__corpus__language"), Value(""), output_field=CharField()
+        )
     return (
         Slot.objects.select_related("item__turn", "item__job__quality", "worker__user")
         .filter(pk=slot_id)
@@ -174,13 +178,38 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
     worker who holds the slot and their user (the page checks the login against it). Annotated,
     for the worker of the token: `job_restricted`/`job_lists_worker` (the job's annotator list),
     `done_id` (their response to this item, if any). With `for_page`, also `your_responses` (their
-    responses in the job) and `history_json` (the dialog up to the item's turn, see `history_of`).
+    responses in the job), `history_json` (the dialog up to the item's turn, see `history_of`) and
+    `corpus_language` (see `text_language`).
     """
     found = _WORK_SLOT[for_page].fetch(slot_id=slot_id, worker_id=worker_id)
     slot = found[0] if found else None
     if slot is not None:
         slot.job = slot.item.job  # the same row: Slot.job is a copy of item.job
     return slot
+
+
+# Where a payload keeps the text a work page shows (not its codes: a turn's speaker, a response's side).
+_SHOWN_TEXT_KEYS = frozenset({"text", "utterance", "response", "question", "answer", "about", "next_turn", "body", "goal"})
+
+
+def text_language(slot: Slot) -> str:
+    """The BCP 47 tag of the text a work page shows and asks for (`job_text_language`), from the
+    slot's `corpus_language` when work_slot loaded it, else by asking (an organizer's preview)."""
+    language = getattr(slot, "corpus_language", None)
+    if language is None:
+        return job_text_language(slot.item.job, _shown_texts(slot.item.payload))
+    return language or detected_language(_shown_texts(slot.item.payload))
+
+
+def _shown_texts(value, key: str = ""):
+    if isinstance(value, dict):
+        for name, inner in value.items():
+            yield from _shown_texts(inner, name)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _shown_texts(inner, key)
+    elif isinstance(value, str) and key in _SHOWN_TEXT_KEYS:
+        yield value
 
 
 def history_of(slot: Slot) -> list[dict]:

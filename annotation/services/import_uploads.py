@@ -91,12 +91,13 @@ def save_uploads(files: dict) -> dict[str, Path]:
     return saved
 
 
-def start_upload_import(*, name: str, source_format: str, files: dict, created_by=None):
-    """Save the uploads and start their import; UploadError or ImportFailed (nothing kept) if refused."""
+def start_upload_import(*, name: str, source_format: str, files: dict, created_by=None, language: str = ""):
+    """Save the uploads and start their import; UploadError or ImportFailed (nothing kept) if refused.
+    `language`: the corpus's BCP 47 tag as stated; empty: found from the text."""
     check_files(source_format, files)
     saved = save_uploads({role: files.get(role) for role in FILE_ROLES})
     try:
-        return start_import(name=name, source_format=source_format, files=saved, created_by=created_by)
+        return start_import(name=name, source_format=source_format, files=saved, created_by=created_by, language=language)
     except ImportFailed:
         shutil.rmtree(saved["data"].parents[1], ignore_errors=True)
         raise

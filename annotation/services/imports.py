@@ -26,6 +26,7 @@ from django.utils import timezone
 from annotation.importers import READERS, FormatError
 from annotation.importers.archives import corpus_member, extract_corpus_member
 from annotation.models import BackgroundRun, Corpus, Dialog, ImportRun, RunStatus, SourceFormat, Turn
+from annotation.text.languages import LanguageSample, LanguageTagError, stated_tag
 from quorum.background import task_named
 
 from .bulk import cyclic_gc_paused, encode_json, refresh_statistics
@@ -38,6 +39,14 @@ BATCH_DIALOGS = 1000
 NAME_MAX_LENGTH: int = Corpus._meta.get_field("name").max_length or 0
 
 Progress = Callable[[int, int], None]
+
+#: What the import's language field is, for the upload form, the API and the command alike.
+LANGUAGE_HELP = (
+    'Optional: the language of the corpus\'s text, a BCP 47 tag such as "zh" (Chinese) or "en" (English); work and '
+    "review pages mark its text and the answer boxes with it, for fonts, line breaking and screen readers. Left empty, "
+    "it is found from the text's script (mostly Chinese characters: zh; Latin letters: en; a script that names no one "
+    "language: und), and an organizer can correct it afterwards on the corpus's admin page."
+)
 
 
 class ImportFailed(Exception):
@@ -65,8 +74,12 @@ def import_corpus(
     created_by=None,
     progress: Progress | None = None,
     run: ImportRun | None = None,
+    language: str = "",
 ) -> Corpus:
     """Create corpus `name` from `files` ({"data": ..., "labels": ..., "knowledge": ...}).
+
+    `language` (a BCP 47 tag; else the one `run` was asked with) is the corpus's language; when
+    none is stated it is found from the text's script (`annotation.text.languages`).
 
     `progress(done, total)` is called after every batch, in bytes of the data file read. When
     `run` is given it is marked succeeded in the same transaction that writes the corpus, so a
@@ -74,6 +87,7 @@ def import_corpus(
     `import_summary` (an ImportSummary) with what was written.
     """
     name = _check_name(name)
+    stated = _check_language(language or (run.language if run is not None else ""))
     reader_class = _reader_class(source_format)
     paths = _check_files(reader_class, files)
     try:
@@ -82,11 +96,15 @@ def import_corpus(
             if Corpus.objects.filter(name=name).exists():
                 raise ImportFailed(f'A corpus named "{name}" already exists; choose another name.')
             corpus = Corpus.objects.create(
-                name=name, source_format=source_format, meta=reader.corpus_meta, created_by=created_by
+                name=name, source_format=source_format, meta=reader.corpus_meta, created_by=created_by, language=stated or "en"
             )
-            summary = _write_dialogs(corpus, reader, progress)
+            sample = None if stated else LanguageSample()
+            summary = _write_dialogs(corpus, reader, progress, sample)
             if summary.dialogs == 0:
                 raise ImportFailed(f"{reader.data_name}: no dialogs found; an empty corpus cannot be imported")
+            if sample is not None:
+                corpus.language = sample.language()
+                corpus.save(update_fields=["language"])
             if run is not None:
                 _mark_succeeded(run, corpus, reader.total_bytes)
     except FormatError as exc:
@@ -141,13 +159,17 @@ def _archive_member(path: Path):
         raise ImportFailed(str(exc), field="data") from None
 
 
-def create_import_run(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
+def create_import_run(
+    *, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None, language: str = ""
+) -> ImportRun:
     """Check the request and record a pending ImportRun; the caller queues the task for it.
 
-    Raises ImportFailed for a taken name, an unknown format or a missing file. The structure of
-    the files is checked by the task, whose outcome (and progress) is on the run row.
+    Raises ImportFailed for a taken name, a language that is not a BCP 47 tag, an unknown format
+    or a missing file. The structure of the files is checked by the task, whose outcome (and
+    progress) is on the run row. An empty `language`: the task finds it from the text.
     """
     name = _check_name(name)
+    language = _check_language(language)
     reader_class = _reader_class(source_format)
     paths = _check_files(reader_class, files)
     _archive_member(paths["data"])  # the zip's listing, read at once: refused before a run is recorded
@@ -161,6 +183,7 @@ def create_import_run(*, name: str, source_format: str, files: Mapping[str, Path
             source_format=source_format,
             files={role: str(path) for role, path in paths.items()},
             created_by=created_by,
+            language=language,
         )
 
 
@@ -231,6 +254,15 @@ def _check_name(name) -> str:
     return name
 
 
+def _check_language(language: str) -> str:
+    """A stated language in its usual case ("" when none is stated); ImportFailed, about the
+    language field, when it is not a BCP 47 tag."""
+    try:
+        return stated_tag(language)
+    except LanguageTagError as exc:
+        raise ImportFailed(str(exc), field="language") from None
+
+
 def _reader_class(source_format: str):
     reader_class = READERS.get(source_format)
     if reader_class is None:
@@ -259,12 +291,12 @@ def _check_files(reader_class, files: Mapping[str, Path | str]) -> dict[str, Pat
     return paths
 
 
-def _write_dialogs(corpus: Corpus, reader, progress: Progress | None) -> ImportSummary:
+def _write_dialogs(corpus: Corpus, reader, progress: Progress | None, sample: LanguageSample | None) -> ImportSummary:
     with cyclic_gc_paused():
-        return _write_all(corpus, reader, progress)
+        return _write_all(corpus, reader, progress, sample)
 
 
-def _write_all(corpus: Corpus, reader, progress: Progress | None) -> ImportSummary:
+def _write_all(corpus: Corpus, reader, progress: Progress | None, sample: LanguageSample | None) -> ImportSummary:
     counts = {"dialogs": 0, "turns": 0, "user_turns": 0, "slot_values": 0}
     total = reader.total_bytes
     reported = None
@@ -278,6 +310,9 @@ def _write_all(corpus: Corpus, reader, progress: Progress | None) -> ImportSumma
     report(0)
     batch = []
     for record in reader.dialogs():
+        if sample is not None and not sample.full:  # the corpus's first turns tell its script
+            for turn in record.turns:
+                sample.add(turn.text)
         batch.append(record)
         if len(batch) == BATCH_DIALOGS:
             _write_batch(corpus, batch, counts)
@@ -391,13 +426,16 @@ def fail_unqueued_run(run_id: int, exc: BaseException) -> None:
     )
 
 
-def start_import(*, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None) -> ImportRun:
+def start_import(
+    *, name: str, source_format: str, files: Mapping[str, Path | str], created_by=None, language: str = ""
+) -> ImportRun:
     """Record an import run (ImportFailed if refused) and queue its task once the run is committed.
 
     Returns the run; its row shows progress and outcome. Where tasks run in-process (development,
     tests, QUORUM_TASKS_INLINE) the import runs at the commit, at once outside a transaction.
+    `language`: the corpus's BCP 47 tag as the builder states it; empty: found from the text.
     """
-    run = create_import_run(name=name, source_format=source_format, files=files, created_by=created_by)
+    run = create_import_run(name=name, source_format=source_format, files=files, created_by=created_by, language=language)
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
 

@@ -26,12 +26,14 @@ from ..models import (
 )
 from ..selectors import gold as gold_selectors
 from ..services.export_ood import OutOfDomain
+from ..services.imports import LANGUAGE_HELP
 from ..services.jobs import DEFAULT_TASK_TYPE, Selection
 from ..services.quality import COUNT_FIELDS as QUALITY_COUNT_FIELDS
 from ..services.quality import COUNT_MAX as QUALITY_COUNT_MAX
 from ..services.quality import COUNT_MINIMUMS as QUALITY_COUNT_MINIMUMS
 from ..services.quality import RATE_FIELDS as QUALITY_RATE_FIELDS
 from ..services.voting import DEFAULT_VOTE_REWARD, VOTE_REWARD_HELP
+from ..text.languages import MAX_TAG_LENGTH, LanguageTagError, stated_tag
 
 SELECTION_MODES = [
     ("all", "Every source turn"),
@@ -49,12 +51,19 @@ class CorpusUploadForm(forms.Form):
     data = forms.FileField(label="Corpus file", help_text="MultiWOZ data.json, DSTC9 logs.json, DSTC6 JSON or Quorum JSONL; or a .zip holding that one file.")
     labels = forms.FileField(required=False, help_text="Optional: DSTC9 labels.json, aligned with logs.json.")
     knowledge = forms.FileField(required=False, help_text="Optional: DSTC9 knowledge.json.")
+    language = forms.CharField(required=False, max_length=MAX_TAG_LENGTH, help_text=LANGUAGE_HELP)
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
         if Corpus.objects.filter(name=name).exists():
             raise forms.ValidationError(f"A corpus named {name!r} already exists; choose another name.")
         return name
+
+    def clean_language(self):
+        try:
+            return stated_tag(self.cleaned_data["language"])
+        except LanguageTagError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     #: The files only a DSTC9 corpus takes: their boxes are shown with that format alone.
     dstc9_only = ("labels", "knowledge")

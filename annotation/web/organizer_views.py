@@ -32,7 +32,7 @@ from ..selectors.dashboard import (
 from ..selectors.exports import export_contents
 from ..selectors.flags import flag_run_state, flagged_workers, readings_since, responses_since, stored_flags
 from ..selectors.gold import gold_items
-from ..selectors.jobs import job_progress
+from ..selectors.jobs import job_progress, job_text_language
 from ..selectors.readings import reading_of, transcription_summary
 from ..selectors.reliability import reliability_overview, worker_reliability_rows
 from ..selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
@@ -86,6 +86,7 @@ def corpus_upload(request):
                 source_format=form.cleaned_data["source_format"],
                 files=form.files_by_role(),
                 created_by=request.user,
+                language=form.cleaned_data["language"],
             )
         except UploadError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))
@@ -571,6 +572,8 @@ def _review_page(request, job, status=200):
         "compact": compact,
         "row_actions": ("accept", "reject", "exclude"),
         "undoable": [r["decision_id"] for r in results or () if r.get("decision_id")],
+        # The lang of the corpus's text and the workers' answers (a payload job's: found from its sources shown).
+        "text_language": job_text_language(job, (text for row in queue.page.object_list for text, _ in row.source)),
     }
     return render(request, "annotation/organizer/review.html", context, status=status)
 

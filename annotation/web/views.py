@@ -300,6 +300,8 @@ def _work_page(
         "job": work.job,
         "item": work.item,
         "task_template": kind.template,
+        # The lang of the corpus's text and of the boxes that take the worker's text in it.
+        "text_language": work_selectors.text_language(work.slot),
         "earlier_turns": [t for t in work_selectors.history_of(work.slot) if not t["is_target"]],
         "segments": slot_segments(payload.get("utterance", ""), slot_values),
         "slot_values": slot_values,

@@ -53,7 +53,7 @@ def test_a_rewrite_page_shows_slot_and_value_on_each_chip(make_annotator, client
     job = make_live_job(make_corpus(dialogs=1, user_turns=1), name="rewrites")
     user, worker = make_annotator("ann")
     page = _page(client, user, claim_next_slot(job=job, worker=worker))
-    assert '<li class="chip"><span class="chip-slot">pricerange</span> <mark class="slot">cheap</mark></li>' in page
+    assert '<li class="chip"><span class="chip-slot">pricerange</span> <mark class="slot" lang="en">cheap</mark></li>' in page
     assert '<span class="chip-slot">area</span>' in page
     assert "Item 1 of 1 ·" in page
 

@@ -236,8 +236,8 @@ def test_claim_show_submit_and_get_the_next_item(people):
     html = page.content.decode()
     assert page.status_code == 200
     assert slot_of(token).item.position == 0
-    assert '<span class="speaker">System</span> <span class="text">Welcome to the booking line.</span>' in html
-    assert '<span class="text utterance">Hello there.</span>' in html
+    assert '<span class="speaker">System</span> <span class="text" lang="en">Welcome to the booking line.</span>' in html
+    assert '<span class="text utterance" lang="en">Hello there.</span>' in html
     assert "This turn has no slot values to keep." in html
     # Four labelled fields with their help; the first one takes the focus.
     for name, label in [("paraphrase", "Paraphrase"), ("typos", "Typos"), ("verbose", "Verbose"), ("simplified", "Simplified")]:
@@ -260,15 +260,15 @@ def test_claim_show_submit_and_get_the_next_item(people):
     assert next_token != token
     html = client.get(saved["Location"]).content.decode()
     assert "Saved. Here is your next item." in html
-    assert '<span class="speaker">User</span> <span class="text">Hello there.</span>' in html
-    assert '<span class="speaker">System</span> <span class="text">Hi! How can I help?</span>' in html
+    assert '<span class="speaker">User</span> <span class="text" lang="en">Hello there.</span>' in html
+    assert '<span class="speaker">System</span> <span class="text" lang="en">Hi! How can I help?</span>' in html
     assert (
         'I need a <mark class="slot">cheap</mark> hotel in the <mark class="slot">centre</mark> '
         'for <mark class="slot">4 people</mark>.'
     ) in html
     assert re.search(
-        r'<ul class="keep"[^>]*><li class="chip">(<span class="chip-slot">[^<]*</span> )?<mark class="slot">cheap</mark></li>'
-        r'<li class="chip">(<span class="chip-slot">[^<]*</span> )?<mark class="slot">centre</mark>',
+        r'<ul class="keep"[^>]*><li class="chip">(<span class="chip-slot">[^<]*</span> )?<mark class="slot" lang="en">cheap</mark></li>'
+        r'<li class="chip">(<span class="chip-slot">[^<]*</span> )?<mark class="slot" lang="en">centre</mark>',
         html,
     )
     assert "Item 2 of 2 · you have saved 1 response in this job" in html
@@ -560,7 +560,7 @@ def test_script_in_utterance_instructions_and_history_is_escaped(people):
     assert "Book &lt;script&gt;alert(1)&lt;/script&gt; a <mark class=\"slot\">cheap</mark> room" in html
     assert "&lt;img src=x onerror=alert(2)&gt;" in html
     assert "<p>Line one<br>&lt;script&gt;alert(4)&lt;/script&gt;</p>" in html
-    assert '<mark class="slot">&lt;i&gt;room&lt;/i&gt;</mark>' in html
+    assert '<mark class="slot" lang="en">&lt;i&gt;room&lt;/i&gt;</mark>' in html
     # The only scripts on the page are Quorum's own files: no inline script, nothing from elsewhere.
     scripts = re.findall(r"<script[^>]*>", html)
     assert all(re.fullmatch(r'<script src="/static/[a-z_]+\.js" defer>', tag) for tag in scripts), scripts

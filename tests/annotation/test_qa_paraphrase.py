@@ -81,7 +81,7 @@ def test_the_worker_reads_what_the_question_is_about(make_annotator):
     client = Client()
     client.force_login(user)
     html = client.get(reverse("work", args=[make_token(slot)])).content.decode()
-    assert '<dt>About</dt><dd id="source-about">Birch House (hotel)</dd>' in html
+    assert '<dt>About</dt><dd id="source-about" lang="en">Birch House (hotel)</dd>' in html
     with pytest.raises(Exception, match='"about" must be a text of at most 200'):
         create_payload_job(name="long", task_type="qa_paraphrase", payloads=[{**PAIR, "id": "a2", "about": "x" * 201}])
 

@@ -35,7 +35,7 @@ def test_the_compact_view_is_remembered_per_organizer(client, organizer, django_
     page = _queue(client, job)
     assert 'id="review-compact"' in page and page.count('<tr class="review-row"') == 3
     first = Response.objects.filter(item__job=job).order_by("pk").first()
-    assert f'{first.answers["paraphrase"]} <span class="muted">(+3 more)</span>' in page  # the answer's excerpt
+    assert f'{first.answers["paraphrase"]}</span> <span class="muted">(+3 more)</span>' in page  # the answer's excerpt
 
     other = django_user_model.objects.create_user("otto", password="x-pass-12345")
     make_organizer(other)

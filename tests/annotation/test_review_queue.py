@@ -65,7 +65,7 @@ def test_the_queue_shows_each_variant_as_a_diff_with_slot_values_and_escapes_the
     client.force_login(organizer)
     page = _queue(client, rewrites["job"]).content.decode()
     assert '<mark class="slot">cheap</mark>' in page  # the source's slot values are marked
-    assert '<span class="chip-slot">pricerange</span> cheap' in page  # chips show slot and value
+    assert '<span class="chip-slot">pricerange</span> <span lang="en">cheap</span>' in page  # chips show slot and value
     assert "<ins>tabel</ins>" in page and "<del>table</del>" in page  # the typo variant, word by word
     assert "Paraphrase:" in page and "Typos:" in page
     assert HOSTILE not in page and "&lt;script&gt;" in page

@@ -113,7 +113,7 @@ def test_the_worker_sees_the_new_values_and_must_keep_them(make_annotator):
     html = client.get(url).content.decode()
     new_area = payload["slot_values"][1]
     assert f'<mark class="slot">expensive</mark> place in the <mark class="slot">{new_area}</mark>' in html
-    assert 'id="entity-mapping"' in html and "<del>centre</del>" in html
+    assert 'id="entity-mapping"' in html and '<del lang="en">centre</del>' in html
     old_values = {"paraphrase": "I would like a cheap place in the centre.", "typos": "A cheap plase in the centre please.",
                   "verbose": "Hello, I would really like to find a cheap place in the centre please.", "simplified": "cheap centre"}
     refused = client.post(url, old_values)

@@ -1,4 +1,4 @@
-"""manage.py import_corpus NAME --format FORMAT DATA [--labels L] [--knowledge K]
+"""manage.py import_corpus NAME --format FORMAT DATA [--labels L] [--knowledge K] [--language TAG]
 
 Imports in the foreground, all or nothing; a refused file leaves the database unchanged and the
 command exits with the reason. For the queued import with a progress row, use the API or the
@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import SourceFormat
-from annotation.services.imports import ImportFailed, import_corpus
+from annotation.services.imports import LANGUAGE_HELP, ImportFailed, import_corpus
 
 # Files at least this big get progress lines on stderr.
 PROGRESS_FROM_BYTES = 20 * 1024 * 1024
@@ -26,8 +26,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--labels", type=Path, help="DSTC9 labels.json (optional; one entry per instance).")
         parser.add_argument("--knowledge", type=Path, help="DSTC9 knowledge.json (optional).")
+        parser.add_argument("--language", default="", help=LANGUAGE_HELP)
 
-    def handle(self, *args, name, data, source_format, labels=None, knowledge=None, **options):
+    def handle(self, *args, name, data, source_format, labels=None, knowledge=None, language="", **options):
         files = {"data": data}
         if labels is not None:
             files["labels"] = labels
@@ -40,13 +41,15 @@ class Command(BaseCommand):
                 source_format=source_format,
                 files=files,
                 progress=self._progress if show_progress else None,
+                language=language,
             )
         except ImportFailed as exc:
             raise CommandError(f"Nothing was imported. {exc}") from None
         summary = corpus.import_summary
         self.stdout.write(
             self.style.SUCCESS(
-                f'Imported corpus "{corpus.name}" ({corpus.get_source_format_display()}): '
+                f'Imported corpus "{corpus.name}" ({corpus.get_source_format_display()}, language {corpus.language}'
+                f"{'' if language else ', found from its text'}): "
                 f"{summary.dialogs:,} dialogs, {summary.turns:,} turns ({summary.user_turns:,} user turns), "
                 f"{summary.slot_values:,} slot values."
             )
