@@ -329,8 +329,9 @@ class QuestionAgreementSerializer(serializers.Serializer):
     note = serializers.CharField(allow_blank=True)
     units = serializers.IntegerField(help_text="Items with at least two answers (the pairable units).")
     values = serializers.IntegerField(help_text="Answers counted.")
-    ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of alpha over items (1,000 resamples, fixed seed); null with alpha.")
+    ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of alpha over items (BCa, 1,000 resamples, fixed seed); null with alpha, and when `ci_withheld` says why there is none.")
     ci_high = serializers.FloatField(allow_null=True)
+    ci_withheld = serializers.CharField(allow_blank=True, help_text="Why alpha has no interval, in words (too few items, or too few with any disagreement, for one that covers 95%); empty otherwise.")
 
 
 class MessageSerializer(serializers.Serializer):
@@ -444,7 +445,7 @@ class VotingSummarySerializer(serializers.Serializer):
     votes = serializers.IntegerField()
     vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes, over each part voted on (a rewrite's variants); null with a note when it cannot be computed.")
     vote_alpha_note = serializers.CharField(allow_blank=True)
-    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval of vote_alpha: 1,000 resamples (fixed seed) of the responses voted on, each with all its parts; a resample in which every vote agrees counts as alpha 1. Below 50 responses it covers less than 95%. Null with vote_alpha.")
+    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval (BCa) of vote_alpha: 1,000 resamples (fixed seed) of the responses voted on, each with all its parts; a resample in which every vote agrees counts as alpha 1. Below 50 responses it can cover less than 95% (about 93% at 20). Null with vote_alpha.")
     vote_alpha_ci_high = serializers.FloatField(allow_null=True)
 
     @staticmethod

@@ -74,9 +74,9 @@ class VoteAlpha:
     unanimous: float | None = None  # share of resamples with one value only (counted as alpha 1)
 
 
-#: Below this many responses voted on, the interval covers less than it says (simulated: 83% at 7
-#: responses, 82% at 10 with four parts, 92% at 30; 93.6% at 50 with four parts and 95% at 138:
-#: docs/measurements.md, 2026-11-28): the page says so beside it.
+#: Below this many responses voted on, the interval can cover less than it says (simulated with the
+#: BCa interval, four parts a response: 84% at 7 responses, 89% at 10, 93% at 20, 95% at 30 and 94%
+#: at 138: docs/measurements.md, "Coverage of alpha's interval"): the page says so beside it.
 FEW_VOTED_RESPONSES = 50
 
 
@@ -274,20 +274,21 @@ class QuestionAgreement:
     values: int
     ci_low: float | None = None  # the 95% bootstrap interval over items
     ci_high: float | None = None
+    ci_withheld: str = ""  # why alpha has no interval (too few items), in words
 
 
-def agreement_table(rows, level: str) -> tuple[float | None, str, int, tuple[float | None, float | None]]:
-    """(alpha, note, pairable units, its 95% bootstrap interval) of one question from (item,
-    worker, value) rows. Pure."""
+def agreement_table(rows, level: str) -> tuple[float | None, str, int, tuple[float | None, float | None, str]]:
+    """(alpha, note, pairable units, (its 95% bootstrap interval, why it has none)) of one question
+    from (item, worker, value) rows. Pure."""
     by_item = defaultdict(list)
     for item, _worker, value in rows:
         by_item[item].append(value)
     units = {item: values for item, values in by_item.items() if len(values) >= 2}
     if not units:
-        return None, "n/a (no item has two values yet)", 0, (None, None)
+        return None, "n/a (no item has two values yet)", 0, (None, None, "")
     domain = sorted({v for values in units.values() for v in values}, key=lambda v: (isinstance(v, str), v))
     if len(domain) < 2:
-        return None, "n/a (every value is the same: no variation)", len(units), (None, None)
+        return None, "n/a (every value is the same: no variation)", len(units), (None, None, "")
     code = {v: i for i, v in enumerate(domain)}
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domain)
     counts = np.zeros((len(units), len(domain)))
@@ -298,7 +299,7 @@ def agreement_table(rows, level: str) -> tuple[float | None, str, int, tuple[flo
     if not numeric and level != "nominal":
         level = "nominal"  # labels have no distances; only nominal agreement means something
     found = agreement.alpha_from_counts(counts, np.array(value_domain), KRIPPENDORFF_LEVELS[level])
-    return found.alpha, "", len(units), (found.ci_low, found.ci_high)
+    return found.alpha, "", len(units), (found.ci_low, found.ci_high, found.ci_withheld)
 
 
 def job_agreement(job: Job) -> list[QuestionAgreement]:
@@ -313,8 +314,8 @@ def job_agreement(job: Job) -> list[QuestionAgreement]:
     out = []
     for question, table in tables.items():
         level = task_types.agreement_level_of(kind, question, job.settings)
-        alpha, note, units, (low, high) = agreement_table(table, level)
-        out.append(QuestionAgreement(question, level, alpha, note, units, len(table), low, high))
+        alpha, note, units, (low, high, withheld) = agreement_table(table, level)
+        out.append(QuestionAgreement(question, level, alpha, note, units, len(table), low, high, withheld))
     return out
 
 

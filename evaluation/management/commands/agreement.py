@@ -12,7 +12,9 @@ def _shown(result) -> str:
     if result.undefined:
         return result.reason
     text = numbers.decimals(result.alpha)
-    return text if result.ci_low is None else f"{text} {numbers.interval(result.ci_low, result.ci_high)}"
+    if result.ci_low is None:
+        return f"{text} ({result.ci_withheld})" if result.ci_withheld else text
+    return f"{text} {numbers.interval(result.ci_low, result.ci_high)}"
 
 
 class Command(BaseCommand):
