@@ -5,8 +5,9 @@ Ratings from `tests/quality/alpha_simulation.py` (population alpha known exactly
 for each and per interval method: the share of intervals covering the truth, how many data sets got
 an interval, and how many of those had their estimate not strictly inside it. No database.
 
-Run: PYTHONPATH=. .venv/bin/python -m perf.alpha_coverage [REPS] (default 500: binomial SE 0.0097
-at 95%); prints a Markdown table and writes JSON to perf/results/alpha_coverage.json.
+Run: PYTHONPATH=. .venv/bin/python -m perf.alpha_coverage [REPS] [--no-minimum] (default 500:
+binomial SE 0.0097 at 95%); prints a Markdown table and writes JSON to perf/results/alpha_coverage.json.
+`--no-minimum` gives every data set its interval, as before the minimum (the "before" columns).
 """
 import itertools
 import json
@@ -46,4 +47,7 @@ def main(reps: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 500)
+    arguments = [a for a in sys.argv[1:] if a != "--no-minimum"]
+    if "--no-minimum" in sys.argv:
+        agreement.MIN_INTERVAL_UNITS = agreement.MIN_DISAGREEING_UNITS = 0
+    main(int(arguments[0]) if arguments else 500)
