@@ -33,8 +33,9 @@ def ratings_follow_response(sender, response, from_status, to_status, **kwargs):
     if not isinstance(task_types.get(response.item.job.task_type), task_types.FeedsRatings):
         return  # only rating types feed evaluation; skip the campaign lookup for every other job
     if counted_now:
-        if record_response_ratings(response):
-            look_after_rating(response)  # an adaptive campaign's round may now be complete
+        campaign = record_response_ratings(response)
+        if campaign is not None:
+            look_after_rating(campaign)  # an adaptive campaign's round may now be complete
     else:
         remove_response_ratings(response)
 

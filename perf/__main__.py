@@ -9,7 +9,7 @@ BENCHMARKS = {
     "import": "perf.bench_import",
     "claims": "perf.bench_claims",
     "cycle": "perf.bench_cycle",
-    "rated_claims": "perf.bench_rated_claims",
+    "rated": "perf.bench_rated",
     "memory": "perf.bench_memory",
     "exports": "perf.bench_exports",
     "evaluation": "perf.bench_evaluation",

@@ -254,7 +254,7 @@ def _start(orders: OrdersClaims, job_id: int, worker_id: int, values: Mapping):
 @cache
 def _compiled_rotated_picks(orders: OrdersClaims, names: tuple[str, ...]) -> tuple[CompiledQuery, ...]:
     """A type's two rotated scans compiled once per process, as `_PLAIN_PICK` is: building them
-    cost a rating job's claim several times what running them did (perf/bench_rated_claims.py)."""
+    cost a rating job's claim several times what running them did (perf/bench_rated.py)."""
 
     def scan(lookup):
         return lambda job_id, worker_id, now, **values: _first_open_unless_held(

@@ -164,7 +164,7 @@ def test_a_job_whose_claims_are_watched_is_still_claimed_in_a_transaction(make_a
 @pytest.mark.django_db
 def test_a_rating_jobs_claim_builds_its_sql_once_per_process(make_annotator, monkeypatch):
     """Building the rotated pick's querysets cost a rating job's claim several times what running the
-    statement did (perf/bench_rated_claims.py): after the first claim, later raters' claims only bind
+    statement did (perf/bench_rated.py): after the first claim, later raters' claims only bind
     their values, and still each gets the start claim_start says. (A chat's claim is still built each
     time: what it holds back is a query of paused systems the claim reads.)"""
     key = "likert"

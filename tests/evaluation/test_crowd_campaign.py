@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Item, Job, Response, Slot
@@ -149,8 +150,28 @@ def test_submitted_likert_answers_become_ratings_once(crowd, make_annotator, dja
     got = {(r.entry_id, r.instance, r.question, r.rater, r.value) for r in Rating.objects.filter(campaign=crowd.campaign)}
     assert got == {(pair.entry_id, pair.instance, "appropriateness", "inhouse:sam", 4), (pair.entry_id, pair.instance, "accuracy", "inhouse:sam", 2)}
     response = Response.objects.get(worker=worker)
-    assert record_response_ratings(response) == 0  # a re-sent signal adds nothing
+    assert record_response_ratings(response) is None  # a re-sent signal adds nothing
     assert Rating.objects.count() == 2
+
+
+@pytest.mark.postgres
+def test_a_ratings_way_into_the_campaign_costs_four_statements(crowd, make_annotator):
+    """Every counted rating of every campaign job becomes Rating rows inside the submit's transaction:
+    the campaign item, the ratings already there, one insert, the campaign marked stale. (It was 11,
+    a savepoint around each rating's insert among them.)"""
+    _user, worker = make_annotator("quinn")
+    client = Client()
+    assert client.login(username="quinn", password="quinn-pass-1")
+    slot = claim_next_slot(job=crowd.job, worker=worker)
+    with CaptureQueriesContext(connection) as captured:
+        saved = client.post(reverse("work", args=[make_token(slot)]), {"appropriateness": "5", "accuracy": "4"})
+    assert saved.status_code == 302
+    statements = [q["sql"] for q in captured.captured_queries]
+    touching = [n for n, sql in enumerate(statements) if "evaluation_" in sql]
+    ours = statements[touching[0] : touching[-1] + 1]  # from the campaign item's read to the campaign marked stale
+    assert len(ours) <= 4, "\n".join(ours)
+    assert Rating.objects.filter(campaign=crowd.campaign, rater="inhouse:quinn").count() == 2
+    assert Campaign.objects.get(pk=crowd.campaign.pk).inputs_version == ""
 
 
 def test_results_from_crowd_ratings_match_the_scoring_functions(crowd, make_annotator, django_capture_on_commit_callbacks):

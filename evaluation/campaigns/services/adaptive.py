@@ -229,9 +229,8 @@ def request_look(campaign_id: int) -> None:
     after_commit("evaluation.tasks.run_adaptive_look", campaign_id)
 
 
-def look_after_rating(response) -> None:
-    """A rating of an adaptive campaign was recorded: its round may be complete. One query; the
-    task decides under the campaign's lock, so many requests for one round add it once."""
-    campaign_id = Campaign.objects.filter(adaptive=True, crowd_items__item_id=response.item_id).values_list("pk", flat=True).first()
-    if campaign_id is not None:
-        request_look(campaign_id)
+def look_after_rating(campaign: Campaign) -> None:
+    """A rating of `campaign` was recorded: if it is adaptive, its round may be complete. The task
+    decides under the campaign's lock, so many requests for one round add it once."""
+    if campaign.adaptive:
+        request_look(campaign.pk)

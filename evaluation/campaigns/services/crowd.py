@@ -17,7 +17,7 @@ import random
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Job, Response
@@ -29,6 +29,7 @@ from evaluation.campaigns.services.campaigns import create_campaign, set_adaptiv
 from evaluation.campaigns.services.imports import add_ground_truth_entry
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignItem, CampaignJob, Entry, Rating
+from quorum.compiled_queries import CompiledQuery
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -311,30 +312,37 @@ def _rating_rows(campaign_id, pair: CampaignItem, response: Response) -> list[Ra
     ]
 
 
-def record_response_ratings(response: Response) -> int:
-    """Rating rows for one Likert response of a campaign's crowd job; 0 for any other response.
+# Read for every counted rating of every campaign job: compiled once per process (quorum.compiled_queries).
+_CAMPAIGN_ITEM = CompiledQuery(lambda item_id: CampaignItem.objects.filter(item_id=item_id).select_related("campaign").order_by(), item_id=int)
 
-    Idempotent: the rating_unique constraint makes a repeated call (a re-sent signal) a no-op.
-    The campaign's inputs version is cleared (cheaply) so that pages show stored results as stale
-    until they are recomputed; nothing is recomputed per response.
+
+def record_response_ratings(response: Response) -> Campaign | None:
+    """Rating rows for one Likert response of a campaign's crowd job: the campaign they were added
+    to, or None when none were (any other response, or one recorded before).
+
+    Idempotent: a repeated call (a re-sent signal) finds its ratings there and adds nothing; a
+    rating a concurrent repair (`sync_campaign_ratings`) wrote first is kept, not doubled (the
+    rating_unique constraint, conflicts ignored). The campaign's inputs version is cleared (cheaply)
+    so that pages show stored results as stale until they are recomputed; nothing is recomputed
+    per response. Four statements, none a savepoint: this runs on every counted rating.
     """
-    pair = CampaignItem.objects.filter(item_id=response.item_id).select_related("campaign").first()
-    if pair is None or response.status not in Response.COUNTED:
-        return 0
+    if response.status not in Response.COUNTED:
+        return None
+    pair = next(iter(_CAMPAIGN_ITEM.fetch(item_id=response.item_id)), None)
+    if pair is None:
+        return None
     questions = set(pair.campaign.questions)
-    rows = [r for r in _rating_rows(pair.campaign_id, pair, response) if r.question in questions]
-    with transaction.atomic():
-        created = 0
-        for rating in rows:
-            try:
-                with transaction.atomic():
-                    rating.save(force_insert=True)
-                created += 1
-            except IntegrityError:
-                continue  # already recorded
-        if created:
-            Campaign.objects.filter(pk=pair.campaign_id).update(inputs_version="")
-    return created
+    recorded = set(
+        Rating.objects.filter(campaign_id=pair.campaign_id, entry_id=pair.entry_id, instance=pair.instance, rater=rater_id(response.worker))
+        .values_list("question", flat=True)
+    )
+    rows = [r for r in _rating_rows(pair.campaign_id, pair, response) if r.question in questions and r.question not in recorded]
+    if not rows:
+        return None
+    with transaction.atomic(savepoint=False):
+        Rating.objects.bulk_create(rows, ignore_conflicts=True)
+        Campaign.objects.filter(pk=pair.campaign_id).update(inputs_version="")
+    return pair.campaign
 
 
 def remove_response_ratings(response: Response) -> int:
