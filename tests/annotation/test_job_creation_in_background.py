@@ -133,3 +133,29 @@ def test_a_creation_that_fails_midway_leaves_nothing_says_why_and_can_be_tried_a
     # Once made, it is not made twice.
     client.post(reverse("organizer:job-creation-retry", kwargs={"pk": run.pk}))
     assert queued == [] and Job.objects.filter(name="big rewrites").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_creation_the_broker_refused_says_so_and_the_lost_work_sweep_queues_it_again(organizer, client, monkeypatch, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.services.sweeps import settle_stuck_runs
+
+    corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
+    client.force_login(organizer)
+    monkeypatch.setattr(background, "runs_inline", lambda: False)  # a real broker, which is down
+    monkeypatch.setattr(background, "queue_now", lambda name, *args, countdown=None: False)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("organizer:job-new"), form_data(corpus))
+    run = JobCreationRun.objects.get()
+    page = client.get(reverse("organizer:job-creation", kwargs={"pk": run.pk})).content.decode()
+    assert "Pending" in page and "Not started: the background queue could not be reached" in page
+
+    tasks: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(background, "queue_now", lambda name, *args, countdown=None: tasks.append((name, args)) or True)
+    settle_stuck_runs(now=timezone.now() + timedelta(hours=2))
+    assert tasks == [(TASK, (run.pk,))]
+    run_queued(tasks)
+    assert Job.objects.get(name="big rewrites").items.count() == DIALOGS * USER_TURNS
