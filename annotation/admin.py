@@ -71,6 +71,12 @@ class ExportRunAdmin(admin.ModelAdmin):
     list_filter = ("status",)
 
 
+@admin.register(models.JobCreationRun)
+class JobCreationRunAdmin(admin.ModelAdmin):
+    list_display = ("name", "corpus", "task_type", "status", "done", "total", "job", "created_at")
+    list_filter = ("status",)
+
+
 # --- Quality control -------------------------------------------------------------------------------
 
 

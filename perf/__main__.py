@@ -9,7 +9,6 @@ BENCHMARKS = {
     "import": "perf.bench_import",
     "claims": "perf.bench_claims",
     "cycle": "perf.bench_cycle",
-    "rated": "perf.bench_rated",
     "memory": "perf.bench_memory",
     "exports": "perf.bench_exports",
     "evaluation": "perf.bench_evaluation",
@@ -29,6 +28,8 @@ BENCHMARKS = {
     "background": "perf.bench_background",
     "fragility": "perf.bench_fragility",
     "pairwise_page": "perf.bench_pairwise_page",
+    "rated": "perf.bench_rated",
+    "job_creation": "perf.bench_job_creation",
 }
 
 

@@ -28,7 +28,7 @@ def _log_in_and_claim(page):
     page.locator("#id_username").fill("anna")
     page.locator("#id_password").fill("anna-pass-1")
     page.locator("#id_password").press("Enter")
-    page.get_by_role("button", name=re.compile("^Start ")).click()
+    page.get_by_role("button", name=re.compile("^Next item: ")).click()
     expect(page.locator("#work-form[data-ready=true]")).to_be_visible()
 
 
