@@ -56,6 +56,7 @@ urlpatterns = [
     path("fed/<int:pk>/", fed_views.fed_set, name="fed-set"),
     path("fed/<int:pk>/results.csv", fed_views.fed_results_download, name="fed-results-csv"),
     path("fed/<int:pk>/results-run/", fed_views.fed_results_run_progress, name="fed-results-run-progress"),
+    path("fed/<int:pk>/compute/", fed_views.fed_compute, name="fed-compute"),
     path("fed/<int:pk>/review/<int:candidate_pk>/", fed_views.fed_review, name="fed-review"),
     path("fed/<int:pk>/launch/", fed_views.fed_launch, name="fed-launch"),
     path("goals/", interactive_views.goals_upload, name="goals-upload"),

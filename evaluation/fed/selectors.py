@@ -76,7 +76,7 @@ class StoredFedResults:
         if self.run is not None and self.run.under_way:
             then = "new ones are being computed"
         else:  # the last computation failed: asked again when an answer moves, or now from the command line
-            then = f"they are computed again when an answer changes, or now with manage.py fed_results {self.shown.fed_set_id}"
+            then = f"they are computed again when an answer changes, or now with Compute again on its page (manage.py fed_results {self.shown.fed_set_id})"
         if self.stale:
             return (f"These results were computed from {self.shown.answers} counted answer{'s' if self.shown.answers != 1 else ''}; "
                     f"the answers have changed since ({self.answers_now} count now): {then}")

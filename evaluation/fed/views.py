@@ -13,7 +13,7 @@ from annotation.selectors.jobs import job_progress
 from evaluation.errors import EvaluationInputError
 from evaluation.fed import selectors
 from evaluation.fed.forms import FedFromChatsForm, FedLaunchForm, FedStaticForm
-from evaluation.fed.results import results_if_asked
+from evaluation.fed.results import request_fed_results, results_if_asked
 from evaluation.fed.results_file import results_csv
 from evaluation.fed.services import create_fed_set_from_chats, import_fed_static, launch_fed_job, review_candidate
 from evaluation.interactive import selectors as interactive_selectors
@@ -133,6 +133,20 @@ def fed_results_run_progress(request, pk):
     if stored.run is None:
         raise Http404("No results computation was recorded for this set.")
     return state_response(request, attempt_state(stored.run), "evaluation/_fed_results_run.html", line)
+
+
+@organizer_required
+@require_POST
+def fed_compute(request, pk):
+    """Compute the set's results again now (in the background; the page follows it): after a failed
+    computation a read does not ask again until an answer moves."""
+    fed_set = get_object_or_404(FedSet.objects.select_related("job"), pk=pk)
+    if fed_set.job_id is None:
+        messages.error(request, "This set has no results to compute: launch it first.")
+    else:
+        request_fed_results(fed_set, by=request.user)
+        messages.info(request, "The results are being computed again; this page shows them when they are stored.")
+    return redirect(reverse("evaluation:fed-set", args=[pk]) + "#results")
 
 
 @organizer_required

@@ -35,14 +35,19 @@ def rate(job, worker, fields, limit=None):
         done += 1
 
 
+def _launched_set():
+    """A dialog-level set of the static lines, launched for two raters, and its rating questions."""
+    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
+    job = launch_fed_job(fed_set, raters=2)
+    return fed_set, job, [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+
+
 def _computing_fails_the_test(monkeypatch):
     monkeypatch.setattr(selectors, "fed_report", lambda *a, **k: pytest.fail("the results were computed on a request"))
 
 
 def test_results_are_read_as_stored_and_agree_digit_for_digit(make_annotator, organizer, monkeypatch):
-    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
-    job = launch_fed_job(fed_set, raters=2)
-    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    fed_set, job, fields = _launched_set()
     for name in ("ann", "bea"):
         rate(job, make_annotator(name)[1], fields)
     assert run_fed_results(fed_set.pk)["answers"] == 16
@@ -65,9 +70,7 @@ def test_results_are_read_as_stored_and_agree_digit_for_digit(make_annotator, or
 
 
 def test_an_answer_that_changes_marks_the_stored_results_and_asks_for_new_ones(make_annotator, organizer, monkeypatch, django_capture_on_commit_callbacks):
-    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
-    job = launch_fed_job(fed_set, raters=2)
-    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    fed_set, job, fields = _launched_set()
     rate(job, make_annotator("ann")[1], fields)
     run_fed_results(fed_set.pk)
     rate(job, make_annotator("bea")[1], fields, limit=1)  # one more answer counts
@@ -96,18 +99,14 @@ def test_an_answer_that_changes_marks_the_stored_results_and_asks_for_new_ones(m
 
 
 def test_before_any_results_are_stored_the_api_says_so_and_asks_for_them(make_annotator, organizer_api):
-    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
-    job = launch_fed_job(fed_set, raters=2)
-    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    fed_set, job, fields = _launched_set()
     rate(job, make_annotator("ann")[1], fields, limit=2)
     answer = organizer_api.get(reverse("evaluation-api:fed-results", args=[fed_set.pk]))
     assert answer.status_code == 409 and answer.json()["results_run"]["status"] == "queued"
 
 
 def test_a_failed_computation_is_named_and_asked_again_only_once_the_answers_move(make_annotator, organizer, monkeypatch):
-    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
-    job = launch_fed_job(fed_set, raters=2)
-    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    fed_set, job, fields = _launched_set()
     rate(job, make_annotator("ann")[1], fields, limit=2)
     run_fed_results(fed_set.pk)
     rate(job, make_annotator("bea")[1], fields, limit=1)
@@ -118,17 +117,40 @@ def test_a_failed_computation_is_named_and_asked_again_only_once_the_answers_mov
     client.force_login(organizer)
     page = client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
     assert "failed: ValueError: the solver gave up" in page
-    assert f"the answers have changed since (3 count now): they are computed again when an answer changes, or now with manage.py fed_results {fed_set.pk}" in page
+    assert (
+        "the answers have changed since (3 count now): they are computed again when an answer changes, "
+        f"or now with Compute again on its page (manage.py fed_results {fed_set.pk})"
+    ) in page
     assert FedResultsRun.objects.get(fed_set=fed_set).status == "failed"  # not asked again at every read
     rate(job, make_annotator("cid")[1], fields, limit=1)
     client.get(reverse("evaluation:fed-set", args=[fed_set.pk]))
     assert FedResultsRun.objects.get(fed_set=fed_set).status == "queued"  # an answer moved since: asked again
 
 
+def test_after_a_failed_computation_the_organizer_computes_again_from_the_page(make_annotator, organizer, monkeypatch):
+    fed_set, job, fields = _launched_set()
+    rate(job, make_annotator("ann")[1], fields, limit=2)
+    run_fed_results(fed_set.pk)
+    client = Client()
+    client.force_login(organizer)
+    assert 'id="fed-compute"' not in client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()  # current: nothing to ask
+    rate(job, make_annotator("bea")[1], fields, limit=1)
+    with monkeypatch.context() as patched:
+        patched.setattr(selectors, "fed_report", lambda *a, **k: (_ for _ in ()).throw(ValueError("the solver gave up")))
+        run_fed_results(fed_set.pk)
+    page = client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert 'id="fed-compute"' in page and "Compute the results again now" in page
+    assert client.get(reverse("evaluation:fed-compute", args=[fed_set.pk])).status_code == 405  # a GET changes nothing
+    asked = client.post(reverse("evaluation:fed-compute", args=[fed_set.pk]))
+    assert asked.status_code == 302 and asked["Location"].endswith("#results")
+    assert FedResultsRun.objects.get(fed_set=fed_set).status in ("queued", "succeeded")  # asked again, though no answer moved
+    run_fed_results(fed_set.pk)
+    page = client.get(reverse("evaluation:fed-set", args=[fed_set.pk])).content.decode()
+    assert 'id="fed-compute"' not in page and "failed" not in page
+
+
 def test_results_of_an_older_method_are_marked_and_computed_again(make_annotator, organizer_api):
-    fed_set = import_fed_static(name="books", jsonl=STATIC, level="dialog")
-    job = launch_fed_job(fed_set, raters=2)
-    fields = [f for f in task_types.get("fed_dialog").answer_fields(job.settings) if f.get("choices")]
+    fed_set, job, fields = _launched_set()
     rate(job, make_annotator("ann")[1], fields, limit=2)
     run_fed_results(fed_set.pk)
     fed_set.results.update(method=selectors.FED_RESULTS_METHOD - 1)
