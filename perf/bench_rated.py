@@ -17,6 +17,7 @@ import os
 import sys
 import tempfile
 import time
+from functools import cache
 from pathlib import Path
 
 from tests.shared_data import DSTC9_HUMAN_EVAL, missing, shared_data
@@ -89,26 +90,33 @@ def _context_files(folder: Path) -> tuple[Path, Path]:
     return folder / "knowledge.json", folder / "logs.json"
 
 
-def _backend_cpu(connection) -> float:
+@cache
+def _backend_pid() -> int:
+    """This process's PostgreSQL backend, read once: no query of the measurement's own inside it."""
+    from django.db import connection
+
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cursor.fetchone()[0]
+
+
+def _backend_cpu() -> float:
+    """CPU seconds of that backend so far, as perf/cycle_worker.py reads them."""
+    from perf.cycle_worker import _backend_cpu as backend_cpu
+
+    return backend_cpu(_backend_pid())
 
 
 def _claims_cpu(job, workers) -> float:
     """Milliseconds of CPU per claim over `workers` (each claims once, then finishes it)."""
-    from django.db import connection
-
     from annotation.models import Slot
     from annotation.services.claims import claim_next_slot
 
     spent = 0.0
     for worker in workers:
-        pg0, t = _backend_cpu(connection), time.process_time()
+        pg0, t = _backend_cpu(), time.process_time()
         slot = claim_next_slot(job=job, worker=worker)
-        spent += time.process_time() - t + _backend_cpu(connection) - pg0
+        spent += time.process_time() - t + _backend_cpu() - pg0
         if slot is None:
             raise RuntimeError(f"{job.name}: no slot left for {worker}")
         Slot.objects.filter(pk=slot.pk).update(state=Slot.State.SUBMITTED)
@@ -120,7 +128,6 @@ def _rating_cycles_cpu(job, username: str, cycles: int) -> float:
     from urllib.parse import urlencode
 
     from django.contrib.auth import get_user_model
-    from django.db import connection
     from django.test import Client
 
     from perf.cycle_worker import _call, _environ
@@ -143,10 +150,10 @@ def _rating_cycles_cpu(job, username: str, cycles: int) -> float:
 
     for _ in range(20):  # warm-up: templates, URL resolvers, compiled statements
         url = cycle(url)
-    pg0, t = _backend_cpu(connection), time.process_time()
+    pg0, t = _backend_cpu(), time.process_time()
     for _ in range(cycles):
         url = cycle(url)
-    return (time.process_time() - t + _backend_cpu(connection) - pg0) / cycles * 1000
+    return (time.process_time() - t + _backend_cpu() - pg0) / cycles * 1000
 
 
 def main(claims: int, cycles: int) -> dict:
