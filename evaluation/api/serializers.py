@@ -13,7 +13,7 @@ from annotation.models import RunStatus, Slot
 from evaluation.campaigns import selectors as campaign_selectors
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import Campaign, CampaignJob, CampaignLook, CampaignRun, PairwiseReport
-from evaluation.stats import report_format
+from evaluation.stats import versions
 from quorum.api.accepted import FollowedRunFields, absolute
 from quorum.api.strict import RefusesUnknownFields
 from quorum.lazy_modules import lazy
@@ -325,7 +325,7 @@ class PairwiseReportSerializer(FollowedRunFields):
     )
 
     def get_older_method(self, report) -> bool:
-        return report.status == RunStatus.SUCCEEDED and report.method < report_format.PAIRWISE_REPORT_METHOD
+        return report.status == RunStatus.SUCCEEDED and versions.standing(versions.PAIRWISE, report.method).older
 
     class Meta:
         model = PairwiseReport

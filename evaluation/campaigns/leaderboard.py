@@ -14,8 +14,8 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from evaluation.stats import score_sources
-from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, REPORT_FORMAT, TIE_GROUP
+from evaluation.stats import score_sources, versions
+from evaluation.stats.report_format import RANK_COLUMNS_WORDS, RANK_RANGE, TIE_GROUP
 from quorum import numbers
 from quorum.csv_safety import formatted_cell, safe_row
 from quorum.lazy_modules import lazy
@@ -294,17 +294,19 @@ def to_markdown(report: dict) -> str:
 def older_method_note(report: dict) -> str:
     """The first paragraph of a download of results an older report format computed (the page's and
     the API's alike), in place of `stale_note`: their inputs may be today's, their method is not."""
-    return (
-        f"> **Out of date.** These results were computed with an older method (report format {report.get('format', 0)}; "
-        f"today's is {REPORT_FORMAT}): their rank ranges may contradict the pairwise table's Holm-adjusted decisions. "
-        "Compute the results again for today's."
-    )
+    return "> **Out of date.** " + older_method_words(report, then="Compute the results again for today's") + "."
+
+
+def older_method_words(report: dict, then: str = "") -> str:
+    """What every output of results an older report format computed says first, before `then`
+    (what happens next, in the output's own words); "" for results of today's format."""
+    return versions.standing(versions.RATINGS, report.get("format")).note(then)
 
 
 def older_format(report: dict) -> bool:
-    """The report names a format older than today's (`report_format.REPORT_FORMAT`); one that names
-    none (before format 2) is not judged by it."""
-    return isinstance(report.get("format"), int) and report["format"] < REPORT_FORMAT
+    """The report names a format older than today's (`versions.RATINGS`); one that names none
+    (before format 2) is not judged by it."""
+    return versions.standing(versions.RATINGS, report.get("format")).older
 
 
 def out_of_date_note(report: dict, computed_at: str) -> str:

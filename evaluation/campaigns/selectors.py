@@ -31,7 +31,7 @@ from evaluation.models import (
     Rating,
     TestSet,
 )
-from evaluation.stats.report_format import PAIRWISE_REPORT_METHOD, REPORT_FORMAT, pairwise_older_method
+from evaluation.stats import versions
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def campaigns():
 #: version names the format, but it is stored, and stays as it was until the inputs change, so a
 #: result computed before a method changed (the rank ranges of format 7) would read as current. A
 #: report that names no format (none has since format 2) is not judged by it.
-CURRENT_FORMAT = Q(report__format=REPORT_FORMAT) | ~Q(report__has_key="format")
+CURRENT_FORMAT = Q(report__format=versions.RATINGS.current) | ~Q(report__has_key="format")
 
 
 def older_method(result: CampaignResult | None) -> bool:
@@ -72,7 +72,7 @@ def shows_older_method(campaign: Campaign) -> bool:
     if rows.filter(CURRENT_FORMAT, inputs_version=campaign.inputs_version).exists():
         return False
     stored = rows.order_by("-computed_at").values_list("report__format", flat=True).first()
-    return isinstance(stored, int) and stored < REPORT_FORMAT
+    return versions.standing(versions.RATINGS, stored).older
 
 
 def current_result(campaign: Campaign):
@@ -298,15 +298,17 @@ class StoredPairwiseReport:
 
     @property
     def older_method(self) -> bool:
-        """The shown report was computed by an older method than today's (`PAIRWISE_REPORT_METHOD`)."""
-        return self.shown is not None and self.shown.method < PAIRWISE_REPORT_METHOD
+        """The shown report was computed by an older method than today's (`versions.PAIRWISE`)."""
+        return self.shown is not None and versions.standing(versions.PAIRWISE, self.shown.method).older
 
     @property
     def older_method_note(self) -> str:
-        """What every output says first of a report an older method computed ("" for a current one)."""
-        if self.shown is None or not self.older_method:
+        """What every output says first of a report an older method computed ("" for a current one):
+        whether its recomputation is under way (queued or running), else that it is to be asked for."""
+        if self.shown is None:
             return ""
-        return pairwise_older_method(self.shown.method, under_way=self.under_way is not None)
+        then = "It is being computed again" if self.under_way is not None else "Compute it again to replace it"
+        return versions.standing(versions.PAIRWISE, self.shown.method).note(then)
 
 
 def stored_pairwise_report(job) -> StoredPairwiseReport:

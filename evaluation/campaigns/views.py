@@ -316,7 +316,7 @@ def _results_page(request, campaign, *, plan_form=None, adaptive_form=None, crow
         "delete_blockers": dependents(campaign),
         "result": shown,
         "stale": shown is not None and current is None,
-        "older_method": current is None and selectors.older_method(shown), "report_format": report_format.REPORT_FORMAT,
+        "older_method_note": leaderboard.older_method_words(shown.report or {}) if shown is not None and current is None else "",
         # The latest computation, named above the results while queued, running or failed.
         **_results_line(campaign, shown.computed_at if shown else None),
         "rows": _with_cells(leaderboard.rows(shown.report), campaign.questions) if shown else [],

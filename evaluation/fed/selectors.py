@@ -12,12 +12,12 @@ from annotation.quality import agreement
 from annotation.selectors.attempts import AttemptState, attempt_state
 from evaluation.interactive.selectors import waiting_first
 from evaluation.models import FedCandidate, FedResult, FedResultsRun, FedSet
+from evaluation.stats import versions
 from evaluation.stats.clustered_mean import clustered_mean
 
-#: The method that computes a FED set's stored results (`FedResult.method`), raised with every change
-#: to what they say: results of an older method are computed again and marked until then.
-#: 1: the first stored results (clustered means with `ci_clipped`, agreement with its bootstrap interval).
-FED_RESULTS_METHOD = 1
+#: The method that computes a FED set's stored results (`FedResult.method`; declared, with its words,
+#: as `versions.FED`): results of an older method are computed again and marked until then.
+FED_RESULTS_METHOD = versions.FED.current
 
 
 def fed_sets():
@@ -80,7 +80,7 @@ class StoredFedResults:
         if self.stale:
             return (f"These results were computed from {self.shown.answers} counted answer{'s' if self.shown.answers != 1 else ''}; "
                     f"the answers have changed since ({self.answers_now} count now): {then}")
-        return f"These results were computed by an older method (method {self.shown.method}; the current one is {FED_RESULTS_METHOD}): {then}"
+        return versions.standing(versions.FED, self.shown.method).note(then)
 
 
 def stored_fed_results(fed_set) -> StoredFedResults:
@@ -90,7 +90,7 @@ def stored_fed_results(fed_set) -> StoredFedResults:
     run = attempt_state(FedResultsRun.objects.filter(fed_set=fed_set), shown.computed_at if shown else None)
     return StoredFedResults(
         shown=shown, stale=shown is not None and shown.answers_version != version,
-        older_method=shown is not None and shown.method < FED_RESULTS_METHOD, run=run, answers_now=answers_now,
+        older_method=shown is not None and versions.standing(versions.FED, shown.method).older, run=run, answers_now=answers_now,
     )
 
 

@@ -18,7 +18,7 @@ COLUMNS = ["rank", "system", "strength", "log_strength", "ci_low", "ci_high", "r
 
 
 def to_csv(table: list[dict], *, note: str = "") -> str:
-    """The rows; with a `note` (a report an older method computed, `report_format.pairwise_older_method`)
+    """The rows; with a `note` (a report an older method computed, `versions.Standing.note`)
     a last column `note` says it on every row, so a row read alone still says it."""
     columns = sorted(table[0], key=lambda name: COLUMNS.index(name) if name in COLUMNS else len(COLUMNS))
     buffer = io.StringIO()

@@ -1,27 +1,12 @@
-"""The stored report's format number, apart from `report.py` so that a campaign's inputs version can
+"""The stored report's format number (declared with its words in `versions`) and the rank columns'
+words, apart from `report.py` so that a campaign's inputs version can
 be computed without loading numpy, pandas and SciPy (`campaigns/services/inputs.py`)."""
 
-REPORT_FORMAT = 7  # 7: objective metrics correlated on the uploaded and the computed scores apart (score_sources), rank ranges from 1 + the entries significantly better; 6: response length and score "too few" below 5 responses; 5: "better" from the Holm decision the tie groups read; 4: pairwise intervals within the difference the scales allow, too few instances to compare; 3: tie groups and rank ranges from Holm-adjusted comparisons, intervals on the scale, "too few" correlations; 2: tie-group ranks, paired-difference pairwise table, rater-aware intervals
+from evaluation.stats.versions import PAIRWISE, RATINGS
 
-#: The method that computes a pairwise job's stored ranking (`PairwiseReport.method`), raised with
-#: every change to what a stored report says. A report computed by an older method is computed again
-#: in the background, and until then every output marks it (`PAIRWISE_OLDER_METHOD`).
-#: 2: the style-controlled ranking's tie groups and rank ranges from Holm-adjusted Wald tests of
-#: every pair (it ranked by the point estimates alone, 1, 2, 3 where the intervals overlapped);
-#: 1: rank ranges from 1 + the entries significantly better (Holm) to N less those significantly
-#: worse; 0: reports stored before the method was recorded (ranges from the tie group's first place).
-PAIRWISE_REPORT_METHOD = 2
-PAIRWISE_OLDER_METHOD = (
-    "This ranking was computed with an older method (method {stored}; the current one is {current}): its rank ranges "
-    "may contradict the Holm-adjusted pairwise decisions. {then}"
-)
-
-
-def pairwise_older_method(stored: int, *, under_way: bool) -> str:
-    """What every output of a pairwise ranking stored by an older method says first; `under_way`:
-    its recomputation is queued or running (else it failed, or could not be asked for)."""
-    then = "It is being computed again" if under_way else "Compute it again to replace it"
-    return PAIRWISE_OLDER_METHOD.format(stored=stored, current=PAIRWISE_REPORT_METHOD, then=then)
+#: Today's methods, under the names their readers and writers use (`versions` declares them and their words).
+REPORT_FORMAT = RATINGS.current
+PAIRWISE_REPORT_METHOD = PAIRWISE.current
 
 #: The two rank columns of every leaderboard (ratings, pairwise, interactive), named apart on every
 #: page and in every Markdown table: the tie group's place and the ranks the pairwise table allows.

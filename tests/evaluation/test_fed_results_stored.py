@@ -155,7 +155,7 @@ def test_results_of_an_older_method_are_marked_and_computed_again(make_annotator
     run_fed_results(fed_set.pk)
     fed_set.results.update(method=selectors.FED_RESULTS_METHOD - 1)
     body = organizer_api.get(reverse("evaluation-api:fed-results", args=[fed_set.pk])).json()
-    assert body["older_method"] is True and body["note"].startswith("These results were computed by an older method")
+    assert body["older_method"] is True and body["note"].startswith("These results were computed with an older method")
     assert body["results_run"]["status"] == "queued"
     run_fed_results(fed_set.pk)
     assert organizer_api.get(reverse("evaluation-api:fed-results", args=[fed_set.pk])).json()["note"] == ""

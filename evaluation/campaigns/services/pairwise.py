@@ -27,7 +27,7 @@ from evaluation.campaigns import controls
 from evaluation.campaigns.selectors import pairwise_records
 from evaluation.judges import selectors as judges_selectors
 from evaluation.models import PairwiseReport
-from evaluation.stats.report_format import PAIRWISE_REPORT_METHOD
+from evaluation.stats import versions
 from quorum.background import after_commit, queue_now
 from quorum.lazy_modules import lazy
 from quorum.strict_json import json_safe
@@ -135,7 +135,7 @@ def compute_report(report_id: int) -> PairwiseReport | None:
         report.status, report.error = RunStatus.FAILED, f"The votes cannot be ranked yet: {exc}. The report is computed again when votes change."
     else:
         report.status, report.report, report.votes = RunStatus.SUCCEEDED, body, body["votes"]
-        report.done, report.method = STEPS, PAIRWISE_REPORT_METHOD
+        report.done, report.method = STEPS, versions.PAIRWISE.current
     report.finished_at, report.seconds = timezone.now(), time.perf_counter() - started
     report.save(update_fields=["status", "report", "votes", "done", "error", "finished_at", "seconds", "method"])
     # The page shows the latest succeeded report and a failure newer than it: older ones are of
@@ -174,7 +174,7 @@ def older_method_jobs() -> list[int]:
             latest[job_id] = (latest[job_id][0], True)
         elif status in (RunStatus.PENDING, RunStatus.RUNNING):
             busy.add(job_id)
-    return [job_id for job_id, (method, failed) in latest.items() if method < PAIRWISE_REPORT_METHOD and not failed and job_id not in busy]
+    return [job_id for job_id, (method, failed) in latest.items() if versions.standing(versions.PAIRWISE, method).older and not failed and job_id not in busy]
 
 
 def settle_lost_reports(now=None) -> dict:
