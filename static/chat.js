@@ -11,6 +11,9 @@
   if (!chat) { return; }
   var url = chat.getAttribute("data-chat-url");
   var minTurns = parseInt(chat.getAttribute("data-min-turns") || "1", 10);
+  // The chat's language (and direction) as the template found it; none when it could not be told.
+  var textLang = chat.getAttribute("data-text-lang");
+  var textDir = chat.getAttribute("data-text-dir");
   var log = document.getElementById("chat-log");
   var input = document.getElementById("chat-input");
   var send = document.getElementById("chat-send");
@@ -74,6 +77,12 @@
     var text = document.createElement("span");
     text.className = "text";
     text.textContent = turn.text;  // text, never HTML: the system's words are not trusted
+    // The worker's and the system's words are in the chat's language; a failed turn's are Quorum's
+    // own fallback (chat_relay), English like the rest of the page.
+    if (textLang && !(turn.failed && turn.role !== "user")) {
+      text.lang = textLang;
+      if (textDir) { text.dir = textDir; }
+    }
     li.appendChild(who); li.appendChild(document.createTextNode(" ")); li.appendChild(text);
     return li;
   }

@@ -189,7 +189,7 @@ def work_slot(slot_id: int, worker_id: int, *, for_page: bool = False) -> Slot |
 
 
 # Where a payload keeps the text a work page shows (not its codes: a turn's speaker, a response's side).
-_SHOWN_TEXT_KEYS = frozenset({"text", "utterance", "response", "question", "answer", "about", "next_turn", "body", "goal"})
+_SHOWN_TEXT_KEYS = frozenset({"text", "utterance", "response", "question", "answer", "about", "next_turn", "body", "goal", "goal_text"})
 
 
 def text_language(slot: Slot) -> str:

@@ -256,7 +256,9 @@ class OutOfScopeTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Se
         return {"context": source.context, "next_turn": source.next_turn, "user_turns": source.user_turns, "insert_before": source.index}
 
     def page_context(self, item, slot, settings):
-        return {"qa_pairs": settings.get("qa_pairs", []), "default_answer": settings.get("default_answer", DEFAULT_ANSWER)}
+        answer = settings.get("default_answer", DEFAULT_ANSWER)
+        # The builder's default answer is in the corpus's language (its lang is the text's); Quorum's is English.
+        return {"qa_pairs": settings.get("qa_pairs", []), "default_answer": answer, "default_answer_is_builders": answer != DEFAULT_ANSWER}
 
     # --- Responses --------------------------------------------------------------------------------
 

@@ -52,6 +52,7 @@ from ..services.review import ACTIONS as REVIEW_ACTIONS
 from ..services.review import bulk_decide
 from ..services.team import TeamError, add_annotators, lines_to_correct, parse_team_csv, set_active
 from ..services.voting import VotingError, disable_voting, enable_voting, vote_job_of
+from ..text.languages import is_right_to_left, language_name
 from .organizer_forms import CorpusUploadForm, ExportForm, GoldItemForm, JobForm, OverrideForm, QualitySettingsForm, VotingForm
 from .views import audio_response
 
@@ -200,6 +201,8 @@ def _job_page(request, job, *, voting_form=None, quality_form=None, gold_form=No
     spoken = isinstance(kind, task_types.TakesUploads)  # the export may copy the recordings
     context = {
         "job": job,
+        # Named in words by the corpus the items come from: the language its pages mark the text with.
+        "corpus_language": language_name(job.corpus.language) if job.corpus_id and job.corpus is not None else "",
         "progress": progress,
         "responses_per_item": progress.slots_submitted / progress.items_total if progress.items_total else 0.0,
         "settings": [(name, _readable(value)) for name, value in (job.settings or {}).items()],
@@ -558,6 +561,7 @@ def _review_page(request, job, status=200):
     filters = ReviewFilters.from_query(request.GET)
     compact = prefers_compact(request.user)
     queue = review_queue(job, filters, request.GET.get("page") or 1, PAGE_SIZE if compact else CARDS_PAGE_SIZE)
+    text_language = job_text_language(job, (text for row in queue.page.object_list for text, _ in row.source))
     # The outcome of the last bulk decision, shown once (post/redirect/get keeps a reload harmless).
     results = request.session.pop(_results_key(job), None)
     context = {
@@ -572,8 +576,10 @@ def _review_page(request, job, status=200):
         "compact": compact,
         "row_actions": ("accept", "reject", "exclude"),
         "undoable": [r["decision_id"] for r in results or () if r.get("decision_id")],
-        # The lang of the corpus's text and the workers' answers (a payload job's: found from its sources shown).
-        "text_language": job_text_language(job, (text for row in queue.page.object_list for text, _ in row.source)),
+        # The lang of the corpus's text and the workers' answers (a payload job's: found from its sources
+        # shown), and whether they also get dir="rtl".
+        "text_language": text_language,
+        "text_rtl": is_right_to_left(text_language),
     }
     return render(request, "annotation/organizer/review.html", context, status=status)
 

@@ -45,6 +45,7 @@ from ..services.claims import (
 )
 from ..services.uploads import posted_files
 from ..text.highlight import slot_segments
+from ..text.languages import is_right_to_left
 from ..work_tokens import InvalidToken, make_token, read_token
 from .after_submit import NextStep, after_submit, after_submit_url
 
@@ -292,6 +293,7 @@ def _work_page(
     payload = work.item.payload
     slot_values = list(dict.fromkeys(str(v) for v in payload.get("slot_values", [])))  # de-duplicated, in order
     your_responses = _your_responses(work)
+    text_language = work_selectors.text_language(work.slot)
     context = {
         "token": work.token,
         # The signed token changes with every page; the draft a reload restores (static/drafts.js)
@@ -300,8 +302,10 @@ def _work_page(
         "job": work.job,
         "item": work.item,
         "task_template": kind.template,
-        # The lang of the corpus's text and of the boxes that take the worker's text in it.
-        "text_language": work_selectors.text_language(work.slot),
+        # The lang of the corpus's text and of the boxes that take the worker's text in it, and
+        # whether they also get dir="rtl" (Arabic, Hebrew...).
+        "text_language": text_language,
+        "text_rtl": is_right_to_left(text_language),
         "earlier_turns": [t for t in work_selectors.history_of(work.slot) if not t["is_target"]],
         "segments": slot_segments(payload.get("utterance", ""), slot_values),
         "slot_values": slot_values,

@@ -21,13 +21,16 @@ from annotation.services.imports import ImportFailed, import_corpus
 from annotation.services.jobs import create_job, launch_job
 from annotation.services.payload_jobs import create_payload_job
 from annotation.services.voting import enable_voting
-from annotation.text.languages import LanguageTagError, checked_tag, detected_language
+from annotation.text.languages import LanguageTagError, checked_tag, detected_language, is_right_to_left, language_name
 from annotation.work_tokens import make_token
 from tests.factories import make_corpus
 
 USER = "我想订一家在朝阳区的便宜川菜馆，三个人。"
 SYSTEM = "好的，请问您想订哪一天？"
 PARAPHRASE = "请帮我在朝阳区订一家便宜的川菜馆，我们三个人。"
+USER_AR = "أريد حجز طاولة في مطعم رخيص في وسط المدينة لثلاثة أشخاص."
+SYSTEM_AR = "بالتأكيد، في أي يوم تريد الحجز؟"
+PARAPHRASE_AR = "من فضلك احجز لي طاولة لثلاثة أشخاص في مطعم رخيص في وسط المدينة."
 
 
 def chinese_jsonl(dialogs=2) -> bytes:
@@ -51,12 +54,16 @@ def import_by_page(client, name, django_capture_on_commit_callbacks, **fields):
         )
 
 
-def lang_of(page: str, element_id: str) -> str | None:
-    """The lang attribute of the element with `element_id` (None when it has none)."""
+def lang_of(page: str, element_id: str, attribute: str = "lang") -> str | None:
+    """The lang (or other `attribute`) of the element with `element_id` (None when it has none)."""
     match = re.search(rf'<[a-z0-9]+ [^>]*id="{element_id}"[^>]*>', page)
     assert match, f"no element #{element_id}"
-    found = re.search(r'\blang="([^"]*)"', match.group(0))
+    found = re.search(rf'(?<![\w-]){attribute}="([^"]*)"', match.group(0))
     return found.group(1) if found else None
+
+
+def dir_of(page: str, element_id: str) -> str | None:
+    return lang_of(page, element_id, "dir")
 
 
 # --- the tag and the detection (pure) -------------------------------------------------------------
@@ -95,6 +102,33 @@ def test_the_language_is_found_from_the_script():
     assert detected_language(["123 !?"]) == "und"
     # Chinese with some English words (names, codes) is still Chinese.
     assert detected_language(["我想订 Hilton 酒店的 deluxe 房间，两晚。"]) == "zh"
+    assert detected_language([USER_AR, SYSTEM_AR]) == "ar"
+    assert detected_language(["אני רוצה להזמין שולחן לשלושה אנשים."]) == "he"
+    assert detected_language(["أريد غرفة في فندق Hilton لليلتين، ٣ أشخاص."]) == "ar"  # an English name and Arabic digits in it
+
+
+@pytest.mark.parametrize(
+    ("tag", "rtl"),
+    [
+        ("ar", True), ("ar-EG", True), ("he", True), ("fa-IR", True), ("ur", True), ("ps", True), ("yi", True), ("dv", True),
+        ("ckb", True), ("sd", True), ("ug", True), ("arz", True),
+        ("ku-Arab", True), ("pa-Arab", True), ("az-Arab-IR", True), ("jrb-Hebr", True), ("syr-Syrc", True), ("man-Nkoo", True),
+        ("dv-Thaa", True),
+        ("ar-Latn", False), ("sd-Deva", False), ("ug-Cyrl", False),  # the script subtag decides
+        ("zh", False), ("zh-Hant", False), ("en", False), ("ja", False), ("ku", False), ("und", False), ("", False),
+    ],
+)
+def test_a_language_written_right_to_left_is_told_by_its_tag(tag, rtl):
+    assert is_right_to_left(tag) is rtl
+
+
+def test_a_language_is_named_in_words_with_its_tag():
+    assert language_name("zh") == "Chinese (zh)"
+    assert language_name("zh-Hant") == "Chinese (zh-Hant)"
+    assert language_name("ar-EG") == "Arabic (ar-EG)"
+    assert language_name("yue") == "Cantonese (yue)"
+    assert language_name("tlh") == "tlh"  # no name here: the tag alone
+    assert language_name("") == ""
 
 
 # --- import ------------------------------------------------------------------------------------------
@@ -229,13 +263,21 @@ def test_corpora_imported_before_get_the_language_of_their_text():
 # --- every task type over a corpus, the preview, a payload job ---------------------------------------
 
 
-def chinese_corpus(name="cgodial"):
+def corpus_in(language, user, system, area, name="cgodial"):
     corpus = make_corpus(name=name, dialogs=1, user_turns=2)
     for turn in Turn.objects.filter(dialog__corpus=corpus):
-        turn.text, turn.slot_values = (USER, [{"slot": "area", "value": "朝阳区"}]) if turn.speaker == "user" else (SYSTEM, [])
+        turn.text, turn.slot_values = (user, [{"slot": "area", "value": area}]) if turn.speaker == "user" else (system, [])
         turn.save(update_fields=["text", "slot_values"])
-    Corpus.objects.filter(pk=corpus.pk).update(language="zh")
+    Corpus.objects.filter(pk=corpus.pk).update(language=language)
     return corpus
+
+
+def chinese_corpus(name="cgodial"):
+    return corpus_in("zh", USER, SYSTEM, "朝阳区", name)
+
+
+def arabic_corpus(name="arabic"):
+    return corpus_in("ar", USER_AR, SYSTEM_AR, "وسط المدينة", name)
 
 
 CORPUS_TYPES = [
@@ -258,6 +300,93 @@ def test_every_corpus_task_type_marks_the_corpus_text_and_its_answer_box(task_ty
     assert corpus_spans and all(lang == ' lang="zh"' for lang in corpus_spans), shown
     if answer_box:
         assert lang_of(page, answer_box) == "zh"
+    assert "dir=" not in page  # Chinese is written left to right, as the page's own words
+
+
+def tags_with(page: str, attribute: str) -> list[str]:
+    return re.findall(rf'<[a-z0-9]+ [^>]*(?<![\w-]){attribute}[^>]*>', page)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("task_type", "type_settings", "answer_box"), CORPUS_TYPES)
+def test_an_arabic_corpus_s_text_and_answer_box_are_right_to_left_and_the_page_s_own_words_are_not(
+    task_type, type_settings, answer_box, make_annotator, client
+):
+    job = launch_job(create_job(corpus=arabic_corpus(), name=task_type, task_type=task_type, settings=type_settings))
+    user, worker = make_annotator("amal")
+    client.force_login(user)
+    page = client.get(reverse("work", kwargs={"token": make_token(claim_next_slot(job=job, worker=worker))})).content.decode()
+    marked = tags_with(page, 'lang="ar"')
+    assert any('class="text' in tag for tag in marked), marked  # the corpus's turns
+    # Every element in Arabic goes right to left, and nothing else does: the page's own English stays left to right.
+    assert all('dir="rtl"' in tag for tag in marked), marked
+    assert tags_with(page, "dir=") == [tag for tag in marked if "dir=" in tag]
+    assert '<html lang="en">' in page
+    if answer_box:
+        assert (lang_of(page, answer_box), dir_of(page, answer_box)) == ("ar", "rtl")
+    assert dir_of(page, "answers-title") is None
+
+
+@pytest.mark.django_db
+def test_an_arabic_corpus_s_review_queue_shows_source_and_answers_right_to_left(organizer, make_annotator, client):
+    job = launch_job(create_job(corpus=arabic_corpus(), name="rewrites", settings={"variants": ["paraphrase"]}))
+    _user, writer = make_annotator("amal")
+    slot = claim_next_slot(job=job, worker=writer)
+    submit_response(slot_id=slot.id, worker=writer, answers={"paraphrase": PARAPHRASE_AR})
+    client.force_login(organizer)
+    review = client.get(reverse("organizer:job-review", args=[job.pk])).content.decode()
+    assert '<p lang="ar" dir="rtl">' in review  # the source
+    assert '<span class="diff" lang="ar" dir="rtl">' in review  # the rewrite
+    assert all('dir="rtl"' in tag for tag in tags_with(review, 'lang="ar"'))
+
+
+OOS_ONE = {"insert_probability": 1.0, "max_per_dialog": 1}
+
+
+@pytest.mark.django_db
+def test_the_out_of_scope_default_answer_carries_the_corpus_language_when_the_builder_wrote_it(make_annotator, client):
+    user, worker = make_annotator("wen")
+    client.force_login(user)
+
+    def default_answer_tag(corpus, **settings):
+        job = launch_job(create_job(corpus=corpus, name=corpus.name, task_type="oos_insert", settings={**OOS_ONE, **settings}))
+        page = client.get(reverse("work", kwargs={"token": make_token(claim_next_slot(job=job, worker=worker))})).content.decode()
+        return re.search(r'<li class="system" id="default-answer">.*?<span class="text"([^>]*)>([^<]*)</span>', page).groups()
+
+    assert default_answer_tag(chinese_corpus("own"), default_answer="抱歉，这个我不知道。") == (' lang="zh"', "抱歉，这个我不知道。")
+    assert default_answer_tag(arabic_corpus("own-ar"), default_answer="عذراً، لا أعرف ذلك.") == (' lang="ar" dir="rtl"', "عذراً، لا أعرف ذلك.")
+    # Quorum's own default is English, as the page's words: it is not marked as the corpus's language.
+    assert default_answer_tag(chinese_corpus("quorum-s")) == ("", "I am sorry, I do not know that")
+
+
+@pytest.mark.django_db
+def test_a_chat_page_marks_the_goal_the_conversation_and_the_box_with_the_goal_s_language(make_annotator, client):
+    """A chat job has no corpus: its language is its goal's text's. static/chat.js gives the
+    conversation's messages #chat's data-text-lang and data-text-dir (tests/browser/test_corpus_language.py)."""
+    user, worker = make_annotator("wen")
+    client.force_login(user)
+    goal = {"restaurant": {"info": {"food": "sichuan"}}}
+    pages = {}
+    for name, goal_text in (("zh", ["找一家朝阳区的川菜馆，订三个人的位子。"]), ("ar", ["ابحث عن مطعم رخيص في وسط المدينة."]), ("none", ["🍜 → 3"])):
+        payload = {"goal": goal, "goal_text": goal_text, "goal_id": "g1", "endpoint": "e1"}
+        job = launch_job(create_payload_job(name=f"chat {name}", task_type="chat", payloads=[payload]))
+        pages[name] = client.get(reverse("work", kwargs={"token": make_token(claim_next_slot(job=job, worker=worker))})).content.decode()
+    zh, ar, none = pages["zh"], pages["ar"], pages["none"]
+    assert [lang_of(zh, e) for e in ("goal", "chat-input")] == ["zh", "zh"] and lang_of(zh, "chat", "data-text-lang") == "zh"
+    assert "dir=" not in zh and lang_of(zh, "chat", "data-text-dir") is None
+    assert [(lang_of(ar, e), dir_of(ar, e)) for e in ("goal", "chat-input")] == [("ar", "rtl")] * 2
+    assert (lang_of(ar, "chat", "data-text-lang"), lang_of(ar, "chat", "data-text-dir")) == ("ar", "rtl")
+    # No language told by the goal: nothing marked, the messages read as the page's own.
+    assert [lang_of(none, e) for e in ("goal", "chat-input", "chat")] == [None] * 3 and lang_of(none, "chat", "data-text-lang") is None
+
+
+@pytest.mark.django_db
+def test_the_job_page_names_its_corpus_s_language_in_words(organizer, client):
+    job = create_job(corpus=chinese_corpus(), name="rewrites", settings={"variants": ["paraphrase"]})
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:job", args=[job.pk])).content.decode()
+    assert "<tr><th>Items from</th><td>corpus cgodial</td></tr>" in page
+    assert '<tr><th>Language</th><td id="job-corpus-language">Chinese (zh) ' in page
 
 
 @pytest.mark.django_db
