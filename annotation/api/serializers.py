@@ -18,6 +18,7 @@ from ..models import (
     ExportRun,
     ImportRun,
     Job,
+    JobCreationRun,
     LatestAttempt,
     OnVotedDown,
     QualityPolicy,
@@ -102,6 +103,28 @@ class ImportRunSerializer(BackgroundRunFields):
         if run.corpus_id is None:
             return None
         return absolute(self.context, reverse("api:corpus-detail", kwargs={"pk": run.corpus_id}))
+
+
+class JobCreationRunSerializer(BackgroundRunFields):
+    """A corpus job being made in the background (POST /api/jobs/ answers 202 with it)."""
+
+    job_url = serializers.SerializerMethodField(help_text="Once succeeded: the job made (a draft: launch it); null before.")
+
+    detail_route = "api:job-creation-detail"
+
+    class Meta:
+        model = JobCreationRun
+        fields = BackgroundRunFields.run_fields + ["error_field", "name", "corpus", "task_type", "job", "job_url"]
+        read_only_fields = fields
+        extra_kwargs = {
+            "job": {"help_text": "Once succeeded: the id of the job made; null before, and after a failure (nothing was made)."},
+            "error": {"help_text": "Once failed: why nothing was made, in words to act on (e.g. a sample larger than the corpus's turns)."},
+        }
+
+    def get_job_url(self, run) -> str | None:
+        if run.job_id is None:
+            return None
+        return absolute(self.context, reverse("api:job-detail", kwargs={"pk": run.job_id}))
 
 
 class ExportFileSerializer(serializers.Serializer):

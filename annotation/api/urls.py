@@ -10,6 +10,7 @@ router = SimpleRouter()
 router.register("corpora", views.CorpusViewSet, basename="corpus")
 router.register("imports", views.ImportRunViewSet, basename="import")
 router.register("jobs", views.JobViewSet, basename="job")
+router.register("job-creations", views.JobCreationRunViewSet, basename="job-creation")
 router.register("exports", views.ExportRunViewSet, basename="export")
 
 urlpatterns = [

@@ -1,8 +1,14 @@
 """Reads for the organizer's overview (dashboard and API lists): counts in one query per list."""
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from datetime import timedelta
 
-from ..models import Corpus, ExportRun, ImportRun, Item, Job, Slot
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from ..models import Corpus, ExportRun, ImportRun, Item, Job, JobCreationRun, RunStatus, Slot
+
+#: How long a failed job creation stays on its builder's dashboard (unless asked for again sooner).
+FAILED_CREATION_SHOWN_DAYS = 7
 
 
 def corpora_with_counts():
@@ -26,6 +32,23 @@ def jobs_with_progress():
             slots_total=_count_for_job(Slot),
             slots_submitted=_count_for_job(Slot, state=Slot.State.SUBMITTED),
         )
+        .order_by("-created_at", "-id")
+    )
+
+
+def job_creations_to_show(user, now=None):
+    """A builder's job creations that have no job yet, newest first: those under way, and those that
+    failed in the last FAILED_CREATION_SHOWN_DAYS days and were not asked for again since (a later
+    creation of the same name from the same corpus)."""
+    now = now or timezone.now()
+    asked_again = JobCreationRun.objects.filter(
+        created_by=OuterRef("created_by"), corpus=OuterRef("corpus"), name=OuterRef("name"), created_at__gt=OuterRef("created_at"),
+    )
+    failed = Q(status=RunStatus.FAILED, finished_at__gte=now - timedelta(days=FAILED_CREATION_SHOWN_DAYS)) & ~Q(Exists(asked_again))
+    return (
+        JobCreationRun.objects.filter(created_by=user)
+        .filter(Q(status__in=[RunStatus.PENDING, RunStatus.RUNNING]) | failed)
+        .select_related("corpus")
         .order_by("-created_at", "-id")
     )
 

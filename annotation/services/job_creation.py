@@ -7,8 +7,12 @@ turns (`jobs.checked_job_request`: a bad field is refused on the form, nothing r
 a `JobCreationRun`; the worker makes the job with its items and slots in one transaction and marks
 the run succeeded in that same transaction. So a job exists only with all its items (it cannot be
 launched half-made), and a failed run made nothing, says why and can be run again.
+
+Every corpus job is made here: the job form and `POST /api/jobs/` queue the run (`start_job_creation`),
+`manage.py create_job` records it and makes it in its own process (`make_job_now`).
 """
 import logging
+from collections.abc import Callable
 from decimal import Decimal
 
 from django.db import transaction
@@ -26,12 +30,30 @@ logger = logging.getLogger(__name__)
 TASK = "annotation.tasks.run_job_creation"
 
 
-def start_job_creation(*, instructions: str = "", annotators=(), created_by=None, **request) -> JobCreationRun:
+def start_job_creation(**request) -> JobCreationRun:
     """Check a corpus job's request (JobError, nothing recorded) and record its run, queued on
-    commit. `request`: the keywords `jobs.checked_job_request` checks (corpus, name, task_type,
-    settings, selection, redundancy, reward, claim_timeout_minutes), all given, as the job form's
-    `job_request()` gives them. Where tasks run in-process (development, tests, QUORUM_TASKS_INLINE)
-    the job is made before this returns: refresh the run to see its outcome."""
+    commit. `request`: as `record_job_creation` takes it. Where tasks run in-process (development,
+    tests, QUORUM_TASKS_INLINE) the job is made before this returns: refresh the run to see its outcome."""
+    run = record_job_creation(**request)
+    _queue(run)
+    return run
+
+
+def make_job_now(on_progress: Callable[[int, int], None] | None = None, **request) -> JobCreationRun:
+    """Check a corpus job's request (JobError, nothing recorded), record its run and make the job in
+    this process, as a worker would (for a shell: `manage.py create_job`). Returns the finished run;
+    `on_progress(done, total)` hears of the rows written."""
+    run = record_job_creation(**request)
+    run_job_creation(run.pk, on_progress=on_progress)
+    run.refresh_from_db()
+    return run
+
+
+def record_job_creation(*, instructions: str = "", annotators=(), created_by=None, **request) -> JobCreationRun:
+    """Check a corpus job's request (JobError, nothing recorded) and record its run, not yet queued.
+    `request`: the keywords `jobs.checked_job_request` checks (corpus, name, task_type, settings,
+    selection, redundancy, reward, claim_timeout_minutes), all given, as the job form's
+    `job_request()` gives them."""
     checked_job_request(**request)
     selection: Selection = request["selection"]
     run = JobCreationRun.objects.create(
@@ -40,7 +62,6 @@ def start_job_creation(*, instructions: str = "", annotators=(), created_by=None
         redundancy=request["redundancy"], reward=Decimal(str(request["reward"])), instructions=instructions,
         claim_timeout_minutes=request["claim_timeout_minutes"], annotator_ids=[worker.pk for worker in annotators], created_by=created_by,
     )
-    _queue(run)
     return run
 
 
@@ -69,10 +90,11 @@ def retry_job_creation(run: JobCreationRun) -> JobCreationRun:
     return run
 
 
-def run_job_creation(run_id: int) -> JobCreationRun | None:
-    """Make the job of a creation run: progress on the row, then succeeded with its job, or failed
-    with why and nothing made. Idempotent: a finished run is left alone; a run redelivered after its
-    worker was lost starts again (the lost attempt's transaction was rolled back)."""
+def run_job_creation(run_id: int, on_progress: Callable[[int, int], None] | None = None) -> JobCreationRun | None:
+    """Make the job of a creation run: progress on the row (and to `on_progress(done, total)`), then
+    succeeded with its job, or failed with why and nothing made. Idempotent: a finished run is left
+    alone; a run redelivered after its worker was lost starts again (the lost attempt's transaction
+    was rolled back)."""
     claimed = JobCreationRun.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, started_at=timezone.now(), done=0, error=""
     )
@@ -80,8 +102,14 @@ def run_job_creation(run_id: int) -> JobCreationRun | None:
         return JobCreationRun.objects.filter(pk=run_id).first()
     run = JobCreationRun.objects.select_related("corpus", "created_by").get(pk=run_id)
     progress = RunProgress(run)
+
+    def report(done: int, total: int) -> None:
+        progress(done, total)
+        if on_progress is not None:
+            on_progress(done, total)
+
     try:
-        create_job(**_job_request(run), progress=progress, on_saved=lambda job: _mark_succeeded(run, job))
+        create_job(**_job_request(run), progress=report, on_saved=lambda job: _mark_succeeded(run, job))
     except JobError as exc:
         _fail(run, str(exc), exc.field)
     except Exception as exc:  # the run must end in a state the builder can see, whatever went wrong

@@ -121,6 +121,17 @@ def _parse_setting(default, value):
         raise forms.ValidationError(f"Not valid JSON: {exc.msg}.") from None
 
 
+def _setting_text(default, value):
+    """A setting's value as its form field shows it: the inverse of `_parse_setting`."""
+    if value is None:
+        return ""
+    if isinstance(default, list) and all(isinstance(v, str) for v in default) and isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(default, (bool, int, float, str)) or (default is None and not isinstance(value, (list, dict))):
+        return value
+    return json.dumps(value)
+
+
 MAX_SETTING_FILE_BYTES = 20 * 1024 * 1024
 
 
@@ -212,6 +223,30 @@ class JobForm(forms.Form):
                     )
                 else:
                     self.fields[setting_field_name(kind.key, setting)] = _setting_field(default, help_text, label)
+
+    @staticmethod
+    def initial_from_creation(run) -> dict:
+        """The form as the builder filled it in for a job creation ("Change the request"): every
+        field the run keeps. A setting given as a file is not kept as a file (`setting_files_given`)."""
+        selection = run.selection or {}
+        initial = {
+            "corpus": run.corpus_id, "name": run.name, "task_type": run.task_type,
+            "selection_mode": selection.get("mode", "all"), "sample_size": selection.get("size"), "seed": selection.get("seed") or 0,
+            "dialog_ids": " ".join(selection.get("dialog_ids") or []), "redundancy": run.redundancy, "reward": run.reward,
+            "claim_timeout_minutes": run.claim_timeout_minutes, "instructions": run.instructions, "annotators": list(run.annotator_ids or []),
+        }
+        kind = task_types.registry().get(run.task_type)
+        for setting, (default, _help) in kind.settings_help.items() if kind else ():
+            if setting in (run.settings or {}) and setting not in _setting_files(kind):
+                initial[setting_field_name(kind.key, setting)] = _setting_text(default, run.settings[setting])
+        return initial
+
+    @staticmethod
+    def setting_files_given(run) -> list[str]:
+        """Labels of the settings a job creation was given as files: the form cannot fill a file in."""
+        kind = task_types.registry().get(run.task_type)
+        files = _setting_files(kind) if kind else {}
+        return [setting_label(name) for name in files if (run.settings or {}).get(name)]
 
     @property
     def payload_keys(self) -> list[str]:

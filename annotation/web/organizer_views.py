@@ -23,7 +23,9 @@ from ..exporters import ExportError
 from ..models import CheckOverride, ExportRun, ImportRun, Job, JobCreationRun, QualityPolicy, Response, RunStatus, Worker
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import (
+    FAILED_CREATION_SHOWN_DAYS,
     corpora_with_counts,
+    job_creations_to_show,
     jobs_with_progress,
     recent_export_runs,
     recent_import_runs,
@@ -69,6 +71,8 @@ def dashboard(request):
         {
             "corpora": corpora_with_counts(),
             "jobs": jobs_with_progress(),
+            "job_creations": job_creations_to_show(request.user),
+            "failed_shown_days": FAILED_CREATION_SHOWN_DAYS,
             "import_runs": recent_import_runs(),
             "export_runs": recent_export_runs(),
         },
@@ -119,6 +123,13 @@ def job_new(request):
         initial["corpus"] = int(request.GET["corpus"])
     if request.method == "GET" and request.GET.get("task_type"):
         initial["task_type"] = request.GET["task_type"]  # e.g. from evaluation's "create a pairwise job"
+    if request.method == "GET" and request.GET.get("from_creation", "").isdigit():
+        # "Change the request" of a job creation: the form as the builder filled it in.
+        run = JobCreationRun.objects.filter(pk=int(request.GET["from_creation"])).first()
+        if run is not None:
+            initial = JobForm.initial_from_creation(run)
+            for setting in JobForm.setting_files_given(run):
+                messages.info(request, f"Give the “{setting}” file again: the request keeps what was read from it, not the file.")
     form = JobForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
@@ -163,7 +174,7 @@ def job_creation(request, pk):
 def job_creation_progress(request, pk):
     """The creation run's state as JSON, with its fragment of the page (quorum/progress.py)."""
     run = get_object_or_404(JobCreationRun.objects.select_related("corpus", "job"), pk=pk)
-    return progress_response(request, run, "annotation/organizer/_job_creation_run.html")
+    return _progress(request, run, {"": "annotation/organizer/_job_creation_run.html", "dashboard": "annotation/organizer/_dashboard_creation_row.html"})
 
 
 @organizer_required

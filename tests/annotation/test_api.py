@@ -10,7 +10,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Corpus, ExportRun, ImportRun, Job, Response, RunStatus
+from annotation.models import Corpus, ExportRun, ImportRun, Job, JobCreationRun, Response, RunStatus
 from annotation.services.claims import claim_next_slot, submit_response
 from annotation.services.jobs import create_job, finish_job, launch_job
 from tests.factories import MISSING_ID, good_answers, make_corpus
@@ -50,6 +50,15 @@ def upload_corpus(client, django_capture_on_commit_callbacks, **kwargs):
     return client.get(f"/api/imports/{response.data['id']}/")
 
 
+def made_job(client, body) -> dict:
+    """POST a corpus job, follow its creation run (already run: tasks run in the test) to the job it made."""
+    accepted = client.post("/api/jobs/", body, format="json")
+    assert accepted.status_code == 202, accepted.data
+    run = client.get(accepted["Location"]).data
+    assert (run["status"], run["finished"]) == ("succeeded", True), run
+    return client.get(run["job_url"]).data
+
+
 def two_rewrites(item):
     """A paraphrase and a typo version of an item's utterance that pass the rewrite checks."""
     text = item.payload["utterance"]
@@ -68,14 +77,15 @@ def succeeded_export(job, tmp_path) -> ExportRun:
 
 
 @pytest.fixture
-def world(tmp_path):
-    """One of everything an endpoint can address."""
+def world(tmp_path, organizer):
+    """One of everything an endpoint can address (the job creation is the organizer's own)."""
     corpus = make_corpus(dialogs=3, user_turns=2)
     draft = create_job(corpus=corpus, name="draft job")
     live = launch_job(create_job(corpus=corpus, name="live job"))
     import_run = ImportRun.objects.create(corpus_name=corpus.name, source_format="jsonl", status=RunStatus.SUCCEEDED, corpus=corpus)
     export = succeeded_export(live, tmp_path)
-    return {"corpus": corpus, "draft": draft, "live": live, "import": import_run, "export": export}
+    creation = JobCreationRun.objects.create(corpus=corpus, name="draft job", status=RunStatus.SUCCEEDED, job=draft, created_by=organizer)
+    return {"corpus": corpus, "draft": draft, "live": live, "import": import_run, "export": export, "creation": creation}
 
 
 # --- permission matrix ------------------------------------------------------------------------------
@@ -89,7 +99,9 @@ ENDPOINTS = [
     ("get", "/api/imports/", None, 200),
     ("get", "/api/imports/{import}/", None, 200),
     ("get", "/api/jobs/", None, 200),
-    ("post", "/api/jobs/", "job", 201),
+    ("post", "/api/jobs/", "job", 202),
+    ("get", "/api/job-creations/", None, 200),
+    ("get", "/api/job-creations/{creation}/", None, 200),
     ("get", "/api/jobs/{draft}/", None, 200),
     ("post", "/api/jobs/{draft}/launch/", None, 200),
     ("post", "/api/jobs/{live}/pause/", None, 200),
@@ -136,6 +148,7 @@ def test_missing_objects_are_404_on_every_detail_route(organizer):
     for path in [
         f"/api/corpora/{MISSING_ID}/", f"/api/imports/{MISSING_ID}/", f"/api/jobs/{MISSING_ID}/", f"/api/jobs/{MISSING_ID}/progress/",
         f"/api/jobs/{MISSING_ID}/exports/", f"/api/exports/{MISSING_ID}/", f"/api/exports/{MISSING_ID}/files/responses.csv",
+        f"/api/job-creations/{MISSING_ID}/",
     ]:
         assert client.get(path).status_code == 404, path
     for path in [f"/api/jobs/{MISSING_ID}/launch/", f"/api/jobs/{MISSING_ID}/pause/", f"/api/jobs/{MISSING_ID}/finish/", f"/api/jobs/{MISSING_ID}/exports/"]:
@@ -299,9 +312,7 @@ def test_create_a_job_with_each_selection_mode_launch_it_and_read_progress(selec
     }
     if selection:
         body["selection"] = selection
-    created = client.post("/api/jobs/", body, format="json")
-    assert created.status_code == 201, created.data
-    job = created.data
+    job = made_job(client, body)
     assert (job["state"], job["item_count"], job["annotators"]) == ("draft", items, [ann.pk])
     assert job["settings"]["variants"] == ["paraphrase", "typos"]
     if selection and selection["mode"] == "dialogs":
@@ -329,7 +340,7 @@ def test_sample_selection_is_the_same_for_the_same_seed(uploaded, organizer):
     picks = []
     for name in ("a", "b"):
         body = {"corpus": uploaded.pk, "name": name, "selection": {"mode": "sample", "size": 3, "seed": 11}}
-        job_id = client.post("/api/jobs/", body, format="json").data["id"]
+        job_id = made_job(client, body)["id"]
         picks.append(list(Job.objects.get(pk=job_id).items.order_by("position").values_list("turn_id", flat=True)))
     assert picks[0] == picks[1] and len(picks[0]) == 3
 
@@ -358,7 +369,7 @@ def test_bad_job_requests_are_400_naming_the_field(change, field, words, uploade
     assert response.status_code == 400, response.data
     assert field in response.data
     assert words in json.dumps(response.data[field])
-    assert not Job.objects.exists()
+    assert not Job.objects.exists() and not JobCreationRun.objects.exists()  # nothing recorded
 
 
 def test_bad_settings_have_one_shape_whoever_finds_them(uploaded, organizer):
@@ -372,22 +383,39 @@ def test_bad_settings_have_one_shape_whoever_finds_them(uploaded, organizer):
     assert JobError("bad", errors={"colour": "unknown"}).field_errors() == {"settings": {"colour": ["unknown"]}}
 
 
-def test_a_sample_larger_than_the_corpus_is_400_under_selection_size(uploaded, organizer):
+def test_a_sample_larger_than_the_corpus_fails_its_creation_under_selection_size(uploaded, organizer):
+    """Whether a sample fits is known once the turns are read, by the creation: it fails, saying why
+    and about which field, and nothing is made."""
     body = {"corpus": uploaded.pk, "name": "rewrites", "selection": {"mode": "sample", "size": 100000}}
-    response = client_for(organizer).post("/api/jobs/", body, format="json")
-    assert response.status_code == 400
-    assert response.data == {"selection": {"size": [
+    client = client_for(organizer)
+    response = client.post("/api/jobs/", body, format="json")
+    assert response.status_code == 202
+    run = client.get(response["Location"]).data
+    assert (run["status"], run["finished"], run["error_field"], run["job"], run["job_url"]) == ("failed", True, "selection.size", None, None)
+    assert run["error"] == (
         "a sample of 100,000 turns is more than the 6 user turns of corpus 'restaurants'; ask for at most 6, or take every source turn"
-    ]}}
+    )
     assert not Job.objects.exists()
 
 
-def test_service_refusal_after_validation_is_400_naming_the_field(organizer):
-    """A corpus with no user turns passes the request checks; the service refuses the selection."""
+def test_a_corpus_without_user_turns_fails_its_creation_naming_the_selection(organizer):
+    """A corpus with no user turns passes the request checks; the creation refuses the selection."""
     corpus = Corpus.objects.create(name="empty", source_format="jsonl")
     response = client_for(organizer).post("/api/jobs/", {"corpus": corpus.pk, "name": "x"}, format="json")
-    assert response.status_code == 400
-    assert "no turns" in response.data["selection"][0]
+    assert response.status_code == 202
+    assert (response.data["status"], response.data["error_field"]) == ("failed", "selection") and "no turns" in response.data["error"]
+
+
+def test_a_job_creation_is_its_requesters_own(uploaded, organizer, django_user_model):
+    """Another organizer gets a 404 for it, as if it did not exist, and does not see it listed."""
+    from quorum.roles import make_organizer
+
+    accepted = client_for(organizer).post("/api/jobs/", {"corpus": uploaded.pk, "name": "mine"}, format="json")
+    other = django_user_model.objects.create_user("otto", password="organizer-pass-2")
+    make_organizer(other)
+    assert client_for(other).get(accepted["Location"]).status_code == 404
+    assert client_for(other).get("/api/job-creations/").data["results"] == []
+    assert [run["name"] for run in client_for(organizer).get("/api/job-creations/").data["results"]] == ["mine"]
 
 
 def test_state_changes_follow_the_job_state_machine(world, organizer):

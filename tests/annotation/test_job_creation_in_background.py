@@ -4,8 +4,16 @@ the job exists only once all its items and slots are written (so it cannot be la
 and a creation that fails part way leaves nothing, says why, and can be run again.
 
 The worker is the test: queued tasks are recorded (`background.queue_now` replaced) and run when
-the test says, as a worker process would pick them up."""
+the test says, as a worker process would pick them up.
+
+`POST /api/jobs/` and `manage.py create_job` make a corpus job the same way: the API answers 202 with
+the creation to follow, the command records the creation and makes it in its own process."""
+import io
+from decimal import Decimal
+
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import DatabaseError
 from django.urls import reverse
 
@@ -33,12 +41,22 @@ def run_queued(tasks):
 
 
 def form_data(corpus, **changes):
+    """The job form as a builder fills it in, every field away from its default."""
     data = {
         "corpus": corpus.pk, "name": "big rewrites", "task_type": "rewrite", "selection_mode": "all", "seed": "0",
-        "redundancy": str(REDUNDANCY), "reward": "0.50", "claim_timeout_minutes": "30", "instructions": "",
-        "setting__rewrite__variants": "paraphrase, typos",
+        "redundancy": str(REDUNDANCY), "reward": "0.75", "claim_timeout_minutes": "45", "instructions": "Keep the slot values.",
+        "setting__rewrite__variants": "paraphrase, typos", "setting__rewrite__typo_max_edit_ratio": "0.25",
     }
     return {**data, **changes}
+
+
+def api_body(corpus, **changes):
+    """The API's request for the job form_data asks for."""
+    body = {
+        "corpus": corpus.pk, "name": "big rewrites", "task_type": "rewrite", "redundancy": REDUNDANCY, "reward": "0.75",
+        "claim_timeout_minutes": 45, "instructions": "Keep the slot values.", "settings": {"variants": ["paraphrase", "typos"]},
+    }
+    return {**body, **changes}
 
 
 def progress(client, run):
@@ -96,8 +114,111 @@ def test_a_sample_larger_than_the_turns_fails_its_creation_with_the_reason_and_a
     assert (run.status, run.error_field) == (RunStatus.FAILED, "selection.size")
     page = client.get(reverse("organizer:job-creation", kwargs={"pk": run.pk})).content.decode()
     assert "a sample of 100 turns is more than the 6 user turns of corpus &#x27;restaurants&#x27;" in page
-    assert 'id="creation-change"' in page and f"?corpus={corpus.pk}&amp;task_type=rewrite" in page
+    assert f'href="{reverse("organizer:job-new")}?from_creation={run.pk}" id="creation-change"' in page
     assert not Job.objects.filter(name="big rewrites").exists()
+
+
+@pytest.mark.django_db
+def test_change_the_request_fills_in_the_form_as_the_builder_filled_it(organizer, client, queued, make_annotator):
+    corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
+    _, annotator = make_annotator("ann")
+    client.force_login(organizer)
+    asked = form_data(corpus, selection_mode="sample", sample_size="100", seed="7", annotators=[annotator.pk])
+    client.post(reverse("organizer:job-new"), asked)
+    run_queued(queued)
+    run = JobCreationRun.objects.get()
+    assert run.status == RunStatus.FAILED
+
+    form = client.get(reverse("organizer:job-new"), {"from_creation": run.pk}).context["form"]
+    shown = {name: form[name].value() for name in asked}
+    assert shown == {
+        **asked, "corpus": corpus.pk, "redundancy": REDUNDANCY, "reward": Decimal("0.75"), "claim_timeout_minutes": 45,
+        "sample_size": 100, "seed": 7, "annotators": [annotator.pk], "setting__rewrite__typo_max_edit_ratio": 0.25,
+    }
+    # The dialogs chosen come back too.
+    client.post(reverse("organizer:job-new"), form_data(corpus, name="chosen", selection_mode="dialogs", dialog_ids="d1 d2"))
+    chosen = JobCreationRun.objects.get(name="chosen")
+    form = client.get(reverse("organizer:job-new"), {"from_creation": chosen.pk}).context["form"]
+    assert (form["selection_mode"].value(), form["dialog_ids"].value()) == ("dialogs", "d1 d2")
+
+
+@pytest.mark.django_db
+def test_the_dashboard_lists_the_builders_creations_under_way_and_failed_until_made(organizer, client, queued, django_user_model):
+    from quorum.roles import make_organizer
+
+    corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
+    client.force_login(organizer)
+    client.post(reverse("organizer:job-new"), form_data(corpus))
+    client.post(reverse("organizer:job-new"), form_data(corpus, name="too big", selection_mode="sample", sample_size="100"))
+    waiting, too_big = JobCreationRun.objects.get(name="big rewrites"), JobCreationRun.objects.get(name="too big")
+
+    page = client.get(reverse("organizer:dashboard")).content.decode()
+    assert page.index("Jobs being created") < page.index("<h2>Jobs</h2>")
+    assert f'<a href="{reverse("organizer:job-creation", kwargs={"pk": waiting.pk})}">big rewrites</a>' in page
+    assert "Waiting for the background worker" in page and f"{reverse('organizer:job-creation-progress', kwargs={'pk': waiting.pk})}?fragment=dashboard" in page
+
+    run_queued(queued)
+    page = client.get(reverse("organizer:dashboard")).content.decode()
+    assert f'id="dashboard-creation-{waiting.pk}"' not in page  # made: it is in the list of jobs now
+    assert ">big rewrites</a></td>" in page
+    row = page[page.index(f'id="dashboard-creation-{too_big.pk}"'):]
+    row = row[:row.index("</tr>")]
+    assert "Failed" in row and "a sample of 100 turns is more than the 6 user turns" in row
+    assert reverse("organizer:job-creation-retry", kwargs={"pk": too_big.pk}) in row and "Try again" in row
+    assert f"?from_creation={too_big.pk}" in row
+
+    # Another builder's dashboard lists only their own.
+    other = django_user_model.objects.create_user("otto", password="organizer-pass-2")
+    make_organizer(other)
+    client.force_login(other)
+    assert "Jobs being created" not in client.get(reverse("organizer:dashboard")).content.decode()
+    # Asked for again (changed), the failed one leaves the list.
+    client.force_login(organizer)
+    client.post(reverse("organizer:job-new"), form_data(corpus, name="too big", selection_mode="sample", sample_size="2"))
+    assert f'id="dashboard-creation-{too_big.pk}"' not in client.get(reverse("organizer:dashboard")).content.decode()
+
+
+@pytest.mark.django_db
+def test_the_api_answers_202_with_the_creation_to_follow_to_the_job(organizer, organizer_api, queued):
+    corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
+    response = organizer_api.post("/api/jobs/", api_body(corpus), format="json")
+
+    run = JobCreationRun.objects.get()
+    assert response.status_code == 202 and queued == [(TASK, (run.pk,))]
+    assert response["Location"] == f"http://testserver/api/job-creations/{run.pk}/" == response.data["url"]
+    assert (response.data["status"], response.data["finished"], response.data["job"], response.data["job_url"]) == ("pending", False, None, None)
+    assert not Job.objects.filter(name="big rewrites").exists()
+
+    run_queued(queued)
+    state = organizer_api.get(response["Location"]).data
+    job = Job.objects.get(name="big rewrites")
+    assert (state["status"], state["finished"], state["job"], state["job_url"]) == ("succeeded", True, job.pk, f"http://testserver/api/jobs/{job.pk}/")
+    made = organizer_api.get(state["job_url"]).data
+    assert (made["item_count"], made["redundancy"], made["reward"], made["claim_timeout_minutes"]) == (DIALOGS * USER_TURNS, REDUNDANCY, "0.75", 45)
+    assert made["instructions"] == "Keep the slot values." and job.created_by == organizer
+
+    # A bad field: a 400 with the reason, nothing recorded or queued.
+    refused = organizer_api.post("/api/jobs/", api_body(corpus, selection={"mode": "dialogs", "dialog_ids": ["NOPE"]}), format="json")
+    assert refused.status_code == 400 and "NOPE" in str(refused.data["selection"])
+    assert JobCreationRun.objects.count() == 1 and queued == []
+
+
+@pytest.mark.django_db
+def test_create_job_records_the_creation_and_makes_it_in_its_process(organizer, queued):
+    corpus = make_corpus(dialogs=DIALOGS, user_turns=USER_TURNS)
+    out = io.StringIO()
+    call_command("create_job", corpus.name, "--name", "big rewrites", "--redundancy", str(REDUNDANCY), stdout=out)
+    job = Job.objects.get(name="big rewrites")
+    run = JobCreationRun.objects.get()
+    rows = DIALOGS * USER_TURNS * (1 + REDUNDANCY)
+    assert (run.status, run.job, run.done, run.total) == (RunStatus.SUCCEEDED, job, rows, rows) and queued == []
+    printed = out.getvalue()
+    assert f"Writing items and slots: {rows} of {rows} rows" in printed
+    assert f"Created draft job {job.pk} ('big rewrites') with {DIALOGS * USER_TURNS} items." in printed
+
+    with pytest.raises(CommandError, match="failed, nothing was created: a sample of 100 turns is more than the 6 user turns"):
+        call_command("create_job", corpus.name, "--name", "too big", "--sample", "100", stdout=io.StringIO())
+    assert JobCreationRun.objects.get(name="too big").status == RunStatus.FAILED and not Job.objects.filter(name="too big").exists()
 
 
 @pytest.mark.django_db(transaction=True)  # the job's own transaction rolls back, as in production

@@ -338,11 +338,13 @@ def test_an_oos_job_without_knowledge_or_qa_pairs_tells_the_builder_what_is_not_
 def test_the_api_job_carries_the_note_only_without_qa_pairs(organizer_api):
     corpus = make_corpus(name="hotels", dialogs=2)
     body = {"corpus": corpus.pk, "name": "OOS", "task_type": "oos_insert", "settings": {"insert_probability": 1}}
-    bare = organizer_api.post("/api/jobs/", body, format="json")
+    accepted = organizer_api.post("/api/jobs/", body, format="json")
+    assert accepted.status_code == 202  # made in the background (here, in the call): the run names the job
+    bare = organizer_api.get(accepted.data["job_url"])
     # The knowledge note, then the English default answer's (test_oos_default_answer_language.py).
-    assert bare.status_code == 201 and len(bare.data["notes"]) == 2 and bare.data["notes"][0].startswith(NOTE_START)
+    assert len(bare.data["notes"]) == 2 and bare.data["notes"][0].startswith(NOTE_START)
     body = {**body, "name": "OOS 2", "settings": {"insert_probability": 1, "qa_pairs": [{"question": "Gym?", "answer": "No."}]}}
-    assert organizer_api.post("/api/jobs/", body, format="json").data["notes"] == []
+    assert organizer_api.get(organizer_api.post("/api/jobs/", body, format="json").data["job_url"]).data["notes"] == []
 
 
 @pytest.mark.django_db

@@ -171,7 +171,7 @@ def test_the_command_and_the_page_take_an_entity_csv(tmp_path, organizer):
 def test_the_api_takes_the_entity_list_as_a_setting(organizer_api):
     corpus = _corpus()
     made = organizer_api.post("/api/jobs/", {"corpus": corpus.pk, "name": "api", "settings": {"entities": ENTITIES}}, format="json")
-    assert made.status_code == 201
+    assert made.status_code == 202 and made.data["status"] == "succeeded"
     assert Job.objects.get(name="api").items.first().payload["slot_values"][0] == "expensive"
     bad = organizer_api.post("/api/jobs/", {"corpus": corpus.pk, "name": "api 2", "settings": {"entities": [{"slot": "area"}]}}, format="json")
     assert bad.status_code == 400 and "entities" in json.dumps(bad.json())

@@ -1,13 +1,15 @@
 """Create a draft job from a corpus or a payload file, from a shell (a thin wrapper over
-services.jobs.create_job and services.payload_jobs.create_payload_job_from_file)."""
+services.job_creation.make_job_now, the path every corpus job takes, made here in this process, and
+services.payload_jobs.create_payload_job_from_file)."""
 import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import task_types
-from annotation.models import Corpus
-from annotation.services.jobs import DEFAULT_TASK_TYPE, JobError, Selection, create_job
+from annotation.models import Corpus, RunStatus
+from annotation.services.job_creation import make_job_now
+from annotation.services.jobs import DEFAULT_TASK_TYPE, JobError, Selection
 from annotation.services.payload_jobs import create_payload_job_from_file
 
 
@@ -36,7 +38,8 @@ class Command(BaseCommand):
     help = (
         "Create a draft job with one item per selected source turn of CORPUS_NAME: every turn, "
         "a random sample (--sample N --seed S) or the turns of chosen dialogs (--dialogs ID ...). "
-        "Prints the job id and its item count; launch it with launch_job. A task type whose items are "
+        "Made in this process and recorded as a job creation (as the job form's and the API's are), its "
+        "progress printed; prints the job id and its item count; launch it with launch_job. A task type whose items are "
         "payloads takes --payloads FILE, or CORPUS_NAME to build them from the corpus's own data."
     )
 
@@ -132,12 +135,23 @@ class Command(BaseCommand):
             selection = Selection(mode="dialogs", dialog_ids=options["dialogs"])
         else:
             selection = Selection()
+        self._tenths_reported = -1
         try:
-            return create_job(corpus=corpus, selection=selection, **common)
+            run = make_job_now(corpus=corpus, selection=selection, on_progress=self._progress, **common)
         except JobError as exc:
             raise CommandError(str(exc)) from None
         except ArithmeticError:
             raise CommandError(f"--reward must be an amount in USD such as 0.50, not {options['reward']!r}") from None
+        if run.status != RunStatus.SUCCEEDED or run.job is None:
+            raise CommandError(f"Job creation {run.pk} failed, nothing was created: {run.error}")
+        return run.job
+
+    def _progress(self, done: int, total: int) -> None:
+        """Rows written, once per tenth of the way at most (a big corpus reports every batch of items)."""
+        tenths = 10 * done // total if total else 10
+        if tenths > self._tenths_reported:
+            self._tenths_reported = tenths
+            self.stdout.write(f"Writing items and slots: {done} of {total} rows")
 
     @staticmethod
     def _settings(pairs) -> dict:
