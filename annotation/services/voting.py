@@ -34,7 +34,7 @@ from ..models import DecisionRule, Item, Job, OnVotedDown, QualityPolicy, Respon
 from ..quality import reliability
 from ..selectors.policies import policy_of
 from ..signals import items_added, places_withdrawn
-from ..task_types.vote import AGAINST, FOR
+from ..task_types.vote import AGAINST
 from . import model_votes, voting_tally
 from .response_status import transition
 
@@ -245,18 +245,13 @@ def record_vote(vote: Response) -> ReviewRound | None:
         Response.objects.filter(pk=vote.pk).update(checks=checks)
         vote.checks = checks
         return round_
-    voters_votes = list(Response.objects.filter(item_id=vote.item_id).values_list("worker_id", "answers"))
-    votes = [answers for _, answers in voters_votes]
-    # Voted part by part, a response is voted down when one part gathers enough votes against:
-    # the round's count against is the worst part's, so the one rule (`voted_down`) decides both.
-    against_by_part = tally_parts(votes)
-    round_.votes_against = max(against_by_part.values()) if against_by_part else sum(1 for a in votes if a.get("vote") == AGAINST)
-    round_.votes_for = sum(1 for answers in votes if answers.get("vote") in (FOR, AGAINST)) - round_.votes_against
+    # A voting round's votes were counted and stored by the statement above (`voting_tally`, the one
+    # count: voted part by part, against is the worst part's, so the one rule, `voted_down`, decides both).
     policy = round_.response.item.job.quality
     if round_.votes_for + round_.votes_against < policy.votes_per_response:
-        round_.save(update_fields=["votes_for", "votes_against"])
         return round_
     if policy.decision_rule == DecisionRule.MODEL:
+        voters_votes = list(Response.objects.filter(item_id=vote.item_id).values_list("worker_id", "answers"))
         return _decide_by_model(round_, policy, voters_votes, vote.item.job_id)  # the vote's item is loaded by submit
     return _decide(round_, policy)
 

@@ -2,9 +2,9 @@
 stored for that item counted by the database and written, and comes back locked with the number of
 votes its job's policy asks for.
 
-The count is `voting.record_vote`'s rule, part by part as `voting.tally_parts`: against is the worst
-part's count when any vote was given part by part, else the whole-response votes against; for is
-every vote for or against less that. JSON is read with each database's own functions (jsonb on
+It is the one count of a round's votes: `voting.record_vote` decides on what it stored. Part by part
+it is `voting.tally_parts`'s rule: against is the worst part's count when any vote was given part by
+part, else the whole-response votes against; for is every vote for or against less that. JSON is read with each database's own functions (jsonb on
 PostgreSQL, JSON1 on SQLite); `tests/quality/test_voting_tally.py` holds the two to the Python rule.
 """
 from typing import NamedTuple

@@ -136,6 +136,8 @@ def test_ratings_results_of_an_older_format_are_marked_and_computed_again(campai
     with django_capture_on_commit_callbacks(execute=True):  # the queued computation runs at the commit
         page = client.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
     assert 'id="older-method-results"' in page
+    # The page's words are the downloads' (`stats.versions`), with what happens next in its own.
+    assert f"computed with an older method (report format {REPORT_FORMAT - 1}; the current one is {REPORT_FORMAT}): their rank ranges" in page
     campaign.refresh_from_db()
     current = selectors.current_result(campaign)
     assert current is not None and current.pk != old.pk and current.report["format"] == REPORT_FORMAT
