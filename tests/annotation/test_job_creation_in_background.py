@@ -155,7 +155,9 @@ def test_the_dashboard_lists_the_builders_creations_under_way_and_failed_until_m
     page = client.get(reverse("organizer:dashboard")).content.decode()
     assert page.index("Jobs being created") < page.index("<h2>Jobs</h2>")
     assert f'<a href="{reverse("organizer:job-creation", kwargs={"pk": waiting.pk})}">big rewrites</a>' in page
-    assert "Waiting for the background worker" in page and f"{reverse('organizer:job-creation-progress', kwargs={'pk': waiting.pk})}?fragment=dashboard" in page
+    follow = f"{reverse('organizer:job-creation-progress', kwargs={'pk': waiting.pk})}?fragment=dashboard"
+    assert "Waiting for the background worker" in page and follow in page
+    assert f'id="dashboard-creation-{waiting.pk}"' in client.get(follow).json()["html"]  # the row, as progress.js replaces it
 
     run_queued(queued)
     page = client.get(reverse("organizer:dashboard")).content.decode()
