@@ -468,8 +468,9 @@ class VotingSummarySerializer(serializers.Serializer):
     votes = serializers.IntegerField()
     vote_alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal) of the votes, over each part voted on (a rewrite's variants); null with a note when it cannot be computed.")
     vote_alpha_note = serializers.CharField(allow_blank=True)
-    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval (BCa) of vote_alpha: 1,000 resamples (fixed seed) of the responses voted on, each with all its parts; a resample in which every vote agrees counts as alpha 1. Below 50 responses it can cover less than 95% (about 93% at 20). Null with vote_alpha.")
+    vote_alpha_ci_low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval (BCa) of vote_alpha: 1,000 resamples (fixed seed) of the responses voted on, each with all its parts; a resample in which every vote agrees counts as alpha 1. Null with vote_alpha, and when vote_alpha_ci_withheld says why there is none.")
     vote_alpha_ci_high = serializers.FloatField(allow_null=True)
+    vote_alpha_ci_withheld = serializers.CharField(allow_blank=True, help_text="Why vote_alpha has no interval, in words: fewer than 50 responses voted on, or fewer than 3 with any disagreement, where such an interval covers far from 95% in simulation; empty otherwise.")
 
     @staticmethod
     def describe(summary, policy, vote_job) -> dict:

@@ -206,6 +206,8 @@ def _report(summary: dict, annotators, options: DemoOptions, say, *, reliability
     alpha = f"{v['vote_alpha']:.3f}" if v["vote_alpha"] is not None else v["vote_alpha_note"]
     if v["vote_alpha_ci_low"] is not None:
         alpha += f" [{v['vote_alpha_ci_low']:.3f}, {v['vote_alpha_ci_high']:.3f}] (95% bootstrap over the rewrites voted on)"
+    elif v["vote_alpha_ci_withheld"]:
+        alpha += f" ({v['vote_alpha_ci_withheld']})"
     say(f"   Voting (3 votes per rewrite, 2 against re-collects): {v['votes']} votes on {v['responses_reviewed']} rewrites;"
         f" {v['voted_down']} voted down, {v['recollected']} re-collected, {v['flagged']} flagged after the last round;"
         f" re-collection rate {v['recollection_rate']:.1%} of items; vote agreement (Krippendorff's alpha, nominal) {alpha}")

@@ -33,7 +33,11 @@ Pure module: numpy, pandas and the `krippendorff` package, no Django.
   units with any disagreement: there no bootstrap interval covers near 95% (BCa 51-87% at 5 units,
   70-96% at 10, 84-98% at 20; an estimate of 1 with no disagreement read "[1.000, 1.000]").
   `ci_withheld` says so in words, which `display()` and the pages show. Clustered units (the vote
-  agreement) keep their interval: their page says below how many responses it covers less.
+  agreement) have their own minimum, in clusters: MIN_INTERVAL_CLUSTERS clusters and
+  MIN_DISAGREEING_UNITS clusters holding any disagreement (simulated votes with known alpha, resampled
+  by response: BCa 62-91% at 10 responses, 80-97% at 20, 87-96% at 30; from 50 on mostly 93-97%, but
+  89-92% at a low alpha with few votes against and up to 99% at a high one: docs/measurements.md, "Coverage of the vote agreement's
+  interval"; tests/quality/vote_simulation.py).
 """
 from __future__ import annotations
 
@@ -63,6 +67,9 @@ DEFAULT_BOOTSTRAP = 1000
 # alpha's interval"), so none is given: units resampled, and units whose values differ at all.
 MIN_INTERVAL_UNITS = 30
 MIN_DISAGREEING_UNITS = 3
+# The same for units resampled in clusters (the vote agreement's responses): clusters resampled, and
+# clusters holding a unit whose values differ (docs/measurements.md, "Coverage of the vote agreement's interval").
+MIN_INTERVAL_CLUSTERS = 50
 DEFAULT_SEED = 20210101
 
 
@@ -253,13 +260,15 @@ def alpha(table, level, value_domain=None, bootstrap=DEFAULT_BOOTSTRAP, seed=DEF
 
 def alpha_from_counts(
     counts, domain, level, bootstrap=DEFAULT_BOOTSTRAP, seed=DEFAULT_SEED, ci=0.95, raters=0, clusters=None, method="bca",
+    cluster_words=("cluster", "clusters"),
 ) -> AlphaResult:
     """Alpha of a units x values count matrix, with its bootstrap interval (BCa unless `method` says
     "percentile").
 
     `clusters` (one key per row of `counts`) resamples groups of units together, for units that are
     not independent of each other: the parts of one rewrite that one vote decides. Without it each
-    unit is resampled on its own, as Krippendorff's bootstrap does."""
+    unit is resampled on its own, as Krippendorff's bootstrap does. `cluster_words` (singular, plural)
+    name the clusters where the interval is withheld for too few of them ("responses")."""
     _check_level(level)
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {', '.join(INTERVAL_METHODS)}; got {method!r}")
@@ -275,8 +284,8 @@ def alpha_from_counts(
         return AlphaResult(alpha=None, undefined=True, reason=reason, **base)
     value = float(krippendorff.alpha(value_counts=pairable, value_domain=domain, level_of_measurement=level))
     result = AlphaResult(alpha=value, **base)
-    if bootstrap and clusters is None:
-        result.ci_withheld = interval_withheld(pairable)
+    if bootstrap:
+        result.ci_withheld = interval_withheld(pairable) if clusters is None else clustered_interval_withheld(pairable, clusters, cluster_words)
     if bootstrap and not result.ci_withheld:
         flat, frequency = _resampling_rows(pairable, clusters)
         samples = _resampled_alphas(flat, frequency, domain, level, bootstrap, seed)
@@ -307,6 +316,18 @@ def interval_withheld(pairable: np.ndarray) -> str:
     disagreeing = int(np.count_nonzero((pairable > 0).sum(axis=1) > 1))
     if disagreeing < MIN_DISAGREEING_UNITS:
         return f"no interval: {disagreeing} unit{'' if disagreeing == 1 else 's'} with any disagreement, {MIN_DISAGREEING_UNITS} needed"
+    return ""
+
+
+def clustered_interval_withheld(pairable: np.ndarray, clusters: np.ndarray, words=("cluster", "clusters")) -> str:
+    """`interval_withheld` for units resampled in clusters: the minimum counts clusters, those
+    resampled and those holding any disagreement. `words` name a cluster (singular, plural)."""
+    resampled = len(np.unique(clusters))
+    if resampled < MIN_INTERVAL_CLUSTERS:
+        return f"no interval: too few {words[1]}, {resampled} of the {MIN_INTERVAL_CLUSTERS} needed"
+    disagreeing = len(np.unique(clusters[(pairable > 0).sum(axis=1) > 1]))
+    if disagreeing < MIN_DISAGREEING_UNITS:
+        return f"no interval: {disagreeing} {words[disagreeing != 1]} with any disagreement, {MIN_DISAGREEING_UNITS} needed"
     return ""
 
 

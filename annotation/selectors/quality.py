@@ -51,13 +51,9 @@ class VotingSummary:
     vote_alpha_note: str = ""
     vote_alpha_ci_low: float | None = None  # its 95% bootstrap interval over the parts voted on
     vote_alpha_ci_high: float | None = None
+    vote_alpha_ci_withheld: str = ""  # why there is no interval (too few responses), in words
     vote_alpha_responses: int = 0  # the responses voted on, the interval's resampled clusters
     vote_alpha_unanimous: float | None = None  # share of resamples with one value only, counted as alpha 1
-    vote_alpha_few_below: int = 50  # FEW_VOTED_RESPONSES: below it the interval covers less than it says
-
-    @property
-    def vote_alpha_few(self) -> bool:
-        return self.vote_alpha_ci_low is not None and self.vote_alpha_responses < self.vote_alpha_few_below
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -72,17 +68,15 @@ class VoteAlpha:
     ci_high: float | None = None
     responses: int = 0  # responses voted on (the clusters the interval resamples)
     unanimous: float | None = None  # share of resamples with one value only (counted as alpha 1)
-
-
-#: Below this many responses voted on, the interval can cover less than it says (simulated with the
-#: BCa interval, four parts a response: 84% at 7 responses, 89% at 10, 93% at 20, 95% at 30 and 94%
-#: at 138: docs/measurements.md, "Coverage of alpha's interval"): the page says so beside it.
-FEW_VOTED_RESPONSES = 50
+    ci_withheld: str = ""  # why there is no interval, in words ("no interval: too few responses, 12 of the 50 needed")
 
 
 def vote_alpha(job: Job) -> VoteAlpha:
     """Nominal Krippendorff's alpha of the votes on `job`'s responses, with its 95% bootstrap
-    interval over the units voted on, and how many votes it counted.
+    interval over the units voted on, and how many votes it counted. Below
+    `agreement.MIN_INTERVAL_CLUSTERS` responses voted on (or 3 with any disagreement) no interval is
+    given and `ci_withheld` says why: there it covers far less, or more, than 95%
+    (tests/quality/test_vote_coverage.py).
 
     Units are what a decision is taken on: each part of a response voted part by part (a rewrite's
     variants, each re-collected on its own noes), else the response. The interval resamples the
@@ -112,8 +106,8 @@ def vote_alpha(job: Job) -> VoteAlpha:
     # A response's parts are resampled together: one voter's verdicts on them go together (a vote
     # on the whole response decides every part), so parts resampled apart give too narrow an interval.
     clusters = [item_id for (item_id, _part), _c in pairable]
-    found = agreement.alpha_from_counts(matrix, np.array([0, 1]), "nominal", clusters=clusters)
-    return VoteAlpha(found.alpha, "", total, found.ci_low, found.ci_high, len(set(clusters)), found.unanimous_resamples)
+    found = agreement.alpha_from_counts(matrix, np.array([0, 1]), "nominal", clusters=clusters, cluster_words=("response", "responses"))
+    return VoteAlpha(found.alpha, "", total, found.ci_low, found.ci_high, len(set(clusters)), found.unanimous_resamples, found.ci_withheld)
 
 
 def voting_summary(job: Job) -> VotingSummary:
@@ -144,9 +138,9 @@ def voting_summary(job: Job) -> VotingSummary:
         vote_alpha_note=votes.note,
         vote_alpha_ci_low=votes.ci_low,
         vote_alpha_ci_high=votes.ci_high,
+        vote_alpha_ci_withheld=votes.ci_withheld,
         vote_alpha_responses=votes.responses,
         vote_alpha_unanimous=votes.unanimous,
-        vote_alpha_few_below=FEW_VOTED_RESPONSES,
     )
 
 

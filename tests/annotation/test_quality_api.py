@@ -133,6 +133,8 @@ def test_enable_voting_then_read_the_summary_as_votes_come_in(world, organizer, 
         vote(vote_job, make_annotator(name)[1], verdict, reason=f"{name} says {verdict}")
     summary = client.get(f"/api/jobs/{job.pk}/voting/").data
     assert (summary["voted_down"], summary["recollected"], summary["flagged"], summary["votes"]) == (1, 1, 0, 3)
+    # One response voted on: its agreement has no interval, and the API says why in words.
+    assert summary["vote_alpha_ci_low"] is None and summary["vote_alpha_ci_withheld"] == "no interval: too few responses, 1 of the 50 needed"
     assert summary["recollection_rate"] == 1.0
     world["response"].refresh_from_db()
     assert world["response"].status == Response.Status.REJECTED  # on_voted_down: reject

@@ -33,15 +33,23 @@ def simulated_counts(rng, units: int, raters: int, true_alpha: float, marginal: 
 
 def coverage(rng, design, reps: int, **options) -> dict:
     """How often the interval of `reps` simulated data sets covers the true alpha. `design` is
-    (units, raters, level, true alpha); `options` go to `agreement.alpha_from_counts`. Returns the
-    share covered among the intervals given, how many were given, how many data sets had no alpha
-    (no variation) and how many had their estimate not strictly inside their own interval."""
+    (units, raters, level, true alpha); `options` go to `agreement.alpha_from_counts`. Returns what
+    `tally_coverage` does."""
     units, raters, level, true_alpha = design
     domain, marginal = marginal_for(level)
+    data_sets = (simulated_counts(rng, units, raters, true_alpha, marginal) for _ in range(reps))
+    return tally_coverage(data_sets, true_alpha, domain, level, **options)
+
+
+def tally_coverage(data_sets, true_alpha: float, domain: np.ndarray, level: str, **options) -> dict:
+    """How often the intervals of `data_sets` (value counts, or (value counts, clusters) to resample
+    clusters of units) cover `true_alpha`: the share covered among the intervals given, how many were
+    given, how many data sets had no alpha (no variation) and how many had their estimate not strictly
+    inside their own interval."""
     tally = {"covered": 0, "intervals": 0, "undefined": 0, "outside": 0}
-    for rep in range(reps):
-        counts = simulated_counts(rng, units, raters, true_alpha, marginal)
-        result = agreement.alpha_from_counts(counts, domain, level, seed=rep, **options)
+    for rep, data in enumerate(data_sets):
+        counts, clusters = data if isinstance(data, tuple) else (data, None)
+        result = agreement.alpha_from_counts(counts, domain, level, seed=rep, clusters=clusters, **options)
         if result.undefined:
             tally["undefined"] += 1
         elif result.ci_low is not None:

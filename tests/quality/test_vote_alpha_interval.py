@@ -64,11 +64,15 @@ def test_the_interval_covers_the_truth_at_its_nominal_95(responses, halo):
         assert by_part / REPS < 0.85  # parts resampled as if independent: far too narrow
 
 
-def test_a_resample_where_every_vote_agrees_counts_as_alpha_one_not_dropped():
+def test_a_resample_where_every_vote_agrees_counts_as_alpha_one_not_dropped(monkeypatch):
     """The builder's job: 7 responses, one disputed. A resample that misses it holds "for" only
     (alpha undefined); about (6/7)^7 = 34% of them. Dropped, they left the interval ending at the
     estimate ("0.454 [0.308, 0.454]"); counted as alpha 1 (Hayes & Krippendorff's bootstrap scores
-    a resample without disagreement so), the estimate lies inside and the share is reported."""
+    a resample without disagreement so), the estimate lies inside and the share is reported. (Such a
+    job now gets no interval at all, `agreement.MIN_INTERVAL_CLUSTERS`: lowered here to see the
+    resamples.)"""
+    monkeypatch.setattr(agreement, "MIN_INTERVAL_CLUSTERS", 1)
+    monkeypatch.setattr(agreement, "MIN_DISAGREEING_UNITS", 1)
     counts = np.array([[3, 0]] * 6 + [[1, 2]], dtype=float)
     found = agreement.alpha_from_counts(counts, VALUES, "nominal", clusters=np.arange(7))
     assert found.ci_low < found.alpha < found.ci_high == 1.0
@@ -80,12 +84,14 @@ def test_a_resample_where_every_vote_agrees_counts_as_alpha_one_not_dropped():
 
 
 @pytest.mark.slow
-def test_small_jobs_interval_misses_less_from_below_than_when_unanimous_resamples_were_dropped():
+def test_small_jobs_interval_misses_less_from_below_than_when_unanimous_resamples_were_dropped(monkeypatch):
     """Seven responses of one part (15% bad), 1,000 simulated jobs, truth alpha over 400,000. Such a
     job's bootstrap interval covers less than 95% whatever it does with unanimous resamples, which
-    the page says beside it (`FEW_VOTED_RESPONSES`); dropping them covered 62.1% and lay wholly
-    below the truth 33.4% of the time, counting them as 1 covers 82.7%, below it 12.7%
-    (docs/measurements.md, 2026-11-28)."""
+    is why it is no longer given (`agreement.MIN_INTERVAL_CLUSTERS`, lowered here); dropping them
+    covered 62.1% and lay wholly below the truth 33.4% of the time, counting them as 1 covers 82.7%,
+    below it 12.7% (docs/measurements.md, 2026-11-28)."""
+    monkeypatch.setattr(agreement, "MIN_INTERVAL_CLUSTERS", 0)
+    monkeypatch.setattr(agreement, "MIN_DISAGREEING_UNITS", 0)
     rng = np.random.default_rng(108)
     population, _ = _campaign(rng, 400_000, parts=1)
     truth = agreement.alpha_from_counts(population, VALUES, "nominal", bootstrap=0).alpha
