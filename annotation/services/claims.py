@@ -396,12 +396,13 @@ def submit(
 
 def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, active_seconds, telemetry, records) -> Submission:
     """The transaction of `submit`: the slot, the response, its files, its life."""
-    # Lock the item first: concurrent submissions to one item then decide completion in turn.
-    item = _locked_item(slot.item_id)
-    item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
+    # The item is locked first (in the same statement as the slot's write, when the claim is still
+    # the one read): concurrent submissions to one item then decide completion in turn.
     if _submit_held_claim(slot, worker):
         claimed_at = slot.claimed_at
+        item = slot.item  # read with the slot; a held claim's item is open, and nothing else of it changes
     else:
+        item = _locked_item(slot.item_id)
         slot = Slot.objects.select_for_update().get(pk=slot_id)
         if slot.worker_id == worker.id and slot.state == Slot.State.SUBMITTED:
             slot.job = job
@@ -412,6 +413,7 @@ def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, activ
         slot.state = Slot.State.SUBMITTED
         slot.expires_at = None
         slot.save(update_fields=["state", "expires_at"])
+    item.job = job  # the same row, already loaded: hooks and receivers need not fetch it again
     slot.job = job
     response = Response(
         slot=slot,
@@ -438,12 +440,16 @@ def _store(slot, slot_id, worker, job, kind, cleaned, files, written, now, activ
 # (quorum.compiled_queries): building them cost more than running them, on every cycle of the loop.
 # Unordered: the model's default ordering joins the job, and FOR UPDATE would lock the job's row too.
 _ITEM_LOCKED = CompiledQuery(lambda item_id: Item.objects.select_for_update().filter(pk=item_id).order_by(), item_id=int)
+# The item's lock is an uncorrelated subquery of the slot's write, which PostgreSQL runs once before
+# the write (a one-time filter): the lock is taken first, as `_locked_item` takes it, in one round trip.
 _SUBMIT_IF_STILL_CLAIMED = CompiledUpdate(
-    lambda slot_id, worker_id, claimed_at: (
-        Slot.objects.filter(pk=slot_id, worker_id=worker_id, state=Slot.State.CLAIMED, claimed_at=claimed_at),
+    lambda slot_id, worker_id, claimed_at, item_id: (
+        Slot.objects.filter(pk=slot_id, worker_id=worker_id, state=Slot.State.CLAIMED, claimed_at=claimed_at).filter(
+            Exists(Item.objects.select_for_update().filter(pk=item_id).order_by())
+        ),
         {"state": Slot.State.SUBMITTED, "expires_at": None},
     ),
-    slot_id=int, worker_id=int, claimed_at=datetime,
+    slot_id=int, worker_id=int, claimed_at=datetime, item_id=int,
 )
 # Complete when no other slot is left unsubmitted: the check and the write in one statement.
 _COMPLETE_IF_ALL_SUBMITTED = CompiledUpdate(
@@ -466,14 +472,15 @@ def _locked_item(item_id: int) -> Item:
 
 
 def _submit_held_claim(slot: Slot, worker: Worker) -> bool:
-    """Mark the slot submitted if it is still the claim the caller read (this worker's, claimed at
-    the same moment): one conditional write instead of locking and re-reading the row. False when
-    it is not, and the caller looks again under a lock."""
+    """Lock the slot's item and mark the slot submitted if it is still the claim the caller read
+    (this worker's, claimed at the same moment): one statement instead of locking the item, then
+    locking and re-reading the slot. False when it is not (the item may be locked or not), and the
+    caller locks the item and looks again."""
     if slot.worker_id != worker.id or slot.state != Slot.State.CLAIMED:
         return False
     if slot.claimed_at is None:
         return False
-    written = _SUBMIT_IF_STILL_CLAIMED.run(slot_id=slot.pk, worker_id=worker.pk, claimed_at=slot.claimed_at)
+    written = _SUBMIT_IF_STILL_CLAIMED.run(slot_id=slot.pk, worker_id=worker.pk, claimed_at=slot.claimed_at, item_id=slot.item_id)
     if written:
         slot.state, slot.expires_at = Slot.State.SUBMITTED, None
     return bool(written)

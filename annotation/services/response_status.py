@@ -8,6 +8,8 @@ The services that decide a response's fate (voting, gold, reviewers, the crowd s
 """
 from django.db import transaction
 
+from quorum.paired_insert import insert_pair
+
 from ..models import Response, ResponseTransition
 from ..signals import response_status_changed
 
@@ -20,10 +22,24 @@ def record_transition(response: Response, from_status: str, to_status: str, *, a
     row = ResponseTransition.objects.create(
         response=response, from_status=from_status, to_status=to_status, actor=actor[:64], by=by, reason=reason or ""
     )
+    _announce(response, from_status, to_status, actor=actor, reason=reason)
+    return row
+
+
+def store_with_first_state(response: Response, *, actor: str, reason: str) -> ResponseTransition:
+    """Save a new response, its `status` set, with the audit row of that first state: one
+    statement on PostgreSQL (`quorum.paired_insert`; every submission does this), so no response
+    is ever stored without its row. Call inside the submitting transaction."""
+    row = ResponseTransition(from_status="", to_status=response.status, actor=actor[:64], by=None, reason=reason or "")
+    insert_pair(response, row, "response")
+    _announce(response, "", response.status, actor=actor, reason=reason)
+    return row
+
+
+def _announce(response: Response, from_status: str, to_status: str, *, actor: str, reason: str) -> None:
     response_status_changed.send(
         sender=Response, response=response, from_status=from_status, to_status=to_status, actor=actor, reason=reason
     )
-    return row
 
 
 def transition(response: Response, to_status: str, *, actor: str, by=None, reason: str = "") -> ResponseTransition | None:

@@ -11,7 +11,7 @@ from django.db import transaction
 from .. import task_types
 from ..models import Item, Response
 from . import quality, voting
-from .response_status import TransitionError, record_transition, transition  # noqa: F401  (re-exported)
+from .response_status import TransitionError, record_transition, store_with_first_state, transition  # noqa: F401  (re-exported)
 
 
 def begin(response: Response, *, kind, needs_confirmation: bool) -> None:
@@ -21,9 +21,8 @@ def begin(response: Response, *, kind, needs_confirmation: bool) -> None:
     saved: it is saved here with its status, so no response ever exists without one.
     """
     response.status = Response.Status.AWAITING_CONFIRMATION if needs_confirmation else Response.Status.ACCEPTED
-    response.save(force_insert=True)
     reason = "came through a crowd entry; waits for the provider" if needs_confirmation else ""
-    record_transition(response, "", response.status, actor="worker", by=None, reason=reason)
+    store_with_first_state(response, actor="worker", reason=reason)
     if not needs_confirmation:
         _after_arrival(response, kind)
 

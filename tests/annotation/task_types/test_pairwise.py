@@ -9,7 +9,7 @@ class TestPairwise(TaskTypeContract):
     bad_fields = {"winner"}
     payload = PAIR
     comparison = (PAIR, {"winner": "b", "left": "a", "reason": ""}, {"winner": "", "left": "a"})
-    cycle_queries = 13  # a counted comparison records the leaderboard refresh run it queues (evaluation's receiver): one INSERT ... ON CONFLICT DO NOTHING
+    cycle_queries = 11  # a counted comparison records the leaderboard refresh run it queues (evaluation's receiver): one INSERT ... ON CONFLICT DO NOTHING
 
     def make_job(self, make_annotator):
         return payload_job(self.key, [PAIR, {**PAIR, "instance": "dialog-2"}])

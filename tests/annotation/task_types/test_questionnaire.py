@@ -16,7 +16,7 @@ class TestHardScore(QuestionnaireContract):
 class TestLikert(QuestionnaireContract):
     key = "likert"
     payload = LIKERT_PAYLOAD
-    cycle_queries = 13  # FeedsRatings: the campaign item its rating belongs to
+    cycle_queries = 11  # FeedsRatings: the campaign item its rating belongs to
 
     def make_job(self, make_annotator):
         return payload_job(self.key, [LIKERT_PAYLOAD, {**LIKERT_PAYLOAD, "response": "No."}])

@@ -13,7 +13,7 @@ class TestSpokenReading(TaskTypeContract):
 
     key = "spoken_reading"
     bad_fields = {"reading_1", "reading_2"}
-    cycle_queries = 13  # each reading's row is written with the response (its transcription queued by the ids written)
+    cycle_queries = 11  # each reading's row is written with the response (its transcription queued by the ids written)
 
     def make_job(self, make_annotator):
         return make_live_job(make_corpus(dialogs=2, user_turns=1), task_type="spoken_reading", redundancy=2, settings={"readings": 2})

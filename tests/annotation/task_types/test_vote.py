@@ -10,7 +10,7 @@ from .contract import HOSTILE, TaskTypeContract
 class TestVote(TaskTypeContract):
     key = "vote"
     bad_fields = {"vote"}
-    cycle_queries = 13  # a vote counts its review round in the submission: one UPDATE counts the stored votes in SQL, writes and locks the round
+    cycle_queries = 11  # a vote counts its review round in the submission: one UPDATE counts the stored votes in SQL, writes and locks the round
 
     def make_job(self, make_annotator):
         job = make_live_job(make_corpus(dialogs=2, user_turns=1))
