@@ -233,7 +233,7 @@ def _insert_slots(job: Job, redundancy: int, first_position: int = 0) -> None:
 
 
 #: A source turn as task types read it (`FromCorpusTurns.source_turns`, `build_payload`).
-TurnRow = namedtuple("TurnRow", ["id", "dialog_id", "index", "speaker", "text", "slot_values"])
+TurnRow = namedtuple("TurnRow", ["id", "dialog_id", "index", "speaker", "text", "slot_values", "dialog_external_id"])
 TURN_CHUNK = 5000
 
 
@@ -268,7 +268,7 @@ def _check_selection_size(corpus, kind, selection: Selection, available: int) ->
 
 def _selected_turns(corpus, kind, selection: Selection, settings: dict) -> list:
     rows = _source_turns_query(corpus, kind, selection).order_by("dialog__position", "index").values_list(
-        "id", "dialog_id", "index", "speaker", "text", Cast("slot_values", TextField())
+        "id", "dialog_id", "index", "speaker", "text", Cast("slot_values", TextField()), "dialog__external_id"
     )
     chosen = list(kind.source_turns(_turn_rows(rows), settings))
     _check_selection_size(corpus, kind, selection, len(chosen))
@@ -287,7 +287,7 @@ def _sample_too_large(corpus, kind, size: int, available: int) -> str:
 
 
 def _turn_rows(rows):
-    """TurnRows from (id, dialog_id, index, speaker, text, slot_values as JSON text) rows.
+    """TurnRows from (id, dialog_id, index, speaker, text, slot_values as JSON text, dialog's external id) rows.
 
     Light rows rather than model instances (see _insert_items), and the slot values read as text
     and decoded a chunk at a time: JSONField's per-row json.loads cost more than the query.
@@ -299,7 +299,7 @@ def _turn_rows(rows):
 
 def _decoded(chunk: list):
     values = decode_json_texts([row[5] for row in chunk])
-    return [TurnRow._make((*row[:5], slot_values)) for row, slot_values in zip(chunk, values, strict=True)]
+    return [TurnRow._make((*row[:5], slot_values, row[6])) for row, slot_values in zip(chunk, values, strict=True)]
 
 
 def launch_job(job: Job) -> Job:

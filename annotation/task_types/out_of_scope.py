@@ -108,10 +108,11 @@ class InsertionPoint:
 
 def insertion_points(turns, *, probability: float, max_per_dialog: int, seed: int):
     """The insertion points of turns given in corpus order (rows with id, dialog_id, index, speaker,
-    text). Pure: the draw of a dialog depends only on the seed and the dialog."""
-    for dialog_id, rows in itertools.groupby(turns, key=lambda row: row.dialog_id):
+    text, dialog_external_id). Pure: the draw of a dialog depends only on the seed and the dialog's
+    id in its corpus file, so the same corpus imported again gets the same points."""
+    for _dialog, rows in itertools.groupby(turns, key=lambda row: row.dialog_id):
         rows = list(rows)
-        rng = random.Random(f"quorum-oos:{seed}:{dialog_id}")
+        rng = random.Random(f"quorum-oos:{seed}:{rows[0].dialog_external_id}")
         users = [i for i, row in enumerate(rows) if row.speaker == "user"]
         if not users or rng.random() >= probability:
             continue

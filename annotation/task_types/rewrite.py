@@ -127,11 +127,13 @@ class RewriteTaskType(TaskType, FromCorpusTurns, Votable, ExportsTestSets, Setti
         values = entity_lists.by_slot(settings["entities"])
         seed = settings.get("entity_seed", 0)
         out, seen_slots = [], set()
-        for dialog_id, rows in itertools.groupby(turns, key=lambda row: row.dialog_id):
+        for _dialog, rows in itertools.groupby(turns, key=lambda row: row.dialog_id):
             rows = list(rows)
             every = [sv for row in rows for sv in row.slot_values]
             seen_slots.update(sv["slot"] for sv in every)
-            mapping = entity_lists.dialog_mapping(every, values, seed=seed, dialog_key=dialog_id)
+            # Drawn by the dialog's id in its corpus file, not its row: the same corpus imported again
+            # (or elsewhere) with the same list and seed gets the same new values.
+            mapping = entity_lists.dialog_mapping(every, values, seed=seed, dialog_key=rows[0].dialog_external_id)
             dialog_entities = [{"slot": slot, "old": old, "new": new} for (slot, old), new in mapping.items()]
             for row in rows:
                 text, slot_values, changes = entity_lists.substitute(row.text, row.slot_values, mapping)

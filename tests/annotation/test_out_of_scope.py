@@ -25,7 +25,7 @@ from tests.factories import make_corpus
 from .test_exports import MULTIWOZ_RAW_SYSTEM, MULTIWOZ_RAW_USER, make_dialog
 
 KIND = task_types.get("oos_insert")
-Row = namedtuple("Row", "id dialog_id index speaker text slot_values")
+Row = namedtuple("Row", "id dialog_id index speaker text slot_values dialog_external_id")
 PAYLOAD = {
     "context": [{"speaker": "user", "text": "I need a cheap hotel."}, {"speaker": "system", "text": "Alpha Hotel is cheap."}],
     "next_turn": "Does it have free parking?",
@@ -122,7 +122,7 @@ def _rows(dialogs=40, user_turns=3):
     for d in range(dialogs):
         for t in range(2 * user_turns):
             turn_id += 1
-            rows.append(Row(turn_id, d, t, "user" if t % 2 == 0 else "system", f"d{d} t{t}", []))
+            rows.append(Row(turn_id, d, t, "user" if t % 2 == 0 else "system", f"d{d} t{t}", [], f"d{d}"))
     return rows
 
 
@@ -132,6 +132,11 @@ def test_insertion_points_are_reproducible_and_follow_the_settings():
     again = list(insertion_points(rows, probability=0.6, max_per_dialog=2, seed=7))
     other = list(insertion_points(rows, probability=0.6, max_per_dialog=2, seed=8))
     assert first == again and first != other
+    # The same corpus imported again: other rows, the same dialogs in its file, the same points.
+    reimported = [row._replace(id=row.id + 1000, dialog_id=row.dialog_id + 500) for row in rows]
+    assert [(p.index, p.next_turn) for p in insertion_points(reimported, probability=0.6, max_per_dialog=2, seed=7)] == [
+        (p.index, p.next_turn) for p in first
+    ]
     per_dialog = {}
     for point in first:
         per_dialog.setdefault(point.context[0]["text"].split()[0] if point.context else point.next_turn.split()[0], []).append(point)

@@ -58,8 +58,8 @@ def test_two_slots_with_the_same_value_get_one_new_text_everywhere():
     assert len(new) == 1 and text == f"Both in the {new.pop()}." and {c["new"] for c in changes} == {values[0]["value"]}
 
 
-def _corpus():
-    corpus = Corpus.objects.create(name="restaurants", source_format="jsonl")
+def _corpus(name="restaurants"):
+    corpus = Corpus.objects.create(name=name, source_format="jsonl")
     for d in range(6):
         dialog = Dialog.objects.create(corpus=corpus, external_id=f"d{d}", position=d)
         Turn.objects.create(dialog=dialog, index=0, speaker="user", text="A cheap place in the centre please.",
@@ -82,6 +82,8 @@ def test_replacements_are_reproducible_by_seed_and_consistent_in_a_dialog():
     corpus = _corpus()
     first, again, other = _payloads(_job(corpus)), _payloads(_job(corpus, name="again")), _payloads(_job(corpus, seed=5, name="other"))
     assert first == again and first != other
+    # The same corpus file imported again (other rows): the same list and seed give the same values.
+    assert _payloads(_job(_corpus(name="restaurants again"), name="reimported")) == first
     for opening, follow_up in zip(first[::2], first[1::2], strict=False):  # the two user turns of a dialog
         assert opening["source_utterance"] == "A cheap place in the centre please."
         new_area = opening["slot_values"][1]
