@@ -3,8 +3,9 @@ its name in words. Pure: no Django import.
 
 Pages put the tag in `lang` on the corpus's text and the answer boxes, so the browser picks fonts and
 line breaking for it and a screen reader reads it in its own voice while the page's own words stay
-English; text in a language written right to left (Arabic, Hebrew...) also gets dir="rtl". A tag is
-checked for form (RFC 5646) and, when its language is two letters, against ISO 639-1, so a typo such as "zn" or "zh_CN" is refused with the reason instead of stored.
+English; text in a language written right to left (Arabic, Hebrew...) also gets dir="rtl". A tag
+is checked for form (RFC 5646) and, when its language is two letters, against ISO 639-1, so a typo
+such as "zn" or "zh_CN" is refused with the reason instead of stored.
 """
 import re
 from collections import Counter
