@@ -19,10 +19,9 @@ def insert_pair(leader: Model, follower: Model, link: str, using: str = "default
     inside a transaction when a failure of the second must take the first back (on SQLite they are
     two statements)."""
     connection = connections[using]
-    setattr(follower, link, leader)
     if connection.vendor != "postgresql":
         leader.save(force_insert=True, using=using)
-        setattr(follower, link, leader)  # the key it has now
+        setattr(follower, link, leader)
         follower.save(force_insert=True, using=using)
         return
     leader_sql, leader_params = _insert_sql(leader, using)
