@@ -285,7 +285,7 @@ def alpha_from_counts(
     value = float(krippendorff.alpha(value_counts=pairable, value_domain=domain, level_of_measurement=level))
     result = AlphaResult(alpha=value, **base)
     if bootstrap:
-        result.ci_withheld = interval_withheld(pairable) if clusters is None else clustered_interval_withheld(pairable, clusters, cluster_words)
+        result.ci_withheld = interval_withheld(pairable, clusters, cluster_words if clusters is not None else ("unit", "units"))
     if bootstrap and not result.ci_withheld:
         flat, frequency = _resampling_rows(pairable, clusters)
         samples = _resampled_alphas(flat, frequency, domain, level, bootstrap, seed)
@@ -304,28 +304,20 @@ def alpha_from_counts(
     return result
 
 
-def interval_withheld(pairable: np.ndarray) -> str:
+def interval_withheld(pairable: np.ndarray, clusters: np.ndarray | None = None, words=("unit", "units")) -> str:
     """Why these pairable units are too few for a 95% interval, in words; empty when they are not.
 
     Resampling a handful of units, or units of which only a few disagree at all, gives intervals
     that cover the true alpha as little as 51% of the time at 5 units and 84% at 20 (alpha sits at
-    the interval's end when no resample can reach beyond it), so below the minimum none is given."""
-    units = len(pairable)
-    if units < MIN_INTERVAL_UNITS:
-        return f"no interval: too few units, {units} of the {MIN_INTERVAL_UNITS} needed"
-    disagreeing = int(np.count_nonzero((pairable > 0).sum(axis=1) > 1))
-    if disagreeing < MIN_DISAGREEING_UNITS:
-        return f"no interval: {disagreeing} unit{'' if disagreeing == 1 else 's'} with any disagreement, {MIN_DISAGREEING_UNITS} needed"
-    return ""
-
-
-def clustered_interval_withheld(pairable: np.ndarray, clusters: np.ndarray, words=("cluster", "clusters")) -> str:
-    """`interval_withheld` for units resampled in clusters: the minimum counts clusters, those
-    resampled and those holding any disagreement. `words` name a cluster (singular, plural)."""
-    resampled = len(np.unique(clusters))
-    if resampled < MIN_INTERVAL_CLUSTERS:
-        return f"no interval: too few {words[1]}, {resampled} of the {MIN_INTERVAL_CLUSTERS} needed"
-    disagreeing = len(np.unique(clusters[(pairable > 0).sum(axis=1) > 1]))
+    the interval's end when no resample can reach beyond it), so below the minimum none is given.
+    With `clusters` (units resampled together) the minimum counts clusters, MIN_INTERVAL_CLUSTERS of
+    them, and `words` name a cluster (singular, plural)."""
+    groups = np.arange(len(pairable)) if clusters is None else clusters
+    minimum = MIN_INTERVAL_UNITS if clusters is None else MIN_INTERVAL_CLUSTERS
+    resampled = len(np.unique(groups))
+    if resampled < minimum:
+        return f"no interval: too few {words[1]}, {resampled} of the {minimum} needed"
+    disagreeing = len(np.unique(groups[(pairable > 0).sum(axis=1) > 1]))
     if disagreeing < MIN_DISAGREEING_UNITS:
         return f"no interval: {disagreeing} {words[disagreeing != 1]} with any disagreement, {MIN_DISAGREEING_UNITS} needed"
     return ""
