@@ -601,8 +601,8 @@ class FedResult(models.Model):
     )
     answers = models.PositiveIntegerField(default=0, help_text="Counted answers (responses) it was computed from.")
     method = models.PositiveIntegerField(
-        default=0, help_text="The method that computed it (fed.results.FED_RESULTS_METHOD when it was stored); one computed by an older "
-        "method is computed again, and marked until then.",
+        default=0, help_text="The method that computed it (`evaluation.stats.versions.FED.current` when it was stored); one computed "
+        "by an older method is computed again, and marked until then.",
     )
     computed_at = models.DateTimeField(auto_now_add=True)
     seconds = models.FloatField(default=0, help_text="Time taken to compute it.")
@@ -723,8 +723,8 @@ class PairwiseReport(BackgroundRun):
     )
     method = models.PositiveIntegerField(
         default=0,
-        help_text="The method that computed the report (stats.report_format.PAIRWISE_REPORT_METHOD when it was stored; 0: stored "
-        "before methods were recorded). An older one is computed again and marked until then.",
+        help_text="The method that computed the report (`evaluation.stats.versions.PAIRWISE.current` when it was stored; 0: "
+        "stored before methods were recorded). An older one is computed again and marked until then.",
     )
 
     class Meta(BackgroundRun.Meta):
