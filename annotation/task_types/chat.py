@@ -9,12 +9,17 @@ talks to the system through `/work/<token>/chat/` and `annotation.chat_relay`; w
 the relay (evaluation) calls the system, records the turns, and shows a polite fallback for a turn
 that failed. On submission the transcript is read back from the relay (`server_answers`), so a
 response holds what was said: [{"role", "text", "failed", "offered"}].
+
+The chat's language (the `lang` of its messages and box, `chat_language`) is the one the job
+declares (setting `language`), else what the goal's own words show; never guessed from the English
+sentences Quorum writes for a goal without them. A chat job has no corpus to ask.
 """
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .. import chat_relay
+from ..text.languages import UNDETERMINED, LanguageTagError, detected_language, is_right_to_left, stated_tag
 from .base import PayloadError, Problem, TaskType, TaskTypeSettingsError
 from .capabilities import FromPayloads, HoldsBackItems, LevelsByQuestion, OrdersClaims, RelaysChat
 from .registration import register
@@ -45,13 +50,29 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
     agreement_level = "ordinal"  # the 1-5 ratings; the outcome is nominal (question_level)
     settings_help = {
         "min_user_turns": (1, "How many messages the worker must send before ending the dialog."),
+        "language": ("", (
+            'The language workers and systems chat in, a BCP 47 tag such as "zh" (Chinese) or "en" (English): the chat page '
+            "marks the messages and the message box with it, for fonts, line breaking and a screen reader's voice (and right "
+            "to left for Arabic, Hebrew...). Blank: told from the goals' own words where they show it; the sentences Quorum "
+            "writes for a goal without its own are English whatever the systems speak, so the messages are then left unmarked."
+        )),
     }
 
     def clean_settings(self, settings):
         cleaned = super().clean_settings(settings)
+        errors = {}
         turns = cleaned["min_user_turns"]
         if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= 50:
-            raise TaskTypeSettingsError({"min_user_turns": "a whole number from 1 to 50"})
+            errors["min_user_turns"] = "a whole number from 1 to 50"
+        language = cleaned["language"]
+        try:
+            if not isinstance(language, str):
+                raise LanguageTagError('a BCP 47 tag such as "zh" (Chinese), or blank')
+            cleaned["language"] = stated_tag(language)
+        except LanguageTagError as exc:
+            errors["language"] = str(exc).rstrip(".")  # the job form ends each message with its own full stop
+        if errors:
+            raise TaskTypeSettingsError(errors)
         return cleaned
 
     def build_payload(self, source) -> dict:
@@ -144,9 +165,16 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
         return cleaned, problems
 
     def page_context(self, item, slot, settings):
+        goal_lines = item.payload.get("goal_text", [])
+        # The goal's lines are in their own language (Quorum's sentences: English); the messages, the
+        # box and the reasons in the chat's. These replace the work page's corpus-text language.
+        goal_language = detected_language(goal_lines)
+        language = chat_language(item.payload, settings)
         return {
-            "goal_lines": item.payload.get("goal_text", []), "min_user_turns": settings.get("min_user_turns", 1),
+            "goal_lines": goal_lines, "min_user_turns": settings.get("min_user_turns", 1),
             "max_message_chars": chat_relay.MAX_MESSAGE_CHARS,
+            "goal_language": goal_language, "goal_rtl": is_right_to_left(goal_language),
+            "text_language": language, "text_rtl": is_right_to_left(language),
         }
 
     def combine(self, answer_rows, settings):
@@ -188,6 +216,28 @@ class ChatTaskType(TaskType, FromPayloads, RelaysChat, HoldsBackItems, OrdersCla
 
     def subject_of(self, payload):
         return " ".join(payload.get("goal_text", []))
+
+
+#: What `detected_language` says of text in Latin script (a guess: see annotation/text/languages.py).
+_LATIN_GUESS = "en"
+
+
+def chat_language(payload: Mapping, settings: Mapping) -> str:
+    """The BCP 47 tag of the chat's messages: the job's declared `language`; else the goal lines'
+    language when they are evidence of it; else UNDETERMINED (the page marks nothing rather than
+    claim English). The lines are evidence when they are the goal's own words (its MultiWOZ
+    `message`), or in a script Quorum never writes (Chinese, Arabic...). Latin script without
+    a `message` may be the English sentences Quorum writes from a goal's constraints (and the
+    script only guesses English), which tell nothing of the language the systems speak."""
+    declared = settings.get("language") or ""
+    if declared:
+        return declared
+    goal = payload.get("goal")
+    found = detected_language(payload.get("goal_text", []))
+    own_words = isinstance(goal, Mapping) and bool(goal.get("message"))
+    if found == _LATIN_GUESS and not own_words:
+        return UNDETERMINED
+    return found
 
 
 def failed_calls(transcript: list) -> int:

@@ -73,6 +73,12 @@ class ChatJobForm(OwnIdsForm):
     min_user_turns = forms.IntegerField(
         min_value=1, max_value=50, initial=1, help_text="How many messages a worker must send before ending a dialog."
     )
+    language = forms.CharField(
+        required=False, max_length=35,
+        help_text="The language workers and the systems chat in, a BCP 47 tag such as “zh” (Chinese) or “en” (English): the chat "
+        "page marks the messages with it for fonts, line breaking and screen readers. Blank: told from the goals' own words where "
+        "they show it (Quorum's own goal sentences are English whatever the systems speak), else the messages are left unmarked.",
+    )
     reward = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, initial="0.50", help_text="Pay per dialog, in USD.")
     instructions = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}),

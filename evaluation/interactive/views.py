@@ -240,6 +240,7 @@ def chat_job_create(request):
             job = create_chat_job(
                 name=data["name"], systems=list(data["systems"]), goal_set=data["goal_set"], dialogs_per_goal=data["dialogs_per_goal"],
                 min_user_turns=data["min_user_turns"], reward=data["reward"], instructions=data["instructions"], created_by=request.user,
+                language=data["language"],
             )
         except EvaluationInputError as exc:
             form.add_error(None, f"No job was created: {exc}")

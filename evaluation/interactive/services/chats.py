@@ -271,14 +271,16 @@ class SystemsRelay(chat_relay.ChatRelay):
 
 def create_chat_job(
     *, name: str, systems: list[DialogSystem], goal_set: GoalSet, dialogs_per_goal: int = 1, min_user_turns: int = 1,
-    instructions: str = "", seed: int | None = None, **job_options,
+    instructions: str = "", seed: int | None = None, language: str = "", **job_options,
 ):
     """An interactive job: one item per (goal, system, repetition), so every system gets the same
     number of dialogs per goal; launched at once. Its name must be new (no job of any kind has it,
     ignoring case; `ChatJobName` holds it in the database against another made at the same instant). The payload names each system by its public id.
     Items come in a seeded order that interleaves systems and goals (`order.interleave`; the seed
     defaults to one derived from the name), so at any moment of a run every system has about as
-    many dialogs as the others. A paused system is refused: it would only show workers the fallback."""
+    many dialogs as the others. A paused system is refused: it would only show workers the fallback.
+    `language` (a BCP 47 tag, blank: not declared) is the one the workers and systems chat in, which
+    the chat page marks the messages with (the chat task type's setting)."""
     name = (name or "").strip()
     if not name:
         raise EvaluationInputError("a chat job needs a name")
@@ -299,7 +301,7 @@ def create_chat_job(
         {"goal": g.goal, "goal_text": goal_rules.goal_text(g.goal) or [f"Goal {g.key}"], "goal_id": str(g.pk), "endpoint": s.public_id}
         for g, s in ((goals[gi], systems[si]) for gi, si in chat_order.interleave(len(goals), len(systems), dialogs_per_goal, seed))
     ]
-    settings_ = {"min_user_turns": min_user_turns}
+    settings_ = {"min_user_turns": min_user_turns, "language": language}
     try:
         with transaction.atomic():  # a job that cannot launch is not left behind as a draft
             # The name is how organizers and workers tell jobs apart (pages list jobs by name).

@@ -20,6 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--min-user-turns", type=int, default=1, help="Messages a worker must send before ending (default 1).")
         parser.add_argument("--reward", default="0.50", help="Pay per dialog, in USD (default 0.50).")
         parser.add_argument("--instructions", default="", help="Shown to workers above the goal (optional).")
+        parser.add_argument(
+            "--language", default="",
+            help='The language workers and systems chat in, a BCP 47 tag such as "zh"; the chat page marks the messages with it '
+            "(default: told from the goals' own words, else unmarked).",
+        )
 
     def handle(self, *args, **opts):
         names = [part.strip() for part in opts["systems"].split(",") if part.strip()]
@@ -36,7 +41,7 @@ class Command(BaseCommand):
             job = create_chat_job(
                 name=opts["name"], systems=[found[n] for n in dict.fromkeys(names)], goal_set=goal_set,
                 dialogs_per_goal=opts["dialogs_per_goal"], min_user_turns=opts["min_user_turns"], reward=opts["reward"],
-                instructions=opts["instructions"],
+                instructions=opts["instructions"], language=opts["language"],
             )
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from None
