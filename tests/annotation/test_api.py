@@ -406,18 +406,6 @@ def test_a_corpus_without_user_turns_fails_its_creation_naming_the_selection(org
     assert (response.data["status"], response.data["error_field"]) == ("failed", "selection") and "no turns" in response.data["error"]
 
 
-def test_a_job_creation_is_its_requesters_own(uploaded, organizer, django_user_model):
-    """Another organizer gets a 404 for it, as if it did not exist, and does not see it listed."""
-    from quorum.roles import make_organizer
-
-    accepted = client_for(organizer).post("/api/jobs/", {"corpus": uploaded.pk, "name": "mine"}, format="json")
-    other = django_user_model.objects.create_user("otto", password="organizer-pass-2")
-    make_organizer(other)
-    assert client_for(other).get(accepted["Location"]).status_code == 404
-    assert client_for(other).get("/api/job-creations/").data["results"] == []
-    assert [run["name"] for run in client_for(organizer).get("/api/job-creations/").data["results"]] == ["mine"]
-
-
 def test_state_changes_follow_the_job_state_machine(world, organizer):
     client = client_for(organizer)
     live = world["live"]
