@@ -389,7 +389,11 @@ class DialogSystem(models.Model):
         max_length=32, unique=True, help_text="Opaque id that chat items carry instead of the system's name (random, not derived from it)."
     )
     check_passed = models.BooleanField(default=False, help_text="Whether the last contract check passed every rule.")
-    check_results = models.JSONField(default=list, blank=True, help_text="The last contract check: [{rule, passed, reason}].")
+    check_results = models.JSONField(
+        default=list, blank=True,
+        help_text="The last contract check: [{rule, passed, reason, warning, evidence}]; a warning passes (listed offensive words in "
+        "its replies, evidence [{reply, words}]).",
+    )
     checked_at = models.DateTimeField(null=True, blank=True, help_text="When the contract check last ran.")
     paused_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when the system kept failing: no new chats are assigned to it until an organizer resumes it."

@@ -404,7 +404,13 @@ class DialogSystemSerializer(RefusesUnknownFields, serializers.Serializer):
     masked_secret = serializers.CharField(read_only=True, help_text="The secret's last four characters, for telling secrets apart.")
     challenge = serializers.CharField(max_length=200, required=False, allow_blank=True, default="", help_text="Challenge name (optional).")
     check_passed = serializers.BooleanField(read_only=True)
-    check_results = serializers.JSONField(read_only=True, help_text="[{rule, passed, reason}] of the last contract check.")
+    check_results = serializers.JSONField(
+        read_only=True,
+        help_text="[{rule, passed, reason, warning, evidence}] of the last contract check. A warning passes: the rule "
+        "'offensive words' warns when the check's replies hold words of the offensive-word list, its evidence "
+        "[{reply, words}] naming each reply ('opening', 'turn 0', ...) and the words. Checks stored before warnings "
+        "existed have only rule, passed and reason.",
+    )
     checked_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="When the last contract check ended; null while it runs in the background.")
     paused_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="Set while the system is paused for failing: no new chats go to it.")
     paused_reason = serializers.CharField(read_only=True, help_text="Why it was paused (empty while it runs).")

@@ -3,6 +3,7 @@ from django import forms
 
 from evaluation.forms import OwnIdsForm
 from evaluation.interactive import selectors
+from evaluation.interactive.systems.check import warnings as check_warnings
 
 
 class SystemRegistrationForm(OwnIdsForm):
@@ -42,7 +43,10 @@ class GoalsUploadForm(OwnIdsForm):
 
 class SystemChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj):
-        return obj.name  # only systems that passed the contract check are offered
+        # Only systems that passed the contract check are offered; one whose check warned says so
+        # here too, where the organizer gives it to annotators.
+        warned = check_warnings(obj.check_results)
+        return f"{obj.name} (its check warned: {', '.join(r['rule'] for r in warned)})" if warned else obj.name
 
 
 class SystemChangeForm(OwnIdsForm):

@@ -82,7 +82,7 @@ def test_check_system_passes_a_conforming_system():
     with running(ReferenceSystem(SECRET)) as url:
         lines, failed = _check(url, "--secret", SECRET)
     assert failed is None
-    assert set(lines) == {"PASS health", "PASS opening", "PASS turns", "PASS retried turn", "PASS latency", "PASS end"}
+    assert set(lines) == {"PASS health", "PASS opening", "PASS turns", "PASS retried turn", "PASS latency", "PASS end", "PASS offensive words"}
 
 
 @pytest.mark.parametrize(

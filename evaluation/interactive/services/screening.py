@@ -22,6 +22,21 @@ def word_filter():
     return offensive.matcher(words)
 
 
+def reply_screen():
+    """The filter for a contract check's own replies (`systems.check`): the configured matcher, or,
+    when the word list cannot be read, one that says so, which the check records as a warning
+    instead of stopping (the check's other rules still run and are stored)."""
+    try:
+        return word_filter()
+    except EvaluationInputError as exc:
+        reason = str(exc)
+
+        def unreadable(text: str) -> list[str]:
+            raise offensive.WordListError(reason)
+
+        return unreadable
+
+
 def review_flagged(model, pk, *, keep: bool, refusal=None):
     """An organizer's keep or drop of one flagged row of `model` (a `Screened`), locked while it is
     decided. `refusal(row)` may return why the decision can no longer change anything."""

@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.models import Item
 from evaluation.errors import EvaluationInputError
 from evaluation.interactive import goals as goal_rules
+from evaluation.interactive.services.screening import reply_screen
 from evaluation.interactive.systems.addresses import AddressPolicy, AddressRefused, resolve_within, url_problem
 from evaluation.interactive.systems.check import passed, run_check
 from evaluation.interactive.systems.client import SystemClient
@@ -74,7 +75,9 @@ def request_check(system: DialogSystem) -> DialogSystem:
 
 def run_system_check(system_id: int) -> DialogSystem | None:
     """Run the contract check (outside any transaction: it waits on the network), storing each
-    rule's result as it comes and the verdict at the end. None if the system is gone."""
+    rule's result as it comes and the verdict at the end. None if the system is gone. Its replies
+    go through the offensive-word filter of counted chats: hits are a warning on the results, not
+    a failure (a resume waits on the verdict only)."""
     system = DialogSystem.objects.filter(pk=system_id).first()
     if system is None:
         return None
@@ -82,7 +85,7 @@ def run_system_check(system_id: int) -> DialogSystem | None:
     def progress(results):
         DialogSystem.objects.filter(pk=system_id).update(check_results=[r.as_dict() for r in results])
 
-    results = run_check(system.url, system.secret, client=client_for(system.url, system.secret), on_result=progress)
+    results = run_check(system.url, system.secret, client=client_for(system.url, system.secret), on_result=progress, screen=reply_screen())
     DialogSystem.objects.filter(pk=system_id).update(
         check_passed=passed(results), check_results=[r.as_dict() for r in results], checked_at=timezone.now()
     )

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.interactive.services.screening import reply_screen
 from evaluation.interactive.services.systems import client_for
 from evaluation.interactive.systems.check import passed, run_check
 
@@ -8,8 +9,10 @@ from evaluation.interactive.systems.check import passed, run_check
 class Command(BaseCommand):
     help = (
         "Run the system contract (docs/system-contract.md) against a dialog system: health, opening, "
-        "several turns, a retried turn, end, reply shapes and latency. Prints one PASS/FAIL line per "
-        "rule with the reason; exits non-zero if any rule fails. The server's address policy applies "
+        "several turns, a retried turn, end, reply shapes and latency, and screens its replies for the "
+        "offensive-word list (QUORUM_OFFENSIVE_WORDS_FILE). Prints one PASS/FAIL line per rule with the "
+        "reason, WARN for listed words in a reply (which words, which reply); exits non-zero if any rule "
+        "fails (a warning does not). The server's address policy applies "
         "(QUORUM_SYSTEM_ALLOWED_HOSTS): a loopback or private address must be listed there."
     )
 
@@ -27,7 +30,7 @@ class Command(BaseCommand):
         timeout = settings.QUORUM_SYSTEM_TURN_TIMEOUT_SECONDS if timeout is None else timeout
         if timeout <= 0:
             raise CommandError("--timeout must be more than 0 seconds.")
-        results = run_check(url, secret, timeout=timeout, client=client_for(url, secret, timeout))
+        results = run_check(url, secret, timeout=timeout, client=client_for(url, secret, timeout), screen=reply_screen())
         for result in results:
             self.stdout.write(result.line())
         if not passed(results):
