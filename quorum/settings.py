@@ -170,7 +170,10 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
+# Quorum's pages and messages are English and it has no translations: Django's translation machinery
+# off, as its docs advise for a site without them. It was asked for the active language on every
+# reverse() and template variable of every page (issue 26).
+USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
@@ -208,7 +211,8 @@ else:
     }
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # Django's storage with each file's URL worked out once per process (quorum/static_files.py).
+    "staticfiles": {"BACKEND": "quorum.static_files.StaticFilesStorage"},
     "audio": _AUDIO_STORAGE,
 }
 # Uploaded corpora can be large; they are streamed to disk, never held in memory.
