@@ -175,7 +175,14 @@ def _select_finalists(request) -> dict:
             f"Passed over for lack of outputs to rate (known from their scores only): {', '.join(skipped)}. "
             "Import their outputs with the entries form to include them.",
         )
-    return {"finalist_form": form, "finalists": finalist_rows(finalists, metrics), "finalist_metrics": metrics, "created": campaign}
+    rows = finalist_rows(finalists, metrics)
+    # Where every value came from one source, the table says so once: repeated in each of 12 metrics'
+    # cells it made the table twice as wide as the page.
+    sources = {score["source_label"] for row in rows for score in row["scores"]}
+    return {
+        "finalist_form": form, "finalists": rows, "finalist_metrics": metrics, "created": campaign,
+        "finalist_one_source": sources.pop() if len(sources) == 1 else None,
+    }
 
 
 @organizer_required

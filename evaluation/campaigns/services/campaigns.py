@@ -36,7 +36,8 @@ def finalist_table(test_set, metrics, n=12, lower_is_better=()) -> pd.DataFrame:
     scores = pd.DataFrame([e.scores_for_ranking() for e in entries], index=[e.label for e in entries])
     unknown = [m for m in metrics if m not in scores.columns]
     if unknown or not metrics:
-        available = ", ".join(map(str, scores.columns)) or "none (import objective scores with import_entries --scores)"
+        # Sorted, as the form's help lists them (the columns come in the database's JSON key order).
+        available = ", ".join(sorted(map(str, scores.columns))) or "none (import objective scores with import_entries --scores)"
         raise EvaluationInputError(f"unknown metric(s): {', '.join(unknown) or '(none chosen)'}; available: {available}")
     # An entry without a value for a chosen metric is left out of Eq. 2 (and named), rather than
     # one missing number refusing the whole selection.
