@@ -200,7 +200,7 @@ class CampaignResult(models.Model):
     inputs_version = models.CharField(max_length=64)
     computed_at = models.DateTimeField(auto_now_add=True)
     seconds = models.FloatField(default=0, help_text="Time taken to compute the report.")
-    report = models.JSONField(help_text="The full report (evaluation.report.build_report).")
+    report = models.JSONField(help_text="The full report (`evaluation.stats.report.build_report`).")
 
     class Meta:
         ordering = ["-computed_at"]
@@ -250,7 +250,7 @@ class CampaignJob(models.Model):
     )
     critical_value = models.FloatField(
         null=True, blank=True,
-        help_text="Adaptive mode: the group-sequential critical value of the looks (evaluation.allocation.boundary).",
+        help_text="Adaptive mode: the group-sequential critical value of the looks (`evaluation.stats.allocation.boundary`).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -311,7 +311,7 @@ class JudgeRun(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
     name = models.CharField(max_length=100, help_text="The judge's name, e.g. 'gpt-4o-rubric' or 'bleurt'.")
-    report = models.JSONField(default=dict, blank=True, help_text="Agreement, alternative-annotator test and PPI intervals (evaluation/judges.py).")
+    report = models.JSONField(default=dict, blank=True, help_text="Agreement, alternative-annotator test and PPI intervals (`evaluation.stats.judges.build`).")
     inputs_version = models.CharField(
         max_length=64, blank=True, help_text="The campaign's inputs version when the report was computed; the page says when it is older."
     )
@@ -601,7 +601,7 @@ class FedResult(models.Model):
     fed_set = models.ForeignKey(FedSet, on_delete=models.CASCADE, related_name="results")
     answers_version = models.CharField(
         max_length=64, help_text="The state of the set's counted answers it was computed from: how many count, and the latest move of any "
-        "of the job's responses (`fed.selectors.answers_version`).",
+        "of the job's responses (`evaluation.fed.selectors.answers_version`).",
     )
     answers = models.PositiveIntegerField(default=0, help_text="Counted answers (responses) it was computed from.")
     method = models.PositiveIntegerField(
@@ -610,7 +610,7 @@ class FedResult(models.Model):
     )
     computed_at = models.DateTimeField(auto_now_add=True)
     seconds = models.FloatField(default=0, help_text="Time taken to compute it.")
-    report = models.JSONField(help_text='{"results": per system and question, "agreement": per question} (fed.selectors.fed_report).')
+    report = models.JSONField(help_text='{"results": per system and question, "agreement": per question} (`evaluation.fed.selectors.fed_report`).')
 
     class Meta:
         ordering = ["-computed_at"]

@@ -2,7 +2,6 @@
 today's method is declared. It named the constants' old homes after the rule moved to
 `evaluation.stats.versions`; here the name it gives must resolve, to the number the writer stores,
 so the next move breaks this test instead of leaving the text behind."""
-import importlib
 import re
 
 import pytest
@@ -10,22 +9,9 @@ import pytest
 from evaluation.fed.selectors import FED_RESULTS_METHOD
 from evaluation.models import FedResult, PairwiseReport
 from evaluation.stats.versions import PAIRWISE
+from tests.test_help_text_names import resolve as _resolve
 
 DOTTED = re.compile(r"`([A-Za-z_][\w.]*\.[\w.]+)`")
-
-
-def _resolve(dotted: str):
-    """The object a dotted name names: the longest prefix that imports, then attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            target = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attribute in parts[cut:]:
-            target = getattr(target, attribute)  # AttributeError: the text names what is not there
-        return target
-    raise ImportError(f"no module in {dotted!r}")
 
 
 @pytest.mark.parametrize(("model", "stored_today"), [(FedResult, FED_RESULTS_METHOD), (PairwiseReport, PAIRWISE.current)])
