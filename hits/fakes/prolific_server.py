@@ -7,6 +7,13 @@ start submissions with `start_submission` and complete them with `complete`, or 
 by opening `<fake url>/submissions/complete?cc=CODE` with their session cookie (`completions`);
 `return_submission` and `time_out` end them the other ways.
 
+Money as Prolific's API reference states it: a study's `reward` is whole cents; a bonus CSV amount is a
+decimal in the study's currency; "Set up bonuses" answers `amount`, `fees`, `vat` and `total_amount` in
+cents, fees in hundredths of a cent (its example: 283.34 on 850). The fake rounds each participant's fee
+and VAT to the hundredth of a cent, half up (141.67 on 425, as that example adds up), at `fee_rate` and
+`vat_rate`, and keeps what each publish and each paid bulk bonus takes from the balance in `charges`
+(cents), so a test can hold Quorum's reservations against them.
+
 Hooks, as Prolific documents them: one signing secret per workspace (/api/v1/hooks/secrets/), a
 subscription that answers with an X-Hook-Secret header and is enabled only once that value is posted
 back to /api/v1/hooks/subscriptions/<id>/. Every submission status change then makes a signed
@@ -22,6 +29,7 @@ import string
 import time
 import uuid
 from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from urllib.parse import parse_qs, urlparse
 
 import requests
@@ -36,9 +44,11 @@ def _oid(rng):
 
 
 class FakeProlific(FakeServer):
-    def __init__(self, *, token="test-token", latency=0.0, seed=0, **kw):
+    def __init__(self, *, token="test-token", latency=0.0, seed=0, fee_rate="0.3333", vat_rate="0", **kw):
         super().__init__(**kw)
         self.token = token
+        self.fee_rate, self.vat_rate = Decimal(fee_rate), Decimal(vat_rate)
+        self.charges = []  # (what, id, cents taken from the balance): a publish, a paid bulk bonus
         self.latency = latency
         self.rng = random.Random(seed)
         self.studies = {}
@@ -100,12 +110,13 @@ class FakeProlific(FakeServer):
             return 200, self._study_transition(self.studies[parts[0]], body.get("action")), {}
         raise KeyError("studies/" + "/".join(parts))
 
-    @staticmethod
-    def _study_transition(study, action):
+    def _study_transition(self, study, action):
         if action == "PUBLISH":
             if study["status"] != "UNPUBLISHED":
                 raise ValueError("the study is already published")
             study["status"] = "ACTIVE"
+            places, reward = int(study["total_available_places"]), Decimal(study["reward"])
+            self.charges.append(("study", study["id"], places * (reward + sum(self._fee_and_vat(reward)))))
         elif action == "STOP":
             study["status"] = "COMPLETED"
         else:
@@ -139,8 +150,19 @@ class FakeProlific(FakeServer):
             self.paid.append((parts[0], pid, amount))
             for s in self.submissions.values():
                 if s["participant_id"] == pid and s["study_id"] == bulk["study"]:
-                    s["bonus_payments"].append(int(round(amount * 100)))
+                    s["bonus_payments"].append(int(amount * 100))
+        self.charges.append(("bonus", parts[0], bulk["total"]))
         return 202, {}, {}
+
+    def _fee_and_vat(self, cents: Decimal) -> tuple[Decimal, Decimal]:
+        """One participant's fee and its VAT on `cents`, each to the hundredth of a cent, half up."""
+        hundredth = Decimal("0.01")
+        fee = (cents * self.fee_rate).quantize(hundredth, rounding=ROUND_HALF_UP)
+        return fee, (fee * self.vat_rate).quantize(hundredth, rounding=ROUND_HALF_UP)
+
+    def charged_cents(self) -> Decimal:
+        """Everything taken from the balance so far, in cents (hundredths of a cent kept)."""
+        return sum((cents for _what, _id, cents in self.charges), Decimal("0"))
 
     # Hooks ------------------------------------------------------------------------------------------
     def _hooks(self, method, parts, query, body):
@@ -241,10 +263,22 @@ class FakeProlific(FakeServer):
         rows = []
         for line in body.get("csv_bonuses", "").strip().splitlines():
             pid, amount = line.split(",")
-            rows.append((pid.strip(), float(amount)))
+            try:
+                value = Decimal(amount.strip())
+            except InvalidOperation:
+                raise ValueError(f"the bonus {amount!r} is not a decimal amount") from None
+            if not value.is_finite() or value <= 0:
+                raise ValueError(f"the bonus {amount!r} is not an amount above zero")
+            rows.append((pid.strip(), value))
+        cents = sum((a * 100 for _, a in rows), Decimal("0"))
+        charges = [self._fee_and_vat(a * 100) for _, a in rows]
+        fees, vat = sum((f for f, _ in charges), Decimal("0")), sum((v for _, v in charges), Decimal("0"))
         bulk_id = _oid(self.rng)
-        self.bulk_bonuses[bulk_id] = {"id": bulk_id, "study": study["id"], "rows": rows}
-        return {"id": bulk_id, "study": study["id"], "amount": sum(a for _, a in rows)}
+        self.bulk_bonuses[bulk_id] = {"id": bulk_id, "study": study["id"], "rows": rows, "total": cents + fees + vat}
+        return {
+            "id": bulk_id, "study": study["id"], "amount": float(cents), "fees": float(fees), "vat": float(vat),
+            "total_amount": float(cents + fees + vat),
+        }
 
     # Simulated participants ---------------------------------------------------------------------
     def start_submission(self, study_id, participant_id) -> str:

@@ -2,18 +2,33 @@
 
 The fee rules belong to each provider (its package's fees.py, reached through the provider's
 `fee_on_places`, `bonus_fee` and `posting_sizes`); this module adds them up the same way for every
-provider. Fees are rounded to the cent, half up, where each provider bills them: MTurk on each
-assignment (`fee_per_assignment`, the default), Prolific on a study's total. `pricing` below is a
-provider (anything with those methods).
+provider. Each provider rounds its fees to the cent where and as it bills them: MTurk half up on each
+assignment (`fee_per_assignment`, the default; its pricing FAQ), Prolific up on a study's total, since
+its own rounding is not published (its fees.py). `pricing` below is a provider (anything with those
+methods).
 """
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 
 CENT = Decimal("0.01")
 
 
 def cents(amount) -> Decimal:
     return Decimal(str(amount)).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def cents_up(amount) -> Decimal:
+    """`amount` rounded up to the cent: the least whole-cent figure that is not below it."""
+    return Decimal(str(amount)).quantize(CENT, rounding=ROUND_CEILING)
+
+
+def whole_cents(amount) -> Decimal:
+    """`amount` as a Decimal of whole cents; ValueError when it has a fraction of a cent (the crowds pay
+    whole cents, and rounding a sum someone chose would pay, and charge, what they did not ask for)."""
+    value = Decimal(str(amount))
+    if not value.is_finite() or value != value.quantize(CENT, rounding=ROUND_HALF_UP):
+        raise ValueError(f"{amount} USD is not a whole number of cents")
+    return value.quantize(CENT)
 
 
 def posting_cost(pricing, reward, assignments: int, *, size: int | None = None, fee_rate=0) -> Decimal:

@@ -34,9 +34,15 @@ class ElementResult:
     ok: bool
     state: str = ""
     error: str = ""
+    # A bonus's amount and what it is charged with the provider's fees (the cost held on the budget).
+    amount: Decimal | None = None
+    charged: Decimal | None = None
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        out = {k: v for k, v in self.__dict__.items() if k not in ("amount", "charged")}
+        if self.charged is not None:
+            out.update(amount=str(self.amount), charged=str(self.charged))
+        return out
 
 
 def settle_key(assignment_id: int) -> str:
@@ -88,9 +94,10 @@ def _refuse_spending(assignment: ProviderAssignment) -> None:
 def intend_bonus(assignment: ProviderAssignment, amount, reason: str) -> Payment:
     """Write a bonus intent, its cost committed against the budget under the config's row lock."""
     try:
-        amount = costs.cents(amount)
-    except (InvalidOperation, ValueError):
-        raise PaymentError("the bonus must be an amount in USD such as 0.25") from None
+        amount = costs.whole_cents(amount)
+    except (InvalidOperation, ValueError, TypeError):
+        # Refused, not rounded: the crowds pay whole cents, and a rounded sum is not the one asked for.
+        raise PaymentError(f"the bonus must be an amount in USD in whole cents, such as 0.25 (not {amount})") from None
     if amount <= 0:
         raise PaymentError("the bonus must be above zero")
     if not reason.strip():
@@ -229,7 +236,9 @@ def _each(assignment_ids, action) -> list[ElementResult]:
             assignment = ProviderAssignment.objects.select_related("posting", "worker").get(pk=assignment_id)
             payment = action(assignment)
             ok = payment.state in (Payment.State.CONFIRMED, Payment.State.SENT, Payment.State.INTENDED)
-            results.append(ElementResult(assignment_id, ok and not payment.needs_attention, payment.state, payment.error))
+            bonus = payment.kind == Payment.Kind.BONUS and payment.state != Payment.State.FAILED  # a failed one charges nothing
+            charge = {"amount": payment.amount, "charged": payment.cost} if bonus else {}
+            results.append(ElementResult(assignment_id, ok and not payment.needs_attention, payment.state, payment.error, **charge))
         except ProviderAssignment.DoesNotExist:
             results.append(ElementResult(assignment_id, False, "", "no such assignment"))
         except PaymentError as exc:

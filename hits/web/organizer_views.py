@@ -71,7 +71,8 @@ def _report(request, job, label, results):
     section_results.keep(request, job.pk, "error" if failed else "success", f"{len(results) - len(failed)} of {len(results)} {label}.")
     for r in results[:RESULT_LINES]:
         if r.ok:
-            section_results.keep(request, job.pk, "success", f"Assignment {r.assignment_id}: {label} ({r.state}).")
+            charged = f" of {r.amount} USD, {r.charged} USD with fees" if r.charged is not None else ""
+            section_results.keep(request, job.pk, "success", f"Assignment {r.assignment_id}: {label}{charged} ({r.state}).")
         else:
             reason = (r.error or r.state).rstrip(".")
             section_results.keep(request, job.pk, "error", f"Assignment {r.assignment_id} not {label}: {reason}.")

@@ -33,8 +33,9 @@ def test_mturk_hit_cost_includes_fee_for_every_assignment():
 
 
 def test_prolific_fee_is_the_configured_rate_on_the_studys_total():
-    # 20 places at 0.50 = 10.00; 33.33% of it = 3.333 -> 3.33 (not 20 x 0.17 = 3.40 per place rounded)
-    assert costs.posting_cost(PROLIFIC, D("0.50"), 20, fee_rate=D("0.3333")) == D("13.33")
+    # 20 places at 0.50 = 10.00; 33.33% of it = 3.333, up to 3.334 with Prolific's rounding in hundredths of
+    # a cent per participant (16.67 cents each) -> 3.34 (not 20 x 0.17 = 3.40 per place rounded to the cent)
+    assert costs.posting_cost(PROLIFIC, D("0.50"), 20, fee_rate=D("0.3333")) == D("13.34")
     assert costs.posting_cost(PROLIFIC, D("1.00"), 3, fee_rate=D("0.4286")) == D("4.29")
 
 
@@ -61,7 +62,7 @@ def test_inhouse_has_no_fee_and_hourly_pay_is_reward_per_hour():
 def test_bonus_costs():
     assert costs.bonus_cost(MTURK, "1.00") == D("1.20")
     assert costs.bonus_cost(MTURK, "0.02") == D("0.03")  # minimum fee
-    assert costs.bonus_cost(PROLIFIC, "1.00", fee_rate="0.3333") == D("1.33")
+    assert costs.bonus_cost(PROLIFIC, "1.00", fee_rate="0.3333") == D("1.34")  # 0.3333 of a fee, up to the cent
 
 
 def test_bad_input_is_refused_with_a_reason():

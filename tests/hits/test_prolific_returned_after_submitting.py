@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("project_urls")  # the organizer pages live
 
 
 def _two_submitted(fake, job_factory, *, review_hours):
-    """A study of two places at $0.50 (33.33%: $1.33 reserved), both saved in Quorum and completed on Prolific."""
+    """A study of two places at $0.50 (33.33%: $1.34 reserved, the fee rounded up), both saved in Quorum and completed on Prolific."""
     job = job_factory(turns=2, reward="0.50")
     configure_crowd(job, provider="prolific", budget="10", prolific_fee_rate="0.3333", review_hours=review_hours)
     launch_crowd_job(job)
@@ -44,7 +44,7 @@ def _two_submitted(fake, job_factory, *, review_hours):
         fake.complete(session)
         confirm_assignment(arrival.assignment.pk)
         sessions.append(session)
-    assert JobCrowdConfig.objects.get(job=job).committed == D("1.33")
+    assert JobCrowdConfig.objects.get(job=job).committed == D("1.34")
     return job, sessions
 
 
@@ -77,7 +77,7 @@ def test_a_study_returned_after_submitting_is_not_approved_again_and_its_place_g
 
     later = timezone.now() + timedelta(minutes=job.claim_timeout_minutes, seconds=1)
     summary = reconcile_job(job.pk, grace_seconds=0, now=later)  # no one can be inside any more
-    assert summary["released"] == "0.66"  # the returned place's share of $1.33
+    assert summary["released"] == "0.67"  # the returned place's share of $1.34
     overview = organizer_api.get(f"/api/crowd/jobs/{job.pk}/").json()
     assert overview["committed"] == "0.67" and overview["spent"]["total"] == "0.67"  # what was paid, no more
     assert overview["returned_after_submission"]["assignments"] == 1
@@ -104,7 +104,7 @@ def test_a_return_after_the_studys_places_were_given_back_gives_its_share_back_a
     summary = reconcile_job(job.pk, grace_seconds=0, now=start + timedelta(hours=25))
     assert summary["assignments"]["returned_after_submission"] == 1 and summary["settled"] == {"approve": 1}
     assert _transitions(fake_prolific, returned) == 0
-    assert JobCrowdConfig.objects.get(job=job).committed == D("0.67")  # $1.33 less the returned place's $0.66
+    assert JobCrowdConfig.objects.get(job=job).committed == D("0.67")  # $1.34 less the returned place's $0.67
     assert job.pk not in jobs_to_reconcile()
 
 

@@ -31,7 +31,8 @@ OPTIONS = (
         check=_filters, requirement=True,
     ),
     Option(
-        "prolific_fee_rate", Kind.DECIMAL, "Prolific's service fee as a share of pay (0.3333 = 33.33%), for estimates and budgets. Where "
+        "prolific_fee_rate", Kind.DECIMAL, "Prolific's service fee as a share of pay (0.3333 = 33.33%), for estimates and budgets; a share "
+        "with more places is rounded up (a third is 0.3334), so budgets hold what Prolific charges. Where "
         "Prolific charges VAT on its fee, include it: 0.3333 with 20% VAT is 0.4000.",
         default=_deployment_fee_rate, minimum=Decimal("0"), maximum=Decimal("1"), places=4, on_form=False,
     ),

@@ -2,6 +2,7 @@
 import math
 
 from .entry import URL_PARAMS
+from .fees import minor_units
 from .requirements import filters
 
 
@@ -20,7 +21,7 @@ def study_body(posting, config, *, entry_url: str, completion_code: str, req: di
         ],
         "total_available_places": int(posting.assignments),
         "estimated_completion_time": max(1, math.ceil(config.minutes_per_assignment)),
-        "reward": int((posting.reward * 100).to_integral_value()),
+        "reward": minor_units(posting.reward),  # the whole cents its reservation priced
         "device_compatibility": ["desktop"],
         "filters": filters(req, blocked_ids=blocked_ids),
     }

@@ -18,8 +18,8 @@ from ... import links
 from ..base import Completion, Confirmation, CrowdProvider, Entry, ProviderError, RemoteAssignment
 from .client import ProlificAPI, spending_refusal
 from .entry import parse as read_entry
+from .fees import decimal_text, minor_units, study_fee
 from .fees import fee as prolific_fee
-from .fees import study_fee
 from .options import OPTIONS
 from .posting import study_body
 from .status import STATUS
@@ -197,7 +197,7 @@ class ProlificProvider(CrowdProvider):
         assignment = payment.assignment
         body = {
             "study_id": assignment.posting.external_id,
-            "csv_bonuses": f"{assignment.worker.external_id},{payment.amount:.2f}",
+            "csv_bonuses": f"{assignment.worker.external_id},{decimal_text(payment.amount)}",
         }
         return self._request("POST", "/api/v1/submissions/bonus-payments/", json=body)["id"]
 
@@ -211,7 +211,7 @@ class ProlificProvider(CrowdProvider):
     def bonus_was_paid(self, payment) -> bool | None:
         """True when the submission shows more bonuses of this amount than Quorum has confirmed."""
         submission = self._request("GET", f"/api/v1/submissions/{payment.assignment.external_id}/")
-        amount = int((Decimal(payment.amount) * 100).to_integral_value())
+        amount = minor_units(payment.amount)
         shown = sum(1 for b in submission.get("bonus_payments") or [] if int(b) == amount)
         confirmed = payment.assignment.payments.filter(
             kind="bonus", state="confirmed", amount=payment.amount
