@@ -284,23 +284,28 @@ def _queue_row(kind, r: Response, evidence: _PageEvidence) -> QueueRow:
         overrides=getattr(r, "n_overrides", 0),
         override_reason=(checks.get("override") or {}).get("reason", ""),
         flag_evidence=dict(checks.get("flag_evidence") or {}),
-        typing=typing_views(r.typing, r.answers or {}),
+        typing=typing_views(r.typing, r.answers or {}, {entry["name"]: entry["label"] for entry in view["shown"]}),
     )
 
 
-def typing_views(logs, answers: dict) -> list[dict]:
+def typing_views(logs, answers: dict, labels: dict | None = None) -> list[dict]:
     """How each text field came to be, for a reviewer: a one-line summary and a compact timeline
-    (`quality.typing`), read from the response's own row (no query)."""
+    (`quality.typing`), read from the response's own row (no query). In the order of `labels` (the
+    answers as the card shows them, each with its label), then any other field: the stored log's own
+    key order is PostgreSQL's (shortest name first), which put typos before paraphrase."""
     if not isinstance(logs, dict):
         return []
+    labels = labels or {}
+    order = {name: i for i, name in enumerate(labels)}
     views = []
-    for name, record in logs.items():
+    for name, record in sorted(logs.items(), key=lambda pair: order.get(pair[0], len(order))):
         if not isinstance(record, dict):
             continue
         given = answers.get(name)
         text = given if isinstance(given, str) else ""
         views.append({
             "field": name,
+            "label": labels.get(name, name),
             "summary": typing_process.summary(typing_process.features(record, text)),
             "cells": typing_process.timeline(record),
         })
