@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from ..models import Corpus, ExportRun, ImportRun, Item, Job, JobCreationRun, RunStatus, Slot
 
-#: How long a failed job creation stays on its builder's dashboard (unless asked for again sooner).
+#: How long a failed job creation stays on the dashboard (unless asked for again sooner).
 FAILED_CREATION_SHOWN_DAYS = 7
 
 
@@ -36,20 +36,19 @@ def jobs_with_progress():
     )
 
 
-def job_creations_to_show(user, now=None):
-    """A builder's job creations that have no job yet, newest first: those under way, and those that
-    failed in the last FAILED_CREATION_SHOWN_DAYS days and were not asked for again since (a later
-    creation of the same name from the same corpus)."""
+def job_creations_to_show(now=None, limit=10):
+    """Every organizer's job creations that have no job yet, newest first and at most `limit`, as the
+    imports and exports beside them: those under way, and those that failed in the last
+    FAILED_CREATION_SHOWN_DAYS days and were not asked for again since (a later creation of the same
+    name from the same corpus, by any organizer: creations are shared, so one asked for again by a
+    colleague replaces the failure). Each with its `created_by`, named on the row."""
     now = now or timezone.now()
-    asked_again = JobCreationRun.objects.filter(
-        created_by=OuterRef("created_by"), corpus=OuterRef("corpus"), name=OuterRef("name"), created_at__gt=OuterRef("created_at"),
-    )
+    asked_again = JobCreationRun.objects.filter(corpus=OuterRef("corpus"), name=OuterRef("name"), created_at__gt=OuterRef("created_at"))
     failed = Q(status=RunStatus.FAILED, finished_at__gte=now - timedelta(days=FAILED_CREATION_SHOWN_DAYS)) & ~Q(Exists(asked_again))
     return (
-        JobCreationRun.objects.filter(created_by=user)
-        .filter(Q(status__in=[RunStatus.PENDING, RunStatus.RUNNING]) | failed)
-        .select_related("corpus")
-        .order_by("-created_at", "-id")
+        JobCreationRun.objects.filter(Q(status__in=[RunStatus.PENDING, RunStatus.RUNNING]) | failed)
+        .select_related("corpus", "created_by")
+        .order_by("-created_at", "-id")[:limit]
     )
 
 

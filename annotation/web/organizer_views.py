@@ -71,7 +71,7 @@ def dashboard(request):
         {
             "corpora": corpora_with_counts(),
             "jobs": jobs_with_progress(),
-            "job_creations": job_creations_to_show(request.user),
+            "job_creations": job_creations_to_show(),
             "failed_shown_days": FAILED_CREATION_SHOWN_DAYS,
             "import_runs": recent_import_runs(),
             "export_runs": recent_export_runs(),
@@ -173,7 +173,7 @@ def job_creation(request, pk):
 @organizer_required
 def job_creation_progress(request, pk):
     """The creation run's state as JSON, with its fragment of the page (quorum/progress.py)."""
-    run = get_object_or_404(JobCreationRun.objects.select_related("corpus", "job"), pk=pk)
+    run = get_object_or_404(JobCreationRun.objects.select_related("corpus", "job", "created_by"), pk=pk)  # the dashboard's row names who asked
     return _progress(request, run, {"": "annotation/organizer/_job_creation_run.html", "dashboard": "annotation/organizer/_dashboard_creation_row.html"})
 
 
