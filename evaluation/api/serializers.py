@@ -161,7 +161,7 @@ class AdaptiveStatusSerializer(serializers.Serializer):
 
 
 class JudgeReportSerializer(serializers.Serializer):
-    """A judge's stored report (`evaluation/judges.py`); nested values are as that module builds them."""
+    """A judge's stored report (`evaluation/stats/judges.py`); nested values are as that module builds them."""
 
     alpha = serializers.FloatField(help_text="1 - confidence of the intervals.")
     epsilon = serializers.FloatField(required=False, help_text="The alternative-annotator test's cost-benefit margin.")
