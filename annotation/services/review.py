@@ -29,6 +29,7 @@ class BulkResult:
     ok: bool
     message: str  # the new status, or why it was not changed
     decision_id: int | None = None  # the CheckOverride written, which `review_undo` can take back
+    already: bool = False  # it had that status before: decided (and recorded), but not changed
 
 
 def chosen_ids(ids, what: str) -> list[int]:
@@ -56,12 +57,14 @@ def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str 
         if response is None:
             results.append(BulkResult(pk, False, "not a response of this job"))
             continue
+        already = response.status == status and not recollect
         try:
             record = override_verdict(response, status=status, reason=reason, check=check, recollect=recollect, by=by)
         except QualityError as exc:
             results.append(BulkResult(pk, False, str(exc)))
         else:
-            results.append(BulkResult(pk, True, _outcome(record, status, recollect), record.pk))
+            outcome = _outcome(record, status, recollect)
+            results.append(BulkResult(pk, True, f"already {outcome}" if already else outcome, record.pk, already))
     return results
 
 

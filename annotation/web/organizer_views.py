@@ -623,8 +623,13 @@ def job_review_bulk(request, pk):
         messages.error(request, f"Nothing was changed: {exc}.")
         request.session[_results_key(job) + ":reason"] = request.POST.get("reason", "")[:2000]
         return redirect(back)
-    done = sum(r.ok for r in results)
-    messages.success(request, f"{done} of {len(results)} response{'s' if len(results) != 1 else ''} changed; the result of each is listed below.")
+    done = sum(r.ok and not r.already for r in results)
+    already = sum(r.ok and r.already for r in results)
+    # A response that already had the status is decided (its reason recorded) but not "changed".
+    unchanged = f" ({already} already had that status)" if already else ""
+    messages.success(
+        request, f"{done} of {len(results)} response{'s' if len(results) != 1 else ''} changed{unchanged}; the result of each is listed below."
+    )
     request.session[_results_key(job)] = [
         {"response_id": r.response_id, "ok": r.ok, "message": r.message, "decision_id": r.decision_id} for r in results
     ]
