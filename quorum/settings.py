@@ -541,7 +541,7 @@ QUORUM_PROLIFIC_API_URL = env.str("QUORUM_PROLIFIC_API_URL", default="https://ap
 # pay bonuses, whatever token is set; True spends real money.
 QUORUM_PROLIFIC_LIVE = env.bool("QUORUM_PROLIFIC_LIVE", default=False)
 QUORUM_PROLIFIC_TOKEN_ENV = env.str("QUORUM_PROLIFIC_TOKEN_ENV", default="PROLIFIC_TOKEN")
-QUORUM_PROLIFIC_FEE_RATE = env.str("QUORUM_PROLIFIC_FEE_RATE", default="0.3333")  # Prolific's service fee share
+QUORUM_PROLIFIC_FEE_RATE = env.str("QUORUM_PROLIFIC_FEE_RATE", default="0.3334")  # a third rounded up: never under Prolific's
 # Where a participant goes after a saved submit, with {code} for the job's completion code; empty:
 # Prolific's own completion page. `manage.py rehearse` points it at the local fake.
 QUORUM_PROLIFIC_COMPLETE_URL = env.str("QUORUM_PROLIFIC_COMPLETE_URL", default="")
