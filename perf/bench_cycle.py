@@ -7,7 +7,8 @@ time plus that of its PostgreSQL backend (`/proc/<pg_backend_pid()>/stat`), divi
 Baseline in the same run: the bare view of perf/baseline_view.py (one SELECT, one INSERT) through
 the same handler, measured the same way; the ratio is baseline CPU / cycle CPU, so 0.25 means a
 cycle costs four bare requests. Also counted: queries per cycle, and the write-ahead log a cycle
-writes (what the disk and any replica take of it). `QUORUM_BENCH_PROFILE=path` writes a cProfile of
+writes (what the disk and any replica take of it), and, in as many cycles again after the measured
+ones, the PostgreSQL CPU of each kind of statement (`postgres_by_statement`). `QUORUM_BENCH_PROFILE=path` writes a cProfile of
 the cycles there (read it with `python -m pstats`).
 
 On the 20,000-item job of perf/bench_claims.py; QUORUM_BENCH_CYCLE_DB names its database.
@@ -24,6 +25,7 @@ CYCLES = int(os.environ.get("QUORUM_BENCH_CYCLES", "400"))
 def run() -> dict:
     prepared = _prepare(DB_NAME)
     env = {k: v for k, v in server_env(DB_NAME).items() if k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "ALLOWED_HOSTS", "LOG_LEVEL")}
+    env["QUORUM_BENCH_STATEMENTS"] = "1"  # then as many cycles again, each statement's PostgreSQL CPU timed
     figures = run_json_subprocess("perf.cycle_worker", [str(prepared["job"]), str(CYCLES)], env)
     save("cycle", figures)
     return figures

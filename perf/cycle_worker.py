@@ -1,6 +1,8 @@
 """The measuring side of perf/bench_cycle.py, run in its own interpreter with the perf settings:
 `python -m perf.cycle_worker JOB_ID CYCLES [USERNAME]` prints one JSON object (with
-QUORUM_BENCH_TWO_REQUESTS=1, the cycle without the page script: submit, redirect, next page). Each run
+QUORUM_BENCH_TWO_REQUESTS=1, the cycle without the page script: submit, redirect, next page; with
+QUORUM_BENCH_STATEMENTS=1, a second run of as many cycles after the measured one gives the PostgreSQL
+CPU of each kind of statement, `postgres_by_statement`). Each run
 needs an annotator with no work done yet in the job: a worker's own history makes the claim and
 the page read slower as it grows, which would be measured too.
 
@@ -74,14 +76,41 @@ def _wal_position() -> int:
 
 
 class _Counted:
-    """Queries sent while measured (connection.execute_wrapper)."""
+    """Queries sent while measured (connection.execute_wrapper); with `backend`, also the PostgreSQL
+    backend's CPU each statement took, by the statement's first words (`/proc/<pid>/schedstat`, in
+    nanoseconds: the tick of /proc/<pid>/stat is too coarse for one statement). Reading it costs this
+    process time, so it is asked for on its own (QUORUM_BENCH_STATEMENTS=1), not in the measured run."""
 
-    def __init__(self):
+    def __init__(self, backend: int | None = None):
         self.n = 0
+        self.backend = backend
+        self.by_statement: dict[str, list[int]] = {}
+
+    def _run_ns(self) -> int:
+        return int(open(f"/proc/{self.backend}/schedstat").read().split()[0])
 
     def __call__(self, execute, sql, params, many, context):
         self.n += 1
-        return execute(sql, params, many, context)
+        if self.backend is None:
+            return execute(sql, params, many, context)
+        started = self._run_ns()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent = self.by_statement.setdefault(" ".join(sql.split()[:8]), [0, 0])
+            spent[0] += self._run_ns() - started
+            spent[1] += 1
+
+
+def _postgres_by_statement(cycles_of, cycles: int, backend: int) -> dict:
+    """A further `cycles` cycles, each statement's PostgreSQL CPU timed (`_Counted`)."""
+    timed = _Counted(backend)
+    with connection.execute_wrapper(timed):
+        cycles_of(cycles, measured=False)
+    return {
+        words: {"postgres_ms_per_cycle": round(ns / cycles / 1e6, 3), "per_cycle": round(n / cycles, 2)}
+        for words, (ns, n) in sorted(timed.by_statement.items(), key=lambda item: -item[1][0])
+    }
 
 
 def main(job_id: int, cycles: int, username: str = "bench0", two_requests: bool = False) -> dict:
@@ -158,6 +187,7 @@ def main(job_id: int, cycles: int, username: str = "bench0", two_requests: bool 
             raise RuntimeError("the connection was replaced while measuring: PostgreSQL CPU not attributable")
     if profile:
         profile.dump_stats(os.environ["QUORUM_BENCH_PROFILE"])
+    by_statement = _postgres_by_statement(cycles_of, cycles, backend) if os.environ.get("QUORUM_BENCH_STATEMENTS") == "1" else {}
     cycle_ms = (python_s + pg_s) / cycles * 1000
     base_ms = (base_python_s + base_pg_s) / cycles * 1000
     return {
@@ -169,6 +199,7 @@ def main(job_id: int, cycles: int, username: str = "bench0", two_requests: bool 
         "baseline_postgres_ms": round(base_pg_s / cycles * 1000, 2), "baseline_queries": round(base_queries / cycles, 2),
         "ratio_to_baseline": round(base_ms / cycle_ms, 3),
         "target_cycle_cpu_ms": 16, "target_ratio": 0.25,
+        **({"postgres_by_statement": by_statement} if by_statement else {}),
     }
 
 
