@@ -4,7 +4,7 @@ The page is long (campaigns, interactive, pairwise, then the set-up forms and th
 refused upload or finalist selection that answered at the top of the page showed nothing there:
 the error sat a screen or two below. Each form posts to its own place on the page (the browser
 scrolls to the fragment of the answer's address), the finalists table scrolls inside its card rather
-than widening the page, and the results page names its leaderboard."""
+than widening the page, and the results page names its leaderboard. Wide tables scroll by keyboard."""
 import re
 
 import pytest
@@ -89,3 +89,12 @@ def test_the_results_page_names_its_leaderboard(signed_in, campaign):
     html = signed_in.get(reverse("evaluation:campaign-results", args=[campaign.pk])).content.decode()
     assert '<h2 id="leaderboard-title">Leaderboard</h2>' in html
     assert '<table id="leaderboard" aria-labelledby="leaderboard-title">' in html
+
+
+def test_the_objective_scores_table_scrolls_by_keyboard_too(signed_in, scored):
+    """Fifteen metric columns overflow the card; a scroll box that cannot take focus cannot be
+    scrolled from the keyboard (axe-core: scrollable-region-focusable)."""
+    html = signed_in.get(reverse("evaluation:objective-scores", args=[scored.pk])).content.decode()
+    start = html.index('id="computed-scores"')
+    wrapper = html[html.rindex("<div", 0, start):start]
+    assert 'class="table-wrap"' in wrapper and 'tabindex="0"' in wrapper and 'role="region"' in wrapper and "aria-label=" in wrapper
