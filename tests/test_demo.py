@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sqlite_template import migrated_sqlite
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -25,19 +27,17 @@ def _env(var_dir):
 
 
 @pytest.fixture(scope="module")
-def migrated(tmp_path_factory):
-    """A freshly migrated SQLite database, made once for the module: each run copies it rather than
-    migrating again, which is the same database at a fraction of the cost."""
-    var_dir = tmp_path_factory.mktemp("migrated")
-    subprocess.run([*MANAGE, "migrate", "-v0"], cwd=ROOT, env=_env(var_dir), check=True)
-    return var_dir / DATABASE
+def migrated():
+    """A freshly migrated SQLite database: each run copies the suite's migrated template
+    (tests/sqlite_template.py, built once per change of the migrations and shared with the crash
+    tests) rather than migrating again, which is the same database at a fraction of the cost."""
+    return migrated_sqlite()
 
 
 def run_demo(migrated, var_dir, out, *args):
     """Run the demo without serving on a copy of the migrated database under var_dir; (summary, stdout)."""
     var_dir.mkdir(parents=True)
-    for part in migrated.parent.glob(f"{DATABASE}*"):  # a write-ahead log left beside it too, if any
-        shutil.copyfile(part, var_dir / part.name)
+    shutil.copyfile(migrated, var_dir / DATABASE)
     proc = subprocess.run(
         [*MANAGE, "demo", "--no-serve", "--out", str(out), "--json", *args],
         cwd=ROOT, env=_env(var_dir), capture_output=True, text=True, timeout=600,
