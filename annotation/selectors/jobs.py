@@ -2,10 +2,10 @@
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, F, Q, Window
+from django.db.models import Avg, Count, F, OuterRef, Q, Subquery, Window
 from django.db.models.functions import RowNumber
 
-from ..models import Item, Job, Response, Slot, Turn, Worker
+from ..models import CheckOverride, Item, Job, Response, Slot, Turn, Worker
 from ..text.languages import detected_language
 
 
@@ -31,12 +31,21 @@ def worker_responses(worker: Worker, job: Job | None = None):
     """The worker's responses, newest first, each with `your_item`: which of their own items in its
     job it was (1 for their first), the number the work page's "Item N of M" showed them. The item's
     own position would not agree: raters see items in their own order, and vote items are numbered
-    across re-collections."""
+    across re-collections.
+
+    Each also has `decision_reason`: when a reviewer turned it down (rejected or excluded it, and the
+    decision stands), the reason they gave ("" if none was recorded), else None. The worker is owed
+    the why; who decided is not read. Same query."""
     qs = Response.objects.filter(worker=worker).select_related("item__job")
     if job is not None:
         qs = qs.filter(item__job=job)
     ordinal = Window(RowNumber(), partition_by=[F("item__job_id")], order_by=[F("submitted_at").asc(), F("id").asc()])
-    return qs.annotate(your_item=ordinal).order_by("-submitted_at", "-id")
+    # The latest decision that put the response where it is now; an undone one no longer holds.
+    decision = CheckOverride.objects.filter(
+        response=OuterRef("pk"), new_status=OuterRef("status"), undo__isnull=True,
+        new_status__in=[Response.Status.REJECTED, Response.Status.EXCLUDED],
+    ).order_by("-created_at", "-pk")
+    return qs.annotate(your_item=ordinal, decision_reason=Subquery(decision.values("reason")[:1])).order_by("-submitted_at", "-id")
 
 
 def worker_response_total(worker: Worker) -> int:
