@@ -36,6 +36,15 @@ def test_organizer_pages_pass_axe(page, organizer_login, default_data):  # noqa:
     assert {path: v for path, v in found.items() if v} == {}
 
 
+def test_a_page_with_a_message_passes_axe(page, organizer_login, default_data):  # noqa: F811
+    """The messages an action leaves on the next page (here an export's) are a list announced as a
+    status: the role on the list itself hid that it is a list (axe: aria-allowed-role, listitem)."""
+    organizer_login(f"/organize/jobs/{default_data['job'].pk}/")
+    page.locator("#export-form button[type=submit]").first.click()
+    expect(page.locator("ul.messages li").first).to_contain_text("Export")
+    assert _violations(page) == []
+
+
 def test_annotator_pages_pass_axe_and_fit_a_phone(page, make_annotator):
     """On a 390 px phone (crowd workers take work on phones too): no page wider than the screen. Every
     type's work page is held to the same in `test_every_task_page.py`."""
