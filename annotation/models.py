@@ -791,6 +791,9 @@ class CheckOverride(models.Model):
     """A reviewer's decision that replaces an automatic verdict on a response, with the reason."""
 
     class Check(models.TextChoices):
+        # A decision on a job with nothing automatic to overrule (no vote, say) is still kept here,
+        # for its reason and its undo: it says that no verdict was overridden.
+        NONE = "none", "None (no automatic verdict)"
         VOTE = "vote", "Vote outcome"
         REWRITE_CHECKS = "rewrite_checks", "Automatic rewrite checks"
         GOLD = "gold", "Gold check"

@@ -622,7 +622,10 @@ class SettledStatusField(serializers.CharField):
 
 class OverrideSerializer(RefusesUnknownFields, serializers.Serializer):
     status = SettledStatusField(help_text="The response's new status.")
-    check = serializers.ChoiceField(choices=CheckOverride.Check.choices, default=CheckOverride.Check.VOTE, help_text="Which automatic verdict is overridden.")
+    check = serializers.ChoiceField(
+        choices=CheckOverride.Check.choices, required=False,
+        help_text="Which automatic verdict is overridden; by default the vote outcome on a job with a vote, none (no automatic verdict) on one without.",
+    )
     reason = serializers.CharField(max_length=2000, help_text="Why the automatic verdict is wrong; required.")
     recollect = serializers.BooleanField(default=False, help_text="With a rejection: reopen the item for a new response.")
 

@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 
 from django.core.paginator import Paginator
 
-from ..models import CheckOverride, Job, Response, ReviewerPreference, Slot
+from ..models import CheckOverride, Job, Response, ReviewerPreference, ReviewRound, Slot
+from .policies import policy_of
 
 PAGE_SIZE = 100
 #: Decisions this close in time, with the same person, reason, outcome and check, were one bulk decision.
@@ -53,6 +54,21 @@ class DecisionsPage:
     job: Job
     page: object  # django Page of CheckOverride
     groups: list[DecisionGroup]
+
+
+def has_vote(job: Job) -> bool:
+    """Whether a decision on `job` can overrule a vote: it votes, or voted before voting was turned off."""
+    policy = policy_of(job)
+    return bool(policy and policy.voting_enabled) or ReviewRound.objects.filter(item__job=job).exists()
+
+
+def decision_checks(job: Job) -> list[tuple[str, str]]:
+    """The verdicts a review decision on `job` can say it overrides, the default first: the vote
+    outcome where there is a vote; where there is none, "no automatic verdict" (the vote is not offered)."""
+    Check = CheckOverride.Check
+    if has_vote(job):
+        return [(c.value, c.label) for c in Check if c != Check.NONE]
+    return [(c.value, c.label) for c in Check if c != Check.VOTE]
 
 
 def _user_name(user) -> str:

@@ -289,7 +289,9 @@ def override_verdict(
         checks.pop("held", None)
         checks["override"] = {"status": status, "check": check, "reason": reason}
         Response.objects.filter(pk=response.pk).update(checks=checks)
-        transition(response, status, actor="reviewer", by=by, reason=f"{record.get_check_name_display()} overridden: {reason}")
+        # A decision with no automatic verdict behind it overrides nothing, and its audit row says so.
+        said = "Reviewer's decision" if check == CheckOverride.Check.NONE else f"{record.get_check_name_display()} overridden"
+        transition(response, status, actor="reviewer", by=by, reason=f"{said}: {reason}")
         already_reopened = recollection_outstanding(response, record)
         if recollect and not already_reopened:
             voting.reopen_item(response.item_id, collection=voting.collection_of(response) + 1)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .. import task_types
 from ..models import CheckOverride, Job, Response, ReviewerPreference
-from ..selectors.review_decisions import recollection_of
+from ..selectors.review_decisions import decision_checks, recollection_of
 from .quality import QualityError, override_verdict, recollection_outstanding
 
 #: action -> (new status, re-collect the item)
@@ -42,12 +42,21 @@ def chosen_ids(ids, what: str) -> list[int]:
     return unique
 
 
-def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str = CheckOverride.Check.VOTE, by=None) -> list[BulkResult]:
-    """Decide every response of `job` in `response_ids`; a result per id, in the order given."""
+def bulk_decide(job: Job, response_ids, *, action: str, reason: str, check: str | None = None, by=None) -> list[BulkResult]:
+    """Decide every response of `job` in `response_ids`; a result per id, in the order given.
+
+    `check` is the verdict overridden, one of `decision_checks(job)`; by default the first of them (the
+    vote outcome on a job with a vote, none on a job without)."""
     if action not in ACTIONS:
         raise QualityError(f"action must be one of {', '.join(ACTIONS)}")
     if not (reason or "").strip():
         raise QualityError("give the reason for the decision; it is kept with every response")
+    offered = decision_checks(job)
+    check = check or offered[0][0]
+    if check not in dict(offered):
+        if check == CheckOverride.Check.VOTE:
+            raise QualityError("this job has no vote, so there is no vote outcome to override")
+        raise QualityError(f"check must be one of {', '.join(value for value, _ in offered)}")
     ids = chosen_ids(response_ids, "response")
     status, recollect = ACTIONS[action]
     found = Response.objects.filter(item__job=job, pk__in=ids).in_bulk()

@@ -10,6 +10,8 @@ from decimal import Decimal
 
 from django import forms
 
+from quorum import numbers
+
 from .. import task_types
 from ..models import (
     SPEECH_ERRORS_MAX_WER,
@@ -25,6 +27,7 @@ from ..models import (
     Worker,
 )
 from ..selectors import gold as gold_selectors
+from ..selectors.dashboard import corpora_with_counts
 from ..services.export_ood import OutOfDomain
 from ..services.imports import LANGUAGE_HELP
 from ..services.jobs import DEFAULT_TASK_TYPE, Selection
@@ -168,11 +171,22 @@ def _read_setting_file(kind, setting: str, upload):
         raise forms.ValidationError(f"{exc.errors.get(setting, exc)}.") from None
 
 
+def _corpus_label(corpus: Corpus) -> str:
+    """"MultiWOZ val (999 dialogs, 7,374 user turns)": the counts `corpora_with_counts` annotates."""
+    dialogs, user_turns = corpus.dialog_count, corpus.user_turn_count  # type: ignore[attr-defined]
+    return (
+        f"{corpus.name} ({numbers.count(dialogs)} dialog{'' if dialogs == 1 else 's'}, "
+        f"{numbers.count(user_turns)} user turn{'' if user_turns == 1 else 's'})"
+    )
+
+
 class JobForm(forms.Form):
     corpus = forms.ModelChoiceField(
-        queryset=Corpus.objects.order_by("name"), required=False,
-        help_text="The corpus whose turns become items; for a type built from a payload file, a corpus whose "
-        "knowledge gives the payloads when no file is given.",
+        # With its counts in the choices' one query: the builder sees what a sample can draw from.
+        queryset=corpora_with_counts().order_by("name"), required=False,
+        help_text="The corpus whose turns become items (after its name: its dialogs, and its user turns, what a sample of "
+        "a user-turn task type draws from); for a type built from a payload file, a corpus whose knowledge gives the payloads "
+        "when no file is given.",
     )
     payloads = forms.FileField(
         label="Payload file", required=False,
@@ -210,6 +224,7 @@ class JobForm(forms.Form):
             (k for k in task_types.registry().values() if isinstance(k, task_types.FromCorpusTurns) or _payload_file(k)),
             key=lambda k: k.key,
         )
+        self.fields["corpus"].label_from_instance = _corpus_label
         # In-house annotators by their user names: the queryset holds in-house workers only.
         self.fields["annotators"].label_from_instance = lambda worker: worker.external_id
         self.fields["task_type"].choices = [(k.key, k.label or k.key) for k in self.kinds]
@@ -482,7 +497,10 @@ class OverrideForm(forms.Form):
         label="New status",
         choices=[(s.value, s.label) for s in Response.SETTLED],
     )
-    check = forms.ChoiceField(label="Verdict overridden", choices=CheckOverride.Check.choices, initial=CheckOverride.Check.VOTE)
+    check = forms.ChoiceField(
+        label="Verdict overridden", choices=CheckOverride.Check.choices, required=False,
+        help_text="By default the vote outcome on a job with a vote, none on a job without.",
+    )
     reason = forms.CharField(
         max_length=2000, widget=forms.TextInput(attrs={"size": 30}), help_text="Why the automatic verdict is wrong; kept with the decision.",
     )

@@ -20,11 +20,12 @@ from quorum.roles import organizer_required
 
 from .. import extensions, task_types
 from ..exporters import ExportError
-from ..models import CheckOverride, ExportRun, ImportRun, Job, JobCreationRun, QualityPolicy, Response, RunStatus, Worker
+from ..models import ExportRun, ImportRun, Job, JobCreationRun, QualityPolicy, Response, RunStatus, Worker
 from ..selectors import quality as quality_selectors
 from ..selectors.dashboard import (
     FAILED_CREATION_SHOWN_DAYS,
     corpora_with_counts,
+    corpus_counts,
     job_creations_to_show,
     jobs_with_progress,
     recent_export_runs,
@@ -38,7 +39,7 @@ from ..selectors.jobs import job_progress, job_text_language
 from ..selectors.readings import reading_of, transcription_summary
 from ..selectors.reliability import reliability_overview, worker_reliability_rows
 from ..selectors.review import CARDS_PAGE_SIZE, PAGE_SIZE, ReviewFilters, review_queue
-from ..selectors.review_decisions import prefers_compact
+from ..selectors.review_decisions import decision_checks, prefers_compact
 from ..selectors.team import in_house_annotators
 from ..services.exports import start_export
 from ..services.flag_runs import request_flag_run
@@ -106,14 +107,23 @@ def corpus_upload(request):
 @organizer_required
 def import_run(request, pk):
     run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
-    return render(request, "annotation/organizer/import_run.html", {"run": run, "finished": is_finished(run)})
+    return render(request, "annotation/organizer/import_run.html", {"run": run, "finished": is_finished(run), **_imported(run)})
 
 
 @organizer_required
 def import_progress(request, pk):
     """The import run's state as JSON, with the page's fragment for it (quorum/progress.py)."""
     run = get_object_or_404(ImportRun.objects.select_related("corpus"), pk=pk)
-    return _progress(request, run, {"": "annotation/organizer/_import_run.html", "dashboard": "annotation/organizer/_dashboard_import_row.html"})
+    fragments = {"": "annotation/organizer/_import_run.html", "dashboard": "annotation/organizer/_dashboard_import_row.html"}
+    return _progress(request, run, fragments, _imported(run))
+
+
+def _imported(run: ImportRun) -> dict:
+    """What a succeeded import brought in, for its page to say (`counts`: the corpus with its
+    dialogs, turns and user turns, one query); nothing before then."""
+    if run.status != RunStatus.SUCCEEDED or run.corpus_id is None:
+        return {}
+    return {"counts": corpus_counts(run.corpus_id)}
 
 
 @organizer_required
@@ -383,13 +393,14 @@ def export_progress(request, pk):
     return _progress(request, run, {"": "annotation/organizer/_export_run.html", "dashboard": "annotation/organizer/_dashboard_export_row.html"})
 
 
-def _progress(request, run, fragments: dict[str, str]):
+def _progress(request, run, fragments: dict[str, str], context: dict | None = None):
     """The run's progress answer with the fragment of the page that asks (`?fragment=`: the run's
-    own page by default, `dashboard` for the dashboard's row); an unknown one is a 400 naming them."""
+    own page by default, `dashboard` for the dashboard's row), rendered with `context` besides the
+    run; an unknown one is a 400 naming them."""
     asked = request.GET.get("fragment", "")
     if asked not in fragments:
         return _unknown_fragment(asked, fragments)
-    return progress_response(request, run, fragments[asked])
+    return progress_response(request, run, fragments[asked], context)
 
 
 def _unknown_fragment(asked: str, fragments) -> JsonResponse:
@@ -530,7 +541,7 @@ def response_override(request, pk):
                 response,
                 status=form.cleaned_data["status"],
                 reason=form.cleaned_data["reason"],
-                check=form.cleaned_data["check"],
+                check=form.cleaned_data["check"] or decision_checks(job)[0][0],
                 recollect=form.cleaned_data["recollect"],
                 by=request.user,
             )
@@ -582,7 +593,7 @@ def _review_page(request, job, status=200):
         "filter_query": urlencode(filters.as_query()),
         "results": results,
         "actions": list(REVIEW_ACTIONS),
-        "checks": CheckOverride.Check.choices,
+        "checks": decision_checks(job),
         "bulk_reason": request.session.pop(_results_key(job) + ":reason", ""),
         "compact": compact,
         "row_actions": ("accept", "reject", "exclude"),
@@ -616,7 +627,7 @@ def job_review_bulk(request, pk):
             ids,
             action=action,
             reason=request.POST.get("reason", ""),
-            check=request.POST.get("check") or CheckOverride.Check.VOTE,
+            check=request.POST.get("check") or None,  # the job's default: the vote outcome only where there is a vote
             by=request.user,
         )
     except QualityError as exc:
