@@ -190,6 +190,7 @@ def reason_code(message: str) -> str:
     for pattern, label in [
         (r"slot value", "a slot value was not kept"),
         (r"same as the original", "a rewrite copied the original"),
+        (r"only in case, spacing or punctuation", "a rewrite changed only case, spacing or punctuation"),
         (r"more (words|characters)", "verbose was not longer"),
         (r"fewer (words|characters)", "simplified was not shorter"),
         (r"typing mistakes", "typos changed too much"),

@@ -40,7 +40,12 @@ def check_rewrite(
             )
     # Case, spacing and punctuation alone do not make a rewrite ("hi , i'm after" is the source).
     if text_units.comparable(rewrite) == text_units.comparable(source):
-        problems.append(Problem(variant, "unchanged", f"{label}: the rewrite is the same as the original; change it."))
+        # Say what is true: a worker who fixed the spacing did edit, and "the same" would read as a bug.
+        if rewrite.strip() == source.strip():
+            message = f"{label}: the rewrite is the same as the original; change its wording."
+        else:
+            message = f"{label}: the rewrite differs from the original only in case, spacing or punctuation; change the wording."
+        problems.append(Problem(variant, "unchanged", message))
         return problems
 
     src_len, new_len = text_units.length(source, unspaced), text_units.length(rewrite, unspaced)

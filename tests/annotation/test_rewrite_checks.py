@@ -1,6 +1,7 @@
 """The automatic rewrite checks (pure module, no database)."""
 import pytest
 
+from annotation.demo.annotators import reason_code
 from annotation.text.rewrite_checks import check_all, check_rewrite
 from annotation.text.text_units import contains_value, is_unspaced, length
 
@@ -97,3 +98,18 @@ def test_the_source_words_always_pass_the_slot_check_whatever_the_value_looks_li
     assert not contains_value(source, "09:15", unspaced=False)
     assert not contains_value(source, "moderate", unspaced=False)
     assert contains_value("Cheap Thai food, one person", "one", unspaced=False)
+
+
+def test_a_rewrite_changed_only_in_spacing_or_punctuation_says_so_not_that_it_is_the_same():
+    # "I 'm" -> "I'm": the worker did edit, so "the same as the original" would be untrue.
+    message = check_rewrite("paraphrase", "I 'm after a cheap hotel .", "I'm after a cheap hotel.", ["cheap"])[0].message
+    assert message == "Paraphrase: the rewrite differs from the original only in case, spacing or punctuation; change the wording."
+    same = check_rewrite("paraphrase", "I 'm after a cheap hotel .", " I 'm after a cheap hotel . ", ["cheap"])[0].message
+    assert same == "Paraphrase: the rewrite is the same as the original; change its wording."
+
+
+def test_the_demo_names_both_refusals_of_an_unchanged_rewrite():
+    assert reason_code(check_rewrite("typos", "I 'm here .", "I'm here.", [])[0].message) == (
+        "a rewrite changed only case, spacing or punctuation"
+    )
+    assert reason_code(check_rewrite("typos", "I 'm here .", "I 'm here .", [])[0].message) == "a rewrite copied the original"
