@@ -72,6 +72,13 @@ def money(value) -> str:
     return f"-${-cents:,.2f}" if cents < 0 else f"${cents:,.2f}"
 
 
+def count(value) -> str:
+    """A count as people read it, thousands separated: 14748 -> "14,748"; "" for None."""
+    if value is None or value == "":
+        return ""
+    return f"{int(value):,}"
+
+
 def interval(low, high, places: int = 3) -> str:
     return f"[{decimals(low, places)}, {decimals(high, places)}]"
 

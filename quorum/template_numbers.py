@@ -1,4 +1,4 @@
-"""The `decimals`, `p_value`, `p_clause`, `percent` and `money` template filters, built into every template (settings.TEMPLATES):
+"""The `decimals`, `p_value`, `p_clause`, `percent`, `money` and `count` template filters, built into every template (settings.TEMPLATES):
 pages write figures by the same rule as the downloads' Markdown (`quorum.numbers`)."""
 from django import template
 
@@ -35,3 +35,9 @@ def percent(value, places=0):
 def money(value):
     """`{{ amount|money }}`: "$1,234.50", cents half up, as the crowd section and its notes write amounts."""
     return numbers.money(value)
+
+
+@register.filter
+def count(value):
+    """`{{ n|count }}`: 14748 as "14,748", as the import command writes a corpus's size."""
+    return numbers.count(value)

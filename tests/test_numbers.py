@@ -51,3 +51,10 @@ def test_an_amount_of_money_is_written_in_dollars_and_cents_with_thousands_separ
     assert numbers.money(Decimal("-3.5")) == "-$3.50"
     assert numbers.money(None) == ""
     assert Template("{{ amount|money }}").render(Context({"amount": Decimal("1234.5")})) == "$1,234.50"
+
+
+def test_a_count_is_written_with_thousands_separated():
+    assert numbers.count(14748) == "14,748"
+    assert numbers.count(999) == "999"
+    assert numbers.count(None) == ""
+    assert Template("{{ n|count }}").render(Context({"n": 1234567})) == "1,234,567"

@@ -5,17 +5,25 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..models import Corpus, ExportRun, ImportRun, Item, Job, JobCreationRun, RunStatus, Slot
+from ..models import Corpus, ExportRun, ImportRun, Item, Job, JobCreationRun, RunStatus, Slot, Speaker
 
 #: How long a failed job creation stays on the dashboard (unless asked for again sooner).
 FAILED_CREATION_SHOWN_DAYS = 7
 
 
 def corpora_with_counts():
-    """Corpora, newest first, each with `dialog_count` and `turn_count`."""
+    """Corpora, newest first, each with `dialog_count`, `turn_count` and `user_turn_count` (what a
+    sample of most task types draws from), all in the one aggregate query."""
     return Corpus.objects.annotate(
-        dialog_count=Count("dialogs", distinct=True), turn_count=Count("dialogs__turns")
+        dialog_count=Count("dialogs", distinct=True),
+        turn_count=Count("dialogs__turns"),
+        user_turn_count=Count("dialogs__turns", filter=Q(dialogs__turns__speaker=Speaker.USER)),
     ).order_by("-created_at", "-id")
+
+
+def corpus_counts(corpus_id: int) -> Corpus | None:
+    """One corpus with the counts of `corpora_with_counts` (None if it is gone)."""
+    return corpora_with_counts().filter(pk=corpus_id).first()
 
 
 def _count_for_job(model, **filters):
