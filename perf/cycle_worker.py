@@ -102,15 +102,15 @@ class _Counted:
             spent[1] += 1
 
 
-def _postgres_by_statement(cycles_of, cycles: int, backend: int) -> dict:
+def _postgres_by_statement(cycles_of, cycles: int, backend: int) -> list[dict]:
     """A further `cycles` cycles, each statement's PostgreSQL CPU timed (`_Counted`)."""
     timed = _Counted(backend)
     with connection.execute_wrapper(timed):
         cycles_of(cycles, measured=False)
-    return {
-        words: {"postgres_ms_per_cycle": round(ns / cycles / 1e6, 3), "per_cycle": round(n / cycles, 2)}
+    return [  # a list, dearest first: the saved JSON sorts an object's keys
+        {"statement": words, "postgres_ms_per_cycle": round(ns / cycles / 1e6, 3), "per_cycle": round(n / cycles, 2)}
         for words, (ns, n) in sorted(timed.by_statement.items(), key=lambda item: -item[1][0])
-    }
+    ]
 
 
 def main(job_id: int, cycles: int, username: str = "bench0", two_requests: bool = False) -> dict:
@@ -187,7 +187,7 @@ def main(job_id: int, cycles: int, username: str = "bench0", two_requests: bool 
             raise RuntimeError("the connection was replaced while measuring: PostgreSQL CPU not attributable")
     if profile:
         profile.dump_stats(os.environ["QUORUM_BENCH_PROFILE"])
-    by_statement = _postgres_by_statement(cycles_of, cycles, backend) if os.environ.get("QUORUM_BENCH_STATEMENTS") == "1" else {}
+    by_statement = _postgres_by_statement(cycles_of, cycles, backend) if os.environ.get("QUORUM_BENCH_STATEMENTS") == "1" else []
     cycle_ms = (python_s + pg_s) / cycles * 1000
     base_ms = (base_python_s + base_pg_s) / cycles * 1000
     return {
