@@ -42,6 +42,12 @@ class TestSet(models.Model):
         default=list, blank=True, help_text="logs.json: the dialog context of every instance; needed to rate responses in a crowd campaign."
     )
     size = models.PositiveIntegerField(help_text="Number of instances (length of labels).")
+    # A list: the entries' scores are JSON objects, whose keys PostgreSQL (jsonb) keeps shortest first.
+    score_columns = models.JSONField(
+        default=list, blank=True,
+        help_text="The metric columns of the uploaded score.csv in the file's order (a later file's new ones after them): "
+        "the order the results list metrics in.",
+    )
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of labels and knowledge, for result versions.")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -105,11 +105,14 @@ def spearman_rows(report: dict) -> list[dict]:
         sources = [(score_sources.UPLOADED, report.get("spearman", {})), (score_sources.COMPUTED, report["spearman_computed"])]
     else:  # stored before the two were kept apart: it read the merged values
         sources = [(score_sources.MERGED, report.get("spearman", {}))]
+    # In the report's `metric_order` (the score file's), which the stored objects' keys do not keep;
+    # a report stored before it keeps its keys' order.
+    position = {metric: i for i, metric in enumerate(report.get("metric_order") or ())}
     return [
         {"metric": metric, "scores": source, "scores_text": scores_text(source),
          "rho": value["rho"], "p": value["p"], "entries": value["n"], "too_few": bool(value.get("too_few"))}
         for source, by_metric in sources
-        for metric, value in by_metric.items()
+        for metric, value in sorted(by_metric.items(), key=lambda kv: position.get(kv[0], len(position)))
     ]
 
 

@@ -50,11 +50,15 @@ def build_report(
     agreement_levels=("ordinal", "interval"),
     evaluated=None,
     fragility_mark=fragility.DEFAULT_MARK_SHARE,
+    metric_order=(),
 ) -> dict:
     """`ratings`: columns system (a label), question, instance (index into the test set), rater, value (1-5).
 
     `evaluated`: the instances the campaign set out to rate (its sample), or None for all.
     `fragility_mark`: adjacent pairs held by a smaller share of the ratings are marked (`fragility`).
+    `metric_order`: the order to list objective metrics in (the score file's columns); metrics it does
+    not name follow in the order the systems' scores first give them. The report keeps it as
+    `metric_order`, a list, since a stored JSON object's keys may come back in another order.
     """
     questions = list(questions)
     labels = [s.label for s in systems]
@@ -149,8 +153,11 @@ def build_report(
 
     # Each source on its own: the published values, and Quorum's recomputation beside them.
     ranked_labels = [labels[k] for k in ranked]
+    metrics = _metric_order(metric_order, systems)
     published = pd.DataFrame([systems[k].objective for k in ranked], index=ranked_labels)
     recomputed = pd.DataFrame([systems[k].computed for k in ranked], index=ranked_labels)
+    published = published[[m for m in metrics if m in published.columns]]
+    recomputed = recomputed[[m for m in metrics if m in recomputed.columns]]
     spearman = scoring.spearman_by_metric(final[ranked], published) if ranked else {}
     spearman_computed = scoring.spearman_by_metric(final[ranked], recomputed) if ranked else {}
     raters_resampled = bool(rater_ids_known and unc_f.n_raters.max(initial=0) > 1)
@@ -196,6 +203,7 @@ def build_report(
         },
         "systems": [rows[k] for k in order],
         "pairwise": pairwise,
+        "metric_order": metrics,
         "spearman": spearman,  # on the uploaded score file's values
         "spearman_computed": spearman_computed,  # on Quorum's recomputation, where it has one
         "agreement": _agreement(ratings, labels, questions, n_instances, agreement_levels, bootstrap, seed, rater_ids_known),
@@ -203,6 +211,12 @@ def build_report(
         "length_association": style.length_association(style.length_rows(labels, [s.responses for s in systems], scores)),
         "fragility": fragility.report_fragility(ratings, labels, questions, n_instances, cols, [labels[k] for k in ranked], fragility_mark),
     }
+
+
+def _metric_order(given, systems) -> list[str]:
+    """Every objective metric of `systems`: those `given` names in its order, then the rest as first seen."""
+    seen = [m for s in systems for scores in (s.objective, s.computed) for m in scores]
+    return list(dict.fromkeys([*(m for m in given if m in seen), *seen]))
 
 
 def _agreement(ratings, labels, questions, n_instances, levels, bootstrap, seed, rater_ids_known):

@@ -11,6 +11,7 @@ from django.db.models import Q
 from evaluation.campaigns.services.inputs import refresh_inputs_version
 from evaluation.errors import EvaluationInputError
 from evaluation.models import Campaign, CampaignJob, CampaignResult, Entry, Rating
+from evaluation.stats.objective import DSTC9_METRICS
 from quorum.lazy_modules import lazy
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ def compute_campaign_results(campaign_id, bootstrap: int | None = None, seed: in
             bootstrap=scoring.DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
             seed=scoring.DEFAULT_SEED if seed is None else seed, rater_ids_known=campaign.rater_ids_known,
             evaluated=evaluated, fragility_mark=settings.QUORUM_FRAGILITY_MARK_SHARE,
+            metric_order=[*campaign.test_set.score_columns, *DSTC9_METRICS],  # computed ones in the scorer's order
         )
     except ValueError as exc:
         raise EvaluationInputError(f"campaign {campaign.name!r}: {exc}") from exc

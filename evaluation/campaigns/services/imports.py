@@ -205,6 +205,10 @@ def import_objective_scores(test_set, csv_path, baseline_teams=BASELINE_TEAMS) -
         raise EvaluationInputError(f"{path}: file not found")
     with path.open(newline="", encoding="utf-8") as handle:
         rows = read_score_csv(handle.read(), str(path))
+    # The file's column order, kept: the results list metrics as the organizer gave them.
+    columns = list(rows[0][3])
+    test_set.score_columns = [*test_set.score_columns, *(c for c in columns if c not in test_set.score_columns)]
+    test_set.save(update_fields=["score_columns"])
     updates = []
     for line, team_id, entry_id, scores in rows:
         team, entry_name, entry = score_entry(test_set, team_id, entry_id, baseline_teams)

@@ -16,6 +16,8 @@ def inputs_version(campaign: Campaign) -> str:
     flags, the uploaded and the computed objective scores) and every rating, in a fixed order."""
     digest = hashlib.sha256()
     digest.update(f"report-format:{REPORT_FORMAT}|testset:{campaign.test_set.content_hash}|questions:{campaign.questions}|raters-known:{campaign.rater_ids_known}".encode())
+    if campaign.test_set.score_columns:  # the order metrics are listed in; absent, versions stored before it stand
+        digest.update(f"|metric-order:{campaign.test_set.score_columns}".encode())
     for entry in campaign.entries.order_by("pk"):
         digest.update(
             f"|entry:{entry.pk}:{entry.content_hash}:{sorted(entry.objective_scores.items())}:{sorted(entry.computed_scores.items())}".encode()
