@@ -527,21 +527,42 @@ def worker_response_evidence(responses) -> list[ResponseEvidence]:
 
     responses = list(responses)
     logged = {
-        pk: (answers or {}, typing or {})
-        for pk, answers, typing in Response.objects.filter(pk__in=[r.pk for r in responses]).values_list("pk", "answers", "typing")
+        pk: (answers or {}, typing or {}, job_id)
+        for pk, answers, typing, job_id in Response.objects.filter(pk__in=[r.pk for r in responses])
+        .values_list("pk", "answers", "typing", "item__job_id")
     }
+    field_order = _answer_field_order({job_id for _, _, job_id in logged.values()})
     rows = []
     for r in responses:
         checks = r.checks or {}
         evidence = checks.get("flag_evidence") or {}
         flags = [(code, flag_name(code), evidence.get(code, "")) for code in checks.get("flags") or []]
-        answers, logs = logged.get(r.pk, ({}, {}))
+        answers, logs, job_id = logged.get(r.pk, ({}, {}, None))
+        order = field_order.get(job_id, {})
         typing = [
             (name, typing_flags.summary(typing_flags.features(record, str(answers.get(name) or ""))))
-            for name, record in logs.items() if isinstance(record, dict)
+            for name, record in _in_order(logs, order) if isinstance(record, dict)
         ]
         if not typing:
             typing = [(name, f"{counts.get('typed_chars', 0)} typed, {counts.get('pasted_chars', 0)} pasted")
-                      for name, counts in (r.telemetry or {}).items() if isinstance(counts, dict)]
+                      for name, counts in _in_order(r.telemetry, order) if isinstance(counts, dict)]
         rows.append(ResponseEvidence(r, flags, typing))
     return rows
+
+
+def _answer_field_order(job_ids) -> dict[int, dict[str, int]]:
+    """Each job's answer fields' positions, as its task type lists them (one query for the jobs)."""
+    out = {}
+    for pk, key, settings in Job.objects.filter(pk__in=job_ids).values_list("pk", "task_type", "settings"):
+        kind = task_types.registry().get(key)  # a type no longer registered: its fields keep the log's order
+        fields = kind.answer_fields(settings or {}) if kind is not None else []
+        out[pk] = {f["name"]: i for i, f in enumerate(fields)}
+    return out
+
+
+def _in_order(by_field, order: dict[str, int]) -> list[tuple]:
+    """`by_field`'s items in the task type's field order, then any other field: a stored JSON object's
+    keys come back from PostgreSQL shortest first (typos before paraphrase)."""
+    if not isinstance(by_field, dict):
+        return []
+    return sorted(by_field.items(), key=lambda pair: order.get(pair[0], len(order)))

@@ -2,6 +2,7 @@
 (annotation/quality/typing.py), and names each flag in words with its evidence: the page's counts
 alone took an extension's dispatched events for typing."""
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -63,3 +64,24 @@ def test_the_review_queue_leads_with_how_many_responses_carry_each_flag(make_ann
     assert '<a href="?flag=pasted" data-flag="pasted">2 responses mostly pasted rather than typed</a>' in line
     assert '<a href="?flag=any" id="show-flagged">Show only flagged responses</a>' in line
     assert page.index('id="flag-counts"') < page.index('id="review-filters"')  # before the filters and the queue
+
+
+def test_the_typing_summaries_follow_the_task_types_answer_fields(make_annotator, organizer, client):
+    # The stored log's keys come back shortest first (typos, verbose, paraphrase...); the page lists
+    # the fields as the task type does, with the log's and the page's counts alike.
+    job = make_live_job(make_corpus(dialogs=2, user_turns=1), name="rewrites")
+    worker = make_annotator("typist")[1]
+    slot = claim_next_slot(job=job, worker=worker)
+    answers = good_answers(slot.item)
+    log = {name: typing_log.build_record([("f", 500, None), *[("k", 160, 1)] * len(answers[name])]) for name in reversed(list(answers))}
+    submit_response(slot_id=slot.id, worker=worker, answers=answers, typing=json.dumps(log))
+    slot = claim_next_slot(job=job, worker=worker)
+    counts = {name: {"typed_chars": 40, "pasted_chars": 0} for name in reversed(list(answers))}
+    submit_response(slot_id=slot.id, worker=worker, answers=good_answers(slot.item), telemetry=counts)
+
+    client.force_login(organizer)
+    page = client.get(reverse("organizer:worker", kwargs={"pk": worker.pk})).content.decode()
+    cells = re.findall(r'<td class="typing-summary">(.*?)</td>', page)
+    assert len(cells) == 2
+    for cell in cells:
+        assert re.findall(r"<div>(\w+):", cell) == ["paraphrase", "typos", "verbose", "simplified"]
