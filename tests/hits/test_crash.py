@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from hits.fakes import FakeMTurk, FakeProlific
+from tests import sqlite_template
 
 from .crash_processes import Step, run_step
 
@@ -64,12 +65,12 @@ def _postgres_admin():
 
 
 @pytest.fixture(scope="module")
-def _migrated(tmp_path_factory):
-    """A migrated database per backend, to be copied for each test. On PostgreSQL it is the suite's
-    own template (tests/db_template.py: `manage.py migrate` run once per change of the migrations,
-    which every test database of the run is copied from), asked for at each copy: a run on other
-    migrations drops it. SQLite is migrated here, once."""
-    made = {}
+def _migrated():
+    """A migrated database per backend, to be copied for each test: the suite's own templates, built
+    once per change of the migrations and shared by the test processes of a run (and later runs).
+    On PostgreSQL tests/db_template.py's, which every test database of the run is copied from; on
+    SQLite tests/sqlite_template.py's, which the demo tests copy too. Each is asked for at each
+    copy: a run on other migrations replaces it."""
 
     def get(backend):
         if backend == "postgres":
@@ -78,11 +79,7 @@ def _migrated(tmp_path_factory):
             from tests import db_template
 
             return db_template.ensure_template(settings.DATABASES["default"])
-        if backend not in made:
-            folder = tmp_path_factory.mktemp(f"crash-{backend}")
-            made[backend] = folder / "template.sqlite3"
-            _run(_env(f"sqlite:///{made[backend]}", folder), "migrate")
-        return made[backend]
+        return sqlite_template.migrated_sqlite()
 
     return get
 
