@@ -8,6 +8,7 @@ from django import forms
 from evaluation.campaigns import selectors
 from evaluation.forms import OwnIdsForm
 from hits.providers import registry
+from quorum import numbers
 
 
 def _team_names(value: str) -> list[str]:
@@ -30,7 +31,7 @@ class TestSetUploadForm(OwnIdsForm):
 
 class TestSetChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj):
-        return f"{obj.challenge} / {obj.name} ({obj.size} instances, {obj.n_entries} entries)"
+        return f"{obj.challenge} / {obj.name} ({numbers.count(obj.size)} instances, {numbers.count(obj.n_entries)} entries)"
 
 
 def choose_the_only_test_set(form) -> None:

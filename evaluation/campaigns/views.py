@@ -39,6 +39,7 @@ from evaluation.judges import selectors as judges_selectors
 from evaluation.judges.services import import_judge_scores, import_pairwise_verdicts
 from evaluation.models import Campaign, CampaignRun, PairwiseReport, TestSet
 from evaluation.stats import report_format
+from quorum import numbers
 from quorum.lazy_modules import lazy
 from quorum.progress import attempt_state, is_finished, page_again, progress_response, state_response
 from quorum.roles import organizer_required
@@ -110,7 +111,7 @@ def _import_test_set(data) -> str:
         data["challenge"], data["name"], labels=data["labels"], knowledge=data["knowledge"], logs=data["logs"], archive=data["archive"]
     )
     contexts = "with" if test_set.logs else "without"
-    return f"Imported test set “{test_set.challenge} / {test_set.name}”: {test_set.size} instances, {contexts} dialog contexts."
+    return f"Imported test set “{test_set.challenge} / {test_set.name}”: {numbers.count(test_set.size)} instances, {contexts} dialog contexts."
 
 
 def _import_logs(data) -> str:
@@ -394,7 +395,7 @@ def campaign_set_adaptive(request, pk):
 
 
 def _n(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
+    return f"{numbers.count(count)} {one if count == 1 else many}"
 
 
 def _created_message(crowd, items, launched) -> str:
@@ -402,8 +403,8 @@ def _created_message(crowd, items, launched) -> str:
     what = f"{_n(items, 'item', 'items')} x {raters} on {_n(len(crowd.instances), 'instance', 'instances')}"
     if crowd.round_sizes:
         what = (
-            f"its first round, {_n(items, 'item', 'items')} x {raters} on the first {crowd.round_sizes[0]} of "
-            f"{len(crowd.instances)} instances (adaptive: looks at {', '.join(map(str, crowd.round_sizes))} instances)"
+            f"its first round, {_n(items, 'item', 'items')} x {raters} on the first {numbers.count(crowd.round_sizes[0])} of "
+            f"{numbers.count(len(crowd.instances))} instances (adaptive: looks at {', '.join(map(numbers.count, crowd.round_sizes))} instances)"
         )
     then = "launched: raters can start now." if launched else "a draft: launch it when its crowd is set up."
     return f"Created the crowd job “{crowd.job.name}”: {what}; {then}"
