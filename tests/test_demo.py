@@ -28,16 +28,17 @@ def _env(var_dir):
 
 @pytest.fixture(scope="module")
 def migrated():
-    """A freshly migrated SQLite database: each run copies the suite's migrated template
-    (tests/sqlite_template.py, built once per change of the migrations and shared with the crash
-    tests) rather than migrating again, which is the same database at a fraction of the cost."""
-    return migrated_sqlite()
+    """Where a freshly migrated SQLite database comes from: each run copies the suite's migrated
+    template (tests/sqlite_template.py, built once per change of the migrations and shared with the
+    crash tests) rather than migrating again, which is the same database at a fraction of the cost.
+    Asked for at each copy: a run on other migrations replaces it."""
+    return migrated_sqlite
 
 
 def run_demo(migrated, var_dir, out, *args):
     """Run the demo without serving on a copy of the migrated database under var_dir; (summary, stdout)."""
     var_dir.mkdir(parents=True)
-    shutil.copyfile(migrated, var_dir / DATABASE)
+    shutil.copyfile(migrated(), var_dir / DATABASE)
     proc = subprocess.run(
         [*MANAGE, "demo", "--no-serve", "--out", str(out), "--json", *args],
         cwd=ROOT, env=_env(var_dir), capture_output=True, text=True, timeout=600,
