@@ -22,7 +22,7 @@ def test_the_count_column_is_named_and_explained_alike_everywhere(campaign, clie
     table = client.get(reverse("evaluation:campaign-download", args=[campaign.pk, "leaderboard.csv"])).content.decode()
     api = organizer_api.get(f"/api/evaluation/campaigns/{campaign.pk}/leaderboard/").json()
 
-    head = page[page.index('<table id="leaderboard">'):page.index("</thead>", page.index('<table id="leaderboard">'))]
+    head = page[page.index('<table id="leaderboard"'):page.index("</thead>", page.index('<table id="leaderboard"'))]
     assert "<th>Instances rated</th>" in head and "<th>n</th>" not in head
     assert "| Final | Instances rated | Unrated |" in markdown.splitlines()[0]
     header = next(csv.reader(io.StringIO(table)))

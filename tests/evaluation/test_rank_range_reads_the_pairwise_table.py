@@ -38,7 +38,7 @@ def _cells(text):
 
 
 def _page_tables(page):
-    board = page[page.index('<table id="leaderboard">'):page.index("</table>", page.index('<table id="leaderboard">'))]
+    board = page[page.index('<table id="leaderboard"'):page.index("</table>", page.index('<table id="leaderboard"'))]
     rows = [_cells(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>", board, re.S)[1:]]
     ranges = {r[2]: r[1] for r in rows if r[0] != "ref"}
     table = page[page.index('<table id="pairwise">'):page.index("</table>", page.index('<table id="pairwise">'))]
