@@ -43,7 +43,7 @@ from ..selectors.flags import flag_run_state, flagged_workers, stored_flags
 from ..selectors.gold import gold_items
 from ..selectors.jobs import job_progress
 from ..selectors.reliability import worker_reliability_table
-from ..selectors.review_decisions import decision_checks, decision_records
+from ..selectors.review_decisions import decision_records
 from ..services.exports import ExportUnderWay, start_export
 from ..services.flag_runs import request_flag_run
 from ..services.gold import GoldRequestError, add_gold_from_item
@@ -582,9 +582,7 @@ class ResponseOverrideView(OrganizerAPI, APIView):
         self.check_object_permissions(request, response)
         form = s.OverrideSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
-        data.setdefault("check", decision_checks(response.item.job)[0][0])
-        record = override_verdict(response, by=request.user, **data)
+        record = override_verdict(response, by=request.user, **form.validated_data)
         return Response(s.CheckOverrideSerializer(record).data)
 
 

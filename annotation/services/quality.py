@@ -20,6 +20,7 @@ from ..quality import gold as gold_schedule
 from ..quality.flags import NEVER_REJECTS, count_flags
 from ..selectors.policies import policy_of
 from ..selectors.quality import job_agreement, job_flags
+from ..selectors.review_decisions import decision_checks
 from . import reliability, voting
 from .errors import ClaimError
 from .response_status import transition
@@ -254,9 +255,10 @@ SETTLED = set(Response.SETTLED)
 
 
 def override_verdict(
-    response: Response, *, status: str, reason: str, check: str, by=None, recollect: bool = False
+    response: Response, *, status: str, reason: str, check: str | None = None, by=None, recollect: bool = False
 ) -> CheckOverride:
-    """Replace an automatic verdict (vote, rewrite checks, gold, flags) on a response, with the reason.
+    """Replace an automatic verdict (vote, rewrite checks, gold, flags) on a response, with the reason;
+    `check` by default the job's first of `decision_checks` (the vote outcome where there is a vote).
 
     The response gets `status`; a vote still running on it is cancelled (votes held by voters are
     then ignored). With `recollect`, a rejected response's item is reopened for a new response.
@@ -267,6 +269,7 @@ def override_verdict(
         raise QualityError("give the reason for overriding the automatic verdict")
     if status not in SETTLED:
         raise QualityError(f"status must be one of {', '.join(sorted(SETTLED))}")
+    check = check or decision_checks(response.item.job)[0][0]
     if check not in CheckOverride.Check.values:
         raise QualityError(f"check must be one of {', '.join(CheckOverride.Check.values)}")
     if recollect and status == Response.Status.ACCEPTED:

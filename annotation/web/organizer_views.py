@@ -541,7 +541,7 @@ def response_override(request, pk):
                 response,
                 status=form.cleaned_data["status"],
                 reason=form.cleaned_data["reason"],
-                check=form.cleaned_data["check"] or decision_checks(job)[0][0],
+                check=form.cleaned_data["check"] or None,  # the job's default: override_verdict
                 recollect=form.cleaned_data["recollect"],
                 by=request.user,
             )
