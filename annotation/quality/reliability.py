@@ -4,9 +4,8 @@ The input is one table of judgements (`JUDGEMENT_COLUMNS`): `task` (what is judg
 of a response, a pairwise pair, one question of a questionnaire item), `worker`, `label` (the
 answer given), and optionally a `gold` table (task -> known label) of answers known to be right.
 
-`fit` estimates Dawid-Skene (1979) confusion matrices with crowd-kit's EM (`crowdkit.aggregation`,
-imported inside the function: it takes seconds to import and web pages never fit a model). From
-the fit come:
+`fit` estimates Dawid-Skene (1979) confusion matrices by EM (`dawid_skene`: crowd-kit's steps in
+numpy, checked against crowd-kit in the tests). From the fit come:
 
 - per task: the posterior outcome, its probability (confidence) and the majority beside it;
 - per worker: the accuracy (the share of answers that are right) and a *spammer score* (Raykar &
@@ -35,7 +34,6 @@ fit at all, so voting by the model costs no model fit in the request.
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -130,27 +128,21 @@ def majority(judgements: pd.DataFrame) -> pd.DataFrame:
 
 def fit(judgements: pd.DataFrame, gold: Mapping | None = None, *, n_iter: int = 100, seed: int = 0) -> ReliabilityFit:
     """Dawid-Skene over the judgements, gold answers held as known truth."""
-    from crowdkit.aggregation import DawidSkene  # seconds to import: only the sweep fits
+    from . import dawid_skene
 
     data = judgements[JUDGEMENT_COLUMNS].astype({"label": str})
     if data.empty:
         return ReliabilityFit(labels=[], priors=[])
     true_labels = None
     if gold:
-        known = {t: str(v) for t, v in gold.items() if t in set(data["task"])}
+        judged = set(data["task"])
+        known = {t: str(v) for t, v in gold.items() if t in judged}
         true_labels = pd.Series(known, dtype=object) if known else None
-    with warnings.catch_warnings():  # crowd-kit 1.4.2 uses pandas keywords pandas 3 deprecates
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        model = DawidSkene(n_iter=n_iter).fit(data, true_labels=true_labels)
-    assert model.probas_ is not None and model.errors_ is not None and model.priors_ is not None  # set by fit
-    labels = sorted(model.probas_.columns.tolist())
-    probas = model.probas_.reindex(columns=labels, fill_value=0.0)
-    errors = model.errors_.reindex(columns=labels, fill_value=0.0)
-    result = ReliabilityFit(labels=labels, priors=model.priors_.reindex(labels, fill_value=0.0).tolist(),
-                            iterations=len(model.loss_history_))
-    result.tasks = _task_outcomes(data, probas, labels)
-    result.workers = worker_reliability(data, probas, errors, labels, seed=seed)
+    model = dawid_skene.fit(data, true_labels, n_iter=n_iter)
+    labels = model.labels
+    result = ReliabilityFit(labels=labels, priors=model.priors.tolist(), iterations=model.iterations)
+    result.tasks = _task_outcomes(data, pd.DataFrame(model.probas, index=model.tasks, columns=labels), labels)
+    result.workers = _worker_reliability(data, model.probas, model.confusion, labels, seed=seed)
     return result
 
 
@@ -171,9 +163,21 @@ def _task_outcomes(data: pd.DataFrame, probas: pd.DataFrame, labels: list) -> di
 def worker_reliability(data: pd.DataFrame, probas: pd.DataFrame, errors: pd.DataFrame, labels: list,
                        seed: int = 0) -> dict:
     """Per worker: accuracy and spammer score, each the posterior mean with its equal-tailed
-    interval. The true label of each judged task is not known but inferred: every task's label is
-    drawn `IMPUTATIONS` times from the Bayesian Dawid-Skene posterior (`sampled_counts`); each draw
-    gives hard counts with their Jeffreys posterior (`share_estimate`, `spammer_estimate`), and the
+    interval, from tasks' posteriors (`probas`, task x label) and confusion matrices in crowd-kit's
+    form (`errors`: rows worker and answer, columns true label); `_worker_reliability` says how."""
+    k = len(labels)
+    workers = pd.factorize(data["worker"])[1]
+    confusion = np.stack([_confusion_of(errors, w, labels) for w in workers]) if len(workers) else np.zeros((0, k, k))
+    post = probas.reindex(pd.factorize(data["task"])[1]).to_numpy()
+    return _worker_reliability(data, post, confusion, labels, seed=seed)
+
+
+def _worker_reliability(data: pd.DataFrame, post: np.ndarray, confusion: np.ndarray, labels: list, seed: int = 0) -> dict:
+    """Per worker: accuracy and spammer score, each the posterior mean with its equal-tailed
+    interval. `post` [task, label] and `confusion` [worker, true, answer] are in the order tasks
+    and workers first appear in `data`. The true label of each judged task is not known but
+    inferred: every task's label is drawn `IMPUTATIONS` times from the Bayesian Dawid-Skene
+    posterior (`sampled_counts`); each draw gives hard counts with their Jeffreys posterior (`share_estimate`, `spammer_estimate`), and the
     figure and its interval are those of the mixture. With known truth (gold) every draw is the same
     and this is one Jeffreys posterior."""
     k = len(labels)
@@ -181,9 +185,7 @@ def worker_reliability(data: pd.DataFrame, probas: pd.DataFrame, errors: pd.Data
     answer = data["label"].map(label_index).to_numpy()
     worker_codes, workers = pd.factorize(data["worker"])
     n_workers = len(workers)
-    confusion = np.stack([_confusion_of(errors, w, labels) for w in workers]) if n_workers else np.zeros((0, k, k))
-    task_codes, tasks = pd.factorize(data["task"])
-    post = probas.reindex(tasks).to_numpy()
+    task_codes, _tasks = pd.factorize(data["task"])
     counts = sampled_counts(post, task_codes, worker_codes, answer, n_workers, seed=seed)  # [draw, worker, true, answer]
     right = np.einsum("mwkk->mw", counts)
     accuracy, low, high = share_estimate(right, counts.sum(axis=(2, 3))[0])
