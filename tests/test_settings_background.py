@@ -1,8 +1,9 @@
 """Background work is explicit (issue 8): outside development and tests Quorum refuses to start
 without a Celery broker, unless QUORUM_TASKS_INLINE=true says to run tasks in-process on purpose.
 
-Settings are read once per process, so each case loads them in a fresh interpreter with its own
-environment, as gunicorn, `manage.py` and `celery` would.
+Settings are read once per process, so each case loads them in a process of its own with its own
+environment (tests/fresh_python.py), as gunicorn, `manage.py` and `celery` would; `manage.py` and the
+worker themselves are started as they are.
 """
 import json
 import os
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests import fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 PRINT_CELERY = (
@@ -30,8 +33,13 @@ def _run(args, **values):
     return subprocess.run(args, cwd=ROOT, env=_env(**values), capture_output=True, text=True, timeout=120)
 
 
+def _load(**values):
+    """The settings loaded in a process of their own, printing the Celery ones."""
+    return fresh_python.run(PRINT_CELERY, _env(**values))
+
+
 def _celery_settings(**values) -> dict:
-    done = _run([sys.executable, "-c", PRINT_CELERY], **values)
+    done = _load(**values)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -47,11 +55,11 @@ def _assert_refused(done):
 
 @pytest.mark.parametrize("quorum_env", ["production", "staging"])
 def test_settings_refuse_to_load_without_a_broker_outside_development(quorum_env):
-    _assert_refused(_run([sys.executable, "-c", PRINT_CELERY], QUORUM_ENV=quorum_env))
+    _assert_refused(_load(QUORUM_ENV=quorum_env))
 
 
 def test_an_in_memory_broker_is_no_broker_in_production():
-    _assert_refused(_run([sys.executable, "-c", PRINT_CELERY], QUORUM_ENV="production", CELERY_BROKER_URL="memory://localhost/"))
+    _assert_refused(_load(QUORUM_ENV="production", CELERY_BROKER_URL="memory://localhost/"))
 
 
 @pytest.mark.slow
@@ -95,4 +103,4 @@ def test_development_with_a_broker_uses_it():
 
 
 def test_false_inline_is_still_refused():
-    _assert_refused(_run([sys.executable, "-c", PRINT_CELERY], QUORUM_ENV="production", QUORUM_TASKS_INLINE="false"))
+    _assert_refused(_load(QUORUM_ENV="production", QUORUM_TASKS_INLINE="false"))

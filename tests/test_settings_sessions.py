@@ -1,21 +1,19 @@
 """Sessions come from the cache only when every process shares it (issue 26): with CACHE_URL set to
 Redis a work page reads its session without a query; with the per-process default cache a logout
 must reach every worker, so sessions stay in the database. Settings are read once per process, so
-each case loads them in a fresh interpreter with its own environment."""
+each case loads them in a process of its own with its own environment (tests/fresh_python.py)."""
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import fresh_python
+
 PRINT = "import json, django; django.setup(); from django.conf import settings as s; print(json.dumps(s.SESSION_ENGINE))"
 
 
 def _engine(**values) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "QUORUM_SESSION_ENGINE")}
     env.update(DJANGO_SETTINGS_MODULE="quorum.settings", QUORUM_ENV="test", **values)
-    done = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = fresh_python.run(PRINT, env)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

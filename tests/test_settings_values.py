@@ -1,24 +1,22 @@
 """A wrong value in the environment stops start-up with a message naming the variable and what it
 must be (ImproperlyConfigured), not a ValueError or a KeyError from inside django-environ.
 
-Settings are read once per process, so each case loads them in a fresh interpreter with its own
-environment, as gunicorn, `manage.py` and `celery` would.
+Settings are read once per process, so each case loads them in a process of its own with its own
+environment, as gunicorn, `manage.py` and `celery` would (tests/fresh_python.py).
 """
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import fresh_python
+
 LOAD = "import django; django.setup(); print('loaded')"
 
 
 def _last_line(**values) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QUORUM_", "CELERY_", "DATABASE_URL"))}
     env.update({"DJANGO_SETTINGS_MODULE": "quorum.settings", "QUORUM_ENV": "test", "SECRET_KEY": "not-a-real-secret", **values})
-    done = subprocess.run([sys.executable, "-c", LOAD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = fresh_python.run(LOAD, env)
     return (done.stdout + done.stderr).strip().splitlines()[-1]
 
 
@@ -97,7 +95,7 @@ def test_the_usual_spellings_of_a_switch_are_read_in_any_case(value, expected):
         "DJANGO_SETTINGS_MODULE": "quorum.settings", "QUORUM_ENV": "test", "SECRET_KEY": "not-a-real-secret",
         "DEBUG": value, "QUORUM_BEHIND_TLS_PROXY": value, "QUORUM_PREPARED_STATEMENTS": value,
     })
-    done = subprocess.run([sys.executable, "-c", SWITCH], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = fresh_python.run(SWITCH, env)
     assert done.stdout.split() == [str(expected)] * 3, done.stderr
 
 
@@ -114,7 +112,7 @@ def test_the_worker_log_shows_a_task_finishing_at_info(level, shown):
     # celery.app.trace was held at WARNING, so at LOG_LEVEL=INFO a worker logged "received" and never "succeeded".
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QUORUM_", "CELERY_", "DATABASE_URL"))}
     env.update({"DJANGO_SETTINGS_MODULE": "quorum.settings", "QUORUM_ENV": "test", "SECRET_KEY": "not-a-real-secret", "LOG_LEVEL": level})
-    done = subprocess.run([sys.executable, "-c", TASK_LOG], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = fresh_python.run(TASK_LOG, env)
     assert done.returncode == 0, done.stderr
     assert ("Task quorum.tests.noop[" in done.stderr and "succeeded in" in done.stderr) is shown, done.stderr
 
