@@ -53,10 +53,24 @@ def _rating(label, instance, worker_name):
     return int(np.clip(round(QUALITY.get(label, 4.8) + instance_effect + noise), 1, 5))  # 4.8: the ground truth
 
 
+def _rated_pair(item_id, pairs):
+    """(entry label, instance) of a campaign item. The pairing never changes: read for every item
+    of the job at once, again only when a new round has added items."""
+    if item_id not in pairs:
+        job_items = CampaignItem.objects.filter(item__job__items__pk=item_id).select_related("entry__team")
+        pairs.update((pair.item_id, (pair.entry.label, pair.instance)) for pair in job_items)
+    return pairs[item_id]
+
+
+def _answers(item_id, worker, pairs):
+    label, instance = _rated_pair(item_id, pairs)
+    return {q: _rating(label, instance, worker.external_id) for q in ("appropriateness", "accuracy")}
+
+
 def _rate_until_no_work(job, workers, capture):
     """Workers take turns claiming and answering; the rating hook runs after each commit (eager
     tasks). Returns how many responses were given."""
-    given = 0
+    given, pairs = 0, {}
     while True:
         progressed = False
         for worker in workers:
@@ -66,8 +80,7 @@ def _rate_until_no_work(job, workers, capture):
             slot = claim_next_slot(job=job, worker=worker)
             if slot is None:
                 continue
-            pair = CampaignItem.objects.select_related("entry__team").get(item_id=slot.item_id)
-            answers = {q: _rating(pair.entry.label, pair.instance, worker.external_id) for q in ("appropriateness", "accuracy")}
+            answers = _answers(slot.item_id, worker, pairs)
             with capture(execute=True):
                 submit_response(slot_id=slot.pk, worker=worker, answers=answers)
             given += 1
@@ -171,7 +184,7 @@ def test_budget_is_never_exceeded(tmp_path, make_annotator, django_capture_on_co
 
 def _complete_first_round(job):
     """Rate the first round without running the hook (the test decides when the look runs)."""
-    worker_pool = []
+    worker_pool, pairs = [], {}
     for i in range(2):
         worker_pool.append(Worker.objects.get_or_create(provider="inhouse", external_id=f"direct{i}")[0])
     while True:
@@ -180,8 +193,7 @@ def _complete_first_round(job):
             slot = claim_next_slot(job=job, worker=worker)
             if slot is None:
                 continue
-            pair = CampaignItem.objects.select_related("entry__team").get(item_id=slot.item_id)
-            submit_response(slot_id=slot.pk, worker=worker, answers={q: _rating(pair.entry.label, pair.instance, worker.external_id) for q in ("appropriateness", "accuracy")})
+            submit_response(slot_id=slot.pk, worker=worker, answers=_answers(slot.item_id, worker, pairs))
             progressed = True
         if not progressed:
             return

@@ -54,6 +54,13 @@ def round_is_complete(job: Job) -> bool:
     return not Response.objects.filter(item__job=job, status__in=PENDING).exists()
 
 
+def _still_collecting(campaign_id: int) -> bool:
+    """A slot of the campaign's crowd job is not submitted yet: one statement, read before the lock.
+    Safe unlocked: an incomplete round leads `run_look` to None in any case, and the task that runs
+    after the round's last submission commits sees every slot submitted."""
+    return Slot.objects.filter(job__evaluation_campaign__campaign_id=campaign_id).exclude(state=Slot.State.SUBMITTED).exists()
+
+
 def _pool(campaign: Campaign, crowd: CampaignJob, entries: list):
     """The allocation pool of the campaign's ratings: rows are the entries, columns the rated instances."""
     column = {instance: j for j, instance in enumerate(crowd.instances)}
@@ -96,6 +103,8 @@ def _stop(campaign: Campaign, job: Job) -> None:
 def run_look(campaign_id: int) -> CampaignLook | None:
     """Look at an adaptive campaign whose current round is complete and decide; None when there is
     nothing to do (not adaptive, no live crowd job, stopped, or the round still collecting)."""
+    if _still_collecting(campaign_id):
+        return None  # most calls (one per rating): no lock, no campaign, test set or look read
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().select_related("test_set").filter(pk=campaign_id, adaptive=True).first()
         if campaign is None:
