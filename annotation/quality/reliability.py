@@ -228,13 +228,21 @@ def sampled_counts(post: np.ndarray, task_codes: np.ndarray, worker_codes: np.nd
         rows = rng.gamma(counts + GIBBS_PRIOR)
         log_confusion = np.log(rows / rows.sum(axis=-1, keepdims=True)).ravel()
         shares = rng.gamma(np.bincount(labels, minlength=k) + PRIOR)
-        log_post = np.tile(np.log(shares / shares.sum()), (n_tasks, 1))
-        for c in range(k):
-            log_post[:, c] += np.bincount(task_codes, weights=log_confusion[cell_of_answer + c * k], minlength=n_tasks)
+        log_share = np.log(shares / shares.sum())
+        # [label, task]: a row per label, as numpy reduces over an axis of 2 or 3 far slower.
+        log_post = np.stack([log_share[c] + np.bincount(task_codes, weights=log_confusion[cell_of_answer + c * k],
+                                                        minlength=n_tasks) for c in range(k)])
         # A draw from softmax(log_post) by its inverse CDF (half the cost of Gumbel-max's argmax).
-        chances = np.exp(log_post - log_post.max(axis=1, keepdims=True))
-        cumulative = np.cumsum(chances, axis=1)
-        drawn = (rng.random((n_tasks, 1)) * cumulative[:, -1:] >= cumulative).sum(axis=1)
+        top = log_post[0].copy()
+        for c in range(1, k):
+            np.maximum(top, log_post[c], out=top)
+        cumulative = np.exp(log_post - top)
+        for c in range(1, k):
+            cumulative[c] += cumulative[c - 1]
+        point = rng.random(n_tasks) * cumulative[-1]
+        drawn = np.zeros(n_tasks, dtype=labels.dtype)
+        for c in range(k):
+            drawn += point >= cumulative[c]
         labels = np.where(fixed, labels, drawn)
     return np.stack(kept)
 
@@ -291,10 +299,9 @@ def spammer_estimate(counts: np.ndarray, seed: int = 0, level: float = INTERVAL)
     for start in range(0, counts.shape[1], WORKERS_PER_CHUNK):
         part = posterior[:, start:start + WORKERS_PER_CHUNK]
         draws = rng.gamma(np.broadcast_to(part[:, None, ...], (part.shape[0], per_draw, *part.shape[1:])))
-        draws /= draws.sum(axis=-1, keepdims=True)
+        draws /= _last_axis_sum(draws)[..., None]
         scores = spammer_score(draws).reshape(-1, part.shape[1])
-        low[start:start + part.shape[1]] = np.quantile(scores, tail, axis=0)
-        high[start:start + part.shape[1]] = np.quantile(scores, 1 - tail, axis=0)
+        low[start:start + part.shape[1]], high[start:start + part.shape[1]] = np.quantile(scores, [tail, 1 - tail], axis=0)
     k = counts.shape[-1]
     diagonal = np.einsum("dwkk->dw", counts)
     total = counts.sum(axis=(2, 3))
@@ -321,10 +328,24 @@ def spammer_score(confusion: np.ndarray) -> np.ndarray:
     k = confusion.shape[-1]
     if k < 2:
         return np.zeros(confusion.shape[:-2])
-    diagonal = np.diagonal(confusion, axis1=-2, axis2=-1)  # [..., k]: P(answer c | true c)
-    column_sums = confusion.sum(axis=-2)  # [..., k]: sum over true labels of P(answer c | true)
-    off = (column_sums - diagonal) / (k - 1)
-    return (diagonal - off).mean(axis=-1)
+    # sum_c C[c, c] - sum_{t != c} C[t, c] / (k - 1), a cell at a time: numpy's reductions over
+    # an axis of 2 or 3 cost far more than these additions on the millions of draws given here.
+    total = np.zeros(confusion.shape[:-2])
+    for t in range(k):
+        for c in range(k):
+            if t == c:
+                total += confusion[..., t, c]
+            else:
+                total -= confusion[..., t, c] / (k - 1)
+    return total / k
+
+
+def _last_axis_sum(x: np.ndarray) -> np.ndarray:
+    """x.sum(axis=-1) over a short last axis, a slice at a time (see `spammer_score`)."""
+    total = x[..., 0].copy()
+    for c in range(1, x.shape[-1]):
+        total += x[..., c]
+    return total
 
 
 # --- Flags ---------------------------------------------------------------------------------------
