@@ -387,23 +387,27 @@ def rater_bootstrap(cols: Eq1Columns, T: np.ndarray, C: np.ndarray, replicates=D
     the mass stays. Cheap: a [SQ, R] x [R, B] product."""
     S, Q, R = T.shape
     rng = np.random.default_rng(seed)
-    m = _resample_counts(rng, replicates, R).astype(float)  # [B, R]
+    m = _resample_counts(rng, replicates, R, dtype=float)  # [B, R]
+    # T and C side by side: one pass over m (the same sums as two products).
+    sums = m @ np.concatenate([T.reshape(S * Q, R), C.reshape(S * Q, R)]).T  # [B, 2SQ]
     with np.errstate(invalid="ignore", divide="ignore"):
-        level = (m @ T.reshape(S * Q, R).T) / (m @ C.reshape(S * Q, R).T)  # [B, SQ]
+        level = sums[:, :S * Q] / sums[:, S * Q:]  # [B, SQ]
     numerator = (level * C.reshape(S * Q, R).sum(axis=1)).reshape(replicates, S, Q)
     dp = cols.precision_denominator.sum(-1)
     dr = cols.recall_denominator.sum(-1)
     return _prf(numerator, dp[None], dr[None])[2]
 
 
-def _resample_counts(rng, replicates: int, n: int, chunk=100) -> np.ndarray:
+def _resample_counts(rng, replicates: int, n: int, chunk=100, dtype=np.int64) -> np.ndarray:
     """[replicates, n]: how often each of n items was drawn in each resample of n with replacement.
-    Drawn a chunk of resamples at a time (the generator's stream is the same as one by one)."""
-    counts = np.empty((replicates, n), dtype=np.int64)
+    Drawn a chunk of resamples at a time (the generator's stream is the same as one by one), and
+    written as `dtype` a chunk at a time (a float product then needs no second copy of them all)."""
+    counts = np.empty((replicates, n), dtype=dtype)
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
         draws = rng.integers(0, n, size=(size, n))
-        counts[start:start + size] = np.bincount((draws + (np.arange(size) * n)[:, None]).ravel(), minlength=size * n).reshape(size, n)
+        draws += (np.arange(size) * n)[:, None]
+        counts[start:start + size] = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
     return counts
 
 
@@ -430,18 +434,20 @@ class Uncertainty:
     def combined(self):
         return self.instance + self.rater
 
-    def difference_rater(self, i: int, j: int) -> np.ndarray:
-        """[B]: the rater part of the deviations of score i - score j."""
+    def difference_rater(self, i, j) -> np.ndarray:
+        """[B, P]: the rater part of the deviations of score i[k] - score j[k], each pair k of the
+        index arrays `i` and `j`."""
         if self.rater_by_question is None or self.pair_share is None:
             return self.rater[:, i] - self.rater[:, j]
-        raw = self.rater_by_question[:, i, :] - self.rater_by_question[:, j, :]
-        return (raw * self.pair_share[None, :, i, j]).mean(axis=1)
+        raw = self.rater_by_question[:, i, :] - self.rater_by_question[:, j, :]  # [B, P, Q]
+        share = np.ascontiguousarray(self.pair_share[:, i, j].T)  # [P, Q]
+        return (raw * share[None]).mean(axis=-1)
 
-    def difference_raters(self, i: int, j: int) -> int:
-        """The rater clusters behind the difference score i - score j."""
+    def difference_raters(self, i, j) -> np.ndarray:
+        """[P]: the rater clusters behind each difference score i[k] - score j[k]."""
         if self.pair_raters is None:
-            return int(min(self.n_raters[i], self.n_raters[j]))
-        return int(self.pair_raters[i, j])
+            return np.minimum(self.n_raters[i], self.n_raters[j]).astype(int)
+        return self.pair_raters[i, j].astype(int)
 
     def columns(self, keep) -> Uncertainty:
         """The same uncertainty for the systems `keep` (indices, in that order)."""
@@ -523,7 +529,10 @@ def percentile_interval(samples: np.ndarray, ci=0.95, axis=0):
     tail = (1 - ci) / 2 * 100
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=axis)
+        # The same percentiles either way; nanpercentile goes a column at a time in Python.
+        samples = np.asarray(samples)
+        quantiles = np.percentile if samples.size and not np.isnan(samples).any() else np.nanpercentile
+        low, high = quantiles(samples, [tail, 100 - tail], axis=axis)
     return low, high
 
 
@@ -577,6 +586,36 @@ def bootstrap_p(replicates: np.ndarray, estimate: float) -> float | None:
     return float(min(cap, max(counted, 2 * stats.norm.sf(abs(estimate) / se))))
 
 
+def bootstrap_ps(replicates: np.ndarray, estimates) -> list[float | None]:
+    """`bootstrap_p` of each column of `replicates` [B, P] against its estimate [P]: the columns
+    without NaN in one pass (laid out a column to a contiguous run, so each spread is summed as
+    for that column alone), a column with NaN on its own."""
+    replicates = np.asfortranarray(replicates, dtype=float)
+    estimates = np.asarray(estimates, dtype=float)
+    B = replicates.shape[0]
+    if B < 2:
+        return [bootstrap_p(replicates[:, k], float(estimates[k])) for k in range(replicates.shape[1])]
+    has_nan = np.isnan(replicates).any(axis=0)
+    beyond = np.minimum((replicates <= 0).sum(axis=0), (replicates >= 0).sum(axis=0))
+    se = np.std(replicates, axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tail = 2 * stats.norm.sf(np.abs(estimates) / se)
+    cap = 2 * MIN_TAIL_REPLICATES / B
+    out: list[float | None] = []
+    for k in range(replicates.shape[1]):
+        if has_nan[k]:
+            out.append(bootstrap_p(replicates[:, k], float(estimates[k])))
+            continue
+        counted = 2 * int(beyond[k]) / B
+        if beyond[k] >= MIN_TAIL_REPLICATES:
+            out.append(float(min(1.0, counted)))
+        elif se[k] <= 0:
+            out.append(float(counted))
+        else:
+            out.append(float(min(cap, max(counted, tail[k]))))
+    return out
+
+
 def possible_difference(bounds, i, j) -> tuple[float, float]:
     """The range a - b can take when each score lies within its row's (low, high) bounds."""
     low, high = bounds
@@ -596,11 +635,8 @@ def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95, bounds=None):
     pass it), and a pair rated on both sides on fewer than MIN_PAIR_INSTANCES instances gets that
     whole range and no p-value (`too_few`). The possible range always holds 0, so clipping never
     changes a p-value or a verdict."""
-    rows = []
+    rows = _pair_rows(np.asarray(point, dtype=float), unc, labels, ci, bounds)
     alpha = 1 - ci
-    for i in range(len(labels)):
-        for j in range(i + 1, len(labels)):
-            rows.append(_pair_row(point, unc, labels, i, j, ci, bounds))
     tested = [k for k, row in enumerate(rows) if row["p"] is not None]
     for k, value in zip(tested, holm([rows[k]["p"] for k in tested]), strict=False):
         rows[k]["p_holm"] = float(value)
@@ -614,23 +650,32 @@ def pairwise_differences(point, unc: Uncertainty, labels, ci=0.95, bounds=None):
     return rows
 
 
-def _pair_row(point, unc: Uncertainty, labels, i, j, ci, bounds) -> dict:
-    d_inst = unc.instance[:, i] - unc.instance[:, j]
-    d_rater = unc.difference_rater(i, j)
-    diff = float(point[i] - point[j])
-    n_inst = min(unc.n_instances[i], unc.n_instances[j])
-    n_rat = unc.difference_raters(i, j)
-    low, high, kappa, _ = interval(diff, d_inst[:, None], d_rater[:, None], np.array([n_inst]), np.array([n_rat]), ci)
-    p = bootstrap_p(diff + kappa[0] * (d_inst + d_rater), diff)
-    row = {"a": labels[i], "b": labels[j], "difference": diff, "ci_low": float(low[0]), "ci_high": float(high[0]), "p": p,
-           "ci_clipped": False, "too_few": False}
-    if bounds is None:
-        return row
-    floor, ceiling = possible_difference(bounds, i, j)
-    if n_inst < MIN_PAIR_INSTANCES:
-        return {**row, "ci_low": floor, "ci_high": ceiling, "p": None, "ci_clipped": True, "too_few": True}
-    clipped = row["ci_low"] < floor or row["ci_high"] > ceiling
-    return {**row, "ci_low": max(row["ci_low"], floor), "ci_high": min(row["ci_high"], ceiling), "ci_clipped": clipped}
+def _pair_rows(point, unc: Uncertainty, labels, ci, bounds) -> list[dict]:
+    """One row per pair (i < j, i first), every pair's interval and p from one pass over [B, P]
+    deviations. The deviations are laid out a pair to a contiguous column (Fortran order), so each
+    column's variance, percentiles and spread are summed exactly as for that pair alone."""
+    i, j = np.triu_indices(len(labels), k=1)
+    if not len(i):
+        return []
+    d_inst = np.asfortranarray(unc.instance[:, i] - unc.instance[:, j])
+    d_rater = np.asfortranarray(unc.difference_rater(i, j))
+    diff = point[i] - point[j]
+    n_inst = np.minimum(unc.n_instances[i], unc.n_instances[j])
+    low, high, kappa, _ = interval(diff, d_inst, d_rater, n_inst, unc.difference_raters(i, j), ci)
+    p_values = bootstrap_ps(diff + kappa * (d_inst + d_rater), diff)
+    rows = []
+    for k in range(len(i)):
+        row = {"a": labels[i[k]], "b": labels[j[k]], "difference": float(diff[k]), "ci_low": float(low[k]), "ci_high": float(high[k]),
+               "p": p_values[k], "ci_clipped": False, "too_few": False}
+        if bounds is not None:
+            floor, ceiling = possible_difference(bounds, i[k], j[k])
+            if n_inst[k] < MIN_PAIR_INSTANCES:
+                row = {**row, "ci_low": floor, "ci_high": ceiling, "p": None, "ci_clipped": True, "too_few": True}
+            else:
+                clipped = row["ci_low"] < floor or row["ci_high"] > ceiling
+                row = {**row, "ci_low": max(row["ci_low"], floor), "ci_high": min(row["ci_high"], ceiling), "ci_clipped": clipped}
+        rows.append(row)
+    return rows
 
 
 @dataclass
