@@ -97,6 +97,9 @@ class SimulatedAnnotator:
         self.rng = random.Random(seed)
         self.careless = careless
         self.session = requests.Session()
+        # The demo's own server on this machine: no proxy or .netrc from the environment applies,
+        # and requests would otherwise read the whole environment again on every request.
+        self.session.trust_env = False
         self.stats = AnnotatorStats(username, careless)
 
     def _csrf(self):

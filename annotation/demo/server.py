@@ -2,6 +2,7 @@
 import threading
 
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler, get_internal_wsgi_application
+from django.db import connections
 
 
 class Handler(WSGIRequestHandler):
@@ -15,10 +16,27 @@ class QuietHandler(Handler):
         pass
 
 
+class ConnectionKeepingServer(ThreadedWSGIServer):
+    """Each HTTP connection's thread keeps one database connection for all the requests it
+    answers, closed when the HTTP connection ends (Django's server closes a thread's connections
+    then). Without it every request opened a connection (with SQLite: opened the file, read the
+    schema, set its pragmas) and closed it at the request's end. The setting is changed on the
+    thread's own connection objects only, never in the shared settings."""
+
+    def process_request_thread(self, request, client_address):
+        for conn in connections.all():
+            conn.settings_dict = {**conn.settings_dict, "CONN_MAX_AGE": None}
+        super().process_request_thread(request, client_address)
+
+
 class DemoServer:
-    def __init__(self, host="127.0.0.1", port=8000, quiet=True):
+    def __init__(self, host="127.0.0.1", port=8000, quiet=True, keep_connections=False):
+        """`keep_connections`: one database connection per HTTP connection (ConnectionKeepingServer),
+        for a process of its own such as `manage.py demo`; off where the server runs inside another
+        process's tests, whose databases an idle kept-alive connection would hold."""
+        server_class = ConnectionKeepingServer if keep_connections else ThreadedWSGIServer
         try:
-            self.httpd = ThreadedWSGIServer((host, port), QuietHandler if quiet else Handler)
+            self.httpd = server_class((host, port), QuietHandler if quiet else Handler)
         except OSError as exc:
             raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}); is another server running there?") from exc
         self.httpd.daemon_threads = True

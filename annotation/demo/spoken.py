@@ -37,6 +37,7 @@ class SimulatedReader:
         self.base_url = base_url.rstrip("/")
         self.username, self.password = username, password
         self.session = requests.Session()
+        self.session.trust_env = False  # the demo's own server: as SimulatedAnnotator's session
         self.rng = random.Random(seed)
 
     def _post(self, url, data, files=None):

@@ -53,7 +53,7 @@ class Command(BaseCommand):
             port=0 if opts["no_serve"] else opts["port"],
         )
         try:
-            server = DemoServer(port=options.port).start()
+            server = DemoServer(port=options.port, keep_connections=True).start()
         except OSError as exc:
             raise CommandError(str(exc)) from exc
         try:
