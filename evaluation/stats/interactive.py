@@ -75,10 +75,16 @@ def _sums(dialogs, rows, systems, clusters, cluster_of):
     c_index = {c: k for k, c in enumerate(clusters)}
     total = np.zeros((len(systems), len(clusters), len(STATISTICS)))
     count = np.zeros_like(total)
-    for d, row in zip(dialogs, rows, strict=False):
-        have = ~np.isnan(row)
-        total[s_index[d["system"]], c_index[cluster_of(d)]] += np.where(have, row, 0.0)
-        count[s_index[d["system"]], c_index[cluster_of(d)]] += have
+    pairs = list(zip(dialogs, rows, strict=False))
+    if not pairs:
+        return total, count
+    s_of = np.array([s_index[d["system"]] for d, _ in pairs])
+    c_of = np.array([c_index[cluster_of(d)] for d, _ in pairs])
+    values = np.array([row for _, row in pairs], dtype=float).reshape(len(pairs), len(STATISTICS))
+    have = ~np.isnan(values)
+    # Unbuffered: each cell adds its dialogs in their order, as one at a time did.
+    np.add.at(total, (s_of, c_of), np.where(have, values, 0.0))
+    np.add.at(count, (s_of, c_of), have.astype(float))
     return total, count
 
 
