@@ -1,4 +1,4 @@
-"""Benchmark of issue 22: the reliability model (Dawid-Skene through crowd-kit, with each worker's
+"""Benchmark of issue 22: the reliability model (Dawid-Skene by EM, annotation/quality/dawid_skene.py, with each worker's
 accuracy and spammer-score intervals) over 1,000,000 votes from 5,000 workers, against a bare
 majority vote (a pandas groupby) on the same table in the same run. Target: under 60 s for the fit.
 

@@ -1,7 +1,7 @@
 """Fit and store a job's reliability model (issue 22), and add what it finds to the job's flags.
 
 Called by the flag run (`services.quality.apply_flags`: the beat sweep or "recompute now", in
-Celery), never by a page: the fit reads every categorical answer of the job and imports crowd-kit.
+Celery), never by a page: the fit reads every categorical answer of the job.
 The maths is `quality/reliability.py`; the reads are `selectors/reliability.py`.
 
 Flags added to the job's `FlagReport` (evidence for a reviewer, never a rejection):
