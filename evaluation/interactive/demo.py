@@ -59,6 +59,7 @@ class SimulatedChatUser:
     def __init__(self, base_url, username, password, seed):
         self.base_url, self.username, self.password = base_url.rstrip("/"), username, password
         self.session, self.rng = requests.Session(), random.Random(seed)
+        self.session.trust_env = False  # the demo's own server: as annotation.demo's simulated annotators
         self.dialogs, self.errors = 0, []
 
     def _post(self, url, data):
