@@ -12,6 +12,7 @@ Two runs: positive (requests the schema allows: no 5xx, every response as docume
 (requests the schema forbids — wrong types, missing required fields, values out of range: also
 `negative_data_rejection`, i.e. each must be refused with a 4xx, never accepted).
 """
+import functools
 import re
 import time
 
@@ -84,6 +85,13 @@ SETTINGS = settings(
 )
 
 
+@functools.cache
+def _schema():
+    """The schema, served once for both runs: building it (drf-spectacular) and reading it
+    (schemathesis) is the same work each time, and neither run changes it."""
+    return schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+
+
 def _without_defaults(fuzz):
     """Hypothesis refuses a test function with default arguments; the label is bound here instead."""
     return lambda case: fuzz(case)
@@ -112,7 +120,7 @@ def test_the_api_answers_generated_requests_without_server_errors_and_as_documen
     key, ids = objects
     checks = CHECKS + EXTRA_CHECKS[mode]
     headers = {"Authorization": f"Token {key}"}
-    schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+    schema = _schema()
     failures, counts = [], {}
     started = time.monotonic()
     for result in schema.get_all_operations():
