@@ -25,6 +25,11 @@ if [ -z "${QUORUM_TEST_REDIS_URL:-}" ] && port_open 127.0.0.1 6379; then
   # Workers gw0..gw7 take databases 8..15.
   export QUORUM_TEST_REDIS_URL="redis://127.0.0.1:6379/8"
 fi
+# Bytecode is written (to __pycache__, which git ignores) even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): the suite starts many Python processes (its workers, the demo,
+# settings cases, Celery, gunicorn), and each compiled Quorum's modules and pytest's rewritten test
+# modules again from source (docs/measurements.md, session 25).
+unset PYTHONDONTWRITEBYTECODE
 WORKERS="${QUORUM_TEST_WORKERS:-auto}"
 echo "Test database: ${DATABASE_URL:-SQLite (no PostgreSQL on 127.0.0.1:5432)}"
 echo "Test broker:   ${QUORUM_TEST_REDIS_URL:-none (no Redis on 127.0.0.1:6379)}"
