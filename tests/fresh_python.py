@@ -30,10 +30,22 @@ PRELOAD = [
 ]
 
 
-def _context():
+def forkserver_context():
+    """The forkserver start method with `PRELOAD` (one server per test process, shared with
+    tests/hits/crash_processes.py)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     return context
+
+
+def exit_status(exc: SystemExit) -> int:
+    """The status Python exits with for `exc`; a message instead of a number is printed, as Python does."""
+    if isinstance(exc.code, int):
+        return exc.code
+    if exc.code is not None:
+        print(exc.code, file=sys.stderr)
+        return 1
+    return 0
 
 
 def _run_here(code: str, env: dict, cwd: str, stdout_path: str, stderr_path: str):
@@ -52,9 +64,7 @@ def _run_here(code: str, env: dict, cwd: str, stdout_path: str, stderr_path: str
     try:
         exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
     except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        if not isinstance(exc.code, int | None):
-            print(exc.code, file=sys.stderr)
+        status = exit_status(exc)
     except BaseException:
         traceback.print_exc()
         status = 1
@@ -69,7 +79,7 @@ def run(code: str, env: dict, cwd=ROOT, timeout: float = 120) -> subprocess.Comp
     text=True)` gives: return code, standard output and error as text."""
     with tempfile.TemporaryDirectory(prefix="fresh-python-") as folder:
         out, err = os.path.join(folder, "out"), os.path.join(folder, "err")
-        process = _context().Process(target=_run_here, args=(code, dict(env), str(cwd), out, err), daemon=True)
+        process = forkserver_context().Process(target=_run_here, args=(code, dict(env), str(cwd), out, err), daemon=True)
         process.start()
         process.join(timeout)
         if process.is_alive():

@@ -7,35 +7,22 @@ SciPy, pandas, Celery and boto3, and setting Django up, once per step (about six
 Here none of that is repeated per step:
 
 - multiprocessing's "forkserver" start method (standard library) gives one server process per test
-  process that imports those libraries once (`PRELOAD`, none of which reads Django's settings);
+  process that imports those libraries once (`tests.fresh_python.PRELOAD`, none of which reads Django's settings);
 - from it, a step server (`_StepServer`) is forked per environment, that is per test (the
   environment names the test's database and fakes): it takes that environment and sets Django up,
   which imports Quorum's apps, and opens no database connection;
 - every step is a new process forked from the step server, which runs the step and reports how it
   ended. A step is still a separate process with its own connections, killed with SIGKILL.
 """
-import multiprocessing
 import os
 import signal
 import sys
 import traceback
 from pathlib import Path
 
+from tests.fresh_python import exit_status, forkserver_context
+
 ROOT = Path(__file__).resolve().parents[2]
-
-# Third-party libraries Quorum's apps import, loaded before any settings exist. Nothing of Quorum's
-# own is here: its modules read the settings, which differ per test (DATABASE_URL above all).
-PRELOAD = [
-    "numpy", "scipy.signal", "scipy.stats", "pandas", "celery", "kombu", "boto3", "requests",
-    "django.db.models", "django.http", "django.urls", "rest_framework", "pytest",
-]
-
-
-def _context():
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
-    return context
-
 
 # --- in the step server and its steps ----------------------------------------------------------------
 
@@ -79,9 +66,7 @@ def _run_step_here(argv, stdout_path, stderr_path) -> int:
 
         main(argv)
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        if not isinstance(exc.code, int | None):
-            print(exc.code, file=sys.stderr)
+        code = exit_status(exc)
     except BaseException:
         traceback.print_exc()
         code = 1
@@ -102,9 +87,9 @@ def _run_step_here(argv, stdout_path, stderr_path) -> int:
 class _StepServer:
     def __init__(self, env):
         self.env = dict(env)
-        self.conn, theirs = _context().Pipe()
+        self.conn, theirs = forkserver_context().Pipe()
         # Daemonic: ended with the test process, which never waits for it.
-        self.process = _context().Process(target=_serve, args=(self.env, theirs), daemon=True)
+        self.process = forkserver_context().Process(target=_serve, args=(self.env, theirs), daemon=True)
         self.process.start()
         theirs.close()
         self.step = None
